@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Level geometry and the accounting wrappers around struct vt_access_source_ops. */
+#include <errno.h>
+#include <time.h>
+
+#include "access_source.h"
+
+const char *vt_level_name(unsigned int level)
+{
+	static const char *const names[VT_MAX_LEVELS] = { "pte", "pmd", "pud", "p4d", "pgd" };
+
+	return level < VT_MAX_LEVELS ? names[level] : "?";
+}
+
+unsigned int vt_addr_align_level(uint64_t addr, unsigned int top)
+{
+	unsigned int level = 0;
+
+	while (level < top && (addr & (vt_level_size(level + 1) - 1)) == 0)
+		level++;
+	return level;
+}
+
+uint64_t vt_source_checks_total(const struct vt_access_source *src)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < VT_MAX_LEVELS; i++)
+		sum += src->checks[i];
+	return sum;
+}
+
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int vt_source_mapped(struct vt_access_source *src, struct vt_range *out, size_t max)
+{
+	return src->ops->mapped(src, out, max);
+}
+
+int vt_source_test_clear(struct vt_access_source *src, uint64_t addr, unsigned int level)
+{
+	uint64_t t0 = thread_ns();
+	int ret;
+
+	if (level >= src->levels)
+		return -EINVAL;
+	ret = src->ops->test_clear(src, addr, level);
+	src->cost_ns += thread_ns() - t0;
+	return ret;
+}
+
+int vt_source_batch(struct vt_access_source *src, struct vt_probe *probes, size_t n)
+{
+	uint64_t t0;
+	int ret;
+
+	if (n == 0)
+		return 0;
+	t0 = thread_ns();
+	ret = src->ops->batch(src, probes, n);
+	src->cost_ns += thread_ns() - t0;
+	return ret;
+}
+
+long vt_source_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
+		    unsigned int level, unsigned int skip_from, vt_young_fn fn, void *arg)
+{
+	uint64_t t0;
+	long ret;
+
+	if (level >= src->levels || skip_from < level || skip_from >= src->levels || start > end)
+		return -EINVAL;
+	t0 = thread_ns();
+	ret = src->ops->scan(src, start, end, level, skip_from, fn, arg);
+	src->cost_ns += thread_ns() - t0;
+	return ret;
+}
+
+void vt_source_destroy(struct vt_access_source *src)
+{
+	if (src)
+		src->ops->destroy(src);
+}
