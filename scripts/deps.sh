@@ -73,13 +73,13 @@ fi
 echo "deps.sh: installing ${missing[*]}"
 mkdir -p "$stamp_dir"
 if [ ! -f "$stamp_dir/apt-updated" ] || [ -n "$(find "$stamp_dir/apt-updated" -mmin +1440)" ]; then
-    apt-get update -q
+    apt-get -o DPkg::Lock::Timeout=600 update -q
     touch "$stamp_dir/apt-updated"
 fi
 export DEBIAN_FRONTEND=noninteractive
 if [ "${#pkgs[@]}" -gt 0 ]; then
-    apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+    apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${pkgs[@]}"
 fi
 if [ "${#bpo[@]}" -gt 0 ]; then
-    apt-get install -y -q --no-install-recommends -t bookworm-backports "${bpo[@]}"
+    apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends -t bookworm-backports "${bpo[@]}"
 fi
