@@ -83,6 +83,10 @@ int vt_pager_present(struct vt_pager *p, uint64_t offset);
  * be dropped). Returns 0 once the page is gone: the next access faults.
  *
  * vt_pager_evict_abort() drops the protection and wakes any writer.
+ *
+ * Both steps read the faults the kernel has queued (to see racing writes)
+ * and keep them in the pager: a poll() on the uffd no longer reports them.
+ * Call vt_pager_next_fault() until -EAGAIN after evicting.
  */
 int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out);
 int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset);

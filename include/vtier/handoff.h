@@ -10,7 +10,7 @@
  * Integers are in host byte order: both ends run on the same host.
  *
  * This header is the single source of the ABI. QEMU carries a byte
- * identical copy as include/standard-headers/vtier/handoff.h; docs live in
+ * identical copy as include/system/vtier-handoff.h; docs live in
  * docs/abi-handoff.md. Changes are additive and bump
  * VTIER_HANDOFF_VERSION; a receiver refuses versions it does not know.
  */
