@@ -79,7 +79,9 @@ static void damon_split(struct vt_profiler *p)
 	for (unsigned int i = 0; i < d->regions->len; i++) {
 		struct vt_region *r = &g_array_index(d->regions, struct vt_region, i);
 		uint64_t sz = vt_region_size(r);
+		unsigned int made = 0;
 
+		/* as damon_split_regions_of(): cut the left part again, skip the pieces */
 		for (unsigned int k = 0; k < nr_subs - 1 && sz > 2 * min_sz; k++) {
 			uint64_t sub = (uint64_t)g_rand_int_range(p->rng, 1, 10) * (sz / 10);
 
@@ -89,7 +91,9 @@ static void damon_split(struct vt_profiler *p)
 			vt_regions_split_at(d->regions, i, r->start + sub);
 			r = &g_array_index(d->regions, struct vt_region, i);
 			sz = sub;
+			made++;
 		}
+		i += made;
 	}
 	d->last_nr_regions = nr;
 }

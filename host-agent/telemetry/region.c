@@ -96,6 +96,8 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->last_accesses = (left->last_accesses * ls + right->last_accesses * rs) / (ls + rs);
 	left->age = (unsigned int)((left->age * ls + right->age * rs) / (ls + rs));
 	left->level = MAX(left->level, right->level);
+	left->warm |= right->warm;
+	left->bounded_only |= right->bounded_only;
 	left->end = right->end;
 	for (unsigned int k = 0; k < right->nr_prepared && left->nr_prepared < VT_REGION_MAX_PROBES; k++)
 		left->prepared[left->nr_prepared++] = right->prepared[k];
@@ -111,7 +113,7 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 
 		if (prev && !prev->fresh && !r->fresh && prev->end == r->start &&
 		    fabs(prev->accesses - r->accesses) <= threshold &&
-		    (!zero_apart || (prev->accesses > 0) == (r->accesses > 0)) &&
+		    (!zero_apart || vt_region_seen(prev) == vt_region_seen(r)) &&
 		    vt_region_size(prev) + vt_region_size(r) <= size_limit) {
 			merge_into(prev, r);
 			continue;

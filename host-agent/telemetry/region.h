@@ -24,6 +24,8 @@ struct vt_region {
 	unsigned int level;		/* highest level sampled this window */
 	unsigned int nr_probes;		/* probes per sampling interval (budget) */
 	bool fresh;			/* made by a split at the last window end */
+	bool warm;			/* a window-end scan found young entries in it */
+	bool bounded_only;		/* flex overshoot misled: sample within the region */
 	unsigned int nr_prepared;
 	struct vt_probe prepared[VT_REGION_MAX_PROBES];
 	/* probes checked at the last interval, with their results */
@@ -41,6 +43,12 @@ static inline uint64_t vt_region_size(const struct vt_region *r)
 }
 
 
+/* Was any access seen in @r, by its samples or by a scan? */
+static inline bool vt_region_seen(const struct vt_region *r)
+{
+	return r->accesses > 0 || r->warm;
+}
+
 GArray *vt_regions_new(void);
 /* One region per range, each cut at multiples of @align (0: no cut). */
 void vt_regions_from_ranges(GArray *regions, const struct vt_range *ranges, size_t n,
@@ -55,7 +63,8 @@ void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr);
  * DAMON's merge: adjacent regions whose accesses differ by at most @threshold
  * merge if the result is no larger than @size_limit; accesses and age are
  * averaged by size. Fresh regions do not merge. With @zero_apart, a region
- * where no access was seen never merges with one where some was.
+ * where no access was seen (by samples or by a scan: warm) never merges with
+ * one where some was.
  */
 void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bool zero_apart);
 /*

@@ -135,8 +135,7 @@ struct vt_access_source *vt_sim_exact_new(const struct vt_workload *w, guint32 s
 		s->count[l] = last - first + 1;
 		words = (s->count[l] + 63) / 64;
 		s->bits[l] = g_new(uint64_t, words);
-		/* populated before time 0: every bit set */
-		memset(s->bits[l], 0xff, words * sizeof(uint64_t));
+		memset(s->bits[l], w->initially_young ? 0xff : 0, words * sizeof(uint64_t));
 	}
 	return &s->src;
 }

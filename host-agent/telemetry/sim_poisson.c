@@ -13,8 +13,17 @@ static uint64_t last_cleared(struct vt_sim *s, unsigned int level, uint64_t idx)
 	return GPOINTER_TO_SIZE(g_hash_table_lookup(s->cleared[level], GSIZE_TO_POINTER(idx + 1)));
 }
 
+/*
+ * Remember when the entry was cleared. When bits start old, an entry that no
+ * phase ever accesses reads old whenever it was cleared: no state needed.
+ */
 static void set_cleared(struct vt_sim *s, unsigned int level, uint64_t idx)
 {
+	uint64_t e = idx << vt_level_shift(level);
+
+	if (!s->w->initially_young &&
+	    !vt_workload_ever_accessed(s->w, e, e + vt_level_size(level)))
+		return;
 	g_hash_table_insert(s->cleared[level], GSIZE_TO_POINTER(idx + 1),
 			    GSIZE_TO_POINTER(s->now_ns + 1));
 }
@@ -24,8 +33,10 @@ static double entry_accesses(struct vt_sim *s, uint64_t e, unsigned int level, u
 {
 	uint64_t lo = MAX(e, s->w->base), hi = MIN(e + vt_level_size(level), sim_end(s));
 
-	if (!prev)
+	if (!prev && s->w->initially_young)
 		return INFINITY;
+	if (!prev)
+		prev = 1;	/* cleared at time 0 */
 	return vt_workload_accesses(s->w, lo, hi, (double)(prev - 1) / 1e9, (double)s->now_ns / 1e9);
 }
 
@@ -122,9 +133,12 @@ static bool children_cleared_with(struct vt_sim *s, unsigned int level, uint64_t
 {
 	uint64_t size = vt_level_size(level);
 
-	for (uint64_t e = lo; e < hi; e += size)
+	for (uint64_t e = lo; e < hi; e += size) {
+		if (!s->w->initially_young && !vt_workload_ever_accessed(s->w, e, e + size))
+			continue;	/* old whenever it was cleared */
 		if (last_cleared(s, level, e >> vt_level_shift(level)) != prev)
 			return false;
+	}
 	return true;
 }
 
@@ -147,7 +161,7 @@ static void pscan_walk(struct pscan *c, unsigned int level, uint64_t lo, uint64_
 			int bit = poisson_test_clear(&s->src, sub_lo, level);
 
 			/* children of a tested entry are all inside the range */
-			if (bit == VT_BIT_YOUNG && prev &&
+			if (bit == VT_BIT_YOUNG && (prev || !s->w->initially_young) &&
 			    children_cleared_with(s, level - 1, sub_lo, sub_hi, prev))
 				pscan_children_conditioned(c, level - 1, sub_lo, sub_hi, prev);
 			else

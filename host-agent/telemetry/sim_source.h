@@ -6,8 +6,9 @@
  * - "sim" (Poisson): an entry's accessed bit is derived when it is tested, from
  *   the expected number of accesses into the memory it covers since it was last
  *   cleared: young with probability 1 - exp(-N). Exact for random loads (each
- *   entry sees a Poisson process). State is kept only for entries ever cleared,
- *   so a 64 TiB footprint costs what its profiler touches. Levels are drawn
+ *   entry sees a Poisson process). State is kept only for entries ever cleared
+ *   that some phase accesses, so a 64 TiB footprint costs what its profiler
+ *   touches. Levels are drawn
  *   independently except in scan(), which draws the children of an entry it
  *   just found young conditioned on at least one of them being young when they
  *   were all last cleared together with it (as a scan that owns the subtree
@@ -16,7 +17,8 @@
  *   and sets the bits on the whole path, as the hardware walker does. For
  *   footprints up to a few tens of GiB (tests compare the two models).
  *
- * Every entry starts young: the heap was populated before time 0.
+ * Bits start clear, or set when the spec says "initial_bits": "young" (a
+ * freshly populated heap); see struct vt_workload.
  */
 #ifndef VTIER_TELEMETRY_SIM_SOURCE_H
 #define VTIER_TELEMETRY_SIM_SOURCE_H

@@ -87,7 +87,7 @@ static unsigned int telescope_pick(const struct vt_region *r, uint64_t addr, voi
 
 		if (e >= r->start && e + size <= r->end)
 			return l;
-		if (a->flex && overshoot <= a->p->attrs.flex_error[l])
+		if (a->flex && !r->bounded_only && overshoot <= a->p->attrs.flex_error[l])
 			return l;
 	}
 	return src->leaf_level;
@@ -109,7 +109,8 @@ static void preclear_children(struct vt_profiler *p, const struct vt_region *r)
 		vt_source_scan(p->src, r->start, r->end, l - 1, l - 1, NULL, NULL);
 }
 
-static void push_piece(GArray *out, const struct vt_region *parent, uint64_t start, uint64_t end)
+static void push_piece(GArray *out, const struct vt_region *parent, uint64_t start, uint64_t end,
+		       bool warm)
 {
 	struct vt_region piece = *parent;
 
@@ -118,6 +119,7 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.start = start;
 	piece.end = end;
 	piece.fresh = true;
+	piece.warm = warm;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
@@ -152,11 +154,12 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			last = r->end;
 		if (first == r->start && last == r->end) {
 			g_array_append_val(out, *r);
+			g_array_index(out, struct vt_region, out->len - 1).warm = true;
 			return;
 		}
-		push_piece(out, r, r->start, first);
-		push_piece(out, r, first, last);
-		push_piece(out, r, last, r->end);
+		push_piece(out, r, r->start, first, false);
+		push_piece(out, r, first, last, true);
+		push_piece(out, r, last, r->end, false);
 		return;
 	}
 	for (unsigned int i = 0; i < young->len;) {
@@ -172,32 +175,33 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		}
 		peel_right = run_end < hi || right_colder;
 		if (run_start > lo) {	/* the old run before this one */
-			push_piece(out, r, cut, run_start);
+			push_piece(out, r, cut, run_start, false);
 			cut = run_start;
 		}
 		if (peel_left && run_end - run_start > size) {
-			push_piece(out, r, cut, run_start + size);
+			push_piece(out, r, cut, run_start + size, true);
 			edges[nr_edges++] = cut;
 			cut = run_start + size;
 		}
 		if (peel_right && run_end - size > cut) {
-			push_piece(out, r, cut, run_end - size);
+			push_piece(out, r, cut, run_end - size, true);
 			cut = run_end - size;
 		}
 		{
 			uint64_t end = run_end == hi ? r->end : run_end;
 
-			push_piece(out, r, cut, end);
+			push_piece(out, r, cut, end, true);
 			if (peel_right || (peel_left && run_end - run_start == size))
 				edges[nr_edges++] = cut;
 			cut = end;
 		}
 		i = j;
 	}
-	push_piece(out, r, cut, r->end);
+	push_piece(out, r, cut, r->end, false);
 	if (out->len == before + 1) {
-		/* one piece: r itself, nothing learnt */
+		/* one piece: r itself, nothing learnt but that it is warm */
 		g_array_index(out, struct vt_region, before) = *r;
+		g_array_index(out, struct vt_region, before).warm = true;
 		return;
 	}
 	/* edge pieces: clear their children so that next window's scan is exact */
@@ -267,7 +271,7 @@ static void telescope_split(struct vt_profiler *p)
 		unsigned int l, s;
 
 		r->fresh = false;
-		if (r->accesses <= 0 || t->next->len + left + 2 > budget_regions ||
+		if (!vt_region_seen(r) || t->next->len + left + 2 > budget_regions ||
 		    (r->age >= TELESCOPE_STABLE_AGE && p->windows % TELESCOPE_STABLE_PERIOD)) {
 			g_array_append_val(t->next, *r);
 			continue;
@@ -285,13 +289,20 @@ static void telescope_split(struct vt_profiler *p)
 			/* too wide to scan in one window: halve it along level-s entries */
 			uint64_t mid = vt_entry_start(lo + (hi - lo) / 2, s);
 
-			push_piece(t->next, r, r->start, mid);
-			push_piece(t->next, r, mid, r->end);
+			push_piece(t->next, r, r->start, mid, r->warm);
+			push_piece(t->next, r, mid, r->end, r->warm);
 			continue;
 		}
 		g_array_set_size(t->young, 0);
 		if (vt_source_scan(p->src, lo, hi, s, s, collect_young, t->young) < 0 ||
 		    !add_checked(r, s, lo, hi, t->young)) {
+			/*
+			 * Nothing young inside: what the samples saw was outside
+			 * the region (a flex overshoot) or is gone.
+			 */
+			if (r->accesses > 0 && r->level > l)
+				r->bounded_only = true;
+			r->warm = false;
 			g_array_append_val(t->next, *r);
 			continue;
 		}

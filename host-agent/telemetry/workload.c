@@ -303,6 +303,14 @@ uint64_t vt_phase_hot_bytes(const struct vt_phase *p, uint64_t a, uint64_t b)
 	return sum;
 }
 
+bool vt_workload_ever_accessed(const struct vt_workload *w, uint64_t a, uint64_t b)
+{
+	for (unsigned int i = 0; i < w->nr_phases; i++)
+		if (w->phases[i].access_rate > 0 && vt_phase_hot_bytes(&w->phases[i], a, b))
+			return true;
+	return false;
+}
+
 uint64_t vt_phase_hot_total(const struct vt_phase *p)
 {
 	return vt_phase_hot_bytes(p, 0, UINT64_MAX);

@@ -52,6 +52,13 @@ struct vt_workload {
 	unsigned int nr_phases;
 	struct vt_phase *phases;
 	double total_s;
+	/*
+	 * Accessed bits at time 0: set everywhere (the heap was just populated,
+	 * as in a freshly booted VM) or clear everywhere (default: the table was
+	 * aged before the run). With "young", a profiler pays for stale bits and
+	 * the Poisson model keeps state for every entry ever cleared.
+	 */
+	bool initially_young;
 };
 
 #define VT_WORKLOAD_ERROR (vt_workload_error_quark())
@@ -98,6 +105,8 @@ double vt_workload_accesses(const struct vt_workload *w, uint64_t a, uint64_t b,
 uint64_t vt_phase_draw(const struct vt_workload *w, const struct vt_phase *p, GRand *rng);
 /* A standard normal draw (Box-Muller). */
 double vt_rand_gaussian(GRand *rng);
+/* Does any phase access [@a, @b)? */
+bool vt_workload_ever_accessed(const struct vt_workload *w, uint64_t a, uint64_t b);
 /* Bytes of [@a, @b) inside the hot ranges of @phase. */
 uint64_t vt_phase_hot_bytes(const struct vt_phase *p, uint64_t a, uint64_t b);
 uint64_t vt_phase_hot_total(const struct vt_phase *p);

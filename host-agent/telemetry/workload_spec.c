@@ -229,7 +229,7 @@ static bool parse_phase(struct vt_workload *w, JsonNode *node, unsigned int pi,
 struct vt_workload *vt_workload_from_json(const char *data, gssize len, GError **error)
 {
 	static const char *const keys[] = { "name", "footprint", "base", "page_size", "levels",
-					     "phases", NULL };
+					     "initial_bits", "phases", NULL };
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autoptr(vt_workload) w = g_new0(struct vt_workload, 1);
 	g_autoptr(GError) local = NULL;
@@ -277,6 +277,16 @@ struct vt_workload *vt_workload_from_json(const char *data, gssize len, GError *
 			return NULL;
 		}
 		w->levels = (unsigned int)CLAMP(json_node_get_int(n), 0, 100);
+	}
+	if ((n = member(obj, "initial_bits"))) {
+		const char *v = JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING ?
+				json_node_get_string(n) : "";
+
+		if (strcmp(v, "young") && strcmp(v, "old")) {
+			SPEC_ERR(error, "initial_bits must be \"young\" or \"old\"");
+			return NULL;
+		}
+		w->initially_young = strcmp(v, "young") == 0;
 	}
 	if (!(n = member(obj, "phases")) || !JSON_NODE_HOLDS_ARRAY(n)) {
 		SPEC_ERR(error, "spec: 'phases' must be an array");
