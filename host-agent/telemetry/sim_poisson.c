@@ -71,46 +71,62 @@ struct pscan {
 	vt_young_fn fn;
 	void *arg;
 	long found;
-	double *n;		/* scratch: accesses per child */
 };
 
-static void pscan_walk(struct pscan *c, unsigned int level, uint64_t lo, uint64_t hi);
+static void pscan_level(struct pscan *c, unsigned int level, uint64_t lo, uint64_t hi,
+			bool parent_young, uint64_t parent_prev);
 
-static void pscan_visit(struct pscan *c, unsigned int level, uint64_t e, bool young)
+static bool children_cleared_with(struct vt_sim *s, unsigned int level, uint64_t lo, uint64_t hi,
+				  uint64_t prev)
 {
-	uint64_t e_end = e + vt_level_size(level);
-	uint64_t lo = MAX(e, c->start), hi = MIN(e_end, c->end);
+	uint64_t size = vt_level_size(level);
 
-	if (level == c->target) {
-		if (young) {
-			c->found++;
-			if (c->fn)
-				c->fn(e, level, c->arg);
-		}
-	} else if (young) {
-		pscan_walk(c, level - 1, lo, hi);
+	for (uint64_t e = vt_entry_start(lo, level); e < hi; e += size) {
+		if (!s->w->initially_young && !vt_workload_ever_accessed(s->w, e, e + size))
+			continue;	/* old whenever it was cleared */
+		if (last_cleared(s, level, e >> vt_level_shift(level)) != prev)
+			return false;
 	}
+	return true;
+}
+
+/* A tested entry was found young or old: report it, or descend into it. */
+static void pscan_found(struct pscan *c, unsigned int level, uint64_t e, bool young,
+			uint64_t prev)
+{
+	uint64_t lo = MAX(e, c->start), hi = MIN(e + vt_level_size(level), c->end);
+
+	if (!young)
+		return;
+	if (level == c->target) {
+		c->found++;
+		if (c->fn)
+			c->fn(e, level, c->arg);
+		return;
+	}
+	pscan_level(c, level - 1, lo, hi, true, prev);
 }
 
 /*
- * The children of a parent just found young, when all of them were last
- * cleared together with it: draw them conditioned on at least one access,
- * child by child, P(young | none so far) = p_i / P(any of i..n).
+ * The children of a parent just found young, all last cleared together with
+ * it: draw them conditioned on at least one access, child by child,
+ * P(young | none so far) = p_i / P(any of i..n). Every child is tested (a
+ * tested parent lies wholly inside the range).
  */
-static void pscan_children_conditioned(struct pscan *c, unsigned int level, uint64_t lo,
-				       uint64_t hi, uint64_t prev)
+static void pscan_conditioned(struct pscan *c, unsigned int level, uint64_t lo, uint64_t hi,
+			      uint64_t prev)
 {
 	struct vt_sim *s = c->s;
 	uint64_t size = vt_level_size(level);
 	unsigned int count = (unsigned int)((hi - lo + size - 1) / size), i;
-	double *n = c->n + (size_t)level * 512, suffix = 0;
+	double suffix = 0, n[512];
 	bool need = true;
 	uint64_t e;
 
-	for (i = 0, e = lo; i < count; i++, e += size)
+	for (i = 0, e = lo; i < count; i++, e += size) {
 		n[i] = entry_accesses(s, e, level, prev);
-	for (i = 0; i < count; i++)
 		suffix += n[i];
+	}
 	for (i = 0, e = lo; i < count; i++, e += size) {
 		double p = -expm1(-n[i]), any = -expm1(-suffix);
 		bool young;
@@ -124,29 +140,22 @@ static void pscan_children_conditioned(struct pscan *c, unsigned int level, uint
 			need = false;
 		s->src.checks[level]++;
 		set_cleared(s, level, e >> vt_level_shift(level));
-		pscan_visit(c, level, e, young);
+		pscan_found(c, level, e, young, prev);
 	}
 }
 
-static bool children_cleared_with(struct vt_sim *s, unsigned int level, uint64_t lo, uint64_t hi,
-				  uint64_t prev)
-{
-	uint64_t size = vt_level_size(level);
-
-	for (uint64_t e = lo; e < hi; e += size) {
-		if (!s->w->initially_young && !vt_workload_ever_accessed(s->w, e, e + size))
-			continue;	/* old whenever it was cleared */
-		if (last_cleared(s, level, e >> vt_level_shift(level)) != prev)
-			return false;
-	}
-	return true;
-}
-
-static void pscan_walk(struct pscan *c, unsigned int level, uint64_t lo, uint64_t hi)
+/* Visit the level-@level entries of [@lo, @hi), all under one parent entry. */
+static void pscan_level(struct pscan *c, unsigned int level, uint64_t lo, uint64_t hi,
+			bool parent_young, uint64_t parent_prev)
 {
 	struct vt_sim *s = c->s;
 	uint64_t size = vt_level_size(level);
 
+	if (parent_young && (parent_prev || !s->w->initially_young) &&
+	    children_cleared_with(s, level, lo, hi, parent_prev)) {
+		pscan_conditioned(c, level, vt_entry_start(lo, level), hi, parent_prev);
+		return;
+	}
 	for (uint64_t e = vt_entry_start(lo, level); e < hi; e += size) {
 		uint64_t e_end = e + size;
 		uint64_t sub_lo = MAX(e, lo), sub_hi = MIN(e_end, hi);
@@ -154,21 +163,12 @@ static void pscan_walk(struct pscan *c, unsigned int level, uint64_t lo, uint64_
 			      (level <= c->skip_from && e >= c->start && e_end <= c->end);
 
 		if (!tested) {
-			pscan_walk(c, level - 1, sub_lo, sub_hi);
-		} else if (level > c->target) {
-			uint64_t idx = e >> vt_level_shift(level);
-			uint64_t prev = last_cleared(s, level, idx);
+			pscan_level(c, level - 1, sub_lo, sub_hi, false, 0);
+		} else {
+			uint64_t prev = last_cleared(s, level, e >> vt_level_shift(level));
 			int bit = poisson_test_clear(&s->src, sub_lo, level);
 
-			/* children of a tested entry are all inside the range */
-			if (bit == VT_BIT_YOUNG && (prev || !s->w->initially_young) &&
-			    children_cleared_with(s, level - 1, sub_lo, sub_hi, prev))
-				pscan_children_conditioned(c, level - 1, sub_lo, sub_hi, prev);
-			else
-				pscan_visit(c, level, e, bit == VT_BIT_YOUNG);
-		} else {
-			pscan_visit(c, level, e,
-				    poisson_test_clear(&s->src, sub_lo, level) == VT_BIT_YOUNG);
+			pscan_found(c, level, e, bit == VT_BIT_YOUNG, prev);
 		}
 		if (e_end < e)
 			break;
@@ -179,17 +179,15 @@ static long poisson_scan(struct vt_access_source *src, uint64_t start, uint64_t 
 			 unsigned int level, unsigned int skip_from, vt_young_fn fn, void *arg)
 {
 	struct vt_sim *s = to_sim(src);
-	double scratch[VT_MAX_LEVELS * 512];
 	struct pscan c = {
 		.s = s, .target = level, .skip_from = skip_from, .fn = fn, .arg = arg,
-		.n = scratch,
 	};
 
 	c.start = MAX(start, s->w->base);
 	c.end = MIN(end, sim_end(s));
 	if (c.start >= c.end || level < src->leaf_level)
 		return 0;
-	pscan_walk(&c, src->levels - 1, c.start, c.end);
+	pscan_level(&c, src->levels - 1, c.start, c.end, false, 0);
 	return c.found;
 }
 

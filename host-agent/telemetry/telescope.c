@@ -23,6 +23,7 @@
  * were sampled for one window as themselves.
  */
 #include <errno.h>
+#include <math.h>
 
 #include "region.h"
 
@@ -248,6 +249,16 @@ static bool add_checked(const struct vt_region *r, unsigned int s, uint64_t lo, 
 	return out > 0;
 }
 
+static unsigned int count_runs(GArray *young, uint64_t size)
+{
+	unsigned int runs = 0;
+
+	for (unsigned int i = 0; i < young->len; i++)
+		if (!i || g_array_index(young, uint64_t, i) != g_array_index(young, uint64_t, i - 1) + size)
+			runs++;
+	return runs;
+}
+
 /* Is @n, a neighbour of @r, adjacent and colder by more than @thr? */
 static bool colder(const struct vt_region *r, const struct vt_region *n, double thr)
 {
@@ -256,63 +267,114 @@ static bool colder(const struct vt_region *r, const struct vt_region *n, double 
 	return n->accesses < r->accesses - thr;
 }
 
+struct split_candidate {
+	unsigned int idx;
+	double priority;
+};
+
+static gint by_priority(gconstpointer a, gconstpointer b)
+{
+	double x = ((const struct split_candidate *)a)->priority;
+	double y = ((const struct split_candidate *)b)->priority;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * Re-cut the regions after a window. Candidates are regions where accesses
+ * were seen; under a budget (half of it for splits) they are served in order
+ * of need, as MTM shares its budget: most first where accesses moved most,
+ * then edges descending (fresh pieces), then cuts above the leaf level; a
+ * region put off gains a rank per window it waited. One split always happens.
+ */
 static void telescope_split(struct vt_profiler *p)
 {
 	double thr = p->attrs.merge_threshold;
 	struct telescope *t = to_tel(p);
-	unsigned int leaf = p->src->leaf_level;
-	unsigned int budget_regions = p->attrs.max_regions;
+	unsigned int leaf = p->src->leaf_level, n = t->regions->len;
+	uint64_t split_budget = p->attrs.budget_checks ? p->attrs.budget_checks / 2 : UINT64_MAX;
+	uint64_t used0 = vt_source_checks_total(p->src);
+	g_autofree unsigned int *first = g_new0(unsigned int, n);
+	g_autofree unsigned int *count = g_new0(unsigned int, n);
+	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(struct split_candidate));
+	unsigned int total = n;
 
-	g_array_set_size(t->next, 0);
-	for (unsigned int i = 0; i < t->regions->len; i++) {
+	for (unsigned int i = 0; i < n; i++) {
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
-		unsigned int left = t->regions->len - i - 1;
-		uint64_t nr_full, size, lo, hi;
-		unsigned int l, s;
+		struct split_candidate c = { .idx = i };
+		uint64_t nr_full;
 
-		r->fresh = false;
-		if (!vt_region_seen(r) || t->next->len + left + 2 > budget_regions ||
-		    (r->age >= TELESCOPE_STABLE_AGE && p->windows % TELESCOPE_STABLE_PERIOD)) {
-			g_array_append_val(t->next, *r);
-			continue;
+		if (vt_region_seen(r) &&
+		    !(r->age >= TELESCOPE_STABLE_AGE && p->windows % TELESCOPE_STABLE_PERIOD)) {
+			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
+				     (fit_level(p->src, r->start, r->end, &nr_full) > leaf ? 0.25 : 0) +
+				     r->waited;
+			g_array_append_val(order, c);
 		}
+		r->fresh = false;
+	}
+	g_array_sort(order, by_priority);
+	g_array_set_size(t->next, 0);	/* collects the pieces */
+	for (unsigned int k = 0; k < order->len; k++) {
+		unsigned int i = g_array_index(order, struct split_candidate, k).idx;
+		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+		uint64_t nr_full, size, lo, hi, used = vt_source_checks_total(p->src) - used0;
+		unsigned int l, s, before = t->next->len;
+
+		if (total + 2 > p->attrs.max_regions)
+			break;
 		l = fit_level(p->src, r->start, r->end, &nr_full);
 		s = nr_full >= 2 || l == leaf ? l : l - 1;
 		size = vt_level_size(s);
 		lo = align_up(r->start, size);
 		hi = vt_entry_start(r->end, s);
-		if (hi <= lo || (s == leaf && (hi - lo) / size < 2)) {
-			g_array_append_val(t->next, *r);
+		if (hi <= lo || (s == leaf && (hi - lo) / size < 2))
+			continue;
+		if (used && used + (hi - lo) / size > split_budget) {
+			r->waited++;
 			continue;
 		}
+		r->waited = 0;
 		if ((hi - lo) / size > TELESCOPE_MAX_SPLIT_ENTRIES) {
 			/* too wide to scan in one window: halve it along level-s entries */
 			uint64_t mid = vt_entry_start(lo + (hi - lo) / 2, s);
 
 			push_piece(t->next, r, r->start, mid, r->warm);
 			push_piece(t->next, r, mid, r->end, r->warm);
-			continue;
+		} else {
+			g_array_set_size(t->young, 0);
+			if (vt_source_scan(p->src, lo, hi, s, s, collect_young, t->young) < 0 ||
+			    !add_checked(r, s, lo, hi, t->young)) {
+				/*
+				 * Nothing young inside: what the samples saw was
+				 * outside the region (a flex overshoot) or is gone.
+				 */
+				if (r->accesses > 0 && r->level > l)
+					r->bounded_only = true;
+				r->warm = false;
+				continue;
+			}
+			if (total + 4 * count_runs(t->young, size) + 1 > p->attrs.max_regions)
+				continue;
+			cut_runs(p, r, s, lo, hi, t->young,
+				 colder(r, i ? r - 1 : NULL, thr),
+				 colder(r, i + 1 < n ? r + 1 : NULL, thr), t->next);
 		}
-		g_array_set_size(t->young, 0);
-		if (vt_source_scan(p->src, lo, hi, s, s, collect_young, t->young) < 0 ||
-		    !add_checked(r, s, lo, hi, t->young)) {
-			/*
-			 * Nothing young inside: what the samples saw was outside
-			 * the region (a flex overshoot) or is gone.
-			 */
-			if (r->accesses > 0 && r->level > l)
-				r->bounded_only = true;
-			r->warm = false;
-			g_array_append_val(t->next, *r);
-			continue;
-		}
-		cut_runs(p, r, s, lo, hi, t->young, colder(r, i ? r - 1 : NULL, thr),
-			 colder(r, i + 1 < t->regions->len ? r + 1 : NULL, thr), t->next);
+		first[i] = before;
+		count[i] = t->next->len - before;
+		total += count[i] - 1;
 	}
-	/* swap */
-	GArray *tmp = t->regions;
-	t->regions = t->next;
-	t->next = tmp;
+	/* assemble in address order */
+	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), total);
+	for (unsigned int i = 0; i < n; i++) {
+		if (count[i])
+			g_array_append_vals(out, &g_array_index(t->next, struct vt_region, first[i]),
+					    count[i]);
+		else
+			g_array_append_val(out, g_array_index(t->regions, struct vt_region, i));
+	}
+	g_array_free(t->regions, TRUE);
+	t->regions = out;
 }
 
 static int telescope_init(struct vt_profiler *p)
