@@ -12,6 +12,8 @@
 #   tb_l2_check_kvm NAME         fail unless the guest runs under KVM (not TCG)
 #   tb_l2_stop NAME, tb_l2_stop_all
 #   tb_l2_shell NAME [opts]      (interactive) boot a guest with its console here
+# Guests are background jobs of the scenario shell: wait for your own jobs by
+# pid (`wait $pid`); a bare `wait` also waits for every guest QEMU.
 # Per guest: QMP /run/tb/NAME.qmp, control /run/tb/NAME.ctl, pid /run/tb/NAME.pid,
 # logs in /tb/out/l2/NAME/ (console.log, qemu.log).
 
@@ -48,7 +50,7 @@ tb_l1_setup() {
     [ -c /dev/kvm ] || { echo "no /dev/kvm after modprobe kvm_amd"; return 1; }
     npt=$(cat /sys/module/kvm_amd/parameters/npt)
     [ "$npt" = Y ] || { echo "kvm_amd loaded with npt=$npt: no nested paging (L1 CPU lacks NPT?)"; return 1; }
-    echo "kvm_amd: npt=$npt nested=$(cat /sys/module/kvm_amd/parameters/nested)" \
+    echo "[$(tb_uptime) s] kvm_amd: npt=$npt nested=$(cat /sys/module/kvm_amd/parameters/nested)" \
         "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)"
     if [ -n "${TB_L1_SWAP_DEV_EXPECTED:-}" ]; then
         modprobe virtio_blk
@@ -60,7 +62,7 @@ tb_l1_setup() {
         [ -n "$dev" ] || { echo "swap disk (virtio serial vtier-swap) not found"; return 1; }
         mkswap "$dev" > /dev/null
         swapon "$dev"
-        echo "swap: $dev $(sed -n 2p /proc/swaps | awk '{print $3}') KiB"
+        echo "[$(tb_uptime) s] swap: $dev $(sed -n 2p /proc/swaps | awk '{print $3}') KiB"
     fi
     if [ "${TB_L1_ZSWAP:-0}" = 1 ]; then
         if [ -n "${TB_L1_ZSWAP_COMPRESSOR:-}" ]; then
@@ -68,13 +70,14 @@ tb_l1_setup() {
             echo "$TB_L1_ZSWAP_COMPRESSOR" > /sys/module/zswap/parameters/compressor
         fi
         echo Y > /sys/module/zswap/parameters/enabled
-        echo "zswap: enabled=$(cat /sys/module/zswap/parameters/enabled)" \
+        echo "[$(tb_uptime) s] zswap: enabled=$(cat /sys/module/zswap/parameters/enabled)" \
             "compressor=$(cat /sys/module/zswap/parameters/compressor)" \
             "zpool=$(cat /sys/module/zswap/parameters/zpool)"
     fi
     tb_topology > "$TB_OUT/l1-topology.txt"
-    echo "memory tiers: $(tb_tiers)"
-    cat /opt/vtier-tb/l2/l2.cpio /tb/in/l2-overlay.cpio > "$TB_L2_INITRD"
+    echo "[$(tb_uptime) s] memory tiers: $(tb_tiers)"
+    { cat /opt/vtier-tb/l2/l2.cpio; dd if=/tb/in/l2-overlay.cpio bs=512k 2>/dev/null; } \
+        > "$TB_L2_INITRD"
     set +e
 }
 
@@ -166,8 +169,7 @@ tb_l2_start() {
     cmdline="console=ttyS0 panic=-1 rdinit=/init loglevel=4 mitigations=off vtier.name=$name"
     [ -n "$modules" ] && cmdline="$cmdline vtier.modules=$modules"
     [ -n "$append" ] && cmdline="$cmdline $append"
-    echo "l2_${name}_start_s $(tb_uptime)" >> "$TB_OUT/timings"
-    t0=$(tb_uptime)
+    tb_uptime > "$TB_RUN/$name.started"
     if [ "$stdio" = 1 ]; then
         console="stdio,id=con,mux=on,signal=off,logfile=$dir/console.log"
         set -- -mon chardev=con,mode=readline "$@"
@@ -194,9 +196,6 @@ tb_l2_start() {
     tb_step "L2 $name: started (mem $mem, cpus $cpus, memdev $memdev${node:+, node $node})"
     [ "$wait" = 1 ] || return 0
     tb_l2_wait "$name"
-    t1=$(tb_uptime)
-    echo "l2_${name}_boot_s $(awk "BEGIN {print $t1 - $t0}")" >> "$TB_OUT/timings"
-    tb_step "L2 $name: up in $(awk "BEGIN {print $t1 - $t0}") s"
 }
 
 tb_l2_pid() { cat "$TB_RUN/$1.pid" 2>/dev/null; }
@@ -217,6 +216,9 @@ tb_l2_wait() {
         fi
         if [ -S "$TB_RUN/$name.ctl" ] &&
             vtier-tbctl exec -t 5 "$TB_RUN/$name.ctl" true > /dev/null 2>&1; then
+            boot=$(awk "BEGIN {print $(tb_uptime) - $(cat "$TB_RUN/$name.started")}")
+            echo "l2_${name}_boot_s $boot" >> "$TB_OUT/timings"
+            tb_step "L2 $name: up in $boot s"
             return 0
         fi
         if [ "$(tb_uptime_s)" -ge "$deadline" ]; then
@@ -275,7 +277,7 @@ tb_l2_stop() {
         done
     fi
     wait "$pid" 2>/dev/null
-    rm -f "$TB_RUN/$name.pid" "$TB_RUN/$name.qmp" "$TB_RUN/$name.ctl"
+    rm -f "$TB_RUN/$name.pid" "$TB_RUN/$name.qmp" "$TB_RUN/$name.ctl" "$TB_RUN/$name.started"
 }
 
 tb_l2_stop_all() {
@@ -283,7 +285,6 @@ tb_l2_stop_all() {
         [ -e "$p" ] || continue
         n=${p##*/}
         n=${n%.pid}
-        [ "$n" = scenario ] && continue
         tb_l2_stop "$n"
     done
 }

@@ -127,10 +127,23 @@ def download(pkgs, dest):
     return [os.path.join(dest, f) for f in sorted(os.listdir(dest)) if f.endswith(".deb")]
 
 
+def fix_headers_makefile(d, kver):
+    """Debian's linux-headers-KVER/Makefile includes an absolute /usr/src path;
+    point it at the extracted tree so `make -C KDIR M=...` works from the cache."""
+    mk = os.path.join(d, "root/usr/src", f"linux-headers-{kver}", "Makefile")
+    with open(mk) as f:
+        text = f.read()
+    fixed = re.sub(r"^include /usr/src/", f"include {d}/root/usr/src/", text, flags=re.M)
+    if fixed != text:
+        with open(mk, "w") as f:
+            f.write(fixed)
+
+
 def ensure_kernel(pkg, ver, kver):
     """Extract the kernel image and its headers once per package version."""
     d = os.path.join(cache_root(), f"kernel-{pkg}_{ver}".replace(":", "_").replace("~", "_"))
     if os.path.exists(os.path.join(d, ".complete")):
+        fix_headers_makefile(d, kver)
         return d
     log(f"preparing kernel {pkg} {ver} in {d}")
     tmp = d + ".tmp"
@@ -163,6 +176,7 @@ def ensure_kernel(pkg, ver, kver):
     open(os.path.join(tmp, ".complete"), "w").close()
     shutil.rmtree(d, ignore_errors=True)
     os.rename(tmp, d)
+    fix_headers_makefile(d, kver)
     return d
 
 
