@@ -69,6 +69,7 @@ struct options {
 	gboolean scaling;
 	gboolean exact;
 	int expect_converge;
+	char *dump_spec;
 };
 
 static uint64_t thread_ns(void)
@@ -90,18 +91,24 @@ static void run_free(struct run *r)
 	g_free(r);
 }
 
-/* Whole-table walks from a cold start visit every leaf: refuse them at scale. */
+/*
+ * Refuse walks of every leaf above 100 GiB: linear always makes them, scan in
+ * its first window when every bit starts young.
+ */
 static char *too_big(const char *profiler, const struct vt_workload *w, bool force)
 {
 	uint64_t leaves = w->footprint >> w->page_shift;
 
 	if (force || leaves <= (100ULL << 30) >> 12)
 		return NULL;
-	if (strcmp(profiler, "linear") && strcmp(profiler, "scan"))
-		return NULL;
-	return g_strdup_printf("%s walks all %.2g leaves in its first window (every bit starts "
-			       "young); skipped above 100 GiB, use --force", profiler,
-			       (double)leaves);
+	if (strcmp(profiler, "linear") == 0)
+		return g_strdup_printf("linear tests all %.2g leaves every window; skipped above "
+				       "100 GiB, use --force", (double)leaves);
+	if (strcmp(profiler, "scan") == 0 && w->initially_young)
+		return g_strdup_printf("scan walks all %.2g leaves in its first window (every bit "
+				       "starts young); skipped above 100 GiB, use --force",
+				       (double)leaves);
+	return NULL;
 }
 
 static void summarise(struct run *run, const struct vt_workload *w)
@@ -617,6 +624,8 @@ int vt_bench_telemetry(int argc, char **argv)
 		{ "per-window", 0, 0, G_OPTION_ARG_NONE, &o.per_window, "print every window", NULL },
 		{ "scaling", 0, 0, G_OPTION_ARG_NONE, &o.scaling,
 		  "profiler CPU from 1 GiB to 64 TiB instead of scenarios", NULL },
+		{ "dump-spec", 0, 0, G_OPTION_ARG_STRING, &o.dump_spec,
+		  "print a built-in scenario as a spec file to start from, and exit", "NAME" },
 		{ "expect-converge", 0, 0, G_OPTION_ARG_INT, &o.expect_converge,
 		  "exit 1 unless telescope-* settle at P,R >= 0.95 within N windows of every phase",
 		  "N" },
@@ -637,6 +646,26 @@ int vt_bench_telemetry(int argc, char **argv)
 	if (argc > 1) {
 		fprintf(stderr, "vtier-bench telemetry: unexpected argument '%s'\n", argv[1]);
 		return 2;
+	}
+	if (o.dump_spec) {
+		const char *json = vt_workload_builtin_json(o.dump_spec);
+		g_autoptr(JsonParser) parser = json_parser_new();
+		g_autoptr(JsonGenerator) gen = json_generator_new();
+		g_autofree char *text = NULL;
+
+		if (!json) {
+			g_autofree char *list = g_strjoinv(", ", (char **)vt_workload_builtin_names());
+
+			fprintf(stderr, "vtier-bench telemetry: unknown scenario '%s' (built-in: %s)\n",
+				o.dump_spec, list);
+			return 2;
+		}
+		json_parser_load_from_data(parser, json, -1, NULL);
+		json_generator_set_root(gen, json_parser_get_root(parser));
+		json_generator_set_pretty(gen, TRUE);
+		text = json_generator_to_data(gen, NULL);
+		puts(text);
+		return 0;
 	}
 	if (!o.profilers)
 		o.profilers = g_strdupv((char **)default_profilers);
@@ -716,6 +745,7 @@ int vt_bench_telemetry(int argc, char **argv)
 	g_free(o.spec);
 	g_free(o.json);
 	g_free(o.svg);
+	g_free(o.dump_spec);
 	if (status == 0 && !expect_ok)
 		status = 1;
 	return status;
