@@ -74,7 +74,9 @@ bool vt_plot_svg(const char *path, const char *title, const char *xlabel,
 			const struct vt_plot_series *se = &pn->series[s];
 			const char *c = colours[s % (sizeof(colours) / sizeof(colours[0]))];
 
-			fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", c);
+			/* overlapping series stay visible: every other one dashed */
+			fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
+				c, s % 2 ? " stroke-dasharray=\"6,3\"" : "");
 			for (size_t i = 0; i < se->n; i++) {
 				double yv = fmin(fmax(se->y[i], pn->ymin), pn->ymax);
 
