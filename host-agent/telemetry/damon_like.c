@@ -9,15 +9,12 @@
  * every region is split into two (three when regions are few and stable)
  * pieces at random tenths, unless there are more than max_nr_regions / 2.
  */
-#include <errno.h>
 
 #include "region.h"
 
 struct damon_like {
 	GArray *regions;
 	struct vt_sampler sampler;
-	struct vt_range ranges[64];
-	size_t nr_ranges;
 	uint64_t total;
 	unsigned int last_nr_regions;
 };
@@ -42,14 +39,8 @@ static int damon_init(struct vt_profiler *p)
 static int damon_start(struct vt_profiler *p)
 {
 	struct damon_like *d = p->priv;
-	int n = vt_source_mapped(p->src, d->ranges, G_N_ELEMENTS(d->ranges));
 
-	if (n < 0)
-		return n;
-	if ((size_t)n > G_N_ELEMENTS(d->ranges))
-		return -E2BIG;
-	d->nr_ranges = (size_t)n;
-	vt_regions_from_ranges(d->regions, d->ranges, d->nr_ranges, 0);
+	vt_regions_from_ranges(d->regions, p->ranges, p->nr_ranges, 0);
 	d->total = vt_regions_total(d->regions);
 	vt_regions_split_evenly(d->regions, p->attrs.min_regions, vt_level_size(p->src->leaf_level));
 	return 0;

@@ -93,6 +93,13 @@ void vt_profiler_free(struct vt_profiler *p)
 
 int vt_profiler_start(struct vt_profiler *p)
 {
+	int n = vt_source_mapped(p->src, p->ranges, G_N_ELEMENTS(p->ranges));
+
+	if (n < 0)
+		return n;
+	if ((size_t)n > G_N_ELEMENTS(p->ranges))
+		return -E2BIG;
+	p->nr_ranges = (size_t)n;
 	return p->ops->start(p);
 }
 

@@ -57,8 +57,8 @@ struct vt_profiler;
  * @name:     registry name ("telescope-bounded", "scan", ...).
  * @summary:  one line for --help.
  * @init:     allocate private state in @p->priv; attrs are final. Called once.
- * @start:    read the source's mapped ranges and build the first regions.
- *            Called once, before the first sample.
+ * @start:    build the first regions over @p->ranges (the source's mapped
+ *            ranges). Called once, before the first sample.
  * @sample:   called every sampling interval: read the bits prepared at the
  *            previous call, then prepare the next ones.
  * @window:   called at the end of every window, after its last sample: fill
@@ -76,9 +76,13 @@ struct vt_profiler_ops {
 	void (*destroy)(struct vt_profiler *p);
 };
 
+#define VT_MAX_RANGES 64
+
 struct vt_profiler {
 	const struct vt_profiler_ops *ops;
 	struct vt_access_source *src;
+	struct vt_range ranges[VT_MAX_RANGES];	/* mapped, read by vt_profiler_start() */
+	size_t nr_ranges;
 	struct vt_profiler_attrs attrs;
 	GRand *rng;
 	uint64_t windows;

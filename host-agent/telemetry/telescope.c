@@ -37,8 +37,6 @@ struct telescope {
 	GArray *next;		/* scratch for splits */
 	GArray *young;		/* uint64_t entry starts found by a split scan */
 	struct vt_sampler sampler;
-	struct vt_range ranges[64];
-	size_t nr_ranges;
 	uint64_t total;
 	uint64_t split_checks;	/* checks spent on splits in the last window */
 };
@@ -395,15 +393,9 @@ static int telescope_start(struct vt_profiler *p)
 	struct telescope *t = to_tel(p);
 	unsigned int top = vt_top_level(p->src);
 	uint64_t align = vt_level_size(p->src->leaf_level);
-	int n = vt_source_mapped(p->src, t->ranges, G_N_ELEMENTS(t->ranges));
 
-	if (n < 0)
-		return n;
-	if ((size_t)n > G_N_ELEMENTS(t->ranges))
-		return -E2BIG;
-	t->nr_ranges = (size_t)n;
 	g_array_set_size(t->regions, 0);
-	vt_regions_from_ranges(t->regions, t->ranges, t->nr_ranges, vt_level_size(top));
+	vt_regions_from_ranges(t->regions, p->ranges, p->nr_ranges, vt_level_size(top));
 	t->total = vt_regions_total(t->regions);
 	/* cut further at the highest level that still gives min_regions pieces */
 	for (unsigned int l = top; l > p->src->leaf_level; l--) {

@@ -112,6 +112,16 @@ static JsonNode *member(JsonObject *obj, const char *key)
 	return json_object_has_member(obj, key) ? json_object_get_member(obj, key) : NULL;
 }
 
+/* The parameter each pattern takes (struct vt_hot_range.param). */
+static const struct {
+	const char *key;
+	enum vt_pattern pattern;
+	const char *pattern_name;
+} pattern_params[] = {
+	{ "sigma", VT_PATTERN_GAUSSIAN, "gaussian" },
+	{ "exponent", VT_PATTERN_ZIPF, "zipf" },
+};
+
 static bool parse_range(struct vt_workload *w, JsonNode *node, unsigned int pi, unsigned int ri,
 			struct vt_hot_range *r, GError **error)
 {
@@ -163,17 +173,12 @@ static bool parse_range(struct vt_workload *w, JsonNode *node, unsigned int pi, 
 			return false;
 		}
 	}
-	if ((n = member(obj, "sigma"))) {
-		if (r->pattern != VT_PATTERN_GAUSSIAN) {
-			SPEC_ERR(error, "%s: 'sigma' applies to the gaussian pattern only", what);
-			return false;
-		}
-		if (!node_number(n, what, &r->param, error))
-			return false;
-	}
-	if ((n = member(obj, "exponent"))) {
-		if (r->pattern != VT_PATTERN_ZIPF) {
-			SPEC_ERR(error, "%s: 'exponent' applies to the zipf pattern only", what);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(pattern_params); i++) {
+		if (!(n = member(obj, pattern_params[i].key)))
+			continue;
+		if (r->pattern != pattern_params[i].pattern) {
+			SPEC_ERR(error, "%s: '%s' applies to the %s pattern only", what,
+				 pattern_params[i].key, pattern_params[i].pattern_name);
 			return false;
 		}
 		if (!node_number(n, what, &r->param, error))
