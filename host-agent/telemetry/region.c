@@ -111,7 +111,8 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 		struct vt_region *r = &g_array_index(regions, struct vt_region, i);
 		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
 
-		if (prev && !prev->fresh && !r->fresh && prev->end == r->start &&
+		if (prev && !prev->fresh && !r->fresh && !prev->waited && !r->waited &&
+		    prev->end == r->start &&
 		    fabs(prev->accesses - r->accesses) <= threshold &&
 		    (!zero_apart || vt_region_seen(prev) == vt_region_seen(r)) &&
 		    vt_region_size(prev) + vt_region_size(r) <= size_limit) {

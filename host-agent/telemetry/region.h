@@ -63,7 +63,8 @@ void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr);
 /*
  * DAMON's merge: adjacent regions whose accesses differ by at most @threshold
  * merge if the result is no larger than @size_limit; accesses and age are
- * averaged by size. Fresh regions do not merge. With @zero_apart, a region
+ * averaged by size. Fresh regions, and regions waiting for a split the
+ * budget put off, do not merge. With @zero_apart, a region
  * where no access was seen (by samples or by a scan: warm) never merges with
  * one where some was.
  */
