@@ -197,6 +197,7 @@ char *vt_regions_check(GArray *regions, const struct vt_range *ranges, size_t n)
 void vt_sampler_init(struct vt_sampler *s)
 {
 	s->batch = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	s->slot = g_array_new(FALSE, FALSE, sizeof(guint));
 	s->seen = g_hash_table_new(g_direct_hash, g_direct_equal);
 	s->every = 1;
 }
@@ -205,6 +206,8 @@ void vt_sampler_fini(struct vt_sampler *s)
 {
 	if (s->batch)
 		g_array_free(s->batch, TRUE);
+	if (s->slot)
+		g_array_free(s->slot, TRUE);
 	if (s->seen)
 		g_hash_table_destroy(s->seen);
 }
@@ -230,22 +233,27 @@ static unsigned int batch_add(struct vt_sampler *s, uint64_t addr, unsigned int 
 
 int vt_sampler_check(struct vt_sampler *s, struct vt_access_source *src, GArray *regions)
 {
+	unsigned int next = 0;
 	int ret;
 
 	g_array_set_size(s->batch, 0);
+	g_array_set_size(s->slot, 0);
 	g_hash_table_remove_all(s->seen);
-	vt_for_each_region(r, regions)
-		for (unsigned int k = 0; k < r->nr_prepared; k++)
-			r->prepared[k].result = (uint8_t)batch_add(s, r->prepared[k].addr,
-								    r->prepared[k].level);
+	vt_for_each_region(r, regions) {
+		for (unsigned int k = 0; k < r->nr_prepared; k++) {
+			guint idx = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
+
+			g_array_append_val(s->slot, idx);
+		}
+	}
 	s->checked = s->batch->len;
 	ret = vt_source_batch(src, (struct vt_probe *)(void *)s->batch->data, s->batch->len);
 	if (ret < 0)
 		return ret;
 	vt_for_each_region(r, regions) {
 		for (unsigned int k = 0; k < r->nr_prepared; k++) {
-			const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe,
-								  r->prepared[k].result);
+			guint idx = g_array_index(s->slot, guint, next++);
+			const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe, idx);
 
 			r->checked[k] = *p;
 			if (p->result == VT_BIT_ABSENT)

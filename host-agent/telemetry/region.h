@@ -87,6 +87,7 @@ typedef unsigned int (*vt_pick_level_fn)(const struct vt_region *r, uint64_t add
 
 struct vt_sampler {
 	GArray *batch;		/* struct vt_probe */
+	GArray *slot;		/* guint: batch index of each region's prepared probe, in order */
 	GHashTable *seen;	/* entry key -> batch index + 1 */
 	unsigned int every;	/* sample each region every N intervals (budget) */
 	uint64_t interval;

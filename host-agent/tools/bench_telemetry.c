@@ -61,6 +61,8 @@ struct options {
 	int sample_us;
 	int window_us;
 	char **flex;
+	int min_regions;
+	int max_regions;
 	char *json;
 	char *svg;
 	gboolean force;
@@ -231,6 +233,10 @@ static struct run *run_one(const struct vt_workload *w, const char *name,
 		attrs.window_us = (uint64_t)o->window_us;
 	for (char **f = o->flex; f && *f; f++)
 		parse_flex(*f, attrs.flex_error, NULL);	/* checked in vt_bench_telemetry() */
+	if (o->min_regions > 0)
+		attrs.min_regions = (unsigned int)o->min_regions;
+	if (o->max_regions > 0)
+		attrs.max_regions = (unsigned int)o->max_regions;
 	if (o->exact) {
 		src = vt_sim_exact_new(w, (guint32)o->seed, error);
 		if (!src) {
@@ -631,6 +637,8 @@ int vt_bench_telemetry(int argc, char **argv)
 		  "MTM budget: accessed-bit checks per window (default: none)", "N" },
 		{ "sample-us", 0, 0, G_OPTION_ARG_INT, &o.sample_us, "sampling interval (5000)", "US" },
 		{ "window-us", 0, 0, G_OPTION_ARG_INT, &o.window_us, "window (200000)", "US" },
+		{ "min-regions", 0, 0, G_OPTION_ARG_INT, &o.min_regions, "regions at least (10)", "N" },
+		{ "max-regions", 0, 0, G_OPTION_ARG_INT, &o.max_regions, "regions at most (1000)", "N" },
 		{ "flex", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.flex,
 		  "telescope-flex error at a level, e.g. pud=0.15 (repeatable; defaults pud=0.15 "
 		  "pmd=0.25, 0 elsewhere)", "LEVEL=F" },
@@ -707,8 +715,9 @@ int vt_bench_telemetry(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.budget < 0 || o.windows < 0) {
-		fprintf(stderr, "vtier-bench telemetry: --budget and --windows must not be negative\n");
+	if (o.budget < 0 || o.windows < 0 || o.min_regions < 0 || o.max_regions < 0) {
+		fprintf(stderr, "vtier-bench telemetry: --budget, --windows and --min/max-regions "
+			"must not be negative\n");
 		return 2;
 	}
 	if (o.scaling)
