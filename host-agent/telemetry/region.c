@@ -97,6 +97,7 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->age = (unsigned int)((left->age * ls + right->age * rs) / (ls + rs));
 	left->level = MAX(left->level, right->level);
 	left->warm |= right->warm;
+	left->resolved = false;
 	left->bounded_only |= right->bounded_only;
 	left->end = right->end;
 	for (unsigned int k = 0; k < right->nr_prepared && left->nr_prepared < VT_REGION_MAX_PROBES; k++)

@@ -27,6 +27,7 @@ struct vt_region {
 	bool warm;			/* a window-end scan found young entries in it */
 	bool bounded_only;		/* flex overshoot misled: sample within the region */
 	unsigned int waited;		/* windows a wanted split was put off (budget) */
+	bool resolved;			/* a leaf-level cut found its edges exact */
 	unsigned int nr_prepared;
 	struct vt_probe prepared[VT_REGION_MAX_PROBES];
 	/* probes checked at the last interval, with their results */
