@@ -76,6 +76,10 @@ tb_l1_setup() {
             "compressor=$(cat /sys/module/zswap/parameters/compressor)" \
             "zpool=$(cat /sys/module/zswap/parameters/zpool)"
     fi
+    if [ -n "${TB_L1_THP:-}" ]; then
+        echo "$TB_L1_THP" > /sys/kernel/mm/transparent_hugepage/enabled
+    fi
+    echo "[$(tb_uptime) s] THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
     tb_topology > "$TB_OUT/l1-topology.txt"
     echo "[$(tb_uptime) s] memory tiers: $(tb_tiers)"
     { cat /opt/vtier-tb/l2/l2.cpio; dd if=/tb/in/l2-overlay.cpio bs=512k 2>/dev/null; } \
@@ -126,6 +130,7 @@ tb_topology() {
     done
     echo "== numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
         "demotion_enabled=$(cat /sys/kernel/mm/numa/demotion_enabled 2>/dev/null)"
+    echo "== thp enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
     echo "== swaps"
     cat /proc/swaps
     echo "== zswap"
