@@ -37,3 +37,5 @@ run budget --scenario multi-phase --profiler telescope-bounded --profiler telesc
     --budget 3000
 run scaling --scaling --profiler telescope-bounded --profiler telescope-flex \
     --profiler damon-like --windows 100
+run scattered-200 --spec "$(dirname "$0")/../tests/scenarios/scattered-200.json" \
+    --profiler telescope-bounded --profiler telescope-flex --profiler damon-like

@@ -14,8 +14,10 @@
 #   tb_l2_shell NAME [opts]      (interactive) boot a guest with its console here
 # Guests are background jobs of the scenario shell: wait for your own jobs by
 # pid (`wait $pid`); a bare `wait` also waits for every guest QEMU.
-# Per guest: QMP /run/tb/NAME.qmp, control /run/tb/NAME.ctl, pid /run/tb/NAME.pid,
-# logs in /tb/out/l2/NAME/ (console.log, qemu.log).
+# Per guest: QMP /run/tb/NAME.qmp (tb_qmp) and /run/tb/NAME.agent.qmp (a second
+# monitor for the vtier agent: QEMU serves one client per QMP socket), control
+# /run/tb/NAME.ctl (one command at a time: run long jobs in the background in the
+# guest), QEMU pid /run/tb/NAME.pid, logs in /tb/out/l2/NAME/ (console.log, qemu.log).
 
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -159,7 +161,7 @@ tb_l2_start() {
     dir=$TB_OUT/l2/$name
     [ -e "$TB_RUN/$name.pid" ] && tb_fail "tb_l2_start: $name is already running"
     mkdir -p "$dir"
-    rm -f "$TB_RUN/$name.qmp" "$TB_RUN/$name.ctl"
+    rm -f "$TB_RUN/$name.qmp" "$TB_RUN/$name.agent.qmp" "$TB_RUN/$name.ctl"
     case "$memdev" in
         ram) backend="memory-backend-ram,id=ram,size=$mem" ;;
         memfd) backend="memory-backend-memfd,id=ram,size=$mem,share=on" ;;
@@ -184,7 +186,8 @@ tb_l2_start() {
         -device virtio-serial-pci \
         -chardev "socket,id=ctl,path=$TB_RUN/$name.ctl,server=on,wait=off" \
         -device virtserialport,chardev=ctl,name=vtier.ctl \
-        -qmp "unix:$TB_RUN/$name.qmp,server=on,wait=off" "$@"
+        -qmp "unix:$TB_RUN/$name.qmp,server=on,wait=off" \
+        -qmp "unix:$TB_RUN/$name.agent.qmp,server=on,wait=off" "$@"
     echo "$*" > "$dir/cmdline"
     if [ "$stdio" = 1 ]; then
         echo "L2 $name console here; Ctrl-A X quits QEMU, Ctrl-A C its monitor"
@@ -277,7 +280,8 @@ tb_l2_stop() {
         done
     fi
     wait "$pid" 2>/dev/null
-    rm -f "$TB_RUN/$name.pid" "$TB_RUN/$name.qmp" "$TB_RUN/$name.ctl" "$TB_RUN/$name.started"
+    rm -f "$TB_RUN/$name.pid" "$TB_RUN/$name.qmp" "$TB_RUN/$name.agent.qmp" \
+        "$TB_RUN/$name.ctl" "$TB_RUN/$name.started"
 }
 
 tb_l2_stop_all() {
