@@ -112,6 +112,7 @@ extern const struct vt_profiler_ops vt_telescope_flex_ops;
 extern const struct vt_profiler_ops vt_scan_ops;
 extern const struct vt_profiler_ops vt_linear_ops;
 extern const struct vt_profiler_ops vt_damon_like_ops;
+extern const struct vt_profiler_ops vt_damon_kernel_ops;
 
 #define VT_PROFILER_ERROR (vt_profiler_error_quark())
 GQuark vt_profiler_error_quark(void);
