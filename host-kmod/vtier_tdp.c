@@ -246,18 +246,33 @@ static void tdp_census(u64 *table, unsigned int l, u64 *leaves, u64 *budget)
 
 /* ------------------------------------------------------------------ ioctls */
 
+/* kvm.ko, found among the modules this one uses (we resolve kvm_get_kvm there). */
+static struct module *kvm_module(void)
+{
+	struct module_use *use;
+
+	list_for_each_entry(use, &THIS_MODULE->target_list, target_list) {
+		if (!strcmp(use->target->name, "kvm"))
+			return use->target;
+	}
+	return NULL;
+}
+
 /*
  * Is @f a KVM VM file? kvm_vm_fops is not exported, so check what identifies
  * it without KVM's private symbols: an anon inode named "kvm-vm" (KVM_CREATE_VM
- * makes it with anon_inode_getfile("kvm-vm", &kvm_vm_fops, kvm, O_RDWR)), whose
- * file operations belong to the module "kvm". vCPU fds ("kvm-vcpu:N"), stats
- * fds ("kvm-vm-stats") and /dev/kvm itself fail the name check.
+ * makes it with anon_inode_getfile("kvm-vm", &kvm_vm_fops, kvm, O_RDWR)) whose
+ * ioctl handler (kvm_vm_ioctl) lies in kvm.ko's code. The fops' owner is the
+ * vendor module (kvm_init() sets it), so it cannot tell. vCPU fds
+ * ("kvm-vcpu:N"), stats fds ("kvm-vm-stats") and /dev/kvm fail the name check.
  */
 static bool file_is_kvm_vm(struct file *f)
 {
 	const struct file_operations *fops = f->f_op;
+	struct module *kvm = kvm_module();
 
-	if (!fops || !fops->owner || strcmp(module_name(fops->owner), "kvm"))
+	if (!kvm || !fops || !fops->unlocked_ioctl ||
+	    !within_module((unsigned long)fops->unlocked_ioctl, kvm))
 		return false;
 	if (file_inode(f)->i_sb->s_magic != ANON_INODE_FS_MAGIC)
 		return false;

@@ -221,10 +221,8 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 			sleep_until(next);
 			ret = vt_profiler_sample(p);
 		}
-		if (ret >= 0) {
-			vt_snapshot_clear(&snap);
+		if (ret >= 0)
 			ret = vt_profiler_window(p, &snap);
-		}
 		if (ret < 0) {
 			fprintf(stderr, "vtier-bench tdp: %s: window %d: %s\n", name, w, g_strerror(-ret));
 			rc = 2;
@@ -297,7 +295,6 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		}
 	}
 	vt_snapshot_clear(&snap);
-	g_array_free(snap.regions, TRUE);
 out:
 	vt_profiler_free(p);
 	vt_source_destroy(src);

@@ -5,13 +5,13 @@
 # attached. Files come from tests/kmod/vm-tdp.sh (--l1-file): the module in
 # /opt/vtier/, vtier-bench with its libraries, tdp-abi-test.
 # Knobs (environment): TDP_WINDOWS (per profiler, 30), TDP_SWITCH (15),
-# TDP_WITHIN (10), TDP_HOT (32M), TDP_SAMPLE_US (5000), TDP_WINDOW_US (200000).
+# TDP_WITHIN (10), TDP_HOT (32M), TDP_SAMPLE_US (20000), TDP_WINDOW_US (500000).
 TDP_WINDOWS=${TDP_WINDOWS:-30}
 TDP_SWITCH=${TDP_SWITCH:-15}
 TDP_WITHIN=${TDP_WITHIN:-10}
 TDP_HOT=${TDP_HOT:-32M}
-TDP_SAMPLE_US=${TDP_SAMPLE_US:-5000}
-TDP_WINDOW_US=${TDP_WINDOW_US:-200000}
+TDP_SAMPLE_US=${TDP_SAMPLE_US:-20000}
+TDP_WINDOW_US=${TDP_WINDOW_US:-500000}
 KO=/opt/vtier/vtier_tdp.ko
 BENCH="env LD_LIBRARY_PATH=/opt/vtier/lib /opt/vtier/bin/vtier-bench"
 
@@ -43,13 +43,19 @@ tdp_dmesg_clean
 
 # 4 KiB NPT leaves: KVM maps a 2 MiB NPT leaf only where QEMU's memory is a THP.
 echo never > /sys/kernel/mm/transparent_hugepage/enabled
-tb_l2_start vm0 --mem 1G
-tb_l2_check_kvm vm0
+tb_l2_start vm0 --mem 1G --no-wait
+sleep 2
 pid=$(tb_l2_pid vm0)
+if ! kill -0 "$pid" 2> /dev/null; then
+    wait "$pid" || echo "QEMU exited with status $?"
+    dmesg | tail -20
+fi
+tb_l2_wait vm0
+tb_l2_check_kvm vm0
 
 tb_step "L2 vm0: two workloads (A and B), hot sets of $TDP_HOT each"
 for w in a b; do
-    tb_l2 vm0 "vtier-workload serve --size 64M --seed 1$w --socket /run/$w.sock > /run/$w.log 2>&1 & echo \$! > /run/$w.pid"
+    tb_l2 vm0 "vtier-workload serve --size 64M --seed $([ $w = a ] && echo 11 || echo 12) --socket /run/$w.sock > /run/$w.log 2>&1 & echo \$! > /run/$w.pid"
 done
 for w in a b; do
     tb_l2 vm0 "vtier-workload ctl --socket /run/$w.sock --wait 120 info"
@@ -73,14 +79,16 @@ $BENCH tdp --qmp "/run/tb/vm0.qmp" --profiler telescope-bounded --profiler linea
     --windows "$TDP_WINDOWS" --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
     --hotset /tmp/hot-a.txt --hotset /tmp/hot-b.txt \
     --switch-after "$TDP_SWITCH" --switch-cmd "sh /tmp/switch.sh" \
-    --expect-within "$TDP_WITHIN" > /tmp/bench.txt 2>&1 || { cat /tmp/bench.txt; tb_fail "vtier-bench tdp failed"; }
+    --expect-within "$TDP_WITHIN" > /tmp/bench.txt 2>&1 || bench_rc=$?
 cat /tmp/bench.txt
 cp /tmp/bench.txt "$TB_OUT/tdp-bench.txt"
 tdp_dmesg_clean
 
 tb_step "the VM exits while attached"
 tdp-abi-test orphan "$pid"
+wait "$pid" 2> /dev/null || true    # reap the QEMU it killed (status 137)
 tb_l2_stop vm0
 tdp_dmesg_clean
 rmmod vtier_tdp
+[ "${bench_rc:-0}" = 0 ] || tb_fail "vtier-bench tdp: exit status $bench_rc (above)"
 tb_step "tdp-npt: done"
