@@ -97,6 +97,7 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->age = (unsigned int)((left->age * ls + right->age * rs) / (ls + rs));
 	left->level = MAX(left->level, right->level);
 	left->warm |= right->warm;
+	left->resolved = false;
 	left->bounded_only |= right->bounded_only;
 	left->end = right->end;
 	for (unsigned int k = 0; k < right->nr_prepared && left->nr_prepared < VT_REGION_MAX_PROBES; k++)
@@ -111,7 +112,8 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 		struct vt_region *r = &g_array_index(regions, struct vt_region, i);
 		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
 
-		if (prev && !prev->fresh && !r->fresh && prev->end == r->start &&
+		if (prev && !prev->fresh && !r->fresh && !prev->waited && !r->waited &&
+		    prev->end == r->start &&
 		    fabs(prev->accesses - r->accesses) <= threshold &&
 		    (!zero_apart || vt_region_seen(prev) == vt_region_seen(r)) &&
 		    vt_region_size(prev) + vt_region_size(r) <= size_limit) {
@@ -196,6 +198,7 @@ char *vt_regions_check(GArray *regions, const struct vt_range *ranges, size_t n)
 void vt_sampler_init(struct vt_sampler *s)
 {
 	s->batch = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	s->slot = g_array_new(FALSE, FALSE, sizeof(guint));
 	s->seen = g_hash_table_new(g_direct_hash, g_direct_equal);
 	s->every = 1;
 }
@@ -204,6 +207,8 @@ void vt_sampler_fini(struct vt_sampler *s)
 {
 	if (s->batch)
 		g_array_free(s->batch, TRUE);
+	if (s->slot)
+		g_array_free(s->slot, TRUE);
 	if (s->seen)
 		g_hash_table_destroy(s->seen);
 }
@@ -229,22 +234,27 @@ static unsigned int batch_add(struct vt_sampler *s, uint64_t addr, unsigned int 
 
 int vt_sampler_check(struct vt_sampler *s, struct vt_access_source *src, GArray *regions)
 {
+	unsigned int next = 0;
 	int ret;
 
 	g_array_set_size(s->batch, 0);
+	g_array_set_size(s->slot, 0);
 	g_hash_table_remove_all(s->seen);
-	vt_for_each_region(r, regions)
-		for (unsigned int k = 0; k < r->nr_prepared; k++)
-			r->prepared[k].result = (uint8_t)batch_add(s, r->prepared[k].addr,
-								    r->prepared[k].level);
+	vt_for_each_region(r, regions) {
+		for (unsigned int k = 0; k < r->nr_prepared; k++) {
+			guint idx = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
+
+			g_array_append_val(s->slot, idx);
+		}
+	}
 	s->checked = s->batch->len;
 	ret = vt_source_batch(src, (struct vt_probe *)(void *)s->batch->data, s->batch->len);
 	if (ret < 0)
 		return ret;
 	vt_for_each_region(r, regions) {
 		for (unsigned int k = 0; k < r->nr_prepared; k++) {
-			const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe,
-								  r->prepared[k].result);
+			guint idx = g_array_index(s->slot, guint, next++);
+			const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe, idx);
 
 			r->checked[k] = *p;
 			if (p->result == VT_BIT_ABSENT)

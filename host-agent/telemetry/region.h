@@ -27,6 +27,7 @@ struct vt_region {
 	bool warm;			/* a window-end scan found young entries in it */
 	bool bounded_only;		/* flex overshoot misled: sample within the region */
 	unsigned int waited;		/* windows a wanted split was put off (budget) */
+	bool resolved;			/* a leaf-level cut found its edges exact */
 	unsigned int nr_prepared;
 	struct vt_probe prepared[VT_REGION_MAX_PROBES];
 	/* probes checked at the last interval, with their results */
@@ -63,7 +64,8 @@ void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr);
 /*
  * DAMON's merge: adjacent regions whose accesses differ by at most @threshold
  * merge if the result is no larger than @size_limit; accesses and age are
- * averaged by size. Fresh regions do not merge. With @zero_apart, a region
+ * averaged by size. Fresh regions, and regions waiting for a split the
+ * budget put off, do not merge. With @zero_apart, a region
  * where no access was seen (by samples or by a scan: warm) never merges with
  * one where some was.
  */
@@ -86,6 +88,7 @@ typedef unsigned int (*vt_pick_level_fn)(const struct vt_region *r, uint64_t add
 
 struct vt_sampler {
 	GArray *batch;		/* struct vt_probe */
+	GArray *slot;		/* guint: batch index of each region's prepared probe, in order */
 	GHashTable *seen;	/* entry key -> batch index + 1 */
 	unsigned int every;	/* sample each region every N intervals (budget) */
 	uint64_t interval;

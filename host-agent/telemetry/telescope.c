@@ -18,9 +18,10 @@
  * too sparse to cut runs by, so only the span from the first to the last young
  * leaf is kept.
  *
- * Regions whose accesses were stable for a while are re-examined every fourth
- * window only; fresh regions (made by the last split) do not merge before they
- * were sampled for one window as themselves.
+ * Regions whose accesses were stable for a while, and leaf-level edges a cut
+ * found exact, are re-examined every fourth window only; fresh regions (made
+ * by the last split) do not merge before they were sampled for one window as
+ * themselves.
  */
 #include <errno.h>
 #include <math.h>
@@ -119,6 +120,7 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.end = end;
 	piece.fresh = true;
 	piece.warm = warm;
+	piece.resolved = false;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
@@ -154,6 +156,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		if (first == r->start && last == r->end) {
 			g_array_append_val(out, *r);
 			g_array_index(out, struct vt_region, out->len - 1).warm = true;
+			g_array_index(out, struct vt_region, out->len - 1).resolved = true;
 			return;
 		}
 		push_piece(out, r, r->start, first, false);
@@ -303,7 +306,8 @@ static void telescope_split(struct vt_profiler *p)
 		uint64_t nr_full;
 
 		if (vt_region_seen(r) &&
-		    !(r->age >= TELESCOPE_STABLE_AGE && p->windows % TELESCOPE_STABLE_PERIOD)) {
+		    !((r->age >= TELESCOPE_STABLE_AGE || r->resolved) &&
+		      p->windows % TELESCOPE_STABLE_PERIOD)) {
 			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
 				     (fit_level(p->src, r->start, r->end, &nr_full) > leaf ? 0.25 : 0) +
 				     r->waited;

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "region.h"
+#include "sim_source.h"
 
 #define GiB (1ULL << 30)
 #define MiB (1ULL << 20)
@@ -209,6 +210,60 @@ static void test_budget(void **state)
 	g_array_free(r, TRUE);
 }
 
+static unsigned int pick_pmd(const struct vt_region *r, uint64_t addr, void *arg)
+{
+	(void)r;
+	(void)addr;
+	(void)arg;
+	return VT_LEVEL_PMD;
+}
+
+/*
+ * Hundreds of regions, every other one hot: each region must get the results
+ * of its own probes (a batch index once wrapped at 256 and regions read their
+ * neighbours' bits).
+ */
+static void test_sampler_many_regions(void **state)
+{
+	GString *json = g_string_new("{\"footprint\":\"2GiB\",\"phases\":[{\"duration_s\":10,"
+				     "\"access_rate\":1e9,\"hot\":[");
+	g_autoptr(vt_workload) w = NULL;
+	const struct vt_range ranges[] = { { 0, 2 * GiB } };
+	struct vt_access_source *src;
+	GArray *r = vt_regions_new();
+	GRand *rng = g_rand_new_with_seed(1);
+	struct vt_sampler s;
+
+	(void)state;
+	/* hot: regions 0..299 and 600..899, each 2 MiB */
+	g_string_append_printf(json, "{\"start\":\"0\",\"size\":\"600MiB\"},"
+			       "{\"start\":\"1200MiB\",\"size\":\"600MiB\"}");
+	g_string_append(json, "]}]}");
+	w = vt_workload_from_json(json->str, -1, NULL);
+	g_string_free(json, TRUE);
+	assert_non_null(w);
+	src = vt_sim_new(w, 1);
+	vt_sampler_init(&s);
+	vt_regions_from_ranges(r, ranges, 1, 2 * MiB);
+	assert_int_equal(r->len, 1024);
+	for (unsigned int i = 0; i < 40; i++) {
+		vt_sim_advance(src, 5000000);
+		assert_int_equal(vt_sampler_check(&s, src, r), 0);
+		assert_int_equal(vt_sampler_prepare(&s, src, r, rng, pick_pmd, NULL), 0);
+	}
+	vt_regions_end_window(r, 0.1);
+	for (unsigned int i = 0; i < r->len; i++) {
+		double expect = (i < 300 || (i >= 600 && i < 900)) ? 1 : 0;
+
+		if (fabs(at(r, i)->accesses - expect) > 0.01)
+			fail_msg("region %u: accesses %.3f, expected %.0f", i, at(r, i)->accesses, expect);
+	}
+	vt_sampler_fini(&s);
+	vt_source_destroy(src);
+	g_rand_free(rng);
+	g_array_free(r, TRUE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_merge_rules),
 		cmocka_unit_test(test_end_window_age),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_sampler_many_regions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,8 +60,9 @@ struct options {
 	gint64 budget;
 	int sample_us;
 	int window_us;
-	double flex_pud;
-	double flex_pmd;
+	char **flex;
+	int min_regions;
+	int max_regions;
 	char *json;
 	char *svg;
 	gboolean force;
@@ -179,6 +180,29 @@ static void summarise(struct run *run, const struct vt_workload *w)
 	run->mean_source_us = n ? sum_src / n : 0;
 }
 
+/* "pud=0.15": the flex error allowed at a level, in [0, 1). */
+static bool parse_flex(const char *text, double *errors, GError **error)
+{
+	const char *eq = strchr(text, '=');
+	char *end = NULL;
+	double value;
+
+	for (unsigned int l = 0; eq && l < VT_MAX_LEVELS; l++) {
+		if (strncmp(text, vt_level_name(l), (size_t)(eq - text)) ||
+		    strlen(vt_level_name(l)) != (size_t)(eq - text))
+			continue;
+		value = g_ascii_strtod(eq + 1, &end);
+		if (end == eq + 1 || *end || !(value >= 0 && value < 1))
+			break;
+		errors[l] = value;
+		return true;
+	}
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "--flex %s: expected LEVEL=ERROR with LEVEL one of pte, pmd, pud, p4d, pgd "
+		    "and ERROR in [0, 1)", text);
+	return false;
+}
+
 static struct run *run_one(const struct vt_workload *w, const char *name,
 			   const struct options *o, GError **error)
 {
@@ -207,10 +231,12 @@ static struct run *run_one(const struct vt_workload *w, const char *name,
 		attrs.sample_us = (uint64_t)o->sample_us;
 	if (o->window_us > 0)
 		attrs.window_us = (uint64_t)o->window_us;
-	if (o->flex_pud >= 0)
-		attrs.flex_error[VT_LEVEL_PUD] = o->flex_pud;
-	if (o->flex_pmd >= 0)
-		attrs.flex_error[VT_LEVEL_PMD] = o->flex_pmd;
+	for (char **f = o->flex; f && *f; f++)
+		parse_flex(*f, attrs.flex_error, NULL);	/* checked in vt_bench_telemetry() */
+	if (o->min_regions > 0)
+		attrs.min_regions = (unsigned int)o->min_regions;
+	if (o->max_regions > 0)
+		attrs.max_regions = (unsigned int)o->max_regions;
 	if (o->exact) {
 		src = vt_sim_exact_new(w, (guint32)o->seed, error);
 		if (!src) {
@@ -597,7 +623,7 @@ int vt_bench_telemetry(int argc, char **argv)
 	static const char *default_profilers[] = { "telescope-bounded", "telescope-flex",
 						   "damon-like", NULL };
 	struct options o = {
-		.seed = 1, .flex_pud = -1, .flex_pmd = -1, .windows = 0,
+		.seed = 1, .windows = 0,
 	};
 	GOptionEntry entries[] = {
 		{ "scenario", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.scenarios,
@@ -611,8 +637,11 @@ int vt_bench_telemetry(int argc, char **argv)
 		  "MTM budget: accessed-bit checks per window (default: none)", "N" },
 		{ "sample-us", 0, 0, G_OPTION_ARG_INT, &o.sample_us, "sampling interval (5000)", "US" },
 		{ "window-us", 0, 0, G_OPTION_ARG_INT, &o.window_us, "window (200000)", "US" },
-		{ "flex-pud", 0, 0, G_OPTION_ARG_DOUBLE, &o.flex_pud, "flex error at PUD (0.15)", "F" },
-		{ "flex-pmd", 0, 0, G_OPTION_ARG_DOUBLE, &o.flex_pmd, "flex error at PMD (0.25)", "F" },
+		{ "min-regions", 0, 0, G_OPTION_ARG_INT, &o.min_regions, "regions at least (10)", "N" },
+		{ "max-regions", 0, 0, G_OPTION_ARG_INT, &o.max_regions, "regions at most (1000)", "N" },
+		{ "flex", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.flex,
+		  "telescope-flex error at a level, e.g. pud=0.15 (repeatable; defaults pud=0.15 "
+		  "pmd=0.25, 0 elsewhere)", "LEVEL=F" },
 		{ "exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
 		  "use the exact bit-array model (footprints up to 64 GiB)", NULL },
 		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &o.json, "write results as JSON ('-' = stdout)",
@@ -678,8 +707,17 @@ int vt_bench_telemetry(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.budget < 0 || o.windows < 0) {
-		fprintf(stderr, "vtier-bench telemetry: --budget and --windows must not be negative\n");
+	for (char **f = o.flex; f && *f; f++) {
+		double scratch[VT_MAX_LEVELS];
+
+		if (!parse_flex(*f, scratch, &error)) {
+			fprintf(stderr, "vtier-bench telemetry: %s\n", error->message);
+			return 2;
+		}
+	}
+	if (o.budget < 0 || o.windows < 0 || o.min_regions < 0 || o.max_regions < 0) {
+		fprintf(stderr, "vtier-bench telemetry: --budget, --windows and --min/max-regions "
+			"must not be negative\n");
 		return 2;
 	}
 	if (o.scaling)
@@ -742,6 +780,7 @@ int vt_bench_telemetry(int argc, char **argv)
 	}
 	g_strfreev(o.scenarios);
 	g_strfreev(o.profilers);
+	g_strfreev(o.flex);
 	g_free(o.spec);
 	g_free(o.json);
 	g_free(o.svg);

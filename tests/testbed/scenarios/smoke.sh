@@ -18,6 +18,8 @@ tb_step "L1: swap and zswap"
 
 tb_l2_start vm0 --mem 512M
 tb_l2_check_kvm vm0
+vtier-tbctl qmp /run/tb/vm0.agent.qmp '{"execute":"query-status"}' | grep -q '"running"' ||
+    tb_fail "vm0: the agent's QMP socket does not answer"
 
 tb_step "L2 vm0: workload"
 tb_l2 vm0 'vtier-workload serve --size 256M > /run/wl.log 2>&1 &'

@@ -323,7 +323,42 @@ def build_l1(path, kdir, kver, vmlinuz, l2_cpio, qemu_libs, staging):
     return mods
 
 
-def ensure_images(quiet=False):
+def prune_cache(root, keep_days=14):
+    """Drop image sets (and kernels no image set uses) unused for keep_days."""
+    now = time.time()
+    used_kernels = set()
+    for name in os.listdir(root):
+        d = os.path.join(root, name)
+        if not name.startswith("images-") or "." in name:
+            continue
+        stamp = os.path.join(d, ".last-used")
+        try:
+            age = now - os.path.getmtime(stamp)
+        except OSError:
+            age = now - os.path.getmtime(d)
+        if age > keep_days * 86400:
+            log(f"pruning {d} (unused for {age / 86400:.0f} days)")
+            shutil.rmtree(d, ignore_errors=True)
+            continue
+        try:
+            with open(os.path.join(d, "manifest.json")) as f:
+                used_kernels.add(os.path.basename(json.load(f)["kernel_dir"]))
+        except (OSError, ValueError, KeyError):
+            pass
+    for name in os.listdir(root):
+        if name.startswith("kernel-") and not name.endswith(".tmp") and name not in used_kernels:
+            d = os.path.join(root, name)
+            if now - os.path.getmtime(d) > keep_days * 86400:
+                log(f"pruning {d} (no image set uses it)")
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def touch(path):
+    with open(path, "a"):
+        os.utime(path)
+
+
+def ensure_images():
     qver = check_host_tools()
     kernel = resolve_kernel()
     pkg, ver, kver = kernel
@@ -332,12 +367,14 @@ def ensure_images(quiet=False):
     root = cache_root()
     out = os.path.join(root, f"images-{ihash}")
     if os.path.exists(os.path.join(out, ".complete")):
+        touch(os.path.join(out, ".last-used"))
         return out
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, ".lock"), "w") as lockf:
         fcntl.flock(lockf, fcntl.LOCK_EX)
         if os.path.exists(os.path.join(out, ".complete")):
             return out
+        prune_cache(root)
         t0 = time.monotonic()
         kdir = ensure_kernel(pkg, ver, kver)
         log(f"building images {ihash} (kernel {kver}, qemu {qver})")
@@ -366,6 +403,7 @@ def ensure_images(quiet=False):
                 json.dump(manifest, f, indent=2)
                 f.write("\n")
             open(os.path.join(tmp, ".complete"), "w").close()
+            touch(os.path.join(tmp, ".last-used"))
             os.chmod(tmp, 0o755)
             shutil.rmtree(out, ignore_errors=True)
             os.rename(tmp, out)

@@ -58,6 +58,11 @@ def load_config():
     return cfg
 
 
+def qopt(path):
+    """A path inside a QEMU option (commas are doubled)."""
+    return path.replace(",", ",,")
+
+
 def shell_quote(v):
     return "'" + v.replace("'", "'\\''") + "'"
 
@@ -162,25 +167,25 @@ def qemu_command(cfg, imgdir, rundir, shares, interactive):
     append = ("console=ttyS0 panic=-1 rdinit=/init loglevel=4 mitigations=off "
               + cfg.get("TB_L1_CMDLINE_EXTRA", "")).strip()
     cmd += ["-kernel", os.path.join(imgdir, "vmlinuz"),
-            "-initrd", os.path.join(imgdir, "l1.cpio"), "-append", append]
+            "-initrd", qopt(os.path.join(imgdir, "l1.cpio")), "-append", append]
     log_path = os.path.join(out, "l1-console.log")
     if interactive:
-        cmd += ["-chardev", f"stdio,id=con,mux=on,signal=off,logfile={log_path}",
+        cmd += ["-chardev", f"stdio,id=con,mux=on,signal=off,logfile={qopt(log_path)}",
                 "-serial", "chardev:con", "-mon", "chardev=con,mode=readline"]
     else:
-        cmd += ["-chardev", f"file,id=con,path={log_path}", "-serial", "chardev:con"]
-    cmd += ["-virtfs", f"local,path={rundir},mount_tag=tb,security_model=none,id=tb"]
+        cmd += ["-chardev", f"file,id=con,path={qopt(log_path)}", "-serial", "chardev:con"]
+    cmd += ["-virtfs", f"local,path={qopt(rundir)},mount_tag=tb,security_model=none,id=tb"]
     for tag, path in shares.items():
-        cmd += ["-virtfs", f"local,path={path},mount_tag={tag},security_model=none,"
+        cmd += ["-virtfs", f"local,path={qopt(path)},mount_tag={tag},security_model=none,"
                 f"readonly=on,id={tag}"]
     swap = parse_size(cfg["TB_L1_SWAP"])
     if swap:
         img = os.path.join(rundir, "swap.img")
         with open(img, "wb") as f:
             f.truncate(swap)
-        cmd += ["-drive", f"if=none,id=swap,file={img},format=raw,cache=unsafe,discard=unmap",
+        cmd += ["-drive", f"if=none,id=swap,file={qopt(img)},format=raw,cache=unsafe,discard=unmap",
                 "-device", "virtio-blk-pci,drive=swap,serial=vtier-swap"]
-    cmd += ["-qmp", f"unix:{os.path.join(rundir, 'l1.qmp')},server=on,wait=off"]
+    cmd += ["-qmp", f"unix:{qopt(os.path.join(rundir, 'l1.qmp'))},server=on,wait=off"]
     return cmd
 
 
@@ -204,20 +209,19 @@ class L1:
             f.write(f"{self.proc.pid}\n")
 
     def kill(self):
-        """Kill L1's whole process group: TERM, a grace period, then KILL."""
+        """Kill L1's whole process group: TERM, a grace period, then KILL.
+        (Once QEMU is reaped its group id may be reused: leave it alone then.)"""
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+            for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, None)):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.proc.wait(timeout=grace)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
         self.proc.wait()
         self.qlog.close()
 
