@@ -72,8 +72,9 @@ struct vt_access_source;
  *               profilers that split regions and by scan-based profilers.
  * @destroy:     free the source. Accepts NULL.
  *
- * Every test counts as one check in @checks[level] of struct vt_access_source,
- * which the source maintains; profilers read it for their cost accounting.
+ * Every test of a bit, in any of the three calls, counts as one check in
+ * @checks[level] of struct vt_access_source: the source increments it, and
+ * profilers read it for their cost accounting.
  */
 struct vt_access_source_ops {
 	const char *name;

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* VM discovery: memory backends over QMP, their RAM blocks' HVAs, checked against maps. */
+#include <errno.h>
+#include <string.h>
+
+#include "procmaps.h"
+#include "vm.h"
+
+bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GError **error)
+{
+	g_autoptr(GArray) memdevs = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
+	g_autoptr(GArray) blocks = g_array_new(FALSE, TRUE, sizeof(struct vt_ramblock));
+	g_autoptr(GArray) maps = g_array_new(FALSE, TRUE, sizeof(struct vt_mapping));
+	g_autoptr(JsonNode) ret = NULL, objs = NULL, rb = NULL;
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonNode) args = NULL;
+	JsonObject *o;
+	JsonNode *text;
+
+	if (!vt_qmp_execute(qmp, "query-memdev", NULL, &ret, error) ||
+	    !vt_qmp_parse_memdev(ret, memdevs, error))
+		return false;
+	if (memdevs->len == 0) {
+		g_set_error(error, VT_CORE_ERROR, ENOENT,
+			    "the VM has no memory backend objects: start QEMU with -machine "
+			    "memory-backend=ID -object memory-backend-ram|memfd|file,id=ID,...");
+		return false;
+	}
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "path");
+	json_builder_add_string_value(b, "/objects");
+	json_builder_end_object(b);
+	args = json_builder_get_root(b);
+	if (!vt_qmp_execute(qmp, "qom-list", args, &objs, error) ||
+	    !vt_qmp_parse_objects(objs, memdevs, error))
+		return false;
+	if (!vt_qmp_execute(qmp, "x-query-ramblock", NULL, &rb, error))
+		return false;
+	o = JSON_NODE_HOLDS_OBJECT(rb) ? json_node_get_object(rb) : NULL;
+	text = o ? json_object_get_member(o, "human-readable-text") : NULL;
+	if (!text || !JSON_NODE_HOLDS_VALUE(text) || json_node_get_value_type(text) != G_TYPE_STRING) {
+		g_set_error(error, VT_CORE_ERROR, EPROTO, "x-query-ramblock: no human-readable-text");
+		return false;
+	}
+	if (!vt_qmp_parse_ramblocks(json_node_get_string(text), blocks, error))
+		return false;
+	if (!vt_procmaps_read(pid, maps, error))
+		return false;
+	for (unsigned int i = 0; i < memdevs->len; i++) {
+		const struct vt_memdev *m = &g_array_index(memdevs, struct vt_memdev, i);
+		const struct vt_ramblock *blk = NULL;
+		const struct vt_mapping *map;
+		struct vt_vm_ram r = { 0 };
+
+		for (unsigned int j = 0; j < blocks->len; j++)
+			if (strcmp(g_array_index(blocks, struct vt_ramblock, j).name, m->id) == 0)
+				blk = &g_array_index(blocks, struct vt_ramblock, j);
+		if (!blk) {
+			g_set_error(error, VT_CORE_ERROR, ENOENT,
+				    "memory backend '%s' has no RAM block (not used by the guest?)",
+				    m->id);
+			return false;
+		}
+		if (blk->used != m->size) {
+			g_set_error(error, VT_CORE_ERROR, EPROTO,
+				    "memory backend '%s': RAM block is %" G_GUINT64_FORMAT
+				    " bytes, backend %" G_GUINT64_FORMAT, m->id, (guint64)blk->used,
+				    (guint64)m->size);
+			return false;
+		}
+		map = vt_procmaps_find(maps, blk->hva, blk->hva + blk->used);
+		if (!map) {
+			g_set_error(error, VT_CORE_ERROR, ENOENT,
+				    "memory backend '%s': no single mapping of pid %d holds "
+				    "0x%" G_GINT64_MODIFIER "x+0x%" G_GINT64_MODIFIER "x", m->id, (int)pid,
+				    (guint64)blk->hva, (guint64)blk->used);
+			return false;
+		}
+		g_strlcpy(r.backend, m->id, sizeof(r.backend));
+		g_strlcpy(r.type, m->type, sizeof(r.type));
+		g_strlcpy(r.policy, m->policy, sizeof(r.policy));
+		g_strlcpy(r.mapping, map->path, sizeof(r.mapping));
+		r.size = blk->used;
+		r.hva = blk->hva;
+		r.page_size = blk->page_size;
+		r.share = m->share;
+		r.thp = !m->share && !*map->path && blk->page_size == 4096;
+		g_array_append_val(ram, r);
+	}
+	return true;
+}

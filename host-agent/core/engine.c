@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The per-VM engine: every window, the profiler's snapshot feeds the chunk
+ * EMAs, move_pages status samples say where each chunk lives, the policy
+ * decides, and (mode auto) the NUMA mover carries the orders out.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "damon_kernel.h"
+#include "daemon.h"
+#include "numa.h"
+#include "vm.h"
+
+#define RESIDENCY_STRIDE (16 * 1024)	/* one status sample per 16 KiB */
+#define TIER_RESERVE (32ULL << 20)	/* never fill a tier's last 32 MiB */
+
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Which profiler and why; the log line is the caller's. */
+static int choose_profiler(struct vt_vm *vm, GError **error)
+{
+	bool tdp_dev = g_file_test("/dev/vtier-tdp", G_FILE_TEST_EXISTS);
+	g_autofree char *why = NULL;
+	int ret;
+
+#ifdef VTIER_HAVE_TDP
+	/* hook: Telescope over the tdp source once host-agent/telemetry/tdp_source.h lands */
+#endif
+	if (strcmp(vm->policy.profiler, "auto") != 0 &&
+	    strcmp(vm->policy.profiler, "damon-kernel") != 0) {
+		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP,
+			    "profiler '%s' needs the tdp access source (host-kmod), which this "
+			    "vtierd does not have yet: use profiler=damon-kernel or auto",
+			    vm->policy.profiler);
+		return -EOPNOTSUPP;
+	}
+	ret = vt_damon_kernel_probe(&why);
+	if (ret) {
+		g_set_error(error, VT_CORE_ERROR, -ret, "damon-kernel: %s%s", why,
+			    tdp_dev ? "" : "; and host-kmod is not loaded (/dev/vtier-tdp missing)");
+		return ret;
+	}
+	g_strlcpy(vm->profiler_name, "damon-kernel", sizeof(vm->profiler_name));
+	g_snprintf(vm->profiler_why, sizeof(vm->profiler_why), "%s",
+		   tdp_dev ? "host-kmod is loaded but this vtierd has no tdp source yet; "
+			     "using the host kernel's DAMON on the QEMU process" :
+			     "host-kmod not loaded (/dev/vtier-tdp missing); using the host "
+			     "kernel's DAMON on the QEMU process");
+	vm->space = VT_SPACE_HVA;
+	return 0;
+}
+
+static gboolean window_cb(gpointer data)
+{
+	struct vt_vm *vm = data;
+
+	if (vt_engine_window(vm))
+		return G_SOURCE_CONTINUE;
+	vm->window_timer = 0;
+	vt_daemon_vm_failed(vm->d, vm);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean sample_cb(gpointer data)
+{
+	struct vt_vm *vm = data;
+
+	if (vm->prof)
+		vt_profiler_sample(vm->prof);
+	return G_SOURCE_CONTINUE;
+}
+
+void vt_engine_stop(struct vt_vm *vm)
+{
+	if (vm->window_timer)
+		g_source_remove(vm->window_timer);
+	if (vm->sample_timer)
+		g_source_remove(vm->sample_timer);
+	vm->window_timer = vm->sample_timer = 0;
+	vt_profiler_free(vm->prof);
+	vm->prof = NULL;
+	vt_source_destroy(vm->src);
+	vm->src = NULL;
+	vt_snapshot_clear(&vm->snap);
+}
+
+bool vt_engine_start(struct vt_vm *vm, GError **error)
+{
+	g_autofree struct vt_range *ranges = NULL;
+	g_autofree struct vt_range64 *r64 = NULL;
+	struct vt_profiler_attrs attrs;
+	int ret;
+
+	vt_engine_stop(vm);
+	if (vm->policy.mode == VT_MODE_OFF) {
+		g_strlcpy(vm->state, "off", sizeof(vm->state));
+		g_strlcpy(vm->profiler_name, "none", sizeof(vm->profiler_name));
+		g_strlcpy(vm->profiler_why, "mode=off: profiling detached",
+			  sizeof(vm->profiler_why));
+		return true;
+	}
+	if (choose_profiler(vm, error) < 0)
+		return false;
+	ranges = g_new0(struct vt_range, vm->ram->len);
+	r64 = g_new0(struct vt_range64, vm->ram->len);
+	for (unsigned int i = 0; i < vm->ram->len; i++) {
+		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
+
+		ranges[i] = (struct vt_range){ r->hva, r->hva + r->size };
+		r64[i] = (struct vt_range64){ r->hva, r->hva + r->size };
+	}
+	/* ranges sorted by address for the profiler */
+	for (unsigned int i = 1; i < vm->ram->len; i++)
+		for (unsigned int j = i; j > 0 && ranges[j].start < ranges[j - 1].start; j--) {
+			struct vt_range t = ranges[j];
+			struct vt_range64 t64 = r64[j];
+
+			ranges[j] = ranges[j - 1];
+			ranges[j - 1] = t;
+			r64[j] = r64[j - 1];
+			r64[j - 1] = t64;
+		}
+	vt_profiler_attrs_default(&attrs);
+	attrs.sample_us = vm->policy.sample_ms * 1000;
+	attrs.window_us = vm->policy.window_ms * 1000;
+	attrs.min_regions = 10;
+	attrs.max_regions = 1000;
+	vm->src = vt_damon_kernel_source_new(vm->pid, ranges, vm->ram->len);
+	if (!vm->src) {
+		g_set_error(error, VT_CORE_ERROR, E2BIG, "too many RAM ranges (%u)", vm->ram->len);
+		return false;
+	}
+	vm->prof = vt_damon_kernel_profiler_new(vm->src, &attrs, &ret);
+	if (!vm->prof) {
+		g_set_error(error, VT_CORE_ERROR, -ret, "damon-kernel: %s", g_strerror(-ret));
+		goto fail;
+	}
+	ret = vt_profiler_start(vm->prof);
+	if (ret < 0) {
+		g_set_error(error, VT_CORE_ERROR, -ret, "%s: cannot start on pid %d: %s",
+			    vm->profiler_name, (int)vm->pid, g_strerror(-ret));
+		goto fail;
+	}
+	vt_snapshot_init(&vm->snap);
+	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
+		vt_mtm_free(vm->mtm);
+		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, RESIDENCY_STRIDE,
+				     vm->d->tiers.nr);
+	}
+	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
+		  sizeof(vm->state));
+	vm->window_timer = g_timeout_add((guint)vm->policy.window_ms, window_cb, vm);
+	if (vm->prof->ops->sample)
+		vm->sample_timer = g_timeout_add((guint)vm->policy.sample_ms, sample_cb, vm);
+	return true;
+fail:
+	vt_engine_stop(vm);
+	return false;
+}
+
+/* Where each chunk lives: one move_pages status per RESIDENCY_STRIDE. */
+static int query_residency(struct vt_vm *vm)
+{
+	struct vt_mtm *m = vm->mtm;
+	int nodes[VT_NUMA_BATCH];
+	unsigned int per_chunk = (unsigned int)(m->chunk_bytes / RESIDENCY_STRIDE);
+
+	vt_mtm_residency_reset(m);
+	for (unsigned int i = 0; i < m->chunks->len; i++) {
+		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
+		unsigned int n = (unsigned int)MIN(per_chunk, (c->end - c->start) / RESIDENCY_STRIDE);
+		int ret;
+
+		n = MIN(MAX(n, 1u), (unsigned int)VT_NUMA_BATCH);
+		ret = vt_numa_query(vm->pid, c->start, RESIDENCY_STRIDE, n, nodes);
+		if (ret < 0)
+			return ret;
+		for (unsigned int k = 0; k < n; k++)
+			vt_mtm_residency_add(m, i, nodes[k] >= 0 ?
+					     vt_tiers_of_node(&vm->d->tiers, nodes[k]) : -1);
+	}
+	vt_mtm_residency_done(m);
+	return 0;
+}
+
+/* The node of tier @t with the most free memory. */
+static int tier_node(const struct vt_tiers *tiers, int t)
+{
+	const struct vt_tier *tr = &tiers->tier[t];
+	uint64_t best = 0;
+	int node = tr->nodes[0];
+
+	for (unsigned int j = 0; j < tr->nr_nodes; j++) {
+		g_autofree char *p = g_strdup_printf("%s/sys/devices/system/node/node%d/meminfo",
+						     tiers->root, tr->nodes[j]);
+		g_autofree char *text = NULL;
+		const char *f;
+
+		if (!g_file_get_contents(p, &text, NULL, NULL))
+			continue;
+		f = strstr(text, "MemFree:");
+		if (f && g_ascii_strtoull(f + 8, NULL, 10) > best) {
+			best = g_ascii_strtoull(f + 8, NULL, 10);
+			node = tr->nodes[j];
+		}
+	}
+	return node;
+}
+
+bool vt_engine_window(struct vt_vm *vm)
+{
+	struct vt_vm_stats *s = &vm->stats;
+	struct vt_tiers *tiers = &vm->d->tiers;
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	g_autoptr(GArray) regions = NULL;
+	struct vt_mtm_window_stats ws;
+	struct vt_mtm_params mp;
+	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
+	uint64_t t0 = thread_ns(), t1, t2, t3, moved_before = s->bytes_moved;
+	uint64_t checks0 = vt_source_checks_total(vm->src);
+	int ret;
+
+	ret = vt_profiler_window(vm->prof, &vm->snap);
+	t1 = thread_ns();
+	if (ret < 0) {
+		g_snprintf(vm->last_error, sizeof(vm->last_error), "%s window: %s",
+			   vm->profiler_name, g_strerror(-ret));
+		return ret != -ESRCH;	/* kdamond gone: the process exited */
+	}
+	s->profiler_cost_ns = t1 - t0;
+	s->profiler_checks = vt_source_checks_total(vm->src) - checks0;
+	s->profiler_regions = vm->snap.regions->len;
+	regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_mtm_region),
+				    vm->snap.regions->len);
+	for (unsigned int i = 0; i < vm->snap.regions->len; i++) {
+		const struct vt_snapshot_region *r =
+			&g_array_index(vm->snap.regions, struct vt_snapshot_region, i);
+		struct vt_mtm_region mr = { r->start, r->end, r->accesses };
+
+		g_array_append_val(regions, mr);
+	}
+	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
+	ret = query_residency(vm);
+	t2 = thread_ns();
+	s->residency_cost_ns = t2 - t1;
+	if (ret < 0) {
+		g_snprintf(vm->last_error, sizeof(vm->last_error), "move_pages status: %s",
+			   g_strerror(-ret));
+		return ret != -ESRCH;
+	}
+	vt_tiers_refresh(tiers);
+	for (unsigned int t = 0; t < tiers->nr && t < VT_MTM_MAX_TIERS; t++)
+		room[t] = tiers->tier[t].free_bytes > TIER_RESERVE ?
+			  tiers->tier[t].free_bytes - TIER_RESERVE : 0;
+	mp = (struct vt_mtm_params){
+		.allowance_bytes = vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes),
+		.budget_bytes = vm->policy.budget_bytes,
+		.hot_threshold = vm->policy.hot_threshold,
+		.thrash_windows = vm->policy.thrash_windows,
+		.thrash_step = vm->policy.thrash_step,
+	};
+	vt_mtm_decide(vm->mtm, &mp, room, orders, &ws);
+	t3 = thread_ns();
+	s->policy_cost_ns = t3 - t2;
+	s->threshold = ws.threshold;
+	s->hot_chunks = ws.hot_chunks;
+	s->hot_on_tier0 = ws.hot_on_tier0;
+	s->thrash_events = vm->mtm->thrash_total;
+	for (unsigned int t = 0; t < tiers->nr && t < VT_MAX_TIERS; t++)
+		s->tier[t].resident_bytes = ws.tier_bytes[t];
+	if (vm->policy.mode == VT_MODE_OBSERVE) {
+		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
+	} else {
+		for (unsigned int i = 0; i < orders->len; i++) {
+			const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
+			const struct vt_mtm_chunk *c =
+				&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
+			struct vt_move_result res = { 0 };
+			int node = tier_node(tiers, o->to_tier);
+
+			ret = vt_numa_move(vm->pid, c->start, c->end - c->start, node, 4096, &res);
+			if (ret == -ESRCH) {
+				g_snprintf(vm->last_error, sizeof(vm->last_error),
+					   "move_pages: QEMU pid %d is gone", (int)vm->pid);
+				return false;
+			}
+			if (ret < 0) {
+				g_snprintf(vm->last_error, sizeof(vm->last_error), "move_pages: %s",
+					   g_strerror(-ret));
+				break;
+			}
+			if (o->promote) {
+				s->promotions++;
+				s->tier[o->to_tier].promoted_in++;
+			} else {
+				s->demotions++;
+				s->tier[o->to_tier].demoted_in++;
+			}
+			s->bytes_moved += (res.moved - res.already) * 4096;
+			s->tier[o->to_tier].bytes_in += (res.moved - res.already) * 4096;
+			s->pages_already += res.already;
+			s->move_busy += res.busy;
+			s->move_absent += res.absent;
+			s->move_nomem += res.nomem;
+			s->move_other += res.other;
+		}
+	}
+	s->mover_cost_ns = thread_ns() - t3;
+	s->last_window_bytes = s->bytes_moved - moved_before;
+	s->max_moves_per_chunk = vt_mtm_max_moves(vm->mtm);
+	s->windows++;
+	vm->last_error[0] = '\0';
+	return true;
+}
+
+static void add_u64(JsonBuilder *b, const char *k, uint64_t v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_int_value(b, (gint64)v);
+}
+
+static void add_str(JsonBuilder *b, const char *k, const char *v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_string_value(b, v);
+}
+
+void vt_vm_status_to_json(const struct vt_vm *vm, JsonBuilder *b)
+{
+	json_builder_begin_object(b);
+	add_str(b, "name", vm->name);
+	add_str(b, "qmp", vm->qmp_path);
+	add_u64(b, "pid", (uint64_t)vm->pid);
+	add_str(b, "qemu", vm->qemu_version);
+	add_str(b, "state", vm->state);
+	add_str(b, "profiler", vm->profiler_name);
+	add_str(b, "profiler_reason", vm->profiler_why);
+	add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
+	add_u64(b, "ram_bytes", vm->ram_bytes);
+	add_u64(b, "windows", vm->stats.windows);
+	add_str(b, "last_error", vm->last_error);
+	json_builder_set_member_name(b, "policy");
+	vt_vm_policy_to_json(&vm->policy, b);
+	json_builder_set_member_name(b, "ram");
+	json_builder_begin_array(b);
+	for (unsigned int i = 0; i < vm->ram->len; i++) {
+		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
+
+		json_builder_begin_object(b);
+		add_str(b, "backend", r->backend);
+		add_str(b, "type", r->type);
+		add_u64(b, "size", r->size);
+		add_u64(b, "hva", r->hva);
+		add_u64(b, "page_size", r->page_size);
+		add_str(b, "policy", r->policy);
+		json_builder_set_member_name(b, "share");
+		json_builder_add_boolean_value(b, r->share);
+		json_builder_set_member_name(b, "thp");
+		json_builder_add_boolean_value(b, r->thp);
+		add_str(b, "mapping", r->mapping);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+}
+
+void vt_vm_stats_to_json(const struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
+{
+	const struct vt_vm_stats *s = &vm->stats;
+
+	json_builder_begin_object(b);
+	add_str(b, "name", vm->name);
+	add_str(b, "mode", vt_mode_name(vm->policy.mode));
+	add_str(b, "profiler", vm->profiler_name);
+	add_u64(b, "windows", s->windows);
+	add_u64(b, "promotions", s->promotions);
+	add_u64(b, "demotions", s->demotions);
+	add_u64(b, "bytes_moved", s->bytes_moved);
+	add_u64(b, "last_window_bytes", s->last_window_bytes);
+	add_u64(b, "pages_already_placed", s->pages_already);
+	add_u64(b, "move_fail_busy", s->move_busy);
+	add_u64(b, "move_fail_absent", s->move_absent);
+	add_u64(b, "move_fail_nomem", s->move_nomem);
+	add_u64(b, "move_fail_other", s->move_other);
+	add_u64(b, "observe_bytes", s->observe_bytes);
+	add_u64(b, "thrash_events", s->thrash_events);
+	add_u64(b, "max_moves_per_chunk", s->max_moves_per_chunk);
+	add_u64(b, "profiler_regions", s->profiler_regions);
+	add_u64(b, "profiler_checks", s->profiler_checks);
+	add_u64(b, "profiler_cpu_ns", s->profiler_cost_ns);
+	add_u64(b, "residency_cpu_ns", s->residency_cost_ns);
+	add_u64(b, "policy_cpu_ns", s->policy_cost_ns);
+	add_u64(b, "mover_cpu_ns", s->mover_cost_ns);
+	json_builder_set_member_name(b, "hot_threshold_used");
+	json_builder_add_double_value(b, s->threshold);
+	add_u64(b, "hot_chunks", s->hot_chunks);
+	add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
+	add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
+	json_builder_set_member_name(b, "tiers");
+	json_builder_begin_array(b);
+	for (unsigned int t = 0; t < tiers->nr; t++) {
+		json_builder_begin_object(b);
+		add_str(b, "tier", tiers->tier[t].name);
+		add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
+		add_u64(b, "promoted_in", s->tier[t].promoted_in);
+		add_u64(b, "demoted_in", s->tier[t].demoted_in);
+		add_u64(b, "bytes_in", s->tier[t].bytes_in);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host's memory tiers, fastest first: discovered from sysfs
+ * (memory_tiering, node distances, HMAT access0 attributes) and overridable
+ * from the [tier.NAME] groups of the config file. Each tier has NUMA nodes, a
+ * capacity, a latency class and a price.
+ */
+#ifndef VTIER_CORE_TIERS_H
+#define VTIER_CORE_TIERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#define VT_MAX_NODES 64
+#define VT_MAX_TIERS 8
+
+struct vt_tier {
+	char name[32];
+	int nodes[VT_MAX_NODES];
+	unsigned int nr_nodes;
+	int kernel_tier;		/* memory_tierN, or -1 */
+	uint64_t capacity_bytes;	/* MemTotal of its nodes */
+	uint64_t free_bytes;		/* MemFree of its nodes, at the last refresh */
+	unsigned int latency_ns;	/* HMAT read latency, else 10 x SLIT distance */
+	double price_usd_gib;
+	char source[16];		/* "sysfs" or "config" */
+};
+
+struct vt_tiers {
+	struct vt_tier tier[VT_MAX_TIERS];
+	unsigned int nr;
+	int node_tier[VT_MAX_NODES];	/* node -> tier index, -1 when none */
+	char root[256];			/* sysfs root ("/" normally; a tree in tests) */
+};
+
+/* Discover from @root (e.g. "/"); apply @config groups [tier.NAME] when non-NULL. */
+bool vt_tiers_discover(struct vt_tiers *t, const char *root, GKeyFile *config, GError **error);
+/* Re-read MemFree of every tier's nodes. */
+void vt_tiers_refresh(struct vt_tiers *t);
+int vt_tiers_of_node(const struct vt_tiers *t, int node);
+void vt_tiers_to_json(const struct vt_tiers *t, JsonBuilder *b);
+/* Parse a node list "0-2,5" into @nodes; false on malformed or > VT_MAX_NODES. */
+bool vt_parse_nodelist(const char *text, int *nodes, unsigned int *nr);
+
+#endif

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One attached VM: what discovery learnt (QEMU pid, memory backends and the
+ * host-virtual mappings of guest RAM) and its engine (profile window ->
+ * region map -> policy -> movers -> stats), driven by glib timers.
+ */
+#ifndef VTIER_CORE_VM_H
+#define VTIER_CORE_VM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "mtm.h"
+#include "profiler.h"
+#include "qmp_client.h"
+#include "tiers.h"
+#include "vm_policy.h"
+
+/* The address space of a VM's region map. */
+enum vt_addr_space {
+	VT_SPACE_HVA,	/* QEMU host-virtual (damon-kernel) */
+	VT_SPACE_GPA,	/* guest-physical (tdp) */
+};
+
+struct vt_vm_ram {
+	char backend[64];	/* memory backend id (= RAM block name) */
+	char type[48];		/* memory-backend-ram / -memfd / -file */
+	uint64_t size;
+	uint64_t hva;
+	uint64_t page_size;
+	bool share;
+	bool thp;		/* anonymous private memory that THP may back */
+	char policy[16];
+	char mapping[256];	/* the /proc/PID/maps path ("" = anonymous) */
+};
+
+/* Learn @pid's guest RAM through @qmp: backends, RAM blocks, and maps. */
+bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GError **error);
+
+struct vt_tier_stats {
+	uint64_t resident_bytes;	/* estimated from move_pages status samples */
+	uint64_t promoted_in;		/* chunks promoted into this tier */
+	uint64_t demoted_in;		/* chunks demoted into this tier */
+	uint64_t bytes_in;		/* bytes moved into this tier */
+};
+
+struct vt_vm_stats {
+	uint64_t windows;
+	uint64_t promotions;		/* chunks */
+	uint64_t demotions;
+	uint64_t bytes_moved;		/* pages that changed node x 4 KiB */
+	uint64_t pages_already;		/* asked to move but already there */
+	uint64_t move_busy;
+	uint64_t move_absent;
+	uint64_t move_nomem;
+	uint64_t move_other;
+	uint64_t observe_bytes;		/* bytes the policy would have moved (observe) */
+	uint64_t thrash_events;
+	uint32_t max_moves_per_chunk;
+	uint64_t profiler_regions;	/* regions in the last snapshot */
+	uint64_t profiler_checks;	/* accessed-bit checks in the last window (tdp) */
+	uint64_t profiler_cost_ns;	/* last window: profiler, policy, mover CPU time */
+	uint64_t policy_cost_ns;
+	uint64_t mover_cost_ns;
+	uint64_t residency_cost_ns;
+	double threshold;
+	unsigned int hot_chunks;
+	unsigned int hot_on_tier0;
+	uint64_t last_window_bytes;	/* moved in the last window */
+	struct vt_tier_stats tier[VT_MAX_TIERS];
+};
+
+struct vt_daemon;
+
+struct vt_vm {
+	char name[64];
+	char qmp_path[128];
+	pid_t pid;
+	char qemu_version[32];
+	struct vt_qmp *qmp;
+	guint qmp_watch;
+	GArray *ram;			/* struct vt_vm_ram */
+	uint64_t ram_bytes;
+	struct vt_vm_policy policy;
+	enum vt_addr_space space;
+	char profiler_name[32];
+	char profiler_why[256];
+	struct vt_access_source *src;
+	struct vt_profiler *prof;
+	struct vt_snapshot snap;
+	struct vt_mtm *mtm;
+	guint window_timer;
+	guint sample_timer;
+	char state[32];			/* "profiling", "observing", "off", "error: ..." */
+	char last_error[256];
+	struct vt_vm_stats stats;
+	struct vt_daemon *d;
+};
+
+/* Engine: (re)start after attach or a policy change; stop before detach. */
+bool vt_engine_start(struct vt_vm *vm, GError **error);
+void vt_engine_stop(struct vt_vm *vm);
+/* One window now (the timer calls it); false when the VM must be detached. */
+bool vt_engine_window(struct vt_vm *vm);
+void vt_vm_status_to_json(const struct vt_vm *vm, JsonBuilder *b);
+void vt_vm_stats_to_json(const struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
+
+#endif

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Per-VM policy keys: defaults, parsing with reasons, JSON. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler.h"
+#include "vm_policy.h"
+#include "workload.h"
+
+G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
+
+#define MIB (1ULL << 20)
+
+static const char *const keys[] = {
+	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
+	"thrash_windows", "thrash_step", "chunk", "profiler", NULL,
+};
+
+const char *const *vt_vm_policy_keys(void)
+{
+	return keys;
+}
+
+void vt_vm_policy_default(struct vt_vm_policy *p)
+{
+	*p = (struct vt_vm_policy){
+		.mode = VT_MODE_AUTO,
+		.dram_limit_bytes = 0,
+		.dram_share = 1.0,
+		.budget_bytes = 128 * MIB,
+		.window_ms = 1000,
+		.sample_ms = 20,
+		.hot_threshold = 0.05,
+		.thrash_windows = 4,
+		.thrash_step = 0.2,
+		.chunk_bytes = 2 * MIB,
+	};
+	g_strlcpy(p->profiler, "auto", sizeof(p->profiler));
+}
+
+const char *vt_mode_name(enum vt_mode mode)
+{
+	switch (mode) {
+	case VT_MODE_OFF:
+		return "off";
+	case VT_MODE_OBSERVE:
+		return "observe";
+	case VT_MODE_AUTO:
+		return "auto";
+	}
+	return "?";
+}
+
+static bool parse_u64(const char *key, const char *value, uint64_t min, uint64_t max,
+		      uint64_t *out, GError **error)
+{
+	guint64 v;
+
+	if (!g_ascii_string_to_unsigned(value, 10, min, max, &v, NULL)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "%s: '%s' is not a whole number in %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT,
+			    key, value, (guint64)min, (guint64)max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_fraction(const char *key, const char *value, double min, double max,
+			   double *out, GError **error)
+{
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = *value ? g_ascii_strtod(value, &end) : NAN;
+	if (!*value || errno || *end || !isfinite(v) || v < min || v > max) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: '%s' is not a number in %g..%g",
+			    key, value, min, max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_bytes(const char *key, const char *value, uint64_t min, uint64_t max,
+			uint64_t *out, GError **error)
+{
+	g_autoptr(GError) e = NULL;
+	uint64_t v;
+
+	if (!vt_parse_size(value, &v, &e)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: %s", key, e->message);
+		return false;
+	}
+	if (v < min || v > max) {
+		g_set_error(error, VT_CORE_ERROR, ERANGE,
+			    "%s: '%s' is out of range (%" G_GUINT64_FORMAT " MiB..%" G_GUINT64_FORMAT
+			    " MiB)", key, value, (guint64)(min / MIB), (guint64)(max / MIB));
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
+{
+	struct vt_vm_policy n = *p;
+
+	if (!key || !value) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: missing key or value");
+		return false;
+	}
+	if (strcmp(key, "mode") == 0) {
+		if (strcmp(value, "off") == 0)
+			n.mode = VT_MODE_OFF;
+		else if (strcmp(value, "observe") == 0)
+			n.mode = VT_MODE_OBSERVE;
+		else if (strcmp(value, "auto") == 0)
+			n.mode = VT_MODE_AUTO;
+		else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "mode: '%s' is not one of off, observe, auto", value);
+			return false;
+		}
+	} else if (strcmp(key, "dram_limit") == 0) {
+		if (strcmp(value, "none") == 0)
+			n.dram_limit_bytes = 0;
+		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, &n.dram_limit_bytes, error))
+			return false;
+	} else if (strcmp(key, "dram_share") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.dram_share, error))
+			return false;
+	} else if (strcmp(key, "budget") == 0) {
+		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 40, &n.budget_bytes, error))
+			return false;
+	} else if (strcmp(key, "window_ms") == 0) {
+		if (!parse_u64(key, value, 100, 600000, &n.window_ms, error))
+			return false;
+	} else if (strcmp(key, "sample_ms") == 0) {
+		if (!parse_u64(key, value, 1, 10000, &n.sample_ms, error))
+			return false;
+	} else if (strcmp(key, "hot_threshold") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.hot_threshold, error))
+			return false;
+	} else if (strcmp(key, "thrash_windows") == 0) {
+		uint64_t v;
+
+		if (!parse_u64(key, value, 0, 1000, &v, error))
+			return false;
+		n.thrash_windows = (unsigned int)v;
+	} else if (strcmp(key, "thrash_step") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.thrash_step, error))
+			return false;
+	} else if (strcmp(key, "chunk") == 0) {
+		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 30, &n.chunk_bytes, error))
+			return false;
+		if (n.chunk_bytes % (2 * MIB)) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "chunk: '%s' is not a multiple of 2 MiB", value);
+			return false;
+		}
+	} else if (strcmp(key, "profiler") == 0) {
+		if (strcmp(value, "auto") != 0 && strcmp(value, "damon-kernel") != 0 &&
+		    !vt_profiler_lookup(value)) {
+			g_autofree char *list = g_strjoinv(", ", (char **)vt_profiler_names());
+
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "profiler: unknown '%s' (auto, damon-kernel or one of: %s)", value, list);
+			return false;
+		}
+		if (strlen(value) >= sizeof(n.profiler)) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "profiler: name too long");
+			return false;
+		}
+		g_strlcpy(n.profiler, value, sizeof(n.profiler));
+	} else {
+		g_autofree char *list = g_strjoinv(", ", (char **)keys);
+
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "unknown policy key '%s' (known: %s)", key,
+			    list);
+		return false;
+	}
+	if (n.sample_ms > n.window_ms) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
+			    G_GUINT64_FORMAT ")", (guint64)n.sample_ms, (guint64)n.window_ms);
+		return false;
+	}
+	*p = n;
+	return true;
+}
+
+bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsigned int n,
+			GError **error)
+{
+	struct vt_vm_policy tmp = *p;
+
+	if (n == 0) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: no KEY=VALUE given");
+		return false;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const char *eq = assignments[i] ? strchr(assignments[i], '=') : NULL;
+		g_autofree char *key = NULL;
+
+		if (!eq || eq == assignments[i]) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: '%s' is not KEY=VALUE",
+				    assignments[i] ? assignments[i] : "(null)");
+			return false;
+		}
+		key = g_strndup(assignments[i], (gsize)(eq - assignments[i]));
+		if (!vt_vm_policy_set(&tmp, key, eq + 1, error))
+			return false;
+	}
+	*p = tmp;
+	return true;
+}
+
+uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_bytes)
+{
+	uint64_t share = (uint64_t)((double)ram_bytes * p->dram_share);
+
+	if (p->dram_limit_bytes && p->dram_limit_bytes < share)
+		return p->dram_limit_bytes;
+	return share;
+}
+
+void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
+{
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "mode");
+	json_builder_add_string_value(b, vt_mode_name(p->mode));
+	json_builder_set_member_name(b, "dram_limit");
+	json_builder_add_int_value(b, (gint64)p->dram_limit_bytes);
+	json_builder_set_member_name(b, "dram_share");
+	json_builder_add_double_value(b, p->dram_share);
+	json_builder_set_member_name(b, "budget");
+	json_builder_add_int_value(b, (gint64)p->budget_bytes);
+	json_builder_set_member_name(b, "window_ms");
+	json_builder_add_int_value(b, (gint64)p->window_ms);
+	json_builder_set_member_name(b, "sample_ms");
+	json_builder_add_int_value(b, (gint64)p->sample_ms);
+	json_builder_set_member_name(b, "hot_threshold");
+	json_builder_add_double_value(b, p->hot_threshold);
+	json_builder_set_member_name(b, "thrash_windows");
+	json_builder_add_int_value(b, p->thrash_windows);
+	json_builder_set_member_name(b, "thrash_step");
+	json_builder_add_double_value(b, p->thrash_step);
+	json_builder_set_member_name(b, "chunk");
+	json_builder_add_int_value(b, (gint64)p->chunk_bytes);
+	json_builder_set_member_name(b, "profiler");
+	json_builder_add_string_value(b, p->profiler);
+	json_builder_end_object(b);
+}

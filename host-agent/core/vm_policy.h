@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Per-VM policy: what vtierd may do with one VM's memory. Set at attach and
+ * changed live with `vtierctl policy VM KEY=VALUE...`; every key is parsed
+ * here, with the reason for a refusal in the GError.
+ */
+#ifndef VTIER_CORE_VM_POLICY_H
+#define VTIER_CORE_VM_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+enum vt_mode {
+	VT_MODE_OFF = 0,	/* attached, no profiling, no moves */
+	VT_MODE_OBSERVE,	/* profile and decide, move nothing */
+	VT_MODE_AUTO,		/* profile, decide and move */
+};
+
+struct vt_vm_policy {
+	enum vt_mode mode;
+	uint64_t dram_limit_bytes;	/* 0: no limit beyond dram_share */
+	double dram_share;		/* 0..1 of the VM's RAM allowed on the fastest tier; 1 = all */
+	uint64_t budget_bytes;		/* bytes moved per window, promotions + demotions */
+	uint64_t window_ms;		/* profiling window */
+	uint64_t sample_ms;		/* sampling interval inside a window */
+	double hot_threshold;		/* minimum EMA hotness (0..1) to promote */
+	unsigned int thrash_windows;	/* K: demoted then promoted within K windows = thrash */
+	double thrash_step;		/* promotion threshold raise per thrash event */
+	uint64_t chunk_bytes;		/* policy granularity (multiple of 2 MiB) */
+	char profiler[32];		/* "auto", "damon-kernel", "telescope-flex", ... */
+};
+
+void vt_vm_policy_default(struct vt_vm_policy *p);
+/* Set one key; on error @p is unchanged. */
+bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error);
+/* "KEY=VALUE": all-or-nothing over @n assignments. */
+bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsigned int n,
+			GError **error);
+const char *vt_mode_name(enum vt_mode mode);
+/* NULL-terminated list of keys, for help text and errors. */
+const char *const *vt_vm_policy_keys(void);
+void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b);
+/* DRAM bytes this VM may use given its RAM size: min(limit, share * ram). */
+uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_bytes);
+
+#define VT_CORE_ERROR (vt_core_error_quark())
+GQuark vt_core_error_quark(void);
+
+#endif

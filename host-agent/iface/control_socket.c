@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Control socket: server in the glib main loop, and a blocking client. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "control_socket.h"
+#include "ctl_proto.h"
+#include "vm_policy.h"
+
+#define CLIENT_TIMEOUT_MS 5000
+
+struct vt_control_server {
+	int fd;
+	guint watch;
+	char *path;
+	vt_control_handler fn;
+	void *arg;
+	unsigned int refused;
+};
+
+struct client {
+	struct vt_control_server *s;
+	int fd;
+	guint watch;
+	guint timer;
+	GString *buf;
+};
+
+static void client_free(struct client *c)
+{
+	if (c->watch)
+		g_source_remove(c->watch);
+	if (c->timer)
+		g_source_remove(c->timer);
+	close(c->fd);
+	g_string_free(c->buf, TRUE);
+	g_free(c);
+}
+
+static void client_reply(struct client *c, const char *reply)
+{
+	size_t len = strlen(reply), off = 0;
+	gint64 deadline = g_get_monotonic_time() + CLIENT_TIMEOUT_MS * 1000LL;
+
+	/* replies are small; a client that does not read within the deadline loses it */
+	while (off < len && g_get_monotonic_time() < deadline) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = send(c->fd, reply + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+}
+
+static gboolean client_timeout_cb(gpointer data)
+{
+	struct client *c = data;
+
+	c->timer = 0;
+	client_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean client_cb(gint fd, GIOCondition cond, gpointer data)
+{
+	struct client *c = data;
+	char tmp[4096];
+	ssize_t n;
+	char *nl;
+
+	(void)cond;
+	n = recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	if (n <= 0) {
+		c->watch = 0;
+		client_free(c);
+		return G_SOURCE_REMOVE;
+	}
+	g_string_append_len(c->buf, tmp, n);
+	nl = memchr(c->buf->str, '\n', c->buf->len);
+	if (!nl && c->buf->len <= VT_CTL_MAX_REQUEST)
+		return G_SOURCE_CONTINUE;
+	if (!nl) {
+		client_reply(c, "{\"ok\":false,\"error\":\"request larger than 65536 bytes\","
+			     "\"errno\":7}\n");
+	} else {
+		g_autofree char *reply = c->s->fn(c->buf->str, (size_t)(nl - c->buf->str), c->s->arg);
+
+		client_reply(c, reply);
+	}
+	c->watch = 0;
+	client_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean accept_cb(gint fd, GIOCondition cond, gpointer data)
+{
+	struct vt_control_server *s = data;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct client *c;
+	int cfd;
+
+	(void)cond;
+	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (cfd < 0)
+		return G_SOURCE_CONTINUE;
+	/* credentials first: nothing from a stranger is parsed */
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != 0 && cred.uid != geteuid())) {
+		static const char msg[] = "{\"ok\":false,\"error\":\"permission denied: vtierd "
+					  "serves root and its own user only\",\"errno\":1}\n";
+
+		s->refused++;
+		if (send(cfd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			(void)0;
+		close(cfd);
+		return G_SOURCE_CONTINUE;
+	}
+	c = g_new0(struct client, 1);
+	c->s = s;
+	c->fd = cfd;
+	c->buf = g_string_new(NULL);
+	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, client_cb, c);
+	c->timer = g_timeout_add(CLIENT_TIMEOUT_MS, client_timeout_cb, c);
+	return G_SOURCE_CONTINUE;
+}
+
+static bool someone_listens(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+	close(fd);
+	return yes;
+}
+
+struct vt_control_server *vt_control_server_new(const char *path, vt_control_handler fn,
+						void *arg, GError **error)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct vt_control_server *s;
+	struct stat st;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		g_set_error(error, VT_CORE_ERROR, ENAMETOOLONG, "control socket path too long: %s",
+			    path);
+		return NULL;
+	}
+	strcpy(sa.sun_path, path);
+	if (g_mkdir_with_parents(dir, 0700) < 0 || stat(dir, &st) < 0) {
+		g_set_error(error, VT_CORE_ERROR, errno, "cannot create %s: %s", dir,
+			    g_strerror(errno));
+		return NULL;
+	}
+	if ((st.st_mode & 0077) || st.st_uid != geteuid()) {
+		g_set_error(error, VT_CORE_ERROR, EPERM,
+			    "%s must be owned by uid %d with mode 0700 (is %o, uid %d): fix it or "
+			    "choose another --socket", dir, (int)geteuid(), st.st_mode & 07777,
+			    (int)st.st_uid);
+		return NULL;
+	}
+	if (someone_listens(&sa)) {
+		g_set_error(error, VT_CORE_ERROR, EADDRINUSE,
+			    "another vtierd is already serving %s", path);
+		return NULL;
+	}
+	unlink(path);	/* stale socket of a dead vtierd */
+	s = g_new0(struct vt_control_server, 1);
+	s->fn = fn;
+	s->arg = arg;
+	s->path = g_strdup(path);
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(s->fd, 64) < 0) {
+		g_set_error(error, VT_CORE_ERROR, errno, "control socket %s: %s", path,
+			    g_strerror(errno));
+		if (s->fd >= 0)
+			close(s->fd);
+		g_free(s->path);
+		g_free(s);
+		return NULL;
+	}
+	s->watch = g_unix_fd_add(s->fd, G_IO_IN, accept_cb, s);
+	return s;
+}
+
+unsigned int vt_control_server_refused(const struct vt_control_server *s)
+{
+	return s->refused;
+}
+
+void vt_control_server_free(struct vt_control_server *s)
+{
+	if (!s)
+		return;
+	if (s->watch)
+		g_source_remove(s->watch);
+	close(s->fd);
+	unlink(s->path);
+	g_free(s->path);
+	g_free(s);
+}
+
+char *vt_control_call(const char *path, const char *request, int timeout_ms, GError **error)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	g_autoptr(GString) buf = g_string_new(NULL);
+	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+	size_t len = strlen(request), off = 0;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		g_set_error(error, VT_CORE_ERROR, ENAMETOOLONG, "socket path too long: %s", path);
+		return NULL;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		g_set_error(error, VT_CORE_ERROR, e, "cannot reach vtierd at %s: %s%s", path,
+			    g_strerror(e), e == ENOENT || e == ECONNREFUSED ?
+			    " (is vtierd running? start it with: vtierd, or systemctl start vtierd)" :
+			    "");
+		return NULL;
+	}
+	while (off < len) {
+		ssize_t n = send(fd, request + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			g_set_error(error, VT_CORE_ERROR, errno, "send: %s", g_strerror(errno));
+			close(fd);
+			return NULL;
+		}
+		off += (size_t)n;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		gint64 left = (deadline - g_get_monotonic_time()) / 1000;
+		char tmp[65536];
+		ssize_t n;
+
+		if (left <= 0) {
+			g_set_error(error, VT_CORE_ERROR, ETIMEDOUT, "vtierd did not answer within %d ms",
+				    timeout_ms);
+			close(fd);
+			return NULL;
+		}
+		if (poll(&pfd, 1, (int)left) <= 0)
+			continue;
+		n = recv(fd, tmp, sizeof(tmp), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		g_string_append_len(buf, tmp, n);
+		if (memchr(tmp, '\n', (size_t)n))
+			break;
+	}
+	close(fd);
+	if (!buf->len || buf->str[buf->len - 1] != '\n') {
+		g_set_error(error, VT_CORE_ERROR, EPROTO, "vtierd closed the connection without a "
+			    "complete reply");
+		return NULL;
+	}
+	g_string_truncate(buf, buf->len - 1);
+	return g_string_free(g_steal_pointer(&buf), FALSE);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The control socket server: a unix stream socket (mode 0600) in a directory
+ * of mode 0700, one request per connection. The peer's credentials are checked
+ * (root or vtierd's own uid) before a byte is read.
+ */
+#ifndef VTIER_IFACE_CONTROL_SOCKET_H
+#define VTIER_IFACE_CONTROL_SOCKET_H
+
+#include <glib.h>
+
+#define VT_CONTROL_SOCKET_DEFAULT "/run/vtier/vtierd.sock"
+
+/* Returns the newline-terminated reply to @data (one request, no newline). */
+typedef char *(*vt_control_handler)(const char *data, size_t len, void *arg);
+
+struct vt_control_server;
+
+/* Fails with EADDRINUSE when another vtierd answers on @path. */
+struct vt_control_server *vt_control_server_new(const char *path, vt_control_handler fn,
+						void *arg, GError **error);
+void vt_control_server_free(struct vt_control_server *s);
+/* Connections refused for their credentials so far. */
+unsigned int vt_control_server_refused(const struct vt_control_server *s);
+
+/* Client: send @request, return the reply (without its newline) or NULL. */
+char *vt_control_call(const char *path, const char *request, int timeout_ms, GError **error);
+
+#endif

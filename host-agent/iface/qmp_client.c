@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Synchronous QMP client with deadlines, and strict parsers for its replies. */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "qmp_client.h"
+
+G_DEFINE_QUARK(vt-qmp-error-quark, vt_qmp_error)
+
+struct vt_qmp {
+	int fd;
+	pid_t pid;
+	int timeout_ms;
+	GString *buf;
+	char *version;
+	unsigned int next_id;
+};
+
+pid_t vt_qmp_peer_pid(const struct vt_qmp *q)
+{
+	return q->pid;
+}
+
+int vt_qmp_fd(const struct vt_qmp *q)
+{
+	return q->fd;
+}
+
+const char *vt_qmp_version(const struct vt_qmp *q)
+{
+	return q->version;
+}
+
+void vt_qmp_free(struct vt_qmp *q)
+{
+	if (!q)
+		return;
+	if (q->fd >= 0)
+		close(q->fd);
+	g_string_free(q->buf, TRUE);
+	g_free(q->version);
+	g_free(q);
+}
+
+/* Next line into @line (without newline); waits until @deadline (monotonic us). */
+static bool read_line(struct vt_qmp *q, gint64 deadline, GString *line, GError **error)
+{
+	for (;;) {
+		char *nl = memchr(q->buf->str, '\n', q->buf->len);
+		char tmp[65536];
+		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+		gint64 left;
+		ssize_t n;
+		int r;
+
+		if (nl) {
+			g_string_assign(line, "");
+			g_string_append_len(line, q->buf->str, nl - q->buf->str);
+			g_string_erase(q->buf, 0, nl - q->buf->str + 1);
+			return true;
+		}
+		if (q->buf->len > VT_QMP_MAX_LINE) {
+			g_set_error(error, VT_QMP_ERROR, E2BIG, "QMP: line longer than %d bytes",
+				    VT_QMP_MAX_LINE);
+			return false;
+		}
+		left = (deadline - g_get_monotonic_time()) / 1000;
+		if (left <= 0) {
+			g_set_error(error, VT_QMP_ERROR, ETIMEDOUT, "QMP: no answer within %d ms",
+				    q->timeout_ms);
+			return false;
+		}
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			g_set_error(error, VT_QMP_ERROR, errno, "QMP: poll: %s", g_strerror(errno));
+			return false;
+		}
+		if (r == 0)
+			continue;
+		n = recv(q->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			g_set_error(error, VT_QMP_ERROR, errno, "QMP: read: %s", g_strerror(errno));
+			return false;
+		}
+		if (n == 0) {
+			g_set_error(error, VT_QMP_ERROR, ECONNRESET, "QMP: peer closed the connection");
+			return false;
+		}
+		g_string_append_len(q->buf, tmp, n);
+	}
+}
+
+static bool write_all(struct vt_qmp *q, const char *data, size_t len, GError **error)
+{
+	while (len) {
+		ssize_t n = send(q->fd, data, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			g_set_error(error, VT_QMP_ERROR, errno, "QMP: write: %s", g_strerror(errno));
+			return false;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+bool vt_json_single_object(const char *data, size_t len)
+{
+	size_t i = 0;
+	int depth = 0;
+	bool in_str = false, esc = false;
+
+	while (i < len && g_ascii_isspace(data[i]))
+		i++;
+	if (i == len || data[i] != '{')
+		return false;
+	for (; i < len; i++) {
+		char c = data[i];
+
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == '"')
+			in_str = true;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if ((c == '}' || c == ']') && --depth == 0)
+			break;
+	}
+	if (i == len)
+		return false;
+	for (i++; i < len; i++)
+		if (!g_ascii_isspace(data[i]))
+			return false;
+	return true;
+}
+
+static JsonNode *parse_object(const char *data, size_t len, GError **error)
+{
+	g_autoptr(JsonParser) parser = json_parser_new();
+	g_autoptr(GError) e = NULL;
+	JsonNode *root;
+
+	if (memchr(data, '\0', len)) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: NUL byte in a message");
+		return NULL;
+	}
+	if (!vt_json_single_object(data, len)) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: message is not one JSON object");
+		return NULL;
+	}
+	if (!json_parser_load_from_data(parser, data, (gssize)len, &e)) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: not JSON: %s", e->message);
+		return NULL;
+	}
+	root = json_parser_get_root(parser);
+	if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: message is not a JSON object");
+		return NULL;
+	}
+	return json_node_copy(root);
+}
+
+static JsonObject *get_object(JsonObject *o, const char *key)
+{
+	JsonNode *n = o ? json_object_get_member(o, key) : NULL;
+
+	return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+}
+
+static bool get_int(JsonObject *o, const char *key, gint64 *out)
+{
+	JsonNode *n = o ? json_object_get_member(o, key) : NULL;
+
+	if (!n || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_INT64)
+		return false;
+	*out = json_node_get_int(n);
+	return true;
+}
+
+static const char *get_str(JsonObject *o, const char *key)
+{
+	JsonNode *n = o ? json_object_get_member(o, key) : NULL;
+
+	if (!n || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
+		return NULL;
+	return json_node_get_string(n);
+}
+
+bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError **error)
+{
+	g_autoptr(JsonNode) root = parse_object(line, len, error);
+	JsonObject *qmp, *ver, *qemu;
+	gint64 major, minor, micro;
+
+	if (!root)
+		return false;
+	qmp = get_object(json_node_get_object(root), "QMP");
+	ver = get_object(qmp, "version");
+	qemu = get_object(ver, "qemu");
+	if (!qemu || !get_int(qemu, "major", &major) || !get_int(qemu, "minor", &minor) ||
+	    !get_int(qemu, "micro", &micro) || major < 0 || minor < 0 || micro < 0) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO,
+			    "not a QEMU QMP socket: the greeting has no QMP.version.qemu");
+		return false;
+	}
+	if (major < 6) {
+		g_set_error(error, VT_QMP_ERROR, ENOTSUP,
+			    "QEMU %" G_GINT64_FORMAT ".%" G_GINT64_FORMAT " is too old (need >= 6.0 "
+			    "for x-query-ramblock)", major, minor);
+		return false;
+	}
+	*version = g_strdup_printf("%" G_GINT64_FORMAT ".%" G_GINT64_FORMAT ".%" G_GINT64_FORMAT,
+				   major, minor, micro);
+	return true;
+}
+
+struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	g_autoptr(GString) line = g_string_new(NULL);
+	struct vt_qmp *q;
+	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		g_set_error(error, VT_QMP_ERROR, ENAMETOOLONG, "QMP socket path too long: %s", path);
+		return NULL;
+	}
+	strcpy(sa.sun_path, path);
+	q = g_new0(struct vt_qmp, 1);
+	q->buf = g_string_new(NULL);
+	q->timeout_ms = timeout_ms;
+	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		g_set_error(error, VT_QMP_ERROR, e, "cannot connect to QMP socket %s: %s", path,
+			    g_strerror(e));
+		goto fail;
+	}
+	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.pid <= 0) {
+		g_set_error(error, VT_QMP_ERROR, errno ? errno : ESRCH,
+			    "%s: cannot learn the peer's pid (SO_PEERCRED)", path);
+		goto fail;
+	}
+	q->pid = cred.pid;
+	if (!read_line(q, deadline, line, error)) {
+		g_prefix_error(error, "%s: waiting for the QMP greeting: ", path);
+		goto fail;
+	}
+	if (!vt_qmp_parse_greeting(line->str, line->len, &q->version, error)) {
+		if (error && *error && !strstr((*error)->message, "not a QEMU"))
+			g_prefix_error(error, "not a QEMU QMP socket: ");
+		g_prefix_error(error, "%s: ", path);
+		goto fail;
+	}
+	if (!vt_qmp_execute(q, "qmp_capabilities", NULL, NULL, error)) {
+		g_prefix_error(error, "%s: ", path);
+		goto fail;
+	}
+	return q;
+fail:
+	vt_qmp_free(q);
+	return NULL;
+}
+
+bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode **ret,
+		    GError **error)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	g_autoptr(JsonNode) req = NULL;
+	g_autoptr(GString) line = g_string_new(NULL);
+	g_autofree char *text = NULL;
+	g_autofree char *id = g_strdup_printf("vtier-%u", ++q->next_id);
+	gint64 deadline = g_get_monotonic_time() + (gint64)q->timeout_ms * 1000;
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "execute");
+	json_builder_add_string_value(b, cmd);
+	if (args) {
+		json_builder_set_member_name(b, "arguments");
+		json_builder_add_value(b, json_node_copy(args));
+	}
+	json_builder_set_member_name(b, "id");
+	json_builder_add_string_value(b, id);
+	json_builder_end_object(b);
+	req = json_builder_get_root(b);
+	json_generator_set_root(gen, req);
+	text = json_generator_to_data(gen, NULL);
+	if (!write_all(q, text, strlen(text), error) || !write_all(q, "\n", 1, error))
+		return false;
+	for (;;) {
+		g_autoptr(JsonNode) msg = NULL;
+		JsonObject *o, *err;
+		JsonNode *r;
+		const char *rid;
+
+		if (!read_line(q, deadline, line, error))
+			return false;
+		msg = parse_object(line->str, line->len, error);
+		if (!msg)
+			return false;
+		o = json_node_get_object(msg);
+		if (json_object_has_member(o, "event"))
+			continue;
+		rid = get_str(o, "id");
+		if (!rid || strcmp(rid, id) != 0) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply with unexpected id",
+				    cmd);
+			return false;
+		}
+		err = get_object(o, "error");
+		if (err) {
+			const char *desc = get_str(err, "desc");
+
+			g_set_error(error, VT_QMP_ERROR, EREMOTEIO, "QMP %s: %s", cmd,
+				    desc ? desc : "error without description");
+			return false;
+		}
+		r = json_object_get_member(o, "return");
+		if (!r) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply without 'return'", cmd);
+			return false;
+		}
+		if (ret)
+			*ret = json_node_copy(r);
+		return true;
+	}
+}
+
+bool vt_qmp_drain(struct vt_qmp *q, GError **error)
+{
+	char tmp[4096];
+
+	for (;;) {
+		ssize_t n = recv(q->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		g_set_error(error, VT_QMP_ERROR, n == 0 ? ECONNRESET : errno,
+			    "QMP connection lost: %s", n == 0 ? "QEMU closed it" : g_strerror(errno));
+		return false;
+	}
+}
+
+bool vt_qmp_parse_memdev(JsonNode *ret, GArray *out, GError **error)
+{
+	JsonArray *a;
+
+	if (!ret || !JSON_NODE_HOLDS_ARRAY(ret)) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "query-memdev: return is not an array");
+		return false;
+	}
+	a = json_node_get_array(ret);
+	if (json_array_get_length(a) > 256) {
+		g_set_error(error, VT_QMP_ERROR, E2BIG, "query-memdev: more than 256 backends");
+		return false;
+	}
+	for (unsigned int i = 0; i < json_array_get_length(a); i++) {
+		JsonNode *e = json_array_get_element(a, i);
+		JsonObject *o = JSON_NODE_HOLDS_OBJECT(e) ? json_node_get_object(e) : NULL;
+		struct vt_memdev m = { 0 };
+		const char *id = get_str(o, "id"), *policy = get_str(o, "policy");
+		JsonNode *share = o ? json_object_get_member(o, "share") : NULL;
+		gint64 size;
+
+		if (!o || !get_int(o, "size", &size) || size <= 0 || !policy) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO,
+				    "query-memdev: element %u lacks size or policy", i);
+			return false;
+		}
+		if (!id || !*id || strlen(id) >= sizeof(m.id)) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO,
+				    "query-memdev: element %u has no usable id", i);
+			return false;
+		}
+		g_strlcpy(m.id, id, sizeof(m.id));
+		g_strlcpy(m.policy, policy, sizeof(m.policy));
+		m.size = (uint64_t)size;
+		m.share = share && JSON_NODE_HOLDS_VALUE(share) &&
+			  json_node_get_value_type(share) == G_TYPE_BOOLEAN &&
+			  json_node_get_boolean(share);
+		g_array_append_val(out, m);
+	}
+	return true;
+}
+
+/* qom-list /objects: fill in each memdev's type from "child<TYPE>". */
+bool vt_qmp_parse_objects(JsonNode *ret, GArray *memdevs, GError **error)
+{
+	JsonArray *a;
+
+	if (!ret || !JSON_NODE_HOLDS_ARRAY(ret)) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "qom-list: return is not an array");
+		return false;
+	}
+	a = json_node_get_array(ret);
+	for (unsigned int i = 0; i < json_array_get_length(a); i++) {
+		JsonNode *e = json_array_get_element(a, i);
+		JsonObject *o = JSON_NODE_HOLDS_OBJECT(e) ? json_node_get_object(e) : NULL;
+		const char *name = get_str(o, "name"), *type = get_str(o, "type");
+		size_t tl;
+
+		if (!name || !type) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "qom-list: element %u lacks name/type",
+				    i);
+			return false;
+		}
+		tl = strlen(type);
+		if (!g_str_has_prefix(type, "child<") || type[tl - 1] != '>')
+			continue;
+		for (unsigned int j = 0; j < memdevs->len; j++) {
+			struct vt_memdev *m = &g_array_index(memdevs, struct vt_memdev, j);
+
+			if (strcmp(m->id, name) == 0 && tl - 7 < sizeof(m->type)) {
+				memcpy(m->type, type + 6, tl - 7);
+				m->type[tl - 7] = '\0';
+			}
+		}
+	}
+	return true;
+}
+
+static bool parse_hex(const char *s, uint64_t *out)
+{
+	guint64 v;
+
+	if (!g_str_has_prefix(s, "0x") || !g_ascii_string_to_unsigned(s + 2, 16, 0, G_MAXUINT64,
+								      &v, NULL))
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_psize(const char *num, const char *unit, uint64_t *out)
+{
+	guint64 v;
+	unsigned int shift;
+
+	if (!g_ascii_string_to_unsigned(num, 10, 1, 1023, &v, NULL))
+		return false;
+	if (strcmp(unit, "KiB") == 0)
+		shift = 10;
+	else if (strcmp(unit, "MiB") == 0)
+		shift = 20;
+	else if (strcmp(unit, "GiB") == 0)
+		shift = 30;
+	else
+		return false;
+	*out = v << shift;
+	return true;
+}
+
+/*
+ * x-query-ramblock (HMP "info ramblock") text:
+ *   Block Name    PSize  Offset  Used  Total  HVA  RO
+ *          ram    4 KiB  0x...   0x... 0x...  0x... rw
+ */
+bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error)
+{
+	g_auto(GStrv) lines = NULL;
+	bool header = false;
+
+	if (!text || strlen(text) > VT_QMP_MAX_LINE) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "x-query-ramblock: no text");
+		return false;
+	}
+	lines = g_strsplit(text, "\n", 4096);
+	for (unsigned int i = 0; lines[i]; i++) {
+		g_auto(GStrv) f = NULL;
+		g_autoptr(GPtrArray) w = g_ptr_array_new();
+		struct vt_ramblock rb = { 0 };
+
+		g_strstrip(lines[i]);
+		if (!*lines[i])
+			continue;
+		if (g_str_has_prefix(lines[i], "Block Name")) {
+			if (!strstr(lines[i], "HVA")) {
+				g_set_error(error, VT_QMP_ERROR, ENOTSUP,
+					    "x-query-ramblock: this QEMU does not report HVA");
+				return false;
+			}
+			header = true;
+			continue;
+		}
+		if (!header) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "x-query-ramblock: no header line");
+			return false;
+		}
+		f = g_strsplit_set(lines[i], " \t", 64);
+		for (unsigned int j = 0; f[j]; j++)
+			if (*f[j])
+				g_ptr_array_add(w, f[j]);
+		/* name psize unit offset used total hva ro */
+		if (w->len != 8 || strlen(w->pdata[0]) >= sizeof(rb.name) ||
+		    !parse_psize(w->pdata[1], w->pdata[2], &rb.page_size) ||
+		    !parse_hex(w->pdata[3], &rb.offset) || !parse_hex(w->pdata[4], &rb.used) ||
+		    !parse_hex(w->pdata[5], &rb.total) || !parse_hex(w->pdata[6], &rb.hva) ||
+		    (strcmp(w->pdata[7], "rw") != 0 && strcmp(w->pdata[7], "ro") != 0) ||
+		    rb.used > rb.total || rb.hva + rb.used < rb.hva) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO,
+				    "x-query-ramblock: malformed line %u: '%.80s'", i + 1, lines[i]);
+			return false;
+		}
+		g_strlcpy(rb.name, w->pdata[0], sizeof(rb.name));
+		rb.readonly = strcmp(w->pdata[7], "ro") == 0;
+		g_array_append_val(out, rb);
+		if (out->len > 4096) {
+			g_set_error(error, VT_QMP_ERROR, E2BIG, "x-query-ramblock: too many blocks");
+			return false;
+		}
+	}
+	if (!header) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "x-query-ramblock: no header line");
+		return false;
+	}
+	return true;
+}

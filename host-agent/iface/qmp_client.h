@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A small synchronous QMP client (every call has a deadline) and the parsers
+ * for the replies vtierd relies on. The peer is untrusted: a socket that does
+ * not greet like QEMU, or replies of the wrong shape, are errors with a reason.
+ */
+#ifndef VTIER_IFACE_QMP_CLIENT_H
+#define VTIER_IFACE_QMP_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#define VT_QMP_MAX_LINE (1 << 20)
+
+struct vt_qmp;
+
+struct vt_memdev {
+	char id[64];
+	char type[48];		/* memory-backend-ram / -memfd / -file (from qom-list), or "" */
+	uint64_t size;
+	char policy[16];	/* default, preferred, bind, interleave */
+	bool share;
+};
+
+struct vt_ramblock {
+	char name[128];
+	uint64_t page_size;
+	uint64_t offset;
+	uint64_t used;
+	uint64_t total;
+	uint64_t hva;
+	bool readonly;
+};
+
+/* Connect, check the greeting is QEMU's, negotiate capabilities. */
+struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error);
+void vt_qmp_free(struct vt_qmp *q);
+/* The peer's pid (SO_PEERCRED), i.e. the QEMU process. */
+pid_t vt_qmp_peer_pid(const struct vt_qmp *q);
+int vt_qmp_fd(const struct vt_qmp *q);
+const char *vt_qmp_version(const struct vt_qmp *q);
+/* Execute @cmd with @args (may be NULL, not consumed); the "return" member is in @ret. */
+bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode **ret,
+		    GError **error);
+/* Read and drop what the peer sent (events). False when the peer is gone. */
+bool vt_qmp_drain(struct vt_qmp *q, GError **error);
+
+/*
+ * Is [data, data+len) exactly one JSON object, with only whitespace around it?
+ * json-glib accepts "{}{}" and keeps one; the protocols here take one object.
+ */
+bool vt_json_single_object(const char *data, size_t len);
+
+/* Parsers (also used by the fuzz target). */
+bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError **error);
+bool vt_qmp_parse_memdev(JsonNode *ret, GArray *out, GError **error);
+bool vt_qmp_parse_objects(JsonNode *ret, GArray *memdevs, GError **error);
+bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error);
+
+#define VT_QMP_ERROR (vt_qmp_error_quark())
+GQuark vt_qmp_error_quark(void);
+
+#endif

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * N-tier placement after MTM and tiered NUMA balancing, over fixed-size chunks
+ * of one VM's memory (the regions whose EMA and history are kept):
+ *   - EMA hotness per chunk from each window's region snapshot (alpha 0.5);
+ *   - a histogram over all chunks gives the hotness above which the hottest
+ *     bytes fit the VM's fast-tier allowance;
+ *   - promote fast: the hottest chunks not on tier 0 go to tier 0 when it has
+ *     room (or room is made);
+ *   - demote slowly: only to make room or to get under the allowance, the
+ *     coldest chunks of tier 0 first, one tier down (further when full);
+ *   - a byte budget per window for promotions + demotions together;
+ *   - thrash control: a chunk promoted within K windows of its demotion (or
+ *     the reverse) has its promotion threshold raised.
+ * Tier 0 is the fastest. Knows no page tables, processes or NUMA nodes.
+ */
+#ifndef VTIER_POLICY_MTM_H
+#define VTIER_POLICY_MTM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#define VT_MTM_MAX_TIERS 8
+#define VT_MTM_BINS 20
+#define VT_MTM_NEVER UINT64_MAX
+
+struct vt_mtm_chunk {
+	uint64_t start;			/* address (space of the snapshots) */
+	uint64_t end;
+	double ema;
+	double penalty;			/* added to the promotion threshold (thrash) */
+	uint32_t samples[VT_MTM_MAX_TIERS];	/* present pages seen on each tier */
+	uint32_t nr_samples;		/* pages sampled, present or not */
+	int tier;			/* tier with most present pages, -1 when none present */
+	uint64_t last_demoted;		/* window, or VT_MTM_NEVER */
+	uint64_t last_promoted;
+	uint32_t promotions;
+	uint32_t demotions;
+};
+
+struct vt_mtm_params {
+	uint64_t allowance_bytes;	/* tier-0 bytes the VM may use */
+	uint64_t budget_bytes;		/* moved per window */
+	double hot_threshold;
+	unsigned int thrash_windows;
+	double thrash_step;
+};
+
+struct vt_mtm_order {
+	unsigned int chunk;
+	int from_tier;
+	int to_tier;
+	bool promote;
+};
+
+struct vt_mtm_window_stats {
+	double threshold;		/* promotion threshold used (without penalties) */
+	uint64_t hist_bytes[VT_MTM_BINS];
+	uint64_t tier_bytes[VT_MTM_MAX_TIERS];	/* estimated from samples */
+	uint64_t promote_bytes;
+	uint64_t demote_bytes;
+	uint64_t thrash_events;
+	unsigned int hot_chunks;	/* chunks at or above the threshold */
+	unsigned int hot_on_tier0;
+};
+
+struct vt_mtm {
+	GArray *chunks;			/* struct vt_mtm_chunk, sorted by start */
+	uint64_t chunk_bytes;
+	uint64_t sample_stride;		/* bytes between sampled pages */
+	unsigned int nr_tiers;
+	uint64_t window;
+	uint64_t thrash_total;
+};
+
+struct vt_range64 {
+	uint64_t start;
+	uint64_t end;
+};
+
+/* Chunks cover @ranges (each cut to whole chunks; a tail smaller than a chunk is a chunk). */
+struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint64_t chunk_bytes,
+			  uint64_t sample_stride, unsigned int nr_tiers);
+void vt_mtm_free(struct vt_mtm *m);
+/* Size-weighted accesses (0..1) of regions {start, end, accesses}, per chunk, into the EMA. */
+struct vt_mtm_region {
+	uint64_t start;
+	uint64_t end;
+	double accesses;
+};
+void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsigned int n);
+/* Residency: reset samples, then add one sample of chunk @i on @tier (-1: not present). */
+void vt_mtm_residency_reset(struct vt_mtm *m);
+void vt_mtm_residency_add(struct vt_mtm *m, unsigned int i, int tier);
+void vt_mtm_residency_done(struct vt_mtm *m);
+/*
+ * Decide this window's moves into @orders (struct vt_mtm_order), at most
+ * @params->budget_bytes in all; @tier_room[t] is how many bytes tier t can
+ * take. Updates history (thrash, counts) as if the orders were carried out
+ * and the window counter. Fills @st.
+ */
+void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *params, const uint64_t *tier_room,
+		   GArray *orders, struct vt_mtm_window_stats *st);
+/* Most moves (promotions + demotions) of any single chunk so far. */
+uint32_t vt_mtm_max_moves(const struct vt_mtm *m);
+
+#endif

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Region list operations and the sampler shared by region-based profilers. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "region.h"
+
+GArray *vt_regions_new(void)
+{
+	return g_array_new(FALSE, TRUE, sizeof(struct vt_region));
+}
+
+static struct vt_region region_of(uint64_t start, uint64_t end)
+{
+	return (struct vt_region){ .start = start, .end = end, .nr_probes = 1 };
+}
+
+void vt_regions_from_ranges(GArray *regions, const struct vt_range *ranges, size_t n,
+			    uint64_t align)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start = ranges[i].start;
+
+		while (start < ranges[i].end) {
+			uint64_t end = ranges[i].end;
+
+			if (align && (start | (align - 1)) + 1 < end && (start | (align - 1)) + 1 > start)
+				end = (start | (align - 1)) + 1;
+			struct vt_region r = region_of(start, end);
+			g_array_append_val(regions, r);
+			start = end;
+		}
+	}
+}
+
+void vt_region_give_probes(struct vt_region *left, struct vt_region *right)
+{
+	unsigned int keep = 0, give = 0;
+	struct vt_probe all[VT_REGION_MAX_PROBES];
+	unsigned int n = left->nr_prepared;
+
+	memcpy(all, left->prepared, sizeof(all));
+	for (unsigned int k = 0; k < n; k++) {
+		if (all[k].addr >= right->start)
+			right->prepared[give++] = all[k];
+		else
+			left->prepared[keep++] = all[k];
+	}
+	left->nr_prepared = keep;
+	right->nr_prepared = give;
+}
+
+void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr)
+{
+	struct vt_region *r = &g_array_index(regions, struct vt_region, i);
+	struct vt_region right = *r;
+
+	g_assert(addr > r->start && addr < r->end);
+	r->end = addr;
+	right.start = addr;
+	vt_region_give_probes(r, &right);
+	g_array_insert_val(regions, i + 1, right);
+}
+
+void vt_regions_split_evenly(GArray *regions, unsigned int min, uint64_t align)
+{
+	while (regions->len < min) {
+		unsigned int best = 0;
+		uint64_t best_size = 0, mid;
+
+		for (unsigned int i = 0; i < regions->len; i++) {
+			uint64_t size = vt_region_size(&g_array_index(regions, struct vt_region, i));
+
+			if (size > best_size) {
+				best_size = size;
+				best = i;
+			}
+		}
+		struct vt_region *r = &g_array_index(regions, struct vt_region, best);
+		mid = r->start + best_size / 2;
+		mid -= mid % align;
+		if (mid <= r->start)
+			mid += align;
+		if (best_size < 2 * align || mid >= r->end)
+			return;
+		vt_regions_split_at(regions, best, mid);
+	}
+}
+
+static void merge_into(struct vt_region *left, const struct vt_region *right)
+{
+	double ls = (double)vt_region_size(left), rs = (double)vt_region_size(right);
+
+	left->accesses = (left->accesses * ls + right->accesses * rs) / (ls + rs);
+	left->last_accesses = (left->last_accesses * ls + right->last_accesses * rs) / (ls + rs);
+	left->age = (unsigned int)((left->age * ls + right->age * rs) / (ls + rs));
+	left->level = MAX(left->level, right->level);
+	left->warm |= right->warm;
+	left->resolved = false;
+	left->bounded_only |= right->bounded_only;
+	left->end = right->end;
+	for (unsigned int k = 0; k < right->nr_prepared && left->nr_prepared < VT_REGION_MAX_PROBES; k++)
+		left->prepared[left->nr_prepared++] = right->prepared[k];
+}
+
+void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bool zero_apart)
+{
+	unsigned int out = 0;
+
+	for (unsigned int i = 0; i < regions->len; i++) {
+		struct vt_region *r = &g_array_index(regions, struct vt_region, i);
+		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
+
+		if (prev && !prev->fresh && !r->fresh && !prev->waited && !r->waited &&
+		    prev->end == r->start &&
+		    fabs(prev->accesses - r->accesses) <= threshold &&
+		    (!zero_apart || vt_region_seen(prev) == vt_region_seen(r)) &&
+		    vt_region_size(prev) + vt_region_size(r) <= size_limit) {
+			merge_into(prev, r);
+			continue;
+		}
+		if (out != i)
+			g_array_index(regions, struct vt_region, out) = *r;
+		out++;
+	}
+	g_array_set_size(regions, out);
+}
+
+void vt_regions_end_window(GArray *regions, double threshold)
+{
+	vt_for_each_region(r, regions) {
+		r->last_accesses = r->accesses;
+		r->accesses = r->nr_checks ? (double)r->nr_young / r->nr_checks : 0;
+		if (fabs(r->accesses - r->last_accesses) > threshold)
+			r->age = 0;
+		else
+			r->age++;
+		r->nr_young = 0;
+		r->nr_checks = 0;
+	}
+}
+
+void vt_regions_snapshot(GArray *regions, struct vt_snapshot *snap)
+{
+	vt_for_each_region(r, regions) {
+		struct vt_snapshot_region s = {
+			.start = r->start, .end = r->end, .accesses = r->accesses,
+			.age = r->age, .level = r->level,
+		};
+		g_array_append_val(snap->regions, s);
+	}
+}
+
+uint64_t vt_regions_total(GArray *regions)
+{
+	uint64_t sum = 0;
+
+	vt_for_each_region(r, regions)
+		sum += vt_region_size(r);
+	return sum;
+}
+
+char *vt_regions_check(GArray *regions, const struct vt_range *ranges, size_t n)
+{
+	size_t ri = 0;
+	uint64_t expect;
+
+	if (n == 0)
+		return regions->len ? g_strdup("regions but no mapped range") : NULL;
+	expect = ranges[0].start;
+	for (unsigned int i = 0; i < regions->len; i++) {
+		const struct vt_region *r = &g_array_index(regions, struct vt_region, i);
+
+		if (r->start >= r->end)
+			return g_strdup_printf("region %u is empty [%#" G_GINT64_MODIFIER "x, %#"
+					       G_GINT64_MODIFIER "x)", i, r->start, r->end);
+		if (ri < n && expect == ranges[ri].end) {
+			if (++ri < n)
+				expect = ranges[ri].start;
+		}
+		if (ri >= n)
+			return g_strdup_printf("region %u lies beyond the mapped ranges", i);
+		if (r->start != expect)
+			return g_strdup_printf("region %u starts at %#" G_GINT64_MODIFIER "x, expected %#"
+					       G_GINT64_MODIFIER "x (gap, overlap or disorder)",
+					       i, r->start, expect);
+		if (r->end > ranges[ri].end)
+			return g_strdup_printf("region %u crosses the end of mapped range %zu", i, ri);
+		expect = r->end;
+	}
+	if (ri + 1 != n || expect != ranges[n - 1].end)
+		return g_strdup_printf("regions stop at %#" G_GINT64_MODIFIER "x before the mapped ranges end",
+				       expect);
+	return NULL;
+}
+
+void vt_sampler_init(struct vt_sampler *s)
+{
+	s->batch = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	s->slot = g_array_new(FALSE, FALSE, sizeof(guint));
+	s->seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+	s->every = 1;
+}
+
+void vt_sampler_fini(struct vt_sampler *s)
+{
+	if (s->batch)
+		g_array_free(s->batch, TRUE);
+	if (s->slot)
+		g_array_free(s->slot, TRUE);
+	if (s->seen)
+		g_hash_table_destroy(s->seen);
+}
+
+static gpointer entry_key(uint64_t addr, unsigned int level)
+{
+	return GSIZE_TO_POINTER(((addr >> vt_level_shift(level)) << 3 | level) + 1);
+}
+
+/* Add a probe to the batch unless its entry is already there; return its index. */
+static unsigned int batch_add(struct vt_sampler *s, uint64_t addr, unsigned int level)
+{
+	gpointer key = entry_key(addr, level);
+	unsigned int idx = GPOINTER_TO_UINT(g_hash_table_lookup(s->seen, key));
+	struct vt_probe p = { .addr = addr, .level = (uint8_t)level };
+
+	if (idx)
+		return idx - 1;
+	g_array_append_val(s->batch, p);
+	g_hash_table_insert(s->seen, key, GUINT_TO_POINTER(s->batch->len));
+	return s->batch->len - 1;
+}
+
+int vt_sampler_check(struct vt_sampler *s, struct vt_access_source *src, GArray *regions)
+{
+	unsigned int next = 0;
+	int ret;
+
+	g_array_set_size(s->batch, 0);
+	g_array_set_size(s->slot, 0);
+	g_hash_table_remove_all(s->seen);
+	vt_for_each_region(r, regions) {
+		for (unsigned int k = 0; k < r->nr_prepared; k++) {
+			guint idx = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
+
+			g_array_append_val(s->slot, idx);
+		}
+	}
+	s->checked = s->batch->len;
+	ret = vt_source_batch(src, (struct vt_probe *)(void *)s->batch->data, s->batch->len);
+	if (ret < 0)
+		return ret;
+	vt_for_each_region(r, regions) {
+		for (unsigned int k = 0; k < r->nr_prepared; k++) {
+			guint idx = g_array_index(s->slot, guint, next++);
+			const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe, idx);
+
+			r->checked[k] = *p;
+			if (p->result == VT_BIT_ABSENT)
+				continue;
+			r->nr_checks++;
+			if (p->result == VT_BIT_YOUNG)
+				r->nr_young++;
+		}
+		r->nr_checked = r->nr_prepared;
+		r->nr_prepared = 0;
+	}
+	return 0;
+}
+
+int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArray *regions,
+		       GRand *rng, vt_pick_level_fn pick, void *arg)
+{
+	unsigned int every = s->every ? s->every : 1;
+	unsigned int checked = s->checked, i = 0;
+	int ret = 0;
+
+	/* the batch still holds (and s->seen indexes) the entries just checked */
+	g_array_set_size(s->batch, checked);
+	vt_for_each_region(r, regions) {
+		if ((s->interval + i++) % every || r->nr_prepared)
+			continue;
+		for (unsigned int k = 0; k < r->nr_probes && k < VT_REGION_MAX_PROBES; k++) {
+			uint64_t addr = r->start + (uint64_t)(g_rand_double(rng) *
+							      (double)vt_region_size(r));
+			unsigned int level;
+
+			addr = MIN(addr, r->end - 1) & ~((1ULL << VT_PAGE_SHIFT) - 1);
+			level = pick(r, addr, arg);
+			r->prepared[r->nr_prepared].addr = addr;
+			r->prepared[r->nr_prepared].level = (uint8_t)level;
+			r->nr_prepared++;
+			r->level = MAX(r->level, level);
+			batch_add(s, addr, level);
+		}
+	}
+	s->interval++;
+	if (s->batch->len > checked)
+		ret = vt_source_batch(src, &g_array_index(s->batch, struct vt_probe, checked),
+				      s->batch->len - checked);
+	/* later prepares in this interval must not take these for checked ones */
+	g_hash_table_remove_all(s->seen);
+	s->checked = 0;
+	g_array_set_size(s->batch, 0);
+	return ret < 0 ? ret : 0;
+}
+
+void vt_sampler_budget(struct vt_sampler *s, GArray *regions, uint64_t budget,
+		       uint64_t reserved, unsigned int samples_per_window)
+{
+	/* a probe costs up to two checks per interval: the check and the clear */
+	double per_probe = 2.0 * samples_per_window, avail, base, extra, weights = 0;
+
+	s->every = 1;
+	vt_for_each_region(r, regions)
+		r->nr_probes = 1;
+	if (!budget || !regions->len)
+		return;
+	avail = (double)(budget > 2 * reserved ? budget - reserved : budget / 2);
+	base = per_probe * regions->len;
+	if (base > avail) {
+		s->every = (unsigned int)ceil(base / avail);
+		return;
+	}
+	extra = floor((avail - base) / per_probe);
+	vt_for_each_region(r, regions)
+		weights += fabs(r->accesses - r->last_accesses) + 0.01;
+	vt_for_each_region(r, regions) {
+		double w = (fabs(r->accesses - r->last_accesses) + 0.01) / weights;
+
+		r->nr_probes = MIN(VT_REGION_MAX_PROBES, 1 + (unsigned int)floor(extra * w));
+	}
+}

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Telescope (Nair et al., USENIX ATC'24): DAMON-style regions, but every sample
+ * tests the accessed bit of the highest page-table entry that fits the region
+ * (bounded) or overshoots it by less than a per-level error (flex), so one
+ * test covers up to 512 GiB.
+ *
+ * Splits follow the page table (Telescope's rule). A region seen accessed is
+ * cut along the entries of the level below the one it is sampled at; a scan of
+ * those entries, testing only entries wholly inside the region, tells which are
+ * young, and the region is cut at every young/old change. The first and last
+ * entry of every young run become regions of their own, because the edge of
+ * the hot data may lie inside them; their children are cleared right away so
+ * that the next window's scan of them measures that window alone. So each
+ * window the edges of hot data descend one level: a 10 GiB hot range in 5 TiB
+ * is found to the PMD in about as many windows as the table has levels, and to
+ * the page one window later. At the leaf level the young entries of 5 ms are
+ * too sparse to cut runs by, so only the span from the first to the last young
+ * leaf is kept.
+ *
+ * Regions whose accesses were stable for a while, and leaf-level edges a cut
+ * found exact, are re-examined every fourth window only; fresh regions (made
+ * by the last split) do not merge before they were sampled for one window as
+ * themselves.
+ */
+#include <errno.h>
+#include <math.h>
+
+#include "region.h"
+
+#define TELESCOPE_MAX_SPLIT_ENTRIES 4096
+#define TELESCOPE_STABLE_AGE 8
+#define TELESCOPE_STABLE_PERIOD 4
+
+struct telescope {
+	bool flex;
+	GArray *regions;
+	GArray *next;		/* scratch for splits */
+	GArray *young;		/* uint64_t entry starts found by a split scan */
+	struct vt_sampler sampler;
+	uint64_t total;
+	uint64_t split_checks;	/* checks spent on splits in the last window */
+};
+
+static inline struct telescope *to_tel(struct vt_profiler *p)
+{
+	return p->priv;
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+/* Highest level with at least one whole entry in [start, end); how many. */
+static unsigned int fit_level(const struct vt_access_source *src, uint64_t start, uint64_t end,
+			      uint64_t *nr_full)
+{
+	for (unsigned int l = vt_top_level(src); l > src->leaf_level; l--) {
+		uint64_t size = vt_level_size(l);
+		uint64_t lo = align_up(start, size), hi = vt_entry_start(end, l);
+
+		if (lo < hi && lo >= start) {
+			*nr_full = (hi - lo) / size;
+			return l;
+		}
+	}
+	*nr_full = (vt_entry_start(end, src->leaf_level) - align_up(start, vt_level_size(src->leaf_level))) /
+		   vt_level_size(src->leaf_level);
+	return src->leaf_level;
+}
+
+struct pick_arg {
+	const struct vt_profiler *p;
+	bool flex;
+};
+
+static unsigned int telescope_pick(const struct vt_region *r, uint64_t addr, void *arg)
+{
+	const struct pick_arg *a = arg;
+	const struct vt_access_source *src = a->p->src;
+
+	for (unsigned int l = vt_top_level(src); l > src->leaf_level; l--) {
+		uint64_t size = vt_level_size(l), e = vt_entry_start(addr, l);
+		uint64_t lo = MAX(e, r->start), hi = MIN(e + size, r->end);
+		double overshoot = 1.0 - (double)(hi - lo) / (double)size;
+
+		if (e >= r->start && e + size <= r->end)
+			return l;
+		if (a->flex && !r->bounded_only && overshoot <= a->p->attrs.flex_error[l])
+			return l;
+	}
+	return src->leaf_level;
+}
+
+static void collect_young(uint64_t entry_start, unsigned int level, void *arg)
+{
+	(void)level;
+	g_array_append_val((GArray *)arg, entry_start);
+}
+
+/* Clear the children of a region that is one whole entry, for next window's scan. */
+static void preclear_children(struct vt_profiler *p, const struct vt_region *r)
+{
+	uint64_t nr_full;
+	unsigned int l = fit_level(p->src, r->start, r->end, &nr_full);
+
+	if (nr_full == 1 && l > p->src->leaf_level)
+		vt_source_scan(p->src, r->start, r->end, l - 1, l - 1, NULL, NULL);
+}
+
+static void push_piece(GArray *out, const struct vt_region *parent, uint64_t start, uint64_t end,
+		       bool warm)
+{
+	struct vt_region piece = *parent;
+
+	if (start >= end)
+		return;
+	piece.start = start;
+	piece.end = end;
+	piece.fresh = true;
+	piece.warm = warm;
+	piece.resolved = false;
+	piece.nr_prepared = 0;
+	for (unsigned int k = 0; k < parent->nr_prepared; k++)
+		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
+			piece.prepared[piece.nr_prepared++] = parent->prepared[k];
+	g_array_append_val(out, piece);
+}
+
+/*
+ * Cut @r along the young runs found among its whole level-@s entries
+ * [@lo, @hi) and append the pieces to @out. The partial ends of @r (finer than
+ * level @s) go with the run next to them. The first and last entry of a young
+ * run become pieces of their own where the run borders colder memory: an old
+ * run inside @r, or a colder neighbour region (@left_colder, @right_colder).
+ */
+static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned int s,
+		     uint64_t lo, uint64_t hi, GArray *young, bool left_colder, bool right_colder,
+		     GArray *out)
+{
+	uint64_t size = vt_level_size(s);
+	unsigned int before = out->len;
+	uint64_t cut = r->start;	/* start of the piece being built */
+	uint64_t edges[2 * TELESCOPE_MAX_SPLIT_ENTRIES];
+	unsigned int nr_edges = 0;
+
+	if (s == p->src->leaf_level) {
+		uint64_t first = g_array_index(young, uint64_t, 0);
+		uint64_t last = g_array_index(young, uint64_t, young->len - 1) + size;
+
+		if (first == lo)
+			first = r->start;
+		if (last == hi)
+			last = r->end;
+		if (first == r->start && last == r->end) {
+			g_array_append_val(out, *r);
+			g_array_index(out, struct vt_region, out->len - 1).warm = true;
+			g_array_index(out, struct vt_region, out->len - 1).resolved = true;
+			return;
+		}
+		push_piece(out, r, r->start, first, false);
+		push_piece(out, r, first, last, true);
+		push_piece(out, r, last, r->end, false);
+		return;
+	}
+	for (unsigned int i = 0; i < young->len;) {
+		uint64_t run_start = g_array_index(young, uint64_t, i);
+		uint64_t run_end = run_start + size;
+		bool peel_left = run_start > lo || left_colder;
+		bool peel_right = run_end < hi || right_colder;
+		unsigned int j = i + 1;
+
+		while (j < young->len && g_array_index(young, uint64_t, j) == run_end) {
+			run_end += size;
+			j++;
+		}
+		peel_right = run_end < hi || right_colder;
+		if (run_start > lo) {	/* the old run before this one */
+			push_piece(out, r, cut, run_start, false);
+			cut = run_start;
+		}
+		if (peel_left && run_end - run_start > size) {
+			push_piece(out, r, cut, run_start + size, true);
+			edges[nr_edges++] = cut;
+			cut = run_start + size;
+		}
+		if (peel_right && run_end - size > cut) {
+			push_piece(out, r, cut, run_end - size, true);
+			cut = run_end - size;
+		}
+		{
+			uint64_t end = run_end == hi ? r->end : run_end;
+
+			push_piece(out, r, cut, end, true);
+			if (peel_right || (peel_left && run_end - run_start == size))
+				edges[nr_edges++] = cut;
+			cut = end;
+		}
+		i = j;
+	}
+	push_piece(out, r, cut, r->end, false);
+	if (out->len == before + 1) {
+		/* one piece: r itself, nothing learnt but that it is warm */
+		g_array_index(out, struct vt_region, before) = *r;
+		g_array_index(out, struct vt_region, before).warm = true;
+		return;
+	}
+	/* edge pieces: clear their children so that next window's scan is exact */
+	for (unsigned int i = before; i < out->len; i++) {
+		struct vt_region *piece = &g_array_index(out, struct vt_region, i);
+
+		for (unsigned int e = 0; e < nr_edges; e++)
+			if (edges[e] == piece->start)
+				preclear_children(p, piece);
+	}
+}
+
+static gint cmp_u64(gconstpointer a, gconstpointer b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The entries the sampler checked at the window's last interval were cleared
+ * at the instant of the scan, which reads them old: take the sampler's result
+ * for them. Returns whether any entry is young.
+ */
+static bool add_checked(const struct vt_region *r, unsigned int s, uint64_t lo, uint64_t hi,
+			GArray *young)
+{
+	unsigned int n = young->len, out = 0;
+
+	for (unsigned int k = 0; k < r->nr_checked; k++) {
+		uint64_t e = vt_entry_start(r->checked[k].addr, s);
+
+		if (r->checked[k].level == s && r->checked[k].result == VT_BIT_YOUNG &&
+		    e >= lo && e < hi)
+			g_array_append_val(young, e);
+	}
+	if (young->len == n)
+		return n > 0;
+	g_array_sort(young, cmp_u64);
+	for (unsigned int i = 0; i < young->len; i++)
+		if (!out || g_array_index(young, uint64_t, out - 1) != g_array_index(young, uint64_t, i))
+			g_array_index(young, uint64_t, out++) = g_array_index(young, uint64_t, i);
+	g_array_set_size(young, out);
+	return out > 0;
+}
+
+static unsigned int count_runs(GArray *young, uint64_t size)
+{
+	unsigned int runs = 0;
+
+	for (unsigned int i = 0; i < young->len; i++)
+		if (!i || g_array_index(young, uint64_t, i) != g_array_index(young, uint64_t, i - 1) + size)
+			runs++;
+	return runs;
+}
+
+/* Is @n, a neighbour of @r, adjacent and colder by more than @thr? */
+static bool colder(const struct vt_region *r, const struct vt_region *n, double thr)
+{
+	if (!n || (n->end != r->start && n->start != r->end))
+		return false;
+	return n->accesses < r->accesses - thr;
+}
+
+struct split_candidate {
+	unsigned int idx;
+	double priority;
+};
+
+static gint by_priority(gconstpointer a, gconstpointer b)
+{
+	double x = ((const struct split_candidate *)a)->priority;
+	double y = ((const struct split_candidate *)b)->priority;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * Re-cut the regions after a window. Candidates are regions where accesses
+ * were seen; under a budget (half of it for splits) they are served in order
+ * of need, as MTM shares its budget: most first where accesses moved most,
+ * then edges descending (fresh pieces), then cuts above the leaf level; a
+ * region put off gains a rank per window it waited. One split always happens.
+ */
+static void telescope_split(struct vt_profiler *p)
+{
+	double thr = p->attrs.merge_threshold;
+	struct telescope *t = to_tel(p);
+	unsigned int leaf = p->src->leaf_level, n = t->regions->len;
+	uint64_t split_budget = p->attrs.budget_checks ? p->attrs.budget_checks / 2 : UINT64_MAX;
+	uint64_t used0 = vt_source_checks_total(p->src);
+	g_autofree unsigned int *first = g_new0(unsigned int, n);
+	g_autofree unsigned int *count = g_new0(unsigned int, n);
+	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(struct split_candidate));
+	unsigned int total = n;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+		struct split_candidate c = { .idx = i };
+		uint64_t nr_full;
+
+		if (vt_region_seen(r) &&
+		    !((r->age >= TELESCOPE_STABLE_AGE || r->resolved) &&
+		      p->windows % TELESCOPE_STABLE_PERIOD)) {
+			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
+				     (fit_level(p->src, r->start, r->end, &nr_full) > leaf ? 0.25 : 0) +
+				     r->waited;
+			g_array_append_val(order, c);
+		}
+		r->fresh = false;
+	}
+	g_array_sort(order, by_priority);
+	g_array_set_size(t->next, 0);	/* collects the pieces */
+	for (unsigned int k = 0; k < order->len; k++) {
+		unsigned int i = g_array_index(order, struct split_candidate, k).idx;
+		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+		uint64_t nr_full, size, lo, hi, used = vt_source_checks_total(p->src) - used0;
+		unsigned int l, s, before = t->next->len;
+
+		if (total + 2 > p->attrs.max_regions)
+			break;
+		l = fit_level(p->src, r->start, r->end, &nr_full);
+		s = nr_full >= 2 || l == leaf ? l : l - 1;
+		size = vt_level_size(s);
+		lo = align_up(r->start, size);
+		hi = vt_entry_start(r->end, s);
+		if (hi <= lo || (s == leaf && (hi - lo) / size < 2))
+			continue;
+		if (used && used + (hi - lo) / size > split_budget) {
+			r->waited++;
+			continue;
+		}
+		r->waited = 0;
+		if ((hi - lo) / size > TELESCOPE_MAX_SPLIT_ENTRIES) {
+			/* too wide to scan in one window: halve it along level-s entries */
+			uint64_t mid = vt_entry_start(lo + (hi - lo) / 2, s);
+
+			push_piece(t->next, r, r->start, mid, r->warm);
+			push_piece(t->next, r, mid, r->end, r->warm);
+		} else {
+			g_array_set_size(t->young, 0);
+			if (vt_source_scan(p->src, lo, hi, s, s, collect_young, t->young) < 0 ||
+			    !add_checked(r, s, lo, hi, t->young)) {
+				/*
+				 * Nothing young inside: what the samples saw was
+				 * outside the region (a flex overshoot) or is gone.
+				 */
+				if (r->accesses > 0 && r->level > l)
+					r->bounded_only = true;
+				r->warm = false;
+				continue;
+			}
+			if (total + 4 * count_runs(t->young, size) + 1 > p->attrs.max_regions)
+				continue;
+			cut_runs(p, r, s, lo, hi, t->young,
+				 colder(r, i ? r - 1 : NULL, thr),
+				 colder(r, i + 1 < n ? r + 1 : NULL, thr), t->next);
+		}
+		first[i] = before;
+		count[i] = t->next->len - before;
+		total += count[i] - 1;
+	}
+	/* assemble in address order */
+	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), total);
+	for (unsigned int i = 0; i < n; i++) {
+		if (count[i])
+			g_array_append_vals(out, &g_array_index(t->next, struct vt_region, first[i]),
+					    count[i]);
+		else
+			g_array_append_val(out, g_array_index(t->regions, struct vt_region, i));
+	}
+	g_array_free(t->regions, TRUE);
+	t->regions = out;
+}
+
+static int telescope_init(struct vt_profiler *p)
+{
+	struct telescope *t = g_new0(struct telescope, 1);
+
+	t->flex = p->ops == &vt_telescope_flex_ops;
+	t->regions = vt_regions_new();
+	t->next = vt_regions_new();
+	t->young = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	vt_sampler_init(&t->sampler);
+	p->priv = t;
+	return 0;
+}
+
+static int telescope_start(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	unsigned int top = vt_top_level(p->src);
+	uint64_t align = vt_level_size(p->src->leaf_level);
+
+	g_array_set_size(t->regions, 0);
+	vt_regions_from_ranges(t->regions, p->ranges, p->nr_ranges, vt_level_size(top));
+	t->total = vt_regions_total(t->regions);
+	/* cut further at the highest level that still gives min_regions pieces */
+	for (unsigned int l = top; l > p->src->leaf_level; l--) {
+		if (t->total / vt_level_size(l) >= p->attrs.min_regions) {
+			align = vt_level_size(l);
+			break;
+		}
+	}
+	vt_regions_split_evenly(t->regions, p->attrs.min_regions, align);
+	vt_for_each_region(r, t->regions)
+		preclear_children(p, r);
+	return 0;
+}
+
+static int telescope_sample(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	struct pick_arg arg = { .p = p, .flex = t->flex };
+	int ret = vt_sampler_check(&t->sampler, p->src, t->regions);
+
+	if (ret < 0 || vt_profiler_last_sample(p))
+		return ret;
+	return vt_sampler_prepare(&t->sampler, p->src, t->regions, p->rng, telescope_pick, &arg);
+}
+
+static int telescope_window(struct vt_profiler *p, struct vt_snapshot *snap)
+{
+	struct telescope *t = to_tel(p);
+	struct pick_arg arg = { .p = p, .flex = t->flex };
+	double thr = p->attrs.merge_threshold;
+	uint64_t before;
+
+	vt_regions_end_window(t->regions, thr);
+	vt_regions_snapshot(t->regions, snap);
+	/* zero apart: warm leaf-level edges must not hide inside cold regions */
+	vt_regions_merge(t->regions, thr, MAX(t->total / p->attrs.min_regions,
+					      vt_level_size(p->src->leaf_level)), true);
+	before = vt_source_checks_total(p->src);
+	telescope_split(p);
+	t->split_checks = vt_source_checks_total(p->src) - before;
+	vt_for_each_region(r, t->regions)
+		r->level = 0;
+	vt_sampler_budget(&t->sampler, t->regions, p->attrs.budget_checks, t->split_checks,
+			  (unsigned int)(p->attrs.window_us / p->attrs.sample_us));
+	return vt_sampler_prepare(&t->sampler, p->src, t->regions, p->rng, telescope_pick, &arg);
+}
+
+static void telescope_destroy(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+
+	if (!t)
+		return;
+	g_array_free(t->regions, TRUE);
+	g_array_free(t->next, TRUE);
+	g_array_free(t->young, TRUE);
+	vt_sampler_fini(&t->sampler);
+	g_free(t);
+}
+
+/* Exposed for unit tests of the level picker. */
+unsigned int vt_telescope_pick_level(const struct vt_profiler *p, const struct vt_region *r,
+				     uint64_t addr, bool flex);
+unsigned int vt_telescope_pick_level(const struct vt_profiler *p, const struct vt_region *r,
+				     uint64_t addr, bool flex)
+{
+	struct pick_arg arg = { .p = p, .flex = flex };
+
+	return telescope_pick(r, addr, &arg);
+}
+
+GArray *vt_telescope_regions(struct vt_profiler *p);
+GArray *vt_telescope_regions(struct vt_profiler *p)
+{
+	return to_tel(p)->regions;
+}
+
+const struct vt_profiler_ops vt_telescope_bounded_ops = {
+	.name = "telescope-bounded",
+	.summary = "regions sampled at the highest page-table level that fits inside them",
+	.init = telescope_init,
+	.start = telescope_start,
+	.sample = telescope_sample,
+	.window = telescope_window,
+	.destroy = telescope_destroy,
+};
+
+const struct vt_profiler_ops vt_telescope_flex_ops = {
+	.name = "telescope-flex",
+	.summary = "as bounded, but a level may overshoot its region by a per-level error",
+	.init = telescope_init,
+	.start = telescope_start,
+	.sample = telescope_sample,
+	.window = telescope_window,
+	.destroy = telescope_destroy,
+};

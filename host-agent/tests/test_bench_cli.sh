@@ -1,0 +1,42 @@
+#!/bin/sh
+# vtier-bench telemetry on bad input: a clear message, a non-zero exit, no crash.
+# usage: test_bench_cli.sh VTIER_BENCH SCRATCH_DIR   (TAP output)
+bench=$1
+dir=$2
+mkdir -p "$dir"
+n=0
+fail=0
+
+# expect STATUS PATTERN ARGS...: exit status STATUS and PATTERN on stderr
+expect() {
+	want=$1 pattern=$2
+	shift 2
+	n=$((n + 1))
+	"$bench" "$@" >/dev/null 2>"$dir/err"
+	got=$?
+	if [ "$got" -eq "$want" ] && grep -q -- "$pattern" "$dir/err"; then
+		echo "ok $n - $* -> $got"
+	else
+		echo "not ok $n - $*: exit $got (want $want), stderr: $(head -c 300 "$dir/err")"
+		fail=1
+	fi
+}
+
+printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"start":0,"size":"2GiB"}]}]}' >"$dir/outside.json"
+printf '{"footprint":' >"$dir/truncated.json"
+printf '\377\376garbage' >"$dir/binary.json"
+
+echo "1..12"
+expect 2 "unknown subcommand" frobnicate
+expect 2 "give --scenario" telemetry
+expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
+expect 1 "unknown scenario 'nope'" telemetry --scenario nope
+expect 2 "--flex pud=2" telemetry --scenario subtb-1g --flex pud=2
+expect 2 "must not be negative" telemetry --scenario subtb-1g --budget -5
+expect 1 "inside the footprint" telemetry --spec "$dir/outside.json"
+expect 1 "not valid JSON" telemetry --spec "$dir/truncated.json"
+expect 1 "not valid JSON" telemetry --spec "$dir/binary.json"
+expect 1 "No such file" telemetry --spec "$dir/missing.json"
+expect 2 "unknown scenario 'nope'" telemetry --dump-spec nope
+expect 2 "unexpected argument" telemetry --scenario subtb-1g extra
+exit $fail

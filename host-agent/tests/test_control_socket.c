@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The control socket with the real daemon dispatcher behind it: requests and
+ * replies, strangers refused before parsing, permissions of the socket and its
+ * directory, a second server on the same path, oversize and silent clients.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "control_socket.h"
+#include "daemon.h"
+
+struct call {
+	const char *path;
+	const char *request;
+	char *reply;
+	GError *error;
+	gboolean done;
+};
+
+static gpointer call_thread(gpointer data)
+{
+	struct call *c = data;
+
+	c->reply = vt_control_call(c->path, c->request, 5000, &c->error);
+	g_atomic_int_set(&c->done, TRUE);
+	return NULL;
+}
+
+static char *call(const char *path, const char *request)
+{
+	struct call c = { .path = path, .request = request };
+	GThread *t = g_thread_new("client", call_thread, &c);
+
+	while (!g_atomic_int_get(&c.done))
+		g_main_context_iteration(NULL, FALSE), g_usleep(1000);
+	g_thread_join(t);
+	if (c.error)
+		g_error_free(c.error);
+	return c.reply;
+}
+
+static char *handle(const char *data, size_t len, void *arg)
+{
+	return vt_daemon_handle(arg, data, len);
+}
+
+struct fixture {
+	char *dir;
+	char *path;
+	struct vt_daemon *d;
+	struct vt_control_server *s;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = g_new0(struct fixture, 1);
+	struct vt_tiers tiers = { .nr = 0 };
+
+	f->dir = g_dir_make_tmp("vtier-ctl-XXXXXX", NULL);
+	f->path = g_build_filename(f->dir, "run", "vtierd.sock", NULL);
+	f->d = vt_daemon_new(&tiers, NULL);
+	f->s = vt_control_server_new(f->path, handle, f->d, NULL);
+	assert_non_null(f->s);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", f->dir);
+
+	vt_control_server_free(f->s);
+	vt_daemon_free(f->d);
+	assert_int_equal(system(cmd), 0);
+	g_free(f->dir);
+	g_free(f->path);
+	g_free(f);
+	return 0;
+}
+
+static void test_requests(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	g_autofree char *dir = g_path_get_dirname(f->path);
+	g_autofree char *r1 = call(f->path, "{\"v\":1,\"cmd\":\"ping\"}\n");
+	g_autofree char *r2 = call(f->path, "{\"v\":1,\"cmd\":\"list\"}\n");
+	g_autofree char *r3 = call(f->path, "{\"v\":1,\"cmd\":\"stats\",\"vm\":\"ghost\"}\n");
+	g_autofree char *r4 = call(f->path, "this is not json\n");
+	g_autofree char *r5 = call(f->path, "{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"/nonexistent.qmp\"}\n");
+	g_autofree char *r6 = call(f->path,
+				   "{\"v\":1,\"cmd\":\"policy\",\"vm\":\"ghost\",\"set\":[\"mode=x\"]}\n");
+	g_autofree char *r7 = call(f->path, "{\"v\":1,\"cmd\":\"detach\",\"vm\":\"ghost\"}\n");
+
+	assert_string_equal(r1, "{\"ok\":true,\"result\":\"pong\"}");
+	assert_string_equal(r2, "{\"ok\":true,\"result\":[]}");
+	assert_non_null(strstr(r3, "no VM named 'ghost'"));
+	assert_non_null(strstr(r4, "\"ok\":false"));
+	assert_non_null(strstr(r5, "cannot connect to QMP socket /nonexistent.qmp"));
+	assert_non_null(strstr(r6, "no VM named 'ghost'"));
+	assert_non_null(strstr(r7, "no VM named 'ghost'"));
+	/* and still serving */
+	g_free(r1);
+	r1 = call(f->path, "{\"v\":1,\"cmd\":\"ping\"}\n");
+	assert_non_null(strstr(r1, "pong"));
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+}
+
+static void test_stranger(void **state)
+{
+	struct fixture *f = *state;
+	pid_t child;
+	int status;
+
+	if (geteuid() != 0)
+		skip();	/* needs root to become another user */
+	/* the stranger needs to reach the socket: open the directory to it for the test */
+	{
+		g_autofree char *dir = g_path_get_dirname(f->path);
+
+		assert_int_equal(chmod(f->dir, 0755), 0);
+		assert_int_equal(chmod(dir, 0755), 0);
+		assert_int_equal(chmod(f->path, 0666), 0);
+	}
+	child = fork();
+	if (child == 0) {
+		g_autoptr(GError) e = NULL;
+		char *r;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		r = vt_control_call(f->path, "{\"v\":1,\"cmd\":\"list\"}\n", 3000, &e);
+		_exit(r && strstr(r, "permission denied") ? 0 : 1);
+	}
+	while (waitpid(child, &status, WNOHANG) == 0)
+		g_main_context_iteration(NULL, FALSE), g_usleep(1000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(vt_control_server_refused(f->s), 1);
+}
+
+static void test_second_server(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(GError) e = NULL;
+
+	assert_null(vt_control_server_new(f->path, handle, f->d, &e));
+	assert_int_equal(e->code, EADDRINUSE);
+	assert_non_null(strstr(e->message, "another vtierd"));
+}
+
+static void test_bad_dir(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *open_dir = g_build_filename(f->dir, "open", NULL);
+	g_autofree char *path = g_build_filename(open_dir, "s", NULL);
+	g_autofree char *stale_dir = g_build_filename(f->dir, "stale", NULL);
+	g_autofree char *stale = g_build_filename(stale_dir, "s", NULL);
+	g_autoptr(GError) e = NULL;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct vt_control_server *s;
+	int fd;
+
+	assert_int_equal(mkdir(open_dir, 0755), 0);
+	assert_int_equal(chmod(open_dir, 0755), 0);
+	assert_null(vt_control_server_new(path, handle, f->d, &e));
+	assert_int_equal(e->code, EPERM);
+	assert_non_null(strstr(e->message, "0700"));
+	/* a stale socket (nobody listening) is replaced */
+	assert_int_equal(mkdir(stale_dir, 0700), 0);
+	strcpy(sa.sun_path, stale);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	s = vt_control_server_new(stale, handle, f->d, NULL);
+	assert_non_null(s);
+	vt_control_server_free(s);
+}
+
+static void test_oversize(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *big = g_strnfill(70000, 'x');
+	g_autofree char *r = call(f->path, big);
+
+	assert_non_null(r);
+	assert_non_null(strstr(r, "larger than"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_second_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversize, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stranger, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

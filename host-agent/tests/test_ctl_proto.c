@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Control protocol requests: round trips and every way to be malformed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctl_proto.h"
+
+static void test_roundtrip(void **state)
+{
+	char *set[] = { "mode=observe", "dram_limit=256MiB", NULL };
+	struct vt_ctl_request in = { .cmd = VT_CTL_ATTACH, .vm = "vm0", .qmp = "/run/tb/vm0.qmp",
+				     .set = set, .nr_set = 2 };
+	struct vt_ctl_request out;
+	g_autofree char *text = vt_ctl_request_to_json(&in);
+	g_autoptr(GError) e = NULL;
+
+	(void)state;
+	assert_true(vt_ctl_request_parse(text, strlen(text), &out, &e));
+	assert_int_equal(out.cmd, VT_CTL_ATTACH);
+	assert_string_equal(out.vm, "vm0");
+	assert_string_equal(out.qmp, "/run/tb/vm0.qmp");
+	assert_int_equal(out.nr_set, 2);
+	assert_string_equal(out.set[1], "dram_limit=256MiB");
+	assert_null(out.set[2]);
+	vt_ctl_request_clear(&out);
+	for (unsigned int c = VT_CTL_LIST; c <= VT_CTL_PING; c++) {
+		struct vt_ctl_request r = { .cmd = c };
+		g_autofree char *t = NULL;
+
+		if (c == VT_CTL_ATTACH)
+			r.qmp = "/x.qmp";
+		if (c == VT_CTL_DETACH || c == VT_CTL_STATUS || c == VT_CTL_STATS ||
+		    c == VT_CTL_POLICY)
+			r.vm = "a.b-c_1";
+		t = vt_ctl_request_to_json(&r);
+		assert_true(vt_ctl_request_parse(t, strlen(t), &out, NULL));
+		assert_int_equal(out.cmd, c);
+		vt_ctl_request_clear(&out);
+	}
+}
+
+static void test_bad(void **state)
+{
+	static const char *const bad[] = {
+		"", "\n", "null", "[]", "42", "\"list\"", "{", "{}",
+		"{\"cmd\":\"list\"}",					/* no version */
+		"{\"v\":2,\"cmd\":\"list\"}", "{\"v\":\"1\",\"cmd\":\"list\"}",
+		"{\"v\":1.0,\"cmd\":\"list\"}", "{\"v\":1}", "{\"v\":1,\"cmd\":7}",
+		"{\"v\":1,\"cmd\":\"explode\"}", "{\"v\":1,\"cmd\":\"\"}",
+		"{\"v\":1,\"cmd\":\"list\",\"extra\":1}",
+		"{\"v\":1,\"cmd\":\"status\"}",				/* needs vm */
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"\"}",
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"../etc\"}",
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"-x\"}",
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"a b\"}",
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":[\"a\"]}",
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+		"{\"v\":1,\"cmd\":\"attach\"}",				/* needs qmp */
+		"{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"relative.qmp\"}",
+		"{\"v\":1,\"cmd\":\"attach\",\"qmp\":null}",
+		"{\"v\":1,\"cmd\":\"list\",\"qmp\":\"/x\"}",
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"a\",\"set\":[\"mode=off\"]}",
+		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":\"mode=off\"}",
+		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[1]}",
+		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[\"novalue\"]}",
+		"{\"v\":1,\"cmd\":\"list\"}{\"v\":1,\"cmd\":\"list\"}",
+		"{\"v\":1,\"cmd\":\"list\"}\n{}",
+	};
+	struct vt_ctl_request r;
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+
+		if (vt_ctl_request_parse(bad[i], strlen(bad[i]), &r, &e))
+			fail_msg("accepted: %s", bad[i]);
+		assert_non_null(e);
+		assert_null(r.vm);
+		assert_null(r.set);
+	}
+	/* NUL inside, oversize, too many assignments */
+	{
+		const char nul[] = "{\"v\":1,\"cmd\":\"li\0st\"}";
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_ctl_request_parse(nul, sizeof(nul) - 1, &r, &e));
+	}
+	{
+		g_autofree char *big = g_strnfill(VT_CTL_MAX_REQUEST + 1, ' ');
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_ctl_request_parse(big, strlen(big), &r, &e));
+		assert_int_equal(e->code, E2BIG);
+	}
+	{
+		g_autoptr(GString) s = g_string_new("{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[");
+		g_autoptr(GError) e = NULL;
+
+		for (int i = 0; i < VT_CTL_MAX_ASSIGN + 1; i++)
+			g_string_append_printf(s, "%s\"mode=off\"", i ? "," : "");
+		g_string_append(s, "]}");
+		assert_false(vt_ctl_request_parse(s->str, s->len, &r, &e));
+		assert_int_equal(e->code, E2BIG);
+	}
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_true(vt_ctl_name_valid("vm0"));
+	assert_true(vt_ctl_name_valid("guest.example-1_a"));
+	assert_false(vt_ctl_name_valid(""));
+	assert_false(vt_ctl_name_valid(NULL));
+	assert_false(vt_ctl_name_valid(".hidden"));
+	assert_false(vt_ctl_name_valid("a/b"));
+	assert_false(vt_ctl_name_valid("é"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

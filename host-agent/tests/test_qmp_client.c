@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * QMP client: reply parsers on good and malformed input, and peers that are
+ * not QEMU (wrong greeting, garbage, silence, closing) through a real socket.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "qmp_client.h"
+
+static JsonNode *json(const char *text)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+
+	assert_true(json_parser_load_from_data(p, text, -1, NULL));
+	return json_node_copy(json_parser_get_root(p));
+}
+
+static void test_greeting(void **state)
+{
+	static const char *const bad[] = {
+		"{}", "{\"QMP\":{}}", "{\"QMP\":{\"version\":{\"qemu\":{\"major\":10}}}}",
+		"{\"QMP\":{\"version\":{\"qemu\":{\"major\":\"10\",\"minor\":0,\"micro\":2}}}}",
+		"{\"QMP\":{\"version\":{\"qemu\":{\"major\":5,\"minor\":2,\"micro\":0}}}}",
+		"{\"QMP\":{\"version\":{\"qemu\":{\"major\":-1,\"minor\":0,\"micro\":0}}}}",
+		"SSH-2.0-OpenSSH_9.2", "[]", "{\"QMP\":1}{}", "",
+	};
+	const char *good = "{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 2, \"minor\": 0, "
+			   "\"major\": 10}, \"package\": \"Debian\"}, \"capabilities\": [\"oob\"]}}";
+	g_autofree char *v = NULL;
+
+	(void)state;
+	assert_true(vt_qmp_parse_greeting(good, strlen(good), &v, NULL));
+	assert_string_equal(v, "10.0.2");
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+		char *x = NULL;
+
+		if (vt_qmp_parse_greeting(bad[i], strlen(bad[i]), &x, &e))
+			fail_msg("accepted greeting %s", bad[i]);
+		assert_non_null(e);
+	}
+}
+
+static void test_memdev(void **state)
+{
+	g_autoptr(JsonNode) good = json(
+		"[{\"share\": true, \"reserve\": true, \"prealloc\": false, \"host-nodes\": [], "
+		"\"size\": 268435456, \"merge\": true, \"dump\": true, \"policy\": \"default\", "
+		"\"id\": \"m0\"}, {\"size\": 4096, \"policy\": \"bind\", \"id\": \"m1\"}]");
+	g_autoptr(JsonNode) objs = json("[{\"name\":\"type\",\"type\":\"string\"},"
+					"{\"name\":\"m0\",\"type\":\"child<memory-backend-memfd>\"},"
+					"{\"name\":\"m1\",\"type\":\"child<memory-backend-ram>\"}]");
+	static const char *const bad[] = {
+		"{}", "[1]", "[{\"size\":1}]", "[{\"size\":0,\"policy\":\"default\",\"id\":\"a\"}]",
+		"[{\"size\":-5,\"policy\":\"default\",\"id\":\"a\"}]",
+		"[{\"size\":\"1\",\"policy\":\"default\",\"id\":\"a\"}]",
+		"[{\"size\":1,\"policy\":\"default\"}]",
+		"[{\"size\":1,\"policy\":\"default\",\"id\":\"\"}]",
+	};
+	g_autoptr(GArray) m = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
+
+	(void)state;
+	assert_true(vt_qmp_parse_memdev(good, m, NULL));
+	assert_int_equal(m->len, 2);
+	assert_true(vt_qmp_parse_objects(objs, m, NULL));
+	assert_string_equal(g_array_index(m, struct vt_memdev, 0).type, "memory-backend-memfd");
+	assert_true(g_array_index(m, struct vt_memdev, 0).share);
+	assert_string_equal(g_array_index(m, struct vt_memdev, 1).type, "memory-backend-ram");
+	assert_string_equal(g_array_index(m, struct vt_memdev, 1).policy, "bind");
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(JsonNode) n = json(bad[i]);
+		g_autoptr(GArray) a = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
+		g_autoptr(GError) e = NULL;
+
+		if (vt_qmp_parse_memdev(n, a, &e))
+			fail_msg("accepted memdev %s", bad[i]);
+	}
+	{
+		g_autoptr(JsonNode) n = json("[{\"name\":1}]");
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_qmp_parse_objects(n, m, &e));
+	}
+}
+
+static void test_ramblocks(void **state)
+{
+	const char *good =
+		"              Block Name    PSize              Offset               Used              Total                HVA  RO\r\n"
+		"                     ram    4 KiB  0x0000000000000000 0x0000000010000000 0x0000000010000000 0x00007fc02bfff000  rw\r\n"
+		"    /rom@etc/acpi/tables    2 MiB  0x0000000010080000 0x0000000000020000 0x0000000000200000 0x00007fc081400000  ro\r\n";
+	static const char *const bad[] = {
+		"", "garbage",
+		"Block Name PSize Offset Used Total RO\n ram 4 KiB 0x0 0x1 0x1 rw\n",	/* no HVA */
+		"ram 4 KiB 0x0 0x1000 0x1000 0x1000 rw\n",				/* no header */
+		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x1000 0x1000 0x1000\n",
+		"Block Name PSize Offset Used Total HVA RO\n ram 4 XiB 0x0 0x1000 0x1000 0x1000 rw\n",
+		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0 0x1000 0x1000 0x1000 rw\n",
+		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x2000 0x1000 0x1000 rw\n",
+		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x1000 0x1000 0x1000 rx\n",
+		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x1000 0x1000 0xfffffffffffff000 rw\n",
+		"Block Name PSize Offset Used Total HVA RO\n ram 0 KiB 0x0 0x1000 0x1000 0x1000 rw\n",
+	};
+	g_autoptr(GArray) rb = g_array_new(FALSE, TRUE, sizeof(struct vt_ramblock));
+
+	(void)state;
+	assert_true(vt_qmp_parse_ramblocks(good, rb, NULL));
+	assert_int_equal(rb->len, 2);
+	assert_string_equal(g_array_index(rb, struct vt_ramblock, 0).name, "ram");
+	assert_int_equal(g_array_index(rb, struct vt_ramblock, 0).hva, 0x7fc02bfff000);
+	assert_int_equal(g_array_index(rb, struct vt_ramblock, 0).used, 0x10000000);
+	assert_int_equal(g_array_index(rb, struct vt_ramblock, 1).page_size, 2 << 20);
+	assert_true(g_array_index(rb, struct vt_ramblock, 1).readonly);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GArray) a = g_array_new(FALSE, TRUE, sizeof(struct vt_ramblock));
+		g_autoptr(GError) e = NULL;
+
+		if (vt_qmp_parse_ramblocks(bad[i], a, &e))
+			fail_msg("accepted ramblocks %s", bad[i]);
+	}
+	assert_false(vt_qmp_parse_ramblocks(NULL, rb, NULL));
+}
+
+static void test_single_object(void **state)
+{
+	(void)state;
+	assert_true(vt_json_single_object("{}", 2));
+	assert_true(vt_json_single_object(" {\"a\":\"}{\"} \n", 13));
+	assert_true(vt_json_single_object("{\"a\":\"\\\"}\"}", 11));
+	assert_false(vt_json_single_object("{}{}", 4));
+	assert_false(vt_json_single_object("{} x", 4));
+	assert_false(vt_json_single_object("[]", 2));
+	assert_false(vt_json_single_object("{", 1));
+	assert_false(vt_json_single_object("", 0));
+}
+
+/* A fake peer: accepts once, writes @script, then keeps the line open for 3 s. */
+struct peer {
+	char path[108];
+	const char *script;
+	int fd;
+};
+
+static gpointer peer_thread(gpointer data)
+{
+	struct peer *p = data;
+	int c = accept(p->fd, NULL, NULL);
+
+	if (c >= 0) {
+		if (*p->script && write(c, p->script, strlen(p->script)) < 0)
+			(void)0;
+		if (strcmp(p->script, "CLOSE") != 0) {
+			char buf[4096];
+			struct timeval tv = { .tv_sec = 3 };
+
+			setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			while (read(c, buf, sizeof(buf)) > 0)
+				;
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+static void run_peer(const char *script, int expect_code, const char *expect_text)
+{
+	g_autofree char *dir = g_dir_make_tmp("vtier-qmp-XXXXXX", NULL);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct peer p = { .script = script };
+	g_autoptr(GError) e = NULL;
+	struct vt_qmp *q;
+	GThread *t;
+
+	g_snprintf(p.path, sizeof(p.path), "%s/s", dir);
+	strcpy(sa.sun_path, p.path);
+	p.fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(p.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(p.fd, 1), 0);
+	t = g_thread_new("peer", peer_thread, &p);
+	q = vt_qmp_connect(p.path, 500, &e);
+	assert_null(q);
+	assert_non_null(e);
+	if (expect_code)
+		assert_int_equal(e->code, expect_code);
+	if (!strstr(e->message, expect_text))
+		fail_msg("error '%s' lacks '%s'", e->message, expect_text);
+	g_thread_join(t);
+	close(p.fd);
+	unlink(p.path);
+	rmdir(dir);
+}
+
+static void test_not_qemu(void **state)
+{
+	(void)state;
+	run_peer("SSH-2.0-OpenSSH_9.2\r\n", EPROTO, "not a QEMU QMP socket");
+	run_peer("{\"hello\":\"world\"}\n", EPROTO, "not a QEMU QMP socket");
+	run_peer("", ETIMEDOUT, "no answer");
+	run_peer("CLOSE", ECONNRESET, "closed");
+	/* a good greeting, then an error to qmp_capabilities */
+	run_peer("{\"QMP\":{\"version\":{\"qemu\":{\"major\":10,\"minor\":0,\"micro\":2}}}}\n"
+		 "{\"error\":{\"class\":\"GenericError\",\"desc\":\"nope\"},\"id\":\"vtier-1\"}\n",
+		 EREMOTEIO, "nope");
+	/* a reply for someone else */
+	run_peer("{\"QMP\":{\"version\":{\"qemu\":{\"major\":10,\"minor\":0,\"micro\":2}}}}\n"
+		 "{\"return\":{},\"id\":\"other\"}\n", EPROTO, "unexpected id");
+	{
+		g_autoptr(GError) e = NULL;
+
+		assert_null(vt_qmp_connect("/nonexistent/qmp.sock", 500, &e));
+		assert_int_equal(e->code, ENOENT);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_greeting),
+		cmocka_unit_test(test_memdev),
+		cmocka_unit_test(test_ramblocks),
+		cmocka_unit_test(test_single_object),
+		cmocka_unit_test(test_not_qemu),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

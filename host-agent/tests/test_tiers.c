@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Tier discovery on sysfs trees shaped like the testbed's L1 host (three nodes
+ * in three memory tiers, HMAT latencies) and like a host without
+ * memory_tiering; config overrides, and malformed configs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tiers.h"
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	g_autofree char *path = g_build_filename(root, rel, NULL);
+	g_autofree char *dir = g_path_get_dirname(path);
+
+	assert_int_equal(g_mkdir_with_parents(dir, 0755), 0);
+	assert_true(g_file_set_contents(path, text, -1, NULL));
+}
+
+static void node(const char *root, int n, unsigned int total_mib, unsigned int free_mib,
+		 const char *distance, int latency)
+{
+	g_autofree char *mi = g_strdup_printf(
+		"Node %d MemTotal:       %u kB\nNode %d MemFree:        %u kB\nNode %d MemUsed: 1 kB\n",
+		n, total_mib * 1024, n, free_mib * 1024, n);
+	g_autofree char *p = g_strdup_printf("sys/devices/system/node/node%d/meminfo", n);
+	g_autofree char *d = g_strdup_printf("sys/devices/system/node/node%d/distance", n);
+
+	put(root, p, mi);
+	put(root, d, distance);
+	if (latency > 0) {
+		g_autofree char *l = g_strdup_printf(
+			"sys/devices/system/node/node%d/access0/initiators/read_latency", n);
+		g_autofree char *v = g_strdup_printf("%d\n", latency);
+
+		put(root, l, v);
+	}
+}
+
+static char *tree(bool tiering, bool hmat)
+{
+	char *root = g_dir_make_tmp("vtier-sysfs-XXXXXX", NULL);
+
+	put(root, "sys/devices/system/node/has_memory", "0-2\n");
+	node(root, 0, 3072, 2000, "10 20 30\n", hmat ? 100 : 0);
+	node(root, 1, 2048, 2040, "20 10 20\n", hmat ? 250 : 0);
+	node(root, 2, 1024, 1020, "30 20 10\n", hmat ? 400 : 0);
+	if (tiering) {
+		/* directory order does not say which is fastest */
+		put(root, "sys/devices/virtual/memory_tiering/memory_tier72/nodelist", "2\n");
+		put(root, "sys/devices/virtual/memory_tiering/memory_tier4/nodelist", "0\n");
+		put(root, "sys/devices/virtual/memory_tiering/memory_tier22/nodelist", "1\n");
+	}
+	return root;
+}
+
+static void rm_tree(const char *root)
+{
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", root);
+
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_testbed_shape(void **state)
+{
+	g_autofree char *root = tree(true, true);
+	struct vt_tiers t;
+	g_autoptr(GError) e = NULL;
+
+	(void)state;
+	assert_true(vt_tiers_discover(&t, root, NULL, &e));
+	assert_int_equal(t.nr, 3);
+	assert_int_equal(t.tier[0].nodes[0], 0);
+	assert_int_equal(t.tier[0].kernel_tier, 4);
+	assert_int_equal(t.tier[1].nodes[0], 1);
+	assert_int_equal(t.tier[2].nodes[0], 2);
+	assert_int_equal(t.tier[1].latency_ns, 250);
+	assert_int_equal(t.tier[0].capacity_bytes, 3072ULL << 20);
+	assert_int_equal(t.tier[2].free_bytes, 1020ULL << 20);
+	assert_string_equal(t.tier[0].name, "dram");
+	assert_true(t.tier[0].price_usd_gib > t.tier[1].price_usd_gib);
+	assert_int_equal(vt_tiers_of_node(&t, 2), 2);
+	assert_int_equal(vt_tiers_of_node(&t, 5), -1);
+	assert_int_equal(vt_tiers_of_node(&t, -1), -1);
+	rm_tree(root);
+}
+
+static void test_no_tiering_no_hmat(void **state)
+{
+	g_autofree char *root = tree(false, false);
+	struct vt_tiers t;
+
+	(void)state;
+	assert_true(vt_tiers_discover(&t, root, NULL, NULL));
+	assert_int_equal(t.nr, 3);	/* one per node, ordered by SLIT distance */
+	assert_int_equal(t.tier[0].nodes[0], 0);
+	assert_int_equal(t.tier[0].latency_ns, 100);
+	assert_int_equal(t.tier[2].nodes[0], 2);
+	assert_int_equal(t.tier[2].latency_ns, 300);
+	rm_tree(root);
+}
+
+static void test_config(void **state)
+{
+	g_autofree char *root = tree(true, true);
+	g_autoptr(GKeyFile) k = g_key_file_new();
+	struct vt_tiers t;
+	g_autoptr(GError) e = NULL;
+
+	(void)state;
+	assert_true(g_key_file_load_from_data(k,
+		"[tier.dram]\nnodes=0\nprice_usd_per_gib=4.5\n"
+		"[tier.slow]\nnodes=1-2\nlatency_ns=300\nprice_usd_per_gib=1\n", -1, 0, NULL));
+	assert_true(vt_tiers_discover(&t, root, k, &e));
+	assert_int_equal(t.nr, 2);
+	assert_string_equal(t.tier[1].name, "slow");
+	assert_int_equal(t.tier[1].nr_nodes, 2);
+	assert_int_equal(t.tier[1].capacity_bytes, 3072ULL << 20);
+	assert_int_equal(t.tier[1].latency_ns, 300);
+	assert_true(t.tier[0].price_usd_gib == 4.5);
+	assert_int_equal(t.tier[0].latency_ns, 100);	/* from HMAT when not configured */
+	assert_string_equal(t.tier[0].source, "config");
+	rm_tree(root);
+}
+
+static void test_bad_config(void **state)
+{
+	static const char *const bad[] = {
+		"[tier.a]\nnodes=\n", "[tier.a]\nnodes=x\n", "[tier.a]\nnodes=0-\n",
+		"[tier.a]\nnodes=2-1\n", "[tier.a]\nnodes=64\n", "[tier.a]\nnodes=9\n",
+		"[tier.a]\nnodes=0,0\n", "[tier.a]\nnodes=0\n[tier.b]\nnodes=0\n",
+		"[tier.a]\nlatency_ns=5\n", "[tier.a]\nnodes=0\nlatency_ns=0\n",
+		"[tier.a]\nnodes=0\nlatency_ns=fast\n", "[tier.a]\nnodes=0\nprice_usd_per_gib=-1\n",
+		"[tier.a]\nnodes=0\nprice_usd_per_gib=nan\n", "[tier.a]\nnodes=0\nprice_usd_per_gib=\n",
+		"[tier.a]\nnodes=0\ncolour=blue\n", "[tier.]\nnodes=0\n",
+		"[tier.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\nnodes=0\n",
+	};
+	g_autofree char *root = tree(true, true);
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+		struct vt_tiers t;
+
+		assert_true(g_key_file_load_from_data(k, bad[i], -1, 0, NULL));
+		if (vt_tiers_discover(&t, root, k, &e))
+			fail_msg("accepted config %s", bad[i]);
+		assert_non_null(strstr(e->message, "config"));
+	}
+	rm_tree(root);
+	{
+		struct vt_tiers t;
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_tiers_discover(&t, "/nonexistent", NULL, &e));
+		assert_non_null(strstr(e->message, "has_memory"));
+	}
+}
+
+static void test_nodelist(void **state)
+{
+	int n[VT_MAX_NODES];
+	unsigned int nr;
+
+	(void)state;
+	assert_true(vt_parse_nodelist("0-2,5", n, &nr));
+	assert_int_equal(nr, 4);
+	assert_int_equal(n[3], 5);
+	assert_true(vt_parse_nodelist("", n, &nr));
+	assert_int_equal(nr, 0);
+	assert_false(vt_parse_nodelist("1,,2", n, &nr));
+	assert_false(vt_parse_nodelist("-1", n, &nr));
+	assert_false(vt_parse_nodelist("0-63,0", n, &nr));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_testbed_shape),
+		cmocka_unit_test(test_no_tiering_no_hmat),
+		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_nodelist),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

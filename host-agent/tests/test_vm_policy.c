@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Per-VM policy keys: every key's good values, malformed values, all-or-nothing apply. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "vm_policy.h"
+
+static void test_good(void **state)
+{
+	struct vt_vm_policy p;
+	GError *e = NULL;
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	assert_int_equal(p.mode, VT_MODE_AUTO);
+	assert_true(vt_vm_policy_set(&p, "mode", "observe", &e));
+	assert_int_equal(p.mode, VT_MODE_OBSERVE);
+	assert_true(vt_vm_policy_set(&p, "mode", "off", &e));
+	assert_int_equal(p.mode, VT_MODE_OFF);
+	assert_true(vt_vm_policy_set(&p, "dram_limit", "256MiB", &e));
+	assert_int_equal(p.dram_limit_bytes, 256ULL << 20);
+	assert_true(vt_vm_policy_set(&p, "dram_limit", "none", &e));
+	assert_int_equal(p.dram_limit_bytes, 0);
+	assert_true(vt_vm_policy_set(&p, "dram_share", "0.25", &e));
+	assert_true(p.dram_share == 0.25);
+	assert_true(vt_vm_policy_set(&p, "budget", "64M", &e));
+	assert_int_equal(p.budget_bytes, 64ULL << 20);
+	assert_true(vt_vm_policy_set(&p, "window_ms", "500", &e));
+	assert_true(vt_vm_policy_set(&p, "sample_ms", "5", &e));
+	assert_true(vt_vm_policy_set(&p, "hot_threshold", "0.1", &e));
+	assert_true(vt_vm_policy_set(&p, "thrash_windows", "8", &e));
+	assert_true(vt_vm_policy_set(&p, "thrash_step", "0.5", &e));
+	assert_true(vt_vm_policy_set(&p, "chunk", "4MiB", &e));
+	assert_int_equal(p.chunk_bytes, 4ULL << 20);
+	assert_true(vt_vm_policy_set(&p, "profiler", "damon-kernel", &e));
+	assert_string_equal(p.profiler, "damon-kernel");
+	assert_null(e);
+}
+
+static void test_bad(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "mode", "on" }, { "mode", "" }, { "mode", "AUTO" }, { "dram_limit", "-1" },
+		{ "dram_limit", "1k" }, { "dram_limit", "lots" }, { "dram_limit", "2PiB" },
+		{ "dram_share", "1.5" }, { "dram_share", "-0.1" }, { "dram_share", "nan" },
+		{ "dram_share", "inf" }, { "dram_share", "0.5x" }, { "dram_share", "" },
+		{ "budget", "0" }, { "budget", "1MiB" }, { "window_ms", "0" }, { "window_ms", "99" },
+		{ "window_ms", "1e3" }, { "window_ms", "+500" }, { "window_ms", "18446744073709551616" },
+		{ "sample_ms", "0" }, { "sample_ms", "2000" }, { "hot_threshold", "2" },
+		{ "thrash_windows", "-3" }, { "thrash_windows", "1001" }, { "chunk", "3MiB" },
+		{ "chunk", "2GiB" }, { "profiler", "magic" }, { "profiler", "" }, { "nosuchkey", "1" },
+		{ "", "1" },
+	};
+	struct vt_vm_policy p, before;
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	before = p;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_vm_policy_set(&p, bad[i][0], bad[i][1], &e));
+		assert_non_null(e);
+		assert_true(strlen(e->message) > 5);
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
+	{
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_vm_policy_set(&p, "mode", NULL, &e));
+	}
+	{
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_vm_policy_set(&p, "nosuchkey", "1", &e));
+		assert_non_null(strstr(e->message, "dram_limit"));	/* lists the known keys */
+	}
+}
+
+static void test_apply(void **state)
+{
+	char *good[] = { "mode=observe", "dram_limit=256MiB", "budget=32MiB" };
+	char *half[] = { "mode=off", "dram_limit=banana" };
+	char *noeq[] = { "mode" };
+	char *empty_key[] = { "=1" };
+	struct vt_vm_policy p, before;
+	g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL, e4 = NULL, e5 = NULL;
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	assert_true(vt_vm_policy_apply(&p, good, 3, &e1));
+	assert_int_equal(p.mode, VT_MODE_OBSERVE);
+	assert_int_equal(vt_vm_policy_dram_allowance(&p, 1ULL << 30), 256ULL << 20);
+	before = p;
+	assert_false(vt_vm_policy_apply(&p, half, 2, &e2));
+	assert_memory_equal(&p, &before, sizeof(p));	/* nothing of it applied */
+	assert_false(vt_vm_policy_apply(&p, noeq, 1, &e3));
+	assert_false(vt_vm_policy_apply(&p, empty_key, 1, &e4));
+	assert_false(vt_vm_policy_apply(&p, good, 0, &e5));
+	/* sample_ms may not exceed window_ms, whichever is set last */
+	{
+		char *w[] = { "window_ms=200", "sample_ms=300" };
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_vm_policy_apply(&p, w, 2, &e));
+		assert_non_null(strstr(e->message, "sample_ms"));
+	}
+	/* share and limit: the smaller wins */
+	vt_vm_policy_default(&p);
+	p.dram_share = 0.5;
+	assert_int_equal(vt_vm_policy_dram_allowance(&p, 1ULL << 30), 512ULL << 20);
+	p.dram_limit_bytes = 100ULL << 20;
+	assert_int_equal(vt_vm_policy_dram_allowance(&p, 1ULL << 30), 100ULL << 20);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_apply),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

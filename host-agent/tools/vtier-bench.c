@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* vtier-bench: benchmarks of vtier's parts. `vtier-bench SUBCOMMAND --help`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vtier_bench.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} subcommands[] = {
+	{ "telemetry", vt_bench_telemetry,
+	  "score profilers on simulated workloads (accuracy, convergence, cost)" },
+	{ "tdp", vt_bench_tdp,
+	  "profile a live QEMU/KVM VM through vtier_tdp.ko (EPT/NPT accessed bits)" },
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: vtier-bench SUBCOMMAND [OPTIONS]\n\nsubcommands:\n");
+	for (unsigned int i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		fprintf(f, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
+	fprintf(f, "\nRun 'vtier-bench SUBCOMMAND --help' for its options.\n");
+	return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return usage(stdout);
+	for (unsigned int i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (strcmp(argv[1], subcommands[i].name) == 0)
+			return subcommands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "vtier-bench: unknown subcommand '%s'\n\n", argv[1]);
+	return usage(stderr);
+}

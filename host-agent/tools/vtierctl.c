@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vtierctl: the operator's CLI for vtierd. Human tables by default, --json
+ * for machines (the daemon's reply as is). Exit status: 0 ok, 1 the daemon
+ * refused (its reason on stderr), 2 usage or connection error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "control_socket.h"
+#include "ctl_proto.h"
+
+static const char usage[] =
+	"usage: vtierctl [--socket PATH] [--json] COMMAND\n"
+	"  list                          attached VMs\n"
+	"  attach QMP_SOCKET [--name NAME] [KEY=VALUE...]\n"
+	"  detach VM\n"
+	"  status VM                     discovery, profiler and policy of a VM\n"
+	"  stats VM                      per-VM and per-tier counters\n"
+	"  policy VM [KEY=VALUE...]      show or change the policy (keys: mode, dram_limit,\n"
+	"                                dram_share, budget, window_ms, sample_ms, hot_threshold,\n"
+	"                                thrash_windows, thrash_step, chunk, profiler)\n"
+	"  tiers                         the host's memory tiers\n";
+
+static gint64 iget(JsonObject *o, const char *k)
+{
+	return json_object_get_int_member_with_default(o, k, 0);
+}
+
+static const char *sget(JsonObject *o, const char *k)
+{
+	return json_object_get_string_member_with_default(o, k, "");
+}
+
+static char *mib(gint64 bytes)
+{
+	return g_strdup_printf("%.1f", (double)bytes / (1 << 20));
+}
+
+static void print_list(JsonArray *a)
+{
+	printf("%-16s %-8s %-10s %8s  %-13s %s\n", "VM", "PID", "STATE", "RAM MiB", "PROFILER",
+	       "QMP");
+	for (unsigned int i = 0; i < json_array_get_length(a); i++) {
+		JsonObject *o = json_array_get_object_element(a, i);
+		g_autofree char *ram = mib(iget(o, "ram_bytes"));
+
+		printf("%-16s %-8" G_GINT64_FORMAT " %-10s %8s  %-13s %s\n", sget(o, "name"),
+		       iget(o, "pid"), sget(o, "state"), ram, sget(o, "profiler"), sget(o, "qmp"));
+	}
+}
+
+static void print_policy(JsonObject *p)
+{
+	g_autoptr(GList) m = json_object_get_members(p);
+
+	for (GList *l = m; l; l = l->next) {
+		JsonNode *n = json_object_get_member(p, l->data);
+		g_autofree char *v = json_to_string(n, FALSE);
+
+		printf("  %-16s %s\n", (char *)l->data, v);
+	}
+}
+
+static void print_status(JsonObject *o)
+{
+	JsonArray *ram = json_object_get_array_member(o, "ram");
+
+	printf("VM %s: %s, QEMU %s pid %" G_GINT64_FORMAT ", QMP %s\n", sget(o, "name"),
+	       sget(o, "state"), sget(o, "qemu"), iget(o, "pid"), sget(o, "qmp"));
+	printf("profiler: %s (%s), address space %s, %" G_GINT64_FORMAT " windows\n",
+	       sget(o, "profiler"), sget(o, "profiler_reason"), sget(o, "address_space"),
+	       iget(o, "windows"));
+	if (*sget(o, "last_error"))
+		printf("last error: %s\n", sget(o, "last_error"));
+	printf("%-12s %-22s %9s %18s %7s %-6s %s\n", "BACKEND", "TYPE", "MiB", "HVA", "PAGE",
+	       "SHARE", "MAPPING");
+	for (unsigned int i = 0; ram && i < json_array_get_length(ram); i++) {
+		JsonObject *r = json_array_get_object_element(ram, i);
+		g_autofree char *size = mib(iget(r, "size"));
+
+		printf("%-12s %-22s %9s 0x%016" G_GINT64_MODIFIER "x %7" G_GINT64_FORMAT " %-6s %s\n",
+		       sget(r, "backend"), sget(r, "type"), size, iget(r, "hva"),
+		       iget(r, "page_size"), json_object_get_boolean_member_with_default(r, "share",
+											 FALSE) ?
+		       "yes" : "no", *sget(r, "mapping") ? sget(r, "mapping") : "(anonymous)");
+	}
+	printf("policy:\n");
+	print_policy(json_object_get_object_member(o, "policy"));
+}
+
+static void print_stats(JsonObject *o)
+{
+	JsonArray *t = json_object_get_array_member(o, "tiers");
+	static const char *const counters[] = {
+		"windows", "promotions", "demotions", "bytes_moved", "last_window_bytes",
+		"move_fail_busy", "move_fail_absent", "move_fail_nomem", "move_fail_other",
+		"observe_bytes", "thrash_events", "max_moves_per_chunk", "profiler_regions",
+		"profiler_checks", "profiler_cpu_ns", "residency_cpu_ns", "policy_cpu_ns",
+		"mover_cpu_ns", "hot_chunks", "hot_chunks_on_tier0", "dram_allowance",
+	};
+
+	printf("VM %s: mode %s, profiler %s\n", sget(o, "name"), sget(o, "mode"),
+	       sget(o, "profiler"));
+	printf("%-10s %14s %12s %11s %12s\n", "TIER", "RESIDENT MiB", "PROMOTED IN",
+	       "DEMOTED IN", "MiB IN");
+	for (unsigned int i = 0; t && i < json_array_get_length(t); i++) {
+		JsonObject *r = json_array_get_object_element(t, i);
+		g_autofree char *res = mib(iget(r, "resident_bytes"));
+		g_autofree char *in = mib(iget(r, "bytes_in"));
+
+		printf("%-10s %14s %12" G_GINT64_FORMAT " %11" G_GINT64_FORMAT " %12s\n",
+		       sget(r, "tier"), res, iget(r, "promoted_in"), iget(r, "demoted_in"), in);
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(counters); i++)
+		printf("  %-22s %" G_GINT64_FORMAT "\n", counters[i], iget(o, counters[i]));
+	printf("  %-22s %.3f\n", "hot_threshold_used",
+	       json_object_get_double_member_with_default(o, "hot_threshold_used", 0));
+}
+
+static void print_tiers(JsonArray *a)
+{
+	printf("%-4s %-10s %-8s %11s %11s %8s %9s %s\n", "#", "TIER", "NODES", "TOTAL MiB",
+	       "FREE MiB", "LAT ns", "USD/GiB", "FROM");
+	for (unsigned int i = 0; i < json_array_get_length(a); i++) {
+		JsonObject *o = json_array_get_object_element(a, i);
+		JsonArray *n = json_object_get_array_member(o, "nodes");
+		g_autoptr(GString) nodes = g_string_new(NULL);
+		g_autofree char *tot = mib(iget(o, "capacity_bytes"));
+		g_autofree char *fr = mib(iget(o, "free_bytes"));
+
+		for (unsigned int j = 0; n && j < json_array_get_length(n); j++)
+			g_string_append_printf(nodes, "%s%" G_GINT64_FORMAT, j ? "," : "",
+					       json_array_get_int_element(n, j));
+		printf("%-4u %-10s %-8s %11s %11s %8" G_GINT64_FORMAT " %9.2f %s\n", i,
+		       sget(o, "name"), nodes->str, tot, fr, iget(o, "latency_ns"),
+		       json_object_get_double_member_with_default(o, "price_usd_per_gib", 0),
+		       sget(o, "source"));
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *socket_path = VT_CONTROL_SOCKET_DEFAULT, *name = NULL;
+	struct vt_ctl_request req = { 0 };
+	g_autoptr(GPtrArray) set = g_ptr_array_new();
+	g_autoptr(GPtrArray) pos = g_ptr_array_new();
+	g_autoptr(GError) e = NULL;
+	g_autoptr(JsonParser) parser = json_parser_new();
+	g_autofree char *text = NULL, *reply = NULL;
+	bool json = false;
+	JsonObject *root;
+	const char *cmd;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = true;
+		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
+			socket_path = argv[++i];
+		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			name = argv[++i];
+		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1] == '-') {
+			fprintf(stderr, "vtierctl: unknown option %s\n%s", argv[i], usage);
+			return 2;
+		} else if (pos->len >= 1 && strchr(argv[i], '='))
+			g_ptr_array_add(set, argv[i]);
+		else
+			g_ptr_array_add(pos, argv[i]);
+	}
+	if (pos->len == 0) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	cmd = pos->pdata[0];
+	if (strcmp(cmd, "list") == 0 && pos->len == 1)
+		req.cmd = VT_CTL_LIST;
+	else if (strcmp(cmd, "tiers") == 0 && pos->len == 1)
+		req.cmd = VT_CTL_TIERS;
+	else if (strcmp(cmd, "attach") == 0 && pos->len == 2) {
+		req.cmd = VT_CTL_ATTACH;
+		req.qmp = pos->pdata[1];
+		req.vm = (char *)name;
+	} else if (pos->len == 2 && (strcmp(cmd, "detach") == 0 || strcmp(cmd, "status") == 0 ||
+				     strcmp(cmd, "stats") == 0 || strcmp(cmd, "policy") == 0)) {
+		req.cmd = cmd[0] == 'd' ? VT_CTL_DETACH : strcmp(cmd, "status") == 0 ? VT_CTL_STATUS :
+			  strcmp(cmd, "stats") == 0 ? VT_CTL_STATS : VT_CTL_POLICY;
+		req.vm = pos->pdata[1];
+	} else {
+		fprintf(stderr, "vtierctl: bad command line for '%s'\n%s", cmd, usage);
+		return 2;
+	}
+	if (set->len && req.cmd != VT_CTL_ATTACH && req.cmd != VT_CTL_POLICY) {
+		fprintf(stderr, "vtierctl: KEY=VALUE only goes with attach and policy\n");
+		return 2;
+	}
+	if (req.qmp && req.qmp[0] != '/') {
+		g_autofree char *cwd = g_get_current_dir();
+
+		req.qmp = g_build_filename(cwd, req.qmp, NULL);	/* leaked: process ends */
+	}
+	g_ptr_array_add(set, NULL);
+	req.set = (char **)set->pdata;
+	req.nr_set = set->len - 1;
+	text = vt_ctl_request_to_json(&req);
+	reply = vt_control_call(socket_path, text, req.cmd == VT_CTL_ATTACH ? 60000 : 15000, &e);
+	if (!reply) {
+		fprintf(stderr, "vtierctl: %s\n", e->message);
+		return 2;
+	}
+	if (!json_parser_load_from_data(parser, reply, -1, &e) ||
+	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+		fprintf(stderr, "vtierctl: malformed reply from vtierd\n");
+		return 2;
+	}
+	root = json_node_get_object(json_parser_get_root(parser));
+	if (!json_object_get_boolean_member_with_default(root, "ok", FALSE)) {
+		fprintf(stderr, "vtierctl: %s: %s\n", cmd, sget(root, "error"));
+		if (json)
+			printf("%s\n", reply);
+		return 1;
+	}
+	if (json) {
+		printf("%s\n", reply);
+		return 0;
+	}
+	{
+		JsonNode *r = json_object_get_member(root, "result");
+
+		switch (req.cmd) {
+		case VT_CTL_LIST:
+			print_list(json_node_get_array(r));
+			break;
+		case VT_CTL_TIERS:
+			print_tiers(json_node_get_array(r));
+			break;
+		case VT_CTL_ATTACH:
+		case VT_CTL_STATUS:
+			print_status(json_node_get_object(r));
+			break;
+		case VT_CTL_STATS:
+			print_stats(json_node_get_object(r));
+			break;
+		case VT_CTL_POLICY:
+			printf("policy of %s:\n", req.vm);
+			print_policy(json_node_get_object(r));
+			break;
+		case VT_CTL_DETACH:
+			printf("detached %s\n", req.vm);
+			break;
+		case VT_CTL_PING:
+			break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vtierd: attaches to QEMU VMs, profiles their memory and places it on the
+ * host's NUMA tiers. One glib main loop; one engine per VM. Runs in the
+ * foreground; under systemd (Type=notify) it reports READY=1 once serving.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "control_socket.h"
+#include "daemon.h"
+
+static GMainLoop *loop;
+
+static void log_fn(GLogLevelFlags level, const char *vm, const char *message)
+{
+	g_log("vtierd", level, "%s%s%s", vm ? vm : "", vm ? ": " : "", message);
+}
+
+/* sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET. */
+static void notify(const char *state)
+{
+	const char *path = g_getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	strcpy(sa.sun_path, path);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		g_debug("sd_notify: %s", g_strerror(errno));
+	close(fd);
+}
+
+static gboolean quit_cb(gpointer data)
+{
+	(void)data;
+	g_message("signal received: detaching every VM and exiting");
+	notify("STOPPING=1");
+	g_main_loop_quit(loop);
+	return G_SOURCE_CONTINUE;
+}
+
+static char *handle(const char *data, size_t len, void *arg)
+{
+	return vt_daemon_handle(arg, data, len);
+}
+
+int main(int argc, char **argv)
+{
+	g_autofree char *socket_path = NULL, *config_path = NULL, *sysfs = NULL;
+	g_auto(GStrv) attach = NULL;
+	g_autofree char *policy = NULL;
+	gboolean verbose = FALSE;
+	GOptionEntry entries[] = {
+		{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,
+		  "control socket (default " VT_CONTROL_SOCKET_DEFAULT ")", "PATH" },
+		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
+		  "config file with [tier.NAME] groups (default: tiers from sysfs)", "FILE" },
+		{ "attach", 'a', 0, G_OPTION_ARG_FILENAME_ARRAY, &attach,
+		  "attach the VM of this QMP socket at start (repeatable)", "QMP" },
+		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs,
+		  "read tiers from this tree instead of / (tests)", "DIR" },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
+		{ NULL },
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("- vtier memory tiering daemon");
+	g_autoptr(GError) e = NULL;
+	g_autoptr(GKeyFile) config = NULL;
+	struct vt_control_server *server;
+	struct vt_daemon *d;
+	struct vt_tiers tiers;
+
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_set_description(ctx, "Control it with vtierctl. See docs/vtierd.md.");
+	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
+		fprintf(stderr, "vtierd: %s (try --help)\n", e->message);
+		return 2;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "vtierd: unexpected argument '%s' (try --help)\n", argv[1]);
+		return 2;
+	}
+	if (verbose)
+		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
+	if (config_path) {
+		config = g_key_file_new();
+		if (!g_key_file_load_from_file(config, config_path, G_KEY_FILE_NONE, &e)) {
+			g_printerr("vtierd: config %s: %s\n", config_path, e->message);
+			return 1;
+		}
+	}
+	if (!vt_tiers_discover(&tiers, sysfs ? sysfs : "/", config, &e)) {
+		g_printerr("vtierd: %s\n", e->message);
+		return 1;
+	}
+	for (unsigned int i = 0; i < tiers.nr; i++) {
+		g_autofree char *nodes = NULL;
+		GString *s = g_string_new(NULL);
+
+		for (unsigned int j = 0; j < tiers.tier[i].nr_nodes; j++)
+			g_string_append_printf(s, "%s%d", j ? "," : "", tiers.tier[i].nodes[j]);
+		nodes = g_string_free(s, FALSE);
+		g_message("tier %u %s: nodes %s, %" G_GUINT64_FORMAT " MiB, latency %u ns, "
+			  "%.2f USD/GiB (%s)", i, tiers.tier[i].name, nodes,
+			  (guint64)(tiers.tier[i].capacity_bytes >> 20), tiers.tier[i].latency_ns,
+			  tiers.tier[i].price_usd_gib, tiers.tier[i].source);
+	}
+	if (tiers.nr < 2)
+		g_message("only one memory tier on this host: vtierd will profile and report, "
+			  "but there is nowhere to move memory");
+	d = vt_daemon_new(&tiers, log_fn);
+	if (!socket_path)
+		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
+	server = vt_control_server_new(socket_path, handle, d, &e);
+	if (!server) {
+		g_printerr("vtierd: %s\n", e->message);
+		vt_daemon_free(d);
+		return 1;
+	}
+	loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGINT, quit_cb, NULL);
+	g_unix_signal_add(SIGTERM, quit_cb, NULL);
+	for (unsigned int i = 0; attach && attach[i]; i++) {
+		g_autoptr(GError) ae = NULL;
+
+		if (!vt_daemon_attach(d, attach[i], NULL, NULL, 0, &ae))
+			g_warning("attach %s: %s", attach[i], ae->message);
+	}
+	g_message("serving on %s (pid %d)", socket_path, (int)getpid());
+	notify("READY=1\nSTATUS=serving");
+	g_main_loop_run(loop);
+	vt_daemon_free(d);
+	vt_control_server_free(server);
+	g_main_loop_unref(loop);
+	return 0;
+}

@@ -1,0 +1,77 @@
+# vtier testbed, L1 main. Copied into each run directory (/tb/in) by the
+# runner and started by the image's /init, so editing it needs no image rebuild.
+# Sets up the tiered KVM host, runs the scenario under a deadline, stops every
+# L2 guest, and leaves the result in /tb/out/result.
+. /tb/in/config.env
+. /tb/in/tb.sh
+
+mkdir -p "$TB_OUT/l2" /run/tb/l1
+echo $$ > /run/tb/l1/pid
+tb_mark "L1 up at $(tb_uptime) s"
+echo "l1_init_s $(tb_uptime)" >> "$TB_OUT/timings"
+
+# The project's binaries for this run, and the optional read-only shares.
+# (dd: large reads; 9p round trips are slow under TCG)
+dd if=/tb/in/l1-overlay.cpio bs=512k 2>/dev/null | (cd / && cpio -idmu 2>/dev/null)
+for share in src build; do
+    mkdir -p "/$share"
+    if grep -qx "$share" /tb/in/shares 2>/dev/null; then
+        mount -t 9p -o trans=virtio,version=9p2000.L,msize=1048576,ro "$share" "/$share" ||
+            tb_mark "cannot mount share $share"
+    fi
+done
+
+result="FAIL setup"
+if tb_l1_setup > "$TB_OUT/l1-setup.log" 2>&1; then
+    cat "$TB_OUT/l1-setup.log"
+    tb_mark "L1 ready at $(tb_uptime) s"
+    echo "l1_ready_s $(tb_uptime)" >> "$TB_OUT/timings"
+    rm -f /run/tb/l1/scenario.rc /run/tb/l1/scenario.pgid
+    # The scenario runs in its own session so that everything it started can
+    # be killed at its deadline; its output goes to the console and to a log.
+    (
+        setsid sh -c 'echo $$ > /run/tb/l1/scenario.pgid
+            sh -c "set -e; . /tb/in/config.env; . /tb/in/tb.sh; cd /tb/out; . /tb/in/scenario.sh"
+            echo $? > /run/tb/l1/scenario.rc' 2>&1 | tee "$TB_OUT/scenario.log"
+    ) &
+    pipe_pid=$!
+    deadline=$(( $(tb_uptime_s) + TB_SCENARIO_TIMEOUT ))
+    while [ ! -f /run/tb/l1/scenario.rc ]; do
+        if [ "$(tb_uptime_s)" -ge "$deadline" ]; then
+            tb_mark "scenario deadline ($TB_SCENARIO_TIMEOUT s) reached: stopping it"
+            echo 143 > /run/tb/l1/scenario.rc
+            break
+        fi
+        sleep 0.2
+    done
+    tb_l2_stop_all
+    pgid=$(cat /run/tb/l1/scenario.pgid 2>/dev/null)
+    if [ -n "$pgid" ] && kill -TERM "-$pgid" 2>/dev/null; then
+        sleep 1
+        kill -KILL "-$pgid" 2>/dev/null
+    fi
+    wait "$pipe_pid"
+    rc=$(cat /run/tb/l1/scenario.rc 2>/dev/null || echo 255)
+    case "$rc" in
+        0) result=PASS ;;
+        77) result="SKIP $(sed -n 's/^VTIER-TB-SKIP: //p' "$TB_OUT/scenario.log" | tail -1)" ;;
+        143) result="FAIL scenario timed out after $TB_SCENARIO_TIMEOUT s in L1" ;;
+        *) result="FAIL scenario exited with $rc: $(sed -n 's/^VTIER-TB-FAIL: //p' "$TB_OUT/scenario.log" | tail -1)" ;;
+    esac
+else
+    cat "$TB_OUT/l1-setup.log"
+    result="FAIL L1 setup: $(tail -1 "$TB_OUT/l1-setup.log")"
+fi
+echo "scenario_end_s $(tb_uptime)" >> "$TB_OUT/timings"
+
+if [ "${TB_SHELL:-0}" = 1 ]; then
+    tb_mark "scenario result: $result"
+    tb_mark "interactive shell in L1 (exit or Ctrl-D powers off; Ctrl-A X kills QEMU)"
+    setsid cttyhack sh -l
+fi
+
+tb_l2_stop_all
+dmesg > "$TB_OUT/l1-dmesg.log" 2>&1
+echo "$result" > "$TB_OUT/result"
+sync
+tb_mark "RESULT $result"

@@ -1,0 +1,324 @@
+# vtier testbed: shell library for scenarios, sourced in L1 (busybox sh).
+# A scenario is a shell script run with `set -e` in /tb/out; it passes when it
+# returns 0, is skipped by tb_skip, and fails on any failing command or tb_fail.
+#
+#   tb_step TEXT                 log a step (shows in the runner's output)
+#   tb_fail TEXT / tb_skip TEXT  end the scenario
+#   tb_l2_start NAME [--mem SIZE] [--cpus N] [--memdev ram|memfd] [--node N]
+#               [--append 'KERNEL ARGS'] [--modules m1,m2] [--no-wait] [-- QEMU ARGS...]
+#                                boot an L2 guest under KVM and wait for its agent
+#   tb_l2 NAME [-t SEC] 'CMD'    run CMD with sh -c in the guest; its output and status
+#   tb_qmp NAME JSON...          QMP commands to the guest's QEMU; prints the replies
+#   tb_l2_check_kvm NAME         fail unless the guest runs under KVM (not TCG)
+#   tb_l2_stop NAME, tb_l2_stop_all
+#   tb_l2_shell NAME [opts]      (interactive) boot a guest with its console here
+# Guests are background jobs of the scenario shell: wait for your own jobs by
+# pid (`wait $pid`); a bare `wait` also waits for every guest QEMU.
+# Per guest: QMP /run/tb/NAME.qmp (tb_qmp) and /run/tb/NAME.agent.qmp (a second
+# monitor for the vtier agent: QEMU serves one client per QMP socket), control
+# /run/tb/NAME.ctl (one command at a time: run long jobs in the background in the
+# guest), QEMU pid /run/tb/NAME.pid, logs in /tb/out/l2/NAME/ (console.log, qemu.log).
+
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+TB_OUT=/tb/out
+TB_RUN=/run/tb
+TB_L2_KERNEL=/opt/vtier-tb/l2/vmlinuz
+TB_L2_INITRD=$TB_RUN/l2.initrd
+
+tb_uptime() { cut -d' ' -f1 /proc/uptime; }
+tb_uptime_s() { cut -d. -f1 /proc/uptime; }
+tb_mark() { echo "VTIER-TB-L1: $*"; }
+tb_step() { echo "VTIER-TB-STEP: [$(tb_uptime) s] $*"; }
+tb_fail() { echo "VTIER-TB-FAIL: $*"; exit 1; }
+tb_skip() { echo "VTIER-TB-SKIP: $*"; exit 77; }
+
+# ------------------------------------------------------------------ L1 host setup
+
+tb_swap_dev() {
+    local b
+    for b in /sys/block/vd*; do
+        [ -e "$b/serial" ] && [ "$(cat "$b/serial")" = vtier-swap ] && echo "/dev/${b##*/}" && return 0
+    done
+    return 1
+}
+
+# Run once by l1.sh before the scenario; any failure here fails the run. (It
+# runs as an `if` condition, where set -e does not apply: every step checks.)
+tb_l1_setup() {
+    local t npt dev want
+    for t in vtier-tbctl vtier-workload qemu-system-x86_64; do
+        command -v "$t" > /dev/null || { echo "$t missing from L1"; return 1; }
+    done
+    modprobe kvm_amd || { echo "modprobe kvm_amd failed"; return 1; }
+    [ -c /dev/kvm ] || { echo "no /dev/kvm after modprobe kvm_amd"; return 1; }
+    npt=$(cat /sys/module/kvm_amd/parameters/npt)
+    [ "$npt" = Y ] || { echo "kvm_amd loaded with npt=$npt: no nested paging (L1 CPU lacks NPT?)"; return 1; }
+    echo "[$(tb_uptime) s] kvm_amd: npt=$npt nested=$(cat /sys/module/kvm_amd/parameters/nested)" \
+        "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)"
+    if [ -n "${TB_L1_SWAP_DEV_EXPECTED:-}" ]; then
+        modprobe virtio_blk || { echo "modprobe virtio_blk failed"; return 1; }
+        dev=""
+        for t in 1 2 3 4 5 6 7 8 9 10; do
+            dev=$(tb_swap_dev) && break
+            sleep 0.2
+        done
+        [ -n "$dev" ] || { echo "swap disk (virtio serial vtier-swap) not found"; return 1; }
+        mkswap "$dev" > /dev/null && swapon "$dev" || { echo "mkswap/swapon $dev failed"; return 1; }
+        echo "[$(tb_uptime) s] swap: $dev $(sed -n 2p /proc/swaps | awk '{print $3}') KiB"
+    fi
+    if [ "${TB_L1_ZSWAP:-0}" = 1 ]; then
+        if [ -n "${TB_L1_ZSWAP_COMPRESSOR:-}" ]; then
+            modprobe "$TB_L1_ZSWAP_COMPRESSOR" 2>/dev/null
+            echo "$TB_L1_ZSWAP_COMPRESSOR" > /sys/module/zswap/parameters/compressor ||
+                { echo "zswap compressor $TB_L1_ZSWAP_COMPRESSOR refused"; return 1; }
+        fi
+        echo Y > /sys/module/zswap/parameters/enabled || { echo "cannot enable zswap"; return 1; }
+        echo "[$(tb_uptime) s] zswap: enabled=$(cat /sys/module/zswap/parameters/enabled)" \
+            "compressor=$(cat /sys/module/zswap/parameters/compressor)" \
+            "zpool=$(cat /sys/module/zswap/parameters/zpool)"
+    fi
+    if [ -n "${TB_L1_THP:-}" ]; then
+        echo "$TB_L1_THP" > /sys/kernel/mm/transparent_hugepage/enabled ||
+            { echo "THP mode $TB_L1_THP refused"; return 1; }
+    fi
+    echo "[$(tb_uptime) s] THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+    tb_topology > "$TB_OUT/l1-topology.txt"
+    echo "[$(tb_uptime) s] memory tiers: $(tb_tiers)"
+    { cat /opt/vtier-tb/l2/l2.cpio && dd if=/tb/in/l2-overlay.cpio bs=512k 2>/dev/null; } \
+        > "$TB_L2_INITRD" || { echo "cannot assemble the L2 initramfs"; return 1; }
+    want=$(( $(wc -c < /opt/vtier-tb/l2/l2.cpio) + $(wc -c < /tb/in/l2-overlay.cpio) ))
+    [ "$(wc -c < "$TB_L2_INITRD")" = "$want" ] || { echo "L2 initramfs truncated"; return 1; }
+}
+
+# "memory_tierN:nodes ..." as the L1 kernel sees them.
+tb_tiers() {
+    local t
+    for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
+        [ -e "$t/nodelist" ] && printf '%s:%s ' "${t##*/}" "$(cat "$t/nodelist")"
+    done
+    echo
+}
+
+# Tier (memory_tierN) of a node.
+tb_node_tier() {
+    local t n
+    for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
+        [ -e "$t/nodelist" ] || continue
+        for n in $(tb_expand_list "$(cat "$t/nodelist")"); do
+            [ "$n" = "$1" ] && echo "${t##*/}" && return 0
+        done
+    done
+    return 1
+}
+
+# "0-2,4" -> "0 1 2 4"
+tb_expand_list() {
+    echo "$1" | tr , '\n' | while IFS=- read -r a b; do
+        [ -n "$a" ] && seq "$a" "${b:-$a}"
+    done | tr '\n' ' '
+}
+
+tb_topology() {
+    local n id a f p
+    echo "== memory tiers"
+    tb_tiers
+    echo "== nodes"
+    for n in /sys/devices/system/node/node[0-9]*; do
+        id=${n##*node}
+        printf 'node%s cpus=%s mem_kb=%s tier=%s distance=%s' "$id" "$(cat "$n/cpulist")" \
+            "$(awk '/MemTotal/ {print $4}' "$n/meminfo")" "$(tb_node_tier "$id")" \
+            "$(cat "$n/distance" | tr ' ' ,)"
+        for a in read_latency write_latency read_bandwidth write_bandwidth; do
+            f=$(ls "$n"/access0/initiators/$a 2>/dev/null)
+            [ -n "$f" ] && printf ' %s=%s' "$a" "$(cat "$f")"
+        done
+        echo
+    done
+    echo "== numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
+        "demotion_enabled=$(cat /sys/kernel/mm/numa/demotion_enabled 2>/dev/null)"
+    echo "== thp enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+    echo "== swaps"
+    cat /proc/swaps
+    echo "== zswap"
+    for p in enabled compressor zpool max_pool_percent; do
+        echo "$p=$(cat /sys/module/zswap/parameters/$p)"
+    done
+    echo "== kvm"
+    for p in npt nested avic; do echo "kvm_amd.$p=$(cat /sys/module/kvm_amd/parameters/$p)"; done
+    echo "kvm.tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)"
+    echo "== kernel $(uname -r)"
+}
+
+# ------------------------------------------------------------------ L2 guests
+
+tb_l2_start() {
+    local name mem cpus memdev node append modules wait stdio dir backend cmdline console
+    name=$1
+    shift
+    mem=$TB_L2_MEM cpus=$TB_L2_CPUS memdev=ram node="" append="" modules="" wait=1 stdio=0
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --mem) mem=$2; shift 2 ;;
+            --cpus) cpus=$2; shift 2 ;;
+            --memdev) memdev=$2; shift 2 ;;
+            --node) node=$2; shift 2 ;;
+            --append) append=$2; shift 2 ;;
+            --modules) modules=$2; shift 2 ;;
+            --no-wait) wait=0; shift ;;
+            --console-stdio) stdio=1; shift ;;
+            --) shift; break ;;
+            *) tb_fail "tb_l2_start: unknown option $1" ;;
+        esac
+    done
+    dir=$TB_OUT/l2/$name
+    [ -e "$TB_RUN/$name.pid" ] && tb_fail "tb_l2_start: $name is already running"
+    mkdir -p "$dir"
+    rm -f "$TB_RUN/$name.qmp" "$TB_RUN/$name.agent.qmp" "$TB_RUN/$name.ctl"
+    case "$memdev" in
+        ram) backend="memory-backend-ram,id=ram,size=$mem" ;;
+        memfd) backend="memory-backend-memfd,id=ram,size=$mem,share=on" ;;
+        *) tb_fail "tb_l2_start: --memdev is ram or memfd" ;;
+    esac
+    [ -n "$node" ] && backend="$backend,host-nodes=$node,policy=bind"
+    cmdline="console=ttyS0 panic=-1 rdinit=/init loglevel=4 mitigations=off vtier.name=$name"
+    [ -n "$modules" ] && cmdline="$cmdline vtier.modules=$modules"
+    [ -n "$append" ] && cmdline="$cmdline $append"
+    tb_uptime > "$TB_RUN/$name.started"
+    if [ "$stdio" = 1 ]; then
+        console="stdio,id=con,mux=on,signal=off,logfile=$dir/console.log"
+        set -- -mon chardev=con,mode=readline "$@"
+    else
+        console="file,id=con,path=$dir/console.log"
+    fi
+    set -- qemu-system-x86_64 -name "$name" -accel kvm -cpu host -smp "$cpus" -m "$mem" \
+        -machine q35,memory-backend=ram -object "$backend" \
+        -nodefaults -no-user-config -display none -no-reboot \
+        -kernel "$TB_L2_KERNEL" -initrd "$TB_L2_INITRD" -append "$cmdline" \
+        -chardev "$console" -serial chardev:con \
+        -device virtio-serial-pci \
+        -chardev "socket,id=ctl,path=$TB_RUN/$name.ctl,server=on,wait=off" \
+        -device virtserialport,chardev=ctl,name=vtier.ctl \
+        -qmp "unix:$TB_RUN/$name.qmp,server=on,wait=off" \
+        -qmp "unix:$TB_RUN/$name.agent.qmp,server=on,wait=off" "$@"
+    echo "$*" > "$dir/cmdline"
+    if [ "$stdio" = 1 ]; then
+        echo "L2 $name console here; Ctrl-A X quits QEMU, Ctrl-A C its monitor"
+        "$@"
+        return
+    fi
+    "$@" < /dev/null > "$dir/qemu.log" 2>&1 &
+    echo $! > "$TB_RUN/$name.pid"
+    tb_step "L2 $name: started (mem $mem, cpus $cpus, memdev $memdev${node:+, node $node})"
+    [ "$wait" = 1 ] || return 0
+    tb_l2_wait "$name"
+}
+
+tb_l2_pid() { cat "$TB_RUN/$1.pid" 2>/dev/null; }
+
+tb_l2_alive() {
+    local pid
+    pid=$(tb_l2_pid "$1")
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# Wait until the guest's agent answers, or fail with its logs.
+tb_l2_wait() {
+    local name timeout deadline boot
+    name=$1 timeout=${2:-$TB_L2_BOOT_TIMEOUT}
+    deadline=$(( $(tb_uptime_s) + timeout ))
+    while :; do
+        if ! tb_l2_alive "$name"; then
+            tb_l2_dump "$name"
+            tb_fail "L2 $name: QEMU exited during boot"
+        fi
+        if [ -S "$TB_RUN/$name.ctl" ] &&
+            vtier-tbctl exec -t 5 "$TB_RUN/$name.ctl" true > /dev/null 2>&1; then
+            boot=$(awk "BEGIN {print $(tb_uptime) - $(cat "$TB_RUN/$name.started")}")
+            echo "l2_${name}_boot_s $boot" >> "$TB_OUT/timings"
+            tb_step "L2 $name: up in $boot s"
+            return 0
+        fi
+        if [ "$(tb_uptime_s)" -ge "$deadline" ]; then
+            tb_l2_dump "$name"
+            tb_fail "L2 $name: agent did not answer within $timeout s"
+        fi
+        sleep 0.5
+    done
+}
+
+tb_l2_dump() {
+    local f
+    for f in qemu.log console.log; do
+        echo "---- L2 $1 $f (last 40 lines)"
+        tail -40 "$TB_OUT/l2/$1/$f" 2>/dev/null
+    done
+    echo "----"
+}
+
+# tb_l2 NAME [-t SEC] 'CMD': run CMD in the guest (sh -c); output and status pass through.
+tb_l2() {
+    local name t
+    name=$1
+    shift
+    t=120
+    if [ "$1" = -t ]; then
+        t=$2
+        shift 2
+    fi
+    vtier-tbctl exec -t "$t" "$TB_RUN/$name.ctl" "$*"
+}
+
+tb_qmp() {
+    local name
+    name=$1
+    shift
+    vtier-tbctl qmp "$TB_RUN/$name.qmp" "$@"
+}
+
+tb_l2_check_kvm() {
+    local out hv
+    out=$(tb_qmp "$1" '{"execute":"query-kvm"}') || tb_fail "L2 $1: query-kvm failed: $out"
+    echo "$out" | grep -q '"enabled": *true' || tb_fail "L2 $1 is not running under KVM: $out"
+    hv=$(tb_l2 "$1" "dmesg | sed -n 's/.*Hypervisor detected: //p'") || tb_fail "L2 $1: dmesg failed"
+    [ "$hv" = KVM ] || tb_fail "L2 $1: guest kernel sees hypervisor '$hv', not KVM"
+    tb_step "L2 $1: runs under KVM (QMP query-kvm enabled, guest sees $hv)"
+}
+
+# Stop a guest: QMP quit, then SIGTERM, then SIGKILL; its logs stay in /tb/out/l2/NAME.
+tb_l2_stop() {
+    local name pid sig
+    name=$1
+    pid=$(tb_l2_pid "$name")
+    [ -n "$pid" ] || return 0
+    if kill -0 "$pid" 2>/dev/null; then
+        vtier-tbctl qmp -t 5 "$TB_RUN/$name.qmp" '{"execute":"quit"}' > /dev/null 2>&1
+        for sig in 0 0 0 0 0 0 0 0 0 0 TERM 0 0 0 0 0 KILL; do
+            kill -0 "$pid" 2>/dev/null || break
+            [ "$sig" != 0 ] && kill "-$sig" "$pid" 2>/dev/null
+            sleep 0.3
+        done
+    fi
+    wait "$pid" 2>/dev/null
+    rm -f "$TB_RUN/$name.pid" "$TB_RUN/$name.qmp" "$TB_RUN/$name.agent.qmp" \
+        "$TB_RUN/$name.ctl" "$TB_RUN/$name.started"
+}
+
+tb_l2_stop_all() {
+    local p n
+    for p in "$TB_RUN"/*.pid; do
+        [ -e "$p" ] || continue
+        n=${p##*/}
+        n=${n%.pid}
+        tb_l2_stop "$n"
+    done
+}
+
+# Interactive: boot a guest with its console on this terminal, a shell in it
+# (the agent runs too). Returns when QEMU exits (Ctrl-A X, or poweroff -f in L2).
+tb_l2_shell() {
+    local name
+    name=$1
+    shift
+    tb_l2_start "$name" --console-stdio --append vtier.shell=1 "$@"
+}

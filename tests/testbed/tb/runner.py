@@ -1,0 +1,401 @@
+"""Run a testbed scenario: boot L1 under TCG, let it run the scenario, collect results.
+
+The run directory (shared with L1 over 9p as tag "tb", mounted at /tb):
+  in/    config.env, tb.sh, l1.sh, scenario.sh, shares, l1-overlay.cpio
+         (unpacked over L1's root: the project's binaries), l2-overlay.cpio
+         (appended to the L2 initramfs: l2.sh and the project's binaries)
+  out/   written by L1: result, timings, scenario.log, l1-setup.log,
+         l1-topology.txt, l1-dmesg.log, l2/NAME/{console.log,qemu.log};
+         written here: l1-console.log, l1-qemu.log
+L1 is one QEMU process in its own process group; it is killed (group-wide) on
+timeout, on any error, on SIGINT/SIGTERM, and if this process dies (PDEATHSIG).
+"""
+
+import ctypes
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from . import cpio
+from . import images
+
+HERE = images.HERE
+REPO = os.path.dirname(os.path.dirname(HERE))
+QEMU = "/usr/bin/qemu-system-x86_64"
+# Features of -cpu EPYC that TCG does not implement; dropped to keep the log clean.
+TCG_MISSING = ["fxsr-opt", "misalignsse", "osvw", "topoext", "nrip-save", "xsavec"]
+RESULT_RE = re.compile(r"^(PASS|SKIP|FAIL)\b ?(.*)$")
+
+
+def log(msg):
+    print(f"testbed: {msg}", flush=True)
+
+
+def parse_size(s):
+    m = re.fullmatch(r"(\d+)([KMGT]?)", s.strip().upper())
+    if not m:
+        raise ValueError(f"bad size '{s}' (want e.g. 512M, 3G)")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[m.group(2)]
+
+
+def load_config():
+    """Defaults from tests/testbed/config, overridden by the environment."""
+    cfg = {}
+    with open(os.path.join(HERE, "config")) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            k, _, v = line.partition("=")
+            cfg[k.strip()] = v.strip().strip('"')
+    for k, v in os.environ.items():
+        if k.startswith("TB_"):
+            cfg[k] = v
+    return cfg
+
+
+def qopt(path):
+    """A path inside a QEMU option (commas are doubled)."""
+    return path.replace(",", ",,")
+
+
+def shell_quote(v):
+    return "'" + v.replace("'", "'\\''") + "'"
+
+
+def find_scenario(name):
+    if os.path.sep in name or name.endswith(".sh"):
+        path = os.path.abspath(name)
+    else:
+        path = os.path.join(HERE, "scenarios", name + ".sh")
+    if not os.path.isfile(path):
+        avail = sorted(f[:-3] for f in os.listdir(os.path.join(HERE, "scenarios"))
+                       if f.endswith(".sh"))
+        raise SystemExit(f"testbed: no scenario '{name}' (have: {', '.join(avail)})")
+    return path
+
+
+def find_binary(build, name):
+    path = os.path.join(build, "tests/testbed", name)
+    if not os.path.isfile(path):
+        raise SystemExit(f"testbed: {path} missing: build first (make build, or "
+                         f"meson compile -C {build})")
+    out = subprocess.run(["ldd", path], text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT).stdout
+    if "not a dynamic executable" not in out:
+        raise SystemExit(f"testbed: {path} is not static (a sanitizer build?): "
+                         "the guests need the static build")
+    return path
+
+
+def parse_file_args(specs):
+    out = []
+    for spec in specs:
+        src, sep, dst = spec.partition(":")
+        if not sep or not dst.startswith("/"):
+            raise SystemExit(f"testbed: bad file spec '{spec}' (want SRC:/ABS/DEST)")
+        if not os.path.isfile(src):
+            raise SystemExit(f"testbed: {src}: no such file")
+        out.append((os.path.abspath(src), dst))
+    return out
+
+
+def prepare_rundir(rundir, cfg, scenario, build, l1_files, l2_files, shares):
+    indir = os.path.join(rundir, "in")
+    os.makedirs(os.path.join(rundir, "out"))
+    os.makedirs(indir)
+    with open(os.path.join(indir, "config.env"), "w") as f:
+        for k in sorted(cfg):
+            f.write(f"{k}={shell_quote(cfg[k])}\n")
+    shutil.copy(os.path.join(HERE, "l1/tb.sh"), indir)
+    shutil.copy(os.path.join(HERE, "l1/l1.sh"), indir)
+    shutil.copy(scenario, os.path.join(indir, "scenario.sh"))
+    with open(os.path.join(indir, "shares"), "w") as f:
+        f.write("".join(s + "\n" for s in shares))
+    tools = [find_binary(build, "vtier-workload"), find_binary(build, "vtier-tbctl")]
+    for t in tools:
+        l1_files.append((t, "/usr/local/bin/" + os.path.basename(t)))
+        l2_files.append((t, "/usr/bin/" + os.path.basename(t)))
+    # Archives rather than trees: L1 reads each with a few large 9p reads.
+    with open(os.path.join(indir, "l1-overlay.cpio"), "wb") as f:
+        w = cpio.CpioWriter(f)
+        for src, dst in l1_files:
+            w.add_file(dst, src)
+        w.close()
+    with open(os.path.join(indir, "l2-overlay.cpio"), "wb") as f:
+        w = cpio.CpioWriter(f)
+        w.add_file("etc/vtier-tb/l2.sh", os.path.join(HERE, "l2/l2.sh"), 0o644)
+        for src, dst in l2_files:
+            w.add_file(dst, src)
+        w.close()
+
+
+def qemu_command(cfg, imgdir, rundir, shares, interactive):
+    out = os.path.join(rundir, "out")
+    nodes = []   # (id, size, lat, bw)
+    for i, kind in enumerate(["DRAM", "CXL", "PMEM"]):
+        size = parse_size(cfg[f"TB_L1_{kind}_MEM"])
+        if size or i == 0:
+            nodes.append((len(nodes), size, cfg[f"TB_L1_{kind}_LAT_NS"], cfg[f"TB_L1_{kind}_BW"]))
+    if not nodes[0][1]:
+        raise SystemExit("testbed: TB_L1_DRAM_MEM must not be 0")
+    total = sum(n[1] for n in nodes)
+    cpus = int(cfg["TB_L1_CPUS"])
+    cpu = cfg["TB_L1_CPU_MODEL"]
+    if cpu == "EPYC":
+        cpu += "," + ",".join("-" + f for f in TCG_MISSING)
+    cmd = [QEMU, "-name", "vtier-tb-l1", "-accel", "tcg,thread=multi", "-cpu", cpu,
+           "-smp", str(cpus), "-m", f"{total >> 20}M", "-machine", "q35,hmat=on",
+           "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"]
+    for nid, size, lat, bw in nodes:
+        cmd += ["-object", f"memory-backend-ram,id=m{nid},size={size >> 20}M"]
+        node = f"node,nodeid={nid},memdev=m{nid}"
+        node += f",cpus=0-{cpus - 1}" if nid == 0 else ",initiator=0"
+        cmd += ["-numa", node]
+    for a, _, _, _ in nodes:
+        for b, _, _, _ in nodes:
+            if a < b:
+                cmd += ["-numa", f"dist,src={a},dst={b},val={10 + 10 * (b - a) if a == 0 else 20}"]
+    for nid, _, lat, bw in nodes:
+        hl = "-numa", f"hmat-lb,initiator=0,target={nid},hierarchy=memory,data-type="
+        cmd += [hl[0], hl[1] + f"access-latency,latency={lat}"]
+        cmd += [hl[0], hl[1] + f"access-bandwidth,bandwidth={bw}"]
+    append = ("console=ttyS0 panic=-1 rdinit=/init loglevel=4 mitigations=off "
+              + cfg.get("TB_L1_CMDLINE_EXTRA", "")).strip()
+    cmd += ["-kernel", os.path.join(imgdir, "vmlinuz"),
+            "-initrd", qopt(os.path.join(imgdir, "l1.cpio")), "-append", append]
+    log_path = os.path.join(out, "l1-console.log")
+    if interactive:
+        cmd += ["-chardev", f"stdio,id=con,mux=on,signal=off,logfile={qopt(log_path)}",
+                "-serial", "chardev:con", "-mon", "chardev=con,mode=readline"]
+    else:
+        cmd += ["-chardev", f"file,id=con,path={qopt(log_path)}", "-serial", "chardev:con"]
+    cmd += ["-virtfs", f"local,path={qopt(rundir)},mount_tag=tb,security_model=none,id=tb"]
+    for tag, path in shares.items():
+        cmd += ["-virtfs", f"local,path={qopt(path)},mount_tag={tag},security_model=none,"
+                f"readonly=on,id={tag}"]
+    swap = parse_size(cfg["TB_L1_SWAP"])
+    if swap:
+        img = os.path.join(rundir, "swap.img")
+        with open(img, "wb") as f:
+            f.truncate(swap)
+        cmd += ["-drive", f"if=none,id=swap,file={qopt(img)},format=raw,cache=unsafe,discard=unmap",
+                "-device", "virtio-blk-pci,drive=swap,serial=vtier-swap"]
+    cmd += ["-qmp", f"unix:{qopt(os.path.join(rundir, 'l1.qmp'))},server=on,wait=off"]
+    return cmd
+
+
+def _pdeathsig():
+    # If the runner dies (even by SIGKILL), the kernel kills L1 too.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+
+
+class L1:
+    def __init__(self, cmd, rundir, interactive):
+        self.rundir = rundir
+        out = os.path.join(rundir, "out")
+        self.qlog = open(os.path.join(out, "l1-qemu.log"), "w")
+        self.proc = subprocess.Popen(
+            cmd, start_new_session=True, preexec_fn=_pdeathsig,
+            stdin=None if interactive else subprocess.DEVNULL,
+            stdout=None if interactive else self.qlog,
+            stderr=self.qlog)
+        with open(os.path.join(out, "l1.pid"), "w") as f:
+            f.write(f"{self.proc.pid}\n")
+
+    def kill(self):
+        """Kill L1's whole process group: TERM, a grace period, then KILL.
+        (Once QEMU is reaped its group id may be reused: leave it alone then.)"""
+        if self.proc.poll() is None:
+            for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, None)):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.proc.wait(timeout=grace)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+        self.proc.wait()
+        self.qlog.close()
+
+
+def tail(path, lines):
+    try:
+        with open(path, errors="replace") as f:
+            data = f.readlines()
+    except OSError:
+        return f"({path}: missing)\n"
+    cut = data[-lines:]
+    head = f"(last {len(cut)} of {len(data)} lines)\n" if len(data) > lines else ""
+    return head + "".join(cut)
+
+
+def attach_logs(rundir):
+    out = os.path.join(rundir, "out")
+    parts = [("L1 console", os.path.join(out, "l1-console.log"), 150),
+             ("L1 QEMU", os.path.join(out, "l1-qemu.log"), 40),
+             ("L1 setup", os.path.join(out, "l1-setup.log"), 40)]
+    l2root = os.path.join(out, "l2")
+    if os.path.isdir(l2root):
+        for name in sorted(os.listdir(l2root)):
+            for f in ("console.log", "qemu.log"):
+                parts.append((f"L2 {name} {f}", os.path.join(l2root, name, f), 80))
+    for title, path, n in parts:
+        print(f"======== {title}: {path}")
+        sys.stdout.write(tail(path, n))
+    print("======== end of logs")
+
+
+def prune_runs(parent, keep=10):
+    try:
+        runs = sorted(d for d in os.listdir(parent) if os.path.isdir(os.path.join(parent, d)))
+    except OSError:
+        return
+    for d in runs[:-keep]:
+        shutil.rmtree(os.path.join(parent, d), ignore_errors=True)
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(
+        prog="tests/testbed/run",
+        description="Boot the L1 host VM (TCG) and run SCENARIO in it; see docs/testbed.md.")
+    ap.add_argument("scenario", help="name in tests/testbed/scenarios/ or a path to a .sh")
+    ap.add_argument("--build", default=os.environ.get("VTIER_BUILD", os.path.join(REPO, "build")),
+                    help="meson build directory with the static testbed tools (default: build)")
+    ap.add_argument("--rundir", help="run directory (default: BUILD/testbed-runs/SCENARIO-TIME)")
+    ap.add_argument("--shell", action="store_true",
+                    help="interactive: L1 console on this terminal, a shell after the scenario")
+    ap.add_argument("--l1-file", action="append", default=[], metavar="SRC:/DEST",
+                    help="copy a file into L1's root for this run")
+    ap.add_argument("--l2-file", action="append", default=[], metavar="SRC:/DEST",
+                    help="add a file to the L2 initramfs for this run")
+    ap.add_argument("--timeout", type=int, help="seconds for the whole run (TB_TIMEOUT)")
+    ap.add_argument("--print-cmd", action="store_true", help="print the L1 QEMU command")
+    args = ap.parse_args(argv)
+
+    cfg = load_config()
+    if args.timeout:
+        cfg["TB_TIMEOUT"] = str(args.timeout)
+    timeout = int(cfg["TB_TIMEOUT"])
+    # L1 gets a deadline of its own, so it can still stop its guests and report.
+    if "TB_SCENARIO_TIMEOUT" not in os.environ:
+        cfg["TB_SCENARIO_TIMEOUT"] = str(max(timeout - 60, timeout * 2 // 3))
+    cfg["TB_SHELL"] = "1" if args.shell else "0"
+    if parse_size(cfg["TB_L1_SWAP"]):
+        cfg["TB_L1_SWAP_DEV_EXPECTED"] = "1"
+    scenario = find_scenario(args.scenario)
+    build = os.path.abspath(args.build)
+    name = os.path.basename(scenario)[:-3]
+    t_start = time.monotonic()
+    imgdir = images.ensure_images()
+    t_images = time.monotonic() - t_start
+    if args.rundir:
+        rundir = os.path.abspath(args.rundir)
+        if os.path.exists(rundir):
+            raise SystemExit(f"testbed: {rundir} exists")
+    else:
+        parent = os.path.join(build, "testbed-runs")
+        prune_runs(parent)
+        rundir = os.path.join(parent, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{os.getpid()}")
+    shares = {"src": REPO}
+    if not build.startswith(REPO + os.sep):
+        shares["build"] = build
+    prepare_rundir(rundir, cfg, scenario, build, parse_file_args(args.l1_file),
+                   parse_file_args(args.l2_file), list(shares))
+    cmd = qemu_command(cfg, imgdir, rundir, shares, args.shell)
+    if args.print_cmd:
+        print(" ".join(shell_quote(c) if re.search(r"[^\w,=./:+-]", c) else c for c in cmd))
+    log(f"scenario {name}: run directory {rundir}")
+    log(f"images {imgdir} ({t_images:.1f} s to check/build)")
+
+    l1 = None
+    verdict, detail = "FAIL", ""
+    console = os.path.join(rundir, "out", "l1-console.log")
+    t_boot = None
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    try:
+        t0 = time.monotonic()
+        l1 = L1(cmd, rundir, args.shell)
+        deadline = None if args.shell else t0 + timeout
+        pos = 0
+        while True:
+            # stream the L1 console (progress for humans and for test logs)
+            if not args.shell:
+                try:
+                    with open(console, "rb") as f:
+                        f.seek(pos)
+                        chunk = f.read()
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    end = chunk.rfind(b"\n") + 1
+                    for line in chunk[:end].decode(errors="replace").splitlines():
+                        if t_boot is None and "VTIER-TB-L1: init" in line:
+                            t_boot = time.monotonic() - t0
+                        print(f"L1| {line}", flush=True)
+                    pos += end
+            if l1.proc.poll() is not None:
+                break
+            if deadline and time.monotonic() > deadline:
+                detail = f"TIMEOUT: L1 still running after {timeout} s; killed"
+                break
+            time.sleep(0.2)
+        elapsed = time.monotonic() - t0
+        rc_qemu = l1.proc.poll()
+        l1.kill()
+        if detail:
+            verdict = "FAIL"
+        else:
+            try:
+                with open(os.path.join(rundir, "out", "result")) as f:
+                    m = RESULT_RE.match(f.read().strip())
+                verdict, detail = (m.group(1), m.group(2)) if m else ("FAIL", "unreadable result")
+            except OSError:
+                detail = (f"L1 exited (QEMU status {rc_qemu}) without a result: "
+                          "kernel panic or init failure? see the L1 console")
+    except KeyboardInterrupt as e:
+        verdict, detail = "FAIL", f"interrupted ({e})"
+        elapsed = time.monotonic() - t_start
+    finally:
+        if l1:
+            l1.kill()
+        for s, h in old.items():
+            signal.signal(s, h)
+        try:
+            os.unlink(os.path.join(rundir, "swap.img"))
+        except OSError:
+            pass
+
+    timings = {}
+    try:
+        with open(os.path.join(rundir, "out", "timings")) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                timings[k] = v.strip()
+    except OSError:
+        pass
+    summary = [f"total {elapsed:.1f} s"]
+    if t_boot is not None:
+        summary.append(f"L1 kernel to init {t_boot:.1f} s (wall)")
+    if "l1_ready_s" in timings:
+        summary.append(f"L1 ready at {timings['l1_ready_s']} s (L1 uptime)")
+    for k, v in timings.items():
+        if k.startswith("l2_") and k.endswith("_boot_s"):
+            summary.append(f"L2 {k[3:-7]} boot {float(v):.1f} s")
+    log(f"timings: {'; '.join(summary)}")
+    if verdict != "PASS" and not args.shell:
+        attach_logs(rundir)
+    log(f"scenario {name}: {verdict}{' ' + detail if detail else ''} (logs: {rundir}/out)")
+    return {"PASS": 0, "SKIP": 77}.get(verdict, 1)

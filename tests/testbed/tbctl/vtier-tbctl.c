@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vtier-tbctl: the testbed's plumbing between L1 (the host VM) and L2 guests.
+ *
+ *   vtier-tbctl qmp SOCKET JSON...        (L1) run QMP commands, print each reply
+ *   vtier-tbctl exec [-t SEC] SOCKET CMD  (L1) run CMD with sh -c in an L2 guest,
+ *                                         print its output, exit with its status
+ *   vtier-tbctl agent [--name PORT]       (L2) serve exec requests on a virtio port
+ *
+ * The exec channel is a virtio-serial port in L2 whose QEMU chardev is a unix
+ * socket server in L1. Frames on it:
+ *   client -> agent   "@@R <nonce> <timeout_s> <len>\n" <len bytes of command>
+ *   agent -> client   "@@B <nonce>\n"  then  "@@O <len>\n" <len bytes>  ...
+ *                     then "@@E <nonce> <status>\n"
+ * The client skips everything before "@@B <its nonce>", so output left over from
+ * an earlier client that gave up never reaches the next one.
+ *
+ * Built static so it runs in the minimal L1/L2 roots.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_TIMEOUT 124
+#define MAX_CMD_BYTES (64 * 1024)
+
+static const char *prog = "vtier-tbctl";
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "%s: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Write everything, waiting at most 10 s for a non-blocking fd to take more
+ * (a virtio port whose host side closed stays EAGAIN forever).
+ */
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    int64_t stuck_since = 0;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (errno == EAGAIN) {
+                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+                if (!stuck_since) {
+                    stuck_since = now_ms();
+                } else if (now_ms() - stuck_since > 10000) {
+                    return -ETIMEDOUT;
+                }
+                poll(&pfd, 1, 100);
+                continue;
+            }
+            return -errno;
+        }
+        stuck_since = 0;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Buffered reader with a deadline, for both sockets and the virtio port. */
+struct reader {
+    int fd;
+    char buf[65536];
+    size_t start, end;
+    int64_t deadline_ms;   /* 0: none */
+};
+
+/* Returns 1 when data was added, 0 on EOF, -ETIMEDOUT or -errno. */
+static int reader_fill(struct reader *r)
+{
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
+    }
+    if (r->end == sizeof(r->buf)) {
+        return -ENOBUFS;
+    }
+    for (;;) {
+        int timeout = -1;
+        struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+        ssize_t n;
+
+        if (r->deadline_ms) {
+            int64_t left = r->deadline_ms - now_ms();
+
+            if (left <= 0) {
+                return -ETIMEDOUT;
+            }
+            timeout = (int)(left > 1000 ? 1000 : left);
+        }
+        if (poll(&pfd, 1, timeout) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -errno;
+        }
+        if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR))) {
+            continue;
+        }
+        n = read(r->fd, r->buf + r->end, sizeof(r->buf) - r->end);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) {
+                continue;
+            }
+            return -errno;
+        }
+        if (n == 0) {
+            return 0;
+        }
+        r->end += (size_t)n;
+        return 1;
+    }
+}
+
+/* Next line without its '\n' (NUL-terminated in place). NULL on EOF/error, *err set. */
+static char *reader_line(struct reader *r, int *err)
+{
+    for (;;) {
+        char *nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+        int rc;
+
+        if (nl) {
+            char *line = r->buf + r->start;
+
+            *nl = '\0';
+            r->start = (size_t)(nl - r->buf) + 1;
+            return line;
+        }
+        rc = reader_fill(r);
+        if (rc <= 0) {
+            *err = rc == 0 ? -EPIPE : rc;
+            return NULL;
+        }
+    }
+}
+
+/* Copy exactly len bytes to out_fd (or drop them when out_fd < 0). */
+static int reader_copy(struct reader *r, size_t len, int out_fd)
+{
+    while (len > 0) {
+        size_t avail = r->end - r->start;
+        int rc;
+
+        if (avail == 0) {
+            rc = reader_fill(r);
+            if (rc <= 0) {
+                return rc == 0 ? -EPIPE : rc;
+            }
+            continue;
+        }
+        if (avail > len) {
+            avail = len;
+        }
+        if (out_fd >= 0 && write_all(out_fd, r->buf + r->start, avail) < 0) {
+            out_fd = -1;   /* reader went away: keep consuming the frame */
+        }
+        r->start += avail;
+        len -= avail;
+    }
+    return 0;
+}
+
+static int connect_unix(const char *path, int64_t deadline_ms)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        die("socket path too long: %s", path);
+    }
+    strcpy(sa.sun_path, path);
+    for (;;) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0) {
+            die("socket: %s", strerror(errno));
+        }
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+            return fd;
+        }
+        close(fd);
+        if ((errno != ENOENT && errno != ECONNREFUSED) || now_ms() >= deadline_ms) {
+            fprintf(stderr, "%s: connect %s: %s\n", prog, path, strerror(errno));
+            return -1;
+        }
+        usleep(100 * 1000);
+    }
+}
+
+/* ------------------------------------------------------------------ qmp */
+
+static int qmp_reply(struct reader *r, bool print)
+{
+    for (;;) {
+        int err = 0;
+        char *line = reader_line(r, &err);
+
+        if (!line) {
+            fprintf(stderr, "%s: qmp: %s\n", prog,
+                    err == -ETIMEDOUT ? "timed out waiting for a reply" : strerror(-err));
+            return 2;
+        }
+        if (!strncmp(line, "{\"return\"", 9)) {
+            if (print) {
+                puts(line);
+            }
+            return 0;
+        }
+        if (!strncmp(line, "{\"error\"", 8)) {
+            puts(line);
+            return 1;
+        }
+        /* events and the greeting are skipped */
+    }
+}
+
+static int cmd_qmp(int argc, char **argv)
+{
+    int timeout_s = 30, opt, fd, rc = 0;
+    static struct reader r;
+
+    while ((opt = getopt(argc, argv, "+t:")) != -1) {
+        if (opt == 't') {
+            timeout_s = atoi(optarg);
+        } else {
+            return 2;
+        }
+    }
+    if (argc - optind < 2) {
+        die("usage: qmp [-t SEC] SOCKET JSON...");
+    }
+    r.deadline_ms = now_ms() + (int64_t)timeout_s * 1000;
+    fd = connect_unix(argv[optind], r.deadline_ms);
+    if (fd < 0) {
+        return 2;
+    }
+    r.fd = fd;
+    {
+        const char *caps = "{\"execute\":\"qmp_capabilities\"}\n";
+
+        if (write_all(fd, caps, strlen(caps)) < 0 || qmp_reply(&r, false) != 0) {
+            fprintf(stderr, "%s: qmp: capabilities negotiation failed\n", prog);
+            close(fd);
+            return 2;
+        }
+    }
+    for (int i = optind + 1; i < argc && rc == 0; i++) {
+        if (write_all(fd, argv[i], strlen(argv[i])) < 0 || write_all(fd, "\n", 1) < 0) {
+            fprintf(stderr, "%s: qmp: write: %s\n", prog, strerror(errno));
+            rc = 2;
+            break;
+        }
+        rc = qmp_reply(&r, true);
+    }
+    close(fd);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ exec client */
+
+static int cmd_exec(int argc, char **argv)
+{
+    int timeout_s = 60, opt, fd, err = 0;
+    char nonce[40], begin[64], hdr[128];
+    static struct reader r;
+    size_t len;
+    const char *cmd;
+
+    while ((opt = getopt(argc, argv, "+t:")) != -1) {
+        if (opt == 't') {
+            timeout_s = atoi(optarg);
+        } else {
+            return 2;
+        }
+    }
+    if (argc - optind != 2) {
+        die("usage: exec [-t SEC] SOCKET 'COMMAND'");
+    }
+    cmd = argv[optind + 1];
+    len = strlen(cmd);
+    if (len == 0 || len > MAX_CMD_BYTES) {
+        die("command empty or longer than %d bytes", MAX_CMD_BYTES);
+    }
+    /* The agent kills the command at timeout_s; allow it time to report that. */
+    r.deadline_ms = now_ms() + (int64_t)timeout_s * 1000 + 10000;
+    fd = connect_unix(argv[optind], r.deadline_ms);
+    if (fd < 0) {
+        return 2;
+    }
+    r.fd = fd;
+    {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(nonce, sizeof(nonce), "%lx%lx%x", (long)ts.tv_sec, ts.tv_nsec,
+                 (unsigned)getpid());
+    }
+    snprintf(hdr, sizeof(hdr), "@@R %s %d %zu\n", nonce, timeout_s, len);
+    if (write_all(fd, hdr, strlen(hdr)) < 0 || write_all(fd, cmd, len) < 0) {
+        fprintf(stderr, "%s: exec: write: %s\n", prog, strerror(errno));
+        close(fd);
+        return 2;
+    }
+    snprintf(begin, sizeof(begin), "@@B %s", nonce);
+    for (;;) {
+        char *line = reader_line(&r, &err);
+
+        if (!line) {
+            goto lost;
+        }
+        if (!strcmp(line, begin)) {
+            break;
+        }
+    }
+    for (;;) {
+        char *line = reader_line(&r, &err);
+        unsigned long n;
+        int status;
+        char got[40];
+
+        if (!line) {
+            goto lost;
+        }
+        if (sscanf(line, "@@O %lu", &n) == 1) {
+            err = reader_copy(&r, n, STDOUT_FILENO);
+            if (err < 0) {
+                goto lost;
+            }
+        } else if (sscanf(line, "@@E %39s %d", got, &status) == 2 && !strcmp(got, nonce)) {
+            close(fd);
+            return status;
+        } else {
+            fprintf(stderr, "%s: exec: bad frame from the agent: %.80s\n", prog, line);
+            close(fd);
+            return 2;
+        }
+    }
+lost:
+    fprintf(stderr, "%s: exec: %s\n", prog,
+            err == -ETIMEDOUT ? "timed out waiting for the guest agent" : strerror(-err));
+    close(fd);
+    return err == -ETIMEDOUT ? EXIT_TIMEOUT : 2;
+}
+
+/* ------------------------------------------------------------------ agent (L2) */
+
+static char *find_port(const char *name)
+{
+    glob_t g;
+    static char dev[256];
+    char *found = NULL;
+
+    if (glob("/sys/class/virtio-ports/*/name", 0, NULL, &g) != 0) {
+        return NULL;
+    }
+    for (size_t i = 0; i < g.gl_pathc && !found; i++) {
+        char buf[128] = "";
+        FILE *f = fopen(g.gl_pathv[i], "r");
+
+        if (!f) {
+            continue;
+        }
+        if (fgets(buf, sizeof(buf), f)) {
+            buf[strcspn(buf, "\n")] = '\0';
+            if (!strcmp(buf, name)) {
+                /* /sys/class/virtio-ports/vport1p1/name -> /dev/vport1p1 */
+                char *p = g.gl_pathv[i] + strlen("/sys/class/virtio-ports/");
+
+                snprintf(dev, sizeof(dev), "/dev/%.*s", (int)strcspn(p, "/"), p);
+                found = dev;
+            }
+        }
+        fclose(f);
+    }
+    globfree(&g);
+    return found;
+}
+
+static int agent_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int agent_send(int fd, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return write_all(fd, buf, (size_t)n);
+}
+
+static void agent_run(int port, const char *nonce, int timeout_s, const char *cmd)
+{
+    int pipefd[2], status = 0, wrc = 0;
+    bool exited = false, timed_out = false, eof = false;
+    int64_t deadline = now_ms() + (int64_t)timeout_s * 1000;
+    pid_t pid;
+    char buf[16384];
+
+    if (agent_send(port, "@@B %s\n", nonce) < 0) {
+        return;
+    }
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        agent_send(port, "@@E %s %d\n", nonce, 126);
+        return;
+    }
+    pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+
+        setsid();
+        dup2(devnull, 0);
+        dup2(pipefd[1], 1);
+        dup2(pipefd[1], 2);
+        signal(SIGPIPE, SIG_DFL);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    if (pid < 0) {
+        close(pipefd[0]);
+        agent_send(port, "@@E %s %d\n", nonce, 126);
+        return;
+    }
+    fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+    /*
+     * Stream output until the command exits. Background children may keep the
+     * pipe open, so its EOF is not awaited: once the command has exited, what
+     * is buffered (up to 1 MiB) is sent and the pipe closed.
+     */
+    for (size_t drained = 0;;) {
+        ssize_t n = -1;
+
+        if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+        }
+        if (!exited && now_ms() > deadline) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            exited = true;
+            timed_out = true;
+        }
+        if (!eof) {
+            struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+
+            poll(&pfd, 1, exited ? 0 : 50);
+            n = read(pipefd[0], buf, sizeof(buf));
+            if (n == 0) {
+                eof = true;
+            }
+        } else if (!exited) {
+            usleep(50 * 1000);
+        }
+        if (n > 0) {
+            if (wrc == 0) {
+                wrc = agent_send(port, "@@O %zd\n", n);
+            }
+            if (wrc == 0) {
+                wrc = write_all(port, buf, (size_t)n);
+            }
+            if (exited && (drained += (size_t)n) > (1 << 20)) {
+                break;
+            }
+            continue;
+        }
+        if (exited) {
+            break;
+        }
+    }
+    close(pipefd[0]);
+    if (!exited) {
+        waitpid(pid, &status, 0);
+    }
+    if (timed_out) {
+        status = EXIT_TIMEOUT;
+    } else if (WIFEXITED(status)) {
+        status = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        status = 128 + WTERMSIG(status);
+    }
+    if (wrc == 0) {
+        agent_send(port, "@@E %s %d\n", nonce, status);
+    }
+}
+
+static int cmd_agent(int argc, char **argv)
+{
+    const char *name = "vtier.ctl", *dev = NULL;
+    static struct reader r;
+    int opt, fd;
+    static const struct option lopts[] = {
+        { "name", required_argument, NULL, 'n' },
+        { "device", required_argument, NULL, 'd' },
+        { NULL, 0, NULL, 0 },
+    };
+
+    while ((opt = getopt_long(argc, argv, "+n:d:", lopts, NULL)) != -1) {
+        if (opt == 'n') {
+            name = optarg;
+        } else if (opt == 'd') {
+            dev = optarg;
+        } else {
+            return 2;
+        }
+    }
+    for (int i = 0; !dev; i++) {
+        dev = find_port(name);
+        if (!dev) {
+            if (i == 50) {
+                die("agent: no virtio port named %s", name);
+            }
+            usleep(100 * 1000);
+        }
+    }
+    fd = open(dev, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        die("agent: open %s: %s", dev, strerror(errno));
+    }
+    signal(SIGPIPE, SIG_IGN);
+    fprintf(stderr, "%s: agent serving on %s (%s)\n", prog, dev, name);
+    r.fd = fd;
+    for (;;) {
+        char nonce[64], *line, *cmd;
+        int timeout_s, err = 0;
+        unsigned long len;
+
+        line = reader_line(&r, &err);
+        if (!line) {
+            /*
+             * No client (the port reads EOF and polls POLLHUP while the host
+             * side is closed): drop any partial frame and wait for one.
+             */
+            r.start = r.end = 0;
+            usleep(50 * 1000);
+            continue;
+        }
+        if (sscanf(line, "@@R %63s %d %lu", nonce, &timeout_s, &len) != 3 ||
+            len == 0 || len > MAX_CMD_BYTES || timeout_s <= 0) {
+            continue;   /* not a request: resynchronise on the next line */
+        }
+        cmd = calloc(1, len + 1);
+        if (!cmd) {
+            die("agent: out of memory");
+        }
+        r.deadline_ms = now_ms() + 10000;
+        for (size_t got = 0; got < len;) {
+            size_t avail = r.end - r.start;
+
+            if (avail == 0) {
+                if (reader_fill(&r) <= 0) {
+                    break;
+                }
+                continue;
+            }
+            if (avail > len - got) {
+                avail = len - got;
+            }
+            memcpy(cmd + got, r.buf + r.start, avail);
+            r.start += avail;
+            got += avail;
+        }
+        r.deadline_ms = 0;
+        if (strlen(cmd) == len) {
+            agent_run(fd, nonce, timeout_s, cmd);
+        }
+        free(cmd);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        goto usage;
+    }
+    optind = 2;
+    if (!strcmp(argv[1], "qmp")) {
+        return cmd_qmp(argc, argv);
+    }
+    if (!strcmp(argv[1], "exec")) {
+        return cmd_exec(argc, argv);
+    }
+    if (!strcmp(argv[1], "agent")) {
+        return cmd_agent(argc, argv);
+    }
+usage:
+    fprintf(stderr,
+            "usage: %s qmp [-t SEC] SOCKET JSON...\n"
+            "       %s exec [-t SEC] SOCKET 'COMMAND'\n"
+            "       %s agent [--name PORT | --device DEV]\n", prog, prog, prog);
+    return 2;
+}

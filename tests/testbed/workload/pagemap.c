@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Guest-physical addresses of the region's pages, from /proc/self/pagemap
+ * (bit 63 present, bits 0-54 PFN; the PFN reads as 0 without CAP_SYS_ADMIN,
+ * which is an error here, never a silent empty hot set).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+
+/* Fills pfn[0..n) for pages first..first+n; 0 for a page not present. */
+static int read_pfns(const struct wl_region *r, size_t first, size_t n, uint64_t *pfn)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    off_t off = (off_t)((uintptr_t)(r->base + first * WL_PAGE_SIZE) / WL_PAGE_SIZE * 8);
+    size_t done = 0;
+    bool any_present = false, any_pfn = false;
+
+    if (fd < 0) {
+        return -errno;
+    }
+    while (done < n) {
+        ssize_t got = pread(fd, pfn + done, (n - done) * 8, off + (off_t)done * 8);
+
+        if (got <= 0) {
+            int e = got < 0 ? -errno : -EIO;
+
+            close(fd);
+            return e;
+        }
+        done += (size_t)got / 8;
+    }
+    close(fd);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t e = pfn[i];
+
+        if ((e & PM_PRESENT) && !(e & PM_SWAPPED)) {
+            any_present = true;
+            pfn[i] = e & PM_PFN_MASK;
+            any_pfn |= pfn[i] != 0;
+        } else {
+            pfn[i] = 0;
+        }
+    }
+    if (any_present && !any_pfn) {
+        return -EPERM;   /* PFNs hidden: not CAP_SYS_ADMIN */
+    }
+    return 0;
+}
+
+struct extent_writer {
+    FILE *out;
+    uint64_t start_pfn, npfn;
+    size_t extents, pages, missing;
+};
+
+static void extent_flush(struct extent_writer *x)
+{
+    if (!x->npfn) {
+        return;
+    }
+    if (x->out) {
+        fprintf(x->out, "gpa=0x%llx bytes=0x%llx\n",
+                (unsigned long long)(x->start_pfn * WL_PAGE_SIZE),
+                (unsigned long long)(x->npfn * WL_PAGE_SIZE));
+    }
+    x->extents++;
+    x->npfn = 0;
+}
+
+static void extent_add(struct extent_writer *x, uint64_t pfn)
+{
+    x->pages++;
+    if (x->npfn && pfn == x->start_pfn + x->npfn) {
+        x->npfn++;
+        return;
+    }
+    extent_flush(x);
+    x->start_pfn = pfn;
+    x->npfn = 1;
+}
+
+static bool in_ranges(const struct wl_phase *p, size_t page)
+{
+    for (int i = 0; i < p->nranges; i++) {
+        if (page >= p->ranges[i].first && page < p->ranges[i].first + p->ranges[i].npages) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int compare_pfn(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int wl_hotset(const struct wl_region *r, const struct wl_phase *last,
+              enum wl_hotset_source src, uint32_t min_accesses, FILE *out,
+              char *summary, size_t summary_len)
+{
+    uint64_t *pfn = malloc(r->npages * sizeof(*pfn));
+    uint64_t *hot;
+    size_t nhot = 0;
+    struct extent_writer x = { .out = out };
+    int rc;
+
+    if (!pfn) {
+        return -ENOMEM;
+    }
+    rc = read_pfns(r, 0, r->npages, pfn);
+    if (rc) {
+        free(pfn);
+        return rc;
+    }
+    hot = pfn;   /* compacted in place: hot[j] with j <= i */
+    for (size_t i = 0; i < r->npages; i++) {
+        bool is_hot = src == WL_HOTSET_RANGES ? in_ranges(last, i)
+                                              : r->accesses[i] >= min_accesses;
+
+        if (!is_hot) {
+            continue;
+        }
+        if (!pfn[i]) {
+            x.missing++;
+            continue;
+        }
+        hot[nhot++] = pfn[i];
+    }
+    /* Extents of guest-physical memory, in address order. */
+    qsort(hot, nhot, sizeof(*hot), compare_pfn);
+    for (size_t i = 0; i < nhot; i++) {
+        extent_add(&x, hot[i]);
+    }
+    extent_flush(&x);
+    snprintf(summary, summary_len, "pages=%zu extents=%zu bytes=%zu not_present=%zu",
+             x.pages, x.extents, x.pages * WL_PAGE_SIZE, x.missing);
+    free(pfn);
+    return 0;
+}
+
+int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t summary_len)
+{
+    uint64_t *pfn = malloc(r->npages * sizeof(*pfn));
+    size_t present = 0;
+    int rc;
+
+    if (!pfn) {
+        return -ENOMEM;
+    }
+    rc = read_pfns(r, 0, r->npages, pfn);
+    if (rc) {
+        free(pfn);
+        return rc;
+    }
+    for (size_t i = 0; i < r->npages; i++) {
+        fprintf(out, "%zu 0x%llx 0x%llx\n", i,
+                (unsigned long long)(uintptr_t)(r->base + i * WL_PAGE_SIZE),
+                (unsigned long long)(pfn[i] * WL_PAGE_SIZE));
+        present += pfn[i] != 0;
+    }
+    snprintf(summary, summary_len, "pages=%zu present=%zu", r->npages, present);
+    free(pfn);
+    return 0;
+}
