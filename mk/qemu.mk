@@ -40,3 +40,7 @@ fuzz-handoff: deps
 	echo "==> fuzzing handoff for $(FUZZ_SECONDS) s" && \
 	$(FUZZ_BUILD)/tests/qemu/fuzz-handoff -max_total_time=$(FUZZ_SECONDS) -max_len=16384 $$corpus; \
 	rc=$$?; rm -rf $$corpus; exit $$rc
+
+.PHONY: bench-handoff
+bench-handoff: build qemu-build
+	tests/qemu/bench/run.sh $(BUILD) $$($(QEMU_BUILD_SH) --print-dir)
