@@ -122,7 +122,7 @@ def test():
         # kill -9 in the middle of serving faults.
         r = peer.cmd(f"evict {REGION:#x} 8000 2")
         t.ok(r["evicted"] == "8000", "evicted 8000 pages before the kill")
-        peer.cmd("slow 400")
+        peer.cmd("slow 1000")
         before = int(peer.status()["faults"])
         q.serial.send("verify")
         wait_for("the peer to serve 1000 faults",
