@@ -44,3 +44,6 @@ fuzz-handoff: deps
 .PHONY: bench-handoff
 bench-handoff: build qemu-build
 	tests/qemu/bench/run.sh $(BUILD) $$($(QEMU_BUILD_SH) --print-dir)
+
+CHECK_TARGETS += check-qemu
+BENCH_TARGETS += bench-handoff
