@@ -35,6 +35,8 @@ struct opts {
 	char **hotsets;
 	int switch_after;
 	char *switch_cmd;
+	int warmup;
+	char *start_cmd;
 	double expect_p, expect_r;
 	int expect_within;
 	gboolean per_window_snap;
@@ -151,6 +153,33 @@ static void score(const struct hotset *h, const struct vt_snapshot *snap, double
 	*hot_bytes = hot;
 }
 
+static uint64_t hot_bytes_of(const struct vt_snapshot *snap)
+{
+	uint64_t hot = 0;
+
+	for (unsigned int i = 0; i < snap->regions->len; i++) {
+		const struct vt_snapshot_region *r =
+			&g_array_index(snap->regions, struct vt_snapshot_region, i);
+
+		if (r->accesses >= 0.5)
+			hot += r->end - r->start;
+	}
+	return hot;
+}
+
+static int run_cmd(const char *what, const char *cmd)
+{
+	int s;
+
+	fflush(stdout);
+	s = system(cmd);
+	if (s != 0) {
+		fprintf(stderr, "vtier-bench tdp: %s failed (status %d): %s\n", what, s, cmd);
+		return -1;
+	}
+	return 0;
+}
+
 static void sleep_until(uint64_t t_ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(t_ns / 1000000000ULL),
@@ -236,7 +265,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 	vt_snapshot_init(&snap);
 	samples = (unsigned int)(attrs.window_us / attrs.sample_us);
 	next = now_ns(CLOCK_MONOTONIC);
-	for (int w = 0; w < o->windows; w++) {
+	for (int w = first ? -o->warmup : 0; w < o->windows; w++) {
 		uint64_t checks0[VT_MAX_LEVELS], cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		uint64_t cost0 = src->cost_ns, hot = 0, sum = 0;
 		struct vt_tdp_stats st0, st1;
@@ -258,6 +287,18 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 			break;
 		}
 		vt_tdp_get_stats(src, &st1);
+		if (w < 0) {
+			/* warm-up: the guest idles, nothing to score, not counted */
+			printf("%-19s %3d %5s %6s %6s %8.1f %7u\n", name, w + 1, "warm", "-", "-",
+			       (double)hot_bytes_of(&snap) / (1 << 20), snap.regions->len);
+			if (w == -1 && o->start_cmd && run_cmd("--start-cmd", o->start_cmd) < 0) {
+				rc = 2;
+				break;
+			}
+			if (w == -1)
+				next = now_ns(CLOCK_MONOTONIC);
+			continue;
+		}
 		phase_win++;
 		if (nr_hs) {
 			score(&hs[*cur], &snap, &P, &R, &hot);
@@ -313,13 +354,8 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		}
 		fflush(stdout);
 		if (first && o->switch_cmd && w + 1 == o->switch_after) {
-			int s;
-
 			printf("# phase change after window %d: %s\n", w + 1, o->switch_cmd);
-			fflush(stdout);
-			s = system(o->switch_cmd);
-			if (s != 0) {
-				fprintf(stderr, "vtier-bench tdp: --switch-cmd failed (status %d)\n", s);
+			if (run_cmd("--switch-cmd", o->switch_cmd) < 0) {
 				rc = 2;
 				break;
 			}
@@ -353,6 +389,10 @@ int vt_bench_tdp(int argc, char **argv)
 		{ "switch-after", 0, 0, G_OPTION_ARG_INT, &o.switch_after,
 		  "run --switch-cmd after this window of the first profiler", "K" },
 		{ "switch-cmd", 0, 0, G_OPTION_ARG_STRING, &o.switch_cmd, "shell command that moves the hot set", "CMD" },
+		{ "warmup", 0, 0, G_OPTION_ARG_INT, &o.warmup,
+		  "first profiler: run N windows (not scored) before --start-cmd starts the workload", "N" },
+		{ "start-cmd", 0, 0, G_OPTION_ARG_STRING, &o.start_cmd,
+		  "shell command that starts the first hot set, after the warm-up", "CMD" },
 		{ "expect-within", 0, 0, G_OPTION_ARG_INT, &o.expect_within,
 		  "exit 1 unless the first profiler reaches the expected P and R within W windows of each phase and keeps them on average", "W" },
 		{ "expect-precision", 0, 0, G_OPTION_ARG_DOUBLE, &o.expect_p, "(0.9)", "P" },
@@ -405,6 +445,10 @@ int vt_bench_tdp(int argc, char **argv)
 		printf("# hot set %u: %s, %u extents, %.1f MiB\n", nr_hs + 1, *h, hs[nr_hs].ext->len,
 		       (double)hs[nr_hs].bytes / (1 << 20));
 		nr_hs++;
+	}
+	if (o.warmup < 0 || (o.start_cmd && !o.warmup)) {
+		fprintf(stderr, "vtier-bench tdp: --start-cmd needs --warmup N > 0\n");
+		return 2;
 	}
 	if (o.switch_cmd && nr_hs < 2) {
 		fprintf(stderr, "vtier-bench tdp: --switch-cmd needs two --hotset\n");
@@ -477,5 +521,6 @@ out:
 	g_strfreev(o.hotsets);
 	g_free(o.qmp);
 	g_free(o.switch_cmd);
+	g_free(o.start_cmd);
 	return rc;
 }

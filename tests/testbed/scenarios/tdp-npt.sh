@@ -4,12 +4,15 @@
 # following it when it moves, with linear for cost; a VM that exits while
 # attached. Files come from tests/kmod/vm-tdp.sh (--l1-file): the module in
 # /opt/vtier/, vtier-bench with its libraries, tdp-abi-test.
+# The profiler first runs TDP_WARMUP windows on the idle guest (a profiler is
+# attached before an application starts), then hot set A starts.
 # Knobs (defaults below): windows per profiler, the window after which the hot
 # set moves, windows allowed to converge, hot set size, guest RAM, sampling
 # interval and window. Sampling is 10x the paper's (50 ms / 1 s) because L2 runs
 # nested under TCG, ~1-2 M accesses/s over the hot set (measured each run).
 TDP_WINDOWS=${TDP_WINDOWS:-30}
 TDP_SWITCH=${TDP_SWITCH:-15}
+TDP_WARMUP=${TDP_WARMUP:-5}
 TDP_WITHIN=${TDP_WITHIN:-10}
 TDP_HOT=${TDP_HOT:-64M}
 TDP_MEM=${TDP_MEM:-2G}
@@ -82,17 +85,20 @@ tb_l2 vm0 -t 300 "vtier-workload ctl --socket /run/a.sock phase dist=uniform ran
 tb_step "ABI on the live VM"
 tdp-abi-test live "$pid"
 
-tb_step "phase A running; Telescope over tdp, phase change after window $TDP_SWITCH, then linear"
+tb_step "Telescope over tdp: $TDP_WARMUP windows on the idle guest, hot set A, B after window $TDP_SWITCH; then linear"
 tb_l2 vm0 'grep -E "thp_(fault_alloc|collapse_alloc|migration)|compact_(migrate_scanned|success)|pgmigrate_success" /proc/vmstat; cat /sys/kernel/mm/transparent_hugepage/enabled' || true
-tb_l2 vm0 "setsid vtier-workload ctl --socket /run/a.sock phase dist=uniform ranges=0-$TDP_HOT duration_ms=3600000 > /run/pa.log 2>&1 &"
+cat > /tmp/start.sh <<EOS
+. /tb/in/config.env; . /tb/in/tb.sh
+tb_l2 vm0 'setsid vtier-workload ctl --socket /run/a.sock phase dist=uniform ranges=0-$TDP_HOT duration_ms=3600000 > /run/pa.log 2>&1 &'
+EOS
 cat > /tmp/switch.sh <<EOS
 . /tb/in/config.env; . /tb/in/tb.sh
 tb_l2 vm0 'kill -STOP \$(cat /run/a.pid); setsid vtier-workload ctl --socket /run/b.sock phase dist=uniform ranges=0-$TDP_HOT duration_ms=3600000 > /run/pb.log 2>&1 &'
 EOS
-sleep 2
 $BENCH tdp --qmp "/run/tb/vm0.qmp" --profiler telescope-bounded --profiler linear \
     --windows "$TDP_WINDOWS" --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
     --hotset /tmp/hot-a.txt --hotset /tmp/hot-b.txt \
+    --warmup "$TDP_WARMUP" --start-cmd "sh /tmp/start.sh" \
     --switch-after "$TDP_SWITCH" --switch-cmd "sh /tmp/switch.sh" \
     --expect-within "$TDP_WITHIN" ${TDP_BENCH_ARGS:-} > /tmp/bench.txt 2>&1 || bench_rc=$?
 cat /tmp/bench.txt
