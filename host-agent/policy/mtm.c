@@ -123,6 +123,11 @@ static uint64_t chunk_present_bytes(const struct vt_mtm *m, const struct vt_mtm_
 	return b;
 }
 
+static bool recent(const struct vt_mtm *m, uint64_t when, const struct vt_mtm_params *p)
+{
+	return when != VT_MTM_NEVER && p->thrash_windows && m->window - when <= p->thrash_windows;
+}
+
 static GArray *sort_by_ema;	/* only during qsort, single-threaded */
 
 static int cmp_hot_first(const void *a, const void *b)
@@ -232,7 +237,10 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 			st->hot_chunks++;
 			st->hot_on_tier0 += c->tier == 0;
 		}
-		if (c->tier > 0 && c->ema > 0 && c->ema >= threshold + c->penalty)
+		/* thrash control: a chunk demoted within K windows must be hotter to come back */
+		if (c->tier > 0 && c->ema > 0 &&
+		    c->ema >= threshold + c->penalty +
+			      (recent(m, c->last_demoted, p) ? p->thrash_step : 0))
 			hot[nh++] = i;
 		if (c->samples[0])
 			cold[nc++] = i;

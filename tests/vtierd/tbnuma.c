@@ -10,6 +10,9 @@
  *                                               extents of FILE at BASE + gpa
  *   vtier-tbnuma spread PID HVA LEN NODES       move 2 MiB chunks round-robin to
  *                                               NODES (comma list)
+ *   vtier-tbnuma chunks PID BASE FILE           one character per 2 MiB of FILE's
+ *                                               extents: the node most of its present
+ *                                               pages are on, '-' when none is present
  * Output: one line "node0=N node1=N node2=N absent=N other=N pages=N".
  * Exit: 0 ok, 2 usage or a failing call (with the reason on stderr).
  */
@@ -98,6 +101,34 @@ int main(int argc, char **argv)
 			    query((int)num(argv[2]), base + gpa, bytes))
 				return 2;
 		fclose(f);
+	} else if (argc == 5 && !strcmp(argv[1], "chunks")) {
+		FILE *f = fopen(argv[4], "r");
+		unsigned long long base = num(argv[3]), gpa, bytes;
+		char line[256];
+
+		if (!f) {
+			fprintf(stderr, "vtier-tbnuma: %s: %s\n", argv[4], strerror(errno));
+			return 2;
+		}
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "gpa=%llx bytes=%llx", &gpa, &bytes) != 2)
+				continue;
+			for (unsigned long long off = 0; off < bytes; off += 2ULL << 20) {
+				unsigned long long len = bytes - off < (2ULL << 20) ? bytes - off : 2ULL << 20;
+				int best = -1;
+
+				memset(count, 0, sizeof(count));
+				if (query((int)num(argv[2]), base + gpa + off, len))
+					return 2;
+				for (int n = 0; n < MAXN; n++)
+					if (count[n] && (best < 0 || count[n] > count[best]))
+						best = n;
+				putchar(best < 0 ? '-' : '0' + best);
+			}
+		}
+		fclose(f);
+		putchar('\n');
+		return 0;
 	} else if (argc == 6 && !strcmp(argv[1], "spread")) {
 		int pid = (int)num(argv[2]), nodes[MAXN], nn = 0;
 		unsigned long long hva = num(argv[3]), len = num(argv[4]);
