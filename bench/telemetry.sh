@@ -33,8 +33,10 @@ run subtb --scenario subtb \
     --profiler telescope-bounded --profiler telescope-flex --profiler damon-like \
     --profiler scan --profiler linear --json "$out/telemetry-subtb.json"
 run scan-5tib --scenario multi-phase --profiler scan --windows 50
-run budget --scenario multi-phase --profiler telescope-bounded --profiler telescope-flex \
+run budget-3000 --scenario multi-phase --profiler telescope-bounded --profiler telescope-flex \
     --budget 3000
+run budget-1500 --scenario multi-phase --profiler telescope-bounded --profiler telescope-flex \
+    --budget 1500
 run scaling --scaling --profiler telescope-bounded --profiler telescope-flex \
     --profiler damon-like --windows 100
 run scattered-200 --spec "$(dirname "$0")/../tests/scenarios/scattered-200.json" \

@@ -12,6 +12,8 @@ static const struct {
 } subcommands[] = {
 	{ "telemetry", vt_bench_telemetry,
 	  "score profilers on simulated workloads (accuracy, convergence, cost)" },
+	{ "tdp", vt_bench_tdp,
+	  "profile a live QEMU/KVM VM through vtier_tdp.ko (EPT/NPT accessed bits)" },
 };
 
 static int usage(FILE *f)

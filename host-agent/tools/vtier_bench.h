@@ -4,5 +4,6 @@
 #define VTIER_TOOLS_VTIER_BENCH_H
 
 int vt_bench_telemetry(int argc, char **argv);
+int vt_bench_tdp(int argc, char **argv);
 
 #endif

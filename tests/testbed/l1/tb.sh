@@ -36,55 +36,64 @@ tb_skip() { echo "VTIER-TB-SKIP: $*"; exit 77; }
 # ------------------------------------------------------------------ L1 host setup
 
 tb_swap_dev() {
+    local b
     for b in /sys/block/vd*; do
         [ -e "$b/serial" ] && [ "$(cat "$b/serial")" = vtier-swap ] && echo "/dev/${b##*/}" && return 0
     done
     return 1
 }
 
-# Run once by l1.sh before the scenario; any failure here fails the run.
+# Run once by l1.sh before the scenario; any failure here fails the run. (It
+# runs as an `if` condition, where set -e does not apply: every step checks.)
 tb_l1_setup() {
-    set -e
+    local t npt dev want
     for t in vtier-tbctl vtier-workload qemu-system-x86_64; do
         command -v "$t" > /dev/null || { echo "$t missing from L1"; return 1; }
     done
-    modprobe kvm_amd
+    modprobe kvm_amd || { echo "modprobe kvm_amd failed"; return 1; }
     [ -c /dev/kvm ] || { echo "no /dev/kvm after modprobe kvm_amd"; return 1; }
     npt=$(cat /sys/module/kvm_amd/parameters/npt)
     [ "$npt" = Y ] || { echo "kvm_amd loaded with npt=$npt: no nested paging (L1 CPU lacks NPT?)"; return 1; }
     echo "[$(tb_uptime) s] kvm_amd: npt=$npt nested=$(cat /sys/module/kvm_amd/parameters/nested)" \
         "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)"
     if [ -n "${TB_L1_SWAP_DEV_EXPECTED:-}" ]; then
-        modprobe virtio_blk
+        modprobe virtio_blk || { echo "modprobe virtio_blk failed"; return 1; }
         dev=""
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
+        for t in 1 2 3 4 5 6 7 8 9 10; do
             dev=$(tb_swap_dev) && break
             sleep 0.2
         done
         [ -n "$dev" ] || { echo "swap disk (virtio serial vtier-swap) not found"; return 1; }
-        mkswap "$dev" > /dev/null
-        swapon "$dev"
+        mkswap "$dev" > /dev/null && swapon "$dev" || { echo "mkswap/swapon $dev failed"; return 1; }
         echo "[$(tb_uptime) s] swap: $dev $(sed -n 2p /proc/swaps | awk '{print $3}') KiB"
     fi
     if [ "${TB_L1_ZSWAP:-0}" = 1 ]; then
         if [ -n "${TB_L1_ZSWAP_COMPRESSOR:-}" ]; then
-            modprobe "$TB_L1_ZSWAP_COMPRESSOR" 2>/dev/null || true
-            echo "$TB_L1_ZSWAP_COMPRESSOR" > /sys/module/zswap/parameters/compressor
+            modprobe "$TB_L1_ZSWAP_COMPRESSOR" 2>/dev/null
+            echo "$TB_L1_ZSWAP_COMPRESSOR" > /sys/module/zswap/parameters/compressor ||
+                { echo "zswap compressor $TB_L1_ZSWAP_COMPRESSOR refused"; return 1; }
         fi
-        echo Y > /sys/module/zswap/parameters/enabled
+        echo Y > /sys/module/zswap/parameters/enabled || { echo "cannot enable zswap"; return 1; }
         echo "[$(tb_uptime) s] zswap: enabled=$(cat /sys/module/zswap/parameters/enabled)" \
             "compressor=$(cat /sys/module/zswap/parameters/compressor)" \
             "zpool=$(cat /sys/module/zswap/parameters/zpool)"
     fi
+    if [ -n "${TB_L1_THP:-}" ]; then
+        echo "$TB_L1_THP" > /sys/kernel/mm/transparent_hugepage/enabled ||
+            { echo "THP mode $TB_L1_THP refused"; return 1; }
+    fi
+    echo "[$(tb_uptime) s] THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
     tb_topology > "$TB_OUT/l1-topology.txt"
     echo "[$(tb_uptime) s] memory tiers: $(tb_tiers)"
-    { cat /opt/vtier-tb/l2/l2.cpio; dd if=/tb/in/l2-overlay.cpio bs=512k 2>/dev/null; } \
-        > "$TB_L2_INITRD"
-    set +e
+    { cat /opt/vtier-tb/l2/l2.cpio && dd if=/tb/in/l2-overlay.cpio bs=512k 2>/dev/null; } \
+        > "$TB_L2_INITRD" || { echo "cannot assemble the L2 initramfs"; return 1; }
+    want=$(( $(wc -c < /opt/vtier-tb/l2/l2.cpio) + $(wc -c < /tb/in/l2-overlay.cpio) ))
+    [ "$(wc -c < "$TB_L2_INITRD")" = "$want" ] || { echo "L2 initramfs truncated"; return 1; }
 }
 
 # "memory_tierN:nodes ..." as the L1 kernel sees them.
 tb_tiers() {
+    local t
     for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
         [ -e "$t/nodelist" ] && printf '%s:%s ' "${t##*/}" "$(cat "$t/nodelist")"
     done
@@ -93,6 +102,7 @@ tb_tiers() {
 
 # Tier (memory_tierN) of a node.
 tb_node_tier() {
+    local t n
     for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
         [ -e "$t/nodelist" ] || continue
         for n in $(tb_expand_list "$(cat "$t/nodelist")"); do
@@ -110,6 +120,7 @@ tb_expand_list() {
 }
 
 tb_topology() {
+    local n id a f p
     echo "== memory tiers"
     tb_tiers
     echo "== nodes"
@@ -126,6 +137,7 @@ tb_topology() {
     done
     echo "== numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
         "demotion_enabled=$(cat /sys/kernel/mm/numa/demotion_enabled 2>/dev/null)"
+    echo "== thp enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
     echo "== swaps"
     cat /proc/swaps
     echo "== zswap"
@@ -141,6 +153,7 @@ tb_topology() {
 # ------------------------------------------------------------------ L2 guests
 
 tb_l2_start() {
+    local name mem cpus memdev node append modules wait stdio dir backend cmdline console
     name=$1
     shift
     mem=$TB_L2_MEM cpus=$TB_L2_CPUS memdev=ram node="" append="" modules="" wait=1 stdio=0
@@ -204,12 +217,14 @@ tb_l2_start() {
 tb_l2_pid() { cat "$TB_RUN/$1.pid" 2>/dev/null; }
 
 tb_l2_alive() {
+    local pid
     pid=$(tb_l2_pid "$1")
     [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
 }
 
 # Wait until the guest's agent answers, or fail with its logs.
 tb_l2_wait() {
+    local name timeout deadline boot
     name=$1 timeout=${2:-$TB_L2_BOOT_TIMEOUT}
     deadline=$(( $(tb_uptime_s) + timeout ))
     while :; do
@@ -233,6 +248,7 @@ tb_l2_wait() {
 }
 
 tb_l2_dump() {
+    local f
     for f in qemu.log console.log; do
         echo "---- L2 $1 $f (last 40 lines)"
         tail -40 "$TB_OUT/l2/$1/$f" 2>/dev/null
@@ -242,6 +258,7 @@ tb_l2_dump() {
 
 # tb_l2 NAME [-t SEC] 'CMD': run CMD in the guest (sh -c); output and status pass through.
 tb_l2() {
+    local name t
     name=$1
     shift
     t=120
@@ -253,12 +270,14 @@ tb_l2() {
 }
 
 tb_qmp() {
+    local name
     name=$1
     shift
     vtier-tbctl qmp "$TB_RUN/$name.qmp" "$@"
 }
 
 tb_l2_check_kvm() {
+    local out hv
     out=$(tb_qmp "$1" '{"execute":"query-kvm"}') || tb_fail "L2 $1: query-kvm failed: $out"
     echo "$out" | grep -q '"enabled": *true' || tb_fail "L2 $1 is not running under KVM: $out"
     hv=$(tb_l2 "$1" "dmesg | sed -n 's/.*Hypervisor detected: //p'") || tb_fail "L2 $1: dmesg failed"
@@ -268,6 +287,7 @@ tb_l2_check_kvm() {
 
 # Stop a guest: QMP quit, then SIGTERM, then SIGKILL; its logs stay in /tb/out/l2/NAME.
 tb_l2_stop() {
+    local name pid sig
     name=$1
     pid=$(tb_l2_pid "$name")
     [ -n "$pid" ] || return 0
@@ -285,6 +305,7 @@ tb_l2_stop() {
 }
 
 tb_l2_stop_all() {
+    local p n
     for p in "$TB_RUN"/*.pid; do
         [ -e "$p" ] || continue
         n=${p##*/}
@@ -296,6 +317,7 @@ tb_l2_stop_all() {
 # Interactive: boot a guest with its console on this terminal, a shell in it
 # (the agent runs too). Returns when QEMU exits (Ctrl-A X, or poweroff -f in L2).
 tb_l2_shell() {
+    local name
     name=$1
     shift
     tb_l2_start "$name" --console-stdio --append vtier.shell=1 "$@"

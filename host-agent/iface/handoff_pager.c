@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Evicting guest pages and serving them back through the hand-off's
+ * userfaultfd. See handoff_pager.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "handoff_pager.h"
+
+#define UFFD_NEEDED_IOCTLS ((1ull << _UFFDIO_COPY) | (1ull << _UFFDIO_WAKE) | \
+			    (1ull << _UFFDIO_WRITEPROTECT))
+
+int vt_pager_open(struct vt_pager *p, const struct vtier_handoff_hello *hello, int memfd, int uffd)
+{
+	struct statfs sfs;
+	int flags;
+
+	memset(p, 0, sizeof(*p));
+	p->memfd = memfd;
+	p->uffd = uffd;
+	p->hva = hello->hva;
+	p->size = hello->size_bytes;
+	p->page_size = hello->page_size;
+	p->fd_offset = hello->fd_offset;
+	p->ioctls = hello->uffd_ioctls;
+
+	if (fstatfs(memfd, &sfs))
+		goto fail_errno;
+	if (sfs.f_type != TMPFS_MAGIC || (p->ioctls & UFFD_NEEDED_IOCTLS) != UFFD_NEEDED_IOCTLS) {
+		errno = ENOTSUP;
+		goto fail_errno;
+	}
+	/* Shared with QEMU's fd (one open file description); QEMU never reads it. */
+	flags = fcntl(uffd, F_GETFL);
+	if (flags < 0 || fcntl(uffd, F_SETFL, flags | O_NONBLOCK))
+		goto fail_errno;
+	return 0;
+
+fail_errno:
+	flags = -errno;
+	vt_pager_close(p);
+	return flags;
+}
+
+void vt_pager_close(struct vt_pager *p)
+{
+	if (p->memfd >= 0)
+		close(p->memfd);
+	if (p->uffd >= 0)
+		close(p->uffd);
+	p->memfd = p->uffd = -1;
+}
+
+static bool pager_offset_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
+{
+	return !(offset % p->page_size) && len && !(len % p->page_size) &&
+	       offset < p->size && len <= p->size - offset;
+}
+
+int vt_pager_present(struct vt_pager *p, uint64_t offset)
+{
+	off_t at = p->fd_offset + offset;
+	off_t data;
+
+	if (!pager_offset_ok(p, offset, p->page_size))
+		return -EINVAL;
+	data = lseek(p->memfd, at, SEEK_DATA);
+	if (data < 0)
+		return errno == ENXIO ? 0 : -errno;	/* ENXIO: only holes after @at */
+	return data == at;
+}
+
+static int uffd_protect(struct vt_pager *p, uint64_t offset, uint64_t len, bool wp)
+{
+	struct uffdio_writeprotect w = {
+		.range = { .start = p->hva + offset, .len = len },
+		.mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
+	};
+
+	while (ioctl(p->uffd, UFFDIO_WRITEPROTECT, &w)) {
+		if (errno != EAGAIN)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Move every fault the kernel has queued into p->pending. */
+static int pager_drain(struct vt_pager *p)
+{
+	while (p->n_pending < VT_PAGER_PENDING_MAX) {
+		unsigned int tail = (p->pending_head + p->n_pending) % VT_PAGER_PENDING_MAX;
+		ssize_t n = read(p->uffd, &p->pending[tail], sizeof(p->pending[0]));
+
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (n != sizeof(p->pending[0]))
+			return -EIO;
+		if (p->pending[tail].event == UFFD_EVENT_PAGEFAULT)
+			p->n_pending++;
+	}
+	return 0;
+}
+
+static bool pager_write_pending(const struct vt_pager *p, uint64_t offset)
+{
+	for (unsigned int i = 0; i < p->n_pending; i++) {
+		const struct uffd_msg *m = &p->pending[(p->pending_head + i) % VT_PAGER_PENDING_MAX];
+		uint64_t addr = m->arg.pagefault.address;
+
+		if ((m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) &&
+		    addr >= p->hva + offset && addr < p->hva + offset + p->page_size)
+			return true;
+	}
+	return false;
+}
+
+int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out)
+{
+	ssize_t n;
+	int ret;
+
+	ret = vt_pager_present(p, offset);
+	if (ret <= 0)
+		return ret ? ret : -ENOENT;
+	/* From here on a write to the page waits for us: the copy is final. */
+	ret = uffd_protect(p, offset, p->page_size, true);
+	if (ret)
+		return ret;
+	n = pread(p->memfd, out, p->page_size, p->fd_offset + offset);
+	if (n != (ssize_t)p->page_size) {
+		ret = n < 0 ? -errno : -EIO;
+		goto undo;
+	}
+	ret = pager_drain(p);
+	if (ret)
+		goto undo;
+	if (pager_write_pending(p, offset)) {
+		p->nr_evict_aborted++;
+		ret = -EBUSY;
+		goto undo;
+	}
+	return 0;
+
+undo:
+	vt_pager_evict_abort(p, offset);
+	return ret;
+}
+
+int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset)
+{
+	int ret;
+
+	ret = pager_drain(p);
+	if (ret)
+		goto undo;
+	if (pager_write_pending(p, offset)) {
+		p->nr_evict_aborted++;
+		ret = -EBUSY;
+		goto undo;
+	}
+	if (fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      p->fd_offset + offset, p->page_size)) {
+		ret = -errno;
+		goto undo;
+	}
+	p->nr_evicted++;
+	return 0;
+
+undo:
+	vt_pager_evict_abort(p, offset);
+	return ret;
+}
+
+void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset)
+{
+	/* Wakes a writer waiting on the protection; the page never left. */
+	uffd_protect(p, offset, p->page_size, false);
+}
+
+int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f)
+{
+	const struct uffd_msg *m;
+	int ret;
+
+	if (!p->n_pending) {
+		ret = pager_drain(p);
+		if (ret)
+			return ret;
+		if (!p->n_pending)
+			return -EAGAIN;
+	}
+	m = &p->pending[p->pending_head];
+	p->pending_head = (p->pending_head + 1) % VT_PAGER_PENDING_MAX;
+	p->n_pending--;
+	f->offset = (m->arg.pagefault.address - p->hva) & ~(p->page_size - 1);
+	f->write = m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE;
+	f->wp = m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP;
+	if (m->arg.pagefault.address < p->hva || f->offset >= p->size)
+		return -ERANGE;
+	return 0;
+}
+
+static int uffd_wake(struct vt_pager *p, uint64_t offset, uint64_t len)
+{
+	struct uffdio_range r = { .start = p->hva + offset, .len = len };
+
+	return ioctl(p->uffd, UFFDIO_WAKE, &r) ? -errno : 0;
+}
+
+int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data)
+{
+	static const uint8_t zeros[1 << 16];
+	uint64_t done = 0;
+	bool zero = !data;
+
+	if (!pager_offset_ok(p, offset, p->page_size))
+		return -EINVAL;
+	if (zero && p->page_size > sizeof(zeros) && !(p->ioctls & (1ull << _UFFDIO_ZEROPAGE)))
+		return -ENOTSUP;
+	while (done < p->page_size) {
+		int ret;
+
+		if (zero && (p->ioctls & (1ull << _UFFDIO_ZEROPAGE))) {
+			struct uffdio_zeropage z = {
+				.range = { .start = p->hva + offset + done, .len = p->page_size - done },
+			};
+
+			ret = ioctl(p->uffd, UFFDIO_ZEROPAGE, &z) ? -errno : 0;
+			done += z.zeropage > 0 ? (uint64_t)z.zeropage : 0;
+		} else {
+			struct uffdio_copy c = {
+				.dst = p->hva + offset + done,
+				.src = (uintptr_t)(zero ? zeros : (const uint8_t *)data + done),
+				.len = p->page_size - done,
+			};
+
+			ret = ioctl(p->uffd, UFFDIO_COPY, &c) ? -errno : 0;
+			done += c.copy > 0 ? (uint64_t)c.copy : 0;
+		}
+		if (ret == -EEXIST) {
+			/* Someone put it back already: just make sure nobody sleeps. */
+			p->nr_already_present++;
+			ret = uffd_wake(p, offset, p->page_size);
+			return ret ? ret : 0;
+		}
+		if (ret == -EAGAIN)
+			continue;
+		if (ret)
+			return ret;
+	}
+	if (zero)
+		p->nr_zero_filled++;
+	else
+		p->nr_filled++;
+	return 1;
+}
+
+int vt_pager_unprotect(struct vt_pager *p, uint64_t offset, uint64_t len)
+{
+	int ret;
+
+	if (!pager_offset_ok(p, offset, len))
+		return -EINVAL;
+	ret = uffd_protect(p, offset, len, false);
+	if (!ret)
+		p->nr_unprotected++;
+	return ret;
+}
+
+int vt_pager_wake_all(struct vt_pager *p)
+{
+	return uffd_wake(p, 0, p->size);
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What an agent does with the two fds of a hand-off: move a guest page out
+ * of the memfd and put it back when the guest (or QEMU) touches it.
+ *
+ * Eviction write-protects the page first, copies it out with pread() (never
+ * through a mapping: touching a hole through a shared mapping would fill it
+ * with zeros), gives up if a write to the page raced with the copy, and
+ * only then punches the page out of the memfd. The next access to it raises
+ * a MISSING fault on the userfaultfd, which the agent serves with
+ * vt_pager_fill() from wherever it keeps the copy. A page the guest never
+ * touched also faults as MISSING the first time: the agent fills zeros.
+ *
+ * Works on tmpfs memfds (memory-backend-memfd, -shm, files in /dev/shm).
+ * Not thread-safe: one pager is driven by one thread.
+ */
+#ifndef VTIER_IFACE_HANDOFF_PAGER_H
+#define VTIER_IFACE_HANDOFF_PAGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <linux/userfaultfd.h>
+
+#include <vtier/handoff.h>
+
+#define VT_PAGER_PENDING_MAX 256
+
+struct vt_pager {
+	int memfd;
+	int uffd;
+	uint64_t hva;		/* QEMU's address of the backend: uffd speaks it */
+	uint64_t size;
+	uint64_t page_size;
+	uint64_t fd_offset;	/* memfd offset of the backend's first byte */
+	uint64_t ioctls;	/* what UFFDIO_REGISTER allowed */
+	/* faults read while evicting, handed out first by vt_pager_next_fault() */
+	struct uffd_msg pending[VT_PAGER_PENDING_MAX];
+	unsigned int pending_head;
+	unsigned int n_pending;
+	/* what happened so far */
+	uint64_t nr_evicted;
+	uint64_t nr_evict_aborted;	/* the guest wrote the page meanwhile */
+	uint64_t nr_filled;		/* MISSING faults served with data */
+	uint64_t nr_zero_filled;	/* MISSING faults on never-touched pages */
+	uint64_t nr_already_present;	/* a fault raised twice: nothing to do */
+	uint64_t nr_unprotected;	/* write-protect faults resolved */
+};
+
+/* One fault, as the offset of its page in the backend. */
+struct vt_pager_fault {
+	uint64_t offset;
+	bool write;		/* the access was a write */
+	bool wp;		/* a write-protect fault (else MISSING) */
+};
+
+/*
+ * Take the fds of an accepted HELLO (the pager owns them from here, even on
+ * failure). Returns 0, -ENOTSUP (not tmpfs, or the uffd lacks COPY/WP
+ * ioctls), or another negative errno.
+ */
+int vt_pager_open(struct vt_pager *p, const struct vtier_handoff_hello *hello, int memfd, int uffd);
+/* Close both fds. QEMU keeps its own and hands them to the next agent. */
+void vt_pager_close(struct vt_pager *p);
+
+/*
+ * Is the page at @offset in the memfd? 1 yes, 0 no (a hole: evicted or never
+ * touched), negative errno on error.
+ */
+int vt_pager_present(struct vt_pager *p, uint64_t offset);
+
+/*
+ * Evict the page at @offset in two steps, so that the caller can store the
+ * copy safely before the page leaves the memfd:
+ *
+ * vt_pager_evict_begin() write-protects the page and copies it into @out
+ * (page_size bytes). Returns 0, -ENOENT if the page is not in the memfd
+ * (evicted already, or never touched), -EBUSY if a write to it is pending,
+ * or another negative errno; on any error the page is left as it was.
+ *
+ * vt_pager_evict_commit() punches the page out of the memfd, unless a write
+ * raced in the meantime (-EBUSY: the page stays, the copy is stale and must
+ * be dropped). Returns 0 once the page is gone: the next access faults.
+ *
+ * vt_pager_evict_abort() drops the protection and wakes any writer.
+ *
+ * Both steps read the faults the kernel has queued (to see racing writes)
+ * and keep them in the pager: a poll() on the uffd no longer reports them.
+ * Call vt_pager_next_fault() until -EAGAIN after evicting.
+ */
+int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out);
+int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset);
+void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset);
+
+/* The next fault to serve: 0 and @f filled, -EAGAIN if none, -errno. */
+int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f);
+
+/*
+ * Serve a MISSING fault: put @data (NULL: zeros) at @offset and wake every
+ * thread waiting on it. Returns 1 if the kernel took the page, 0 if a page
+ * was already there (the fault was raised twice; its waiters are woken),
+ * negative errno otherwise (-ESRCH: QEMU is gone).
+ */
+int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data);
+
+/* Serve a write-protect fault: drop the protection and wake the writers. */
+int vt_pager_unprotect(struct vt_pager *p, uint64_t offset, uint64_t len);
+
+/* Wake every thread sleeping on a fault of this backend. */
+int vt_pager_wake_all(struct vt_pager *p);
+
+#endif /* VTIER_IFACE_HANDOFF_PAGER_H */

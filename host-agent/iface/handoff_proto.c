@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Checking QEMU's hand-off messages. See handoff_proto.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "handoff_proto.h"
+
+#define HELLO_SIZE_MAX (sizeof(struct vtier_handoff_hello) + \
+			VTIER_HANDOFF_RANGES_MAX * sizeof(struct vtier_handoff_range) + \
+			VTIER_HANDOFF_PROFILE_MAX)
+
+_Static_assert(HELLO_SIZE_MAX <= VTIER_HANDOFF_PAYLOAD_MAX, "payload max too small");
+
+__attribute__((format(printf, 4, 5)))
+static int fail(int ret, char *err, size_t err_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && err_len) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_len, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+const char *vt_handoff_type_name(uint16_t type)
+{
+	switch (type) {
+	case VTIER_HANDOFF_HELLO:
+		return "HELLO";
+	case VTIER_HANDOFF_HELLO_REPLY:
+		return "HELLO_REPLY";
+	case VTIER_HANDOFF_STATS:
+		return "STATS";
+	case VTIER_HANDOFF_POLICY:
+		return "POLICY";
+	case VTIER_HANDOFF_POLICY_REPLY:
+		return "POLICY_REPLY";
+	case VTIER_HANDOFF_MIGRATION:
+		return "MIGRATION";
+	case VTIER_HANDOFF_PROFILE:
+		return "PROFILE";
+	}
+	return "unknown";
+}
+
+void vt_handoff_hdr_init(struct vtier_handoff_hdr *hdr, uint16_t type, uint32_t seq, uint32_t size)
+{
+	*hdr = (struct vtier_handoff_hdr) {
+		.magic = VTIER_HANDOFF_MAGIC,
+		.version = VTIER_HANDOFF_VERSION,
+		.type = type,
+		.size = size,
+		.seq = seq,
+	};
+}
+
+int vt_handoff_check_hdr(const struct vtier_handoff_hdr *hdr, char *err, size_t err_len)
+{
+	size_t min, max;
+
+	if (hdr->magic != VTIER_HANDOFF_MAGIC)
+		return fail(-EPROTO, err, err_len, "bad magic 0x%08x (want 0x%08x)",
+			    hdr->magic, VTIER_HANDOFF_MAGIC);
+	if (hdr->version != VTIER_HANDOFF_VERSION)
+		return fail(-EPROTO, err, err_len, "protocol version %u not supported (this agent speaks %u)",
+			    hdr->version, VTIER_HANDOFF_VERSION);
+	switch (hdr->type) {
+	case VTIER_HANDOFF_HELLO:
+		min = sizeof(struct vtier_handoff_hello);
+		max = HELLO_SIZE_MAX;
+		break;
+	case VTIER_HANDOFF_POLICY:
+		min = max = sizeof(struct vtier_handoff_policy);
+		break;
+	case VTIER_HANDOFF_MIGRATION:
+		min = max = sizeof(struct vtier_handoff_migration);
+		break;
+	default:
+		return fail(-EPROTO, err, err_len, "message type %u (%s) is not one QEMU sends",
+			    hdr->type, vt_handoff_type_name(hdr->type));
+	}
+	if (hdr->size < min || hdr->size > max)
+		return fail(-EMSGSIZE, err, err_len, "%s of %u bytes (must be %zu..%zu)",
+			    vt_handoff_type_name(hdr->type), hdr->size, min, max);
+	return 0;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static bool terminated(const char *s, size_t len)
+{
+	return memchr(s, '\0', len) != NULL;
+}
+
+static int check_hello(const void *payload, size_t size, struct vt_handoff_hello *out,
+		       char *err, size_t err_len)
+{
+	const struct vtier_handoff_hello *h = payload;
+	const struct vtier_handoff_range *r = (const void *)(h + 1);
+	uint64_t want;
+
+	if (h->n_ranges > VTIER_HANDOFF_RANGES_MAX)
+		return fail(-EMSGSIZE, err, err_len, "HELLO with %u ranges (max %u)",
+			    h->n_ranges, VTIER_HANDOFF_RANGES_MAX);
+	if (h->profile_size > VTIER_HANDOFF_PROFILE_MAX)
+		return fail(-EMSGSIZE, err, err_len, "HELLO with a %u-byte profile (max %u)",
+			    h->profile_size, VTIER_HANDOFF_PROFILE_MAX);
+	want = sizeof(*h) + (uint64_t)h->n_ranges * sizeof(*r) + h->profile_size;
+	if (want != size)
+		return fail(-EBADMSG, err, err_len, "HELLO of %zu bytes, its counts say %llu",
+			    size, (unsigned long long)want);
+	if (h->flags & ~VTIER_HELLO_F_KNOWN)
+		return fail(-EBADMSG, err, err_len, "HELLO with unknown flags 0x%x", h->flags);
+	if (!(h->flags & VTIER_HELLO_F_WP))
+		return fail(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
+	if (!terminated(h->vm_name, sizeof(h->vm_name)) ||
+	    !terminated(h->backend_id, sizeof(h->backend_id)) || !h->backend_id[0])
+		return fail(-EBADMSG, err, err_len, "HELLO: VM name or backend id not a string");
+	if (!is_pow2(h->page_size) || h->page_size < 4096 || h->page_size > (1ull << 30))
+		return fail(-EBADMSG, err, err_len, "HELLO: page size %llu",
+			    (unsigned long long)h->page_size);
+	if (!h->size_bytes || h->size_bytes % h->page_size)
+		return fail(-EBADMSG, err, err_len, "HELLO: size %llu is not a multiple of page size %llu",
+			    (unsigned long long)h->size_bytes, (unsigned long long)h->page_size);
+	if (h->hva % h->page_size || h->fd_offset % h->page_size)
+		return fail(-EBADMSG, err, err_len, "HELLO: mapping or file offset not page aligned");
+	if (h->hva + h->size_bytes < h->hva || h->fd_offset + h->size_bytes < h->fd_offset)
+		return fail(-ERANGE, err, err_len, "HELLO: mapping wraps around");
+	if (!h->generation)
+		return fail(-EBADMSG, err, err_len, "HELLO: generation 0");
+	for (uint32_t i = 0; i < h->n_ranges; i++) {
+		if (!r[i].size || r[i].size % 4096 || r[i].gpa % 4096 || r[i].offset % 4096)
+			return fail(-EBADMSG, err, err_len, "HELLO: range %u not 4 KiB aligned", i);
+		if (r[i].offset > h->size_bytes || r[i].size > h->size_bytes - r[i].offset)
+			return fail(-ERANGE, err, err_len, "HELLO: range %u outside the backend", i);
+		if (r[i].gpa + r[i].size < r[i].gpa)
+			return fail(-ERANGE, err, err_len, "HELLO: range %u wraps around", i);
+	}
+	out->fixed = h;
+	out->ranges = r;
+	out->profile = h->profile_size ? (const uint8_t *)(r + h->n_ranges) : NULL;
+	return 0;
+}
+
+static int check_policy(const struct vtier_handoff_policy *p, char *err, size_t err_len)
+{
+	if (p->mode > VTIER_POLICY_MODE_AUTO)
+		return fail(-EBADMSG, err, err_len, "POLICY: mode %u", p->mode);
+	if (p->flags & ~VTIER_POLICY_F_KNOWN || p->reserved)
+		return fail(-EBADMSG, err, err_len, "POLICY: unknown flags 0x%x", p->flags);
+	if (!terminated(p->tiers, sizeof(p->tiers)))
+		return fail(-EBADMSG, err, err_len, "POLICY: tier list not a string");
+	if (p->flags & VTIER_POLICY_F_TIERS) {
+		if (!p->tiers[0])
+			return fail(-EBADMSG, err, err_len, "POLICY: empty tier list");
+		for (const char *c = p->tiers; *c; c++) {
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+			      *c == ',' || *c == '-' || *c == '_' || *c == ':'))
+				return fail(-EBADMSG, err, err_len,
+					    "POLICY: tier list has character 0x%02x", (unsigned char)*c);
+		}
+	}
+	return 0;
+}
+
+int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, size_t size,
+		     unsigned int nfds, struct vt_handoff_msg *msg, char *err, size_t err_len)
+{
+	unsigned int want_fds = 0;
+	int ret;
+
+	ret = vt_handoff_check_hdr(hdr, err, err_len);
+	if (ret)
+		return ret;
+	if (size != hdr->size)
+		return fail(-EBADMSG, err, err_len, "%s truncated: %zu of %u bytes",
+			    vt_handoff_type_name(hdr->type), size, hdr->size);
+	if (hdr->type == VTIER_HANDOFF_HELLO)
+		want_fds = VTIER_HANDOFF_HELLO_NFDS;
+	if (nfds != want_fds)
+		return fail(-EBADMSG, err, err_len, "%s with %u fds (want %u)",
+			    vt_handoff_type_name(hdr->type), nfds, want_fds);
+
+	memset(msg, 0, sizeof(*msg));
+	msg->hdr = *hdr;
+	switch (hdr->type) {
+	case VTIER_HANDOFF_HELLO:
+		return check_hello(payload, size, &msg->hello, err, err_len);
+	case VTIER_HANDOFF_POLICY:
+		msg->policy = payload;
+		return check_policy(payload, err, err_len);
+	case VTIER_HANDOFF_MIGRATION:
+		msg->migration = payload;
+		if (msg->migration->event < VTIER_MIGRATION_START ||
+		    msg->migration->event > VTIER_MIGRATION_FAILED || msg->migration->reserved)
+			return fail(-EBADMSG, err, err_len, "MIGRATION: event %u",
+				    msg->migration->event);
+		return 0;
+	}
+	return fail(-EPROTO, err, err_len, "message type %u", hdr->type);
+}
+
+int vt_handoff_check_profile(const void *profile, size_t size, uint64_t backend_size,
+			     char *err, size_t err_len)
+{
+	const struct vtier_profile_v1 *p = profile;
+	uint64_t chunk, want_chunks;
+
+	if (size < sizeof(*p))
+		return fail(-EBADMSG, err, err_len, "profile of %zu bytes has no header", size);
+	if (p->magic != VTIER_PROFILE_MAGIC || p->version != VTIER_PROFILE_VERSION)
+		return fail(-EBADMSG, err, err_len, "not a vtier profile v%u", VTIER_PROFILE_VERSION);
+	if (p->chunk_shift < 12 || p->chunk_shift > 30 || p->reserved || p->reserved2)
+		return fail(-EBADMSG, err, err_len, "profile chunk shift %u", p->chunk_shift);
+	if (p->size_bytes != backend_size)
+		return fail(-ERANGE, err, err_len, "profile of a %llu-byte backend, this one has %llu",
+			    (unsigned long long)p->size_bytes, (unsigned long long)backend_size);
+	chunk = 1ull << p->chunk_shift;
+	want_chunks = (p->size_bytes + chunk - 1) / chunk;
+	if (p->n_chunks != want_chunks || size != sizeof(*p) + (uint64_t)p->n_chunks)
+		return fail(-EBADMSG, err, err_len, "profile with %u chunks in %zu bytes (want %llu)",
+			    p->n_chunks, size, (unsigned long long)want_chunks);
+	return 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The agent's side of the QEMU hand-off protocol (include/vtier/handoff.h):
+ * checking what QEMU sends and building what the agent answers. Pure
+ * functions, no I/O: the socket code is handoff_server.c, the fuzz target
+ * calls vt_handoff_parse() directly.
+ *
+ * QEMU is a separate, possibly buggy or hostile, process: every message is
+ * checked completely (sizes, counts, strings, ranges) before any of it is
+ * used, and a bad one gives a negative errno plus a one-line reason.
+ */
+#ifndef VTIER_IFACE_HANDOFF_PROTO_H
+#define VTIER_IFACE_HANDOFF_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vtier/handoff.h>
+
+#define VT_HANDOFF_ERR_LEN 160
+
+/* A checked HELLO; the pointers point into the payload it was parsed from. */
+struct vt_handoff_hello {
+	const struct vtier_handoff_hello *fixed;
+	const struct vtier_handoff_range *ranges;	/* fixed->n_ranges */
+	const uint8_t *profile;				/* fixed->profile_size */
+};
+
+/* A checked STATS report (what QEMU would accept). */
+struct vt_handoff_stats {
+	const struct vtier_handoff_stats *fixed;
+	const struct vtier_handoff_tier *tiers;		/* fixed->n_tiers */
+};
+
+/* Any checked message QEMU may send to an agent. */
+struct vt_handoff_msg {
+	struct vtier_handoff_hdr hdr;
+	union {
+		struct vt_handoff_hello hello;
+		const struct vtier_handoff_policy *policy;
+		const struct vtier_handoff_migration *migration;
+	};
+};
+
+/*
+ * Check a header before reading its payload: magic, version, a type QEMU may
+ * send, and a size within that type's bounds. Returns 0, -EPROTO (magic,
+ * version, type) or -EMSGSIZE, with @err set.
+ */
+int vt_handoff_check_hdr(const struct vtier_handoff_hdr *hdr, char *err, size_t err_len);
+
+/*
+ * Check a whole message from QEMU: @hdr (already checked or not), its payload
+ * of exactly hdr->size bytes (@size is how many were received) and the number
+ * of fds that came with it (HELLO needs VTIER_HANDOFF_HELLO_NFDS, others
+ * none). On success fills @msg, whose pointers refer into @payload.
+ * Returns 0 or -EPROTO / -EMSGSIZE / -EBADMSG / -ERANGE with @err set.
+ */
+int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, size_t size,
+		     unsigned int nfds, struct vt_handoff_msg *msg, char *err, size_t err_len);
+
+/*
+ * Check a hotness profile in the vtier format (VTIER_PROFILE_MAGIC) against
+ * the backend it claims to describe. Returns 0, -EBADMSG or -ERANGE.
+ */
+int vt_handoff_check_profile(const void *profile, size_t size, uint64_t backend_size,
+			     char *err, size_t err_len);
+
+/* Fill a header for a message of @type with @size payload bytes. */
+void vt_handoff_hdr_init(struct vtier_handoff_hdr *hdr, uint16_t type, uint32_t seq,
+			 uint32_t size);
+
+/* Human-readable name of a message type ("HELLO"), "unknown" otherwise. */
+const char *vt_handoff_type_name(uint16_t type);
+
+#endif /* VTIER_IFACE_HANDOFF_PROTO_H */

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The agent's end of the QEMU hand-off socket: listens on a unix socket,
+ * accepts one connection per memory backend of each QEMU, receives the HELLO
+ * with the memfd and the userfaultfd, answers it, and relays POLICY and
+ * MIGRATION to the agent; sends STATS and PROFILE back. Runs on a glib main
+ * context. A QEMU whose agent died reconnects by itself and sends a new
+ * HELLO (VTIER_HELLO_F_RECONNECT) with the same fds: to the server that is
+ * just a new connection.
+ *
+ * Library code: returns negative errno, logs nothing above g_debug.
+ */
+#ifndef VTIER_IFACE_HANDOFF_SERVER_H
+#define VTIER_IFACE_HANDOFF_SERVER_H
+
+#include <glib.h>
+
+#include "handoff_proto.h"
+
+struct vt_handoff_server;
+struct vt_handoff_conn;
+
+/*
+ * What the agent does with the messages of one connection. Every callback
+ * runs on the server's main context; @opaque is the server's.
+ */
+struct vt_handoff_ops {
+	/*
+	 * A checked HELLO arrived (once per connection). @memfd and @uffd now
+	 * belong to the callee, whatever it returns: close them when done.
+	 * Return 0 to accept, or a negative errno to refuse with a reason in
+	 * @msg (VTIER_HANDOFF_MESSAGE_LEN bytes); a refused connection closes.
+	 */
+	int (*hello)(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+		     int memfd, int uffd, char *msg, void *opaque);
+	/* A checked POLICY arrived; return 0 or a negative errno with @msg. */
+	int (*policy)(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
+		      char *msg, void *opaque);
+	/* QEMU says a live migration of this VM started or ended. Optional. */
+	void (*migration)(struct vt_handoff_conn *conn, enum vtier_migration_event event,
+			  void *opaque);
+	/*
+	 * The connection is gone: QEMU closed it, broke the protocol, or the
+	 * server is being freed; @why says which in one line. @conn is freed
+	 * when this returns. Not called for connections that never sent a
+	 * valid HELLO.
+	 */
+	void (*closed)(struct vt_handoff_conn *conn, const char *why, void *opaque);
+};
+
+/*
+ * Listen on @path (a stale socket file there is replaced) and serve on
+ * @ctx (NULL: the default context). Returns 0 or a negative errno.
+ */
+int vt_handoff_server_new(const char *path, GMainContext *ctx, const struct vt_handoff_ops *ops,
+			  void *opaque, struct vt_handoff_server **out);
+/* Close every connection (calling ops->closed), stop listening, unlink. */
+void vt_handoff_server_free(struct vt_handoff_server *srv);
+
+/* Send a STATS report; @tiers has stats->n_tiers entries. 0 or -errno. */
+int vt_handoff_conn_send_stats(struct vt_handoff_conn *conn, const struct vtier_handoff_stats *stats,
+			       const struct vtier_handoff_tier *tiers);
+/* Send the agent's hotness profile (1..VTIER_HANDOFF_PROFILE_MAX bytes). */
+int vt_handoff_conn_send_profile(struct vt_handoff_conn *conn, const void *profile, size_t size);
+/* Close the connection now; ops->closed runs with @why. */
+void vt_handoff_conn_close(struct vt_handoff_conn *conn, const char *why);
+
+/* The backend id and VM name of the HELLO; "" before it. */
+const char *vt_handoff_conn_backend_id(const struct vt_handoff_conn *conn);
+const char *vt_handoff_conn_vm_name(const struct vt_handoff_conn *conn);
+/* A pointer the agent attaches to the connection (NULL by default). */
+void vt_handoff_conn_set_user(struct vt_handoff_conn *conn, void *user);
+void *vt_handoff_conn_get_user(const struct vt_handoff_conn *conn);
+
+#endif /* VTIER_IFACE_HANDOFF_SERVER_H */

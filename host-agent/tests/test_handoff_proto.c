@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of the hand-off message checks (host-agent/iface/handoff_proto.c):
+ * one well-formed message of each kind, then a table of malformed,
+ * truncated and oversized ones that must each give a specific errno and a
+ * reason.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "handoff_proto.h"
+
+#define BACKEND_SIZE (64ull << 20)
+
+/* A HELLO with two ranges and a vtier profile, as QEMU would send it. */
+struct hello_buf {
+	struct vtier_handoff_hello h;
+	struct vtier_handoff_range r[2];
+	struct vtier_profile_v1 prof;
+	uint8_t heat[32];
+};
+
+static void make_hello(struct hello_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->h.flags = VTIER_HELLO_F_WP | VTIER_HELLO_F_UUID;
+	b->h.n_ranges = 2;
+	b->h.size_bytes = BACKEND_SIZE;
+	b->h.page_size = 4096;
+	b->h.hva = 0x7f0000000000ull;
+	b->h.generation = 1;
+	b->h.qemu_pid = 1234;
+	b->h.profile_size = sizeof(b->prof) + sizeof(b->heat);
+	strcpy(b->h.vm_name, "vm0");
+	strcpy(b->h.backend_id, "mem0");
+	b->r[0] = (struct vtier_handoff_range) { .gpa = 0, .offset = 0, .size = 32ull << 20 };
+	b->r[1] = (struct vtier_handoff_range) {
+		.gpa = 1ull << 32, .offset = 32ull << 20, .size = 32ull << 20,
+	};
+	b->prof = (struct vtier_profile_v1) {
+		.magic = VTIER_PROFILE_MAGIC, .version = VTIER_PROFILE_VERSION,
+		.chunk_shift = 21, .size_bytes = BACKEND_SIZE, .n_chunks = 32,
+	};
+}
+
+static int parse(uint16_t type, const void *payload, size_t size, unsigned int nfds,
+		 struct vt_handoff_msg *msg, char *err)
+{
+	struct vtier_handoff_hdr hdr;
+
+	vt_handoff_hdr_init(&hdr, type, 7, size);
+	err[0] = '\0';
+	return vt_handoff_parse(&hdr, payload, size, nfds, msg, err, VT_HANDOFF_ERR_LEN);
+}
+
+static void test_hello_ok(void **state)
+{
+	struct hello_buf b;
+	struct vt_handoff_msg msg;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	make_hello(&b);
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 2, &msg, err), 0);
+	assert_int_equal(msg.hdr.seq, 7);
+	assert_ptr_equal(msg.hello.fixed, &b.h);
+	assert_int_equal(msg.hello.fixed->n_ranges, 2);
+	assert_int_equal(msg.hello.ranges[1].gpa, 1ull << 32);
+	assert_ptr_equal(msg.hello.profile, (uint8_t *)&b.prof);
+	assert_int_equal(vt_handoff_check_profile(msg.hello.profile, b.h.profile_size,
+						  BACKEND_SIZE, err, sizeof(err)), 0);
+
+	/* No ranges and no profile (a backend not yet mapped) is fine too. */
+	b.h.n_ranges = 0;
+	b.h.profile_size = 0;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b.h), 2, &msg, err), 0);
+	assert_null(msg.hello.profile);
+}
+
+/* One way to break a HELLO, and what the check must say. */
+struct hello_case {
+	const char *name;
+	void (*mutate)(struct hello_buf *b, size_t *size, unsigned int *nfds);
+	int want;
+};
+
+#define MUTATOR(fn, body) \
+	static void fn(struct hello_buf *b, size_t *size, unsigned int *nfds) \
+	{ (void)b; (void)size; (void)nfds; body; }
+
+MUTATOR(m_truncated, *size -= 1)
+MUTATOR(m_longer, b->h.profile_size -= 1)
+MUTATOR(m_no_fds, *nfds = 0)
+MUTATOR(m_three_fds, *nfds = 3)
+MUTATOR(m_many_ranges, b->h.n_ranges = VTIER_HANDOFF_RANGES_MAX + 1)
+MUTATOR(m_huge_profile, b->h.profile_size = VTIER_HANDOFF_PROFILE_MAX + 1)
+MUTATOR(m_ranges_overflow, b->h.n_ranges = 0xffffffffu)
+MUTATOR(m_flags, b->h.flags |= 1u << 31)
+MUTATOR(m_no_wp, b->h.flags &= ~VTIER_HELLO_F_WP)
+MUTATOR(m_name, memset(b->h.vm_name, 'x', sizeof(b->h.vm_name)))
+MUTATOR(m_id_unterminated, memset(b->h.backend_id, 'x', sizeof(b->h.backend_id)))
+MUTATOR(m_id_empty, b->h.backend_id[0] = '\0')
+MUTATOR(m_page_size, b->h.page_size = 12288)
+MUTATOR(m_page_small, b->h.page_size = 2048)
+MUTATOR(m_size_zero, b->h.size_bytes = 0)
+MUTATOR(m_size_odd, b->h.size_bytes += 4096 / 2)
+MUTATOR(m_hva, b->h.hva += 512)
+MUTATOR(m_fd_offset, b->h.fd_offset = 100)
+MUTATOR(m_wrap, b->h.hva = ~0ull - 4095)
+MUTATOR(m_generation, b->h.generation = 0)
+MUTATOR(m_range_empty, b->r[0].size = 0)
+MUTATOR(m_range_unaligned, b->r[1].gpa += 8)
+MUTATOR(m_range_outside, b->r[1].offset = BACKEND_SIZE - 4096)
+MUTATOR(m_range_offset_huge, b->r[1].offset = ~0ull & ~4095ull)
+MUTATOR(m_range_wrap, b->r[1].gpa = ~0ull & ~4095ull)
+
+static const struct hello_case hello_cases[] = {
+	{ "payload shorter than the header says", m_truncated, -EBADMSG },
+	{ "payload longer than its counts", m_longer, -EBADMSG },
+	{ "no fds", m_no_fds, -EBADMSG },
+	{ "three fds", m_three_fds, -EBADMSG },
+	{ "too many ranges", m_many_ranges, -EMSGSIZE },
+	{ "oversized profile", m_huge_profile, -EMSGSIZE },
+	{ "range count overflow", m_ranges_overflow, -EMSGSIZE },
+	{ "unknown flag", m_flags, -EBADMSG },
+	{ "no write-protect", m_no_wp, -EBADMSG },
+	{ "unterminated vm name", m_name, -EBADMSG },
+	{ "unterminated backend id", m_id_unterminated, -EBADMSG },
+	{ "empty backend id", m_id_empty, -EBADMSG },
+	{ "page size not a power of two", m_page_size, -EBADMSG },
+	{ "page size below 4 KiB", m_page_small, -EBADMSG },
+	{ "size zero", m_size_zero, -EBADMSG },
+	{ "size not a page multiple", m_size_odd, -EBADMSG },
+	{ "mapping not aligned", m_hva, -EBADMSG },
+	{ "file offset not aligned", m_fd_offset, -EBADMSG },
+	{ "mapping wraps", m_wrap, -ERANGE },
+	{ "generation zero", m_generation, -EBADMSG },
+	{ "empty range", m_range_empty, -EBADMSG },
+	{ "unaligned range", m_range_unaligned, -EBADMSG },
+	{ "range beyond the backend", m_range_outside, -ERANGE },
+	{ "range offset beyond the backend", m_range_offset_huge, -ERANGE },
+	{ "range wraps", m_range_wrap, -ERANGE },
+};
+
+static void test_hello_bad(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(hello_cases) / sizeof(hello_cases[0]); i++) {
+		const struct hello_case *c = &hello_cases[i];
+		struct hello_buf b;
+		struct vt_handoff_msg msg;
+		char err[VT_HANDOFF_ERR_LEN];
+		size_t size = sizeof(b);
+		unsigned int nfds = 2;
+		int ret;
+
+		make_hello(&b);
+		c->mutate(&b, &size, &nfds);
+		ret = vt_handoff_parse(&(struct vtier_handoff_hdr) {
+					       .magic = VTIER_HANDOFF_MAGIC,
+					       .version = VTIER_HANDOFF_VERSION,
+					       .type = VTIER_HANDOFF_HELLO,
+					       .size = sizeof(b),
+				       }, &b, size, nfds, &msg, err, sizeof(err));
+		if (ret != c->want)
+			fail_msg("%s: got %d (%s), want %d", c->name, ret, err, c->want);
+		if (!err[0])
+			fail_msg("%s: no reason given", c->name);
+	}
+}
+
+static void test_header_bad(void **state)
+{
+	struct vtier_handoff_hdr hdr;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	vt_handoff_hdr_init(&hdr, VTIER_HANDOFF_HELLO, 1, sizeof(struct vtier_handoff_hello));
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), 0);
+
+	hdr.magic ^= 1;
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "magic"));
+	hdr.magic ^= 1;
+
+	hdr.version = VTIER_HANDOFF_VERSION + 1;
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "version"));
+	hdr.version = VTIER_HANDOFF_VERSION;
+
+	/* Types only the agent sends, and unknown ones. */
+	for (uint16_t t = 0; t < 20; t++) {
+		if (t == VTIER_HANDOFF_HELLO || t == VTIER_HANDOFF_POLICY ||
+		    t == VTIER_HANDOFF_MIGRATION)
+			continue;
+		hdr.type = t;
+		assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EPROTO);
+	}
+
+	/* Sizes out of bounds for the type, checked before any allocation. */
+	hdr.type = VTIER_HANDOFF_HELLO;
+	hdr.size = sizeof(struct vtier_handoff_hello) - 1;
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EMSGSIZE);
+	hdr.size = 0xffffffffu;
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EMSGSIZE);
+	hdr.type = VTIER_HANDOFF_POLICY;
+	hdr.size = sizeof(struct vtier_handoff_policy) + 1;
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EMSGSIZE);
+	hdr.type = VTIER_HANDOFF_MIGRATION;
+	hdr.size = 0;
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EMSGSIZE);
+
+	/* A NULL error buffer is allowed. */
+	assert_int_equal(vt_handoff_check_hdr(&hdr, NULL, 0), -EMSGSIZE);
+}
+
+static void test_policy(void **state)
+{
+	struct vtier_handoff_policy p = {
+		.mode = VTIER_POLICY_MODE_AUTO,
+		.flags = VTIER_POLICY_F_DRAM_LIMIT | VTIER_POLICY_F_TIERS,
+		.dram_limit_bytes = 1ull << 30,
+		.tiers = "dram,lz4:zbud,zstd-3",
+	};
+	struct vt_handoff_msg msg;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), 0);
+	assert_ptr_equal(msg.policy, &p);
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 1, &msg, err), -EBADMSG);
+
+	p.mode = 3;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+	p.mode = VTIER_POLICY_MODE_OFF;
+	p.flags = 1u << 9;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+	p.flags = VTIER_POLICY_F_TIERS;
+	p.reserved = 1;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+	p.reserved = 0;
+	strcpy(p.tiers, "dram;rm -rf");
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+	p.tiers[0] = '\0';
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+	memset(p.tiers, 'a', sizeof(p.tiers));
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+}
+
+static void test_migration(void **state)
+{
+	struct vtier_handoff_migration m = { .event = VTIER_MIGRATION_COMPLETED };
+	struct vt_handoff_msg msg;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), 0);
+	assert_int_equal(msg.migration->event, VTIER_MIGRATION_COMPLETED);
+	m.event = 0;
+	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	m.event = VTIER_MIGRATION_FAILED + 1;
+	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	m.event = VTIER_MIGRATION_START;
+	m.reserved = 1;
+	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+}
+
+static void test_profile(void **state)
+{
+	struct hello_buf b;
+	char err[VT_HANDOFF_ERR_LEN];
+	size_t size = sizeof(b.prof) + sizeof(b.heat);
+
+	(void)state;
+	make_hello(&b);
+	assert_int_equal(vt_handoff_check_profile(&b.prof, size, BACKEND_SIZE, err, sizeof(err)), 0);
+	assert_int_equal(vt_handoff_check_profile(&b.prof, size, BACKEND_SIZE * 2, err, sizeof(err)),
+			 -ERANGE);
+	assert_int_equal(vt_handoff_check_profile(&b.prof, size - 1, BACKEND_SIZE, err, sizeof(err)),
+			 -EBADMSG);
+	assert_int_equal(vt_handoff_check_profile(&b.prof, 3, BACKEND_SIZE, err, sizeof(err)),
+			 -EBADMSG);
+	b.prof.n_chunks = 0xffffffffu;
+	assert_int_equal(vt_handoff_check_profile(&b.prof, size, BACKEND_SIZE, err, sizeof(err)),
+			 -EBADMSG);
+	b.prof.n_chunks = 32;
+	b.prof.chunk_shift = 40;
+	assert_int_equal(vt_handoff_check_profile(&b.prof, size, BACKEND_SIZE, err, sizeof(err)),
+			 -EBADMSG);
+	b.prof.chunk_shift = 21;
+	b.prof.magic = 0;
+	assert_int_equal(vt_handoff_check_profile(&b.prof, size, BACKEND_SIZE, err, sizeof(err)),
+			 -EBADMSG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello_ok),
+		cmocka_unit_test(test_hello_bad),
+		cmocka_unit_test(test_header_bad),
+		cmocka_unit_test(test_policy),
+		cmocka_unit_test(test_migration),
+		cmocka_unit_test(test_profile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vtier hand-off protocol: QEMU gives a memory backend's memfd and a
+ * userfaultfd registered on its mapping to a tiering agent, then talks to
+ * the agent about stats, policy and live migration over the same socket.
+ *
+ * The agent listens on a unix stream socket; QEMU connects (and reconnects
+ * after the agent went away, handing the same fds over again). Every
+ * message is a struct vtier_handoff_hdr followed by hdr.size payload bytes.
+ * Integers are in host byte order: both ends run on the same host.
+ *
+ * This header is the single source of the ABI. QEMU carries a byte
+ * identical copy as include/system/vtier-handoff.h; docs live in
+ * docs/abi-handoff.md. Changes are additive and bump
+ * VTIER_HANDOFF_VERSION; a receiver refuses versions it does not know.
+ */
+#ifndef VTIER_HANDOFF_H
+#define VTIER_HANDOFF_H
+
+#include <stdint.h>
+
+#define VTIER_HANDOFF_MAGIC         0x4f485456u /* "VTHO" in memory order */
+#define VTIER_HANDOFF_VERSION       1
+
+/* Upper bounds a receiver enforces before allocating anything. */
+#define VTIER_HANDOFF_PAYLOAD_MAX   (9u << 20)
+#define VTIER_HANDOFF_PROFILE_MAX   (8u << 20)
+#define VTIER_HANDOFF_RANGES_MAX    64u
+#define VTIER_HANDOFF_TIERS_MAX     16u
+#define VTIER_HANDOFF_ID_LEN        64u
+#define VTIER_HANDOFF_MESSAGE_LEN   128u
+#define VTIER_HANDOFF_TIER_NAME_LEN 16u
+#define VTIER_HANDOFF_TIER_LIST_LEN 128u
+
+/* Number and order of the fds sent with SCM_RIGHTS along with a HELLO. */
+#define VTIER_HANDOFF_HELLO_NFDS    2
+#define VTIER_HANDOFF_FD_MEMFD      0
+#define VTIER_HANDOFF_FD_UFFD       1
+
+enum vtier_handoff_type {
+    /* QEMU -> agent, with 2 fds: memfd, userfaultfd. First message. */
+    VTIER_HANDOFF_HELLO = 1,
+    /* agent -> QEMU: accepts or refuses the HELLO; seq echoes it. */
+    VTIER_HANDOFF_HELLO_REPLY = 2,
+    /* agent -> QEMU, any time after an accepting HELLO_REPLY. */
+    VTIER_HANDOFF_STATS = 3,
+    /* QEMU -> agent: tiering policy for this backend (set over QMP). */
+    VTIER_HANDOFF_POLICY = 4,
+    /* agent -> QEMU: result of a POLICY; seq echoes it. */
+    VTIER_HANDOFF_POLICY_REPLY = 5,
+    /* QEMU -> agent: live migration of this VM started / ended. */
+    VTIER_HANDOFF_MIGRATION = 6,
+    /* agent -> QEMU: the agent's latest hotness profile (opaque to QEMU). */
+    VTIER_HANDOFF_PROFILE = 7,
+};
+
+struct vtier_handoff_hdr {
+    uint32_t magic;             /* VTIER_HANDOFF_MAGIC */
+    uint16_t version;           /* VTIER_HANDOFF_VERSION */
+    uint16_t type;              /* enum vtier_handoff_type */
+    uint32_t size;              /* payload bytes after this header */
+    uint32_t seq;               /* sender's counter; replies echo it */
+};
+
+/* vtier_handoff_hello.flags */
+#define VTIER_HELLO_F_RECONNECT (1u << 0) /* fds were handed over before */
+#define VTIER_HELLO_F_INCOMING  (1u << 1) /* RAM arrived by live migration */
+#define VTIER_HELLO_F_UUID      (1u << 2) /* vm_uuid is meaningful */
+#define VTIER_HELLO_F_WP        (1u << 3) /* uffd registered with MODE_WP */
+#define VTIER_HELLO_F_KNOWN     0xfu
+
+/* Where a piece of the backend appears in guest-physical address space. */
+struct vtier_handoff_range {
+    uint64_t gpa;
+    uint64_t offset;            /* byte offset into the backend */
+    uint64_t size;
+};
+
+/*
+ * Followed by n_ranges struct vtier_handoff_range, then profile_size bytes
+ * of hotness profile (the one migrated from the source, on a destination).
+ */
+struct vtier_handoff_hello {
+    uint32_t flags;             /* VTIER_HELLO_F_* */
+    uint32_t n_ranges;          /* <= VTIER_HANDOFF_RANGES_MAX */
+    uint64_t size_bytes;        /* backend size, a multiple of page_size */
+    uint64_t page_size;         /* backend page size in bytes */
+    uint64_t hva;               /* mapping start in QEMU (uffd addresses) */
+    uint64_t fd_offset;         /* memfd offset that hva maps */
+    uint64_t uffd_features;     /* features QEMU got from UFFDIO_API */
+    uint64_t uffd_ioctls;       /* ioctls UFFDIO_REGISTER returned */
+    uint64_t generation;        /* 1 on first hand-off, +1 per reconnect */
+    uint32_t qemu_pid;
+    uint32_t profile_size;      /* <= VTIER_HANDOFF_PROFILE_MAX */
+    uint8_t vm_uuid[16];
+    char vm_name[VTIER_HANDOFF_ID_LEN];     /* NUL-terminated, may be "" */
+    char backend_id[VTIER_HANDOFF_ID_LEN];  /* NUL-terminated, not "" */
+};
+
+struct vtier_handoff_hello_reply {
+    int32_t status;             /* 0: accepted; negative errno: refused */
+    uint32_t flags;             /* none defined yet, 0 */
+    char message[VTIER_HANDOFF_MESSAGE_LEN];    /* NUL-terminated */
+};
+
+struct vtier_handoff_tier {
+    char name[VTIER_HANDOFF_TIER_NAME_LEN];     /* NUL-terminated, not "" */
+    uint64_t bytes;             /* guest bytes currently in this tier */
+};
+
+/* Followed by n_tiers struct vtier_handoff_tier. */
+struct vtier_handoff_stats {
+    uint64_t agent_time_ns;     /* agent's CLOCK_MONOTONIC at the report */
+    uint64_t faults_served;     /* userfaults resolved since first HELLO */
+    uint64_t promotions;        /* pages moved to a faster tier */
+    uint64_t demotions;         /* pages moved to a slower tier */
+    uint64_t compressed_bytes;  /* host bytes used by compressed copies */
+    uint32_t n_tiers;           /* <= VTIER_HANDOFF_TIERS_MAX */
+    uint32_t flags;             /* none defined yet, 0 */
+};
+
+enum vtier_policy_mode {
+    VTIER_POLICY_MODE_OFF = 0,
+    VTIER_POLICY_MODE_OBSERVE = 1,
+    VTIER_POLICY_MODE_AUTO = 2,
+};
+
+/* vtier_handoff_policy.flags: which optional fields are set */
+#define VTIER_POLICY_F_DRAM_LIMIT   (1u << 0)
+#define VTIER_POLICY_F_TCO_ALPHA    (1u << 1)
+#define VTIER_POLICY_F_MOVE_BUDGET  (1u << 2)
+#define VTIER_POLICY_F_TIERS        (1u << 3)
+#define VTIER_POLICY_F_KNOWN        0xfu
+
+struct vtier_handoff_policy {
+    uint32_t mode;              /* enum vtier_policy_mode */
+    uint32_t flags;             /* VTIER_POLICY_F_* */
+    uint64_t dram_limit_bytes;
+    uint64_t move_budget_bytes; /* per profiling window */
+    uint32_t tco_alpha_milli;   /* TierScape alpha x 1000 */
+    uint32_t reserved;          /* 0 */
+    char tiers[VTIER_HANDOFF_TIER_LIST_LEN];    /* "a,b,c", NUL-terminated */
+};
+
+struct vtier_handoff_policy_reply {
+    int32_t status;             /* 0 or negative errno */
+    uint32_t reserved;          /* 0 */
+    char message[VTIER_HANDOFF_MESSAGE_LEN];    /* NUL-terminated */
+};
+
+enum vtier_migration_event {
+    VTIER_MIGRATION_START = 1,      /* outgoing migration is set up */
+    VTIER_MIGRATION_COMPLETED = 2,  /* source: the guest now runs elsewhere */
+    VTIER_MIGRATION_FAILED = 3,     /* failed or cancelled; guest stays */
+};
+
+struct vtier_handoff_migration {
+    uint32_t event;             /* enum vtier_migration_event */
+    uint32_t reserved;          /* 0 */
+};
+
+/*
+ * PROFILE payload: opaque to QEMU, 1..VTIER_HANDOFF_PROFILE_MAX bytes. The
+ * format vtier agents write is this header followed by n_chunks heat bytes
+ * (0 cold .. 255 hottest) for consecutive 1 << chunk_shift byte chunks of
+ * the backend.
+ */
+#define VTIER_PROFILE_MAGIC     0x46505456u /* "VTPF" */
+#define VTIER_PROFILE_VERSION   1
+
+struct vtier_profile_v1 {
+    uint32_t magic;             /* VTIER_PROFILE_MAGIC */
+    uint16_t version;           /* VTIER_PROFILE_VERSION */
+    uint8_t chunk_shift;        /* 12 (4 KiB) .. 30 (1 GiB) */
+    uint8_t reserved;           /* 0 */
+    uint64_t size_bytes;        /* backend size the profile describes */
+    uint32_t n_chunks;          /* ceil(size_bytes / (1 << chunk_shift)) */
+    uint32_t reserved2;         /* 0 */
+};
+
+_Static_assert(sizeof(struct vtier_handoff_hdr) == 16, "hdr ABI");
+_Static_assert(sizeof(struct vtier_handoff_range) == 24, "range ABI");
+_Static_assert(sizeof(struct vtier_handoff_hello) == 216, "hello ABI");
+_Static_assert(sizeof(struct vtier_handoff_hello_reply) == 136, "reply ABI");
+_Static_assert(sizeof(struct vtier_handoff_tier) == 24, "tier ABI");
+_Static_assert(sizeof(struct vtier_handoff_stats) == 48, "stats ABI");
+_Static_assert(sizeof(struct vtier_handoff_policy) == 160, "policy ABI");
+_Static_assert(sizeof(struct vtier_handoff_policy_reply) == 136,
+               "policy reply ABI");
+_Static_assert(sizeof(struct vtier_handoff_migration) == 8, "migration ABI");
+_Static_assert(sizeof(struct vtier_profile_v1) == 24, "profile ABI");
+
+#endif /* VTIER_HANDOFF_H */

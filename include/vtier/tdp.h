@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later WITH Linux-syscall-note */
+/*
+ * vtier_tdp.ko ioctl ABI: read and clear the accessed bits of a KVM VM's
+ * second-level page table (AMD NPT, Intel EPT with A/D bits) at every level.
+ * Documented in docs/abi-tdp.md.
+ *
+ * Levels count from the leaf, as in the agent's access-source contract:
+ * 0 = 4 KiB entry, 1 = 2 MiB, 2 = 1 GiB, 3 = 512 GiB, 4 = 256 TiB (5-level).
+ *
+ * Every structure starts with abi_version; the module rejects a version it
+ * does not know with EPROTO. Changes are additive: new fields go at the end
+ * and get a new version.
+ */
+#ifndef VTIER_TDP_H
+#define VTIER_TDP_H
+
+#include <linux/const.h>
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define VTIER_TDP_ABI_VERSION	1
+#define VTIER_TDP_DEVICE	"/dev/vtier-tdp"
+#define VTIER_TDP_MAX_LEVELS	5
+#define VTIER_TDP_MAX_BATCH	4096	/* probes per SAMPLE */
+#define VTIER_TDP_MAX_SCAN_CHECKS 65536	/* bit tests per SCAN call */
+#define VTIER_TDP_MAX_MEMSLOTS	32768
+
+/* vtier_tdp_info.format */
+#define VTIER_TDP_FORMAT_NPT	1	/* AMD nested page table, A = bit 5 */
+#define VTIER_TDP_FORMAT_EPT	2	/* Intel EPT with A/D bits, A = bit 8 */
+
+/* vtier_tdp_info.features */
+#define VTIER_TDP_F_UPPER_ACCESSED _BITUL(0)	/* A bit set by hardware on non-leaf entries */
+#define VTIER_TDP_F_SAMPLE	_BITUL(1)
+#define VTIER_TDP_F_SCAN	_BITUL(2)
+
+/* vtier_tdp_probe.result */
+#define VTIER_TDP_OLD		0	/* present, not accessed since last cleared */
+#define VTIER_TDP_YOUNG		1	/* present, accessed (and now cleared) */
+#define VTIER_TDP_ABSENT	2	/* nothing at that level (unmapped, under a huge leaf) */
+#define VTIER_TDP_NOSLOT	3	/* the gpa lies in no memslot: not tested */
+
+/* vtier_tdp_memslot.flags */
+#define VTIER_TDP_SLOT_READONLY	_BITUL(0)
+#define VTIER_TDP_SLOT_INTERNAL	_BITUL(1)	/* KVM-private slot (APIC page, TSS...) */
+
+struct vtier_tdp_attach {
+	__u32 abi_version;
+	__s32 vm_fd;		/* a KVM VM fd in the caller's fd table */
+	__u32 flags;		/* must be 0 */
+	__u32 pad;
+};
+
+struct vtier_tdp_info {
+	__u32 abi_version;
+	__u32 format;		/* VTIER_TDP_FORMAT_* */
+	__u32 levels;		/* 4 or 5 */
+	__u32 features;		/* VTIER_TDP_F_* */
+	__u32 accessed_bit;	/* bit number of A in an entry */
+	__u32 max_batch;	/* VTIER_TDP_MAX_BATCH */
+	__u32 max_scan_checks;	/* VTIER_TDP_MAX_SCAN_CHECKS */
+	__u32 nr_memslots;	/* address space 0, including internal slots */
+	__u64 leaves[VTIER_TDP_MAX_LEVELS];	/* present leaf entries per level, now */
+	__u32 leaves_truncated;	/* census stopped at VTIER_TDP_MAX_SCAN_CHECKS * 16 entries */
+	__u32 pad;
+};
+
+struct vtier_tdp_memslot {
+	__u64 gpa;
+	__u64 size;
+	__u64 hva;		/* userspace_addr in the VMM */
+	__u32 id;		/* KVM slot id */
+	__u32 flags;		/* VTIER_TDP_SLOT_* */
+};
+
+struct vtier_tdp_memslots {
+	__u32 abi_version;
+	__u32 max;		/* capacity of slots[] */
+	__u32 count;		/* out: number of slots (may exceed max; then max are filled) */
+	__u32 pad;
+	__u64 slots;		/* user pointer to struct vtier_tdp_memslot[max], sorted by gpa */
+};
+
+struct vtier_tdp_probe {
+	__u64 gpa;
+	__u8 level;
+	__u8 result;		/* out: VTIER_TDP_OLD/YOUNG/ABSENT/NOSLOT */
+	__u8 pad[6];
+};
+
+struct vtier_tdp_sample {
+	__u32 abi_version;
+	__u32 n;		/* number of probes, 1..VTIER_TDP_MAX_BATCH */
+	__u64 probes;		/* user pointer: struct vtier_tdp_probe[n], in/out */
+	__u64 checks[VTIER_TDP_MAX_LEVELS];	/* out: bits tested, per level */
+	__u32 nr_noslot;	/* out: probes outside every memslot */
+	__u32 flags;		/* must be 0 */
+};
+
+/*
+ * SCAN visits [start, end) at @level. Entries at levels in (level, skip_from]
+ * that lie wholly inside [start, end) are tested and cleared, and their subtree
+ * is skipped when old. At @level every present entry is tested and cleared and
+ * the young ones are written to young[] as (entry gpa | level). Work is bounded:
+ * the call stops after max_checks tests or when young[] is full, and sets
+ * @next to where the walk stopped (== end when done). Continue with start = next.
+ */
+struct vtier_tdp_scan {
+	__u32 abi_version;
+	__u32 level;
+	__u32 skip_from;	/* >= level; == level: no skipping */
+	__u32 max_checks;	/* 0: VTIER_TDP_MAX_SCAN_CHECKS; at most that */
+	__u64 start;
+	__u64 end;		/* exclusive */
+	__u64 young;		/* user pointer to __u64[max_young] */
+	__u32 max_young;
+	__u32 nr_young;		/* out */
+	__u64 next;		/* out */
+	__u64 checks[VTIER_TDP_MAX_LEVELS];	/* out: bits tested, per level */
+	__u32 flags;		/* must be 0 */
+	__u32 pad;
+};
+
+#define VTIER_TDP_IOC_MAGIC	0xB7
+#define VTIER_TDP_ATTACH	_IOW(VTIER_TDP_IOC_MAGIC, 1, struct vtier_tdp_attach)
+#define VTIER_TDP_INFO		_IOWR(VTIER_TDP_IOC_MAGIC, 2, struct vtier_tdp_info)
+#define VTIER_TDP_MEMSLOTS	_IOWR(VTIER_TDP_IOC_MAGIC, 3, struct vtier_tdp_memslots)
+#define VTIER_TDP_SAMPLE	_IOWR(VTIER_TDP_IOC_MAGIC, 4, struct vtier_tdp_sample)
+#define VTIER_TDP_SCAN		_IOWR(VTIER_TDP_IOC_MAGIC, 5, struct vtier_tdp_scan)
+
+#endif

@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vtier-test-peer: the reference agent of the QEMU hand-off, used by the
+ * integration tests. It accepts QEMU's hand-off (host-agent/iface), evicts
+ * guest pages on command into a page store that survives its own death
+ * (files in tmpfs, mapped shared: kill -9 loses nothing), and serves every
+ * fault from that store, checking each page against the crc32 it had when
+ * it left. A restarted peer reopens the store, reconciles it with the memfd
+ * and carries on where the dead one stopped.
+ *
+ * Control: a unix socket, one command per line, one reply line each:
+ *   status               OK key=value ... (see cmd_status)
+ *   evict GPA N STRIDE   evict N pages from guest-physical GPA, every STRIDE
+ *   slow US              wait US microseconds before serving each fault
+ *   corrupt N            flip a byte of the next N pages served (negative
+ *                        control: the guest must then count bad pages)
+ *   stats                send a STATS report to QEMU now
+ *
+ * Usage: vtier-test-peer --socket PATH --control PATH --store DIR
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <glib-unix.h>
+#include <glib.h>
+
+#include "handoff_pager.h"
+#include "handoff_server.h"
+
+#define STORE_MAGIC 0x53505456u	/* "VTPS" */
+#define STATE_EMPTY 0
+#define STATE_STORED 1
+#define STATS_INTERVAL_MS 200
+
+/* Mapped from <store>/meta; outlives the process. */
+struct store_meta {
+	uint32_t magic;
+	uint32_t page_size;
+	uint64_t size;
+	uint64_t nr_stored;
+	uint64_t faults_served;
+	uint64_t promotions;
+	uint64_t demotions;
+	uint8_t pad[16];
+	/* then uint8_t state[npages], padded to 8, then uint32_t crc[npages] */
+};
+
+struct backend {
+	char id[VTIER_HANDOFF_ID_LEN];
+	char *dir;
+	uint64_t size;
+	uint64_t page_size;
+	uint64_t npages;
+	uint8_t *pages;			/* <dir>/pages, the evicted copies */
+	struct store_meta *meta;	/* <dir>/meta */
+	uint8_t *state;
+	uint32_t *crc;
+	size_t meta_len;
+
+	struct vt_handoff_conn *conn;
+	struct vt_pager pager;
+	bool pager_open;
+	guint uffd_watch;
+	uint64_t generation;
+	uint32_t hello_flags;
+	uint32_t n_ranges;
+	struct vtier_handoff_range ranges[VTIER_HANDOFF_RANGES_MAX];
+	uint64_t reconciled;		/* stale store entries dropped at hello */
+
+	uint32_t profile_in_size, profile_in_crc;
+	bool profile_in_ok;
+	uint32_t profile_out_size, profile_out_crc;
+	int migration[4];
+	int policies;
+	uint32_t policy_mode;
+};
+
+static struct {
+	const char *socket_path;
+	const char *control_path;
+	const char *store_root;
+	struct vt_handoff_server *srv;
+	GHashTable *backends;		/* id -> struct backend */
+	GMainLoop *loop;
+	unsigned int slow_us;
+	unsigned int corrupt;
+	int control_fd;
+} peer;
+
+static void die(const char *fmt, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "vtier-test-peer: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(3);
+}
+
+/* A reason for QEMU, cut to what the protocol carries. */
+static void set_msg(char *msg, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static void set_msg(char *msg, const char *fmt, ...)
+{
+	g_autofree char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	s = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_strlcpy(msg, s, VTIER_HANDOFF_MESSAGE_LEN);
+}
+
+static uint32_t page_crc(const uint8_t *p, uint64_t len)
+{
+	return crc32(0, p, len);
+}
+
+static void *map_file(const char *path, size_t len, bool create, int *err)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	void *p;
+
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	if (create && ftruncate(fd, len)) {
+		*err = -errno;
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		*err = -errno;
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Open (or with @create, make a fresh) page store for @b. Returns 0 or a
+ * negative errno with @msg set.
+ */
+static int store_open(struct backend *b, bool create, char *msg)
+{
+	g_autofree char *pages = g_build_filename(b->dir, "pages", NULL);
+	g_autofree char *meta = g_build_filename(b->dir, "meta", NULL);
+	size_t state_len = (b->npages + 7) & ~7ull;
+	int err = 0;
+
+	b->meta_len = sizeof(struct store_meta) + state_len + b->npages * sizeof(uint32_t);
+	if (create && g_mkdir_with_parents(b->dir, 0700))
+		return -errno;
+	b->pages = map_file(pages, b->size, create, &err);
+	if (b->pages)
+		b->meta = map_file(meta, b->meta_len, create, &err);
+	if (!b->pages || !b->meta) {
+		set_msg(msg, "no page store for %s in %s: %s", b->id,
+			 b->dir, g_strerror(-err));
+		return err;
+	}
+	if (create) {
+		b->meta->magic = STORE_MAGIC;
+		b->meta->page_size = b->page_size;
+		b->meta->size = b->size;
+	} else if (b->meta->magic != STORE_MAGIC || b->meta->size != b->size ||
+		   b->meta->page_size != b->page_size) {
+		set_msg(msg, "page store of %s does not match", b->id);
+		return -EINVAL;
+	}
+	b->state = (uint8_t *)(b->meta + 1);
+	b->crc = (uint32_t *)(b->state + state_len);
+	return 0;
+}
+
+/*
+ * A page the store holds but the memfd has again is a leftover of a peer
+ * killed between storing and punching, or between serving and forgetting:
+ * the memfd is the truth.
+ */
+static void store_reconcile(struct backend *b)
+{
+	for (uint64_t i = 0; i < b->npages; i++) {
+		if (b->state[i] != STATE_STORED)
+			continue;
+		if (vt_pager_present(&b->pager, i * b->page_size) == 1) {
+			b->state[i] = STATE_EMPTY;
+			b->meta->nr_stored--;
+			b->reconciled++;
+		}
+	}
+}
+
+static void backend_free(gpointer data)
+{
+	struct backend *b = data;
+
+	if (b->pages)
+		munmap(b->pages, b->size);
+	if (b->meta)
+		munmap(b->meta, b->meta_len);
+	g_free(b->dir);
+	g_free(b);
+}
+
+static void backend_detach(struct backend *b)
+{
+	if (b->uffd_watch)
+		g_source_remove(b->uffd_watch);
+	b->uffd_watch = 0;
+	if (b->pager_open)
+		vt_pager_close(&b->pager);
+	b->pager_open = false;
+	b->conn = NULL;
+}
+
+static void send_stats(struct backend *b)
+{
+	struct vtier_handoff_stats s = {
+		.agent_time_ns = g_get_monotonic_time() * 1000,
+		.faults_served = b->meta->faults_served,
+		.promotions = b->meta->promotions,
+		.demotions = b->meta->demotions,
+		.compressed_bytes = 0,	/* this store keeps pages as they are */
+		.n_tiers = 2,
+	};
+	struct vtier_handoff_tier tiers[2] = {
+		{ .name = "dram", .bytes = b->size - b->meta->nr_stored * b->page_size },
+		{ .name = "store", .bytes = b->meta->nr_stored * b->page_size },
+	};
+
+	if (b->conn)
+		vt_handoff_conn_send_stats(b->conn, &s, tiers);
+}
+
+static void serve_faults(struct backend *b)
+{
+	g_autofree uint8_t *tmp = g_malloc(b->page_size);
+	struct vt_pager_fault f;
+	int ret;
+
+	while ((ret = vt_pager_next_fault(&b->pager, &f)) == 0) {
+		uint64_t page = f.offset / b->page_size;
+		const uint8_t *src = NULL;
+
+		if (peer.slow_us)
+			g_usleep(peer.slow_us);
+		if (f.wp) {
+			ret = vt_pager_unprotect(&b->pager, f.offset, b->page_size);
+			if (ret)
+				die("unprotect page %" PRIu64 ": %s", page, g_strerror(-ret));
+			b->meta->faults_served++;
+			continue;
+		}
+		if (b->state[page] == STATE_STORED) {
+			src = b->pages + f.offset;
+			if (page_crc(src, b->page_size) != b->crc[page])
+				die("page store corrupt at page %" PRIu64 " of %s", page, b->id);
+			if (peer.corrupt) {
+				memcpy(tmp, src, b->page_size);
+				tmp[100] ^= 0xff;
+				src = tmp;
+				peer.corrupt--;
+			}
+		}
+		ret = vt_pager_fill(&b->pager, f.offset, src);
+		if (ret < 0) {
+			if (ret == -ESRCH || ret == -ENOENT) {
+				g_message("%s: QEMU went away (%s)", b->id, g_strerror(-ret));
+				return;
+			}
+			die("serving page %" PRIu64 " of %s: %s", page, b->id, g_strerror(-ret));
+		}
+		/* The kernel has the page (or had it already): forget our copy. */
+		if (src) {
+			b->state[page] = STATE_EMPTY;
+			b->meta->nr_stored--;
+			b->meta->promotions++;
+		}
+		b->meta->faults_served++;
+	}
+	if (ret != -EAGAIN)
+		die("reading faults of %s: %s", b->id, g_strerror(-ret));
+}
+
+static gboolean uffd_ready(gint fd, GIOCondition cond, gpointer data)
+{
+	(void)fd;
+	(void)cond;
+	serve_faults(data);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean stats_tick(gpointer data)
+{
+	GHashTableIter it;
+	gpointer b;
+
+	(void)data;
+	g_hash_table_iter_init(&it, peer.backends);
+	while (g_hash_table_iter_next(&it, NULL, &b))
+		send_stats(b);
+	return G_SOURCE_CONTINUE;
+}
+
+static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+		    int memfd, int uffd, char *msg, void *opaque)
+{
+	const struct vtier_handoff_hello *h = hello->fixed;
+	bool reconnect = h->flags & VTIER_HELLO_F_RECONNECT;
+	struct backend *b;
+	int ret;
+
+	(void)opaque;
+	b = g_hash_table_lookup(peer.backends, h->backend_id);
+	if (b && b->conn) {
+		/* QEMU reconnected before we saw the old connection die. */
+		vt_handoff_conn_close(b->conn, "superseded by a new HELLO");
+	}
+	if (b && (b->size != h->size_bytes || !reconnect)) {
+		g_hash_table_remove(peer.backends, h->backend_id);
+		b = NULL;
+	}
+	if (!b) {
+		b = g_new0(struct backend, 1);
+		g_strlcpy(b->id, h->backend_id, sizeof(b->id));
+		b->dir = g_strdup_printf("%s/%s-%s", peer.store_root,
+					 h->vm_name[0] ? h->vm_name : "vm", h->backend_id);
+		b->size = h->size_bytes;
+		b->page_size = h->page_size;
+		b->npages = h->size_bytes / h->page_size;
+		/*
+		 * A reconnecting QEMU may have evicted pages in our store: without
+		 * it we could only serve zeros, so refuse instead.
+		 */
+		ret = store_open(b, !reconnect, msg);
+		if (ret) {
+			backend_free(b);
+			close(memfd);
+			close(uffd);
+			return ret;
+		}
+		g_hash_table_insert(peer.backends, b->id, b);
+	}
+	ret = vt_pager_open(&b->pager, h, memfd, uffd);
+	if (ret) {
+		set_msg(msg, "cannot serve %s: %s", b->id,
+			 g_strerror(-ret));
+		return ret;
+	}
+	b->pager_open = true;
+	b->conn = conn;
+	b->generation = h->generation;
+	b->hello_flags = h->flags;
+	b->n_ranges = h->n_ranges;
+	memcpy(b->ranges, hello->ranges, h->n_ranges * sizeof(b->ranges[0]));
+	if (hello->profile) {
+		char err[VT_HANDOFF_ERR_LEN];
+
+		b->profile_in_size = h->profile_size;
+		b->profile_in_crc = crc32(0, hello->profile, h->profile_size);
+		b->profile_in_ok = !vt_handoff_check_profile(hello->profile, h->profile_size,
+							     h->size_bytes, err, sizeof(err));
+		if (!b->profile_in_ok)
+			g_warning("%s: migrated profile rejected: %s", b->id, err);
+	}
+	store_reconcile(b);
+	vt_handoff_conn_set_user(conn, b);
+	b->uffd_watch = g_unix_fd_add(b->pager.uffd, G_IO_IN, uffd_ready, b);
+	g_message("%s: hand-off generation %" PRIu64 " accepted (flags 0x%x, %u ranges, "
+		  "%" PRIu64 " pages in store, %" PRIu64 " stale entries dropped)",
+		  b->id, h->generation, h->flags, h->n_ranges, b->meta->nr_stored, b->reconciled);
+	return 0;
+}
+
+static int on_policy(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
+		     char *msg, void *opaque)
+{
+	struct backend *b = vt_handoff_conn_get_user(conn);
+
+	(void)opaque;
+	if ((policy->flags & VTIER_POLICY_F_DRAM_LIMIT) && policy->dram_limit_bytes > b->size) {
+		set_msg(msg, "dram limit %" PRIu64 " exceeds %s's %" PRIu64
+			 " bytes", policy->dram_limit_bytes, b->id, b->size);
+		return -ERANGE;
+	}
+	b->policies++;
+	b->policy_mode = policy->mode;
+	return 0;
+}
+
+/* The profile a vtier agent would migrate: heat per 2 MiB, cold = evicted. */
+static void send_profile(struct backend *b)
+{
+	const unsigned int shift = 21;
+	uint64_t chunk = 1ull << shift, per_chunk = chunk / b->page_size;
+	uint32_t n_chunks = (b->size + chunk - 1) / chunk;
+	size_t len = sizeof(struct vtier_profile_v1) + n_chunks;
+	g_autofree uint8_t *buf = g_malloc0(len);
+	struct vtier_profile_v1 *p = (void *)buf;
+	int ret;
+
+	*p = (struct vtier_profile_v1) {
+		.magic = VTIER_PROFILE_MAGIC, .version = VTIER_PROFILE_VERSION,
+		.chunk_shift = shift, .size_bytes = b->size, .n_chunks = n_chunks,
+	};
+	for (uint32_t c = 0; c < n_chunks; c++) {
+		uint64_t stored = 0;
+
+		for (uint64_t i = c * per_chunk; i < (c + 1) * per_chunk && i < b->npages; i++)
+			stored += b->state[i] == STATE_STORED;
+		buf[sizeof(*p) + c] = 255 - (uint8_t)(stored * 255 / per_chunk);
+	}
+	ret = vt_handoff_conn_send_profile(b->conn, buf, len);
+	if (ret) {
+		g_warning("%s: cannot send profile: %s", b->id, g_strerror(-ret));
+		return;
+	}
+	b->profile_out_size = len;
+	b->profile_out_crc = crc32(0, buf, len);
+}
+
+static void on_migration(struct vt_handoff_conn *conn, enum vtier_migration_event event,
+			 void *opaque)
+{
+	struct backend *b = vt_handoff_conn_get_user(conn);
+
+	(void)opaque;
+	b->migration[event]++;
+	if (event == VTIER_MIGRATION_START)
+		send_profile(b);
+	g_message("%s: migration event %d", b->id, event);
+}
+
+static void on_closed(struct vt_handoff_conn *conn, const char *why, void *opaque)
+{
+	struct backend *b = vt_handoff_conn_get_user(conn);
+
+	(void)opaque;
+	g_message("%s: connection closed: %s", b->id, why);
+	if (b->conn == conn)
+		backend_detach(b);
+}
+
+static const struct vt_handoff_ops peer_ops = {
+	.hello = on_hello,
+	.policy = on_policy,
+	.migration = on_migration,
+	.closed = on_closed,
+};
+
+static struct backend *first_backend(void)
+{
+	GHashTableIter it;
+	gpointer b = NULL;
+
+	g_hash_table_iter_init(&it, peer.backends);
+	if (!g_hash_table_iter_next(&it, NULL, &b))
+		return NULL;
+	return b;
+}
+
+static bool gpa_to_offset(const struct backend *b, uint64_t gpa, uint64_t *offset)
+{
+	for (uint32_t i = 0; i < b->n_ranges; i++) {
+		const struct vtier_handoff_range *r = &b->ranges[i];
+
+		if (gpa >= r->gpa && gpa - r->gpa < r->size) {
+			*offset = r->offset + (gpa - r->gpa);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void cmd_evict(struct backend *b, uint64_t gpa, uint64_t n, uint64_t stride, GString *out)
+{
+	uint64_t evicted = 0, busy = 0, absent = 0, unmapped = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t off, page;
+		int ret;
+
+		/* Faults read while evicting wait in the pager: serve them often. */
+		if (i % 64 == 63)
+			serve_faults(b);
+		if (!gpa_to_offset(b, gpa + i * stride * b->page_size, &off)) {
+			unmapped++;
+			continue;
+		}
+		page = off / b->page_size;
+		ret = vt_pager_evict_begin(&b->pager, off, b->pages + off);
+		if (ret == -ENOENT) {
+			absent++;
+			continue;
+		}
+		if (ret == -EBUSY) {
+			busy++;
+			continue;
+		}
+		if (ret)
+			die("evicting page %" PRIu64 " of %s: %s", page, b->id, g_strerror(-ret));
+		/* The copy is in the store before the page leaves the memfd. */
+		b->crc[page] = page_crc(b->pages + off, b->page_size);
+		__atomic_store_n(&b->state[page], STATE_STORED, __ATOMIC_RELEASE);
+		b->meta->nr_stored++;
+		ret = vt_pager_evict_commit(&b->pager, off);
+		if (ret) {
+			b->state[page] = STATE_EMPTY;
+			b->meta->nr_stored--;
+			if (ret != -EBUSY)
+				die("punching page %" PRIu64 " of %s: %s", page, b->id, g_strerror(-ret));
+			busy++;
+			continue;
+		}
+		b->meta->demotions++;
+		evicted++;
+	}
+	serve_faults(b);
+	g_string_append_printf(out, "OK evicted=%" PRIu64 " busy=%" PRIu64 " absent=%" PRIu64
+			       " unmapped=%" PRIu64, evicted, busy, absent, unmapped);
+}
+
+static void cmd_status(struct backend *b, GString *out)
+{
+	struct vt_pager *p = &b->pager;
+
+	g_string_append_printf(out,
+		"OK id=%s connected=%d generation=%" PRIu64 " hello_flags=0x%x ranges=%u"
+		" stored=%" PRIu64 " faults=%" PRIu64 " promotions=%" PRIu64 " demotions=%" PRIu64
+		" evicted=%" PRIu64 " aborted=%" PRIu64 " filled=%" PRIu64 " zero=%" PRIu64
+		" wp=%" PRIu64 " twice=%" PRIu64 " reconciled=%" PRIu64
+		" profile_in=%u:%08x:%d profile_out=%u:%08x migration=%d:%d:%d"
+		" policies=%d policy_mode=%u",
+		b->id, b->conn != NULL, b->generation, b->hello_flags, b->n_ranges,
+		b->meta->nr_stored, b->meta->faults_served, b->meta->promotions,
+		b->meta->demotions, p->nr_evicted, p->nr_evict_aborted, p->nr_filled,
+		p->nr_zero_filled, p->nr_unprotected, p->nr_already_present, b->reconciled,
+		b->profile_in_size, b->profile_in_crc, b->profile_in_ok,
+		b->profile_out_size, b->profile_out_crc,
+		b->migration[VTIER_MIGRATION_START], b->migration[VTIER_MIGRATION_COMPLETED],
+		b->migration[VTIER_MIGRATION_FAILED], b->policies, b->policy_mode);
+}
+
+static void run_command(const char *line, GString *out)
+{
+	struct backend *b = first_backend();
+	uint64_t a1, a2, a3;
+
+	if (sscanf(line, "slow %" SCNu64, &a1) == 1) {
+		peer.slow_us = a1;
+		g_string_append(out, "OK");
+	} else if (sscanf(line, "corrupt %" SCNu64, &a1) == 1) {
+		peer.corrupt = a1;
+		g_string_append(out, "OK");
+	} else if (!b) {
+		g_string_append(out, "ERR no backend handed over yet");
+	} else if (!strcmp(line, "status")) {
+		cmd_status(b, out);
+	} else if (!b->conn) {
+		g_string_append(out, "ERR QEMU is not connected");
+	} else if (!strcmp(line, "stats")) {
+		send_stats(b);
+		g_string_append(out, "OK");
+	} else if (sscanf(line, "evict %" SCNx64 " %" SCNu64 " %" SCNu64, &a1, &a2, &a3) == 3 &&
+		   a3) {
+		cmd_evict(b, a1, a2, a3, out);
+	} else {
+		g_string_append(out, "ERR bad command");
+	}
+}
+
+static gboolean control_client(gint fd, GIOCondition cond, gpointer data)
+{
+	GString *buf = data;
+	char chunk[512];
+	ssize_t n;
+	char *nl;
+
+	(void)cond;
+	n = read(fd, chunk, sizeof(chunk));
+	if (n <= 0) {
+		g_string_free(buf, TRUE);
+		close(fd);
+		return G_SOURCE_REMOVE;
+	}
+	g_string_append_len(buf, chunk, n);
+	while ((nl = strchr(buf->str, '\n'))) {
+		g_autoptr(GString) out = g_string_new(NULL);
+		g_autofree char *line = g_strndup(buf->str, nl - buf->str);
+
+		g_string_erase(buf, 0, nl - buf->str + 1);
+		run_command(g_strstrip(line), out);
+		g_string_append_c(out, '\n');
+		if (write(fd, out->str, out->len) != (ssize_t)out->len) {
+			g_string_free(buf, TRUE);
+			close(fd);
+			return G_SOURCE_REMOVE;
+		}
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean control_accept(gint fd, GIOCondition cond, gpointer data)
+{
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+
+	(void)cond;
+	(void)data;
+	if (c >= 0)
+		g_unix_fd_add(c, G_IO_IN | G_IO_HUP, control_client, g_string_new(NULL));
+	return G_SOURCE_CONTINUE;
+}
+
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		die("control path too long: %s", path);
+	strcpy(addr.sun_path, path);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 8))
+		die("cannot listen on %s: %s", path, g_strerror(errno));
+	return fd;
+}
+
+static gboolean on_signal(gpointer data)
+{
+	(void)data;
+	g_main_loop_quit(peer.loop);
+	return G_SOURCE_REMOVE;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "control", required_argument, NULL, 'c' },
+		{ "store", required_argument, NULL, 'd' },
+		{ "slow-us", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			peer.socket_path = optarg;
+			break;
+		case 'c':
+			peer.control_path = optarg;
+			break;
+		case 'd':
+			peer.store_root = optarg;
+			break;
+		case 'w':
+			peer.slow_us = atoi(optarg);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!peer.socket_path || !peer.control_path || !peer.store_root) {
+		fprintf(stderr, "usage: %s --socket PATH --control PATH --store DIR\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	peer.backends = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, backend_free);
+	peer.loop = g_main_loop_new(NULL, FALSE);
+	ret = vt_handoff_server_new(peer.socket_path, NULL, &peer_ops, NULL, &peer.srv);
+	if (ret)
+		die("cannot listen on %s: %s", peer.socket_path, g_strerror(-ret));
+	peer.control_fd = listen_unix(peer.control_path);
+	g_unix_fd_add(peer.control_fd, G_IO_IN, control_accept, NULL);
+	g_timeout_add(STATS_INTERVAL_MS, stats_tick, NULL);
+	g_unix_signal_add(SIGTERM, on_signal, NULL);
+	g_unix_signal_add(SIGINT, on_signal, NULL);
+	g_message("listening on %s (control %s, store %s)", peer.socket_path, peer.control_path,
+		  peer.store_root);
+
+	g_main_loop_run(peer.loop);
+
+	vt_handoff_server_free(peer.srv);
+	close(peer.control_fd);
+	unlink(peer.control_path);
+	g_hash_table_destroy(peer.backends);
+	g_main_loop_unref(peer.loop);
+	return 0;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Hand-off end to end: the patched QEMU hands guest RAM (memfd +
+userfaultfd) to the reference peer, which evicts thousands of guest pages
+(write-protect, copy, punch) and serves each fault with UFFDIO_COPY while the
+TCG guest reads and writes them; the guest checks every page against the
+pattern it wrote: 0 bad pages. A peer that corrupts pages on purpose must be
+caught. Then the peer is killed with SIGKILL while it serves faults: the
+guest must wait (no zeros), QEMU must hand the fds over again to the
+restarted peer, and the guest must finish with 0 bad pages."""
+
+import time
+
+from vtier_qemu import Harness, Tap, TestFailure, log, main, wait_for
+
+REGION = 0x1000000     # the guest's test region (see guest/guest.c)
+PAGES = 16384          # 64 MiB
+
+
+def test():
+    t = Tap(22)
+    with Harness("handoff") as h:
+        peer = h.peer()
+        q = h.qemu("vm", peer.socket)
+        q.connect()
+        ready = q.wait_ready()
+        t.ok(int(ready["region"], 16) == REGION and int(ready["pages"]) == PAGES,
+             f"guest up, region {ready['region']} pages {ready['pages']}")
+        st = peer.status()
+        t.ok(st["connected"] == "1" and st["generation"] == "1" and int(st["ranges"]) >= 1,
+             f"QEMU handed mem0 over (ranges={st['ranges']}, zero-filled first touches={st['zero']})")
+
+        start = time.monotonic()
+        q.guest("fill 0x1234")
+        t.ok(q.guest("verify")["bad"] == "0", "guest memory checks out before any eviction")
+        log(f"fill + verify of {PAGES} pages: {time.monotonic() - start:.1f} s")
+
+        # Evict 6000 pages (every other one over 12000), then let the guest
+        # write half of every third page: faults on write, the other half must
+        # come back as it was.
+        r = peer.cmd(f"evict {REGION:#x} 6000 2")
+        t.ok(r["evicted"] == "6000" and r["absent"] == "0", f"evicted 6000 pages: {r}")
+        t.ok(peer.status()["stored"] == "6000", "6000 pages in the peer's store")
+        q.guest("half 0xbeef 3 0")
+        v = q.guest("verify")
+        st = peer.status()
+        t.ok(v["bad"] == "0", f"after partial writes to evicted pages: bad={v['bad']}")
+        t.ok(st["stored"] == "0" and int(st["promotions"]) == 6000,
+             f"every evicted page was served back (promotions={st['promotions']})")
+
+        # Evict again, read everything.
+        r = peer.cmd(f"evict {REGION + 4096:#x} 7000 2")
+        t.ok(r["evicted"] == "7000", f"evicted 7000 more pages: {r}")
+        v = q.guest("verify")
+        t.ok(v["bad"] == "0" and peer.status()["stored"] == "0",
+             f"guest read all evicted pages back: bad={v['bad']}")
+
+        # Evict while the guest writes the same pages: a racing write must
+        # abort the eviction of its page, never be lost.
+        q.serial.send("scribble 0x77 40")
+        busy = evicted = 0
+        for rnd in range(8):
+            r = peer.cmd(f"evict {REGION + (rnd % 7) * 4096:#x} 2000 7")
+            busy += int(r["busy"])
+            evicted += int(r["evicted"])
+        q.guest_reply(300, "scribble")
+        v = q.guest("verify")
+        t.ok(v["bad"] == "0",
+             f"eviction racing guest writes: {evicted} evicted, {busy} aborted, bad={v['bad']}")
+
+        # Negative control: a peer that corrupts 3 pages must be caught.
+        q.guest("fill 0x4242")
+        peer.cmd(f"evict {REGION:#x} 100 1")
+        peer.cmd("corrupt 3")
+        v = q.guest("verify")
+        t.ok(v["bad"] == "3", f"the check catches corrupted pages (bad={v['bad']}, want 3)")
+        q.guest("fill 0x5151")
+        t.ok(q.guest("verify")["bad"] == "0", "guest memory rewritten")
+
+        # kill -9 in the middle of serving faults.
+        r = peer.cmd(f"evict {REGION:#x} 8000 2")
+        t.ok(r["evicted"] == "8000", "evicted 8000 pages before the kill")
+        peer.cmd("slow 400")
+        before = int(peer.status()["faults"])
+        q.serial.send("verify")
+        wait_for("the peer to serve 1000 faults",
+                 lambda: int(peer.status()["faults"]) >= before + 1000, 60)
+        left = int(peer.status()["stored"])
+        peer.kill9()
+        t.ok(0 < left < 8000, f"peer killed with SIGKILL mid-stream, {left} pages still evicted")
+        time.sleep(2)
+        early = q.serial.readline(0.1)
+        t.ok(early is None, f"while no agent runs the guest waits (early answer: {early})")
+
+        peer.start()
+        st = wait_for("QEMU to hand the fds over again",
+                      lambda: (s := peer.status()) and s["connected"] == "1" and s, 30)
+        t.ok(st["generation"] == "2" and int(st["hello_flags"], 16) & 1,
+             f"QEMU reconnected: generation {st['generation']}, flags {st['hello_flags']}")
+        v = q.guest_reply(120, "verify after the restart")
+        t.ok(v["bad"] == "0", f"after kill -9 and restart: bad={v['bad']}")
+        st = peer.status()
+        t.ok(st["stored"] == "0", f"the restarted peer served the rest (stored={st['stored']})")
+
+        # And the new peer keeps working: evict, write, verify.
+        r = peer.cmd(f"evict {REGION:#x} 3000 5")
+        q.guest("write 0x99 2 1")
+        v = q.guest("verify")
+        t.ok(r["evicted"] == "3000" and v["bad"] == "0",
+             f"the restarted peer evicts and serves: bad={v['bad']}")
+
+        # QEMU keeps running when the agent goes away for good.
+        peer.kill9()
+        q.command("query-status")
+        t.ok(q.proc.poll() is None, "QEMU survives losing its agent")
+        peer.start()
+        wait_for("reconnect", lambda: (s := peer.status()) and s["connected"] == "1", 30)
+        t.ok(peer.status()["generation"] == "3", "third hand-off after the second restart")
+        t.ok(q.guest("verify")["bad"] == "0", "guest memory intact at the end")
+
+
+if __name__ == "__main__":
+    main(test)
