@@ -416,31 +416,37 @@ int vt_bench_tdp(int argc, char **argv)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
 		fprintf(stderr, "vtier-bench tdp: %s\n", error->message);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	o.age = !o.no_age;
 	if (!o.qmp == !o.pid) {
 		fprintf(stderr, "vtier-bench tdp: give one of --qmp SOCKET or --pid PID\n");
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	if (o.windows <= 0 || o.sample_us <= 0 || o.window_us < o.sample_us) {
 		fprintf(stderr, "vtier-bench tdp: need --windows > 0 and --window-us >= --sample-us > 0\n");
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	if (o.qmp && vt_tdp_pid_of_socket(o.qmp, &pid, &error) < 0) {
 		fprintf(stderr, "vtier-bench tdp: QMP socket %s\n", error->message);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	if (!o.qmp)
 		pid = o.pid;
 	for (char **h = o.hotsets; h && *h; h++) {
 		if (nr_hs == 2) {
 			fprintf(stderr, "vtier-bench tdp: at most two --hotset\n");
-			return 2;
+			rc = 2;
+		goto out;
 		}
 		if (!hotset_load(*h, &hs[nr_hs], &error)) {
 			fprintf(stderr, "vtier-bench tdp: %s\n", error->message);
-			return 2;
+			rc = 2;
+		goto out;
 		}
 		printf("# hot set %u: %s, %u extents, %.1f MiB\n", nr_hs + 1, *h, hs[nr_hs].ext->len,
 		       (double)hs[nr_hs].bytes / (1 << 20));
@@ -448,21 +454,25 @@ int vt_bench_tdp(int argc, char **argv)
 	}
 	if (o.warmup < 0 || (o.start_cmd && !o.warmup)) {
 		fprintf(stderr, "vtier-bench tdp: --start-cmd needs --warmup N > 0\n");
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	if (o.switch_cmd && nr_hs < 2) {
 		fprintf(stderr, "vtier-bench tdp: --switch-cmd needs two --hotset\n");
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	profs = o.profilers ? (const char *const *)o.profilers : def_profilers;
 	for (nr_prof = 0; profs[nr_prof]; nr_prof++) {
 		if (nr_prof == G_N_ELEMENTS(tot)) {
 			fprintf(stderr, "vtier-bench tdp: too many profilers\n");
-			return 2;
+			rc = 2;
+		goto out;
 		}
 		if (!vt_profiler_lookup(profs[nr_prof])) {
 			fprintf(stderr, "vtier-bench tdp: unknown profiler %s\n", profs[nr_prof]);
-			return 2;
+			rc = 2;
+		goto out;
 		}
 	}
 	printf("# QEMU pid %d, %u windows of %d us, sampling every %d us\n", (int)pid, o.windows,
@@ -489,9 +499,11 @@ int vt_bench_tdp(int argc, char **argv)
 		       tot[i].src_cpu_ns / n / 1e3, tot[i].prof_cpu_ns / n / 1e3, tot[i].ioctls / n);
 	}
 	if (nr_hs) {
-		printf("\n# %s per phase: P >= %.2f and R >= %.2f; pass: reached within %d windows and "
-		       "the mean P and R from then on meet them too\n", profs[0], o.expect_p, o.expect_r,
-		       o.expect_within);
+		printf("\n# %s per phase: P >= %.2f and R >= %.2f", profs[0], o.expect_p, o.expect_r);
+		if (o.expect_within)
+			printf("; pass: reached within %d windows and the mean P and R from then on meet them too",
+			       o.expect_within);
+		printf("\n");
 		for (unsigned int k = 0; k <= cur; k++) {
 			double n = ph[k].windows ? ph[k].windows : 1, a = ph[k].after ? ph[k].after : 1;
 			double ap = ph[k].after_p / a, ar = ph[k].after_r / a;

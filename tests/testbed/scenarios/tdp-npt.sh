@@ -103,6 +103,14 @@ $BENCH tdp --qmp "/run/tb/vm0.qmp" --profiler telescope-bounded --profiler linea
     --expect-within "$TDP_WITHIN" ${TDP_BENCH_ARGS:-} > /tmp/bench.txt 2>&1 || bench_rc=$?
 cat /tmp/bench.txt
 cp /tmp/bench.txt "$TB_OUT/tdp-bench.txt"
+
+tb_step "the other profilers over tdp, unchanged (hot set B, 5 windows each, scored, no bar)"
+$BENCH tdp --qmp "/run/tb/vm0.qmp" --profiler telescope-flex --profiler scan --profiler damon-like \
+    --windows 5 --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
+    --hotset /tmp/hot-b.txt > /tmp/bench-others.txt 2>&1 || others_rc=$?
+grep -v '^  region' /tmp/bench-others.txt
+cp /tmp/bench-others.txt "$TB_OUT/tdp-bench-others.txt"
+[ "${others_rc:-0}" = 0 ] || tb_fail "vtier-bench tdp (other profilers): exit status $others_rc"
 tb_l2 vm0 'grep State /proc/$(cat /run/a.pid)/status; grep -E "thp_(fault_alloc|collapse_alloc|migration)|compact_(migrate_scanned|success)|pgmigrate_success|numa" /proc/vmstat' || true
 tdp_dmesg_clean
 
