@@ -279,6 +279,9 @@ bool vt_engine_window(struct vt_vm *vm)
 	if (vm->policy.mode == VT_MODE_OBSERVE) {
 		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
 	} else {
+		/* moving is the slow part: stop at half a window, the rest waits a window */
+		gint64 stop_at = g_get_monotonic_time() + (gint64)vm->policy.window_ms * 500;
+
 		for (unsigned int i = 0; i < orders->len; i++) {
 			const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
 			const struct vt_mtm_chunk *c =
@@ -286,6 +289,10 @@ bool vt_engine_window(struct vt_vm *vm)
 			struct vt_move_result res = { 0 };
 			int node = tier_node(tiers, o->to_tier);
 
+			if (g_get_monotonic_time() > stop_at) {
+				s->orders_deferred += orders->len - i;
+				break;
+			}
 			ret = vt_numa_move(vm->pid, c->start, c->end - c->start, node, 4096, &res);
 			if (ret == -ESRCH) {
 				g_snprintf(vm->last_error, sizeof(vm->last_error),
@@ -297,13 +304,6 @@ bool vt_engine_window(struct vt_vm *vm)
 					   g_strerror(-ret));
 				break;
 			}
-			if (o->promote) {
-				s->promotions++;
-				s->tier[o->to_tier].promoted_in++;
-			} else {
-				s->demotions++;
-				s->tier[o->to_tier].demoted_in++;
-			}
 			s->bytes_moved += (res.moved - res.already) * 4096;
 			s->tier[o->to_tier].bytes_in += (res.moved - res.already) * 4096;
 			s->pages_already += res.already;
@@ -311,6 +311,19 @@ bool vt_engine_window(struct vt_vm *vm)
 			s->move_absent += res.absent;
 			s->move_nomem += res.nomem;
 			s->move_other += res.other;
+			/* an order counts when at least half of the chunk's present pages got there */
+			if (res.moved * 2 < res.pages - res.absent || res.moved == 0) {
+				s->orders_failed++;
+				continue;
+			}
+			vt_mtm_commit(vm->mtm, o, &mp);
+			if (o->promote) {
+				s->promotions++;
+				s->tier[o->to_tier].promoted_in++;
+			} else {
+				s->demotions++;
+				s->tier[o->to_tier].demoted_in++;
+			}
 		}
 	}
 	s->mover_cost_ns = thread_ns() - t3;
@@ -390,6 +403,8 @@ void vt_vm_stats_to_json(const struct vt_vm *vm, const struct vt_tiers *tiers, J
 	add_u64(b, "move_fail_absent", s->move_absent);
 	add_u64(b, "move_fail_nomem", s->move_nomem);
 	add_u64(b, "move_fail_other", s->move_other);
+	add_u64(b, "orders_failed", s->orders_failed);
+	add_u64(b, "orders_deferred", s->orders_deferred);
 	add_u64(b, "observe_bytes", s->observe_bytes);
 	add_u64(b, "thrash_events", s->thrash_events);
 	add_u64(b, "max_moves_per_chunk", s->max_moves_per_chunk);

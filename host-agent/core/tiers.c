@@ -103,10 +103,17 @@ static int cmp_tier(const void *a, const void *b)
 	return x->kernel_tier - y->kernel_tier;
 }
 
-static void fill_node_facts(struct vt_tiers *t)
+static void map_nodes(struct vt_tiers *t)
 {
 	for (unsigned int i = 0; i < VT_MAX_NODES; i++)
 		t->node_tier[i] = -1;
+	for (unsigned int i = 0; i < t->nr; i++)
+		for (unsigned int j = 0; j < t->tier[i].nr_nodes; j++)
+			t->node_tier[t->tier[i].nodes[j]] = (int)i;
+}
+
+static void fill_node_facts(struct vt_tiers *t)
+{
 	for (unsigned int i = 0; i < t->nr; i++) {
 		struct vt_tier *tr = &t->tier[i];
 		unsigned int lat = 0;
@@ -115,7 +122,6 @@ static void fill_node_facts(struct vt_tiers *t)
 		for (unsigned int j = 0; j < tr->nr_nodes; j++) {
 			tr->capacity_bytes += node_meminfo(t->root, tr->nodes[j], "MemTotal");
 			lat = MAX(lat, node_latency(t->root, tr->nodes[j]));
-			t->node_tier[tr->nodes[j]] = (int)i;
 		}
 		if (!tr->latency_ns)
 			tr->latency_ns = lat;
@@ -178,6 +184,7 @@ static bool from_sysfs(struct vt_tiers *t, GError **error)
 	}
 	fill_node_facts(t);
 	qsort(t->tier, t->nr, sizeof(t->tier[0]), cmp_tier);
+	map_nodes(t);	/* after the sort: node -> index of its tier, fastest = 0 */
 	for (unsigned int i = 0; i < t->nr; i++) {
 		/* default price table: DRAM 3 USD/GiB, each slower tier half the one above */
 		t->tier[i].price_usd_gib = 3.0 / (double)(1u << i);
@@ -284,6 +291,7 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 	if (n.nr == 0)
 		return true;	/* no [tier.*] groups: keep what sysfs said */
 	fill_node_facts(&n);
+	map_nodes(&n);
 	for (unsigned int i = 0; i < n.nr; i++)
 		if (n.tier[i].price_usd_gib < 0)
 			n.tier[i].price_usd_gib = 3.0 / (double)(1u << i);

@@ -58,6 +58,8 @@ struct vt_vm_stats {
 	uint64_t move_absent;
 	uint64_t move_nomem;
 	uint64_t move_other;
+	uint64_t orders_failed;		/* chunks of which less than half moved */
+	uint64_t orders_deferred;	/* not tried: the window's move time was up */
 	uint64_t observe_bytes;		/* bytes the policy would have moved (observe) */
 	uint64_t thrash_events;
 	uint32_t max_moves_per_chunk;

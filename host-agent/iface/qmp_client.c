@@ -264,7 +264,8 @@ struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
 	}
 	q->pid = cred.pid;
 	if (!read_line(q, deadline, line, error)) {
-		g_prefix_error(error, "%s: waiting for the QMP greeting: ", path);
+		g_prefix_error(error, "%s: no QMP greeting (not a QEMU QMP socket, or QEMU is "
+			       "stuck): ", path);
 		goto fail;
 	}
 	if (!vt_qmp_parse_greeting(line->str, line->len, &q->version, error)) {

@@ -83,6 +83,26 @@ int vt_numa_move(pid_t pid, uint64_t hva, uint64_t len, int node, unsigned int p
 				status[i] = before[i] == node ? node : -ENOENT;
 			ret = 0;
 		}
+		/* busy pages (raced with a guest access, under I/O): retry them twice */
+		for (int retry = 0; retry < 2; retry++) {
+			void *again[VT_NUMA_BATCH];
+			int idx[VT_NUMA_BATCH], st2[VT_NUMA_BATCH];
+			unsigned int na = 0;
+
+			for (unsigned int i = 0; i < k; i++)
+				if (status[i] == -EBUSY || status[i] == -EAGAIN) {
+					idx[na] = (int)i;
+					again[na++] = pages[i];
+				}
+			if (!na)
+				break;
+			res->calls++;
+			res->retried += na;
+			if (sys_move_pages(pid, na, again, nodes, st2, MPOL_MF_MOVE) < 0)
+				break;
+			for (unsigned int j = 0; j < na; j++)
+				status[idx[j]] = st2[j];
+		}
 		for (unsigned int i = 0; i < k; i++) {
 			res->pages++;
 			if (status[i] == node) {

@@ -20,6 +20,7 @@ struct vt_move_result {
 	uint64_t absent;	/* -ENOENT/-EFAULT: not present (never touched) or no page */
 	uint64_t nomem;		/* -ENOMEM: target node full */
 	uint64_t other;		/* any other per-page error */
+	uint64_t retried;	/* busy pages asked again (twice at most) */
 	uint64_t calls;
 	uint64_t cost_ns;	/* thread CPU time in move_pages */
 };

@@ -123,6 +123,11 @@ static uint64_t chunk_present_bytes(const struct vt_mtm *m, const struct vt_mtm_
 	return b;
 }
 
+static bool recent(const struct vt_mtm *m, uint64_t when, const struct vt_mtm_params *p)
+{
+	return when != VT_MTM_NEVER && p->thrash_windows && m->window - when <= p->thrash_windows;
+}
+
 static GArray *sort_by_ema;	/* only during qsort, single-threaded */
 
 static int cmp_hot_first(const void *a, const void *b)
@@ -149,21 +154,35 @@ static unsigned int bin_of(double ema)
 	return (unsigned int)CLAMP(b, 0, VT_MTM_BINS - 1);
 }
 
-static void note_move(struct vt_mtm *m, struct vt_mtm_chunk *c, const struct vt_mtm_params *p,
-		      bool promote, struct vt_mtm_window_stats *st)
+void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct vt_mtm_params *p)
 {
-	uint64_t other = promote ? c->last_demoted : c->last_promoted;
+	struct vt_mtm_chunk *c;
+	bool promote = o->promote;
+	uint64_t other, now = m->window ? m->window - 1 : 0;	/* decide() advanced it */
 
-	if (p->thrash_windows && other != VT_MTM_NEVER && m->window - other <= p->thrash_windows) {
+	if (o->chunk >= m->chunks->len)
+		return;
+	c = chunk(m, o->chunk);
+	other = promote ? c->last_demoted : c->last_promoted;
+	if (p->thrash_windows && other != VT_MTM_NEVER && now - other <= p->thrash_windows) {
 		c->penalty = MIN(c->penalty + p->thrash_step, 1.0);
-		st->thrash_events++;
 		m->thrash_total++;
 	}
+	/* until the next residency query, the chunk is where it was sent */
+	{
+		uint32_t present = 0;
+
+		for (unsigned int t = 0; t < m->nr_tiers; t++)
+			present += c->samples[t];
+		memset(c->samples, 0, sizeof(c->samples));
+		c->samples[o->to_tier] = present;
+	}
+	c->tier = o->to_tier;
 	if (promote) {
-		c->last_promoted = m->window;
+		c->last_promoted = now;
 		c->promotions++;
 	} else {
-		c->last_demoted = m->window;
+		c->last_demoted = now;
 		c->demotions++;
 	}
 }
@@ -218,7 +237,10 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 			st->hot_chunks++;
 			st->hot_on_tier0 += c->tier == 0;
 		}
-		if (c->tier > 0 && c->ema > 0 && c->ema >= threshold + c->penalty)
+		/* thrash control: a chunk demoted within K windows must be hotter to come back */
+		if (c->tier > 0 && c->ema > 0 &&
+		    c->ema >= threshold + c->penalty +
+			      (recent(m, c->last_demoted, p) ? p->thrash_step : 0))
 			hot[nh++] = i;
 		if (c->samples[0])
 			cold[nc++] = i;
@@ -240,7 +262,6 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		if (to < 0)
 			break;
 		g_array_append_val(orders, ((struct vt_mtm_order){ cold[ci], 0, to, false }));
-		note_move(m, c, p, false, st);
 		budget -= len;
 		room[to] -= MIN(room[to], chunk_present_bytes(m, c));
 		used0 -= b0;
@@ -273,7 +294,6 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 					break;
 				g_array_append_val(orders,
 						   ((struct vt_mtm_order){ cold[ci], 0, to, false }));
-				note_move(m, v, p, false, st);
 				budget -= vlen;
 				room[to] -= MIN(room[to], chunk_present_bytes(m, v));
 				used0 -= MIN(used0, chunk_tier_bytes(m, v, 0));
@@ -285,7 +305,6 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		if (!fits || len > budget)
 			break;
 		g_array_append_val(orders, ((struct vt_mtm_order){ hot[h], c->tier, 0, true }));
-		note_move(m, c, p, true, st);
 		budget -= len;
 		used0 += need;
 		room[0] -= need;

@@ -98,11 +98,14 @@ void vt_mtm_residency_done(struct vt_mtm *m);
 /*
  * Decide this window's moves into @orders (struct vt_mtm_order), at most
  * @params->budget_bytes in all; @tier_room[t] is how many bytes tier t can
- * take. Updates history (thrash, counts) as if the orders were carried out
- * and the window counter. Fills @st.
+ * take. Advances the window counter and fills @st. History (thrash control,
+ * per-chunk move counts) changes only through vt_mtm_commit().
  */
 void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *params, const uint64_t *tier_room,
 		   GArray *orders, struct vt_mtm_window_stats *st);
+/* The mover carried @o out: record it (thrash control, counts). */
+void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o,
+		   const struct vt_mtm_params *params);
 /* Most moves (promotions + demotions) of any single chunk so far. */
 uint32_t vt_mtm_max_moves(const struct vt_mtm *m);
 

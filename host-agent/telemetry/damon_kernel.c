@@ -264,6 +264,13 @@ static int configure(struct damon_kernel *dk, unsigned int i)
 	}
 	if ((ret = writef("1", KD "/%u/contexts/0/schemes/nr_schemes", i)))
 		return ret;
+	/* the access pattern defaults to [0, 0] everywhere, which matches nothing */
+	if ((ret = writef("18446744073709551615",
+			  KD "/%u/contexts/0/schemes/0/access_pattern/sz/max", i)) ||
+	    (ret = writef("4294967295",
+			  KD "/%u/contexts/0/schemes/0/access_pattern/nr_accesses/max", i)) ||
+	    (ret = writef("4294967295", KD "/%u/contexts/0/schemes/0/access_pattern/age/max", i)))
+		return ret;
 	return writef("stat", KD "/%u/contexts/0/schemes/0/action", i);
 }
 
@@ -354,10 +361,22 @@ static int dk_window(struct vt_profiler *p, struct vt_snapshot *snap)
 
 	if (dk->index < 0)
 		return -ESRCH;
-	state = readf(KD "/%d/state", dk->index);
-	if (!state || strcmp(state, "on") != 0)
+	/* sysfs answers -EBUSY while another reader holds DAMON's lock: retry */
+	for (int tries = 0; !state && tries < 50; tries++) {
+		state = readf(KD "/%d/state", dk->index);
+		if (!state)
+			g_usleep(2000);
+	}
+	if (!state)
+		return -EAGAIN;
+	if (strcmp(state, "on") != 0)
 		return -ESRCH;	/* the kdamond stopped: the target process exited */
-	ret = writef("update_schemes_tried_regions", KD "/%d/state", dk->index);
+	for (int tries = 0; tries < 50; tries++) {
+		ret = writef("update_schemes_tried_regions", KD "/%d/state", dk->index);
+		if (ret != -EBUSY)
+			break;
+		g_usleep(2000);
+	}
 	if (ret)
 		return ret;
 	dir = g_strdup_printf(KD "/%d/contexts/0/schemes/0/tried_regions", dk->index);

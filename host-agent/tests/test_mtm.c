@@ -66,6 +66,7 @@ static void toy_window(struct toy *t, unsigned int a, unsigned int b,
 		assert_int_equal(o->from_tier, t->tier[o->chunk]);
 		assert_true(o->promote == (o->to_tier < o->from_tier));
 		t->tier[o->chunk] = o->to_tier;
+		vt_mtm_commit(t->m, o, p);
 	}
 }
 

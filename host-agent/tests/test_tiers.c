@@ -85,6 +85,12 @@ static void test_testbed_shape(void **state)
 	assert_int_equal(t.tier[2].free_bytes, 1020ULL << 20);
 	assert_string_equal(t.tier[0].name, "dram");
 	assert_true(t.tier[0].price_usd_gib > t.tier[1].price_usd_gib);
+	/* node -> tier index after ordering (directory order is 72, 4, 22 or any) */
+	for (unsigned int i = 0; i < t.nr; i++)
+		for (unsigned int j = 0; j < t.tier[i].nr_nodes; j++)
+			assert_int_equal(vt_tiers_of_node(&t, t.tier[i].nodes[j]), i);
+	assert_int_equal(vt_tiers_of_node(&t, 0), 0);
+	assert_int_equal(vt_tiers_of_node(&t, 1), 1);
 	assert_int_equal(vt_tiers_of_node(&t, 2), 2);
 	assert_int_equal(vt_tiers_of_node(&t, 5), -1);
 	assert_int_equal(vt_tiers_of_node(&t, -1), -1);
@@ -103,6 +109,8 @@ static void test_no_tiering_no_hmat(void **state)
 	assert_int_equal(t.tier[0].latency_ns, 100);
 	assert_int_equal(t.tier[2].nodes[0], 2);
 	assert_int_equal(t.tier[2].latency_ns, 300);
+	assert_int_equal(vt_tiers_of_node(&t, 2), 2);
+	assert_int_equal(vt_tiers_of_node(&t, 1), 1);
 	rm_tree(root);
 }
 
@@ -123,6 +131,8 @@ static void test_config(void **state)
 	assert_int_equal(t.tier[1].nr_nodes, 2);
 	assert_int_equal(t.tier[1].capacity_bytes, 3072ULL << 20);
 	assert_int_equal(t.tier[1].latency_ns, 300);
+	assert_int_equal(vt_tiers_of_node(&t, 2), 1);
+	assert_int_equal(vt_tiers_of_node(&t, 0), 0);
 	assert_true(t.tier[0].price_usd_gib == 4.5);
 	assert_int_equal(t.tier[0].latency_ns, 100);	/* from HMAT when not configured */
 	assert_string_equal(t.tier[0].source, "config");

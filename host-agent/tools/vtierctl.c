@@ -98,6 +98,7 @@ static void print_stats(JsonObject *o)
 	static const char *const counters[] = {
 		"windows", "promotions", "demotions", "bytes_moved", "last_window_bytes",
 		"move_fail_busy", "move_fail_absent", "move_fail_nomem", "move_fail_other",
+		"orders_failed", "orders_deferred",
 		"observe_bytes", "thrash_events", "max_moves_per_chunk", "profiler_regions",
 		"profiler_checks", "profiler_cpu_ns", "residency_cpu_ns", "policy_cpu_ns",
 		"mover_cpu_ns", "hot_chunks", "hot_chunks_on_tier0", "dram_allowance",

@@ -1,0 +1,16 @@
+# vtierd and vtierctl (host-agent/core, docs/vtierd.md).
+#   make demo-vm        boot the testbed, run an L2 VM with a hot set, attach vtierd and
+#                       watch the hot set land on the DRAM node (first run: image build,
+#                       a few minutes; then about 2-3 minutes)
+#   make check-vtierd   the vtierd scenario in the testbed (meson test vm-vtierd-tiering)
+
+.PHONY: demo-vm check-vtierd
+
+demo-vm: build testbed-images
+	@echo "vtier demo: an L2 VM (1 GiB, hot set 64 MiB) on a 3-tier L1 host (DRAM, CXL-like,"
+	@echo "PMEM-like nodes); vtierd moves the hot set to DRAM under a 256 MiB DRAM limit."
+	@echo "Boots L1 under TCG (~15 s) and the L2 VM (~15-20 s), then a live table per window."
+	tests/vtierd/run-scenario $(BUILD) vtierd-demo --timeout 900
+
+check-vtierd: build testbed-images
+	$(MESON) test -C $(BUILD) --suite vm --print-errorlogs vm-vtierd-tiering

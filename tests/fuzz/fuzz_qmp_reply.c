@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Fuzz target: what a QMP peer may send. The first byte picks the parser
+ * (greeting, query-memdev + qom-list, x-query-ramblock text, one-object check).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qmp_client.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *text;
+	size_t len;
+
+	if (size < 1)
+		return 0;
+	text = (const char *)data + 1;
+	len = size - 1;
+	switch (data[0] % 4) {
+	case 0: {
+		char *version = NULL;
+		GError *e = NULL;
+
+		if (vt_qmp_parse_greeting(text, len, &version, &e) == !!e)
+			__builtin_trap();
+		g_free(version);
+		g_clear_error(&e);
+		break;
+	}
+	case 1: {
+		JsonParser *p = json_parser_new();
+		GArray *m = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
+
+		if (vt_json_single_object(text, len) || len < 4096) {
+			if (json_parser_load_from_data(p, text, (gssize)len, NULL) &&
+			    json_parser_get_root(p)) {
+				if (vt_qmp_parse_memdev(json_parser_get_root(p), m, NULL))
+					vt_qmp_parse_objects(json_parser_get_root(p), m, NULL);
+			}
+		}
+		g_array_free(m, TRUE);
+		g_object_unref(p);
+		break;
+	}
+	case 2: {
+		char *s = g_strndup(text, len);
+		GArray *rb = g_array_new(FALSE, TRUE, sizeof(struct vt_ramblock));
+
+		if (vt_qmp_parse_ramblocks(s, rb, NULL))
+			for (unsigned int i = 0; i < rb->len; i++)
+				if (g_array_index(rb, struct vt_ramblock, i).used >
+				    g_array_index(rb, struct vt_ramblock, i).total)
+					__builtin_trap();
+		g_array_free(rb, TRUE);
+		g_free(s);
+		break;
+	}
+	default:
+		vt_json_single_object(text, len);
+	}
+	return 0;
+}

@@ -1,0 +1,239 @@
+# vtierd-tiering: vtierd attaches to a 1 GiB L2 VM whose RAM starts spread over
+# L1's three nodes (DRAM, CXL-like, PMEM-like), profiles it with the host
+# kernel's DAMON (damon-kernel: no host-kmod here) and moves its hot set to the
+# DRAM node under a DRAM limit. Placement is checked with vtier-tbnuma
+# (move_pages status queries, no code shared with vtierd), every window.
+#   1. mode=off attaches without profiling; mode=observe moves nothing
+#   2. hot set A (64 MiB), dram_limit=256MiB: >= 90 % of A on node 0 and the
+#      VM's node-0 use <= 256 MiB within 20 windows
+#   2b. dram_limit lowered to 96MiB while A is hot: node-0 use comes down to
+#      it and A stays (>= 90 %) on node 0
+#   3. phase change to hot set B (96 MiB: A and B cannot both stay): B >= 90 %
+#      on node 0, A <= 50 %, within 20 windows; no 2 MiB chunk of A or B
+#      changes node more than once meanwhile (no ping-pong)
+#   4. mode=off detaches profiling (no kdamond left)
+#   5. bad input: unknown VM, malformed policy, a socket that is not QEMU, a
+#      second vtierd on the same socket, a VM killed while attached: each a
+#      clear error, vtierd keeps serving vm0
+#   6. verify: 0 bad pages in the guest
+# Window length: VTIERD_WINDOW_MS (default 2000).
+export LD_LIBRARY_PATH=/opt/vtier/lib
+W=${VTIERD_WINDOW_MS:-2000}
+SOCK=/run/vtier/vtierd.sock
+MIB=1048576
+ctl() { vtierctl --socket "$SOCK" "$@"; }
+stat_of() { ctl --json stats vm0 | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+# from the last `js=$(ctl --json stats vm0)`
+sj() { echo "$js" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+sleep_window() { sleep "$(awk "BEGIN {print $W / 1000}")"; }
+field() { echo "$1" | sed -n "s/.*$2=\([0-9]*\).*/\1/p"; }
+# on failure: the agent's view and the kernel's DAMON state, then fail
+fail() {
+    ctl stats vm0 2>&1 || true
+    k=/sys/kernel/mm/damon/admin/kdamonds
+    echo "nr_kdamonds=$(cat $k/nr_kdamonds 2>/dev/null)"
+    for d in $k/[0-9]*; do
+        [ -d "$d" ] || continue
+        c=$d/contexts/0
+        echo "$d: state=$(cat $d/state) ops=$(cat $c/operations)" \
+            "pid=$(cat $c/targets/0/pid_target) tried=$(ls $c/schemes/0/tried_regions 2>/dev/null | wc -l)"
+        for r in $(ls $c/schemes/0/tried_regions 2>/dev/null | grep '^[0-9]' | head -8); do
+            echo "  region $r: $(cat $c/schemes/0/tried_regions/$r/start)-$(cat $c/schemes/0/tried_regions/$r/end)" \
+                "acc=$(cat $c/schemes/0/tried_regions/$r/nr_accesses) age=$(cat $c/schemes/0/tried_regions/$r/age)"
+        done
+    done
+    tail -20 "$TB_OUT/vtierd.log"
+    tb_fail "$@"
+}
+
+tb_step "L1: DAMON sysfs and NUMA"
+[ -d /sys/kernel/mm/damon/admin ] || tb_skip "L1 kernel has no DAMON sysfs"
+# the kernel's own NUMA balancing would move guest pages to the CPUs' node too;
+# with it on, placement could not be credited to vtierd
+echo 0 > /proc/sys/kernel/numa_balancing
+echo "numa_balancing=$(cat /proc/sys/kernel/numa_balancing)"
+
+mkdir -p /run/vtier && chmod 700 /run/vtier
+vtierd --socket "$SOCK" > "$TB_OUT/vtierd.log" 2>&1 &
+vtierd_pid=$!
+for _ in $(seq 50); do ctl list > /dev/null 2>&1 && break; sleep 0.2; done
+ctl list > /dev/null || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
+ctl tiers
+[ "$(ctl --json tiers | grep -o '"name"' | wc -l)" = 3 ] || fail "vtierd does not see 3 tiers"
+
+tb_l2_start vm0 --mem 1G
+tb_l2_check_kvm vm0
+tb_l2 vm0 'vtier-workload serve --size 512M > /run/wl.log 2>&1 &'
+tb_l2 vm0 'vtier-workload ctl --wait 300 info'
+
+tb_step "1. attach with mode=off, spread RAM over nodes 0,1,2, then observe"
+ctl attach /run/tb/vm0.agent.qmp --name vm0 mode=off window_ms="$W" budget=32MiB
+pid=$(tb_l2_pid vm0)
+hva=$(ctl --json status vm0 | sed -n 's/.*"hva":\([0-9]*\).*/\1/p')
+[ -n "$hva" ] || fail "no HVA in vtierctl status"
+ctl status vm0 | head -4
+spread=$(vtier-tbnuma spread "$pid" "$hva" $((1024 * MIB)) 0,1,2)
+echo "spread: $spread"
+for n in 0 1 2; do
+    [ "$(field "$spread" node$n)" -gt 20000 ] || fail "spread left node $n nearly empty: $spread"
+done
+tb_l2 vm0 -t 300 'vtier-workload ctl phase dist=uniform ranges=0-64M accesses=50000 write_pct=10'
+tb_l2 vm0 'vtier-workload ctl hotset source=ranges out=/run/hotA.txt'
+tb_l2 vm0 'cat /run/hotA.txt' > /tmp/hotA.txt
+before=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
+ctl policy vm0 mode=observe > /dev/null
+# hot set A runs for the rest of this part (observe + at most 24 windows)
+tb_l2 vm0 -t 900 "vtier-workload ctl phase dist=uniform ranges=0-64M duration_ms=$((W * 45)) write_pct=5" \
+    > /tmp/phaseA.log 2>&1 &
+phaseA=$!
+for _ in 1 2 3 4; do sleep_window; done
+after=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
+echo "observe: before $before"
+echo "observe: after  $after"
+[ "$(stat_of bytes_moved)" = 0 ] || fail "mode=observe moved $(stat_of bytes_moved) bytes"
+[ "$(stat_of windows)" -ge 2 ] || fail "mode=observe ran no windows"
+[ "$(stat_of observe_bytes)" -gt 0 ] || fail "mode=observe decided nothing (no profile?)"
+for n in 1 2; do
+    [ "$(field "$after" node$n)" = "$(field "$before" node$n)" ] ||
+        fail "node $n pages changed under mode=observe"
+done
+
+tb_step "2. mode=auto dram_limit=256MiB: hot set A to node 0"
+ctl policy vm0 mode=auto dram_limit=256MiB > /dev/null
+w0=$(stat_of windows)
+printf '%-7s %-8s %-9s %-9s %-9s %-6s %-6s %-8s %s\n' window "A@node0" "node0MiB" "node1MiB" \
+    "node2MiB" promo demo busy "failed"
+ok_a=""
+for i in $(seq 1 24); do
+    sleep_window
+    a=$(vtier-tbnuma where-gpa "$pid" "$hva" /tmp/hotA.txt)
+    v=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
+    js=$(ctl --json stats vm0)
+    win=$(( $(sj windows) - w0 ))
+    pct=$(( $(field "$a" node0) * 100 / $(field "$a" pages) ))
+    n0=$(( $(field "$v" node0) * 4096 / MIB ))
+    printf '%-7s %-8s %-9s %-9s %-9s %-6s %-6s %-8s %s\n' "$win" "$pct%" "$n0" \
+        $(( $(field "$v" node1) * 4096 / MIB )) $(( $(field "$v" node2) * 4096 / MIB )) \
+        "$(sj promotions)" "$(sj demotions)" "$(sj move_fail_busy)" "$(sj orders_failed)"
+    if [ "$pct" -ge 90 ] && [ "$n0" -le 256 ]; then
+        ok_a=$win
+        break
+    fi
+done
+[ -n "$ok_a" ] || fail "hot set A not >= 90 % on node 0 within the DRAM limit after 20+ windows"
+[ "$ok_a" -le 20 ] || fail "hot set A took $ok_a windows (> 20)"
+echo "RESULT damon-kernel hotA_windows=$ok_a"
+ctl stats vm0
+
+tb_step "2b. dram_limit=96MiB while A is hot: cold data leaves node 0, A stays"
+ctl policy vm0 dram_limit=96MiB > /dev/null
+ok_lim=""
+for i in $(seq 1 30); do
+    sleep_window
+    a=$(vtier-tbnuma where-gpa "$pid" "$hva" /tmp/hotA.txt)
+    v=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
+    pct=$(( $(field "$a" node0) * 100 / $(field "$a" pages) ))
+    n0=$(( $(field "$v" node0) * 4096 / MIB ))
+    echo "node0 ${n0} MiB, A@node0 ${pct}%"
+    if [ "$n0" -le 96 ]; then
+        ok_lim=1
+        break
+    fi
+done
+[ -n "$ok_lim" ] || fail "node-0 use did not come down to the 96 MiB limit"
+[ "$pct" -ge 90 ] || fail "the hot set was demoted to meet the limit (A@node0 $pct%)"
+wait "$phaseA" || true
+grep -q '^ok phase' /tmp/phaseA.log || fail "phase A failed: $(cat /tmp/phaseA.log)"
+
+tb_step "3. phase change to hot set B (256M-320M) under dram_limit=96MiB"
+tb_l2 vm0 -t 300 'vtier-workload ctl phase dist=uniform ranges=256M-320M accesses=50000 write_pct=10'
+tb_l2 vm0 'vtier-workload ctl hotset source=ranges out=/run/hotB.txt'
+tb_l2 vm0 'cat /run/hotB.txt' > /tmp/hotB.txt
+tb_l2 vm0 -t 900 "vtier-workload ctl phase dist=uniform ranges=256M-320M duration_ms=$((W * 26)) write_pct=5" \
+    > /tmp/phaseB.log 2>&1 &
+phaseB=$!
+w0=$(stat_of windows)
+ok_b=""
+# independent ping-pong count: the node of every 2 MiB of A and B, each check
+vtier-tbnuma chunks "$pid" "$hva" /tmp/hotA.txt > /tmp/chunks.log
+vtier-tbnuma chunks "$pid" "$hva" /tmp/hotB.txt >> /tmp/chunks.log
+printf '%-7s %-9s %-9s %-10s %-6s %-6s %-8s %s\n' window "B@node0" "A@node0" "node0MiB" promo demo busy failed
+for i in $(seq 1 24); do
+    sleep_window
+    a=$(vtier-tbnuma where-gpa "$pid" "$hva" /tmp/hotA.txt)
+    b=$(vtier-tbnuma where-gpa "$pid" "$hva" /tmp/hotB.txt)
+    v=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
+    vtier-tbnuma chunks "$pid" "$hva" /tmp/hotA.txt >> /tmp/chunks.log
+    vtier-tbnuma chunks "$pid" "$hva" /tmp/hotB.txt >> /tmp/chunks.log
+    js=$(ctl --json stats vm0)
+    win=$(( $(sj windows) - w0 ))
+    pa=$(( $(field "$a" node0) * 100 / $(field "$a" pages) ))
+    pb=$(( $(field "$b" node0) * 100 / $(field "$b" pages) ))
+    n0=$(( $(field "$v" node0) * 4096 / MIB ))
+    printf '%-7s %-9s %-9s %-10s %-6s %-6s %-8s %s\n' "$win" "$pb%" "$pa%" "$n0" \
+        "$(sj promotions)" "$(sj demotions)" "$(sj move_fail_busy)" "$(sj orders_failed)"
+    if [ "$pb" -ge 90 ] && [ "$pa" -le 50 ] && [ "$n0" -le 96 ]; then
+        ok_b=$win
+        break
+    fi
+done
+[ -n "$ok_b" ] || fail "phase change: B not promoted / A not demoted within 20+ windows"
+[ "$ok_b" -le 20 ] || fail "phase change took $ok_b windows (> 20)"
+# lines alternate A, B: count node changes per chunk position over the checks
+flips=$(awk 'NR % 2 { set = "A" } !(NR % 2) { set = "B" }
+    { n = length($0); for (i = 1; i <= n; i++) { c = substr($0, i, 1); k = set i
+        if (k in last && last[k] != c && c != "-" && last[k] != "-") f[k]++
+        if (c != "-") last[k] = c } }
+    END { m = 0; for (k in f) if (f[k] > m) m = f[k]; print m }' /tmp/chunks.log)
+moves=$(stat_of max_moves_per_chunk)
+echo "RESULT damon-kernel phase_change_windows=$ok_b max_node_changes_per_chunk=$flips" \
+    "agent_max_moves_per_chunk_since_attach=$moves"
+[ "$flips" -le 1 ] || fail "ping-pong: a 2 MiB chunk of A or B changed node $flips times during the phase change"
+ctl stats vm0
+wait "$phaseB" || true
+grep -q '^ok phase' /tmp/phaseB.log || fail "phase B failed: $(cat /tmp/phaseB.log)"
+
+tb_step "4. mode=off detaches profiling"
+ctl policy vm0 mode=off > /dev/null
+ctl status vm0 | head -2
+ctl --json status vm0 | grep -q '"profiler":"none"' || fail "mode=off kept a profiler"
+[ "$(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)" = 0 ] ||
+    fail "mode=off left a kdamond: $(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)"
+
+tb_step "5. bad input"
+out=$(ctl stats nosuchvm 2>&1) && fail "stats of an unknown VM succeeded"
+echo "$out"; echo "$out" | grep -q "no VM named 'nosuchvm'" || fail "unclear error: $out"
+out=$(ctl policy vm0 budget=banana 2>&1) && fail "malformed policy accepted"
+echo "$out"; echo "$out" | grep -q "budget" || fail "unclear error: $out"
+out=$(vtierd --socket "$SOCK" 2>&1) && fail "a second vtierd on the same socket started"
+echo "$out"; echo "$out" | grep -q "another vtierd" || fail "unclear error: $out"
+mkdir -p /run/vtier2 && chmod 700 /run/vtier2
+vtierd --socket /run/vtier2/s > /dev/null 2>&1 &
+other=$!
+sleep 1
+out=$(ctl attach /run/vtier2/s 2>&1) && fail "attached a socket that is not QEMU"
+echo "$out"; echo "$out" | grep -q "QMP" || fail "unclear error: $out"
+kill "$other"; wait "$other" || true
+tb_l2_start vm1 --mem 256M
+ctl attach /run/tb/vm1.agent.qmp --name vm1 mode=observe window_ms="$W" > /dev/null
+kill -9 "$(tb_l2_pid vm1)"
+for _ in $(seq 20); do ctl list | grep -q '^vm1 ' || break; sleep 0.5; done
+ctl list
+ctl list | grep -q '^vm1 ' && fail "vm1 still listed after its QEMU died"
+grep "vm1: detached" "$TB_OUT/vtierd.log" || fail "no log line for vm1's exit"
+ctl status vm0 > /dev/null || fail "vtierd stopped serving vm0"
+tb_l2_stop vm1 || true   # its QEMU was killed: wait reports 137
+
+tb_step "6. verify guest memory"
+out=$(tb_l2 vm0 -t 600 'vtier-workload ctl verify') || fail "verify failed: $out"
+echo "$out"
+echo "$out" | grep -q 'bad=0 ' || fail "verify did not report bad=0: $out"
+
+ctl detach vm0
+kill "$vtierd_pid"; wait "$vtierd_pid" || true
+tb_step "result"
+printf '%-14s %-22s %-24s %s\n' profiler "hot set A (windows)" "phase change (windows)" "node changes/chunk"
+printf '%-14s %-22s %-24s %s\n' damon-kernel "$ok_a" "$ok_b" "$flips"
+printf '%-14s %s\n' tdp "not run: vtierd has no tdp source yet (host-kmod)"
+tb_l2_stop vm0
+tb_step "vtierd-tiering: done"
