@@ -438,6 +438,18 @@ void vt_vm_status_to_json(const struct vt_vm *vm, JsonBuilder *b)
 	add_str(b, "last_error", vm->last_error);
 	json_builder_set_member_name(b, "policy");
 	vt_vm_policy_to_json(&vm->policy, b);
+	json_builder_set_member_name(b, "gpa_map");
+	json_builder_begin_array(b);
+	for (unsigned int i = 0; i < vm->gpa_map->len; i++) {
+		const struct vt_gpa_map *g = &g_array_index(vm->gpa_map, struct vt_gpa_map, i);
+
+		json_builder_begin_object(b);
+		add_u64(b, "gpa", g->gpa);
+		add_u64(b, "len", g->len);
+		add_u64(b, "hva", g->hva);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
 	json_builder_set_member_name(b, "ram");
 	json_builder_begin_array(b);
 	for (unsigned int i = 0; i < vm->ram->len; i++) {

@@ -568,7 +568,10 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 			continue;
 		}
 		if (g_str_has_prefix(l, "Root memory region:")) {
-			in_memory = strcmp(l + 19 + strspn(l + 19, " "), "memory") == 0;
+			const char *root = l + 19 + strspn(l + 19, " ");
+
+			/* "system" (address_space_memory), or "memory" (the SMM view under TCG) */
+			in_memory = strcmp(root, "system") == 0 || strcmp(root, "memory") == 0;
 			seen |= in_memory;
 			continue;
 		}
@@ -630,7 +633,7 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 		}
 	}
 	if (!seen) {
-		g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: no flat view of 'memory'");
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: no flat view of 'system' or 'memory'");
 		return false;
 	}
 	return true;

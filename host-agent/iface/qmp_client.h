@@ -68,7 +68,7 @@ bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError 
 bool vt_qmp_parse_memdev(JsonNode *ret, GArray *out, GError **error);
 bool vt_qmp_parse_objects(JsonNode *ret, GArray *memdevs, GError **error);
 bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error);
-/* The RAM ranges of the flat view rooted at "memory" (HMP "info mtree -f"). */
+/* The RAM ranges of the first flat view rooted at "system" or "memory" (HMP "info mtree -f"). */
 bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error);
 
 #define VT_QMP_ERROR (vt_qmp_error_quark())

@@ -180,6 +180,19 @@ static void test_mtree(void **state)
 			fail_msg("accepted mtree %s", bad[i]);
 	}
 	assert_false(vt_qmp_parse_mtree(NULL, r, NULL));
+	/* under KVM the system address space's view comes first, rooted at "system" */
+	{
+		const char *kvm = "FlatView #0\n AS \"KVM-SMRAM\", root: mem-container-smram\n"
+				  " Root memory region: mem-container-smram\n"
+				  "  0000000000000000-00000000000bffff (prio 0, ram): smram\n"
+				  "FlatView #1\n AS \"memory\", root: system\n Root memory region: system\n"
+				  "  0000000000000000-000000003fffffff (prio 0, ram): ram KVM\n";
+		g_autoptr(GArray) k = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
+
+		assert_true(vt_qmp_parse_mtree(kvm, k, NULL));
+		assert_int_equal(k->len, 1);
+		assert_string_equal(g_array_index(k, struct vt_gpa_range, 0).region, "ram");
+	}
 }
 
 static void test_single_object(void **state)
