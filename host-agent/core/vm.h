@@ -106,6 +106,7 @@ struct vt_vm {
 	struct vt_access_source *src;
 	struct vt_profiler *prof;
 	struct vt_snapshot snap;
+	uint64_t checks_mark;		/* source checks at the last window end */
 	struct vt_mtm *mtm;
 	guint window_timer;
 	guint sample_timer;
