@@ -8,16 +8,12 @@
 
 KMOD_BUILD = $(BUILD)/kmod
 KMOD_KDIR ?= $(shell tests/testbed/images kdir)
-KMOD_SRC = $(wildcard host-kmod/*.c host-kmod/*.h) host-kmod/Kbuild host-kmod/Makefile
 CHECKPATCH ?= $(or $(VTIER_CACHE),/var/cache/vtier)/checkpatch/checkpatch.pl
 
 .PHONY: kmod check-kmod checkpatch-kmod
 
 kmod: testbed-images
-	@mkdir -p $(KMOD_BUILD)/host-kmod $(KMOD_BUILD)/include/vtier
-	cp -u $(KMOD_SRC) $(KMOD_BUILD)/host-kmod/
-	cp -u include/vtier/tdp.h $(KMOD_BUILD)/include/vtier/
-	$(MAKE) -C $(KMOD_BUILD)/host-kmod KDIR=$(KMOD_KDIR)
+	host-kmod/build.sh $(KMOD_BUILD) $(KMOD_KDIR)
 
 check-kmod: build kmod
 	tests/kmod/vm-tdp.sh --build $(BUILD) tdp-npt

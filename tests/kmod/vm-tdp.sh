@@ -10,7 +10,7 @@ build=$repo/build
 if [ "${1:-}" = --build ]; then build=$(cd "$2" && pwd); shift 2; fi
 scenario=${1:-tdp-npt}
 [ $# -gt 0 ] && shift
-make -s -C "$repo" --no-print-directory kmod BUILD="$build" >&2
+"$repo/host-kmod/build.sh" "$build/kmod"
 ko=$build/kmod/host-kmod/vtier_tdp.ko
 bench=$build/host-agent/tools/vtier-bench
 abitest=$build/tests/kmod/tdp-abi-test

@@ -18,7 +18,7 @@ PAGES = 16384          # 64 MiB
 
 
 def test():
-    t = Tap(22)
+    t = Tap(31)
     with Harness("handoff") as h:
         peer = h.peer()
         q = h.qemu("vm", peer.socket)
@@ -29,6 +29,9 @@ def test():
         st = peer.status()
         t.ok(st["connected"] == "1" and st["generation"] == "1" and int(st["ranges"]) >= 1,
              f"QEMU handed mem0 over (ranges={st['ranges']}, zero-filled first touches={st['zero']})")
+        info = q.tiers()["mem0"]
+        t.ok(info["state"] == "active" and info["handoffs"] == 1 and
+             info["agent"] == peer.socket, f"query-memory-tiers: {info['state']}")
 
         start = time.monotonic()
         q.guest("fill 0x1234")
@@ -41,6 +44,17 @@ def test():
         r = peer.cmd(f"evict {REGION:#x} 6000 2")
         t.ok(r["evicted"] == "6000" and r["absent"] == "0", f"evicted 6000 pages: {r}")
         t.ok(peer.status()["stored"] == "6000", "6000 pages in the peer's store")
+        peer.cmd("stats")
+        info = wait_for("a STATS report with the eviction", lambda: (
+            (i := q.tiers()["mem0"]) and i.get("demotions") == 6000 and i), 10)
+        tiers = {x["name"]: x["bytes"] for x in info["tiers"]}
+        t.ok(info["state"] == "active" and info["handoffs"] == 1 and
+             tiers == {"dram": (128 << 20) - 6000 * 4096, "store": 6000 * 4096} and
+             info["report-age-ms"] < 5000 and info["size"] == 128 << 20,
+             f"query-memory-tiers: {tiers}, age {info['report-age-ms']} ms")
+        hmp = q.command("human-monitor-command", **{"command-line": "info memory-tiers"})
+        t.ok("memory backend: mem0" in hmp and "(active, 1 hand-offs)" in hmp and
+             f"tier store: {6000 * 4096} bytes" in hmp, "HMP info memory-tiers")
         q.guest("half 0xbeef 3 0")
         v = q.guest("verify")
         st = peer.status()
@@ -57,16 +71,28 @@ def test():
 
         # Evict while the guest writes the same pages: a racing write must
         # abort the eviction of its page, never be lost.
-        q.serial.send("scribble 0x77 40")
+        wp0 = int(peer.status()["wp"])
+        q.serial.send("scribble 0x77 300")
         busy = evicted = 0
-        for rnd in range(8):
+        for rnd in range(16):
             r = peer.cmd(f"evict {REGION + (rnd % 7) * 4096:#x} 2000 7")
             busy += int(r["busy"])
             evicted += int(r["evicted"])
         q.guest_reply(300, "scribble")
         v = q.guest("verify")
+        wp = int(peer.status()["wp"]) - wp0
         t.ok(v["bad"] == "0",
-             f"eviction racing guest writes: {evicted} evicted, {busy} aborted, bad={v['bad']}")
+             f"eviction racing guest writes: {evicted} evicted, {busy} aborted, "
+             f"{wp} write-protect faults, bad={v['bad']}")
+
+        # A write that lands between the copy and the punch: held on purpose.
+        q.serial.send("hammer 100 4000000 0x31")
+        time.sleep(0.2)
+        r = peer.cmd(f"evict {REGION + 100 * 4096:#x} 1 1 300000")
+        q.guest_reply(300, "hammer")
+        v = q.guest("verify")
+        t.ok(r["busy"] == "1" and r["evicted"] == "0" and v["bad"] == "0",
+             f"a write during the eviction aborts it: {r}, bad={v['bad']}")
 
         # Negative control: a peer that corrupts 3 pages must be caught.
         q.guest("fill 0x4242")
@@ -77,10 +103,26 @@ def test():
         q.guest("fill 0x5151")
         t.ok(q.guest("verify")["bad"] == "0", "guest memory rewritten")
 
+        # Policy goes to the agent; its answer shows in QMP.
+        q.command("set-memory-tier-policy", id="mem0", mode="auto",
+                  **{"dram-limit": 64 << 20, "tiers": ["dram", "store"]})
+        info = wait_for("the agent's answer", lambda: (
+            (i := q.tiers()["mem0"]) and "policy-status" in i and i), 10)
+        st = peer.status()
+        t.ok(info["policy-status"] == 0 and st["policies"] == "1" and st["policy_mode"] == "2",
+             f"policy applied by the agent: {info['policy-message']}")
+        q.command("set-memory-tier-policy", id="mem0", mode="observe",
+                  **{"dram-limit": 1 << 40})
+        info = wait_for("the agent's refusal", lambda: (
+            (i := q.tiers()["mem0"]) and "policy-status" in i and i), 10)
+        t.ok(info["policy-status"] == -34 and "exceeds" in info["policy-message"],
+             f"policy refused by the agent: {info['policy-status']} {info['policy-message']}")
+        q.command("set-memory-tier-policy", id="mem0", mode="auto")
+
         # kill -9 in the middle of serving faults.
         r = peer.cmd(f"evict {REGION:#x} 8000 2")
         t.ok(r["evicted"] == "8000", "evicted 8000 pages before the kill")
-        peer.cmd("slow 400")
+        peer.cmd("slow 1000")
         before = int(peer.status()["faults"])
         q.serial.send("verify")
         wait_for("the peer to serve 1000 faults",
@@ -91,16 +133,25 @@ def test():
         time.sleep(2)
         early = q.serial.readline(0.1)
         t.ok(early is None, f"while no agent runs the guest waits (early answer: {early})")
+        ev = q.wait_event("MEMORY_TIER_AGENT_CHANGE", 10,
+                          lambda e: e["data"]["state"] == "disconnected")
+        t.ok(q.tiers()["mem0"]["state"] == "disconnected",
+             f"QMP sees the agent gone: {ev['data']}")
 
         peer.start()
         st = wait_for("QEMU to hand the fds over again",
                       lambda: (s := peer.status()) and s["connected"] == "1" and s, 30)
         t.ok(st["generation"] == "2" and int(st["hello_flags"], 16) & 1,
              f"QEMU reconnected: generation {st['generation']}, flags {st['hello_flags']}")
+        ev = q.wait_event("MEMORY_TIER_AGENT_CHANGE", 10,
+                          lambda e: e["data"]["state"] == "active")
+        t.ok(ev["data"]["handoffs"] == 2, f"QMP event after the reconnect: {ev['data']}")
         v = q.guest_reply(120, "verify after the restart")
         t.ok(v["bad"] == "0", f"after kill -9 and restart: bad={v['bad']}")
         st = peer.status()
         t.ok(st["stored"] == "0", f"the restarted peer served the rest (stored={st['stored']})")
+        t.ok(st["policies"] == "1" and st["policy_mode"] == "2",
+             "QEMU sent the policy again to the restarted peer")
 
         # And the new peer keeps working: evict, write, verify.
         r = peer.cmd(f"evict {REGION:#x} 3000 5")

@@ -4,6 +4,7 @@ with the test guest, the reference peer, talk to QMP, the guest's serial
 console and the peer's control socket, and clean every process up whatever
 happens (each test runs inside `with Harness(...) as h:`)."""
 
+import ctypes
 import json
 import os
 import shutil
@@ -17,6 +18,20 @@ import time
 
 class TestFailure(Exception):
     pass
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    # In the child, before exec: if the test process dies in any way
+    # (even SIGKILL from a meson timeout), the kernel kills this child too.
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _sigterm(signum, frame):
+    raise TestFailure(f"killed by signal {signum}")
 
 
 def log(msg):
@@ -250,6 +265,8 @@ class Harness:
         for f in (self.qemu_bin, self.peer_bin, self.guest_elf):
             if not os.access(f, os.X_OK if f != self.guest_elf else os.R_OK):
                 raise TestFailure(f"missing {f}")
+        # A timeout's SIGTERM goes through __exit__, which cleans up.
+        signal.signal(signal.SIGTERM, _sigterm)
         # Socket paths must stay under 108 bytes.
         self.dir = tempfile.mkdtemp(prefix=f"vtier-{name}-", dir="/tmp")
         self.procs = []
@@ -258,7 +275,8 @@ class Harness:
 
     def spawn(self, args, logf):
         p = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
+                             stdin=subprocess.DEVNULL, start_new_session=True,
+                             preexec_fn=_die_with_parent)
         self.procs.append(p)
         return p
 

@@ -13,6 +13,7 @@
  *                        second half must keep its old content
  *   scribble SEED ROUNDS rounds of 'half' over a moving 1/7 of the pages
  *                        (a writer racing the agent's eviction)
+ *   hammer P ROUNDS SEED rewrite the first half of page P ROUNDS times
  *   verify               "OK verify pages=N bad=B first_bad=I"
  *   lat K M              read one word of pages with index % K == M, timing
  *                        each read with rdtsc: "OK lat n=N p50=T p90=T p99=T
@@ -378,6 +379,22 @@ static void run_command(const char *line)
 			}
 			puts_serial("OK scribble pages=");
 			put_dec(n);
+			puts_serial("\n");
+			return;
+		}
+	} else if (starts_with(line, "hammer")) {
+		uint32_t page = 0, rounds = 0;
+		const char *s = parse_u32(line + 6, &page, &ok);
+
+		s = parse_u32(s, &rounds, &ok);
+		parse_u32(s, &seed, &ok);
+		if (ok && page < n_pages) {
+			seed_lo[page] = seed;
+			for (uint32_t r = 0; r < rounds; r++) {
+				write_words(page, 0, HALF_WORDS, seed);
+			}
+			puts_serial("OK hammer rounds=");
+			put_dec(rounds);
 			puts_serial("\n");
 			return;
 		}

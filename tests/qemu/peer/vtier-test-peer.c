@@ -10,7 +10,10 @@
  *
  * Control: a unix socket, one command per line, one reply line each:
  *   status               OK key=value ... (see cmd_status)
- *   evict GPA N STRIDE   evict N pages from guest-physical GPA, every STRIDE
+ *   evict GPA N STRIDE [HOLD_US]
+ *                        evict N pages from guest-physical GPA, every STRIDE,
+ *                        holding each page write-protected HOLD_US between
+ *                        the copy and the punch (to make writes race)
  *   slow US              wait US microseconds before serving each fault
  *   corrupt N            flip a byte of the next N pages served (negative
  *                        control: the guest must then count bad pages)
@@ -492,7 +495,8 @@ static bool gpa_to_offset(const struct backend *b, uint64_t gpa, uint64_t *offse
 	return false;
 }
 
-static void cmd_evict(struct backend *b, uint64_t gpa, uint64_t n, uint64_t stride, GString *out)
+static void cmd_evict(struct backend *b, uint64_t gpa, uint64_t n, uint64_t stride,
+		      uint64_t hold_us, GString *out)
 {
 	uint64_t evicted = 0, busy = 0, absent = 0, unmapped = 0;
 
@@ -519,6 +523,8 @@ static void cmd_evict(struct backend *b, uint64_t gpa, uint64_t n, uint64_t stri
 		}
 		if (ret)
 			die("evicting page %" PRIu64 " of %s: %s", page, b->id, g_strerror(-ret));
+		if (hold_us)
+			g_usleep(hold_us);
 		/* The copy is in the store before the page leaves the memfd. */
 		b->crc[page] = page_crc(b->pages + off, b->page_size);
 		__atomic_store_n(&b->state[page], STATE_STORED, __ATOMIC_RELEASE);
@@ -564,7 +570,7 @@ static void cmd_status(struct backend *b, GString *out)
 static void run_command(const char *line, GString *out)
 {
 	struct backend *b = first_backend();
-	uint64_t a1, a2, a3;
+	uint64_t a1, a2, a3, a4 = 0;
 
 	if (sscanf(line, "slow %" SCNu64, &a1) == 1) {
 		peer.slow_us = a1;
@@ -581,9 +587,9 @@ static void run_command(const char *line, GString *out)
 	} else if (!strcmp(line, "stats")) {
 		send_stats(b);
 		g_string_append(out, "OK");
-	} else if (sscanf(line, "evict %" SCNx64 " %" SCNu64 " %" SCNu64, &a1, &a2, &a3) == 3 &&
-		   a3) {
-		cmd_evict(b, a1, a2, a3, out);
+	} else if (sscanf(line, "evict %" SCNx64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+			  &a1, &a2, &a3, &a4) >= 3 && a3) {
+		cmd_evict(b, a1, a2, a3, a4, out);
 	} else {
 		g_string_append(out, "ERR bad command");
 	}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Fuzz target of the hand-off message checks (host-agent/iface/handoff_proto.c):
+ * the input is a stream of messages as QEMU would write them on the socket,
+ * each a header, its payload, and (first byte after the header, consumed)
+ * the number of fds that came with it. Every message must be either
+ * accepted with all its pointers inside the payload, or refused with a
+ * reason; nothing may be read outside the input.
+ */
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handoff_proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_inside(const void *p, size_t len, const uint8_t *base, size_t size)
+{
+	const uint8_t *q = p;
+
+	assert(q >= base && len <= size && q - base <= (ptrdiff_t)(size - len));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	while (size >= sizeof(struct vtier_handoff_hdr) + 1) {
+		struct vtier_handoff_hdr hdr;
+		char err[VT_HANDOFF_ERR_LEN];
+		struct vt_handoff_msg msg;
+		unsigned int nfds;
+		uint8_t *payload;
+		size_t len;
+		int ret;
+
+		memcpy(&hdr, data, sizeof(hdr));
+		nfds = data[sizeof(hdr)] % 4;
+		data += sizeof(hdr) + 1;
+		size -= sizeof(hdr) + 1;
+
+		err[0] = '\0';
+		ret = vt_handoff_check_hdr(&hdr, err, sizeof(err));
+		assert(ret <= 0 && (!ret || err[0]));
+		len = hdr.size < size ? hdr.size : size;	/* truncated if short */
+		/* An exact-size copy, so that ASan sees any overread. */
+		payload = malloc(len ? len : 1);
+		memcpy(payload, data, len);
+		err[0] = '\0';
+		ret = vt_handoff_parse(&hdr, payload, len, nfds, &msg, err, sizeof(err));
+		assert(ret <= 0 && (!ret || err[0]));
+		if (!ret && hdr.type == VTIER_HANDOFF_HELLO) {
+			const struct vtier_handoff_hello *h = msg.hello.fixed;
+
+			check_inside(h, sizeof(*h), payload, len);
+			check_inside(msg.hello.ranges, h->n_ranges * sizeof(msg.hello.ranges[0]),
+				     payload, len);
+			if (msg.hello.profile) {
+				check_inside(msg.hello.profile, h->profile_size, payload, len);
+				vt_handoff_check_profile(msg.hello.profile, h->profile_size,
+							 h->size_bytes, err, sizeof(err));
+			}
+			for (uint32_t i = 0; i < h->n_ranges; i++)
+				assert(msg.hello.ranges[i].offset + msg.hello.ranges[i].size <=
+				       h->size_bytes);
+			assert(memchr(h->backend_id, 0, sizeof(h->backend_id)));
+		}
+		free(payload);
+		data += len;
+		size -= len;
+	}
+	return 0;
+}
