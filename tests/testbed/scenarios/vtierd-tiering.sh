@@ -180,6 +180,7 @@ for i in $(seq 1 24); do
     vtier-tbnuma chunks "$pid" "$hva" /tmp/hotA.txt >> /tmp/chunks.log
     vtier-tbnuma chunks "$pid" "$hva" /tmp/hotB.txt >> /tmp/chunks.log
     js=$(ctl --json stats vm0)
+    [ "$i" != 1 ] || kill -0 "$phaseB" 2>/dev/null || echo "phase B job already ended: $(cat /tmp/phaseB.log)"
     win=$(( $(sj windows) - w0 ))
     pa=$(( $(field "$a" node0) * 100 / $(field "$a" pages) ))
     pb=$(( $(field "$b" node0) * 100 / $(field "$b" pages) ))
@@ -191,7 +192,8 @@ for i in $(seq 1 24); do
         break
     fi
 done
-[ -n "$ok_b" ] || fail "phase change: B not promoted / A not demoted within 20+ windows"
+[ -n "$ok_b" ] || fail "phase change: B not promoted / A not demoted within 20+ windows" \
+    "(phase B job: $(kill -0 "$phaseB" 2>/dev/null && echo running || echo ended): $(cat /tmp/phaseB.log))"
 [ "$ok_b" -le 20 ] || fail "phase change took $ok_b windows (> 20)"
 # lines alternate A, B: count node changes per chunk position over the checks
 flips=$(awk 'NR % 2 { set = "A" } !(NR % 2) { set = "B" }
