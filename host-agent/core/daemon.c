@@ -38,6 +38,8 @@ static void vm_free(struct vt_vm *vm)
 	vt_mtm_free(vm->mtm);
 	if (vm->ram)
 		g_array_free(vm->ram, TRUE);
+	if (vm->gpa_map)
+		g_array_free(vm->gpa_map, TRUE);
 	g_free(vm);
 }
 
@@ -115,6 +117,7 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 	vm->d = d;
 	vm->policy = d->defaults;
 	vm->ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
+	vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
 	g_strlcpy(vm->qmp_path, qmp_path, sizeof(vm->qmp_path));
 	if (nr_set && !vt_vm_policy_apply(&vm->policy, set, nr_set, error))
 		goto fail;
@@ -146,7 +149,7 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 		do
 			g_snprintf(vm->name, sizeof(vm->name), "vm%u", d->next_id++);
 		while (name_taken(d, vm->name));
-	if (!vt_vm_discover(vm->qmp, vm->pid, vm->ram, error)) {
+	if (!vt_vm_discover(vm->qmp, vm->pid, vm->ram, vm->gpa_map, error)) {
 		g_prefix_error(error, "%s: ", qmp_path);
 		goto fail;
 	}

@@ -6,7 +6,36 @@
 #include "procmaps.h"
 #include "vm.h"
 
-bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GError **error)
+static void discover_gpa(struct vt_qmp *qmp, GArray *ram, GArray *gpa_map)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonNode) args = NULL, ret = NULL;
+	g_autoptr(GArray) ranges = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "command-line");
+	json_builder_add_string_value(b, "info mtree -f");
+	json_builder_end_object(b);
+	args = json_builder_get_root(b);
+	if (!vt_qmp_execute(qmp, "human-monitor-command", args, &ret, NULL) ||
+	    !JSON_NODE_HOLDS_VALUE(ret) || json_node_get_value_type(ret) != G_TYPE_STRING ||
+	    !vt_qmp_parse_mtree(json_node_get_string(ret), ranges, NULL))
+		return;
+	for (unsigned int i = 0; i < ranges->len; i++) {
+		const struct vt_gpa_range *g = &g_array_index(ranges, struct vt_gpa_range, i);
+
+		for (unsigned int j = 0; j < ram->len; j++) {
+			const struct vt_vm_ram *r = &g_array_index(ram, struct vt_vm_ram, j);
+			struct vt_gpa_map m = { g->gpa, g->len, r->hva + g->offset };
+
+			/* only ranges wholly inside a backend's RAM block */
+			if (strcmp(g->region, r->backend) == 0 && g->offset + g->len <= r->size)
+				g_array_append_val(gpa_map, m);
+		}
+	}
+}
+
+bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GArray *gpa_map, GError **error)
 {
 	g_autoptr(GArray) memdevs = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
 	g_autoptr(GArray) blocks = g_array_new(FALSE, TRUE, sizeof(struct vt_ramblock));
@@ -87,5 +116,7 @@ bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GError **error)
 		r.thp = !m->share && !*map->path && blk->page_size == 4096;
 		g_array_append_val(ram, r);
 	}
+	if (gpa_map)
+		discover_gpa(qmp, ram, gpa_map);
 	return true;
 }

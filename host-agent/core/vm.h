@@ -38,8 +38,19 @@ struct vt_vm_ram {
 	char mapping[256];	/* the /proc/PID/maps path ("" = anonymous) */
 };
 
-/* Learn @pid's guest RAM through @qmp: backends, RAM blocks, and maps. */
-bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GError **error);
+/* A guest-physical range of RAM and where it is in QEMU. */
+struct vt_gpa_map {
+	uint64_t gpa;
+	uint64_t len;
+	uint64_t hva;
+};
+
+/*
+ * Learn @pid's guest RAM through @qmp: backends, RAM blocks, and maps; and when
+ * @gpa_map is non-NULL, gpa -> hva from the flat memory view ("info mtree -f";
+ * left empty, without error, when QEMU does not answer it).
+ */
+bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GArray *gpa_map, GError **error);
 
 struct vt_tier_stats {
 	uint64_t resident_bytes;	/* estimated from move_pages status samples */
@@ -86,6 +97,7 @@ struct vt_vm {
 	struct vt_qmp *qmp;
 	guint qmp_watch;
 	GArray *ram;			/* struct vt_vm_ram */
+	GArray *gpa_map;		/* struct vt_gpa_map, sorted by gpa */
 	uint64_t ram_bytes;
 	struct vt_vm_policy policy;
 	enum vt_addr_space space;
@@ -94,6 +106,7 @@ struct vt_vm {
 	struct vt_access_source *src;
 	struct vt_profiler *prof;
 	struct vt_snapshot snap;
+	uint64_t checks_mark;		/* source checks at the last window end */
 	struct vt_mtm *mtm;
 	guint window_timer;
 	guint sample_timer;

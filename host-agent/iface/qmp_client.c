@@ -541,3 +541,100 @@ bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error)
 	}
 	return true;
 }
+
+/*
+ * "info mtree -f": FlatView blocks; in the one with "Root memory region: memory",
+ *   0000000000100000-000000003fffffff (prio 0, ram): ram @0000000000100000 KVM
+ */
+bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
+{
+	g_auto(GStrv) lines = NULL;
+	bool in_memory = false, seen = false;
+
+	if (!text || strlen(text) > 4 * VT_QMP_MAX_LINE) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: no text");
+		return false;
+	}
+	lines = g_strsplit(text, "\n", 200000);
+	for (unsigned int i = 0; lines[i]; i++) {
+		char *l = g_strstrip(lines[i]), *dash, *ram, *name, *at;
+		struct vt_gpa_range r = { 0 };
+		uint64_t end;
+
+		if (g_str_has_prefix(l, "FlatView")) {
+			if (seen)
+				break;	/* the first flat view of "memory" is the one */
+			in_memory = false;
+			continue;
+		}
+		if (g_str_has_prefix(l, "Root memory region:")) {
+			const char *root = l + 19 + strspn(l + 19, " ");
+
+			/* "system" (address_space_memory), or "memory" (the SMM view under TCG) */
+			in_memory = strcmp(root, "system") == 0 || strcmp(root, "memory") == 0;
+			seen |= in_memory;
+			continue;
+		}
+		if (!in_memory || !(ram = strstr(l, ", ram):")))
+			continue;
+		dash = strchr(l, '-');
+		if (!dash || dash - l != 16 || strncmp(dash + 17, " (prio ", 7) != 0) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: malformed line %u: '%.80s'",
+				    i + 1, l);
+			return false;
+		}
+		*dash = '\0';
+		dash[17] = '\0';
+		name = ram + 7;
+		name += strspn(name, " ");
+		at = strstr(name, " @");
+		{
+			g_autofree char *a = g_strconcat("0x", l, NULL);
+			g_autofree char *b = g_strconcat("0x", dash + 1, NULL);
+
+			if (!parse_hex(a, &r.gpa) || !parse_hex(b, &end) || end < r.gpa ||
+			    end == G_MAXUINT64) {
+				g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: bad range on line %u",
+					    i + 1);
+				return false;
+			}
+		}
+		r.len = end - r.gpa + 1;
+		if (at) {
+			g_autofree char *o = NULL;
+			char *sp;
+
+			*at = '\0';
+			o = g_strconcat("0x", at + 2, NULL);
+			sp = strchr(o, ' ');
+			if (sp)
+				*sp = '\0';
+			if (!parse_hex(o, &r.offset) || r.offset + r.len < r.offset) {
+				g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: bad offset on line %u",
+					    i + 1);
+				return false;
+			}
+		} else {
+			char *sp = strchr(name, ' ');
+
+			if (sp)
+				*sp = '\0';
+		}
+		if (!*name || strlen(name) >= sizeof(r.region)) {
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: bad region name on line %u",
+				    i + 1);
+			return false;
+		}
+		g_strlcpy(r.region, name, sizeof(r.region));
+		g_array_append_val(out, r);
+		if (out->len > 65536) {
+			g_set_error(error, VT_QMP_ERROR, E2BIG, "info mtree: too many ranges");
+			return false;
+		}
+	}
+	if (!seen) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: no flat view of 'system' or 'memory'");
+		return false;
+	}
+	return true;
+}

@@ -36,6 +36,14 @@ struct vt_ramblock {
 	bool readonly;
 };
 
+/* One guest-physical range of RAM as `info mtree -f` shows it. */
+struct vt_gpa_range {
+	uint64_t gpa;
+	uint64_t len;
+	char region[128];	/* memory region (= backend id for guest RAM) */
+	uint64_t offset;	/* offset of @gpa inside the region */
+};
+
 /* Connect, check the greeting is QEMU's, negotiate capabilities. */
 struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error);
 void vt_qmp_free(struct vt_qmp *q);
@@ -60,6 +68,8 @@ bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError 
 bool vt_qmp_parse_memdev(JsonNode *ret, GArray *out, GError **error);
 bool vt_qmp_parse_objects(JsonNode *ret, GArray *memdevs, GError **error);
 bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error);
+/* The RAM ranges of the first flat view rooted at "system" or "memory" (HMP "info mtree -f"). */
+bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error);
 
 #define VT_QMP_ERROR (vt_qmp_error_quark())
 GQuark vt_qmp_error_quark(void);

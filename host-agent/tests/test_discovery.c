@@ -82,12 +82,24 @@ static void qemu_stop(struct qemu *q)
 	g_free(q->qmp);
 }
 
+static GArray *maps_now(pid_t pid)
+{
+	static GArray *m;
+
+	if (m)
+		g_array_free(m, TRUE);
+	m = g_array_new(FALSE, TRUE, sizeof(struct vt_mapping));
+	assert_true(vt_procmaps_read(pid, m, NULL));
+	return m;
+}
+
 static void test_discover(void **state)
 {
 	struct qemu q = { 0 };
 	g_autoptr(GError) e = NULL;
 	g_autoptr(GArray) ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
 	g_autoptr(GArray) maps = g_array_new(FALSE, TRUE, sizeof(struct vt_mapping));
+	g_autoptr(GArray) gmap = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
 	struct vt_qmp *qmp;
 
 	(void)state;
@@ -97,9 +109,22 @@ static void test_discover(void **state)
 	assert_non_null(qmp);
 	assert_int_equal(vt_qmp_peer_pid(qmp), q.pid);
 	assert_string_equal(vt_qmp_version(qmp), "10.0.2");
-	if (!vt_vm_discover(qmp, q.pid, ram, &e))
+	if (!vt_vm_discover(qmp, q.pid, ram, gmap, &e))
 		fail_msg("discover: %s", e->message);
 	assert_int_equal(ram->len, 3);
+	/* gpa -> hva: the three nodes' RAM, 320 MiB in all, each inside its block */
+	{
+		uint64_t total = 0;
+
+		assert_true(gmap->len >= 3);
+		for (unsigned int i = 0; i < gmap->len; i++) {
+			const struct vt_gpa_map *g = &g_array_index(gmap, struct vt_gpa_map, i);
+
+			total += g->len;
+			assert_non_null(vt_procmaps_find(maps_now(q.pid), g->hva, g->hva + g->len));
+		}
+		assert_true(total > 300ULL << 20 && total <= 320ULL << 20);
+	}
 	assert_true(vt_procmaps_read(q.pid, maps, NULL));
 	for (unsigned int i = 0; i < 3; i++) {
 		g_autofree char *id = g_strdup_printf("m%u", i);

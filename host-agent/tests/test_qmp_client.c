@@ -130,6 +130,71 @@ static void test_ramblocks(void **state)
 	assert_false(vt_qmp_parse_ramblocks(NULL, rb, NULL));
 }
 
+static void test_mtree(void **state)
+{
+	const char *good =
+		"FlatView #0\n AS \"cpu-smm-0\", root: memory\n Root memory region: memory\n"
+		"  0000000000000000-00000000000bffff (prio 0, ram): ram\n"
+		"  00000000000c0000-00000000000dffff (prio 1, rom): pc.rom\n"
+		"  0000000000100000-000000003fffffff (prio 0, ram): ram @0000000000100000 KVM\n"
+		"  0000000100000000-000000013fffffff (prio 0, ram): m1 @0000000000000000 KVM\n"
+		"  00000000fec00000-00000000fec00fff (prio 0, i/o): ioapic\n\n"
+		"FlatView #1\n AS \"I/O\", root: io\n Root memory region: io\n"
+		"  0000000000000000-0000000000000007 (prio 0, i/o): dma-chan\n"
+		"FlatView #2\n Root memory region: memory\n"
+		"  0000000000000000-0000000000000fff (prio 0, ram): dup\n";
+	static const char *const bad[] = {
+		"", "FlatView #0\n Root memory region: io\n",
+		"FlatView #0\n Root memory region: memory\n 0000-0fff (prio 0, ram): ram\n",
+		"FlatView #0\n Root memory region: memory\n"
+		"  00000000000000zz-00000000000bffff (prio 0, ram): ram\n",
+		"FlatView #0\n Root memory region: memory\n"
+		"  00000000000c0000-00000000000bffff (prio 0, ram): ram\n",
+		"FlatView #0\n Root memory region: memory\n"
+		"  0000000000000000-00000000000bffff (prio 0, ram): ram @xyz\n",
+		"FlatView #0\n Root memory region: memory\n"
+		"  0000000000000000-ffffffffffffffff (prio 0, ram): ram\n",
+		"FlatView #0\n Root memory region: memory\n"
+		"  0000000000000000-00000000000bffff (prio 0, ram): \n",
+	};
+	g_autoptr(GArray) r = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
+	const struct vt_gpa_range *x;
+
+	(void)state;
+	assert_true(vt_qmp_parse_mtree(good, r, NULL));
+	assert_int_equal(r->len, 3);	/* ram twice and m1; not pc.rom, not the later view */
+	x = &g_array_index(r, struct vt_gpa_range, 1);
+	assert_string_equal(x->region, "ram");
+	assert_int_equal(x->gpa, 0x100000);
+	assert_int_equal(x->len, 0x3ff00000);
+	assert_int_equal(x->offset, 0x100000);
+	x = &g_array_index(r, struct vt_gpa_range, 0);
+	assert_int_equal(x->offset, 0);
+	assert_int_equal(x->len, 0xc0000);
+	assert_string_equal(g_array_index(r, struct vt_gpa_range, 2).region, "m1");
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GArray) a = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
+		g_autoptr(GError) e = NULL;
+
+		if (vt_qmp_parse_mtree(bad[i], a, &e))
+			fail_msg("accepted mtree %s", bad[i]);
+	}
+	assert_false(vt_qmp_parse_mtree(NULL, r, NULL));
+	/* under KVM the system address space's view comes first, rooted at "system" */
+	{
+		const char *kvm = "FlatView #0\n AS \"KVM-SMRAM\", root: mem-container-smram\n"
+				  " Root memory region: mem-container-smram\n"
+				  "  0000000000000000-00000000000bffff (prio 0, ram): smram\n"
+				  "FlatView #1\n AS \"memory\", root: system\n Root memory region: system\n"
+				  "  0000000000000000-000000003fffffff (prio 0, ram): ram KVM\n";
+		g_autoptr(GArray) k = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
+
+		assert_true(vt_qmp_parse_mtree(kvm, k, NULL));
+		assert_int_equal(k->len, 1);
+		assert_string_equal(g_array_index(k, struct vt_gpa_range, 0).region, "ram");
+	}
+}
+
 static void test_single_object(void **state)
 {
 	(void)state;
@@ -227,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_greeting),
 		cmocka_unit_test(test_memdev),
 		cmocka_unit_test(test_ramblocks),
+		cmocka_unit_test(test_mtree),
 		cmocka_unit_test(test_single_object),
 		cmocka_unit_test(test_not_qemu),
 	};

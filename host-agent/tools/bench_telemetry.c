@@ -618,44 +618,66 @@ static int run_scaling(const struct options *o)
 	return 0;
 }
 
+static void options_clear(struct options *o)
+{
+	g_strfreev(o->scenarios);
+	g_strfreev(o->profilers);
+	g_strfreev(o->flex);
+	g_free(o->spec);
+	g_free(o->json);
+	g_free(o->svg);
+	g_free(o->dump_spec);
+}
+
+static int telemetry_main(struct options *o, int argc, char **argv);
+
 int vt_bench_telemetry(int argc, char **argv)
 {
-	static const char *default_profilers[] = { "telescope-bounded", "telescope-flex",
-						   "damon-like", NULL };
 	struct options o = {
 		.seed = 1, .windows = 0,
 	};
+	int status = telemetry_main(&o, argc, argv);
+
+	options_clear(&o);
+	return status;
+}
+
+/* The options live in the caller, which frees them on every exit path. */
+static int telemetry_main(struct options *o, int argc, char **argv)
+{
+	static const char *default_profilers[] = { "telescope-bounded", "telescope-flex",
+						   "damon-like", NULL };
 	GOptionEntry entries[] = {
-		{ "scenario", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.scenarios,
+		{ "scenario", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->scenarios,
 		  "built-in scenario (repeatable; 'subtb' = subtb-1g, -10g, -100g)", "NAME" },
-		{ "spec", 0, 0, G_OPTION_ARG_FILENAME, &o.spec, "workload spec file (JSON)", "FILE" },
-		{ "profiler", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.profilers,
+		{ "spec", 0, 0, G_OPTION_ARG_FILENAME, &o->spec, "workload spec file (JSON)", "FILE" },
+		{ "profiler", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o->profilers,
 		  "profiler (repeatable; default telescope-bounded, telescope-flex, damon-like)", "P" },
-		{ "windows", 'w', 0, G_OPTION_ARG_INT, &o.windows, "stop after N windows", "N" },
-		{ "seed", 0, 0, G_OPTION_ARG_INT, &o.seed, "random seed (default 1)", "N" },
-		{ "budget", 0, 0, G_OPTION_ARG_INT64, &o.budget,
+		{ "windows", 'w', 0, G_OPTION_ARG_INT, &o->windows, "stop after N windows", "N" },
+		{ "seed", 0, 0, G_OPTION_ARG_INT, &o->seed, "random seed (default 1)", "N" },
+		{ "budget", 0, 0, G_OPTION_ARG_INT64, &o->budget,
 		  "MTM budget: accessed-bit checks per window (default: none)", "N" },
-		{ "sample-us", 0, 0, G_OPTION_ARG_INT, &o.sample_us, "sampling interval (5000)", "US" },
-		{ "window-us", 0, 0, G_OPTION_ARG_INT, &o.window_us, "window (200000)", "US" },
-		{ "min-regions", 0, 0, G_OPTION_ARG_INT, &o.min_regions, "regions at least (10)", "N" },
-		{ "max-regions", 0, 0, G_OPTION_ARG_INT, &o.max_regions, "regions at most (1000)", "N" },
-		{ "flex", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.flex,
+		{ "sample-us", 0, 0, G_OPTION_ARG_INT, &o->sample_us, "sampling interval (5000)", "US" },
+		{ "window-us", 0, 0, G_OPTION_ARG_INT, &o->window_us, "window (200000)", "US" },
+		{ "min-regions", 0, 0, G_OPTION_ARG_INT, &o->min_regions, "regions at least (10)", "N" },
+		{ "max-regions", 0, 0, G_OPTION_ARG_INT, &o->max_regions, "regions at most (1000)", "N" },
+		{ "flex", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->flex,
 		  "telescope-flex error at a level, e.g. pud=0.15 (repeatable; defaults pud=0.15 "
 		  "pmd=0.25, 0 elsewhere)", "LEVEL=F" },
-		{ "exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
+		{ "exact", 0, 0, G_OPTION_ARG_NONE, &o->exact,
 		  "use the exact bit-array model (footprints up to 64 GiB)", NULL },
-		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &o.json, "write results as JSON ('-' = stdout)",
+		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &o->json, "write results as JSON ('-' = stdout)",
 		  "FILE" },
-		{ "svg", 0, 0, G_OPTION_ARG_FILENAME, &o.svg,
+		{ "svg", 0, 0, G_OPTION_ARG_FILENAME, &o->svg,
 		  "plot precision/recall over time (one file per scenario: NAME is substituted "
 		  "for %s)", "FILE" },
-		{ "force", 0, 0, G_OPTION_ARG_NONE, &o.force, "run scan/linear at any size", NULL },
-		{ "per-window", 0, 0, G_OPTION_ARG_NONE, &o.per_window, "print every window", NULL },
-		{ "scaling", 0, 0, G_OPTION_ARG_NONE, &o.scaling,
+		{ "force", 0, 0, G_OPTION_ARG_NONE, &o->force, "run scan/linear at any size", NULL },
+		{ "per-window", 0, 0, G_OPTION_ARG_NONE, &o->per_window, "print every window", NULL },
+		{ "scaling", 0, 0, G_OPTION_ARG_NONE, &o->scaling,
 		  "profiler CPU from 1 GiB to 64 TiB instead of scenarios", NULL },
-		{ "dump-spec", 0, 0, G_OPTION_ARG_STRING, &o.dump_spec,
+		{ "dump-spec", 0, 0, G_OPTION_ARG_STRING, &o->dump_spec,
 		  "print a built-in scenario as a spec file to start from, and exit", "NAME" },
-		{ "expect-converge", 0, 0, G_OPTION_ARG_INT, &o.expect_converge,
+		{ "expect-converge", 0, 0, G_OPTION_ARG_INT, &o->expect_converge,
 		  "exit 1 unless telescope-* settle at P,R >= 0.95 within N windows of every phase",
 		  "N" },
 		{ NULL },
@@ -676,8 +698,8 @@ int vt_bench_telemetry(int argc, char **argv)
 		fprintf(stderr, "vtier-bench telemetry: unexpected argument '%s'\n", argv[1]);
 		return 2;
 	}
-	if (o.dump_spec) {
-		const char *json = vt_workload_builtin_json(o.dump_spec);
+	if (o->dump_spec) {
+		const char *json = vt_workload_builtin_json(o->dump_spec);
 		g_autoptr(JsonParser) parser = json_parser_new();
 		g_autoptr(JsonGenerator) gen = json_generator_new();
 		g_autofree char *text = NULL;
@@ -686,7 +708,7 @@ int vt_bench_telemetry(int argc, char **argv)
 			g_autofree char *list = g_strjoinv(", ", (char **)vt_workload_builtin_names());
 
 			fprintf(stderr, "vtier-bench telemetry: unknown scenario '%s' (built-in: %s)\n",
-				o.dump_spec, list);
+				o->dump_spec, list);
 			return 2;
 		}
 		json_parser_load_from_data(parser, json, -1, NULL);
@@ -696,9 +718,9 @@ int vt_bench_telemetry(int argc, char **argv)
 		puts(text);
 		return 0;
 	}
-	if (!o.profilers)
-		o.profilers = g_strdupv((char **)default_profilers);
-	for (char **name = o.profilers; *name; name++) {
+	if (!o->profilers)
+		o->profilers = g_strdupv((char **)default_profilers);
+	for (char **name = o->profilers; *name; name++) {
 		if (!vt_profiler_lookup(*name)) {
 			g_autofree char *list = g_strjoinv(", ", (char **)vt_profiler_names());
 
@@ -707,7 +729,7 @@ int vt_bench_telemetry(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (char **f = o.flex; f && *f; f++) {
+	for (char **f = o->flex; f && *f; f++) {
 		double scratch[VT_MAX_LEVELS];
 
 		if (!parse_flex(*f, scratch, &error)) {
@@ -715,18 +737,18 @@ int vt_bench_telemetry(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.budget < 0 || o.windows < 0 || o.min_regions < 0 || o.max_regions < 0) {
+	if (o->budget < 0 || o->windows < 0 || o->min_regions < 0 || o->max_regions < 0) {
 		fprintf(stderr, "vtier-bench telemetry: --budget, --windows and --min/max-regions "
 			"must not be negative\n");
 		return 2;
 	}
-	if (o.scaling)
-		return run_scaling(&o);
-	if (!o.scenarios && !o.spec) {
+	if (o->scaling)
+		return run_scaling(o);
+	if (!o->scenarios && !o->spec) {
 		fprintf(stderr, "vtier-bench telemetry: give --scenario NAME or --spec FILE\n");
 		return 2;
 	}
-	for (char **s = o.scenarios; s && *s; s++) {
+	for (char **s = o->scenarios; s && *s; s++) {
 		if (strcmp(*s, "subtb") == 0) {
 			g_ptr_array_add(names, g_strdup("subtb-1g"));
 			g_ptr_array_add(names, g_strdup("subtb-10g"));
@@ -735,7 +757,7 @@ int vt_bench_telemetry(int argc, char **argv)
 			g_ptr_array_add(names, g_strdup(*s));
 		}
 	}
-	if (o.json) {
+	if (o->json) {
 		jb = json_builder_new();
 		json_builder_begin_array(jb);
 	}
@@ -744,9 +766,9 @@ int vt_bench_telemetry(int argc, char **argv)
 		g_autofree char *svg = NULL;
 
 		if (i == names->len) {
-			if (!o.spec)
+			if (!o->spec)
 				break;
-			w = vt_workload_load(o.spec, &error);
+			w = vt_workload_load(o->spec, &error);
 		} else {
 			w = vt_workload_builtin(names->pdata[i], &error);
 		}
@@ -754,12 +776,12 @@ int vt_bench_telemetry(int argc, char **argv)
 			fprintf(stderr, "vtier-bench telemetry: %s\n", error->message);
 			return 1;
 		}
-		if (o.svg) {
-			g_auto(GStrv) parts = g_strsplit(o.svg, "%s", -1);
+		if (o->svg) {
+			g_auto(GStrv) parts = g_strsplit(o->svg, "%s", -1);
 
 			svg = g_strjoinv(w->name, parts);
 		}
-		status = run_scenario(w, &o, jb, svg, &expect_ok);
+		status = run_scenario(w, o, jb, svg, &expect_ok);
 	}
 	if (jb && status == 0) {
 		g_autoptr(JsonGenerator) gen = json_generator_new();
@@ -769,22 +791,15 @@ int vt_bench_telemetry(int argc, char **argv)
 		root = json_builder_get_root(jb);
 		json_generator_set_root(gen, root);
 		json_generator_set_pretty(gen, TRUE);
-		if (strcmp(o.json, "-") == 0) {
+		if (strcmp(o->json, "-") == 0) {
 			g_autofree char *text = json_generator_to_data(gen, NULL);
 
 			puts(text);
-		} else if (!json_generator_to_file(gen, o.json, &error)) {
+		} else if (!json_generator_to_file(gen, o->json, &error)) {
 			fprintf(stderr, "vtier-bench telemetry: %s\n", error->message);
 			status = 1;
 		}
 	}
-	g_strfreev(o.scenarios);
-	g_strfreev(o.profilers);
-	g_strfreev(o.flex);
-	g_free(o.spec);
-	g_free(o.json);
-	g_free(o.svg);
-	g_free(o.dump_spec);
 	if (status == 0 && !expect_ok)
 		status = 1;
 	return status;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Fuzz target: what a QMP peer may send. The first byte picks the parser
- * (greeting, query-memdev + qom-list, x-query-ramblock text, one-object check).
+ * (greeting, query-memdev + qom-list, x-query-ramblock text, info mtree -f text,
+ * one-object check).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	text = (const char *)data + 1;
 	len = size - 1;
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0: {
 		char *version = NULL;
 		GError *e = NULL;
@@ -55,6 +56,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    g_array_index(rb, struct vt_ramblock, i).total)
 					__builtin_trap();
 		g_array_free(rb, TRUE);
+		g_free(s);
+		break;
+	}
+	case 3: {
+		char *s = g_strndup(text, len);
+		GArray *r = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
+
+		if (vt_qmp_parse_mtree(s, r, NULL))
+			for (unsigned int i = 0; i < r->len; i++)
+				if (!g_array_index(r, struct vt_gpa_range, i).len)
+					__builtin_trap();
+		g_array_free(r, TRUE);
 		g_free(s);
 		break;
 	}
