@@ -45,6 +45,8 @@ const char *vt_handoff_type_name(uint16_t type)
 		return "MIGRATION";
 	case VTIER_HANDOFF_PROFILE:
 		return "PROFILE";
+	case VTIER_HANDOFF_RANGES:
+		return "RANGES";
 	}
 	return "unknown";
 }
@@ -81,6 +83,10 @@ int vt_handoff_check_hdr(const struct vtier_handoff_hdr *hdr, char *err, size_t 
 	case VTIER_HANDOFF_MIGRATION:
 		min = max = sizeof(struct vtier_handoff_migration);
 		break;
+	case VTIER_HANDOFF_RANGES:
+		min = sizeof(struct vtier_handoff_ranges);
+		max = min + VTIER_HANDOFF_RANGES_MAX * sizeof(struct vtier_handoff_range);
+		break;
 	default:
 		return fail(-EPROTO, err, err_len, "message type %u (%s) is not one QEMU sends",
 			    hdr->type, vt_handoff_type_name(hdr->type));
@@ -101,12 +107,34 @@ static bool terminated(const char *s, size_t len)
 	return memchr(s, '\0', len) != NULL;
 }
 
+/*
+ * Ranges are checked against @backend_size when it is known (HELLO); a
+ * RANGES message only carries ranges, checked against the HELLO's size by
+ * the caller (backend_size 0 here: shape only).
+ */
+static int check_ranges(const char *what, const struct vtier_handoff_range *r, uint32_t n,
+			uint64_t backend_size, char *err, size_t err_len)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (!r[i].size || r[i].size % 4096 || r[i].gpa % 4096 || r[i].offset % 4096)
+			return fail(-EBADMSG, err, err_len, "%s: range %u not 4 KiB aligned", what, i);
+		if (r[i].offset + r[i].size < r[i].offset ||
+		    (backend_size && (r[i].offset > backend_size ||
+				      r[i].size > backend_size - r[i].offset)))
+			return fail(-ERANGE, err, err_len, "%s: range %u outside the backend", what, i);
+		if (r[i].gpa + r[i].size < r[i].gpa)
+			return fail(-ERANGE, err, err_len, "%s: range %u wraps around", what, i);
+	}
+	return 0;
+}
+
 static int check_hello(const void *payload, size_t size, struct vt_handoff_hello *out,
 		       char *err, size_t err_len)
 {
 	const struct vtier_handoff_hello *h = payload;
 	const struct vtier_handoff_range *r = (const void *)(h + 1);
 	uint64_t want;
+	int ret;
 
 	if (h->n_ranges > VTIER_HANDOFF_RANGES_MAX)
 		return fail(-EMSGSIZE, err, err_len, "HELLO with %u ranges (max %u)",
@@ -137,14 +165,9 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 		return fail(-ERANGE, err, err_len, "HELLO: mapping wraps around");
 	if (!h->generation)
 		return fail(-EBADMSG, err, err_len, "HELLO: generation 0");
-	for (uint32_t i = 0; i < h->n_ranges; i++) {
-		if (!r[i].size || r[i].size % 4096 || r[i].gpa % 4096 || r[i].offset % 4096)
-			return fail(-EBADMSG, err, err_len, "HELLO: range %u not 4 KiB aligned", i);
-		if (r[i].offset > h->size_bytes || r[i].size > h->size_bytes - r[i].offset)
-			return fail(-ERANGE, err, err_len, "HELLO: range %u outside the backend", i);
-		if (r[i].gpa + r[i].size < r[i].gpa)
-			return fail(-ERANGE, err, err_len, "HELLO: range %u wraps around", i);
-	}
+	ret = check_ranges("HELLO", r, h->n_ranges, h->size_bytes, err, err_len);
+	if (ret)
+		return ret;
 	out->fixed = h;
 	out->ranges = r;
 	out->profile = h->profile_size ? (const uint8_t *)(r + h->n_ranges) : NULL;
@@ -205,6 +228,17 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 			return fail(-EBADMSG, err, err_len, "MIGRATION: event %u",
 				    msg->migration->event);
 		return 0;
+	case VTIER_HANDOFF_RANGES: {
+		const struct vtier_handoff_ranges *rs = payload;
+
+		if (rs->n_ranges > VTIER_HANDOFF_RANGES_MAX || rs->reserved ||
+		    size != sizeof(*rs) + (uint64_t)rs->n_ranges * sizeof(struct vtier_handoff_range))
+			return fail(-EBADMSG, err, err_len, "RANGES of %zu bytes with %u ranges",
+				    size, rs->n_ranges);
+		msg->ranges.fixed = rs;
+		msg->ranges.ranges = (const void *)(rs + 1);
+		return check_ranges("RANGES", msg->ranges.ranges, rs->n_ranges, 0, err, err_len);
+	}
 	}
 	return fail(-EPROTO, err, err_len, "message type %u", hdr->type);
 }

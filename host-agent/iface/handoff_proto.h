@@ -40,6 +40,10 @@ struct vt_handoff_msg {
 		struct vt_handoff_hello hello;
 		const struct vtier_handoff_policy *policy;
 		const struct vtier_handoff_migration *migration;
+		struct {
+			const struct vtier_handoff_ranges *fixed;
+			const struct vtier_handoff_range *ranges;	/* fixed->n_ranges */
+		} ranges;
 	};
 };
 

@@ -41,6 +41,7 @@ struct vt_handoff_conn {
 	bool dead;
 	char backend_id[VTIER_HANDOFF_ID_LEN];
 	char vm_name[VTIER_HANDOFF_ID_LEN];
+	uint64_t size_bytes;	/* of the backend, from the HELLO */
 	void *user;
 	uint32_t seq;
 
@@ -187,6 +188,7 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 
 	g_strlcpy(c->backend_id, msg->hello.fixed->backend_id, sizeof(c->backend_id));
 	g_strlcpy(c->vm_name, msg->hello.fixed->vm_name, sizeof(c->vm_name));
+	c->size_bytes = msg->hello.fixed->size_bytes;
 	c->nfds = 0;		/* the callee owns them now */
 	ret = srv->ops->hello(c, &msg->hello, memfd, uffd, text, srv->opaque);
 	if (ret > 0)
@@ -242,6 +244,17 @@ static void conn_dispatch(struct vt_handoff_conn *c)
 	} else if (msg.hdr.type == VTIER_HANDOFF_MIGRATION) {
 		if (srv->ops->migration)
 			srv->ops->migration(c, msg.migration->event, srv->opaque);
+	} else if (msg.hdr.type == VTIER_HANDOFF_RANGES) {
+		const struct vtier_handoff_range *r = msg.ranges.ranges;
+
+		for (uint32_t i = 0; i < msg.ranges.fixed->n_ranges; i++) {
+			if (r[i].offset + r[i].size > c->size_bytes) {
+				vt_handoff_conn_close(c, "RANGES: range outside the backend");
+				return;
+			}
+		}
+		if (srv->ops->ranges)
+			srv->ops->ranges(c, r, msg.ranges.fixed->n_ranges, srv->opaque);
 	}
 }
 

@@ -36,6 +36,12 @@ struct vt_handoff_ops {
 	/* A checked POLICY arrived; return 0 or a negative errno with @msg. */
 	int (*policy)(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
 		      char *msg, void *opaque);
+	/*
+	 * The backend's guest-physical ranges changed (checked to lie inside the
+	 * backend of the HELLO); @ranges is the complete new list. Optional.
+	 */
+	void (*ranges)(struct vt_handoff_conn *conn, const struct vtier_handoff_range *ranges,
+		       uint32_t n_ranges, void *opaque);
 	/* QEMU says a live migration of this VM started or ended. Optional. */
 	void (*migration)(struct vt_handoff_conn *conn, enum vtier_migration_event event,
 			  void *opaque);

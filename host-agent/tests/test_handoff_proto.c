@@ -198,7 +198,7 @@ static void test_header_bad(void **state)
 	/* Types only the agent sends, and unknown ones. */
 	for (uint16_t t = 0; t < 20; t++) {
 		if (t == VTIER_HANDOFF_HELLO || t == VTIER_HANDOFF_POLICY ||
-		    t == VTIER_HANDOFF_MIGRATION)
+		    t == VTIER_HANDOFF_MIGRATION || t == VTIER_HANDOFF_RANGES)
 			continue;
 		hdr.type = t;
 		assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EPROTO);
@@ -272,6 +272,48 @@ static void test_migration(void **state)
 	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
 }
 
+static void test_ranges(void **state)
+{
+	struct {
+		struct vtier_handoff_ranges h;
+		struct vtier_handoff_range r[2];
+	} m = {
+		.h = { .n_ranges = 2 },
+		.r = { { .gpa = 1ull << 32, .offset = 0, .size = 1 << 20 },
+		       { .gpa = 2ull << 32, .offset = 1 << 20, .size = 1 << 20 } },
+	};
+	struct vt_handoff_msg msg;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 0, &msg, err), 0);
+	assert_int_equal(msg.ranges.fixed->n_ranges, 2);
+	assert_int_equal(msg.ranges.ranges[1].gpa, 2ull << 32);
+	/* No ranges at all: the backend was unplugged. */
+	m.h.n_ranges = 0;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m.h), 0, &msg, err), 0);
+	/* Count and size disagree. */
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	m.h.n_ranges = 2;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m) - 8, 0, &msg, err), -EBADMSG);
+	m.h.n_ranges = 0xffffffffu;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	m.h.n_ranges = 2;
+	m.h.reserved = 1;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	m.h.reserved = 0;
+	m.r[1].gpa += 8;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	m.r[1].gpa = ~0ull & ~4095ull;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 0, &msg, err), -ERANGE);
+	m.r[1].gpa = 0;
+	m.r[1].offset = ~0ull & ~4095ull;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 0, &msg, err), -ERANGE);
+	/* Fds on RANGES. */
+	m.r[1].offset = 0;
+	assert_int_equal(parse(VTIER_HANDOFF_RANGES, &m, sizeof(m), 1, &msg, err), -EBADMSG);
+}
+
 static void test_profile(void **state)
 {
 	struct hello_buf b;
@@ -308,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_header_bad),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_migration),
+		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_profile),
 	};
 

@@ -42,6 +42,9 @@ struct agent {
 	int policies;
 	uint32_t policy_mode;
 	int migrations[4];
+	int ranges_msgs;
+	uint32_t n_ranges;
+	uint64_t first_gpa;
 	struct vt_handoff_conn *conn;
 };
 
@@ -91,6 +94,17 @@ static void on_migration(struct vt_handoff_conn *conn, enum vtier_migration_even
 	a->migrations[event]++;
 }
 
+static void on_ranges(struct vt_handoff_conn *conn, const struct vtier_handoff_range *ranges,
+		      uint32_t n_ranges, void *opaque)
+{
+	struct agent *a = opaque;
+
+	(void)conn;
+	a->ranges_msgs++;
+	a->n_ranges = n_ranges;
+	a->first_gpa = n_ranges ? ranges[0].gpa : 0;
+}
+
 static void on_closed(struct vt_handoff_conn *conn, const char *why, void *opaque)
 {
 	struct agent *a = opaque;
@@ -105,6 +119,7 @@ static const struct vt_handoff_ops ops = {
 	.hello = on_hello,
 	.policy = on_policy,
 	.migration = on_migration,
+	.ranges = on_ranges,
 	.closed = on_closed,
 };
 
@@ -401,6 +416,36 @@ static void test_bad_input_closes(void **state)
 	assert_int_equal(a->closed, 1);
 }
 
+static void test_ranges_update(void **state)
+{
+	struct agent *a = *state;
+	struct vtier_handoff_hdr hdr;
+	uint8_t buf[512];
+	struct {
+		struct vtier_handoff_ranges h;
+		struct vtier_handoff_range r;
+	} m = {
+		.h = { .n_ranges = 1 },
+		.r = { .gpa = 4ull << 30, .offset = 0, .size = 1 << 20 },
+	};
+	int fd = qemu_connect(a);
+
+	send_hello(fd, "mem0", 1);
+	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
+	qemu_send(fd, VTIER_HANDOFF_RANGES, 2, &m, sizeof(m), NULL, 0);
+	spin(a, 20);
+	assert_int_equal(a->ranges_msgs, 1);
+	assert_int_equal(a->n_ranges, 1);
+	assert_int_equal(a->first_gpa, 4ull << 30);
+	/* A range beyond the 1 MiB backend of the HELLO closes the connection. */
+	m.r.offset = 4096;
+	qemu_send(fd, VTIER_HANDOFF_RANGES, 3, &m, sizeof(m), NULL, 0);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_int_equal(a->ranges_msgs, 1);
+	assert_non_null(strstr(a->closed_why, "outside the backend"));
+	close(fd);
+}
+
 static void test_reconnect_is_a_new_hello(void **state)
 {
 	struct agent *a = *state;
@@ -457,6 +502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hello_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_and_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_closes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ranges_update, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_is_a_new_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket_replaced, setup, teardown),
 	};

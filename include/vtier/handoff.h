@@ -52,6 +52,8 @@ enum vtier_handoff_type {
     VTIER_HANDOFF_MIGRATION = 6,
     /* agent -> QEMU: the agent's latest hotness profile (opaque to QEMU). */
     VTIER_HANDOFF_PROFILE = 7,
+    /* QEMU -> agent: the backend's guest-physical ranges changed. */
+    VTIER_HANDOFF_RANGES = 8,
 };
 
 struct vtier_handoff_hdr {
@@ -95,6 +97,16 @@ struct vtier_handoff_hello {
     uint8_t vm_uuid[16];
     char vm_name[VTIER_HANDOFF_ID_LEN];     /* NUL-terminated, may be "" */
     char backend_id[VTIER_HANDOFF_ID_LEN];  /* NUL-terminated, not "" */
+};
+
+/*
+ * Followed by n_ranges struct vtier_handoff_range: the complete new list,
+ * sent after an accepted HELLO whenever it differs from the last one sent
+ * (a DIMM plugged or unplugged, a remap). Zero ranges: not mapped.
+ */
+struct vtier_handoff_ranges {
+    uint32_t n_ranges;          /* <= VTIER_HANDOFF_RANGES_MAX */
+    uint32_t reserved;          /* 0 */
 };
 
 struct vtier_handoff_hello_reply {
@@ -181,6 +193,7 @@ struct vtier_profile_v1 {
 _Static_assert(sizeof(struct vtier_handoff_hdr) == 16, "hdr ABI");
 _Static_assert(sizeof(struct vtier_handoff_range) == 24, "range ABI");
 _Static_assert(sizeof(struct vtier_handoff_hello) == 216, "hello ABI");
+_Static_assert(sizeof(struct vtier_handoff_ranges) == 8, "ranges ABI");
 _Static_assert(sizeof(struct vtier_handoff_hello_reply) == 136, "reply ABI");
 _Static_assert(sizeof(struct vtier_handoff_tier) == 24, "tier ABI");
 _Static_assert(sizeof(struct vtier_handoff_stats) == 48, "stats ABI");

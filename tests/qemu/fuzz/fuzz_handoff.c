@@ -65,6 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				       h->size_bytes);
 			assert(memchr(h->backend_id, 0, sizeof(h->backend_id)));
 		}
+		if (!ret && hdr.type == VTIER_HANDOFF_RANGES)
+			check_inside(msg.ranges.ranges,
+				     msg.ranges.fixed->n_ranges * sizeof(msg.ranges.ranges[0]),
+				     payload, len);
 		free(payload);
 		data += len;
 		size -= len;

@@ -9,7 +9,7 @@ import struct
 import sys
 
 MAGIC = 0x4F485456
-HELLO, POLICY, MIGRATION = 1, 4, 6
+HELLO, POLICY, MIGRATION, RANGES = 1, 4, 6, 8
 
 
 def msg(mtype, payload, nfds=0, size=None, magic=MAGIC, version=1):
@@ -52,6 +52,10 @@ seeds = {
     "bad-version": msg(HELLO, hello(), nfds=2, version=9),
     "oversized": msg(HELLO, b"", nfds=2, size=0xFFFFFFF0),
     "reply-type": msg(2, b"\0" * 136),
+    "ranges": msg(RANGES, struct.pack("<II", 2, 0) + struct.pack("<QQQQQQ", 1 << 32, 0, 1 << 20,
+                                                                  2 << 32, 1 << 20, 1 << 20)),
+    "ranges-empty": msg(RANGES, struct.pack("<II", 0, 0)),
+    "ranges-short": msg(RANGES, struct.pack("<II", 3, 0) + b"\0" * 24),
 }
 
 out = sys.argv[1]

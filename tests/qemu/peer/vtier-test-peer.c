@@ -82,6 +82,7 @@ struct backend {
 	uint32_t n_ranges;
 	struct vtier_handoff_range ranges[VTIER_HANDOFF_RANGES_MAX];
 	uint64_t reconciled;		/* stale store entries dropped at hello */
+	int ranges_updates;		/* RANGES messages received */
 
 	uint32_t profile_in_size, profile_in_crc;
 	bool profile_in_ok;
@@ -454,6 +455,18 @@ static void on_migration(struct vt_handoff_conn *conn, enum vtier_migration_even
 	g_message("%s: migration event %d", b->id, event);
 }
 
+static void on_ranges(struct vt_handoff_conn *conn, const struct vtier_handoff_range *ranges,
+		      uint32_t n_ranges, void *opaque)
+{
+	struct backend *b = vt_handoff_conn_get_user(conn);
+
+	(void)opaque;
+	b->n_ranges = n_ranges;
+	memcpy(b->ranges, ranges, n_ranges * sizeof(b->ranges[0]));
+	b->ranges_updates++;
+	g_message("%s: now mapped in %u guest-physical ranges", b->id, n_ranges);
+}
+
 static void on_closed(struct vt_handoff_conn *conn, const char *why, void *opaque)
 {
 	struct backend *b = vt_handoff_conn_get_user(conn);
@@ -468,6 +481,7 @@ static const struct vt_handoff_ops peer_ops = {
 	.hello = on_hello,
 	.policy = on_policy,
 	.migration = on_migration,
+	.ranges = on_ranges,
 	.closed = on_closed,
 };
 
@@ -556,7 +570,7 @@ static void cmd_status(struct backend *b, GString *out)
 		" evicted=%" PRIu64 " aborted=%" PRIu64 " filled=%" PRIu64 " zero=%" PRIu64
 		" wp=%" PRIu64 " twice=%" PRIu64 " reconciled=%" PRIu64
 		" profile_in=%u:%08x:%d profile_out=%u:%08x migration=%d:%d:%d"
-		" policies=%d policy_mode=%u",
+		" policies=%d policy_mode=%u ranges_updates=%d first_gpa=0x%" PRIx64,
 		b->id, b->conn != NULL, b->generation, b->hello_flags, b->n_ranges,
 		b->meta->nr_stored, b->meta->faults_served, b->meta->promotions,
 		b->meta->demotions, p->nr_evicted, p->nr_evict_aborted, p->nr_filled,
@@ -564,7 +578,8 @@ static void cmd_status(struct backend *b, GString *out)
 		b->profile_in_size, b->profile_in_crc, b->profile_in_ok,
 		b->profile_out_size, b->profile_out_crc,
 		b->migration[VTIER_MIGRATION_START], b->migration[VTIER_MIGRATION_COMPLETED],
-		b->migration[VTIER_MIGRATION_FAILED], b->policies, b->policy_mode);
+		b->migration[VTIER_MIGRATION_FAILED], b->policies, b->policy_mode,
+		b->ranges_updates, b->n_ranges ? b->ranges[0].gpa : 0);
 }
 
 static void run_command(const char *line, GString *out)
