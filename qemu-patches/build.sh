@@ -169,6 +169,27 @@ if [ "$mode" = src ]; then
     exit 0
 fi
 
+# Keep the newest $VTIER_QEMU_KEEP builds of each kind (patched, unpatched);
+# a build in use by another run holds its lock and is left alone.
+prune_old_builds() {
+    local keep=${VTIER_QEMU_KEEP:-3} pattern d n=0
+    if [ "$patched" = 1 ]; then
+        pattern='[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'
+    else
+        pattern='unpatched-*'
+    fi
+    while IFS= read -r d; do
+        n=$((n + 1))
+        [ "$n" -le "$keep" ] && continue
+        [ "$d" = "$out" ] && continue
+        (
+            flock -n 8 || exit 0
+            rm -rf "$d" "$d.lock"
+            log "removed old build $d"
+        ) 8>>"$d.lock"
+    done < <(ls -1dt "$cache"/$pattern/ 2>/dev/null | sed 's:/$::')
+}
+
 mkdir -p "$cache"
 exec 9>"$cache/$key.lock"
 if ! flock -n 9; then
@@ -176,6 +197,7 @@ if ! flock -n 9; then
     flock 9
 fi
 if [ -f "$out/DONE" ]; then
+    prune_old_builds
     echo "$out"
     exit 0
 fi
@@ -244,4 +266,5 @@ end=$(date +%s)
     echo "built_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } > "$out/DONE"
 log "built in $((end - start)) s"
+prune_old_builds
 echo "$out"
