@@ -16,7 +16,6 @@ struct vt_sim {
 	uint64_t *bits[VT_MAX_LEVELS];
 	uint64_t first[VT_MAX_LEVELS];
 	uint64_t count[VT_MAX_LEVELS];
-	double exact_carry;		/* fractional accesses carried between advances */
 };
 
 static inline struct vt_sim *to_sim(struct vt_access_source *src)

@@ -471,12 +471,6 @@ unsigned int vt_telescope_pick_level(const struct vt_profiler *p, const struct v
 	return telescope_pick(r, addr, &arg);
 }
 
-GArray *vt_telescope_regions(struct vt_profiler *p);
-GArray *vt_telescope_regions(struct vt_profiler *p)
-{
-	return to_tel(p)->regions;
-}
-
 const struct vt_profiler_ops vt_telescope_bounded_ops = {
 	.name = "telescope-bounded",
 	.summary = "regions sampled at the highest page-table level that fits inside them",
