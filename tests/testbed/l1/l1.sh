@@ -44,6 +44,7 @@ if tb_l1_setup > "$TB_OUT/l1-setup.log" 2>&1; then
         fi
         sleep 0.2
     done
+    t_end=$(tb_uptime)
     tb_l2_stop_all
     pgid=$(cat /run/tb/l1/scenario.pgid 2>/dev/null)
     if [ -n "$pgid" ] && kill -TERM "-$pgid" 2>/dev/null; then
@@ -58,6 +59,27 @@ if tb_l1_setup > "$TB_OUT/l1-setup.log" 2>&1; then
         143) result="FAIL scenario timed out after $TB_SCENARIO_TIMEOUT s in L1" ;;
         *) result="FAIL scenario exited with $rc: $(sed -n 's/^VTIER-TB-FAIL: //p' "$TB_OUT/scenario.log" | tail -1)" ;;
     esac
+    # A guest that the emulator reset (triple fault) before the scenario
+    # failed is the cause of the failure, whatever the scenario said: the
+    # runner reruns the scenario once on this tag (docs/testbed.md).
+    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+        for d in "$TB_OUT"/l2/*/; do
+            name=$(basename "$d")
+            cause=$(tb_l2_exit_cause "$name")
+            case "$cause" in
+                EMULATOR-RESET*) ;;
+                *) continue ;;
+            esac
+            t=$(sed -n 's/^cause [^ ]* [^ ]* //p' "$d/events.log" | head -1)
+            if awk "BEGIN {exit !($t <= $t_end)}"; then
+                case "$result" in
+                    *"QEMU ended: $cause"*) result="FAIL EMULATOR-RESET L2 $name: ${cause#EMULATOR-RESET }" ;;
+                    *) result="FAIL EMULATOR-RESET L2 $name: ${cause#EMULATOR-RESET }; then ${result#FAIL }" ;;
+                esac
+                break
+            fi
+        done
+    fi
 else
     cat "$TB_OUT/l1-setup.log"
     result="FAIL L1 setup: $(tail -1 "$TB_OUT/l1-setup.log")"

@@ -185,15 +185,21 @@ tb_l2_start() {
     [ -n "$modules" ] && cmdline="$cmdline vtier.modules=$modules"
     [ -n "$append" ] && cmdline="$cmdline $append"
     tb_uptime > "$TB_RUN/$name.started"
+    rm -f "$dir/events.log"
     if [ "$stdio" = 1 ]; then
         console="stdio,id=con,mux=on,signal=off,logfile=$dir/console.log"
-        set -- -mon chardev=con,mode=readline "$@"
+        set -- -mon chardev=con,mode=readline -no-reboot "$@"
     else
         console="file,id=con,path=$dir/console.log"
+        # A guest that resets (triple fault) or powers off stops instead of
+        # exiting: its watcher (vtier-tbctl watch) logs why, dumps its CPU
+        # state and quits it. See docs/testbed.md, "Emulator faults".
+        set -- -action reboot=shutdown,shutdown=pause \
+            -qmp "unix:$TB_RUN/$name.watch.qmp,server=on,wait=off" "$@"
     fi
-    set -- qemu-system-x86_64 -name "$name" -accel kvm -cpu host -smp "$cpus" -m "$mem" \
+    set -- qemu-system-x86_64 -name "$name,debug-threads=on" -accel kvm -cpu host -smp "$cpus" -m "$mem" \
         -machine q35,memory-backend=ram -object "$backend" \
-        -nodefaults -no-user-config -display none -no-reboot \
+        -nodefaults -no-user-config -display none \
         -kernel "$TB_L2_KERNEL" -initrd "$TB_L2_INITRD" -append "$cmdline" \
         -chardev "$console" -serial chardev:con \
         -device virtio-serial-pci \
@@ -209,12 +215,86 @@ tb_l2_start() {
     fi
     "$@" < /dev/null > "$dir/qemu.log" 2>&1 &
     echo $! > "$TB_RUN/$name.pid"
+    vtier-tbctl watch "$TB_RUN/$name.watch.qmp" "$dir/events.log" < /dev/null > /dev/null 2>&1 &
+    echo $! > "$TB_RUN/$name.watcher"
     tb_step "L2 $name: started (mem $mem, cpus $cpus, memdev $memdev${node:+, node $node})"
     [ "$wait" = 1 ] || return 0
     tb_l2_wait "$name"
 }
 
 tb_l2_pid() { cat "$TB_RUN/$1.pid" 2>/dev/null; }
+
+# Why a guest's QEMU ended (one line), from its watcher's log: the QMP SHUTDOWN
+# reason, and for a reset whether the guest's kernel said anything first. A
+# guest-reset with a silent console is a triple fault (the kernel announces
+# its own reboots and panics): see docs/testbed.md, "Emulator faults".
+tb_l2_exit_cause() {
+    local dir cause reason who t rip
+    dir=$TB_OUT/l2/$1
+    cause=$(grep '^cause ' "$dir/events.log" 2>/dev/null | head -1)
+    if [ -z "$cause" ]; then
+        echo "QEMU ended without a SHUTDOWN event (killed, or crashed: see its qemu.log)"
+        return 0
+    fi
+    set -- $cause
+    reason=$2 who=$3 t=$4
+    rip=$(sed -n 's/^\(RIP=[0-9a-f]*\).*/\1/p' "$dir/events.log" | head -1)
+    if [ "$reason" = guest-reset ] && [ "$who" = guest ]; then
+        if grep -q -e 'Kernel panic' -e 'reboot: Restarting' "$dir/console.log" 2>/dev/null; then
+            echo "guest-reset at ${t} s after its kernel panicked or rebooted (see its console.log)"
+        else
+            echo "EMULATOR-RESET guest-reset at ${t} s, silent (nothing on its console: a triple fault)${rip:+, $rip}"
+        fi
+    else
+        echo "$reason ($who) at ${t} s${rip:+ ($rip)}"
+    fi
+}
+
+# A guest whose QEMU runs but whose agent does not answer: record in
+# l2/NAME/hang.log what its vCPU does (L1 thread states and CPU time, KVM's
+# exit counters, registers, twice 2 s apart), then whether an NMI wakes it.
+# Prints a one-line summary.
+tb_l2_hang_report() {
+    local name pid f vm i t hmp
+    name=$1
+    pid=$(tb_l2_pid "$name")
+    f=$TB_OUT/l2/$name/hang.log
+    [ -d /sys/kernel/debug/kvm ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+    vm=$(ls -d /sys/kernel/debug/kvm/"$pid"-* 2>/dev/null | head -1)
+    hmp='{"execute":"human-monitor-command","arguments":{"command-line":"info registers"}}'
+    {
+        for i in 1 2; do
+            echo "== sample $i at $(tb_uptime) s"
+            for t in /proc/"$pid"/task/*; do
+                echo "thread $(cat "$t/comm"): state/utime/stime $(sed 's/^.*) //' "$t/stat" | cut -d' ' -f1,12,13)"
+            done
+            tb_qmp "$name" '{"execute":"query-status"}'
+            tb_qmp "$name" "$hmp" | sed 's/\\r\\n/\n/g' | grep -e 'RIP=' -e 'CR0=' -e 'EFER='
+            [ -n "$vm" ] && for t in "$vm"/*; do
+                [ -f "$t" ] && printf '%s=%s ' "${t##*/}" "$(cat "$t" 2>/dev/null)"
+            done
+            echo
+            [ "$i" = 1 ] && sleep 2
+        done
+        echo "== NMI at $(tb_uptime) s"
+        tb_qmp "$name" '{"execute":"inject-nmi"}'
+        if vtier-tbctl exec -t 10 "$TB_RUN/$name.ctl" true > /dev/null 2>&1; then
+            echo "answers after the NMI"
+        else
+            echo "still no answer 10 s after the NMI"
+        fi
+    } > "$f" 2>&1
+    echo "$(grep -m1 'RIP=' "$f" | sed 's/ RFL.*HLT=/ HLT=/');" \
+        "vCPU thread state/utime/stime: $(grep 'thread CPU' "$f" | sed 's/.*stime //' | tr '\n' ' ');" \
+        "KVM exits: $(grep -o ' exits=[0-9]*' "$f" | tr -d '\n');" \
+        "halt wakeups: $(grep -o 'halt_wakeup=[0-9]*' "$f" | tr '\n' ' ');" \
+        "$(tail -1 "$f") (l2/$name/hang.log)"
+}
+
+# Gone: its QEMU exited, or stopped itself (a watcher is about to end it).
+tb_l2_gone() {
+    ! tb_l2_alive "$1" || grep -q '^cause [^ ]* guest ' "$TB_OUT/l2/$1/events.log" 2>/dev/null
+}
 
 tb_l2_alive() {
     local pid
@@ -228,9 +308,10 @@ tb_l2_wait() {
     name=$1 timeout=${2:-$TB_L2_BOOT_TIMEOUT}
     deadline=$(( $(tb_uptime_s) + timeout ))
     while :; do
-        if ! tb_l2_alive "$name"; then
+        if tb_l2_gone "$name"; then
+            sleep 1
             tb_l2_dump "$name"
-            tb_fail "L2 $name: QEMU exited during boot"
+            tb_fail "L2 $name: QEMU ended during boot: $(tb_l2_exit_cause "$name")"
         fi
         if [ -S "$TB_RUN/$name.ctl" ] &&
             vtier-tbctl exec -t 5 "$TB_RUN/$name.ctl" true > /dev/null 2>&1; then
@@ -266,7 +347,19 @@ tb_l2() {
         t=$2
         shift 2
     fi
-    vtier-tbctl exec -t "$t" "$TB_RUN/$name.ctl" "$*"
+    tb_l2_gone "$name" || {
+        vtier-tbctl exec -t "$t" "$TB_RUN/$name.ctl" "$*" && return 0
+        t=$?
+        if [ "$t" = 125 ] && ! tb_l2_gone "$name"; then
+            echo "VTIER-TB-FAIL: L2 $name: no answer from the guest: $(tb_l2_hang_report "$name")" >&2
+            exit 1
+        fi
+        tb_l2_gone "$name" || return "$t"
+    }
+    # (stderr: the caller may be capturing the output)
+    sleep 1
+    echo "VTIER-TB-FAIL: L2 $name: QEMU ended: $(tb_l2_exit_cause "$name")" >&2
+    exit 1
 }
 
 tb_qmp() {
@@ -300,8 +393,19 @@ tb_l2_stop() {
         done
     fi
     wait "$pid" 2>/dev/null
+    # Its watcher ends with QEMU's QMP connection (kill it only if stuck).
+    pid=$(cat "$TB_RUN/$name.watcher" 2>/dev/null)
+    if [ -n "$pid" ]; then
+        for sig in 0 0 0 0 0 0 0 0 0 0 KILL; do
+            kill -0 "$pid" 2>/dev/null || break
+            [ "$sig" != 0 ] && kill "-$sig" "$pid" 2>/dev/null
+            sleep 0.1
+        done
+        wait "$pid" 2>/dev/null
+    fi
     rm -f "$TB_RUN/$name.pid" "$TB_RUN/$name.qmp" "$TB_RUN/$name.agent.qmp" \
-        "$TB_RUN/$name.ctl" "$TB_RUN/$name.started"
+        "$TB_RUN/$name.watch.qmp" "$TB_RUN/$name.watcher" "$TB_RUN/$name.ctl" \
+        "$TB_RUN/$name.started"
 }
 
 tb_l2_stop_all() {

@@ -6,18 +6,23 @@ The run directory (shared with L1 over 9p as tag "tb", mounted at /tb):
          (appended to the L2 initramfs: l2.sh and the project's binaries)
   out/   written by L1: result, timings, scenario.log, l1-setup.log,
          l1-topology.txt, l1-dmesg.log, l2/NAME/{console.log,qemu.log};
-         written here: l1-console.log, l1-qemu.log
+         written here: l1-console.log, l1-qemu.log, l1-qemu-debug.log (QEMU's
+         -d cpu_reset,guest_errors: "Triple fault" lands here), l1-events.log
+         (L1's QMP events: the SHUTDOWN reason), attempts (on a rerun)
 L1 is one QEMU process in its own process group; it is killed (group-wide) on
 timeout, on any error, on SIGINT/SIGTERM, and if this process dies (PDEATHSIG).
 """
 
 import ctypes
+import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 from . import cpio
@@ -29,6 +34,8 @@ QEMU = "/usr/bin/qemu-system-x86_64"
 # Features of -cpu EPYC that TCG does not implement; dropped to keep the log clean.
 TCG_MISSING = ["fxsr-opt", "misalignsse", "osvw", "topoext", "nrip-save", "xsavec"]
 RESULT_RE = re.compile(r"^(PASS|SKIP|FAIL)\b ?(.*)$")
+# A failure that the emulator caused (written by l1.sh for L2, by l1_exit_cause for L1).
+EMULATOR_RESET_RE = re.compile(r"^EMULATOR-RESET (L1|L2 \S+): (.*)$")
 
 
 def log(msg):
@@ -186,6 +193,10 @@ def qemu_command(cfg, imgdir, rundir, shares, interactive):
         cmd += ["-drive", f"if=none,id=swap,file={qopt(img)},format=raw,cache=unsafe,discard=unmap",
                 "-device", "virtio-blk-pci,drive=swap,serial=vtier-swap"]
     cmd += ["-qmp", f"unix:{qopt(os.path.join(rundir, 'l1.qmp'))},server=on,wait=off"]
+    # Why L1 ends: its QMP events (a socket of the runner's own) and TCG's
+    # reset log, which names a triple fault.
+    cmd += ["-qmp", f"unix:{qopt(os.path.join(rundir, 'l1-watch.qmp'))},server=on,wait=off",
+            "-d", "cpu_reset,guest_errors", "-D", os.path.join(out, "l1-qemu-debug.log")]
     return cmd
 
 
@@ -226,6 +237,71 @@ class L1:
         self.qlog.close()
 
 
+class EventLog(threading.Thread):
+    """Copies L1's QMP events to out/l1-events.log until QEMU closes the socket."""
+
+    def __init__(self, rundir, t0):
+        super().__init__(daemon=True)
+        self.sock_path = os.path.join(rundir, "l1-watch.qmp")
+        self.path = os.path.join(rundir, "out", "l1-events.log")
+        self.t0 = t0
+        self.shutdown = None   # data of the SHUTDOWN event: {"guest": bool, "reason": str}
+
+    def run(self):
+        deadline = time.monotonic() + 60
+        with open(self.path, "a") as log:
+            while True:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    sock.connect(self.sock_path)
+                    break
+                except OSError as e:
+                    sock.close()
+                    if time.monotonic() > deadline:
+                        log.write(f"cannot connect to {self.sock_path}: {e}\n")
+                        return
+                    time.sleep(0.1)
+            with sock, sock.makefile("rwb", buffering=0) as f:
+                f.write(b'{"execute":"qmp_capabilities"}\n')
+                for raw in f:
+                    try:
+                        msg = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if "event" not in msg:
+                        continue
+                    log.write(f"[{time.monotonic() - self.t0:.2f} s] {raw.decode().strip()}\n")
+                    log.flush()
+                    if msg["event"] == "SHUTDOWN" and self.shutdown is None:
+                        self.shutdown = msg.get("data", {})
+
+
+def l1_exit_cause(rundir, events):
+    """(emulator_reset, text): why L1 ended without writing a result."""
+    out = os.path.join(rundir, "out")
+    events.join(timeout=5)
+    sd = events.shutdown
+    if sd is None:
+        return False, "no SHUTDOWN event (QEMU crashed or was killed?)"
+    reason, guest = sd.get("reason", "?"), sd.get("guest")
+    text = f"SHUTDOWN reason {reason}{' (guest)' if guest else ''}"
+    try:
+        with open(os.path.join(out, "l1-qemu-debug.log"), errors="replace") as f:
+            triple = "Triple fault" in f.read()
+    except OSError:
+        triple = False
+    try:
+        with open(os.path.join(out, "l1-console.log"), errors="replace") as f:
+            console = f.read()
+    except OSError:
+        console = ""
+    announced = "Kernel panic" in console or "reboot: Restarting" in console
+    if reason == "guest-reset" and guest and not announced:
+        return True, text + (", TCG logged a triple fault" if triple else
+                             ", nothing on L1's console")
+    return False, text + (", TCG logged a triple fault" if triple else "")
+
+
 def tail(path, lines):
     try:
         with open(path, errors="replace") as f:
@@ -241,11 +317,12 @@ def attach_logs(rundir):
     out = os.path.join(rundir, "out")
     parts = [("L1 console", os.path.join(out, "l1-console.log"), 150),
              ("L1 QEMU", os.path.join(out, "l1-qemu.log"), 40),
+             ("L1 QMP events", os.path.join(out, "l1-events.log"), 10),
              ("L1 setup", os.path.join(out, "l1-setup.log"), 40)]
     l2root = os.path.join(out, "l2")
     if os.path.isdir(l2root):
         for name in sorted(os.listdir(l2root)):
-            for f in ("console.log", "qemu.log"):
+            for f in ("console.log", "qemu.log", "events.log"):
                 parts.append((f"L2 {name} {f}", os.path.join(l2root, name, f), 80))
     for title, path, n in parts:
         print(f"======== {title}: {path}")
@@ -262,49 +339,11 @@ def prune_runs(parent, keep=10):
         shutil.rmtree(os.path.join(parent, d), ignore_errors=True)
 
 
-def main(argv):
-    import argparse
-    ap = argparse.ArgumentParser(
-        prog="tests/testbed/run",
-        description="Boot the L1 host VM (TCG) and run SCENARIO in it; see docs/testbed.md.")
-    ap.add_argument("scenario", help="name in tests/testbed/scenarios/ or a path to a .sh")
-    ap.add_argument("--build", default=os.environ.get("VTIER_BUILD", os.path.join(REPO, "build")),
-                    help="meson build directory with the static testbed tools (default: build)")
-    ap.add_argument("--rundir", help="run directory (default: BUILD/testbed-runs/SCENARIO-TIME)")
-    ap.add_argument("--shell", action="store_true",
-                    help="interactive: L1 console on this terminal, a shell after the scenario")
-    ap.add_argument("--l1-file", action="append", default=[], metavar="SRC:/DEST",
-                    help="copy a file into L1's root for this run")
-    ap.add_argument("--l2-file", action="append", default=[], metavar="SRC:/DEST",
-                    help="add a file to the L2 initramfs for this run")
-    ap.add_argument("--timeout", type=int, help="seconds for the whole run (TB_TIMEOUT)")
-    ap.add_argument("--print-cmd", action="store_true", help="print the L1 QEMU command")
-    args = ap.parse_args(argv)
-
-    cfg = load_config()
-    if args.timeout:
-        cfg["TB_TIMEOUT"] = str(args.timeout)
-    timeout = int(cfg["TB_TIMEOUT"])
-    # L1 gets a deadline of its own, so it can still stop its guests and report.
-    if "TB_SCENARIO_TIMEOUT" not in os.environ:
-        cfg["TB_SCENARIO_TIMEOUT"] = str(max(timeout - 60, timeout * 2 // 3))
-    cfg["TB_SHELL"] = "1" if args.shell else "0"
-    if parse_size(cfg["TB_L1_SWAP"]):
-        cfg["TB_L1_SWAP_DEV_EXPECTED"] = "1"
-    scenario = find_scenario(args.scenario)
-    build = os.path.abspath(args.build)
-    name = os.path.basename(scenario)[:-3]
+def run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt):
+    """One boot of L1 running the scenario: (verdict, detail)."""
     t_start = time.monotonic()
-    imgdir = images.ensure_images()
-    t_images = time.monotonic() - t_start
-    if args.rundir:
-        rundir = os.path.abspath(args.rundir)
-        if os.path.exists(rundir):
-            raise SystemExit(f"testbed: {rundir} exists")
-    else:
-        parent = os.path.join(build, "testbed-runs")
-        prune_runs(parent)
-        rundir = os.path.join(parent, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{os.getpid()}")
+    timeout = int(cfg["TB_TIMEOUT"])
+    cfg = dict(cfg, TB_ATTEMPT=str(attempt))
     shares = {"src": REPO}
     if not build.startswith(REPO + os.sep):
         shares["build"] = build
@@ -313,10 +352,10 @@ def main(argv):
     cmd = qemu_command(cfg, imgdir, rundir, shares, args.shell)
     if args.print_cmd:
         print(" ".join(shell_quote(c) if re.search(r"[^\w,=./:+-]", c) else c for c in cmd))
-    log(f"scenario {name}: run directory {rundir}")
-    log(f"images {imgdir} ({t_images:.1f} s to check/build)")
+    log(f"scenario {name}: run directory {rundir}" + (f" (attempt {attempt}/2)" if attempt > 1 else ""))
 
     l1 = None
+    events = None
     verdict, detail = "FAIL", ""
     console = os.path.join(rundir, "out", "l1-console.log")
     t_boot = None
@@ -328,6 +367,8 @@ def main(argv):
     try:
         t0 = time.monotonic()
         l1 = L1(cmd, rundir, args.shell)
+        events = EventLog(rundir, t0)
+        events.start()
         deadline = None if args.shell else t0 + timeout
         pos = 0
         while True:
@@ -363,8 +404,12 @@ def main(argv):
                     m = RESULT_RE.match(f.read().strip())
                 verdict, detail = (m.group(1), m.group(2)) if m else ("FAIL", "unreadable result")
             except OSError:
-                detail = (f"L1 exited (QEMU status {rc_qemu}) without a result: "
-                          "kernel panic or init failure? see the L1 console")
+                emulator_reset, cause = l1_exit_cause(rundir, events)
+                if emulator_reset:
+                    detail = f"EMULATOR-RESET L1: {cause}"
+                else:
+                    detail = (f"L1 exited (QEMU status {rc_qemu}, {cause}) without a result: "
+                              "kernel panic or init failure? see the L1 console")
     except KeyboardInterrupt as e:
         verdict, detail = "FAIL", f"interrupted ({e})"
         elapsed = time.monotonic() - t_start
@@ -397,5 +442,74 @@ def main(argv):
     log(f"timings: {'; '.join(summary)}")
     if verdict != "PASS" and not args.shell:
         attach_logs(rundir)
+    return verdict, detail
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(
+        prog="tests/testbed/run",
+        description="Boot the L1 host VM (TCG) and run SCENARIO in it; see docs/testbed.md.")
+    ap.add_argument("scenario", help="name in tests/testbed/scenarios/ or a path to a .sh")
+    ap.add_argument("--build", default=os.environ.get("VTIER_BUILD", os.path.join(REPO, "build")),
+                    help="meson build directory with the static testbed tools (default: build)")
+    ap.add_argument("--rundir", help="run directory (default: BUILD/testbed-runs/SCENARIO-TIME)")
+    ap.add_argument("--shell", action="store_true",
+                    help="interactive: L1 console on this terminal, a shell after the scenario")
+    ap.add_argument("--l1-file", action="append", default=[], metavar="SRC:/DEST",
+                    help="copy a file into L1's root for this run")
+    ap.add_argument("--l2-file", action="append", default=[], metavar="SRC:/DEST",
+                    help="add a file to the L2 initramfs for this run")
+    ap.add_argument("--timeout", type=int, help="seconds for the whole run (TB_TIMEOUT)")
+    ap.add_argument("--print-cmd", action="store_true", help="print the L1 QEMU command")
+    args = ap.parse_args(argv)
+
+    cfg = load_config()
+    if args.timeout:
+        cfg["TB_TIMEOUT"] = str(args.timeout)
+    timeout = int(cfg["TB_TIMEOUT"])
+    # L1 gets a deadline of its own, so it can still stop its guests and report.
+    if "TB_SCENARIO_TIMEOUT" not in os.environ:
+        cfg["TB_SCENARIO_TIMEOUT"] = str(max(timeout - 60, timeout * 2 // 3))
+    cfg["TB_SHELL"] = "1" if args.shell else "0"
+    if parse_size(cfg["TB_L1_SWAP"]):
+        cfg["TB_L1_SWAP_DEV_EXPECTED"] = "1"
+    scenario = find_scenario(args.scenario)
+    build = os.path.abspath(args.build)
+    name = os.path.basename(scenario)[:-3]
+    t_images = time.monotonic()
+    imgdir = images.ensure_images()
+    t_images = time.monotonic() - t_images
+    if args.rundir:
+        base = os.path.abspath(args.rundir)
+    else:
+        parent = os.path.join(build, "testbed-runs")
+        prune_runs(parent)
+        base = os.path.join(parent, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{os.getpid()}")
+    log(f"images {imgdir} ({t_images:.1f} s to check/build)")
+    # An emulator fault (a VM reset by TCG's nested SVM or by KVM on it, never
+    # a scenario's assertion) gets one rerun of the whole scenario; see
+    # docs/testbed.md, "Emulator faults".
+    history = []
+    for attempt in (1, 2):
+        rundir = base if attempt == 1 else f"{base}-attempt{attempt}"
+        if os.path.exists(rundir):
+            raise SystemExit(f"testbed: {rundir} exists")
+        verdict, detail = run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt)
+        m = EMULATOR_RESET_RE.match(detail) if verdict == "FAIL" else None
+        history.append(f"attempt {attempt}: {verdict} {detail} (logs: {rundir}/out)")
+        if len(history) > 1:
+            with open(os.path.join(rundir, "out", "attempts"), "w") as f:
+                f.write("".join(h + "\n" for h in history))
+        if not m or args.shell or attempt == 2:
+            break
+        log("!" * 72)
+        log(f"{m.group(1)} VM reset by the emulator (cause: {m.group(2)}): "
+            f"rerunning scenario once (attempt {attempt + 1}/2)")
+        log("!" * 72)
+    if len(history) > 1:
+        log(f"scenario {name}: ran twice after an emulator reset:")
+        for h in history:
+            log(f"  {h}")
     log(f"scenario {name}: {verdict}{' ' + detail if detail else ''} (logs: {rundir}/out)")
     return {"PASS": 0, "SKIP": 77}.get(verdict, 1)

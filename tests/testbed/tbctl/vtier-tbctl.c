@@ -5,7 +5,13 @@
  *   vtier-tbctl qmp SOCKET JSON...        (L1) run QMP commands, print each reply
  *   vtier-tbctl exec [-t SEC] SOCKET CMD  (L1) run CMD with sh -c in an L2 guest,
  *                                         print its output, exit with its status
+ *                                         (124: CMD timed out; 125: no answer
+ *                                         from the agent within SEC + 10 s)
  *   vtier-tbctl agent [--name PORT]       (L2) serve exec requests on a virtio port
+ *   vtier-tbctl watch SOCKET LOG          (L1) log a guest QEMU's QMP events; when
+ *                                         the guest stops itself (-action
+ *                                         shutdown=pause), dump its CPU state
+ *                                         and quit that QEMU
  *
  * The exec channel is a virtio-serial port in L2 whose QEMU chardev is a unix
  * socket server in L1. Frames on it:
@@ -35,7 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXIT_TIMEOUT 124
+#define EXIT_TIMEOUT 124    /* the command outlived its timeout (killed by the agent) */
+#define EXIT_NO_AGENT 125   /* the agent did not answer at all: the guest hangs or is gone */
 #define MAX_CMD_BYTES (64 * 1024)
 
 static const char *prog = "vtier-tbctl";
@@ -201,7 +208,12 @@ static int reader_copy(struct reader *r, size_t len, int out_fd)
     return 0;
 }
 
-static int connect_unix(const char *path, int64_t deadline_ms)
+/*
+ * Connect, retrying while the socket is refused (its server is busy) until
+ * deadline_ms, and while it does not exist (its QEMU is starting) until
+ * missing_ms: a guest whose QEMU is gone must fail fast.
+ */
+static int connect_unix(const char *path, int64_t deadline_ms, int64_t missing_ms)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
@@ -219,7 +231,8 @@ static int connect_unix(const char *path, int64_t deadline_ms)
             return fd;
         }
         close(fd);
-        if ((errno != ENOENT && errno != ECONNREFUSED) || now_ms() >= deadline_ms) {
+        if ((errno != ENOENT && errno != ECONNREFUSED) || now_ms() >= deadline_ms ||
+            (errno == ENOENT && now_ms() >= missing_ms)) {
             fprintf(stderr, "%s: connect %s: %s\n", prog, path, strerror(errno));
             return -1;
         }
@@ -270,7 +283,7 @@ static int cmd_qmp(int argc, char **argv)
         die("usage: qmp [-t SEC] SOCKET JSON...");
     }
     r.deadline_ms = now_ms() + (int64_t)timeout_s * 1000;
-    fd = connect_unix(argv[optind], r.deadline_ms);
+    fd = connect_unix(argv[optind], r.deadline_ms, r.deadline_ms);
     if (fd < 0) {
         return 2;
     }
@@ -323,7 +336,7 @@ static int cmd_exec(int argc, char **argv)
     }
     /* The agent kills the command at timeout_s; allow it time to report that. */
     r.deadline_ms = now_ms() + (int64_t)timeout_s * 1000 + 10000;
-    fd = connect_unix(argv[optind], r.deadline_ms);
+    fd = connect_unix(argv[optind], r.deadline_ms, now_ms() + 10000);
     if (fd < 0) {
         return 2;
     }
@@ -379,7 +392,7 @@ lost:
     fprintf(stderr, "%s: exec: %s\n", prog,
             err == -ETIMEDOUT ? "timed out waiting for the guest agent" : strerror(-err));
     close(fd);
-    return err == -ETIMEDOUT ? EXIT_TIMEOUT : 2;
+    return err == -ETIMEDOUT ? EXIT_NO_AGENT : 2;
 }
 
 /* ------------------------------------------------------------------ agent (L2) */
@@ -608,6 +621,124 @@ static int cmd_agent(int argc, char **argv)
     }
 }
 
+/* ------------------------------------------------------------------ watch */
+
+/* Seconds since boot: the same clock as /proc/uptime in the scenario's logs. */
+static double uptime_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The string value of "key": "..." in a QMP line, unescaped, into out. */
+static bool json_str(const char *line, const char *key, char *out, size_t size)
+{
+    char pat[64];
+    const char *p;
+    size_t n = 0;
+
+    snprintf(pat, sizeof(pat), "\"%s\": \"", key);
+    p = strstr(line, pat);
+    if (!p) {
+        return false;
+    }
+    for (p += strlen(pat); *p && *p != '"' && n + 1 < size; p++) {
+        if (*p == '\\' && p[1]) {
+            p++;
+            out[n++] = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return true;
+}
+
+/*
+ * Log every QMP event of one guest QEMU until it exits. The guest's QEMU runs
+ * with -action reboot=shutdown,shutdown=pause: a guest that resets (a triple
+ * fault, or the guest asking for it) or powers off stops instead of exiting,
+ * so its CPU state can still be read. Then this dumps it and quits QEMU. The
+ * log's last "cause" line says why QEMU ended: "cause REASON GUEST UPTIME_S".
+ */
+static int cmd_watch(int argc, char **argv)
+{
+    static struct reader r;
+    static char text[65536];
+    char reason[64];
+    FILE *log;
+    int fd, err = 0;
+    bool quitting = false;
+
+    if (argc - optind != 2) {
+        die("usage: watch SOCKET LOG");
+    }
+    log = fopen(argv[optind + 1], "a");
+    if (!log) {
+        die("%s: %s", argv[optind + 1], strerror(errno));
+    }
+    setvbuf(log, NULL, _IOLBF, 0);
+    r.deadline_ms = now_ms() + 60000;
+    fd = connect_unix(argv[optind], r.deadline_ms, r.deadline_ms);
+    if (fd < 0) {
+        fprintf(log, "[%.2f] watch: cannot connect to %s\n", uptime_s(), argv[optind]);
+        return 2;
+    }
+    r.fd = fd;
+    {
+        const char *caps = "{\"execute\":\"qmp_capabilities\"}\n";
+
+        if (write_all(fd, caps, strlen(caps)) < 0 || qmp_reply(&r, false) != 0) {
+            fprintf(log, "[%.2f] watch: QMP negotiation failed\n", uptime_s());
+            return 2;
+        }
+    }
+    r.deadline_ms = 0;
+    fprintf(log, "[%.2f] watch: connected\n", uptime_s());
+    for (;;) {
+        char *line = reader_line(&r, &err);
+        bool guest;
+
+        if (!line) {
+            break;
+        }
+        if (!strstr(line, "\"event\"")) {
+            if (json_str(line, "return", text, sizeof(text))) {
+                fprintf(log, "%s", text);
+            }
+            continue;
+        }
+        fprintf(log, "[%.2f] %s\n", uptime_s(), line);
+        if (!strstr(line, "\"event\": \"SHUTDOWN\"") || quitting) {
+            continue;
+        }
+        guest = strstr(line, "\"guest\": true") != NULL;
+        if (!json_str(line, "reason", reason, sizeof(reason))) {
+            snprintf(reason, sizeof(reason), "unknown");
+        }
+        fprintf(log, "cause %s %s %.2f\n", reason, guest ? "guest" : "host", uptime_s());
+        if (guest) {
+            /* Stopped, not gone: keep its state, then end it as it would have ended. */
+            const char *dump = "{\"execute\":\"human-monitor-command\","
+                               "\"arguments\":{\"command-line\":\"info registers\"}}\n"
+                               "{\"execute\":\"quit\"}\n";
+
+            fprintf(log, "---- CPU state after the guest's %s\n", reason);
+            if (write_all(fd, dump, strlen(dump)) < 0) {
+                fprintf(log, "watch: cannot ask for the CPU state or quit\n");
+            }
+            quitting = true;
+        }
+    }
+    fprintf(log, "[%.2f] watch: QEMU closed QMP (%s)\n", uptime_s(),
+            err == -EPIPE ? "exited" : strerror(-err));
+    fclose(log);
+    close(fd);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -623,10 +754,14 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "agent")) {
         return cmd_agent(argc, argv);
     }
+    if (!strcmp(argv[1], "watch")) {
+        return cmd_watch(argc, argv);
+    }
 usage:
     fprintf(stderr,
             "usage: %s qmp [-t SEC] SOCKET JSON...\n"
             "       %s exec [-t SEC] SOCKET 'COMMAND'\n"
-            "       %s agent [--name PORT | --device DEV]\n", prog, prog, prog);
+            "       %s agent [--name PORT | --device DEV]\n"
+            "       %s watch SOCKET LOG\n", prog, prog, prog, prog);
     return 2;
 }
