@@ -73,7 +73,7 @@ if tb_l1_setup > "$TB_OUT/l1-setup.log" 2>&1; then
             t=$(sed -n 's/^cause [^ ]* [^ ]* //p' "$d/events.log" | head -1)
             if awk "BEGIN {exit !($t <= $t_end)}"; then
                 case "$result" in
-                    *"QEMU ended: $cause"*) result="FAIL EMULATOR-RESET L2 $name: ${cause#EMULATOR-RESET }" ;;
+                    *"$cause"*) result="FAIL EMULATOR-RESET L2 $name: ${cause#EMULATOR-RESET }" ;;
                     *) result="FAIL EMULATOR-RESET L2 $name: ${cause#EMULATOR-RESET }; then ${result#FAIL }" ;;
                 esac
                 break
@@ -94,6 +94,7 @@ fi
 
 tb_l2_stop_all
 dmesg > "$TB_OUT/l1-dmesg.log" 2>&1
+cat /sys/kernel/tracing/trace > "$TB_OUT/l1-kvm-trace.log" 2>/dev/null
 echo "$result" > "$TB_OUT/result"
 sync
 tb_mark "RESULT $result"

@@ -83,6 +83,17 @@ tb_l1_setup() {
             { echo "THP mode $TB_L1_THP refused"; return 1; }
     fi
     echo "[$(tb_uptime) s] THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+    # Diagnostics only (l1-kvm-trace.log): the guest RIP of every SVM SHUTDOWN
+    # exit (127: a guest's triple fault) and every exception KVM injects.
+    t=/sys/kernel/tracing
+    if mount -t tracefs tracefs "$t" 2>/dev/null &&
+        echo 'exit_reason == 127' > "$t/events/kvm/kvm_exit/filter" &&
+        echo 1 > "$t/events/kvm/kvm_exit/enable" &&
+        echo 1 > "$t/events/kvm/kvm_inj_exception/enable"; then
+        echo "[$(tb_uptime) s] KVM trace: SHUTDOWN exits and injected exceptions"
+    else
+        echo "[$(tb_uptime) s] KVM trace: not available (no tracefs or kvm events)"
+    fi
     tb_topology > "$TB_OUT/l1-topology.txt"
     echo "[$(tb_uptime) s] memory tiers: $(tb_tiers)"
     { cat /opt/vtier-tb/l2/l2.cpio && dd if=/tb/in/l2-overlay.cpio bs=512k 2>/dev/null; } \
@@ -239,6 +250,10 @@ tb_l2_exit_cause() {
     set -- $cause
     reason=$2 who=$3 t=$4
     rip=$(sed -n 's/^\(RIP=[0-9a-f]*\).*/\1/p' "$dir/events.log" | head -1)
+    # KVM resets the vCPU on a SHUTDOWN exit: the RIP is in L1's trace then.
+    [ "$rip" = RIP=000000000000fff0 ] || [ -z "$rip" ] &&
+        rip=$(grep -h 'kvm_exit:' /sys/kernel/tracing/trace 2>/dev/null |
+            tail -1 | sed -n 's/.*\(rip 0x[0-9a-f]*\).*/L1 KVM trace: SHUTDOWN exit at \1/p')
     if [ "$reason" = guest-reset ] && [ "$who" = guest ]; then
         if grep -q -e 'Kernel panic' -e 'reboot: Restarting' "$dir/console.log" 2>/dev/null; then
             echo "guest-reset at ${t} s after its kernel panicked or rebooted (see its console.log)"
