@@ -25,22 +25,6 @@ check-qemu: build qemu-build
 	VTIER_QEMU_DIR=$$($(QEMU_BUILD_SH) --print-dir) \
 	    $(MESON) test -C $(BUILD) --suite qemu --print-errorlogs
 
-# libFuzzer on the hand-off parser (tests/qemu/fuzz/), like `make fuzz` does
-# for tests/fuzz/: same clang build directory.
-FUZZ_SECONDS ?= 60
-FUZZ_BUILD ?= build-fuzz
-
-.PHONY: fuzz-handoff
-fuzz-handoff: deps
-	[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(MESON) setup $(FUZZ_BUILD) \
-	    -Db_sanitize=address,undefined -Db_lundef=false -Dvm_tests=false -Dfuzzing=true \
-	    -Dc_args=-fsanitize=fuzzer-no-link
-	$(MESON) compile -C $(FUZZ_BUILD) tests/qemu/fuzz-handoff
-	@corpus=$$(mktemp -d) && python3 tests/qemu/fuzz/make_corpus.py $$corpus && \
-	echo "==> fuzzing handoff for $(FUZZ_SECONDS) s" && \
-	$(FUZZ_BUILD)/tests/qemu/fuzz-handoff -max_total_time=$(FUZZ_SECONDS) -max_len=16384 $$corpus; \
-	rc=$$?; rm -rf $$corpus; exit $$rc
-
 .PHONY: bench-handoff
 bench-handoff: build qemu-build
 	tests/qemu/bench/run.sh $(BUILD) $$($(QEMU_BUILD_SH) --print-dir)

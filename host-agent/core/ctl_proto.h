@@ -13,8 +13,10 @@
 
 #include <glib.h>
 
+#include "control_socket.h"
+
 #define VT_CTL_VERSION 1
-#define VT_CTL_MAX_REQUEST 65536	/* bytes, newline included */
+#define VT_CTL_MAX_REQUEST VT_CONTROL_MAX_REQUEST	/* bytes, newline included */
 #define VT_CTL_MAX_ASSIGN 32
 #define VT_CTL_MAX_NAME 64
 #define VT_CTL_MAX_PATH 107		/* sun_path of a unix socket, minus NUL */

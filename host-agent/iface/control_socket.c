@@ -12,8 +12,8 @@
 #include <glib-unix.h>
 
 #include "control_socket.h"
-#include "ctl_proto.h"
-#include "vm_policy.h"
+
+G_DEFINE_QUARK(vt-control-error-quark, vt_control_error)
 
 #define CLIENT_TIMEOUT_MS 5000
 
@@ -93,7 +93,7 @@ static gboolean client_cb(gint fd, GIOCondition cond, gpointer data)
 	}
 	g_string_append_len(c->buf, tmp, n);
 	nl = memchr(c->buf->str, '\n', c->buf->len);
-	if (!nl && c->buf->len <= VT_CTL_MAX_REQUEST)
+	if (!nl && c->buf->len <= VT_CONTROL_MAX_REQUEST)
 		return G_SOURCE_CONTINUE;
 	if (!nl) {
 		client_reply(c, "{\"ok\":false,\"error\":\"request larger than 65536 bytes\","
@@ -162,25 +162,25 @@ struct vt_control_server *vt_control_server_new(const char *path, vt_control_han
 	struct stat st;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		g_set_error(error, VT_CORE_ERROR, ENAMETOOLONG, "control socket path too long: %s",
+		g_set_error(error, VT_CONTROL_ERROR, ENAMETOOLONG, "control socket path too long: %s",
 			    path);
 		return NULL;
 	}
 	strcpy(sa.sun_path, path);
 	if (g_mkdir_with_parents(dir, 0700) < 0 || stat(dir, &st) < 0) {
-		g_set_error(error, VT_CORE_ERROR, errno, "cannot create %s: %s", dir,
+		g_set_error(error, VT_CONTROL_ERROR, errno, "cannot create %s: %s", dir,
 			    g_strerror(errno));
 		return NULL;
 	}
 	if ((st.st_mode & 0077) || st.st_uid != geteuid()) {
-		g_set_error(error, VT_CORE_ERROR, EPERM,
+		g_set_error(error, VT_CONTROL_ERROR, EPERM,
 			    "%s must be owned by uid %d with mode 0700 (is %o, uid %d): fix it or "
 			    "choose another --socket", dir, (int)geteuid(), st.st_mode & 07777,
 			    (int)st.st_uid);
 		return NULL;
 	}
 	if (someone_listens(&sa)) {
-		g_set_error(error, VT_CORE_ERROR, EADDRINUSE,
+		g_set_error(error, VT_CONTROL_ERROR, EADDRINUSE,
 			    "another vtierd is already serving %s", path);
 		return NULL;
 	}
@@ -192,7 +192,7 @@ struct vt_control_server *vt_control_server_new(const char *path, vt_control_han
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(path, 0600) < 0 || listen(s->fd, 64) < 0) {
-		g_set_error(error, VT_CORE_ERROR, errno, "control socket %s: %s", path,
+		g_set_error(error, VT_CONTROL_ERROR, errno, "control socket %s: %s", path,
 			    g_strerror(errno));
 		if (s->fd >= 0)
 			close(s->fd);
@@ -230,7 +230,7 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		g_set_error(error, VT_CORE_ERROR, ENAMETOOLONG, "socket path too long: %s", path);
+		g_set_error(error, VT_CONTROL_ERROR, ENAMETOOLONG, "socket path too long: %s", path);
 		return NULL;
 	}
 	strcpy(sa.sun_path, path);
@@ -240,7 +240,7 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 
 		if (fd >= 0)
 			close(fd);
-		g_set_error(error, VT_CORE_ERROR, e, "cannot reach vtierd at %s: %s%s", path,
+		g_set_error(error, VT_CONTROL_ERROR, e, "cannot reach vtierd at %s: %s%s", path,
 			    g_strerror(e), e == ENOENT || e == ECONNREFUSED ?
 			    " (is vtierd running? start it with: vtierd, or systemctl start vtierd)" :
 			    "");
@@ -252,7 +252,7 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			g_set_error(error, VT_CORE_ERROR, errno, "send: %s", g_strerror(errno));
+			g_set_error(error, VT_CONTROL_ERROR, errno, "send: %s", g_strerror(errno));
 			close(fd);
 			return NULL;
 		}
@@ -265,7 +265,7 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 		ssize_t n;
 
 		if (left <= 0) {
-			g_set_error(error, VT_CORE_ERROR, ETIMEDOUT, "vtierd did not answer within %d ms",
+			g_set_error(error, VT_CONTROL_ERROR, ETIMEDOUT, "vtierd did not answer within %d ms",
 				    timeout_ms);
 			close(fd);
 			return NULL;
@@ -283,7 +283,7 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 	}
 	close(fd);
 	if (!buf->len || buf->str[buf->len - 1] != '\n') {
-		g_set_error(error, VT_CORE_ERROR, EPROTO, "vtierd closed the connection without a "
+		g_set_error(error, VT_CONTROL_ERROR, EPROTO, "vtierd closed the connection without a "
 			    "complete reply");
 		return NULL;
 	}

@@ -7,9 +7,17 @@
 #ifndef VTIER_IFACE_CONTROL_SOCKET_H
 #define VTIER_IFACE_CONTROL_SOCKET_H
 
+#include <stdbool.h>
+
 #include <glib.h>
 
 #define VT_CONTROL_SOCKET_DEFAULT "/run/vtier/vtierd.sock"
+/* The longest request line the server reads, newline included. */
+#define VT_CONTROL_MAX_REQUEST 65536
+
+/* Errors of the server and the client: errno codes. */
+#define VT_CONTROL_ERROR (vt_control_error_quark())
+GQuark vt_control_error_quark(void);
 
 /* Returns the newline-terminated reply to @data (one request, no newline). */
 typedef char *(*vt_control_handler)(const char *data, size_t len, void *arg);

@@ -122,6 +122,23 @@ static bool pager_write_pending(const struct vt_pager *p, uint64_t offset)
 	return false;
 }
 
+/*
+ * An eviction may go on only if no write to the page is queued: a writer that
+ * hit the protection is waiting for the page as it is. -EBUSY otherwise.
+ */
+static int pager_no_write_queued(struct vt_pager *p, uint64_t offset)
+{
+	int ret = pager_drain(p);
+
+	if (ret)
+		return ret;
+	if (pager_write_pending(p, offset)) {
+		p->nr_evict_aborted++;
+		return -EBUSY;
+	}
+	return 0;
+}
+
 int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out)
 {
 	ssize_t n;
@@ -139,14 +156,9 @@ int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out)
 		ret = n < 0 ? -errno : -EIO;
 		goto undo;
 	}
-	ret = pager_drain(p);
+	ret = pager_no_write_queued(p, offset);
 	if (ret)
 		goto undo;
-	if (pager_write_pending(p, offset)) {
-		p->nr_evict_aborted++;
-		ret = -EBUSY;
-		goto undo;
-	}
 	return 0;
 
 undo:
@@ -158,14 +170,9 @@ int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset)
 {
 	int ret;
 
-	ret = pager_drain(p);
+	ret = pager_no_write_queued(p, offset);
 	if (ret)
 		goto undo;
-	if (pager_write_pending(p, offset)) {
-		p->nr_evict_aborted++;
-		ret = -EBUSY;
-		goto undo;
-	}
 	if (fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		      p->fd_offset + offset, p->page_size)) {
 		ret = -errno;

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/damon_kernel.h"
+#include "damon_kernel.h"
 #include "profiler.h"
 
 #define KD VT_DAMON_ADMIN "/kdamonds"

@@ -206,7 +206,6 @@ static bool parse_flex(const char *text, double *errors, GError **error)
 static struct run *run_one(const struct vt_workload *w, const char *name,
 			   const struct options *o, GError **error)
 {
-	g_autoptr(GError) local = NULL;
 	struct vt_profiler_attrs attrs;
 	struct vt_access_source *src;
 	struct vt_profiler *p;
