@@ -50,12 +50,20 @@ tb_l1_setup() {
     for t in vtier-tbctl vtier-workload qemu-system-x86_64; do
         command -v "$t" > /dev/null || { echo "$t missing from L1"; return 1; }
     done
+    # kvm.ignore_msrs=1: a guest's write to an MSR KVM does not handle (the
+    # L2 kernel's PMU probe) is dropped instead of answered with an injected
+    # #GP, the event after which L2 guests triple-faulted (docs/testbed.md).
+    if [ "${TB_L1_KVM_IGNORE_MSRS:-0}" = 1 ]; then
+        modprobe kvm ignore_msrs=1 report_ignored_msrs=0 ||
+            { echo "modprobe kvm ignore_msrs=1 failed"; return 1; }
+    fi
     modprobe kvm_amd || { echo "modprobe kvm_amd failed"; return 1; }
     [ -c /dev/kvm ] || { echo "no /dev/kvm after modprobe kvm_amd"; return 1; }
     npt=$(cat /sys/module/kvm_amd/parameters/npt)
     [ "$npt" = Y ] || { echo "kvm_amd loaded with npt=$npt: no nested paging (L1 CPU lacks NPT?)"; return 1; }
     echo "[$(tb_uptime) s] kvm_amd: npt=$npt nested=$(cat /sys/module/kvm_amd/parameters/nested)" \
-        "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)"
+        "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)" \
+        "ignore_msrs=$(cat /sys/module/kvm/parameters/ignore_msrs)"
     if [ -n "${TB_L1_SWAP_DEV_EXPECTED:-}" ]; then
         modprobe virtio_blk || { echo "modprobe virtio_blk failed"; return 1; }
         dev=""
