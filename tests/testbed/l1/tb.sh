@@ -91,10 +91,13 @@ tb_l1_setup() {
             { echo "THP mode $TB_L1_THP refused"; return 1; }
     fi
     echo "[$(tb_uptime) s] THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
-    # Diagnostics only (l1-kvm-trace.log): the guest RIP of every SVM SHUTDOWN
-    # exit (127: a guest's triple fault) and every exception KVM injects.
+    # Diagnostics, TB_L1_KVM_TRACE=1 (l1-kvm-trace.log): the guest RIP of every
+    # SVM SHUTDOWN exit (127: a guest's triple fault) and every exception KVM
+    # injects. Off by default: the filter runs on every exit.
     t=/sys/kernel/tracing
-    if mount -t tracefs tracefs "$t" 2>/dev/null &&
+    if [ "${TB_L1_KVM_TRACE:-0}" != 1 ]; then
+        echo "[$(tb_uptime) s] KVM trace: off (TB_L1_KVM_TRACE=1 for SHUTDOWN exits)"
+    elif mount -t tracefs tracefs "$t" 2>/dev/null &&
         echo 'exit_reason == 127' > "$t/events/kvm/kvm_exit/filter" &&
         echo 1 > "$t/events/kvm/kvm_exit/enable" &&
         echo 1 > "$t/events/kvm/kvm_inj_exception/enable"; then
