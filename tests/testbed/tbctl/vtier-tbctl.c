@@ -8,6 +8,8 @@
  *                                         (124: CMD timed out; 125: no answer
  *                                         from the agent within SEC + 10 s)
  *   vtier-tbctl agent [--name PORT]       (L2) serve exec requests on a virtio port
+ *   vtier-tbctl hold-vm                   (L1) create an empty KVM VM and keep it
+ *                                         until killed
  *   vtier-tbctl watch SOCKET LOG          (L1) log a guest QEMU's QMP events; when
  *                                         the guest stops itself (-action
  *                                         shutdown=pause), dump its CPU state
@@ -35,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -739,6 +743,35 @@ static int cmd_watch(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------ hold-vm */
+
+/*
+ * Keep one (empty) KVM VM alive for L1's lifetime. KVM enables the scheduler's
+ * preempt-notifier static key when the first VM is created and disables it when
+ * the last one goes: each flip live-patches finish_task_switch(), which every
+ * context switch runs, and TCG's multi-threaded translation has been seen to
+ * execute that patch's int3 after the patch was done (an L1 Oops). With this VM
+ * held, the key is set once, before any test, and never flips again.
+ */
+static int cmd_hold_vm(void)
+{
+    int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    int vm;
+
+    if (kvm < 0) {
+        die("/dev/kvm: %s", strerror(errno));
+    }
+    vm = ioctl(kvm, KVM_CREATE_VM, 0);
+    if (vm < 0) {
+        die("KVM_CREATE_VM: %s", strerror(errno));
+    }
+    printf("holding KVM VM fd %d\n", vm);
+    fflush(stdout);
+    for (;;) {
+        pause();
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -757,11 +790,15 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "watch")) {
         return cmd_watch(argc, argv);
     }
+    if (!strcmp(argv[1], "hold-vm")) {
+        return cmd_hold_vm();
+    }
 usage:
     fprintf(stderr,
             "usage: %s qmp [-t SEC] SOCKET JSON...\n"
             "       %s exec [-t SEC] SOCKET 'COMMAND'\n"
             "       %s agent [--name PORT | --device DEV]\n"
-            "       %s watch SOCKET LOG\n", prog, prog, prog, prog);
+            "       %s watch SOCKET LOG\n"
+            "       %s hold-vm\n", prog, prog, prog, prog, prog);
     return 2;
 }
