@@ -357,7 +357,7 @@ tb_l2_wait() {
         fi
         if [ "$(tb_uptime_s)" -ge "$deadline" ]; then
             tb_l2_dump "$name"
-            tb_fail "L2 $name: agent did not answer within $timeout s"
+            tb_fail "L2 $name: agent did not answer within $timeout s: $(tb_l2_hang_report "$name")"
         fi
         sleep 0.5
     done
