@@ -2,9 +2,9 @@
 #   make demo-vm        boot the testbed, run an L2 VM with a hot set, attach vtierd and
 #                       watch the hot set land on the DRAM node (first run: image build,
 #                       a few minutes; then about 2-3 minutes)
-#   make check-vtierd   the vtierd scenarios in the testbed (meson suite vtierd-vm:
+#   make check-vtierd   just the vtierd scenarios in the testbed (meson suite vtierd-vm:
 #                       vm-vtierd-tiering with damon-kernel, vm-vtierd-tdp with host-kmod);
-#                       not in CHECK_TARGETS until they pass reliably
+#                       both are in suite vm too, so make check (check-vm) runs them
 #   make vtierd-table   run both scenarios and print one table: damon-kernel and
 #                       Telescope over tdp side by side (tests/vtierd/result-table)
 
