@@ -41,6 +41,9 @@ struct tdp_walk {
 	unsigned int top;	/* level of the root's entries: 3 or 4 */
 	u64 abit;
 	u64 checks[VTIER_TDP_MAX_LEVELS];
+	bool huge;		/* VTIER_TDP_HUGE_LEAVES: huge leaves answer for below */
+	u64 *last_huge;		/* SAMPLE: the huge leaf tested last in this call */
+	int last_huge_result;
 };
 
 static unsigned int tdp_shift(unsigned int level)
@@ -148,9 +151,26 @@ static int tdp_probe(struct tdp_walk *w, u64 gpa, unsigned int level)
 	u64 spte;
 
 	for (l = w->top; l > level; l--) {
-		spte = READ_ONCE(table[tdp_index(gpa, l)]);
-		if (!spte_present(spte) || spte_leaf(spte, l))
+		u64 *sptep = &table[tdp_index(gpa, l)];
+
+		spte = READ_ONCE(*sptep);
+		if (!spte_present(spte))
 			return VTIER_TDP_ABSENT;
+		if (spte_leaf(spte, l)) {
+			/*
+			 * A huge leaf maps @gpa: its A bit is the only one the
+			 * walker sets for it. Test it once per call, so that
+			 * probes of the same leaf agree.
+			 */
+			if (!w->huge)
+				return VTIER_TDP_ABSENT;
+			if (sptep != w->last_huge) {
+				w->checks[l]++;
+				w->last_huge = sptep;
+				w->last_huge_result = spte_test_clear(sptep, w->abit);
+			}
+			return w->last_huge_result;
+		}
 		table = spte_child(spte);
 	}
 	w->checks[level]++;
@@ -204,7 +224,19 @@ static void tdp_scan_table(struct tdp_scan_ctx *c, u64 *table, unsigned int l, u
 			continue;
 		}
 		if (spte_leaf(spte, l)) {
-			/* A huge leaf: nothing at c->level below it. */
+			/* A huge leaf: nothing at c->level below it; its own A bit
+			 * answers for all of it when the caller asked so.
+			 */
+			if (c->w->huge) {
+				if (!c->checks_left || c->nr_young == c->max_young) {
+					c->stop = true;
+					return;
+				}
+				c->checks_left--;
+				c->w->checks[l]++;
+				if (spte_test_clear(sptep, c->w->abit) == VTIER_TDP_YOUNG)
+					c->young[c->nr_young++] = es | l;
+			}
 			c->pos = ee;
 			continue;
 		}
@@ -382,7 +414,8 @@ static long tdp_info(struct tdp_client *cl, void __user *arg)
 	if (ret && ret != -ENOENT)
 		return ret;
 	info.format = cl->format;
-	info.features = VTIER_TDP_F_UPPER_ACCESSED | VTIER_TDP_F_SAMPLE | VTIER_TDP_F_SCAN;
+	info.features = VTIER_TDP_F_UPPER_ACCESSED | VTIER_TDP_F_SAMPLE | VTIER_TDP_F_SCAN |
+			VTIER_TDP_F_HUGE_LEAVES;
 	info.accessed_bit = __ffs64(cl->abit);
 	info.max_batch = VTIER_TDP_MAX_BATCH;
 	info.max_scan_checks = VTIER_TDP_MAX_SCAN_CHECKS;
@@ -456,7 +489,7 @@ static long tdp_sample(struct tdp_client *cl, void __user *arg)
 		return -EFAULT;
 	if (req.abi_version != VTIER_TDP_ABI_VERSION)
 		return -EPROTO;
-	if (req.flags)
+	if (req.flags & ~VTIER_TDP_HUGE_LEAVES)
 		return -EINVAL;
 	if (!req.n || req.n > VTIER_TDP_MAX_BATCH)
 		return -E2BIG;
@@ -489,6 +522,7 @@ static long tdp_sample(struct tdp_client *cl, void __user *arg)
 	rcu_read_lock();
 	ret = tdp_walk_begin(cl->kvm, &w, cl->abit);
 	if (!ret) {
+		w.huge = req.flags & VTIER_TDP_HUGE_LEAVES;
 		for (i = 0; i < req.n; i++) {
 			if (p[i].result == VTIER_TDP_NOSLOT)
 				continue;
@@ -543,7 +577,8 @@ static long tdp_scan(struct tdp_client *cl, void __user *arg)
 		return -EFAULT;
 	if (req.abi_version != VTIER_TDP_ABI_VERSION)
 		return -EPROTO;
-	if (req.flags || req.level >= VTIER_TDP_MAX_LEVELS || req.skip_from < req.level ||
+	if ((req.flags & ~VTIER_TDP_HUGE_LEAVES) || req.level >= VTIER_TDP_MAX_LEVELS ||
+	    req.skip_from < req.level ||
 	    req.skip_from >= VTIER_TDP_MAX_LEVELS || req.start >= req.end)
 		return -EINVAL;
 	if (req.max_checks > VTIER_TDP_MAX_SCAN_CHECKS || req.max_young > VTIER_TDP_MAX_SCAN_CHECKS)
@@ -575,6 +610,7 @@ static long tdp_scan(struct tdp_client *cl, void __user *arg)
 	if (!ret) {
 		u64 limit = 1ULL << tdp_shift(w.top + 1);
 
+		w.huge = req.flags & VTIER_TDP_HUGE_LEAVES;
 		c.end = min(req.end, limit);
 		if (req.level > w.top) {
 			ret = -EINVAL;

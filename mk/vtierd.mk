@@ -2,11 +2,13 @@
 #   make demo-vm        boot the testbed, run an L2 VM with a hot set, attach vtierd and
 #                       watch the hot set land on the DRAM node (first run: image build,
 #                       a few minutes; then about 2-3 minutes)
-#   make check-vtierd   the vtierd scenarios in the testbed (meson suite vtierd-vm:
+#   make check-vtierd   just the vtierd scenarios in the testbed (meson suite vtierd-vm:
 #                       vm-vtierd-tiering with damon-kernel, vm-vtierd-tdp with host-kmod);
-#                       not in CHECK_TARGETS until they pass reliably
+#                       both are in suite vm too, so make check (check-vm) runs them
+#   make vtierd-table   run both scenarios and print one table: damon-kernel and
+#                       Telescope over tdp side by side (tests/vtierd/result-table)
 
-.PHONY: demo-vm check-vtierd
+.PHONY: demo-vm check-vtierd vtierd-table
 
 demo-vm: build testbed-images
 	@echo "vtier demo: an L2 VM (1 GiB, hot set 64 MiB) on a 3-tier L1 host (DRAM, CXL-like,"
@@ -16,3 +18,6 @@ demo-vm: build testbed-images
 
 check-vtierd: build testbed-images
 	$(MESON) test -C $(BUILD) --suite vtierd-vm --print-errorlogs
+
+vtierd-table: build testbed-images
+	tests/vtierd/result-table $(BUILD)

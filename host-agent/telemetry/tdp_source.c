@@ -33,6 +33,7 @@ struct tdp_source {
 	struct vt_tdp_stats stats;
 	struct vtier_tdp_probe *probes;	/* VTIER_TDP_MAX_BATCH */
 	uint64_t *young;		/* TDP_YOUNG_BUF */
+	uint32_t req_flags;		/* VTIER_TDP_HUGE_LEAVES when the module has it */
 };
 
 G_DEFINE_QUARK(vt-tdp-error-quark, vt_tdp_error)
@@ -109,6 +110,7 @@ static int tdp_batch(struct vt_access_source *src, struct vt_probe *probes, size
 			.abi_version = VTIER_TDP_ABI_VERSION,
 			.n = (uint32_t)chunk,
 			.probes = (uintptr_t)t->probes,
+			.flags = t->req_flags,
 		};
 		uint64_t t0;
 		int ret;
@@ -150,6 +152,7 @@ static long tdp_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 		     unsigned int level, unsigned int skip_from, vt_young_fn fn, void *arg)
 {
 	struct tdp_source *t = to_tdp(src);
+	uint64_t first = start, step = vt_level_size(level);
 	long young = 0;
 
 	while (start < end) {
@@ -161,6 +164,7 @@ static long tdp_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 			.end = end,
 			.young = (uintptr_t)t->young,
 			.max_young = TDP_YOUNG_BUF,
+			.flags = t->req_flags,
 		};
 		uint64_t t0 = wall_ns();
 		int ret = ioctl(t->dev, VTIER_TDP_SCAN, &req);
@@ -172,12 +176,28 @@ static long tdp_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 		for (unsigned int l = 0; l < VT_MAX_LEVELS; l++)
 			src->checks[l] += req.checks[l];
 		for (uint32_t i = 0; i < req.nr_young; i++) {
-			uint64_t e = t->young[i];
+			uint64_t e = t->young[i], gpa = e & ~0xfffULL;
+			unsigned int l = (unsigned int)(e & 0xfff);
 
-			if (fn)
-				fn(e & ~0xfffULL, (unsigned int)(e & 0xfff), arg);
+			if (l <= level) {
+				if (fn)
+					fn(gpa, l, arg);
+				young++;
+				continue;
+			}
+			/*
+			 * A young huge leaf above @level: every level-@level
+			 * entry it covers inside the range was accessed as far
+			 * as the hardware can tell. Callers see entries at the
+			 * level they asked for.
+			 */
+			for (uint64_t a = MAX(gpa, first & ~(step - 1)), e_end = MIN(gpa + vt_level_size(l), end);
+			     a < e_end; a += step) {
+				if (fn)
+					fn(a, level, arg);
+				young++;
+			}
 		}
-		young += req.nr_young;
 		if (req.next <= start)	/* the module always progresses; never spin */
 			return -EIO;
 		start = req.next;
@@ -275,6 +295,8 @@ struct vt_access_source *vt_tdp_new(int vm_fd, GError **error)
 	}
 	if (l < 2)
 		t->src.leaf_level = l;
+	if (t->info.features & VTIER_TDP_F_HUGE_LEAVES)
+		t->req_flags = VTIER_TDP_HUGE_LEAVES;
 	t->stats.format = t->info.format;
 	memcpy(t->stats.leaves, t->info.leaves, sizeof(t->stats.leaves));
 	t->probes = g_new0(struct vtier_tdp_probe, VTIER_TDP_MAX_BATCH);

@@ -3,6 +3,10 @@
  * The tdp source's paths that need no module: a missing device is one clear
  * error naming it and the module, never a silent fallback; a process without
  * a KVM VM fd is named; a QMP socket leads to the process behind it.
+ * And, with ioctl() wrapped (-Wl,--wrap=ioctl) by a fake module that keeps
+ * include/vtier/tdp.h's contract, guest RAM under 2 MiB NPT/EPT leaves: the
+ * source must ask the module to answer for huge leaves when it can, and hand
+ * a young huge leaf to profilers as the leaf-level entries it covers.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,7 +21,120 @@
 
 #include <cmocka.h>
 
+#include <sys/ioctl.h>
+#include <vtier/tdp.h>
+
 #include "tdp_source.h"
+
+/*
+ * The fake module: a VM whose NPT maps [2 MiB, 4 MiB) with one 2 MiB leaf,
+ * accessed, and everything else with 4 KiB leaves, of which 0x401000 is
+ * accessed (the testbed's L1 with THP=always: 476 4 KiB and 172 2 MiB leaves).
+ */
+#define HUGE_GPA 0x200000ULL
+
+static bool fake_active;	/* else every ioctl is the real one */
+static uint64_t fake_features;
+static uint32_t last_flags;
+
+int __real_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...);
+
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!fake_active)
+		return __real_ioctl(fd, req, arg);
+	switch (req) {
+	case VTIER_TDP_ATTACH:
+		return 0;
+	case VTIER_TDP_INFO: {
+		struct vtier_tdp_info *info = arg;
+
+		info->format = VTIER_TDP_FORMAT_NPT;
+		info->levels = 4;
+		info->features = fake_features;
+		info->leaves[0] = 476;
+		info->leaves[1] = 172;
+		return 0;
+	}
+	case VTIER_TDP_SAMPLE: {
+		struct vtier_tdp_sample *s = arg;
+		struct vtier_tdp_probe *p = (struct vtier_tdp_probe *)(uintptr_t)s->probes;
+		bool tested = false;
+
+		last_flags = s->flags;
+		for (uint32_t i = 0; i < s->n; i++) {
+			bool under = p[i].gpa >= HUGE_GPA && p[i].gpa < 2 * HUGE_GPA && p[i].level < 1;
+
+			if (!under)
+				p[i].result = p[i].gpa == 0x401000 ? VTIER_TDP_YOUNG : VTIER_TDP_OLD;
+			else if (!(s->flags & VTIER_TDP_HUGE_LEAVES))
+				p[i].result = VTIER_TDP_ABSENT;
+			else
+				p[i].result = VTIER_TDP_YOUNG;	/* one answer per call */
+			if (under && (s->flags & VTIER_TDP_HUGE_LEAVES) && !tested) {
+				s->checks[1]++;
+				tested = true;
+			}
+		}
+		return 0;
+	}
+	case VTIER_TDP_SCAN: {
+		struct vtier_tdp_scan *s = arg;
+		uint64_t *young = (uint64_t *)(uintptr_t)s->young;
+
+		last_flags = s->flags;
+		s->nr_young = 0;
+		if ((s->flags & VTIER_TDP_HUGE_LEAVES) && s->level < 1 &&
+		    s->start < 2 * HUGE_GPA && s->end > HUGE_GPA)
+			young[s->nr_young++] = HUGE_GPA | 1;
+		if (s->start <= 0x401000 && s->end > 0x401000)
+			young[s->nr_young++] = 0x401000 | 0;
+		s->next = s->end;
+		return 0;
+	}
+	default:
+		errno = ENOTTY;
+		return -1;
+	}
+}
+
+static struct vt_access_source *fake_source(uint64_t features)
+{
+	g_autoptr(GError) error = NULL;
+	struct vt_access_source *src;
+
+	fake_features = features;
+	fake_active = true;
+	/* the source opens this and sends its ioctls to the fake module */
+	setenv("VTIER_TDP_DEVICE", "/dev/null", 1);
+	src = vt_tdp_new(0, &error);
+	unsetenv("VTIER_TDP_DEVICE");
+	return src;
+}
+
+struct young_list {
+	uint64_t addr[1100];
+	unsigned int level[1100];
+	unsigned int n;
+};
+
+static void record_young(uint64_t entry_start, unsigned int level, void *arg)
+{
+	struct young_list *y = arg;
+
+	if (y->n < G_N_ELEMENTS(y->addr)) {
+		y->addr[y->n] = entry_start;
+		y->level[y->n] = level;
+	}
+	y->n++;
+}
 
 static void test_missing_device(void **state)
 {
@@ -88,6 +205,67 @@ static void test_pid_of_socket(void **state)
 	rmdir(dir);
 }
 
+static void test_huge_leaves(void **state)
+{
+	struct vt_access_source *src;
+	struct young_list y = { 0 };
+	struct vt_probe p[3] = {
+		{ .addr = HUGE_GPA + 0x3000, .level = 0 },
+		{ .addr = HUGE_GPA + 0x1ff000, .level = 0 },
+		{ .addr = 0x402000, .level = 0 },
+	};
+
+	(void)state;
+	src = fake_source(VTIER_TDP_F_UPPER_ACCESSED | VTIER_TDP_F_SAMPLE | VTIER_TDP_F_SCAN |
+			  VTIER_TDP_F_HUGE_LEAVES);
+	assert_non_null(src);
+	/* a mixed table: 4 KiB leaves exist, so profilers work at level 0 */
+	assert_int_equal(src->leaf_level, 0);
+	/* a 4 KiB probe under the young 2 MiB leaf reads young, not absent */
+	assert_int_equal(vt_source_batch(src, p, 3), 0);
+	assert_int_equal(last_flags, VTIER_TDP_HUGE_LEAVES);
+	assert_int_equal(p[0].result, VT_BIT_YOUNG);
+	assert_int_equal(p[1].result, VT_BIT_YOUNG);
+	assert_int_equal(p[2].result, VT_BIT_OLD);
+	/*
+	 * A level-0 scan of [2 MiB + 1 MiB, 4 MiB + 8 KiB): the young leaf gives
+	 * the 256 level-0 entries of it inside the range, then the 4 KiB leaf.
+	 */
+	assert_int_equal(vt_source_scan(src, HUGE_GPA + 0x100000, 2 * HUGE_GPA + 0x2000, 0, 0,
+					record_young, &y), 257);
+	assert_int_equal(last_flags, VTIER_TDP_HUGE_LEAVES);
+	assert_int_equal(y.n, 257);
+	assert_int_equal(y.addr[0], HUGE_GPA + 0x100000);
+	assert_int_equal(y.addr[255], 2 * HUGE_GPA - 0x1000);
+	assert_int_equal(y.addr[256], 0x401000);
+	for (unsigned int i = 0; i < y.n; i++) {
+		assert_int_equal(y.level[i], 0);
+		if (i)
+			assert_true(y.addr[i] > y.addr[i - 1]);
+	}
+	vt_source_destroy(src);
+	fake_active = false;
+}
+
+static void test_old_module(void **state)
+{
+	struct vt_access_source *src;
+	struct young_list y = { 0 };
+	struct vt_probe p = { .addr = HUGE_GPA + 0x3000, .level = 0 };
+
+	(void)state;
+	/* a module without the feature must not get the flag (it would say EINVAL) */
+	src = fake_source(VTIER_TDP_F_UPPER_ACCESSED | VTIER_TDP_F_SAMPLE | VTIER_TDP_F_SCAN);
+	assert_non_null(src);
+	assert_int_equal(vt_source_batch(src, &p, 1), 0);
+	assert_int_equal(last_flags, 0);
+	assert_int_equal(p.result, VT_BIT_ABSENT);
+	assert_int_equal(vt_source_scan(src, 0, 8 << 20, 0, 0, record_young, &y), 1);
+	assert_int_equal(last_flags, 0);
+	vt_source_destroy(src);
+	fake_active = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -95,6 +273,8 @@ int main(void)
 		cmocka_unit_test(test_not_a_device),
 		cmocka_unit_test(test_no_vm_fd),
 		cmocka_unit_test(test_pid_of_socket),
+		cmocka_unit_test(test_huge_leaves),
+		cmocka_unit_test(test_old_module),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,11 +33,23 @@
 #define VTIER_TDP_F_UPPER_ACCESSED _BITUL(0)	/* A bit set by hardware on non-leaf entries */
 #define VTIER_TDP_F_SAMPLE	_BITUL(1)
 #define VTIER_TDP_F_SCAN	_BITUL(2)
+#define VTIER_TDP_F_HUGE_LEAVES	_BITUL(3)	/* SAMPLE and SCAN take VTIER_TDP_HUGE_LEAVES */
+
+/*
+ * vtier_tdp_sample.flags, vtier_tdp_scan.flags: an address under a huge leaf
+ * (2 MiB, 1 GiB) is answered by that leaf's accessed bit. SAMPLE tests and
+ * clears the leaf once per call, and every probe of the call under the same
+ * leaf gets that answer; SCAN tests the leaf and writes it, when young, as
+ * (leaf gpa | leaf level), which may start before @start. Without the flag an
+ * address under a huge leaf reads ABSENT and SCAN skips it.
+ */
+#define VTIER_TDP_HUGE_LEAVES	_BITUL(0)
 
 /* vtier_tdp_probe.result */
 #define VTIER_TDP_OLD		0	/* present, not accessed since last cleared */
 #define VTIER_TDP_YOUNG		1	/* present, accessed (and now cleared) */
-#define VTIER_TDP_ABSENT	2	/* nothing at that level (unmapped, under a huge leaf) */
+/* nothing at that level: unmapped, or under a huge leaf without VTIER_TDP_HUGE_LEAVES */
+#define VTIER_TDP_ABSENT	2
 #define VTIER_TDP_NOSLOT	3	/* the gpa lies in no memslot: not tested */
 
 /* vtier_tdp_memslot.flags */
@@ -94,7 +106,7 @@ struct vtier_tdp_sample {
 	__u64 probes;		/* user pointer: struct vtier_tdp_probe[n], in/out */
 	__u64 checks[VTIER_TDP_MAX_LEVELS];	/* out: bits tested, per level */
 	__u32 nr_noslot;	/* out: probes outside every memslot */
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* 0 or VTIER_TDP_HUGE_LEAVES */
 };
 
 /*
@@ -117,7 +129,7 @@ struct vtier_tdp_scan {
 	__u32 nr_young;		/* out */
 	__u64 next;		/* out */
 	__u64 checks[VTIER_TDP_MAX_LEVELS];	/* out: bits tested, per level */
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* 0 or VTIER_TDP_HUGE_LEAVES */
 	__u32 pad;
 };
 
