@@ -192,7 +192,13 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 				    vm->ram->len);
 			return false;
 		}
-		vm->prof = vt_damon_kernel_profiler_new(vm->src, &attrs, &ret);
+		/* one DAMON region per chunk (up to 4096 regions, then whole chunks
+		 * per region): a region's one sampled address speaks for a whole THP
+		 * frame, so coarser regions read cold chunks as hot (docs/vtierd.md) */
+		uint64_t chunks = (vm->ram_bytes + vm->policy.chunk_bytes - 1) / vm->policy.chunk_bytes;
+		uint64_t region_bytes = vm->policy.chunk_bytes * ((chunks + 4095) / 4096);
+
+		vm->prof = vt_damon_kernel_profiler_new(vm->src, &attrs, region_bytes, &ret);
 		if (!vm->prof) {
 			g_set_error(error, VT_CORE_ERROR, -ret, "damon-kernel: %s", g_strerror(-ret));
 			goto fail;

@@ -14,6 +14,14 @@
  * start or stop turns ours off, rewrites the count and every configuration,
  * and turns them on again. A kdamond that someone else started makes start()
  * fail with -EBUSY and leaves it alone.
+ *
+ * Fixed regions (region_bytes, fvaddr only): DAMON samples one random address
+ * per region, and under a 2 MiB THP one accessed bit covers the frame, so a
+ * region of 8 MiB with one hot frame in it (the guest kernel's) reads hot for
+ * all 8 MiB. Given one initial region per 2 MiB chunk, aligned like vtierd's
+ * chunks, with nr_regions min = max = their count, DAMON never splits (it
+ * splits only while nr_regions <= max / 2) nor merges (two pieces exceed
+ * total / min): each region is one chunk for the kdamond's lifetime.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +46,7 @@ struct damon_kernel {
 	pid_t pid;
 	int index;		/* kdamond index, -1 when not running */
 	bool fixed;		/* fvaddr: regions stay as given */
+	uint64_t region_bytes;	/* fixed regions of this size, 0 = DAMON's adaptive ones */
 	struct vt_profiler *p;
 };
 
@@ -215,10 +224,23 @@ int vt_damon_kernel_probe(char **why)
 	return ret;
 }
 
+void vt_damon_kernel_fixed_regions(const struct vt_range *ranges, size_t n, uint64_t region_bytes,
+				   GArray *out)
+{
+	for (size_t k = 0; k < n; k++)
+		for (uint64_t a = ranges[k].start; a < ranges[k].end; a += region_bytes) {
+			struct vt_range r = { a, MIN(a + region_bytes, ranges[k].end) };
+
+			g_array_append_val(out, r);
+		}
+}
+
 static int configure(struct damon_kernel *dk, unsigned int i)
 {
 	const struct vt_profiler_attrs *a = &dk->p->attrs;
 	g_autofree char *ops = readf(KD "/%u/contexts/0/avail_operations", i);
+	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vt_range));
+	unsigned int nr_min, nr_max;
 	char buf[64];
 	int ret;
 
@@ -239,11 +261,23 @@ static int configure(struct damon_kernel *dk, unsigned int i)
 	g_snprintf(buf, sizeof(buf), "%" G_GUINT64_FORMAT, (guint64)a->window_us * 10);
 	if ((ret = writef(buf, KD "/%u/contexts/0/monitoring_attrs/intervals/update_us", i)))
 		return ret;
+	if (dk->fixed && dk->region_bytes)
+		vt_damon_kernel_fixed_regions(dk->p->ranges, dk->p->nr_ranges, dk->region_bytes,
+					      regions);
+	else
+		g_array_append_vals(regions, dk->p->ranges, dk->p->nr_ranges);
+	if (dk->fixed && dk->region_bytes) {
+		nr_min = MAX(regions->len, 3);
+		nr_max = nr_min;
+	} else {
+		nr_min = MAX(a->min_regions, (unsigned int)dk->p->nr_ranges);
+		nr_max = a->max_regions;
+	}
 	/* max first: min may not exceed it */
-	g_snprintf(buf, sizeof(buf), "%u", a->max_regions);
+	g_snprintf(buf, sizeof(buf), "%u", nr_max);
 	if ((ret = writef(buf, KD "/%u/contexts/0/monitoring_attrs/nr_regions/max", i)))
 		return ret;
-	g_snprintf(buf, sizeof(buf), "%u", MAX(a->min_regions, (unsigned int)dk->p->nr_ranges));
+	g_snprintf(buf, sizeof(buf), "%u", nr_min);
 	if ((ret = writef(buf, KD "/%u/contexts/0/monitoring_attrs/nr_regions/min", i)))
 		return ret;
 	if ((ret = writef("1", KD "/%u/contexts/0/targets/nr_targets", i)))
@@ -251,15 +285,17 @@ static int configure(struct damon_kernel *dk, unsigned int i)
 	g_snprintf(buf, sizeof(buf), "%d", (int)dk->pid);
 	if ((ret = writef(buf, KD "/%u/contexts/0/targets/0/pid_target", i)))
 		return ret;
-	g_snprintf(buf, sizeof(buf), "%zu", dk->p->nr_ranges);
+	g_snprintf(buf, sizeof(buf), "%u", regions->len);
 	if ((ret = writef(buf, KD "/%u/contexts/0/targets/0/regions/nr_regions", i)))
 		return ret;
-	for (size_t r = 0; r < dk->p->nr_ranges; r++) {
-		g_snprintf(buf, sizeof(buf), "%" G_GUINT64_FORMAT, (guint64)dk->p->ranges[r].end);
-		if ((ret = writef(buf, KD "/%u/contexts/0/targets/0/regions/%zu/end", i, r)))
+	for (unsigned int r = 0; r < regions->len; r++) {
+		const struct vt_range *rg = &g_array_index(regions, struct vt_range, r);
+
+		g_snprintf(buf, sizeof(buf), "%" G_GUINT64_FORMAT, (guint64)rg->end);
+		if ((ret = writef(buf, KD "/%u/contexts/0/targets/0/regions/%u/end", i, r)))
 			return ret;
-		g_snprintf(buf, sizeof(buf), "%" G_GUINT64_FORMAT, (guint64)dk->p->ranges[r].start);
-		if ((ret = writef(buf, KD "/%u/contexts/0/targets/0/regions/%zu/start", i, r)))
+		g_snprintf(buf, sizeof(buf), "%" G_GUINT64_FORMAT, (guint64)rg->start);
+		if ((ret = writef(buf, KD "/%u/contexts/0/targets/0/regions/%u/start", i, r)))
 			return ret;
 	}
 	if ((ret = writef("1", KD "/%u/contexts/0/schemes/nr_schemes", i)))
@@ -437,7 +473,8 @@ const struct vt_profiler_ops vt_damon_kernel_ops = {
 };
 
 struct vt_profiler *vt_damon_kernel_profiler_new(struct vt_access_source *src,
-						 const struct vt_profiler_attrs *attrs, int *err)
+						 const struct vt_profiler_attrs *attrs,
+						 uint64_t region_bytes, int *err)
 {
 	struct vt_profiler *p = g_new0(struct vt_profiler, 1);
 	int ret;
@@ -452,5 +489,6 @@ struct vt_profiler *vt_damon_kernel_profiler_new(struct vt_access_source *src,
 		vt_profiler_free(p);
 		return NULL;
 	}
+	((struct damon_kernel *)p->priv)->region_bytes = region_bytes;
 	return p;
 }

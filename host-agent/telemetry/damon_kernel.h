@@ -11,6 +11,8 @@
 
 #include <sys/types.h>
 
+#include <glib.h>
+
 #include "access_source.h"
 
 #define VT_DAMON_ADMIN "/sys/kernel/mm/damon/admin"
@@ -21,9 +23,18 @@ struct vt_profiler_attrs;
 /*
  * The damon-kernel profiler over @src (from vt_damon_kernel_source_new). Not in
  * the profiler registry: the registry's profilers all run on simulated sources.
+ * @region_bytes > 0: one fixed DAMON region per @region_bytes of each range
+ * (from the range's start; needs fvaddr), else DAMON's adaptive regions
+ * between @attrs' min_regions and max_regions.
  */
 struct vt_profiler *vt_damon_kernel_profiler_new(struct vt_access_source *src,
-						 const struct vt_profiler_attrs *attrs, int *err);
+						 const struct vt_profiler_attrs *attrs,
+						 uint64_t region_bytes, int *err);
+
+/* @ranges cut into pieces of @region_bytes from each start (the last one
+ * shorter), appended to @out (struct vt_range): the fixed regions. */
+void vt_damon_kernel_fixed_regions(const struct vt_range *ranges, size_t n, uint64_t region_bytes,
+				   GArray *out);
 
 /* A source that is @pid's ranges; @ranges are copied. */
 struct vt_access_source *vt_damon_kernel_source_new(pid_t pid, const struct vt_range *ranges,

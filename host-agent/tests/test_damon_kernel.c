@@ -79,7 +79,7 @@ static void test_needs_process_source(void **state)
 
 	(void)state;
 	vt_profiler_attrs_default(&attrs);
-	assert_null(vt_damon_kernel_profiler_new(sim, &attrs, &err));
+	assert_null(vt_damon_kernel_profiler_new(sim, &attrs, 0, &err));
 	assert_int_equal(err, -EINVAL);
 	/* the process source only lists ranges; bit operations are the kernel's */
 	assert_int_equal(vt_source_mapped(proc, out, 2), 1);
@@ -90,11 +90,30 @@ static void test_needs_process_source(void **state)
 	vt_source_destroy(sim);
 }
 
+/* fixed regions: chunk-aligned from each range's start, the last piece short */
+static void test_fixed_regions(void **state)
+{
+	const uint64_t mib = 1 << 20;
+	struct vt_range ranges[] = { { 64 * mib, 70 * mib }, { 4096 * mib, 4101 * mib } };
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vt_range));
+	const uint64_t want[][2] = { { 64, 66 }, { 66, 68 }, { 68, 70 },
+				     { 4096, 4098 }, { 4098, 4100 }, { 4100, 4101 } };
+
+	(void)state;
+	vt_damon_kernel_fixed_regions(ranges, 2, 2 * mib, out);
+	assert_int_equal(out->len, G_N_ELEMENTS(want));
+	for (unsigned int i = 0; i < out->len; i++) {
+		assert_int_equal(g_array_index(out, struct vt_range, i).start, want[i][0] * mib);
+		assert_int_equal(g_array_index(out, struct vt_range, i).end, want[i][1] * mib);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_probe_matches_sysfs),
 		cmocka_unit_test(test_needs_process_source),
+		cmocka_unit_test(test_fixed_regions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
