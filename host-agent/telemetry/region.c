@@ -130,23 +130,12 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 void vt_regions_end_window(GArray *regions, double threshold)
 {
 	vt_for_each_region(r, regions) {
-		double delta, mean, noise = 0;
-
 		r->last_accesses = r->accesses;
 		r->accesses = r->nr_checks ? (double)r->nr_young / r->nr_checks : 0;
-		delta = fabs(r->accesses - r->last_accesses);
-		if (delta > threshold)
+		if (fabs(r->accesses - r->last_accesses) > threshold)
 			r->age = 0;
 		else
 			r->age++;
-		/*
-		 * Two windows of n checks of a bit young with probability p
-		 * differ by sqrt(2 p (1 - p) / n) (one sigma) by chance alone.
-		 */
-		mean = (r->accesses + r->last_accesses) / 2;
-		if (r->nr_checks)
-			noise = 3 * sqrt(2 * mean * (1 - mean) / r->nr_checks);
-		r->moved = delta > MAX(threshold, noise);
 		r->nr_young = 0;
 		r->nr_checks = 0;
 	}

@@ -21,7 +21,6 @@ struct vt_region {
 	double accesses;		/* nr_young / nr_checks of the last complete window */
 	double last_accesses;		/* accesses of the window before */
 	unsigned int age;
-	bool moved;			/* accesses changed beyond sampling noise */
 	unsigned int level;		/* highest level sampled this window */
 	unsigned int nr_probes;		/* probes per sampling interval (budget) */
 	bool fresh;			/* made by a split at the last window end */

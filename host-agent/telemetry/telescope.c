@@ -18,9 +18,8 @@
  * too sparse to cut runs by, so only the span from the first to the last young
  * leaf is kept.
  *
- * Regions whose accesses were stable for a while are re-examined every fourth
- * window only, leaf-level edges a cut found exact when their samples move or
- * every sixteenth window (settled()); fresh regions (made
+ * Regions whose accesses were stable for a while, and leaf-level edges a cut
+ * found exact, are re-examined every fourth window only; fresh regions (made
  * by the last split) do not merge before they were sampled for one window as
  * themselves.
  */
@@ -32,7 +31,6 @@
 #define TELESCOPE_MAX_SPLIT_ENTRIES 4096
 #define TELESCOPE_STABLE_AGE 8
 #define TELESCOPE_STABLE_PERIOD 4
-#define TELESCOPE_RESOLVED_PERIOD 16
 
 struct telescope {
 	bool flex;
@@ -270,23 +268,6 @@ static bool colder(const struct vt_region *r, const struct vt_region *n, double 
 	return n->accesses < r->accesses - thr;
 }
 
-/*
- * A region need not be cut again while its samples say nothing changed. One
- * whose accesses were stable for a while is re-examined every
- * TELESCOPE_STABLE_PERIOD windows, since its samples may be saturated (a
- * high-level bit young for any access below it) and blind to changes inside.
- * A leaf-level piece whose edges a cut found exact is re-examined when its
- * accesses move beyond sampling noise, else every TELESCOPE_RESOLVED_PERIOD
- * windows only: its samples see changes, and it is the bulk of the regions
- * when there are many small hot ranges (a rescan is up to 1024 leaf checks).
- */
-static bool settled(const struct vt_region *r, uint64_t window)
-{
-	if (r->resolved && !r->moved)
-		return window % TELESCOPE_RESOLVED_PERIOD != 0;
-	return r->age >= TELESCOPE_STABLE_AGE && window % TELESCOPE_STABLE_PERIOD != 0;
-}
-
 struct split_candidate {
 	unsigned int idx;
 	double priority;
@@ -324,7 +305,9 @@ static void telescope_split(struct vt_profiler *p)
 		struct split_candidate c = { .idx = i };
 		uint64_t nr_full;
 
-		if (vt_region_seen(r) && !settled(r, p->windows)) {
+		if (vt_region_seen(r) &&
+		    !((r->age >= TELESCOPE_STABLE_AGE || r->resolved) &&
+		      p->windows % TELESCOPE_STABLE_PERIOD)) {
 			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
 				     (fit_level(p->src, r->start, r->end, &nr_full) > leaf ? 0.25 : 0) +
 				     r->waited;

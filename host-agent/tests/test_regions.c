@@ -157,31 +157,12 @@ static void test_end_window_age(void **state)
 	assert_true(at(r, 0)->accesses == 0.5);
 	assert_int_equal(at(r, 0)->age, 0);	/* moved from 0 to 0.5 */
 	assert_int_equal(at(r, 1)->age, 1);
-	assert_true(at(r, 0)->moved);
-	assert_false(at(r, 1)->moved);
 	assert_int_equal(at(r, 0)->nr_checks, 0);
 	at(r, 0)->nr_checks = 40;
 	at(r, 0)->nr_young = 22;
 	vt_regions_end_window(r, 0.1);
 	assert_int_equal(at(r, 0)->age, 1);
-	assert_false(at(r, 0)->moved);
 	assert_true(at(r, 0)->last_accesses == 0.5);
-	/* 0.55 -> 0.75 over 40 checks: beyond the threshold, within the noise */
-	at(r, 0)->nr_checks = 40;
-	at(r, 0)->nr_young = 30;
-	vt_regions_end_window(r, 0.1);
-	assert_int_equal(at(r, 0)->age, 0);
-	assert_false(at(r, 0)->moved);
-	/* the same step over 4000 checks is no chance */
-	at(r, 0)->nr_checks = 4000;
-	at(r, 0)->nr_young = 2200;
-	vt_regions_end_window(r, 0.1);
-	assert_true(at(r, 0)->moved);
-	/* hot to cold is seen through any noise */
-	at(r, 0)->nr_checks = 40;
-	at(r, 0)->nr_young = 0;
-	vt_regions_end_window(r, 0.1);
-	assert_true(at(r, 0)->moved);
 	g_array_free(r, TRUE);
 }
 

@@ -64,7 +64,6 @@ int main(int argc, char **argv)
 {
 	g_autofree char *socket_path = NULL, *config_path = NULL, *sysfs = NULL;
 	g_auto(GStrv) attach = NULL;
-	g_autofree char *policy = NULL;
 	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
 		{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,

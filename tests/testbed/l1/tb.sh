@@ -52,7 +52,7 @@ tb_l1_setup() {
     done
     # kvm.ignore_msrs=1: a guest's write to an MSR KVM does not handle (the
     # L2 kernel's PMU probe) is dropped instead of answered with an injected
-    # #GP, the event after which L2 guests triple-faulted (docs/testbed.md).
+    # #GP (an experiment: it did not prevent L2 triple faults, docs/testbed.md).
     if [ "${TB_L1_KVM_IGNORE_MSRS:-0}" = 1 ]; then
         modprobe kvm ignore_msrs=1 report_ignored_msrs=0 ||
             { echo "modprobe kvm ignore_msrs=1 failed"; return 1; }
@@ -66,6 +66,7 @@ tb_l1_setup() {
         "ignore_msrs=$(cat /sys/module/kvm/parameters/ignore_msrs)"
     # One VM held for L1's lifetime (see vtier-tbctl.c, hold-vm): KVM's
     # static keys stop flipping as guests come and go.
+    : > /run/tb/l1/hold-vm.log
     vtier-tbctl hold-vm < /dev/null > /run/tb/l1/hold-vm.log 2>&1 &
     for t in 1 2 3 4 5 6 7 8 9 10; do
         grep -q holding /run/tb/l1/hold-vm.log && break
