@@ -64,16 +64,18 @@ tb_l1_setup() {
     echo "[$(tb_uptime) s] kvm_amd: npt=$npt nested=$(cat /sys/module/kvm_amd/parameters/nested)" \
         "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)" \
         "ignore_msrs=$(cat /sys/module/kvm/parameters/ignore_msrs)"
-    # One VM held for L1's lifetime (see vtier-tbctl.c, hold-vm): KVM's
-    # static keys stop flipping as guests come and go.
-    : > /run/tb/l1/hold-vm.log
-    vtier-tbctl hold-vm < /dev/null > /run/tb/l1/hold-vm.log 2>&1 &
-    for t in 1 2 3 4 5 6 7 8 9 10; do
-        grep -q holding /run/tb/l1/hold-vm.log && break
-        sleep 0.2
-    done
-    grep -q holding /run/tb/l1/hold-vm.log ||
-        { echo "vtier-tbctl hold-vm failed: $(cat /run/tb/l1/hold-vm.log)"; return 1; }
+    if [ "${TB_L1_HOLD_VM:-1}" = 1 ]; then
+        # One VM held for L1's lifetime (see vtier-tbctl.c, hold-vm): KVM's
+        # static keys stop flipping as guests come and go.
+        : > /run/tb/l1/hold-vm.log
+        vtier-tbctl hold-vm < /dev/null > /run/tb/l1/hold-vm.log 2>&1 &
+        for t in 1 2 3 4 5 6 7 8 9 10; do
+            grep -q holding /run/tb/l1/hold-vm.log && break
+            sleep 0.2
+        done
+        grep -q holding /run/tb/l1/hold-vm.log ||
+            { echo "vtier-tbctl hold-vm failed: $(cat /run/tb/l1/hold-vm.log)"; return 1; }
+    fi
     if [ -n "${TB_L1_SWAP_DEV_EXPECTED:-}" ]; then
         modprobe virtio_blk || { echo "modprobe virtio_blk failed"; return 1; }
         dev=""

@@ -363,7 +363,7 @@ def prune_runs(parent, keep=10):
         shutil.rmtree(os.path.join(parent, d), ignore_errors=True)
 
 
-def run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt):
+def run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt, attempts):
     """One boot of L1 running the scenario: (verdict, detail)."""
     t_start = time.monotonic()
     timeout = int(cfg["TB_TIMEOUT"])
@@ -376,7 +376,7 @@ def run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt):
     cmd = qemu_command(cfg, imgdir, rundir, shares, args.shell)
     if args.print_cmd:
         print(" ".join(shell_quote(c) if re.search(r"[^\w,=./:+-]", c) else c for c in cmd))
-    log(f"scenario {name}: run directory {rundir}" + (f" (attempt {attempt}/2)" if attempt > 1 else ""))
+    log(f"scenario {name}: run directory {rundir}" + (f" (attempt {attempt}/{attempts})" if attempt > 1 else ""))
 
     l1 = None
     events = None
@@ -511,28 +511,31 @@ def main(argv):
         prune_runs(parent)
         base = os.path.join(parent, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{os.getpid()}")
     log(f"images {imgdir} ({t_images:.1f} s to check/build)")
-    # An emulator fault (a VM reset by TCG's nested SVM or by KVM on it, never
-    # a scenario's assertion) gets one rerun of the whole scenario; see
+    # An emulator fault (a VM reset by TCG's nested SVM or by KVM on it, or a
+    # panic of the untainted L1 kernel; never a scenario's assertion) gets the
+    # whole scenario rerun, up to TB_EMULATOR_ATTEMPTS attempts in all; see
     # docs/testbed.md, "Emulator faults".
+    attempts = max(1, int(cfg.get("TB_EMULATOR_ATTEMPTS", "3")))
     history = []
-    for attempt in (1, 2):
+    for attempt in range(1, attempts + 1):
         rundir = base if attempt == 1 else f"{base}-attempt{attempt}"
         if os.path.exists(rundir):
             raise SystemExit(f"testbed: {rundir} exists")
-        verdict, detail = run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt)
+        verdict, detail = run_attempt(args, cfg, scenario, name, build, imgdir, rundir,
+                                      attempt, attempts)
         m = EMULATOR_RESET_RE.match(detail) if verdict == "FAIL" else None
         history.append(f"attempt {attempt}: {verdict} {detail} (logs: {rundir}/out)")
         if len(history) > 1:
             with open(os.path.join(rundir, "out", "attempts"), "w") as f:
                 f.write("".join(h + "\n" for h in history))
-        if not m or args.shell or attempt == 2:
+        if not m or args.shell or attempt == attempts:
             break
         log("!" * 72)
         log(f"{m.group(1)} VM reset by the emulator (cause: {m.group(2)}): "
-            f"rerunning scenario once (attempt {attempt + 1}/2)")
+            f"rerunning scenario (attempt {attempt + 1}/{attempts})")
         log("!" * 72)
     if len(history) > 1:
-        log(f"scenario {name}: ran twice after an emulator reset:")
+        log(f"scenario {name}: ran {len(history)} times after emulator faults:")
         for h in history:
             log(f"  {h}")
     log(f"scenario {name}: {verdict}{' ' + detail if detail else ''} (logs: {rundir}/out)")
