@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Compressed tiers (TierScape's model): a tier is a codec (lz4, zstd:N,
+ * deflate:N) x a pool allocator (size classes like zsmalloc, two objects per
+ * page like zbud) x a medium (pool memory bound to a NUMA node, or a file on
+ * disk for the coldest data). One page store per guest memory backend holds
+ * the evicted pages of that backend in any of the configured tiers.
+ *
+ * The store lives in files (a directory under /run/vtier/store, tmpfs, for
+ * node media; the file medium's pool in its own directory) mapped or written
+ * so that kill -9 of the agent loses nothing: a page's compressed bytes and
+ * its index entry are in the files before vt_store_put() returns, and a
+ * restarted agent reopens the store with the same key and gets every page
+ * back. The index is the only truth; pool allocators rebuild their free
+ * lists from it on open.
+ *
+ * Every stored page carries a checksum of its uncompressed content, checked
+ * on every vt_store_get(); a mismatch is -EBADMSG and the data is never
+ * handed out. Zero-filled and same-filled pages take no pool space. A page
+ * that does not compress to max_stored_pct of a page is not stored (-E2BIG).
+ *
+ * Thread safety: every call may come from any thread (the fault thread gets
+ * and drops, the VM's worker puts); a store serialises internally.
+ */
+#ifndef VTIER_MOVERS_CTIER_H
+#define VTIER_MOVERS_CTIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#define VT_CTIER_MAX 8			/* compressed tiers per host */
+#define VT_CTIER_NAME_LEN 32
+
+enum vt_codec_kind { VT_CODEC_LZ4, VT_CODEC_ZSTD, VT_CODEC_DEFLATE };
+enum vt_pool_kind { VT_POOL_ZSMALLOC, VT_POOL_ZBUD };
+enum vt_medium_kind { VT_MEDIUM_NODE, VT_MEDIUM_FILE };
+
+/* One compressed tier, as configured ([ctier.NAME] group of the config). */
+struct vt_ctier_spec {
+	char name[VT_CTIER_NAME_LEN];	/* [a-z0-9_-], from the group name */
+	enum vt_codec_kind codec;
+	int level;			/* zstd 1..19, deflate 1..9; 0 for lz4 */
+	enum vt_pool_kind pool;
+	enum vt_medium_kind medium;
+	int node;			/* VT_MEDIUM_NODE: the NUMA node of the pool memory */
+	char dir[256];			/* VT_MEDIUM_FILE: directory of the pool files */
+	unsigned int max_stored_pct;	/* store only if compressed <= this % of a page (75) */
+	uint64_t capacity_bytes;	/* pool bytes this tier may use on the host (0: no cap) */
+};
+
+/*
+ * Parse group @group ("ctier.NAME") of @kf:
+ *   codec = lz4 | zstd[:1-19] | deflate[:1-9]
+ *   pool = zsmalloc | zbud
+ *   medium = node:N | file:/ABS/DIR
+ *   max_stored_pct = 10..100      (optional, default 75)
+ *   capacity = SIZE               (optional, e.g. 4GiB; default no cap)
+ * Unknown keys, bad values and a bad NAME are errors naming the key.
+ */
+bool vt_ctier_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec *out,
+			 GError **error);
+/* "lz4 x zsmalloc x node:1" for logs and status. */
+void vt_ctier_spec_describe(const struct vt_ctier_spec *spec, char *buf, size_t len);
+
+/* What a store belongs to; written in its header, checked on reopen. */
+struct vt_store_key {
+	uint8_t vm_uuid[16];
+	char backend_id[64];
+	uint64_t size_bytes;		/* backend size */
+	uint64_t page_size;		/* 4096 (huge page backends are not stored) */
+};
+
+/*
+ * Who uses the store now: the agent's record of the QEMU process, so that a
+ * RECONNECT is matched to the same process. Opaque to the store; kept in its
+ * header and durable like the rest.
+ */
+struct vt_store_owner {
+	uint32_t qemu_pid;
+	uint32_t reserved;
+	uint64_t qemu_start_time;	/* /proc/PID/stat field 22, clock ticks */
+	uint64_t generation;		/* the HELLO's generation */
+};
+
+struct vt_store;
+
+/*
+ * Open the store in @dir for @key with the tiers @specs[@nr] (tier index =
+ * position in @specs). @create: make a fresh, empty store (replacing any
+ * store in @dir). Without @create: reopen; -ENOENT if there is none, -ESTALE
+ * if its key differs, -EUCLEAN if the index is inconsistent (overlapping
+ * slots, entries outside the backend, bad header); @why says what in one line.
+ * A reopened store whose stored pages name a tier missing from @specs keeps
+ * them readable (the tier's pool files are reopened by the name in the store).
+ */
+int vt_store_open(const char *dir, const struct vt_store_key *key,
+		  const struct vt_ctier_spec *specs, unsigned int nr, bool create,
+		  struct vt_store **out, char *why, size_t why_len);
+/* Unmap and close; the files stay (for the next agent). NULL is fine. */
+void vt_store_close(struct vt_store *s);
+/* Remove the store's files (the VM is gone for good). 0 or -errno. */
+int vt_store_destroy(const char *dir);
+
+int vt_store_get_owner(struct vt_store *s, struct vt_store_owner *owner);
+int vt_store_set_owner(struct vt_store *s, const struct vt_store_owner *owner);
+
+/*
+ * Store the page at byte offset @page * page_size of the backend (@data,
+ * page_size bytes) in tier @tier. Durable when it returns 0. Returns
+ * -E2BIG (does not compress below the tier's threshold: nothing stored),
+ * -ENOSPC (the tier's pool is full), -EEXIST (already stored), -EINVAL.
+ */
+int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const void *data);
+/*
+ * Copy the stored page into @out (page_size bytes), checksum verified.
+ * Returns 0, -ENOENT (not stored: never evicted, or already served back),
+ * -EBADMSG (checksum or decompression failed: @out must not be used).
+ */
+int vt_store_get(struct vt_store *s, uint64_t page, void *out);
+/* Forget the page (after the kernel took it back with UFFDIO_COPY). */
+int vt_store_drop(struct vt_store *s, uint64_t page);
+/* Is @page stored, and where: tier index, or -1 (-ENOENT) */
+int vt_store_tier_of(struct vt_store *s, uint64_t page);
+/* First stored page >= @from, or UINT64_MAX: walks the index (reconcile). */
+uint64_t vt_store_next(struct vt_store *s, uint64_t from);
+
+enum vt_store_kind { VT_STORE_ZERO, VT_STORE_SAME, VT_STORE_COMPRESSED };
+
+struct vt_store_tier_stats {
+	char name[VT_CTIER_NAME_LEN];
+	uint64_t pages;			/* pages stored in this tier */
+	uint64_t zero_pages;		/* of those, zero-filled (no pool space) */
+	uint64_t same_pages;		/* same-filled (no pool space) */
+	uint64_t compressed_bytes;	/* payload bytes of the compressed pages */
+	uint64_t pool_bytes;		/* pool memory or file bytes in use */
+	uint64_t metadata_bytes;	/* index and allocator bytes for this tier */
+	uint64_t rejected_e2big;	/* puts refused: did not compress enough */
+	uint64_t bad_checksum;		/* gets that failed the checksum */
+	uint64_t compress_ns;		/* time spent compressing / decompressing */
+	uint64_t decompress_ns;
+	uint64_t puts, gets;
+};
+
+/* @out has room for @nr entries; fills min(nr, tiers) and returns that. */
+unsigned int vt_store_stats(struct vt_store *s, struct vt_store_tier_stats *out, unsigned int nr);
+/* Index + bitmap bytes of the whole store (not per tier). */
+uint64_t vt_store_index_bytes(struct vt_store *s);
+
+#endif
