@@ -279,6 +279,8 @@ static int execute(struct wl_state *st, char *line, FILE *out)
 struct region_opts {
     uint64_t size_bytes, seed;
     const char *thp, *socket;
+    const char *corpus;          /* --mix CORPUS: compressible content */
+    unsigned int zero_pct, random_pct;
 };
 
 static void usage(void)
@@ -286,6 +288,9 @@ static void usage(void)
     fprintf(stderr,
             "usage: vtier-workload serve --size SIZE [--seed N] [--thp default|never|always] "
             "[--socket PATH]\n"
+            "         [--mix CORPUS [--zero-pct N] [--random-pct N]]   pages: N %% zeros, N %% "
+            "random,\n"
+            "         the rest windows of the CORPUS file (default 20 %% and 15 %%)\n"
             "       vtier-workload ctl [--socket PATH] [--wait SEC] COMMAND [ARG...]\n"
             "       vtier-workload run --size SIZE [--seed N] [--thp MODE] 'COMMAND' ...\n");
     exit(RC_ERR);
@@ -298,12 +303,17 @@ static int parse_opts(int argc, char **argv, struct region_opts *o)
         { "seed", required_argument, NULL, 'S' },
         { "thp", required_argument, NULL, 't' },
         { "socket", required_argument, NULL, 'k' },
+        { "mix", required_argument, NULL, 'm' },
+        { "zero-pct", required_argument, NULL, 'z' },
+        { "random-pct", required_argument, NULL, 'r' },
         { NULL, 0, NULL, 0 },
     };
     int opt;
 
     o->seed = 1;
     o->socket = DEFAULT_SOCKET;
+    o->zero_pct = 20;
+    o->random_pct = 15;
     optind = 2;
     while ((opt = getopt_long(argc, argv, "+", lopts, NULL)) != -1) {
         switch (opt) {
@@ -321,6 +331,15 @@ static int parse_opts(int argc, char **argv, struct region_opts *o)
             break;
         case 'k':
             o->socket = optarg;
+            break;
+        case 'm':
+            o->corpus = optarg;
+            break;
+        case 'z':
+            o->zero_pct = (unsigned int)strtoul(optarg, NULL, 10);
+            break;
+        case 'r':
+            o->random_pct = (unsigned int)strtoul(optarg, NULL, 10);
             break;
         default:
             usage();
@@ -340,6 +359,14 @@ static void init_region(struct wl_state *st, const struct region_opts *o)
         fprintf(stderr, "vtier-workload: cannot allocate %llu bytes: %s\n",
                 (unsigned long long)o->size_bytes, strerror(-rc));
         exit(RC_ERR);
+    }
+    if (o->corpus) {
+        rc = wl_region_set_mix(&st->region, o->corpus, o->zero_pct, o->random_pct);
+        if (rc) {
+            fprintf(stderr, "vtier-workload: --mix %s: %s (a file of >= 64 KiB; percentages "
+                    "adding up to <= 100)\n", o->corpus, strerror(-rc));
+            exit(RC_ERR);
+        }
     }
     wl_region_fill(&st->region, 1);
 }

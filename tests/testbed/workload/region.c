@@ -80,15 +80,88 @@ int wl_region_init(struct wl_region *r, size_t size_bytes, uint64_t seed, const 
     return 0;
 }
 
+int wl_region_set_mix(struct wl_region *r, const char *corpus_path, unsigned int zero_pct,
+                      unsigned int random_pct)
+{
+    FILE *f = fopen(corpus_path, "rb");
+    uint8_t *buf;
+    long len;
+
+    if (!f) {
+        return -errno;
+    }
+    if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 65536 || fseek(f, 0, SEEK_SET) ||
+        zero_pct + random_pct > 100) {
+        fclose(f);
+        return -EINVAL;
+    }
+    buf = malloc((size_t)len);
+    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        fclose(f);
+        return -EIO;
+    }
+    fclose(f);
+    r->content = WL_CONTENT_MIX;
+    r->corpus = buf;
+    r->corpus_len = (size_t)len;
+    r->zero_pct = zero_pct;
+    r->random_pct = random_pct;
+    return 0;
+}
+
+enum page_kind { PAGE_RANDOM, PAGE_ZERO, PAGE_CORPUS };
+
+static enum page_kind page_kind(const struct wl_region *r, size_t index, uint32_t version,
+                                uint64_t *pick)
+{
+    uint64_t h = wl_mix64(stream_seed(r->seed, index, version) ^ 0x6d6978ULL);
+    unsigned int roll = (unsigned int)(h % 100);
+
+    *pick = h >> 8;
+    if (r->content != WL_CONTENT_MIX) {
+        return PAGE_RANDOM;
+    }
+    if (roll < r->zero_pct) {
+        return PAGE_ZERO;
+    }
+    return roll < r->zero_pct + r->random_pct ? PAGE_RANDOM : PAGE_CORPUS;
+}
+
+/* The content of page @index at @version (a zero page has no header: all zeros). */
+static void page_content(const struct wl_region *r, size_t index, uint32_t version, uint64_t *w)
+{
+    uint64_t s = stream_seed(r->seed, index, version), pick;
+
+    switch (page_kind(r, index, version, &pick)) {
+    case PAGE_ZERO:
+        memset(w, 0, WL_PAGE_SIZE);
+        return;
+    case PAGE_CORPUS:
+        memcpy(w, r->corpus + (pick % (r->corpus_len - WL_PAGE_SIZE)) / 64 * 64, WL_PAGE_SIZE);
+        break;
+    case PAGE_RANDOM:
+        for (size_t i = 2; i < WL_WORDS_PER_PAGE; i++) {
+            w[i] = xs_next(&s);
+        }
+        break;
+    }
+    w[0] = index;
+    w[1] = (uint64_t)version << 32 | WL_MAGIC;
+}
+
 void wl_page_write(struct wl_region *r, size_t index, uint32_t version)
 {
     uint64_t *w = (uint64_t *)(r->base + index * WL_PAGE_SIZE);
-    uint64_t s = stream_seed(r->seed, index, version);
 
-    w[0] = index;
-    w[1] = (uint64_t)version << 32 | WL_MAGIC;
-    for (size_t i = 2; i < WL_WORDS_PER_PAGE; i++) {
-        w[i] = xs_next(&s);
+    if (r->content == WL_CONTENT_MIX) {
+        uint64_t tmp[WL_WORDS_PER_PAGE];
+
+        /* one store per word: a page half old, half new is never what a reader sees twice */
+        page_content(r, index, version, tmp);
+        memcpy(w, tmp, WL_PAGE_SIZE);
+    } else {
+        page_content(r, index, version, w);
     }
     r->version[index] = version;
 }
@@ -132,7 +205,17 @@ size_t wl_region_verify(const struct wl_region *r, struct wl_bad_page *bad, size
         uint64_t s = stream_seed(r->seed, p, v);
         size_t first_bad = WL_WORDS_PER_PAGE;
 
-        if (w[0] != p || w[1] != ((uint64_t)v << 32 | WL_MAGIC)) {
+        if (r->content == WL_CONTENT_MIX) {
+            uint64_t want[WL_WORDS_PER_PAGE];
+
+            page_content(r, p, v, want);
+            for (size_t i = 0; i < WL_WORDS_PER_PAGE; i++) {
+                if (w[i] != want[i]) {
+                    first_bad = i;
+                    break;
+                }
+            }
+        } else if (w[0] != p || w[1] != ((uint64_t)v << 32 | WL_MAGIC)) {
             first_bad = w[0] != p ? 0 : 1;
         } else {
             for (size_t i = 2; i < WL_WORDS_PER_PAGE; i++) {

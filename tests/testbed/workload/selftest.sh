@@ -33,6 +33,15 @@ check "write mix keeps every page verifiable" 0 'ok verify pages=4096 bad=0' -- 
     "phase dist=uniform ranges=1M-2M,8M-9M accesses=100000 write_pct=100" \
     "phase dist=seq ranges=0p-100p accesses=1000 write_pct=10" \
     verify
+# mixed content (zero, corpus, random pages) regenerates exactly as well
+head -c 262144 "$wl" > "$tmp/corpus"
+check "mixed content survives writes" 0 'ok verify pages=4096 bad=0' -- \
+    "$wl" run --size 16M --mix "$tmp/corpus" \
+    "phase dist=uniform ranges=0-8M accesses=40000 write_pct=50" verify
+check "mixed content: the checker finds the corrupted pages" 1 'fail verify pages=2048 bad=5 ' -- \
+    "$wl" run --size 8M --mix "$tmp/corpus" "corrupt pages=5 seed=9" verify
+check "mixed content: a bad corpus is refused" 2 'a file of >= 64 KiB' -- \
+    "$wl" run --size 8M --mix /dev/null verify
 check "checker finds exactly the corrupted pages" 1 'fail verify pages=2048 bad=7 ' -- \
     "$wl" run --size 8M "corrupt pages=7 seed=3" verify
 check "checker reports what a bad page holds" 1 'bad page=[0-9]+ content differs' -- \

@@ -19,10 +19,27 @@
 #define WL_WORDS_PER_PAGE (WL_PAGE_SIZE / sizeof(uint64_t))
 #define WL_MAX_RANGES 16
 
+struct wl_region;
+/* Mix content from @corpus_path (>= 64 KiB); 0 or -errno. */
+int wl_region_set_mix(struct wl_region *r, const char *corpus_path, unsigned int zero_pct,
+                      unsigned int random_pct);
+
+/*
+ * Page content: WL_CONTENT_RANDOM (every page an xorshift stream: does not
+ * compress) or WL_CONTENT_MIX (per page and version: zero_pct % zero pages,
+ * random_pct % random pages, the rest a window of the corpus file, e.g. text
+ * and binaries from /usr: compresses like a real guest's memory).
+ */
+enum wl_content { WL_CONTENT_RANDOM, WL_CONTENT_MIX };
+
 struct wl_region {
     uint8_t *base;
     size_t npages;
     uint64_t seed;
+    enum wl_content content;
+    unsigned int zero_pct, random_pct;
+    const uint8_t *corpus;    /* WL_CONTENT_MIX */
+    size_t corpus_len;
     uint32_t *version;    /* per page; 0: never written */
     uint32_t *accesses;   /* per page, counted by the last phase */
 };
