@@ -5,15 +5,14 @@
 
 #include <glib-unix.h>
 
+#include "backend.h"
 #include "ctl_proto.h"
 #include "daemon.h"
 #include "numa.h"
 
-static void logf_vm(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt,
-		    ...) G_GNUC_PRINTF(4, 5);
+#define logf_vm vt_daemon_log
 
-static void logf_vm(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt,
-		    ...)
+void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt, ...)
 {
 	g_autofree char *msg = NULL;
 	va_list ap;
@@ -32,6 +31,11 @@ static void vm_free(struct vt_vm *vm)
 	if (!vm)
 		return;
 	vt_engine_stop(vm);
+	/* hand-offs outlive the VM's engine: their faults are still served */
+	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
+		((struct vt_backend *)g_ptr_array_index(vm->backends, i))->vm = NULL;
+	if (vm->backends)
+		g_ptr_array_free(vm->backends, TRUE);
 	if (vm->qmp_watch)
 		g_source_remove(vm->qmp_watch);
 	vt_qmp_free(vm->qmp);
@@ -51,8 +55,57 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->tiers = *tiers;
 	d->log = log;
 	d->qmp_timeout_ms = 5000;
+	d->backends = g_hash_table_new(g_str_hash, g_str_equal);
+	g_strlcpy(d->store_root, "/run/vtier/store", sizeof(d->store_root));
 	vt_vm_policy_default(&d->defaults);
 	return d;
+}
+
+bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error)
+{
+	g_auto(GStrv) groups = config ? g_key_file_get_groups(config, NULL) : NULL;
+
+	d->nr_ctier = 0;
+	for (unsigned int i = 0; groups && groups[i]; i++) {
+		if (!g_str_has_prefix(groups[i], "ctier."))
+			continue;
+		if (d->nr_ctier == VT_CTIER_MAX ||
+		    d->tiers.nr + d->nr_ctier >= VT_MAX_TIERS) {
+			g_set_error(error, VT_CORE_ERROR, E2BIG, "[%s]: too many tiers (at most %d "
+				    "NUMA and compressed tiers together)", groups[i], VT_MAX_TIERS);
+			return false;
+		}
+		if (!vt_ctier_spec_parse(config, groups[i], &d->ctier[d->nr_ctier], error))
+			return false;
+		d->nr_ctier++;
+	}
+	return true;
+}
+
+static gboolean stats_tick(gpointer data)
+{
+	struct vt_daemon *d = data;
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, d->backends);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		vt_backend_send_stats(v);
+	return G_SOURCE_CONTINUE;
+}
+
+bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error)
+{
+	int ret = vt_handoff_server_new(path, NULL, &vt_backend_handoff_ops, d, &d->handoff);
+
+	if (ret) {
+		g_set_error(error, VT_CORE_ERROR, -ret, "hand-off socket %s: %s", path,
+			    g_strerror(-ret));
+		return false;
+	}
+	/* QEMU shows the last report in query-memory-tiers */
+	d->stats_timer = g_timeout_add_seconds(1, stats_tick, d);
+	return true;
 }
 
 void vt_daemon_free(struct vt_daemon *d)
@@ -60,6 +113,11 @@ void vt_daemon_free(struct vt_daemon *d)
 	if (!d)
 		return;
 	g_hash_table_destroy(d->vms);
+	if (d->stats_timer)
+		g_source_remove(d->stats_timer);
+	/* closes every hand-off: their movers stop, the stores stay for the next agent */
+	vt_handoff_server_free(d->handoff);
+	g_hash_table_destroy(d->backends);
 	g_free(d);
 }
 
@@ -93,6 +151,144 @@ static bool name_taken(struct vt_daemon *d, const char *name)
 	return g_hash_table_contains(d->vms, name);
 }
 
+static struct vt_vm *vm_of_pid(struct vt_daemon *d, pid_t pid)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, d->vms);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		if (((struct vt_vm *)v)->pid == pid)
+			return v;
+	return NULL;
+}
+
+/* A VM attached by QMP takes the hand-offs its QEMU made before the attach. */
+static void adopt_live_backends(struct vt_daemon *d, struct vt_vm *vm)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, d->backends);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct vt_backend *b = v;
+
+		if (b->pid == vm->pid && !b->vm) {
+			b->vm = vm;
+			g_ptr_array_add(vm->backends, b);
+		}
+	}
+}
+
+/* gpa -> hva of a VM attached by hand-offs only: from the backends' ranges. */
+static void gpa_map_from_backends(struct vt_vm *vm)
+{
+	g_array_set_size(vm->gpa_map, 0);
+	for (unsigned int i = 0; i < vm->backends->len; i++) {
+		struct vt_backend *b = g_ptr_array_index(vm->backends, i);
+
+		for (unsigned int k = 0; k < b->ranges->len; k++) {
+			const struct vtier_handoff_range *r =
+				&g_array_index(b->ranges, struct vtier_handoff_range, k);
+			struct vt_gpa_map g = { r->gpa, r->size, b->hva + r->offset };
+
+			g_array_append_val(vm->gpa_map, g);
+		}
+	}
+	for (unsigned int i = 1; i < vm->gpa_map->len; i++)
+		for (unsigned int j = i; j > 0; j--) {
+			struct vt_gpa_map *a = &g_array_index(vm->gpa_map, struct vt_gpa_map, j - 1);
+			struct vt_gpa_map *c = &g_array_index(vm->gpa_map, struct vt_gpa_map, j);
+			struct vt_gpa_map t;
+
+			if (a->gpa <= c->gpa)
+				break;
+			t = *a;
+			*a = *c;
+			*c = t;
+		}
+}
+
+static bool restart_engine(struct vt_vm *vm, GError **error)
+{
+	/* the chunks follow the RAM: rebuild the placement state */
+	vt_mtm_free(vm->mtm);
+	vm->mtm = NULL;
+	return vt_engine_start(vm, error);
+}
+
+bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError **error)
+{
+	struct vt_vm *vm = vm_of_pid(d, b->pid);
+	struct vt_vm_ram r = { .size = b->size, .hva = b->hva, .page_size = b->page_size,
+			       .share = true };
+	g_autoptr(GError) e = NULL;
+
+	if (vm) {
+		b->vm = vm;
+		g_ptr_array_add(vm->backends, b);
+		if (!vm->by_handoff)
+			return true;	/* QMP discovery knows its RAM already */
+	} else {
+		vm = g_new0(struct vt_vm, 1);
+		vm->d = d;
+		vm->policy = d->defaults;
+		vm->pid = b->pid;
+		vm->by_handoff = true;
+		vm->ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
+		vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
+		vm->backends = g_ptr_array_new();
+		g_strlcpy(vm->qmp_path, "(hand-off)", sizeof(vm->qmp_path));
+		g_strlcpy(vm->qemu_version, "?", sizeof(vm->qemu_version));
+		if (vt_ctl_name_valid(b->vm_name) && !name_taken(d, b->vm_name))
+			g_strlcpy(vm->name, b->vm_name, sizeof(vm->name));
+		else
+			do
+				g_snprintf(vm->name, sizeof(vm->name), "vm%u", d->next_id++);
+			while (name_taken(d, vm->name));
+		b->vm = vm;
+		g_ptr_array_add(vm->backends, b);
+		g_hash_table_insert(d->vms, vm->name, vm);
+		logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name, "attached by hand-off: QEMU pid %d",
+			(int)vm->pid);
+	}
+	g_strlcpy(r.backend, b->id, sizeof(r.backend));
+	g_strlcpy(r.type, "memory-backend-memfd", sizeof(r.type));
+	g_strlcpy(r.policy, "default", sizeof(r.policy));
+	g_array_append_val(vm->ram, r);
+	vm->ram_bytes += b->size;
+	gpa_map_from_backends(vm);
+	if (!restart_engine(vm, &e)) {
+		/* the VM stays attached: its faults are served, placement waits */
+		g_snprintf(vm->state, sizeof(vm->state), "error");
+		g_snprintf(vm->last_error, sizeof(vm->last_error), "%s", e->message);
+		logf_vm(d, G_LOG_LEVEL_WARNING, vm->name, "engine: %s", e->message);
+	}
+	(void)error;
+	return true;
+}
+
+void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm)
+{
+	g_autoptr(GError) e = NULL;
+
+	if (!vm->by_handoff)
+		return;
+	gpa_map_from_backends(vm);
+	if (!restart_engine(vm, &e))
+		logf_vm(d, G_LOG_LEVEL_WARNING, vm->name, "engine: %s", e->message);
+}
+
+void vt_daemon_backend_gone(struct vt_daemon *d, struct vt_vm *vm, struct vt_backend *b)
+{
+	g_ptr_array_remove(vm->backends, b);
+	b->vm = NULL;
+	if (vm->by_handoff && !vm->backends->len)
+		vt_daemon_detach(d, vm->name, "its last hand-off ended", NULL);
+	else
+		restart_engine(vm, NULL);
+}
+
 struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 			       char *const *set, unsigned int nr_set, GError **error)
 {
@@ -115,6 +311,7 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 	}
 	vm = g_new0(struct vt_vm, 1);
 	vm->d = d;
+	vm->backends = g_ptr_array_new();
 	vm->policy = d->defaults;
 	vm->ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
 	vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
@@ -172,6 +369,7 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 	vm->qmp_watch = g_unix_fd_add(vt_qmp_fd(vm->qmp), G_IO_IN | G_IO_HUP | G_IO_ERR,
 				      qmp_event_cb, vm);
 	g_hash_table_insert(d->vms, vm->name, vm);
+	adopt_live_backends(d, vm);
 	logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name,
 		"attached: QEMU %s pid %d, %u memory backend(s), %" G_GUINT64_FORMAT " MiB, mode %s",
 		vm->qemu_version, (int)vm->pid, vm->ram->len, (guint64)(vm->ram_bytes >> 20),
@@ -192,6 +390,25 @@ bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GE
 	}
 	g_hash_table_remove(d->vms, name);
 	logf_vm(d, G_LOG_LEVEL_MESSAGE, name, "detached: %s", why);
+	return true;
+}
+
+bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
+			  GError **error)
+{
+	struct vt_vm_policy old = vm->policy;
+
+	if (!vt_vm_policy_apply(&vm->policy, set, n, error))
+		return false;
+	if (memcmp(&old, &vm->policy, sizeof(old)) == 0)
+		return true;
+	if (!vt_engine_start(vm, error)) {
+		vm->policy = old;
+		vt_engine_start(vm, NULL);
+		return false;
+	}
+	logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
+		vt_mode_name(vm->policy.mode), vm->profiler_name);
 	return true;
 }
 
@@ -278,23 +495,11 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 	case VT_CTL_STATS:
 		vt_vm_stats_to_json(vm, &d->tiers, b);
 		break;
-	case VT_CTL_POLICY: {
-		struct vt_vm_policy old = vm->policy;
-
-		if (req.nr_set && !vt_vm_policy_apply(&vm->policy, req.set, req.nr_set, &e))
+	case VT_CTL_POLICY:
+		if (req.nr_set && !vt_daemon_set_policy(d, vm, req.set, req.nr_set, &e))
 			goto err;
-		if (req.nr_set && memcmp(&old, &vm->policy, sizeof(old)) != 0) {
-			if (!vt_engine_start(vm, &e)) {
-				vm->policy = old;
-				vt_engine_start(vm, NULL);
-				goto err;
-			}
-			logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
-				vt_mode_name(vm->policy.mode), vm->profiler_name);
-		}
 		vt_vm_policy_to_json(&vm->policy, b);
 		break;
-	}
 	case VT_CTL_TIERS:
 		vt_tiers_refresh(&d->tiers);
 		vt_tiers_to_json(&d->tiers, b);

@@ -9,8 +9,12 @@
 
 #include <glib.h>
 
+#include "ctier.h"
+#include "handoff_server.h"
 #include "tiers.h"
 #include "vm.h"
+
+struct vt_backend;
 
 typedef void (*vt_log_fn)(GLogLevelFlags level, const char *vm, const char *message);
 
@@ -21,6 +25,13 @@ struct vt_daemon {
 	vt_log_fn log;
 	unsigned int next_id;
 	int qmp_timeout_ms;
+	/* compressed tiers and the QEMU hand-off (tier-agent=) */
+	struct vt_ctier_spec ctier[VT_CTIER_MAX];
+	unsigned int nr_ctier;
+	char store_root[256];		/* page stores, one directory per backend */
+	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
+	struct vt_handoff_server *handoff;
+	guint stats_timer;
 };
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log);
@@ -31,6 +42,21 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len);
 void vt_daemon_vm_failed(struct vt_daemon *d, struct vt_vm *vm);
 struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 			       char *const *set, unsigned int nr_set, GError **error);
+/* The [ctier.NAME] groups of @config (NULL: none), in file order. */
+bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error);
+/* Serve hand-offs on @path (stores under d->store_root). */
+bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error);
+/* Tie an accepted hand-off to its VM (by QEMU pid), creating the VM if none is attached. */
+bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError **error);
+/* The hand-off of @b ended: untie it; a VM attached only by hand-offs goes with its last. */
+void vt_daemon_backend_gone(struct vt_daemon *d, struct vt_vm *vm, struct vt_backend *b);
+/* A backend's guest-physical ranges changed: rebuild the VM's gpa map. */
+void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm);
+/* Apply "KEY=VALUE" assignments to @vm's policy and restart its engine; all or nothing. */
+bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
+			  GError **error);
+void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt,
+		   ...) G_GNUC_PRINTF(4, 5);
 bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GError **error);
 
 #endif

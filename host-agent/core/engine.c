@@ -13,9 +13,11 @@
 #include "tdp_source.h"
 #define VTIER_HAVE_TDP 1
 #endif
+#include "backend.h"
 #include "daemon.h"
 #include "numa.h"
 #include "vm.h"
+#include "waterfall.h"
 
 #define RESIDENCY_STRIDE (16 * 1024)	/* one status sample per 16 KiB */
 #define TIER_RESERVE (32ULL << 20)	/* never fill a tier's last 32 MiB */
@@ -215,7 +217,7 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
 		vt_mtm_free(vm->mtm);
 		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, RESIDENCY_STRIDE,
-				     vm->d->tiers.nr);
+				     vt_vm_nr_tiers(vm));
 	}
 	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
 		  sizeof(vm->state));
@@ -227,6 +229,12 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 fail:
 	vt_engine_stop(vm);
 	return false;
+}
+
+unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
+{
+	/* NUMA tiers first, then the compressed tiers of the hand-off */
+	return MIN(vm->d->tiers.nr + vm->d->nr_ctier, (unsigned int)VT_MTM_MAX_TIERS);
 }
 
 static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
@@ -247,15 +255,24 @@ static int query_residency(struct vt_vm *vm)
 	for (unsigned int i = 0; i < m->chunks->len; i++) {
 		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
 		unsigned int n = (unsigned int)MIN(per_chunk, (c->end - c->start) / RESIDENCY_STRIDE);
+		struct vt_backend *b = vt_backend_of_hva(vm, c->start);
 		int ret;
 
 		n = MIN(MAX(n, 1u), (unsigned int)VT_NUMA_BATCH);
 		ret = vt_numa_query(vm->pid, c->start, RESIDENCY_STRIDE, n, nodes);
 		if (ret < 0)
 			return ret;
-		for (unsigned int k = 0; k < n; k++)
-			vt_mtm_residency_add(m, i, nodes[k] >= 0 ?
-					     vt_tiers_of_node(&vm->d->tiers, nodes[k]) : -1);
+		for (unsigned int k = 0; k < n; k++) {
+			int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->d->tiers, nodes[k]) : -1;
+
+			/* not in memory: maybe in a compressed tier of the hand-off */
+			if (nodes[k] < 0 && b) {
+				int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * RESIDENCY_STRIDE);
+
+				tier = ct >= 0 ? (int)vm->d->tiers.nr + ct : -1;
+			}
+			vt_mtm_residency_add(m, i, tier);
+		}
 	}
 	vt_mtm_residency_done(m);
 	return 0;
@@ -283,6 +300,28 @@ static int tier_node(const struct vt_tiers *tiers, int t)
 		}
 	}
 	return node;
+}
+
+/*
+ * An order into or out of a compressed tier: queued to the backend's mover
+ * thread (it never runs here); its outcome shows in the next residency.
+ */
+static int ctier_order(struct vt_vm *vm, const struct vt_mtm_order *o,
+		       const struct vt_mtm_chunk *c)
+{
+	struct vt_backend *b = vt_backend_of_hva(vm, c->start);
+	unsigned int nr_numa = vm->d->tiers.nr;
+	uint64_t off, len;
+
+	if (!b || !b->mover || c->end - b->hva > b->size)
+		return -ENOENT;
+	off = c->start - b->hva;
+	len = c->end - c->start;
+	if (o->to_tier >= (int)nr_numa)
+		return vt_ctier_mover_evict(b->mover, off, len, (unsigned int)o->to_tier - nr_numa);
+	/* back from a compressed tier: into the memfd (on the fast node); the NUMA
+	 * mover places it next window if it is not where the order wants it */
+	return vt_ctier_mover_fetch(b->mover, off, len);
 }
 
 bool vt_engine_window(struct vt_vm *vm)
@@ -356,14 +395,30 @@ bool vt_engine_window(struct vt_vm *vm)
 		.thrash_windows = vm->policy.thrash_windows,
 		.thrash_step = vm->policy.thrash_step,
 	};
+	if (vm->backends && vm->backends->len)
+		for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
+			const struct vt_ctier_spec *cs = &vm->d->ctier[t - tiers->nr];
+
+			/* a pool's cap is its capacity; without one, the compressed tier takes any */
+			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;
+		}
 	vt_mtm_decide(vm->mtm, &mp, room, orders, &ws);
+	if (vm->policy.ctier_age_windows && vm->backends && vm->backends->len) {
+		struct vt_waterfall_params wp = {
+			.age_windows = vm->policy.ctier_age_windows,
+			.budget_bytes = mp.budget_bytes - MIN(mp.budget_bytes,
+							      ws.promote_bytes + ws.demote_bytes),
+		};
+
+		ws.demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
+	}
 	t3 = thread_ns();
 	s->policy_cost_ns = t3 - t2;
 	s->threshold = ws.threshold;
 	s->hot_chunks = ws.hot_chunks;
 	s->hot_on_tier0 = ws.hot_on_tier0;
 	s->thrash_events = vm->mtm->thrash_total;
-	for (unsigned int t = 0; t < tiers->nr && t < VT_MAX_TIERS; t++)
+	for (unsigned int t = 0; t < vt_vm_nr_tiers(vm) && t < VT_MAX_TIERS; t++)
 		s->tier[t].resident_bytes = ws.tier_bytes[t];
 	if (vm->policy.mode == VT_MODE_OBSERVE) {
 		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
@@ -376,11 +431,25 @@ bool vt_engine_window(struct vt_vm *vm)
 			const struct vt_mtm_chunk *c =
 				&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
 			struct vt_move_result res = { 0 };
-			int node = tier_node(tiers, o->to_tier);
+			int node = o->to_tier < (int)tiers->nr ? tier_node(tiers, o->to_tier) : -1;
 
 			if (g_get_monotonic_time() > stop_at) {
 				s->orders_deferred += orders->len - i;
 				break;
+			}
+			if (o->to_tier >= (int)tiers->nr || o->from_tier >= (int)tiers->nr) {
+				ret = ctier_order(vm, o, c);
+				if (ret < 0) {
+					s->orders_failed++;
+					continue;
+				}
+				vt_mtm_commit(vm->mtm, o, &mp);
+				s->tier[MIN(o->to_tier, VT_MAX_TIERS - 1)].bytes_in += c->end - c->start;
+				if (o->promote)
+					s->promotions++;
+				else
+					s->demotions++;
+				continue;
 			}
 			ret = vt_numa_move(vm->pid, c->start, c->end - c->start, node, 4096, &res);
 			if (ret == -ESRCH) {
@@ -446,6 +515,11 @@ void vt_vm_status_to_json(const struct vt_vm *vm, JsonBuilder *b)
 	add_str(b, "profiler", vm->profiler_name);
 	add_str(b, "profiler_reason", vm->profiler_why);
 	add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
+	/* which path a compressed tier takes for this VM */
+	add_str(b, "ctier_path", vm->backends && vm->backends->len ? "hand-off (userfaultfd + "
+		"compressed pools)" : vm->d->nr_ctier ? "none: QEMU did not hand its memory over "
+		"(tier-agent=)" : "none: no compressed tiers configured");
+	add_str(b, "attached_by", vm->by_handoff ? "hand-off" : "qmp");
 	add_u64(b, "ram_bytes", vm->ram_bytes);
 	add_u64(b, "windows", vm->stats.windows);
 	add_str(b, "last_error", vm->last_error);
@@ -531,6 +605,21 @@ void vt_vm_stats_to_json(const struct vt_vm *vm, const struct vt_tiers *tiers, J
 		add_u64(b, "bytes_in", s->tier[t].bytes_in);
 		json_builder_end_object(b);
 	}
+	for (unsigned int t = tiers->nr; vm->backends && vm->backends->len &&
+	     t < vt_vm_nr_tiers(vm); t++) {
+		json_builder_begin_object(b);
+		add_str(b, "tier", vm->d->ctier[t - tiers->nr].name);
+		add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
+		add_u64(b, "promoted_in", s->tier[t].promoted_in);
+		add_u64(b, "demoted_in", s->tier[t].demoted_in);
+		add_u64(b, "bytes_in", s->tier[t].bytes_in);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "backends");
+	json_builder_begin_array(b);
+	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
+		vt_backend_stats_to_json(g_ptr_array_index(vm->backends, i), b);
 	json_builder_end_array(b);
 	json_builder_end_object(b);
 }

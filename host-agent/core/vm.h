@@ -114,8 +114,12 @@ struct vt_vm {
 	char last_error[256];
 	struct vt_vm_stats stats;
 	struct vt_daemon *d;
+	GPtrArray *backends;		/* struct vt_backend *: hand-offs of this QEMU */
+	bool by_handoff;		/* attached by a hand-off, not by QMP */
 };
 
+/* Tiers of the VM's placement: the host's NUMA tiers, then the compressed tiers. */
+unsigned int vt_vm_nr_tiers(const struct vt_vm *vm);
 /* Engine: (re)start after attach or a policy change; stop before detach. */
 bool vt_engine_start(struct vt_vm *vm, GError **error);
 void vt_engine_stop(struct vt_vm *vm);

@@ -15,7 +15,7 @@ G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
 
 static const char *const keys[] = {
 	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
-	"thrash_windows", "thrash_step", "chunk", "profiler", NULL,
+	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", NULL,
 };
 
 const char *const *vt_vm_policy_keys(void)
@@ -36,6 +36,7 @@ void vt_vm_policy_default(struct vt_vm_policy *p)
 		.thrash_windows = 4,
 		.thrash_step = 0.2,
 		.chunk_bytes = 2 * MIB,
+		.ctier_age_windows = 3,
 	};
 	g_strlcpy(p->profiler, "auto", sizeof(p->profiler));
 }
@@ -151,6 +152,12 @@ bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value
 		if (!parse_u64(key, value, 0, 1000, &v, error))
 			return false;
 		n.thrash_windows = (unsigned int)v;
+	} else if (strcmp(key, "ctier_age_windows") == 0) {
+		uint64_t v;
+
+		if (!parse_u64(key, value, 0, 1000, &v, error))
+			return false;
+		n.ctier_age_windows = (unsigned int)v;
 	} else if (strcmp(key, "thrash_step") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.thrash_step, error))
 			return false;
@@ -247,6 +254,8 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	json_builder_add_double_value(b, p->hot_threshold);
 	json_builder_set_member_name(b, "thrash_windows");
 	json_builder_add_int_value(b, p->thrash_windows);
+	json_builder_set_member_name(b, "ctier_age_windows");
+	json_builder_add_int_value(b, p->ctier_age_windows);
 	json_builder_set_member_name(b, "thrash_step");
 	json_builder_add_double_value(b, p->thrash_step);
 	json_builder_set_member_name(b, "chunk");

@@ -31,6 +31,7 @@ struct vt_vm_policy {
 	double thrash_step;		/* promotion threshold raise per thrash event */
 	uint64_t chunk_bytes;		/* policy granularity (multiple of 2 MiB) */
 	char profiler[32];		/* "auto", "damon-kernel", "telescope-flex", ... */
+	unsigned int ctier_age_windows;	/* waterfall: cold windows on a tier before the next (0: off) */
 };
 
 void vt_vm_policy_default(struct vt_vm_policy *p);

@@ -270,6 +270,36 @@ int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data)
 	return 1;
 }
 
+#ifndef UFFDIO_POISON
+/* Linux 6.6 uapi; Debian 12's headers predate it */
+#define _UFFDIO_POISON (0x08)
+struct uffdio_poison {
+	struct uffdio_range range;
+	__u64 mode;
+	__s64 updated;
+};
+#define UFFDIO_POISON _IOWR(UFFDIO, _UFFDIO_POISON, struct uffdio_poison)
+#endif
+
+int vt_pager_poison(struct vt_pager *p, uint64_t offset)
+{
+	struct uffdio_poison u = {
+		.range = { .start = p->hva + offset, .len = p->page_size },
+	};
+
+	if (!pager_offset_ok(p, offset, p->page_size))
+		return -EINVAL;
+	if (!(p->ioctls & (1ull << _UFFDIO_POISON)))
+		return -ENOTSUP;
+	while (ioctl(p->uffd, UFFDIO_POISON, &u)) {
+		if (errno == EEXIST)
+			return uffd_wake(p, offset, p->page_size);
+		if (errno != EAGAIN)
+			return -errno;
+	}
+	return 0;
+}
+
 int vt_pager_unprotect(struct vt_pager *p, uint64_t offset, uint64_t len)
 {
 	int ret;

@@ -103,6 +103,15 @@ int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f);
  */
 int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data);
 
+/*
+ * The saved copy of the page at @offset is damaged: install a poison marker
+ * (UFFDIO_POISON, Linux 6.6) so the guest's access raises a memory error,
+ * as with a failed DRAM page, and wake the waiters. Returns 0, -ENOTSUP
+ * when the uffd cannot poison (the caller then leaves the fault waiting:
+ * never zeros), or another negative errno.
+ */
+int vt_pager_poison(struct vt_pager *p, uint64_t offset);
+
 /* Serve a write-protect fault: drop the protection and wake the writers. */
 int vt_pager_unprotect(struct vt_pager *p, uint64_t offset, uint64_t len);
 

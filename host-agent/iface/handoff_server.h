@@ -13,6 +13,8 @@
 #ifndef VTIER_IFACE_HANDOFF_SERVER_H
 #define VTIER_IFACE_HANDOFF_SERVER_H
 
+#include <sys/types.h>
+
 #include <glib.h>
 
 #include "handoff_proto.h"
@@ -74,6 +76,8 @@ void vt_handoff_conn_close(struct vt_handoff_conn *conn, const char *why);
 /* The backend id and VM name of the HELLO; "" before it. */
 const char *vt_handoff_conn_backend_id(const struct vt_handoff_conn *conn);
 const char *vt_handoff_conn_vm_name(const struct vt_handoff_conn *conn);
+/* The connected process as the kernel says (SO_PEERCRED): pid, or -errno. */
+pid_t vt_handoff_conn_peer_pid(const struct vt_handoff_conn *conn);
 /* A pointer the agent attaches to the connection (NULL by default). */
 void vt_handoff_conn_set_user(struct vt_handoff_conn *conn, void *user);
 void *vt_handoff_conn_get_user(const struct vt_handoff_conn *conn);

@@ -71,6 +71,7 @@ void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsig
 		/* a chunk no region covers saw no access */
 		c->ema = EMA_ALPHA * (covered ? weighted / (double)(c->end - c->start) : 0) +
 			 (1 - EMA_ALPHA) * c->ema;
+		c->cold_windows = c->ema < VT_MTM_COLD ? c->cold_windows + 1 : 0;
 	}
 }
 
@@ -178,6 +179,7 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 		c->samples[o->to_tier] = present;
 	}
 	c->tier = o->to_tier;
+	c->cold_windows = 0;	/* cold again for a while before the next step down */
 	if (promote) {
 		c->last_promoted = now;
 		c->promotions++;

@@ -38,7 +38,11 @@ struct vt_mtm_chunk {
 	uint64_t last_promoted;
 	uint32_t promotions;
 	uint32_t demotions;
+	uint32_t cold_windows;		/* windows in a row with EMA below VT_MTM_COLD, since the last move */
 };
+
+/* An EMA below this is a cold window for the waterfall (policy/waterfall.h). */
+#define VT_MTM_COLD 0.01
 
 struct vt_mtm_params {
 	uint64_t allowance_bytes;	/* tier-0 bytes the VM may use */

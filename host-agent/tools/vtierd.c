@@ -17,6 +17,9 @@
 #include "control_socket.h"
 #include "daemon.h"
 
+#define VT_AGENT_SOCKET_DEFAULT "/run/vtier/agent.sock"
+#define VT_STORE_DIR_DEFAULT "/run/vtier/store"
+
 static GMainLoop *loop;
 
 static void log_fn(GLogLevelFlags level, const char *vm, const char *message)
@@ -63,6 +66,7 @@ static char *handle(const char *data, size_t len, void *arg)
 int main(int argc, char **argv)
 {
 	g_autofree char *socket_path = NULL, *config_path = NULL, *sysfs = NULL;
+	g_autofree char *agent_path = NULL, *store_dir = NULL;
 	g_auto(GStrv) attach = NULL;
 	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
@@ -70,6 +74,12 @@ int main(int argc, char **argv)
 		  "control socket (default " VT_CONTROL_SOCKET_DEFAULT ")", "PATH" },
 		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
 		  "config file with [tier.NAME] groups (default: tiers from sysfs)", "FILE" },
+		{ "agent-socket", 0, 0, G_OPTION_ARG_FILENAME, &agent_path,
+		  "hand-off socket for QEMU's tier-agent= (default " VT_AGENT_SOCKET_DEFAULT
+		  "; \"none\": do not listen)", "PATH" },
+		{ "store-dir", 0, 0, G_OPTION_ARG_FILENAME, &store_dir,
+		  "page stores of handed-off memory (default " VT_STORE_DIR_DEFAULT
+		  "; must survive vtierd: tmpfs)", "DIR" },
 		{ "attach", 'a', 0, G_OPTION_ARG_FILENAME_ARRAY, &attach,
 		  "attach the VM of this QMP socket at start (repeatable)", "QMP" },
 		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs,
@@ -123,6 +133,19 @@ int main(int argc, char **argv)
 		g_message("only one memory tier on this host: vtierd will profile and report, "
 			  "but there is nowhere to move memory");
 	d = vt_daemon_new(&tiers, log_fn);
+	if (!vt_daemon_load_ctiers(d, config, &e)) {
+		g_printerr("vtierd: config %s: %s\n", config_path, e->message);
+		vt_daemon_free(d);
+		return 1;
+	}
+	for (unsigned int i = 0; i < d->nr_ctier; i++) {
+		char desc[128];
+
+		vt_ctier_spec_describe(&d->ctier[i], desc, sizeof(desc));
+		g_message("tier %u %s: compressed, %s", tiers.nr + i, d->ctier[i].name, desc);
+	}
+	g_strlcpy(d->store_root, store_dir ? store_dir : VT_STORE_DIR_DEFAULT,
+		  sizeof(d->store_root));
 	if (!socket_path)
 		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
 	server = vt_control_server_new(socket_path, handle, d, &e);
@@ -130,6 +153,19 @@ int main(int argc, char **argv)
 		g_printerr("vtierd: %s\n", e->message);
 		vt_daemon_free(d);
 		return 1;
+	}
+	if (!agent_path)
+		agent_path = g_strdup(VT_AGENT_SOCKET_DEFAULT);
+	if (strcmp(agent_path, "none") != 0) {
+		if (!vt_daemon_listen_handoff(d, agent_path, &e)) {
+			g_printerr("vtierd: %s\n", e->message);
+			vt_daemon_free(d);
+			vt_control_server_free(server);
+			return 1;
+		}
+		g_message("hand-offs on %s (stores in %s)%s", agent_path, d->store_root,
+			  d->nr_ctier ? "" : ": no [ctier.NAME] in the config, every hand-off "
+			  "will be refused");
 	}
 	loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, quit_cb, NULL);

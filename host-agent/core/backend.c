@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Hand-offs: identity checks, the backend's page store (found again only
+ * by the same identity), its mover thread, and the VM it belongs to.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "daemon.h"
+
+uint64_t vt_proc_start_time(pid_t pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+	g_autofree char *text = NULL;
+	const char *p;
+	guint64 v = 0;
+
+	if (pid <= 0 || !g_file_get_contents(path, &text, NULL, NULL))
+		return 0;
+	/* comm may hold spaces and ')': fields resume after the last ')' */
+	p = strrchr(text, ')');
+	if (!p)
+		return 0;
+	p++;
+	/* field 3 (state) is the first after ')'; starttime is field 22 */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p || sscanf(p + 1, "%" G_GUINT64_FORMAT, &v) != 1)
+		return 0;
+	return v;
+}
+
+bool vt_backend_id_safe(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n >= VTIER_HANDOFF_ID_LEN || id[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!g_ascii_isalnum(id[i]) && id[i] != '_' && id[i] != '-' && id[i] != '.')
+			return false;
+	return true;
+}
+
+static bool uuid_set(const uint8_t *u)
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return true;
+	return false;
+}
+
+/* The store key: the VM uuid (or, without one, the QEMU process) + backend id. */
+static void backend_key(struct vt_backend *b)
+{
+	char u[40];
+
+	if (uuid_set(b->uuid)) {
+		for (int i = 0; i < 16; i++)
+			g_snprintf(u + 2 * i, 3, "%02x", b->uuid[i]);
+	} else {
+		g_snprintf(u, sizeof(u), "pid%d-%" G_GUINT64_FORMAT, (int)b->pid, b->start_time);
+	}
+	g_snprintf(b->key, sizeof(b->key), "%s/%s", u, b->id);
+	g_snprintf(b->store_dir, sizeof(b->store_dir), "%s/%s-%s", b->d->store_root, u, b->id);
+}
+
+static void backend_free(struct vt_backend *b)
+{
+	if (!b)
+		return;
+	if (b->failed_idle)
+		g_source_remove(b->failed_idle);
+	vt_ctier_mover_stop(b->mover);
+	vt_store_close(b->store);
+	if (b->ranges)
+		g_array_free(b->ranges, TRUE);
+	g_free(b);
+}
+
+static gboolean mover_failed_idle(gpointer data)
+{
+	struct vt_backend *b = data;
+	int err = g_atomic_int_get(&b->failed_err);
+	g_autofree char *why = g_strdup_printf("fault service stopped: %s", g_strerror(-err));
+
+	b->failed_idle = 0;
+	if (b->conn)
+		vt_handoff_conn_close(b->conn, why);
+	return G_SOURCE_REMOVE;
+}
+
+/* From the mover thread: hand the news to the main loop. */
+static void mover_failed(struct vt_ctier_mover *m, int err, void *opaque)
+{
+	struct vt_backend *b = opaque;
+
+	(void)m;
+	g_atomic_int_set(&b->failed_err, err);
+	g_main_context_invoke(NULL, mover_failed_idle, b);
+}
+
+/* Drop store entries whose page is in the memfd again (a kill between the copy and the drop). */
+static void reconcile(struct vt_backend *b, struct vt_pager *p)
+{
+	for (uint64_t page = vt_store_next(b->store, 0); page != UINT64_MAX;
+	     page = vt_store_next(b->store, page + 1)) {
+		b->stored_at_hello++;
+		if (vt_pager_present(p, page * b->page_size) == 1) {
+			vt_store_drop(b->store, page);
+			b->reconciled++;
+			b->stored_at_hello--;
+		}
+	}
+}
+
+/* Is the store's owner a live process other than @b's? */
+static bool owner_alive_elsewhere(const struct vt_store_owner *o, const struct vt_backend *b)
+{
+	if (o->qemu_pid == (uint32_t)b->pid && o->qemu_start_time == b->start_time)
+		return false;
+	return o->qemu_pid && vt_proc_start_time((pid_t)o->qemu_pid) == o->qemu_start_time;
+}
+
+static int open_store(struct vt_backend *b, char *msg)
+{
+	struct vt_daemon *d = b->d;
+	struct vt_store_key key = { .size_bytes = b->size, .page_size = b->page_size };
+	struct vt_store_owner owner = { 0 };
+	bool reconnect = b->flags & VTIER_HELLO_F_RECONNECT;
+	char why[200] = "";
+	int ret;
+
+	memcpy(key.vm_uuid, b->uuid, 16);
+	g_strlcpy(key.backend_id, b->id, sizeof(key.backend_id));
+	if (g_mkdir_with_parents(d->store_root, 0700)) {
+		ret = -errno;
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "store root %s: %s", d->store_root,
+			   g_strerror(errno));
+		return ret;
+	}
+	ret = vt_store_open(b->store_dir, &key, d->ctier, d->nr_ctier, false, &b->store, why,
+			    sizeof(why));
+	if (ret == 0) {
+		vt_store_get_owner(b->store, &owner);
+		if (owner_alive_elsewhere(&owner, b)) {
+			g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN,
+				   "backend '%s' belongs to live QEMU pid %u: refused", b->id,
+				   owner.qemu_pid);
+			vt_store_close(b->store);
+			b->store = NULL;
+			return -EBUSY;
+		}
+		if (reconnect && owner.qemu_pid != (uint32_t)b->pid) {
+			g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN,
+				   "RECONNECT of '%s' by pid %d: its store belongs to pid %u",
+				   b->id, (int)b->pid, owner.qemu_pid);
+			vt_store_close(b->store);
+			b->store = NULL;
+			return -EPERM;
+		}
+		if (owner.qemu_pid == (uint32_t)b->pid && owner.qemu_start_time == b->start_time &&
+		    !(b->flags & VTIER_HELLO_F_INCOMING))
+			goto own;	/* the same process: its pages, whatever the flags say */
+		/* the old owner is gone: its VM is over, start afresh */
+		vt_store_close(b->store);
+		b->store = NULL;
+	} else if (reconnect) {
+		/* an agent without the store must not serve zeros for evicted pages */
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "RECONNECT of '%s' but %s (%s): "
+			   "refusing rather than serving zeros", b->id,
+			   ret == -ENOENT ? "no store" : "store unusable", why);
+		return ret == -ENOENT ? -ENOENT : -EUCLEAN;
+	}
+	ret = vt_store_open(b->store_dir, &key, d->ctier, d->nr_ctier, true, &b->store, why,
+			    sizeof(why));
+	if (ret) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "cannot create store: %s", why);
+		return ret;
+	}
+own:
+	owner = (struct vt_store_owner){
+		.qemu_pid = (uint32_t)b->pid,
+		.qemu_start_time = b->start_time,
+		.generation = b->generation,
+	};
+	return vt_store_set_owner(b->store, &owner);
+}
+
+static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello, int memfd,
+		    int uffd, char *msg, void *opaque)
+{
+	struct vt_daemon *d = opaque;
+	const struct vtier_handoff_hello *h = hello->fixed;
+	struct vt_backend *b = g_new0(struct vt_backend, 1), *other;
+	struct vt_pager pager = { .memfd = -1, .uffd = -1 };
+	bool pager_open = false;
+	pid_t peer = vt_handoff_conn_peer_pid(conn);
+	g_autoptr(GError) e = NULL;
+	int ret;
+
+	b->d = d;
+	b->pid = (pid_t)h->qemu_pid;
+	g_strlcpy(b->id, h->backend_id, sizeof(b->id));
+	g_strlcpy(b->vm_name, h->vm_name, sizeof(b->vm_name));
+	memcpy(b->uuid, (h->flags & VTIER_HELLO_F_UUID) ? h->vm_uuid : (const uint8_t[16]){ 0 }, 16);
+	b->hva = h->hva;
+	b->size = h->size_bytes;
+	b->page_size = h->page_size;
+	b->generation = h->generation;
+	b->flags = h->flags;
+	b->ranges = g_array_new(FALSE, FALSE, sizeof(struct vtier_handoff_range));
+	g_array_append_vals(b->ranges, hello->ranges, h->n_ranges);
+	if (peer < 0 || peer != b->pid) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "HELLO claims qemu_pid %u but the "
+			   "socket's peer is pid %d: refused", h->qemu_pid, (int)peer);
+		ret = -EPERM;
+		goto refuse;
+	}
+	b->start_time = vt_proc_start_time(b->pid);
+	if (!vt_backend_id_safe(b->id)) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "backend id is not [A-Za-z0-9_.-]{1,63}");
+		ret = -EINVAL;
+		goto refuse;
+	}
+	if (!d->nr_ctier) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN,
+			   "vtierd has no compressed tiers configured ([ctier.NAME] groups)");
+		ret = -ENOTSUP;
+		goto refuse;
+	}
+	if (b->page_size != 4096) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "page size %" G_GUINT64_FORMAT
+			   ": only 4 KiB pages are compressed", b->page_size);
+		ret = -ENOTSUP;
+		goto refuse;
+	}
+	backend_key(b);
+	other = g_hash_table_lookup(d->backends, b->key);
+	if (other) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "backend '%s' of this VM is held by a "
+			   "live connection of QEMU pid %d: refused", b->id, (int)other->pid);
+		ret = -EBUSY;
+		goto refuse;
+	}
+	ret = vt_pager_open(&pager, h, memfd, uffd);
+	memfd = uffd = -1;	/* the pager's now, even on failure */
+	pager_open = ret == 0;
+	if (ret) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "cannot serve this backend: %s",
+			   g_strerror(-ret));
+		goto refuse;
+	}
+	ret = open_store(b, msg);
+	if (ret)
+		goto refuse;
+	reconcile(b, &pager);
+	ret = vt_ctier_mover_start(&pager, b->store, d->tiers.nr ? d->tiers.tier[0].nodes[0] : -1,
+				   mover_failed, b, &b->mover);
+	pager_open = false;	/* the mover owns the pager, even on failure */
+	if (ret) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "fault thread: %s", g_strerror(-ret));
+		goto refuse;
+	}
+	b->conn = conn;
+	if (!vt_daemon_adopt_backend(d, b, &e)) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "%s", e->message);
+		ret = -EINVAL;
+		goto refuse;
+	}
+	g_hash_table_insert(d->backends, b->key, b);
+	vt_handoff_conn_set_user(conn, b);
+	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
+		      "hand-off of '%s' accepted: QEMU pid %d, %" G_GUINT64_FORMAT " MiB, "
+		      "generation %" G_GUINT64_FORMAT "%s, store %s (%" G_GUINT64_FORMAT
+		      " pages stored, %" G_GUINT64_FORMAT " stale entries dropped)", b->id,
+		      (int)b->pid, b->size >> 20, b->generation,
+		      (b->flags & VTIER_HELLO_F_RECONNECT) ? " (reconnect)" : "", b->store_dir,
+		      b->stored_at_hello, b->reconciled);
+	return 0;
+refuse:
+	vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d refused: %s",
+		      b->id, (int)peer, msg);
+	if (memfd >= 0)
+		close(memfd);
+	if (uffd >= 0)
+		close(uffd);
+	if (pager_open)
+		vt_pager_close(&pager);
+	backend_free(b);
+	return ret;
+}
+
+static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *p,
+		     char *msg, void *opaque)
+{
+	struct vt_backend *b = vt_handoff_conn_get_user(conn);
+	g_autoptr(GPtrArray) set = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) e = NULL;
+	static const char *const modes[] = { "off", "observe", "auto" };
+
+	(void)opaque;
+	if (!b || !b->vm) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "backend not attached to a VM");
+		return -ENOENT;
+	}
+	if (p->mode <= VTIER_POLICY_MODE_AUTO)
+		g_ptr_array_add(set, g_strdup_printf("mode=%s", modes[p->mode]));
+	if (p->flags & VTIER_POLICY_F_DRAM_LIMIT)
+		g_ptr_array_add(set, g_strdup_printf("dram_limit=%" G_GUINT64_FORMAT,
+						     (guint64)p->dram_limit_bytes));
+	if (p->flags & VTIER_POLICY_F_MOVE_BUDGET)
+		g_ptr_array_add(set, g_strdup_printf("budget=%" G_GUINT64_FORMAT,
+						     (guint64)p->move_budget_bytes));
+	if (!vt_daemon_set_policy(b->d, b->vm, (char *const *)set->pdata, set->len, &e)) {
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "%s", e->message);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void ranges_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_range *ranges,
+		      uint32_t n_ranges, void *opaque)
+{
+	struct vt_backend *b = vt_handoff_conn_get_user(conn);
+
+	(void)opaque;
+	if (!b)
+		return;
+	g_array_set_size(b->ranges, 0);
+	g_array_append_vals(b->ranges, ranges, n_ranges);
+	if (b->vm)
+		vt_daemon_backend_ranges_changed(b->d, b->vm);
+}
+
+static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaque)
+{
+	struct vt_daemon *d = opaque;
+	struct vt_backend *b = vt_handoff_conn_get_user(conn);
+	bool gone;
+
+	if (!b)
+		return;
+	/* stop serving first: nothing may touch the fds once QEMU has them alone */
+	vt_ctier_mover_stop(b->mover);
+	b->mover = NULL;
+	b->conn = NULL;
+	gone = vt_proc_start_time(b->pid) != b->start_time;
+	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
+		      "hand-off of '%s' ended: %s%s", b->id, why,
+		      gone ? " (QEMU exited: store removed)" : " (store kept for its reconnect)");
+	if (b->vm)
+		vt_daemon_backend_gone(d, b->vm, b);
+	g_hash_table_steal(d->backends, b->key);
+	vt_store_close(b->store);
+	b->store = NULL;
+	if (gone)
+		vt_store_destroy(b->store_dir);
+	backend_free(b);
+}
+
+const struct vt_handoff_ops vt_backend_handoff_ops = {
+	.hello = hello_cb,
+	.policy = policy_cb,
+	.ranges = ranges_cb,
+	.closed = closed_cb,
+};
+
+struct vt_backend *vt_backend_of_hva(struct vt_vm *vm, uint64_t hva)
+{
+	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++) {
+		struct vt_backend *b = g_ptr_array_index(vm->backends, i);
+
+		if (hva >= b->hva && hva - b->hva < b->size)
+			return b;
+	}
+	return NULL;
+}
+
+int vt_backend_tier_of(struct vt_backend *b, uint64_t hva)
+{
+	if (!b->store || hva < b->hva || hva - b->hva >= b->size)
+		return -1;
+	return vt_store_tier_of(b->store, (hva - b->hva) / b->page_size);
+}
+
+static void add_u64(JsonBuilder *j, const char *k, uint64_t v)
+{
+	json_builder_set_member_name(j, k);
+	json_builder_add_int_value(j, (gint64)v);
+}
+
+void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
+{
+	struct vt_store_tier_stats ts[VT_CTIER_MAX];
+	struct vt_ctier_mover_stats ms = { 0 };
+	unsigned int n = b->store ? vt_store_stats(b->store, ts, VT_CTIER_MAX) : 0;
+
+	if (b->mover)
+		vt_ctier_mover_get_stats(b->mover, &ms);
+	json_builder_begin_object(j);
+	json_builder_set_member_name(j, "backend");
+	json_builder_add_string_value(j, b->id);
+	add_u64(j, "qemu_pid", (uint64_t)b->pid);
+	add_u64(j, "size", b->size);
+	add_u64(j, "generation", b->generation);
+	json_builder_set_member_name(j, "store");
+	json_builder_add_string_value(j, b->store_dir);
+	add_u64(j, "faults_stored", ms.faults_stored);
+	add_u64(j, "faults_zero", ms.faults_zero);
+	add_u64(j, "faults_wp", ms.faults_wp);
+	add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
+	add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));
+	add_u64(j, "zero_fault_p50_ns", vt_latency_percentile(&ms.zero_ns, 50));
+	add_u64(j, "poisoned", ms.poisoned);
+	add_u64(j, "evicted", ms.evicted);
+	add_u64(j, "evict_e2big", ms.evict_e2big);
+	add_u64(j, "evict_busy", ms.evict_busy);
+	add_u64(j, "evict_absent", ms.evict_absent);
+	add_u64(j, "evict_nospc", ms.evict_nospc);
+	add_u64(j, "evict_failed", ms.evict_failed);
+	add_u64(j, "fetched", ms.fetched);
+	add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
+	add_u64(j, "reconciled", b->reconciled);
+	add_u64(j, "index_bytes", b->store ? vt_store_index_bytes(b->store) : 0);
+	json_builder_set_member_name(j, "ctiers");
+	json_builder_begin_array(j);
+	for (unsigned int i = 0; i < n; i++) {
+		json_builder_begin_object(j);
+		json_builder_set_member_name(j, "name");
+		json_builder_add_string_value(j, ts[i].name);
+		add_u64(j, "pages", ts[i].pages);
+		add_u64(j, "stored_bytes", ts[i].pages * b->page_size);
+		add_u64(j, "zero_pages", ts[i].zero_pages);
+		add_u64(j, "same_pages", ts[i].same_pages);
+		add_u64(j, "compressed_bytes", ts[i].compressed_bytes);
+		add_u64(j, "pool_bytes", ts[i].pool_bytes);
+		add_u64(j, "metadata_bytes", ts[i].metadata_bytes);
+		add_u64(j, "rejected_e2big", ts[i].rejected_e2big);
+		add_u64(j, "bad_checksum", ts[i].bad_checksum);
+		json_builder_end_object(j);
+	}
+	json_builder_end_array(j);
+	json_builder_end_object(j);
+}
+
+int vt_backend_send_stats(struct vt_backend *b)
+{
+	struct vt_store_tier_stats ts[VT_CTIER_MAX];
+	struct vtier_handoff_tier tiers[VTIER_HANDOFF_TIERS_MAX] = { 0 };
+	struct vt_ctier_mover_stats ms = { 0 };
+	struct vtier_handoff_stats st = { 0 };
+	unsigned int n = vt_store_stats(b->store, ts, VT_CTIER_MAX);
+	uint64_t stored = 0, pool = 0;
+
+	if (!b->conn)
+		return -ENOTCONN;
+	vt_ctier_mover_get_stats(b->mover, &ms);
+	for (unsigned int i = 0; i < n && i + 1 < VTIER_HANDOFF_TIERS_MAX; i++) {
+		g_strlcpy(tiers[i + 1].name, ts[i].name, sizeof(tiers[i + 1].name));
+		tiers[i + 1].bytes = ts[i].pages * b->page_size;
+		stored += tiers[i + 1].bytes;
+		pool += ts[i].pool_bytes;
+	}
+	g_strlcpy(tiers[0].name, "memory", sizeof(tiers[0].name));
+	tiers[0].bytes = b->size - MIN(stored, b->size);
+	st.agent_time_ns = (uint64_t)g_get_monotonic_time() * 1000;
+	st.faults_served = ms.faults_stored + ms.faults_zero + ms.faults_wp;
+	st.promotions = ms.fetched + ms.faults_stored;
+	st.demotions = ms.evicted;
+	st.compressed_bytes = pool;
+	st.n_tiers = MIN(n + 1, VTIER_HANDOFF_TIERS_MAX);
+	return vt_handoff_conn_send_stats(b->conn, &st, tiers);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A memory backend QEMU handed to vtierd (tier-agent=): who it belongs to,
+ * its page store and the mover thread that serves its faults.
+ *
+ * Identity comes from the kernel, never from the HELLO alone: the peer's
+ * SO_PEERCRED pid must be the HELLO's qemu_pid, and a store is keyed by the
+ * VM uuid + backend id and owned by one QEMU process (pid + start time). A
+ * HELLO that would take over another live process's backend is refused; a
+ * RECONNECT gets back exactly its own store, and without its store it is
+ * refused rather than served zeros (docs/abi-handoff.md, "Agent stores").
+ */
+#ifndef VTIER_CORE_BACKEND_H
+#define VTIER_CORE_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "ctier.h"
+#include "ctier_mover.h"
+#include "handoff_server.h"
+
+struct vt_vm;
+struct vt_daemon;
+
+struct vt_backend {
+	char key[128];			/* "<uuid>/<backend id>": the table key */
+	char id[VTIER_HANDOFF_ID_LEN];
+	char vm_name[VTIER_HANDOFF_ID_LEN];
+	uint8_t uuid[16];
+	pid_t pid;
+	uint64_t start_time;		/* of the QEMU process, /proc/PID/stat */
+	uint64_t hva;
+	uint64_t size;
+	uint64_t page_size;
+	uint64_t generation;
+	uint32_t flags;			/* the HELLO's */
+	GArray *ranges;			/* struct vtier_handoff_range */
+	char store_dir[512];
+	struct vt_store *store;
+	struct vt_ctier_mover *mover;
+	struct vt_handoff_conn *conn;
+	struct vt_vm *vm;
+	uint64_t reconciled;		/* store entries dropped at HELLO: the memfd had the page */
+	uint64_t stored_at_hello;
+	int failed_err;			/* set by the mover thread (atomic) */
+	guint failed_idle;
+	struct vt_daemon *d;
+};
+
+/* Start of process @pid in clock ticks after boot (/proc/PID/stat field 22), 0 if gone. */
+uint64_t vt_proc_start_time(pid_t pid);
+/* A backend id that can name a directory: [A-Za-z0-9_.-], 1..63, no leading '.'. */
+bool vt_backend_id_safe(const char *id);
+
+/* The hand-off server's callbacks: handoff_server.h, opaque = the daemon. */
+extern const struct vt_handoff_ops vt_backend_handoff_ops;
+
+/* The backend holding guest-RAM address @hva of its VM, or NULL. */
+struct vt_backend *vt_backend_of_hva(struct vt_vm *vm, uint64_t hva);
+/* Where @hva of @b is stored: compressed tier index, or -1. */
+int vt_backend_tier_of(struct vt_backend *b, uint64_t hva);
+
+/* Figures of the store and the mover, for vtierctl stats. */
+void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j);
+/* A STATS report to QEMU (query-memory-tiers). 0 or -errno. */
+int vt_backend_send_stats(struct vt_backend *b);
+
+#endif

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The compressed-tier mover: one thread per handed-off backend, faults
+ * first, queued evictions and fetches in slices between them.
+ */
+#include <errno.h>
+#include <numaif.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctier_mover.h"
+
+#define ORDERS_MAX 8192
+#define SLICE_PAGES 8		/* pages of an order between two fault checks */
+
+struct mover_order {
+	uint64_t offset;
+	uint64_t len;
+	int tier;		/* store tier, or -1: fetch */
+};
+
+struct vt_ctier_mover {
+	struct vt_pager pager;
+	struct vt_store *store;
+	int fill_node;
+	vt_ctier_mover_failed_fn failed;
+	void *opaque;
+	GThread *thread;
+	int wake_fd;		/* eventfd: an order was queued, or stop */
+
+	GMutex lock;		/* orders, stats, stop */
+	struct mover_order *orders;
+	unsigned int head, n;
+	bool stop;
+	struct vt_ctier_mover_stats stats;
+};
+
+void vt_latency_add(struct vt_latency_hist *h, uint64_t ns)
+{
+	unsigned int idx;
+
+	if (ns < 8) {
+		idx = (unsigned int)ns;
+	} else {
+		unsigned int msb = 63u - (unsigned int)__builtin_clzll(ns);
+
+		idx = (msb - 2) * 8 + (unsigned int)((ns >> (msb - 3)) & 7);
+	}
+	h->bucket[MIN(idx, VT_LAT_BUCKETS - 1)]++;
+	h->count++;
+}
+
+/* Lower bound and width of bucket @idx. */
+static void bucket_range(unsigned int idx, uint64_t *lo, uint64_t *width)
+{
+	unsigned int msb;
+
+	if (idx < 8) {
+		*lo = idx;
+		*width = 1;
+		return;
+	}
+	msb = idx / 8 + 2;
+	*width = 1ULL << (msb - 3);
+	*lo = (1ULL << msb) + (idx % 8) * *width;
+}
+
+uint64_t vt_latency_percentile(const struct vt_latency_hist *h, double pct)
+{
+	uint64_t want, seen = 0, lo, width;
+
+	if (!h->count)
+		return 0;
+	want = (uint64_t)((double)h->count * pct / 100.0 + 0.5);
+	want = CLAMP(want, 1, h->count);
+	for (unsigned int i = 0; i < VT_LAT_BUCKETS; i++) {
+		seen += h->bucket[i];
+		if (seen >= want) {
+			bucket_range(i, &lo, &width);
+			return lo + width / 2;
+		}
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#define STAT_ADD(m, field, v) do {		\
+	g_mutex_lock(&(m)->lock);		\
+	(m)->stats.field += (v);		\
+	g_mutex_unlock(&(m)->lock);		\
+} while (0)
+
+/*
+ * A MISSING fault at @offset: from the store, else zeros; never garbage.
+ * 1 filled, 0 nothing to do (already there, or poisoned / left waiting),
+ * negative errno when the backend is lost.
+ */
+static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
+{
+	uint64_t page = offset / m->pager.page_size;
+	int ret = vt_store_get(m->store, page, buf);
+
+	if (ret == -EBADMSG) {
+		/* the copy is damaged: the guest sees a memory error, as with bad DRAM */
+		ret = vt_pager_poison(&m->pager, offset);
+		g_mutex_lock(&m->lock);
+		m->stats.poisoned++;
+		if (ret == -ENOTSUP || ret == -EINVAL)
+			m->stats.poison_unsupported++;
+		g_mutex_unlock(&m->lock);
+		if (ret == 0)
+			vt_store_drop(m->store, page);
+		/* without UFFDIO_POISON the vCPU waits: never zeros, never garbage */
+		return ret == -ESRCH ? ret : 0;
+	}
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	/* not in the store: never evicted (or discarded by QEMU since): zeros */
+	ret = vt_pager_fill(&m->pager, offset, ret == 0 ? buf : NULL);
+	if (ret < 0)
+		return ret;
+	vt_store_drop(m->store, page);	/* the memfd's page wins */
+	if (ret == 0)
+		STAT_ADD(m, faults_already, 1);
+	return ret;
+}
+
+/* Serve every queued fault. 0, or -errno when the backend is lost. */
+static int serve_faults(struct vt_ctier_mover *m, void *buf)
+{
+	struct vt_pager_fault f;
+	int ret;
+
+	for (;;) {
+		uint64_t t0 = now_ns();
+		bool from_store;
+
+		ret = vt_pager_next_fault(&m->pager, &f);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret == -ERANGE)
+			continue;	/* outside the backend: not ours to answer */
+		if (ret < 0)
+			return ret;
+		if (f.wp) {
+			ret = vt_pager_unprotect(&m->pager, f.offset, m->pager.page_size);
+			if (ret < 0)
+				return ret;
+			STAT_ADD(m, faults_wp, 1);
+			continue;
+		}
+		from_store = vt_store_tier_of(m->store, f.offset / m->pager.page_size) >= 0;
+		ret = serve_missing(m, f.offset, buf);
+		if (ret < 0)
+			return ret;
+		g_mutex_lock(&m->lock);
+		if (ret == 1 && from_store) {
+			m->stats.faults_stored++;
+			vt_latency_add(&m->stats.fault_ns, now_ns() - t0);
+		} else if (ret == 1) {
+			m->stats.faults_zero++;
+			vt_latency_add(&m->stats.zero_ns, now_ns() - t0);
+		}
+		g_mutex_unlock(&m->lock);
+	}
+}
+
+/* Evict one page into @tier. 0 or -errno when the backend is lost. */
+static int evict_page(struct vt_ctier_mover *m, uint64_t offset, unsigned int tier, void *buf)
+{
+	uint64_t page = offset / m->pager.page_size;
+	int ret = vt_pager_evict_begin(&m->pager, offset, buf);
+
+	if (ret == -ENOENT) {
+		STAT_ADD(m, evict_absent, 1);
+		return 0;
+	}
+	if (ret == -EBUSY) {
+		STAT_ADD(m, evict_busy, 1);
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	/* the copy is in the store, durably, before the page leaves the memfd */
+	ret = vt_store_put(m->store, page, tier, buf);
+	if (ret < 0) {
+		vt_pager_evict_abort(&m->pager, offset);
+		g_mutex_lock(&m->lock);
+		if (ret == -E2BIG)
+			m->stats.evict_e2big++;
+		else if (ret == -ENOSPC)
+			m->stats.evict_nospc++;
+		else
+			m->stats.evict_failed++;
+		g_mutex_unlock(&m->lock);
+		return 0;
+	}
+	ret = vt_pager_evict_commit(&m->pager, offset);
+	if (ret < 0) {
+		/* a write raced in: the page stays, its copy is stale */
+		vt_store_drop(m->store, page);
+		if (ret == -EBUSY) {
+			STAT_ADD(m, evict_busy, 1);
+			return 0;
+		}
+		return ret;
+	}
+	STAT_ADD(m, evicted, 1);
+	return 0;
+}
+
+/* Put one stored page back into the memfd. */
+static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf)
+{
+	uint64_t page = offset / m->pager.page_size;
+	int ret;
+
+	if (vt_store_tier_of(m->store, page) < 0)
+		return 0;
+	ret = vt_store_get(m->store, page, buf);
+	if (ret < 0)
+		return 0;	/* a damaged page is poisoned when the guest asks for it */
+	ret = vt_pager_fill(&m->pager, offset, buf);
+	if (ret < 0)
+		return ret;
+	vt_store_drop(m->store, page);
+	if (ret == 1)
+		STAT_ADD(m, fetched, 1);
+	return 0;
+}
+
+/* Carry out up to SLICE_PAGES pages of the first order. 1 if more work is queued. */
+static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
+{
+	struct mover_order o;
+	uint64_t step = m->pager.page_size, len;
+	bool more;
+
+	g_mutex_lock(&m->lock);
+	if (!m->n) {
+		g_mutex_unlock(&m->lock);
+		return 0;
+	}
+	o = m->orders[m->head];
+	len = MIN(o.len, SLICE_PAGES * step);
+	m->orders[m->head].offset += len;
+	m->orders[m->head].len -= len;
+	if (!m->orders[m->head].len) {
+		m->head = (m->head + 1) % ORDERS_MAX;
+		m->n--;
+	}
+	more = m->n > 0;
+	g_mutex_unlock(&m->lock);
+	for (uint64_t off = o.offset; off < o.offset + len; off += step) {
+		*err = o.tier >= 0 ? evict_page(m, off, (unsigned int)o.tier, buf) :
+				     fetch_page(m, off, buf);
+		if (*err)
+			return 0;
+	}
+	return more;
+}
+
+static gpointer mover_thread(gpointer data)
+{
+	struct vt_ctier_mover *m = data;
+	g_autofree void *buf = g_malloc(m->pager.page_size);
+	struct pollfd pfd[2] = {
+		{ .fd = m->pager.uffd, .events = POLLIN },
+		{ .fd = m->wake_fd, .events = POLLIN },
+	};
+	bool more = false;
+	int err = 0;
+
+	if (m->fill_node >= 0 && m->fill_node < 64) {
+		unsigned long mask = 1UL << m->fill_node;
+
+		/* pages put back are the guest's hot pages: on the fast node */
+		if (set_mempolicy(MPOL_PREFERRED, &mask, 64))
+			g_debug("ctier mover: set_mempolicy(node %d): %s", m->fill_node,
+				g_strerror(errno));
+	}
+	for (;;) {
+		uint64_t v;
+		bool stop;
+
+		if (poll(pfd, 2, more ? 0 : -1) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (pfd[1].revents & POLLIN && read(m->wake_fd, &v, sizeof(v)) < 0)
+			g_debug("ctier mover: eventfd read: %s", g_strerror(errno));
+		g_mutex_lock(&m->lock);
+		stop = m->stop;
+		g_mutex_unlock(&m->lock);
+		if (stop)
+			break;
+		err = serve_faults(m, buf);
+		if (err)
+			break;
+		more = work_slice(m, buf, &err);
+		if (err)
+			break;
+	}
+	if (err) {
+		if (err != -ESRCH)
+			STAT_ADD(m, errors, 1);
+		if (m->failed)
+			m->failed(m, err, m->opaque);
+		/* wait for stop: the owner frees us */
+		for (;;) {
+			bool stop;
+			uint64_t v;
+			struct pollfd w = { .fd = m->wake_fd, .events = POLLIN };
+
+			g_mutex_lock(&m->lock);
+			stop = m->stop;
+			g_mutex_unlock(&m->lock);
+			if (stop)
+				break;
+			if (poll(&w, 1, -1) > 0 && read(m->wake_fd, &v, sizeof(v)) < 0)
+				break;
+		}
+	}
+	return NULL;
+}
+
+int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fill_node,
+			 vt_ctier_mover_failed_fn failed, void *opaque, struct vt_ctier_mover **out)
+{
+	struct vt_ctier_mover *m = g_new0(struct vt_ctier_mover, 1);
+	g_autoptr(GError) e = NULL;
+
+	m->pager = *pager;
+	m->store = store;
+	m->fill_node = fill_node;
+	m->failed = failed;
+	m->opaque = opaque;
+	g_mutex_init(&m->lock);
+	m->orders = g_new0(struct mover_order, ORDERS_MAX);
+	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (m->wake_fd < 0) {
+		int ret = -errno;
+
+		vt_pager_close(&m->pager);
+		g_free(m->orders);
+		g_free(m);
+		return ret;
+	}
+	m->thread = g_thread_try_new("vtier-ctier", mover_thread, m, &e);
+	if (!m->thread) {
+		close(m->wake_fd);
+		vt_pager_close(&m->pager);
+		g_free(m->orders);
+		g_free(m);
+		return -EAGAIN;
+	}
+	*out = m;
+	return 0;
+}
+
+static void kick(struct vt_ctier_mover *m)
+{
+	uint64_t one = 1;
+
+	if (write(m->wake_fd, &one, sizeof(one)) < 0)
+		g_debug("ctier mover: eventfd write: %s", g_strerror(errno));
+}
+
+void vt_ctier_mover_stop(struct vt_ctier_mover *m)
+{
+	if (!m)
+		return;
+	g_mutex_lock(&m->lock);
+	m->stop = true;
+	g_mutex_unlock(&m->lock);
+	kick(m);
+	g_thread_join(m->thread);
+	close(m->wake_fd);
+	vt_pager_close(&m->pager);
+	g_mutex_clear(&m->lock);
+	g_free(m->orders);
+	g_free(m);
+}
+
+static int queue(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, int tier)
+{
+	uint64_t ps = m->pager.page_size;
+
+	if (offset % ps || len % ps || offset > m->pager.size || len > m->pager.size - offset)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	g_mutex_lock(&m->lock);
+	if (m->n == ORDERS_MAX) {
+		m->stats.orders_dropped++;
+		g_mutex_unlock(&m->lock);
+		return -ENOSPC;
+	}
+	m->orders[(m->head + m->n) % ORDERS_MAX] = (struct mover_order){ offset, len, tier };
+	m->n++;
+	m->stats.orders_queued++;
+	g_mutex_unlock(&m->lock);
+	kick(m);
+	return 0;
+}
+
+int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
+			 unsigned int tier)
+{
+	return queue(m, offset, len, (int)tier);
+}
+
+int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+{
+	return queue(m, offset, len, -1);
+}
+
+unsigned int vt_ctier_mover_backlog(struct vt_ctier_mover *m)
+{
+	unsigned int n;
+
+	g_mutex_lock(&m->lock);
+	n = m->n;
+	g_mutex_unlock(&m->lock);
+	return n;
+}
+
+void vt_ctier_mover_get_stats(struct vt_ctier_mover *m, struct vt_ctier_mover_stats *out)
+{
+	g_mutex_lock(&m->lock);
+	*out = m->stats;
+	g_mutex_unlock(&m->lock);
+}

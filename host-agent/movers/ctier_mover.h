@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The compressed-tier mover of one handed-off memory backend: one thread
+ * that owns the backend's pager (memfd + userfaultfd) and uses its page
+ * store. It serves every fault first (a stored page is decompressed,
+ * checked and put back with UFFDIO_COPY; a page never evicted is zeros; a
+ * page whose checksum fails is poisoned, never handed out), and between
+ * faults carries out queued orders a few pages at a time: evict a range
+ * into a compressed tier, or fetch a range back into the memfd.
+ *
+ * The thread is the only reader of the userfaultfd: eviction must see the
+ * write faults that race with it (handoff_pager.h), so faults and evictions
+ * of one backend cannot be split across threads. Nothing here runs on the
+ * daemon's main loop; orders are queued without waiting and their outcome
+ * shows in the stats and in the store.
+ */
+#ifndef VTIER_MOVERS_CTIER_MOVER_H
+#define VTIER_MOVERS_CTIER_MOVER_H
+
+#include <stdint.h>
+
+#include "ctier.h"
+#include "handoff_pager.h"
+
+#define VT_LAT_BUCKETS 512
+
+/* Fault service latency, ns, in log-linear buckets (8 per power of two). */
+struct vt_latency_hist {
+	uint64_t count;
+	uint64_t bucket[VT_LAT_BUCKETS];
+};
+
+void vt_latency_add(struct vt_latency_hist *h, uint64_t ns);
+/* The @pct-th percentile (0..100) in ns, 0 when empty. */
+uint64_t vt_latency_percentile(const struct vt_latency_hist *h, double pct);
+
+struct vt_ctier_mover_stats {
+	uint64_t faults_stored;		/* MISSING faults served from the store */
+	uint64_t faults_zero;		/* MISSING faults on pages never evicted: zeros */
+	uint64_t faults_wp;		/* write-protect faults resolved */
+	uint64_t faults_already;	/* a fault raised twice: the page was there */
+	uint64_t poisoned;		/* checksum failed: the page was poisoned */
+	uint64_t poison_unsupported;	/* ... and the uffd could not poison: left waiting */
+	uint64_t evicted;		/* pages moved into the store */
+	uint64_t evict_e2big;		/* did not compress enough: stayed resident */
+	uint64_t evict_busy;		/* a write raced: stayed resident */
+	uint64_t evict_absent;		/* not in the memfd (evicted already, never touched) */
+	uint64_t evict_nospc;		/* the tier's pool was full */
+	uint64_t evict_failed;		/* any other error */
+	uint64_t fetched;		/* pages brought back on order (promotion) */
+	uint64_t orders_queued;
+	uint64_t orders_dropped;	/* the queue was full */
+	uint64_t errors;		/* uffd errors other than a gone QEMU */
+	struct vt_latency_hist fault_ns;	/* store faults: read to UFFDIO_COPY done */
+	struct vt_latency_hist zero_ns;		/* zero faults */
+};
+
+struct vt_ctier_mover;
+
+/*
+ * Called once, from the mover's thread, when the backend can no longer be
+ * served (QEMU gone: -ESRCH, or a uffd error); the thread then stops serving
+ * and waits for vt_ctier_mover_stop(). Must not call back into the mover.
+ */
+typedef void (*vt_ctier_mover_failed_fn)(struct vt_ctier_mover *m, int err, void *opaque);
+
+/*
+ * Start the thread. @pager is open (the mover owns it from here, even on
+ * failure, and closes it on stop); @store stays the caller's and must
+ * outlive the mover. @fill_node >= 0: pages put back are allocated there
+ * (MPOL_PREFERRED of the thread). Returns 0 or -errno.
+ */
+int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fill_node,
+			 vt_ctier_mover_failed_fn failed, void *opaque, struct vt_ctier_mover **out);
+/* Stop and join the thread; close the pager (QEMU keeps its fds). NULL is fine. */
+void vt_ctier_mover_stop(struct vt_ctier_mover *m);
+
+/* Queue: evict [@offset, @offset + @len) of the backend into store tier @tier. */
+int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
+			 unsigned int tier);
+/* Queue: bring the stored pages of [@offset, @offset + @len) back into the memfd. */
+int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
+/* Orders not yet carried out. */
+unsigned int vt_ctier_mover_backlog(struct vt_ctier_mover *m);
+void vt_ctier_mover_get_stats(struct vt_ctier_mover *m, struct vt_ctier_mover_stats *out);
+
+#endif

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The waterfall: cold chunks age down one tier at a time. */
+#include "waterfall.h"
+
+static bool ordered(const GArray *orders, unsigned int chunk)
+{
+	for (unsigned int i = 0; i < orders->len; i++)
+		if (g_array_index(orders, struct vt_mtm_order, i).chunk == chunk)
+			return true;
+	return false;
+}
+
+uint64_t vt_waterfall_decide(struct vt_mtm *m, const struct vt_waterfall_params *p, uint64_t *room,
+			     GArray *orders)
+{
+	uint64_t used = 0;
+
+	if (!p->age_windows)
+		return 0;
+	/* in address order: every chunk cold for age_windows is equally due */
+	for (unsigned int i = 0; i < m->chunks->len; i++) {
+		struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
+		uint64_t len = c->end - c->start;
+		struct vt_mtm_order o;
+		int to = -1;
+
+		if (c->tier < (int)p->first_tier || c->tier < 0 || c->cold_windows < p->age_windows)
+			continue;
+		if (used + len > p->budget_bytes)
+			break;
+		for (unsigned int t = (unsigned int)c->tier + 1; t < m->nr_tiers; t++)
+			if (room[t] >= len) {
+				to = (int)t;
+				break;
+			}
+		if (to < 0 || ordered(orders, i))
+			continue;
+		o = (struct vt_mtm_order){ .chunk = i, .from_tier = c->tier, .to_tier = to,
+					   .promote = false };
+		g_array_append_val(orders, o);
+		room[to] -= len;
+		used += len;
+	}
+	return used;
+}
