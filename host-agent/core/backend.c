@@ -70,17 +70,32 @@ static void backend_key(struct vt_backend *b)
 	g_snprintf(b->store_dir, sizeof(b->store_dir), "%s/%s-%s", b->d->store_root, u, b->id);
 }
 
-static void backend_free(struct vt_backend *b)
+/* Stop serving and close the store; the backend stays until its last reference. */
+static void backend_shut(struct vt_backend *b)
 {
-	if (!b)
-		return;
-	if (b->failed_idle)
-		g_source_remove(b->failed_idle);
+	g_mutex_lock(&b->lock);
 	vt_ctier_mover_stop(b->mover);
+	b->mover = NULL;
 	vt_store_close(b->store);
+	b->store = NULL;
+	g_mutex_unlock(&b->lock);
+}
+
+void vt_backend_unref(struct vt_backend *b)
+{
+	if (!b || !g_atomic_int_dec_and_test(&b->refs))
+		return;
+	backend_shut(b);
 	if (b->ranges)
 		g_array_free(b->ranges, TRUE);
+	g_mutex_clear(&b->lock);
 	g_free(b);
+}
+
+struct vt_backend *vt_backend_ref(struct vt_backend *b)
+{
+	g_atomic_int_inc(&b->refs);
+	return b;
 }
 
 static gboolean mover_failed_idle(gpointer data)
@@ -89,7 +104,6 @@ static gboolean mover_failed_idle(gpointer data)
 	int err = g_atomic_int_get(&b->failed_err);
 	g_autofree char *why = g_strdup_printf("fault service stopped: %s", g_strerror(-err));
 
-	b->failed_idle = 0;
 	if (b->conn)
 		vt_handoff_conn_close(b->conn, why);
 	return G_SOURCE_REMOVE;
@@ -102,7 +116,8 @@ static void mover_failed(struct vt_ctier_mover *m, int err, void *opaque)
 
 	(void)m;
 	g_atomic_int_set(&b->failed_err, err);
-	g_main_context_invoke(NULL, mover_failed_idle, b);
+	g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, mover_failed_idle, vt_backend_ref(b),
+				   (GDestroyNotify)vt_backend_unref);
 }
 
 /* Drop store entries whose page is in the memfd again (a kill between the copy and the drop). */
@@ -205,6 +220,8 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	int ret;
 
 	b->d = d;
+	b->refs = 1;
+	g_mutex_init(&b->lock);
 	b->pid = (pid_t)h->qemu_pid;
 	g_strlcpy(b->id, h->backend_id, sizeof(b->id));
 	g_strlcpy(b->vm_name, h->vm_name, sizeof(b->vm_name));
@@ -292,7 +309,7 @@ refuse:
 		close(uffd);
 	if (pager_open)
 		vt_pager_close(&pager);
-	backend_free(b);
+	vt_backend_unref(b);
 	return ret;
 }
 
@@ -317,7 +334,7 @@ static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_po
 	if (p->flags & VTIER_POLICY_F_MOVE_BUDGET)
 		g_ptr_array_add(set, g_strdup_printf("budget=%" G_GUINT64_FORMAT,
 						     (guint64)p->move_budget_bytes));
-	if (!vt_daemon_set_policy(b->d, b->vm, (char *const *)set->pdata, set->len, &e)) {
+	if (!vt_daemon_set_policy(b->d, b->vm, (char *const *)set->pdata, set->len, NULL, &e)) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "%s", e->message);
 		return -EINVAL;
 	}
@@ -346,9 +363,11 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 
 	if (!b)
 		return;
-	/* stop serving first: nothing may touch the fds once QEMU has them alone */
+	/* stop serving first: a reconnect must find no other reader of its uffd */
+	g_mutex_lock(&b->lock);
 	vt_ctier_mover_stop(b->mover);
 	b->mover = NULL;
+	g_mutex_unlock(&b->lock);
 	b->conn = NULL;
 	gone = vt_proc_start_time(b->pid) != b->start_time;
 	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
@@ -357,11 +376,10 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 	if (b->vm)
 		vt_daemon_backend_gone(d, b->vm, b);
 	g_hash_table_steal(d->backends, b->key);
-	vt_store_close(b->store);
-	b->store = NULL;
+	backend_shut(b);
 	if (gone)
 		vt_store_destroy(b->store_dir);
-	backend_free(b);
+	vt_backend_unref(b);
 }
 
 const struct vt_handoff_ops vt_backend_handoff_ops = {
@@ -371,10 +389,21 @@ const struct vt_handoff_ops vt_backend_handoff_ops = {
 	.closed = closed_cb,
 };
 
-struct vt_backend *vt_backend_of_hva(struct vt_vm *vm, uint64_t hva)
+GPtrArray *vt_vm_backends_ref(struct vt_vm *vm)
 {
-	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++) {
-		struct vt_backend *b = g_ptr_array_index(vm->backends, i);
+	GPtrArray *a = g_ptr_array_new_with_free_func((GDestroyNotify)vt_backend_unref);
+
+	g_mutex_lock(&vm->lock);
+	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
+		g_ptr_array_add(a, vt_backend_ref(g_ptr_array_index(vm->backends, i)));
+	g_mutex_unlock(&vm->lock);
+	return a;
+}
+
+struct vt_backend *vt_backend_of_hva(GPtrArray *backends, uint64_t hva)
+{
+	for (unsigned int i = 0; backends && i < backends->len; i++) {
+		struct vt_backend *b = g_ptr_array_index(backends, i);
 
 		if (hva >= b->hva && hva - b->hva < b->size)
 			return b;
@@ -384,9 +413,27 @@ struct vt_backend *vt_backend_of_hva(struct vt_vm *vm, uint64_t hva)
 
 int vt_backend_tier_of(struct vt_backend *b, uint64_t hva)
 {
-	if (!b->store || hva < b->hva || hva - b->hva >= b->size)
+	int t = -1;
+
+	if (hva < b->hva || hva - b->hva >= b->size)
 		return -1;
-	return vt_store_tier_of(b->store, (hva - b->hva) / b->page_size);
+	g_mutex_lock(&b->lock);
+	if (b->store)
+		t = vt_store_tier_of(b->store, (hva - b->hva) / b->page_size);
+	g_mutex_unlock(&b->lock);
+	return t;
+}
+
+int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier)
+{
+	int ret = -ENOTCONN;
+
+	g_mutex_lock(&b->lock);
+	if (b->mover)
+		ret = tier >= 0 ? vt_ctier_mover_evict(b->mover, offset, len, (unsigned int)tier) :
+				  vt_ctier_mover_fetch(b->mover, offset, len);
+	g_mutex_unlock(&b->lock);
+	return ret;
 }
 
 static void add_u64(JsonBuilder *j, const char *k, uint64_t v)

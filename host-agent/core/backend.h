@@ -48,9 +48,23 @@ struct vt_backend {
 	uint64_t reconciled;		/* store entries dropped at HELLO: the memfd had the page */
 	uint64_t stored_at_hello;
 	int failed_err;			/* set by the mover thread (atomic) */
-	guint failed_idle;
 	struct vt_daemon *d;
+	/*
+	 * The daemon's table holds one reference; a VM's worker takes one per
+	 * window. store and mover are closed on the main loop under lock when
+	 * the hand-off ends; a worker reaches them only through the functions
+	 * below, which take the lock and find them gone.
+	 */
+	int refs;
+	GMutex lock;
 };
+
+struct vt_backend *vt_backend_ref(struct vt_backend *b);
+void vt_backend_unref(struct vt_backend *b);
+/* References to @vm's backends now (free the array when done). */
+GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);
+/* Queue for the mover: evict [@offset, +@len) into compressed tier @tier, or fetch (@tier < 0). */
+int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
 
 /* Start of process @pid in clock ticks after boot (/proc/PID/stat field 22), 0 if gone. */
 uint64_t vt_proc_start_time(pid_t pid);
@@ -60,8 +74,8 @@ bool vt_backend_id_safe(const char *id);
 /* The hand-off server's callbacks: handoff_server.h, opaque = the daemon. */
 extern const struct vt_handoff_ops vt_backend_handoff_ops;
 
-/* The backend holding guest-RAM address @hva of its VM, or NULL. */
-struct vt_backend *vt_backend_of_hva(struct vt_vm *vm, uint64_t hva);
+/* The backend of @backends holding QEMU address @hva, or NULL. */
+struct vt_backend *vt_backend_of_hva(GPtrArray *backends, uint64_t hva);
 /* Where @hva of @b is stored: compressed tier index, or -1. */
 int vt_backend_tier_of(struct vt_backend *b, uint64_t hva);
 

@@ -26,25 +26,40 @@ void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, co
 		g_debug("%s: %s", vm ? vm : "vtierd", msg);
 }
 
+/* A fresh VM record with its (not yet running) worker context. */
+static struct vt_vm *vm_new(struct vt_daemon *d)
+{
+	struct vt_vm *vm = g_new0(struct vt_vm, 1);
+
+	vm->d = d;
+	vm->policy = d->defaults;
+	vm->tiers = d->tiers;
+	vm->serial = ++d->next_serial;
+	vm->ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
+	vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
+	vm->backends = g_ptr_array_new();
+	vm->ctx = g_main_context_new();
+	g_mutex_init(&vm->lock);
+	return vm;
+}
+
+/* The main loop's part of a VM goes now; the engine stops on its own thread. */
 static void vm_free(struct vt_vm *vm)
 {
 	if (!vm)
 		return;
-	vt_engine_stop(vm);
 	/* hand-offs outlive the VM's engine: their faults are still served */
-	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
+	g_mutex_lock(&vm->lock);
+	for (unsigned int i = 0; i < vm->backends->len; i++)
 		((struct vt_backend *)g_ptr_array_index(vm->backends, i))->vm = NULL;
-	if (vm->backends)
-		g_ptr_array_free(vm->backends, TRUE);
+	g_ptr_array_set_size(vm->backends, 0);
+	g_mutex_unlock(&vm->lock);
 	if (vm->qmp_watch)
 		g_source_remove(vm->qmp_watch);
+	vm->qmp_watch = 0;
 	vt_qmp_free(vm->qmp);
-	vt_mtm_free(vm->mtm);
-	if (vm->ram)
-		g_array_free(vm->ram, TRUE);
-	if (vm->gpa_map)
-		g_array_free(vm->gpa_map, TRUE);
-	g_free(vm);
+	vm->qmp = NULL;
+	vt_vm_retire(vm);
 }
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
@@ -129,8 +144,10 @@ static gboolean qmp_event_cb(gint fd, GIOCondition cond, gpointer data)
 	(void)fd;
 	if (!(cond & (G_IO_HUP | G_IO_ERR)) && vt_qmp_drain(vm->qmp, &e))
 		return G_SOURCE_CONTINUE;
+	g_mutex_lock(&vm->lock);
 	g_snprintf(vm->last_error, sizeof(vm->last_error), "%s",
 		   e ? e->message : "QMP connection lost");
+	g_mutex_unlock(&vm->lock);
 	vm->qmp_watch = 0;
 	vt_daemon_vm_failed(vm->d, vm);
 	return G_SOURCE_REMOVE;
@@ -139,9 +156,12 @@ static gboolean qmp_event_cb(gint fd, GIOCondition cond, gpointer data)
 void vt_daemon_vm_failed(struct vt_daemon *d, struct vt_vm *vm)
 {
 	g_autofree char *name = g_strdup(vm->name);
+	char why[sizeof(vm->last_error)];
 
-	logf_vm(d, G_LOG_LEVEL_WARNING, name, "detached: %s (QEMU pid %d)",
-		vm->last_error[0] ? vm->last_error : "VM gone", (int)vm->pid);
+	g_mutex_lock(&vm->lock);
+	g_strlcpy(why, vm->last_error[0] ? vm->last_error : "VM gone", sizeof(why));
+	g_mutex_unlock(&vm->lock);
+	logf_vm(d, G_LOG_LEVEL_WARNING, name, "detached: %s (QEMU pid %d)", why, (int)vm->pid);
 	/* the window timer or QMP watch that called us must not be removed twice */
 	g_hash_table_remove(d->vms, name);
 }
@@ -175,30 +195,40 @@ static void adopt_live_backends(struct vt_daemon *d, struct vt_vm *vm)
 
 		if (b->pid == vm->pid && !b->vm) {
 			b->vm = vm;
+			g_mutex_lock(&vm->lock);
 			g_ptr_array_add(vm->backends, b);
+			g_mutex_unlock(&vm->lock);
 		}
 	}
 }
 
-/* gpa -> hva of a VM attached by hand-offs only: from the backends' ranges. */
-static void gpa_map_from_backends(struct vt_vm *vm)
+/* RAM and gpa -> hva of a VM attached by hand-offs only: from its backends. */
+static void ram_from_backends(struct vt_vm *vm, GArray **ram_out, GArray **gpa_out)
 {
-	g_array_set_size(vm->gpa_map, 0);
+	GArray *ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
+	GArray *gpa = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
+
 	for (unsigned int i = 0; i < vm->backends->len; i++) {
 		struct vt_backend *b = g_ptr_array_index(vm->backends, i);
+		struct vt_vm_ram r = { .size = b->size, .hva = b->hva, .page_size = b->page_size,
+				       .share = true };
 
+		g_strlcpy(r.backend, b->id, sizeof(r.backend));
+		g_strlcpy(r.type, "memory-backend-memfd", sizeof(r.type));
+		g_strlcpy(r.policy, "default", sizeof(r.policy));
+		g_array_append_val(ram, r);
 		for (unsigned int k = 0; k < b->ranges->len; k++) {
-			const struct vtier_handoff_range *r =
+			const struct vtier_handoff_range *hr =
 				&g_array_index(b->ranges, struct vtier_handoff_range, k);
-			struct vt_gpa_map g = { r->gpa, r->size, b->hva + r->offset };
+			struct vt_gpa_map g = { hr->gpa, hr->size, b->hva + hr->offset };
 
-			g_array_append_val(vm->gpa_map, g);
+			g_array_append_val(gpa, g);
 		}
 	}
-	for (unsigned int i = 1; i < vm->gpa_map->len; i++)
+	for (unsigned int i = 1; i < gpa->len; i++)
 		for (unsigned int j = i; j > 0; j--) {
-			struct vt_gpa_map *a = &g_array_index(vm->gpa_map, struct vt_gpa_map, j - 1);
-			struct vt_gpa_map *c = &g_array_index(vm->gpa_map, struct vt_gpa_map, j);
+			struct vt_gpa_map *a = &g_array_index(gpa, struct vt_gpa_map, j - 1);
+			struct vt_gpa_map *c = &g_array_index(gpa, struct vt_gpa_map, j);
 			struct vt_gpa_map t;
 
 			if (a->gpa <= c->gpa)
@@ -207,86 +237,82 @@ static void gpa_map_from_backends(struct vt_vm *vm)
 			*a = *c;
 			*c = t;
 		}
-}
-
-static bool restart_engine(struct vt_vm *vm, GError **error)
-{
-	/* the chunks follow the RAM: rebuild the placement state */
-	vt_mtm_free(vm->mtm);
-	vm->mtm = NULL;
-	return vt_engine_start(vm, error);
+	*ram_out = ram;
+	*gpa_out = gpa;
 }
 
 bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError **error)
 {
 	struct vt_vm *vm = vm_of_pid(d, b->pid);
-	struct vt_vm_ram r = { .size = b->size, .hva = b->hva, .page_size = b->page_size,
-			       .share = true };
-	g_autoptr(GError) e = NULL;
+	GArray *ram, *gpa;
 
 	if (vm) {
 		b->vm = vm;
+		g_mutex_lock(&vm->lock);
 		g_ptr_array_add(vm->backends, b);
-		if (!vm->by_handoff)
-			return true;	/* QMP discovery knows its RAM already */
-	} else {
-		vm = g_new0(struct vt_vm, 1);
-		vm->d = d;
-		vm->policy = d->defaults;
-		vm->pid = b->pid;
-		vm->by_handoff = true;
-		vm->ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
-		vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
-		vm->backends = g_ptr_array_new();
-		g_strlcpy(vm->qmp_path, "(hand-off)", sizeof(vm->qmp_path));
-		g_strlcpy(vm->qemu_version, "?", sizeof(vm->qemu_version));
-		if (vt_ctl_name_valid(b->vm_name) && !name_taken(d, b->vm_name))
-			g_strlcpy(vm->name, b->vm_name, sizeof(vm->name));
-		else
-			do
-				g_snprintf(vm->name, sizeof(vm->name), "vm%u", d->next_id++);
-			while (name_taken(d, vm->name));
-		b->vm = vm;
-		g_ptr_array_add(vm->backends, b);
-		g_hash_table_insert(d->vms, vm->name, vm);
-		logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name, "attached by hand-off: QEMU pid %d",
-			(int)vm->pid);
+		g_mutex_unlock(&vm->lock);
+		if (vm->by_handoff) {
+			ram_from_backends(vm, &ram, &gpa);
+			vt_vm_worker_post_ram(vm, ram, gpa);
+		}
+		return true;	/* a VM attached by QMP knows its RAM already */
 	}
-	g_strlcpy(r.backend, b->id, sizeof(r.backend));
-	g_strlcpy(r.type, "memory-backend-memfd", sizeof(r.type));
-	g_strlcpy(r.policy, "default", sizeof(r.policy));
-	g_array_append_val(vm->ram, r);
-	vm->ram_bytes += b->size;
-	gpa_map_from_backends(vm);
-	if (!restart_engine(vm, &e)) {
-		/* the VM stays attached: its faults are served, placement waits */
-		g_snprintf(vm->state, sizeof(vm->state), "error");
-		g_snprintf(vm->last_error, sizeof(vm->last_error), "%s", e->message);
-		logf_vm(d, G_LOG_LEVEL_WARNING, vm->name, "engine: %s", e->message);
+	vm = vm_new(d);
+	vm->pid = b->pid;
+	vm->by_handoff = true;
+	g_strlcpy(vm->qmp_path, "(hand-off)", sizeof(vm->qmp_path));
+	g_strlcpy(vm->qemu_version, "?", sizeof(vm->qemu_version));
+	if (vt_ctl_name_valid(b->vm_name) && !name_taken(d, b->vm_name))
+		g_strlcpy(vm->name, b->vm_name, sizeof(vm->name));
+	else
+		do
+			g_snprintf(vm->name, sizeof(vm->name), "vm%u", d->next_id++);
+		while (name_taken(d, vm->name));
+	b->vm = vm;
+	g_ptr_array_add(vm->backends, b);
+	ram_from_backends(vm, &ram, &gpa);
+	g_array_free(vm->ram, TRUE);
+	g_array_free(vm->gpa_map, TRUE);
+	vm->ram = ram;
+	vm->gpa_map = gpa;
+	vm->ram_bytes = b->size;
+	if (vt_vm_worker_start(vm)) {
+		g_set_error(error, VT_CORE_ERROR, EAGAIN, "no thread for the VM's worker");
+		g_ptr_array_set_size(vm->backends, 0);
+		b->vm = NULL;
+		vt_vm_retire(vm);
+		return false;
 	}
-	(void)error;
+	g_hash_table_insert(d->vms, vm->name, vm);
+	logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name, "attached by hand-off: QEMU pid %d, %"
+		G_GUINT64_FORMAT " MiB", (int)vm->pid, b->size >> 20);
+	/* the engine starts on the worker, like every later change */
+	ram_from_backends(vm, &ram, &gpa);
+	vt_vm_worker_post_ram(vm, ram, gpa);
 	return true;
 }
 
 void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm)
 {
-	g_autoptr(GError) e = NULL;
+	GArray *ram, *gpa;
 
+	(void)d;
 	if (!vm->by_handoff)
 		return;
-	gpa_map_from_backends(vm);
-	if (!restart_engine(vm, &e))
-		logf_vm(d, G_LOG_LEVEL_WARNING, vm->name, "engine: %s", e->message);
+	ram_from_backends(vm, &ram, &gpa);
+	vt_vm_worker_post_ram(vm, ram, gpa);
 }
 
 void vt_daemon_backend_gone(struct vt_daemon *d, struct vt_vm *vm, struct vt_backend *b)
 {
+	g_mutex_lock(&vm->lock);
 	g_ptr_array_remove(vm->backends, b);
+	g_mutex_unlock(&vm->lock);
 	b->vm = NULL;
 	if (vm->by_handoff && !vm->backends->len)
 		vt_daemon_detach(d, vm->name, "its last hand-off ended", NULL);
 	else
-		restart_engine(vm, NULL);
+		vt_daemon_backend_ranges_changed(d, vm);
 }
 
 struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
@@ -309,12 +335,7 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 		g_set_error(error, VT_CORE_ERROR, EEXIST, "a VM named '%s' is already attached", name);
 		return NULL;
 	}
-	vm = g_new0(struct vt_vm, 1);
-	vm->d = d;
-	vm->backends = g_ptr_array_new();
-	vm->policy = d->defaults;
-	vm->ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
-	vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
+	vm = vm_new(d);
 	g_strlcpy(vm->qmp_path, qmp_path, sizeof(vm->qmp_path));
 	if (nr_set && !vt_vm_policy_apply(&vm->policy, set, nr_set, error))
 		goto fail;
@@ -366,6 +387,10 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 	}
 	if (!vt_engine_start(vm, error))
 		goto fail;
+	if (vt_vm_worker_start(vm)) {
+		g_set_error(error, VT_CORE_ERROR, EAGAIN, "no thread for the VM's worker");
+		goto fail;
+	}
 	vm->qmp_watch = g_unix_fd_add(vt_qmp_fd(vm->qmp), G_IO_IN | G_IO_HUP | G_IO_ERR,
 				      qmp_event_cb, vm);
 	g_hash_table_insert(d->vms, vm->name, vm);
@@ -394,21 +419,23 @@ bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GE
 }
 
 bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
-			  GError **error)
+			  struct vt_vm_policy *out, GError **error)
 {
-	struct vt_vm_policy old = vm->policy;
+	struct vt_vm_policy old, p;
 
-	if (!vt_vm_policy_apply(&vm->policy, set, n, error))
+	(void)d;
+	g_mutex_lock(&vm->lock);
+	old = vm->policy;
+	g_mutex_unlock(&vm->lock);
+	p = old;
+	if (!vt_vm_policy_apply(&p, set, n, error))
 		return false;
-	if (memcmp(&old, &vm->policy, sizeof(old)) == 0)
-		return true;
-	if (!vt_engine_start(vm, error)) {
-		vm->policy = old;
-		vt_engine_start(vm, NULL);
-		return false;
-	}
-	logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
-		vt_mode_name(vm->policy.mode), vm->profiler_name);
+	if (out)
+		*out = p;
+	/* the worker restarts the engine; a refusal there keeps the old policy
+	 * and says why in the log and in vtierctl status (last_error) */
+	if (memcmp(&old, &p, sizeof(old)) != 0)
+		vt_vm_worker_post_policy(vm, &p);
 	return true;
 }
 
@@ -495,11 +522,17 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 	case VT_CTL_STATS:
 		vt_vm_stats_to_json(vm, &d->tiers, b);
 		break;
-	case VT_CTL_POLICY:
-		if (req.nr_set && !vt_daemon_set_policy(d, vm, req.set, req.nr_set, &e))
+	case VT_CTL_POLICY: {
+		struct vt_vm_policy p;
+
+		g_mutex_lock(&vm->lock);
+		p = vm->policy;
+		g_mutex_unlock(&vm->lock);
+		if (req.nr_set && !vt_daemon_set_policy(d, vm, req.set, req.nr_set, &p, &e))
 			goto err;
-		vt_vm_policy_to_json(&vm->policy, b);
+		vt_vm_policy_to_json(&p, b);
 		break;
+	}
 	case VT_CTL_TIERS:
 		vt_tiers_refresh(&d->tiers);
 		vt_tiers_to_json(&d->tiers, b);

@@ -24,6 +24,7 @@ struct vt_daemon {
 	struct vt_vm_policy defaults;
 	vt_log_fn log;
 	unsigned int next_id;
+	uint64_t next_serial;
 	int qmp_timeout_ms;
 	/* compressed tiers and the QEMU hand-off (tier-agent=) */
 	struct vt_ctier_spec ctier[VT_CTIER_MAX];
@@ -52,9 +53,12 @@ bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError *
 void vt_daemon_backend_gone(struct vt_daemon *d, struct vt_vm *vm, struct vt_backend *b);
 /* A backend's guest-physical ranges changed: rebuild the VM's gpa map. */
 void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm);
-/* Apply "KEY=VALUE" assignments to @vm's policy and restart its engine; all or nothing. */
+/*
+ * Apply "KEY=VALUE" assignments to @vm's policy (all or nothing) and have its
+ * worker restart the engine; @out (may be NULL) gets the new policy.
+ */
 bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
-			  GError **error);
+			  struct vt_vm_policy *out, GError **error);
 void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt,
 		   ...) G_GNUC_PRINTF(4, 5);
 bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GError **error);

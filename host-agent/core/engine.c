@@ -102,9 +102,8 @@ static gboolean window_cb(gpointer data)
 
 	if (vt_engine_window(vm))
 		return G_SOURCE_CONTINUE;
-	vm->window_timer = 0;
-	vt_daemon_vm_failed(vm->d, vm);
-	return G_SOURCE_REMOVE;
+	vt_vm_worker_failed(vm);
+	return G_SOURCE_CONTINUE;	/* the main loop detaches and stops us */
 }
 
 /* Profilers that sample (tdp): one timer; every window_ms / sample_ms-th tick ends a window. */
@@ -120,18 +119,19 @@ static gboolean sample_cb(gpointer data)
 		return G_SOURCE_CONTINUE;
 	if (vt_engine_window(vm))
 		return G_SOURCE_CONTINUE;
-	vm->sample_timer = 0;
-	vt_daemon_vm_failed(vm->d, vm);
-	return G_SOURCE_REMOVE;
+	vt_vm_worker_failed(vm);
+	return G_SOURCE_CONTINUE;
 }
 
 void vt_engine_stop(struct vt_vm *vm)
 {
-	if (vm->window_timer)
-		g_source_remove(vm->window_timer);
-	if (vm->sample_timer)
-		g_source_remove(vm->sample_timer);
-	vm->window_timer = vm->sample_timer = 0;
+	for (GSource **src = &vm->window_src; src <= &vm->sample_src; src++) {
+		if (*src) {
+			g_source_destroy(*src);
+			g_source_unref(*src);
+			*src = NULL;
+		}
+	}
 	vt_profiler_free(vm->prof);
 	vm->prof = NULL;
 	vt_source_destroy(vm->src);
@@ -221,10 +221,16 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 	}
 	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
 		  sizeof(vm->state));
-	if (vm->prof->ops->sample)
-		vm->sample_timer = g_timeout_add((guint)vm->policy.sample_ms, sample_cb, vm);
-	else
-		vm->window_timer = g_timeout_add((guint)vm->policy.window_ms, window_cb, vm);
+	/* on the VM's own context: its worker thread runs them */
+	if (vm->prof->ops->sample) {
+		vm->sample_src = g_timeout_source_new((guint)vm->policy.sample_ms);
+		g_source_set_callback(vm->sample_src, sample_cb, vm, NULL);
+		g_source_attach(vm->sample_src, vm->ctx);
+	} else {
+		vm->window_src = g_timeout_source_new((guint)vm->policy.window_ms);
+		g_source_set_callback(vm->window_src, window_cb, vm, NULL);
+		g_source_attach(vm->window_src, vm->ctx);
+	}
 	return true;
 fail:
 	vt_engine_stop(vm);
@@ -234,7 +240,7 @@ fail:
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
 {
 	/* NUMA tiers first, then the compressed tiers of the hand-off */
-	return MIN(vm->d->tiers.nr + vm->d->nr_ctier, (unsigned int)VT_MTM_MAX_TIERS);
+	return MIN(vm->tiers.nr + vm->d->nr_ctier, (unsigned int)VT_MTM_MAX_TIERS);
 }
 
 static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
@@ -245,7 +251,7 @@ static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
 }
 
 /* Where each chunk lives: one move_pages status per RESIDENCY_STRIDE. */
-static int query_residency(struct vt_vm *vm)
+static int query_residency(struct vt_vm *vm, GPtrArray *backends)
 {
 	struct vt_mtm *m = vm->mtm;
 	int nodes[VT_NUMA_BATCH];
@@ -255,7 +261,7 @@ static int query_residency(struct vt_vm *vm)
 	for (unsigned int i = 0; i < m->chunks->len; i++) {
 		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
 		unsigned int n = (unsigned int)MIN(per_chunk, (c->end - c->start) / RESIDENCY_STRIDE);
-		struct vt_backend *b = vt_backend_of_hva(vm, c->start);
+		struct vt_backend *b = vt_backend_of_hva(backends, c->start);
 		int ret;
 
 		n = MIN(MAX(n, 1u), (unsigned int)VT_NUMA_BATCH);
@@ -263,13 +269,13 @@ static int query_residency(struct vt_vm *vm)
 		if (ret < 0)
 			return ret;
 		for (unsigned int k = 0; k < n; k++) {
-			int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->d->tiers, nodes[k]) : -1;
+			int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->tiers, nodes[k]) : -1;
 
 			/* not in memory: maybe in a compressed tier of the hand-off */
 			if (nodes[k] < 0 && b) {
 				int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * RESIDENCY_STRIDE);
 
-				tier = ct >= 0 ? (int)vm->d->tiers.nr + ct : -1;
+				tier = ct >= 0 ? (int)vm->tiers.nr + ct : -1;
 			}
 			vt_mtm_residency_add(m, i, tier);
 		}
@@ -306,28 +312,24 @@ static int tier_node(const struct vt_tiers *tiers, int t)
  * An order into or out of a compressed tier: queued to the backend's mover
  * thread (it never runs here); its outcome shows in the next residency.
  */
-static int ctier_order(struct vt_vm *vm, const struct vt_mtm_order *o,
+static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mtm_order *o,
 		       const struct vt_mtm_chunk *c)
 {
-	struct vt_backend *b = vt_backend_of_hva(vm, c->start);
-	unsigned int nr_numa = vm->d->tiers.nr;
-	uint64_t off, len;
+	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
+	unsigned int nr_numa = vm->tiers.nr;
 
-	if (!b || !b->mover || c->end - b->hva > b->size)
+	if (!b || c->end - b->hva > b->size)
 		return -ENOENT;
-	off = c->start - b->hva;
-	len = c->end - c->start;
-	if (o->to_tier >= (int)nr_numa)
-		return vt_ctier_mover_evict(b->mover, off, len, (unsigned int)o->to_tier - nr_numa);
 	/* back from a compressed tier: into the memfd (on the fast node); the NUMA
 	 * mover places it next window if it is not where the order wants it */
-	return vt_ctier_mover_fetch(b->mover, off, len);
+	return vt_backend_queue(b, c->start - b->hva, c->end - c->start,
+				o->to_tier >= (int)nr_numa ? o->to_tier - (int)nr_numa : -1);
 }
 
-bool vt_engine_window(struct vt_vm *vm)
+static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
+			char *err, size_t err_len)
 {
-	struct vt_vm_stats *s = &vm->stats;
-	struct vt_tiers *tiers = &vm->d->tiers;
+	struct vt_tiers *tiers = &vm->tiers;
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	g_autoptr(GArray) regions = NULL;
 	struct vt_mtm_window_stats ws;
@@ -340,7 +342,7 @@ bool vt_engine_window(struct vt_vm *vm)
 	ret = vt_profiler_window(vm->prof, &vm->snap);
 	t1 = thread_ns();
 	if (ret < 0) {
-		g_snprintf(vm->last_error, sizeof(vm->last_error), "%s window: %s",
+		g_snprintf(err, err_len, "%s window: %s",
 			   vm->profiler_name, g_strerror(-ret));
 		return ret != -ESRCH;	/* kdamond gone: the process exited */
 	}
@@ -376,11 +378,11 @@ bool vt_engine_window(struct vt_vm *vm)
 	if (vm->space == VT_SPACE_GPA)
 		g_array_sort(regions, cmp_mtm_region);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
-	ret = query_residency(vm);
+	ret = query_residency(vm, backends);
 	t2 = thread_ns();
 	s->residency_cost_ns = t2 - t1;
 	if (ret < 0) {
-		g_snprintf(vm->last_error, sizeof(vm->last_error), "move_pages status: %s",
+		g_snprintf(err, err_len, "move_pages status: %s",
 			   g_strerror(-ret));
 		return ret != -ESRCH;
 	}
@@ -395,7 +397,7 @@ bool vt_engine_window(struct vt_vm *vm)
 		.thrash_windows = vm->policy.thrash_windows,
 		.thrash_step = vm->policy.thrash_step,
 	};
-	if (vm->backends && vm->backends->len)
+	if (backends->len)
 		for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
 			const struct vt_ctier_spec *cs = &vm->d->ctier[t - tiers->nr];
 
@@ -403,7 +405,7 @@ bool vt_engine_window(struct vt_vm *vm)
 			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;
 		}
 	vt_mtm_decide(vm->mtm, &mp, room, orders, &ws);
-	if (vm->policy.ctier_age_windows && vm->backends && vm->backends->len) {
+	if (vm->policy.ctier_age_windows && backends->len) {
 		struct vt_waterfall_params wp = {
 			.age_windows = vm->policy.ctier_age_windows,
 			.budget_bytes = mp.budget_bytes - MIN(mp.budget_bytes,
@@ -438,7 +440,7 @@ bool vt_engine_window(struct vt_vm *vm)
 				break;
 			}
 			if (o->to_tier >= (int)tiers->nr || o->from_tier >= (int)tiers->nr) {
-				ret = ctier_order(vm, o, c);
+				ret = ctier_order(vm, backends, o, c);
 				if (ret < 0) {
 					s->orders_failed++;
 					continue;
@@ -453,12 +455,12 @@ bool vt_engine_window(struct vt_vm *vm)
 			}
 			ret = vt_numa_move(vm->pid, c->start, c->end - c->start, node, 4096, &res);
 			if (ret == -ESRCH) {
-				g_snprintf(vm->last_error, sizeof(vm->last_error),
+				g_snprintf(err, err_len,
 					   "move_pages: QEMU pid %d is gone", (int)vm->pid);
 				return false;
 			}
 			if (ret < 0) {
-				g_snprintf(vm->last_error, sizeof(vm->last_error), "move_pages: %s",
+				g_snprintf(err, err_len, "move_pages: %s",
 					   g_strerror(-ret));
 				break;
 			}
@@ -488,8 +490,22 @@ bool vt_engine_window(struct vt_vm *vm)
 	s->last_window_bytes = s->bytes_moved - moved_before;
 	s->max_moves_per_chunk = vt_mtm_max_moves(vm->mtm);
 	s->windows++;
-	vm->last_error[0] = '\0';
 	return true;
+}
+
+bool vt_engine_window(struct vt_vm *vm)
+{
+	struct vt_vm_stats st = vm->stats;	/* only this thread writes it */
+	g_autoptr(GPtrArray) backends = vt_vm_backends_ref(vm);
+	char err[sizeof(vm->last_error)] = "";
+	bool ok = window_body(vm, &st, backends, err, sizeof(err));
+
+	/* published at once, so that the main loop never sees a window half done */
+	g_mutex_lock(&vm->lock);
+	vm->stats = st;
+	g_strlcpy(vm->last_error, err, sizeof(vm->last_error));
+	g_mutex_unlock(&vm->lock);
+	return ok;
 }
 
 static void add_u64(JsonBuilder *b, const char *k, uint64_t v)
@@ -504,8 +520,9 @@ static void add_str(JsonBuilder *b, const char *k, const char *v)
 	json_builder_add_string_value(b, v);
 }
 
-void vt_vm_status_to_json(const struct vt_vm *vm, JsonBuilder *b)
+void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 {
+	g_mutex_lock(&vm->lock);
 	json_builder_begin_object(b);
 	add_str(b, "name", vm->name);
 	add_str(b, "qmp", vm->qmp_path);
@@ -558,12 +575,14 @@ void vt_vm_status_to_json(const struct vt_vm *vm, JsonBuilder *b)
 	}
 	json_builder_end_array(b);
 	json_builder_end_object(b);
+	g_mutex_unlock(&vm->lock);
 }
 
-void vt_vm_stats_to_json(const struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
+void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
 {
 	const struct vt_vm_stats *s = &vm->stats;
 
+	g_mutex_lock(&vm->lock);
 	json_builder_begin_object(b);
 	add_str(b, "name", vm->name);
 	add_str(b, "mode", vt_mode_name(vm->policy.mode));
@@ -622,4 +641,5 @@ void vt_vm_stats_to_json(const struct vt_vm *vm, const struct vt_tiers *tiers, J
 		vt_backend_stats_to_json(g_ptr_array_index(vm->backends, i), b);
 	json_builder_end_array(b);
 	json_builder_end_object(b);
+	g_mutex_unlock(&vm->lock);
 }

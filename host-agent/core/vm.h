@@ -108,15 +108,45 @@ struct vt_vm {
 	struct vt_snapshot snap;
 	uint64_t checks_mark;		/* source checks at the last window end */
 	struct vt_mtm *mtm;
-	guint window_timer;
-	guint sample_timer;
+	GSource *window_src;		/* on ctx: the worker's timers */
+	GSource *sample_src;
 	char state[32];			/* "profiling", "observing", "off", "error: ..." */
 	char last_error[256];
 	struct vt_vm_stats stats;
 	struct vt_daemon *d;
 	GPtrArray *backends;		/* struct vt_backend *: hand-offs of this QEMU */
 	bool by_handoff;		/* attached by a hand-off, not by QMP */
+
+	/*
+	 * The VM's worker thread runs its engine on ctx: windows, policy and
+	 * moves never run on the daemon's main loop. Fields the engine changes
+	 * (policy, state, profiler_*, space, stats, last_error, ram, gpa_map,
+	 * ram_bytes) are written by the worker only, under lock; the main loop
+	 * reads them under lock and asks for changes with vt_vm_worker_post_*().
+	 * backends is changed by the main loop under lock.
+	 */
+	GMutex lock;
+	GMainContext *ctx;
+	GMainLoop *loop;
+	GThread *worker;
+	struct vt_tiers tiers;		/* the worker's copy (free bytes refreshed per window) */
+	uint64_t serial;		/* unique per attach: a stale failure report is ignored */
 };
+
+/* Run the VM's engine on its own thread from now on. 0 or -errno. */
+int vt_vm_worker_start(struct vt_vm *vm);
+/* Ask the worker to apply @policy and restart the engine (on failure it keeps the old one). */
+void vt_vm_worker_post_policy(struct vt_vm *vm, const struct vt_vm_policy *policy);
+/* Ask the worker to take new RAM (the arrays become the worker's) and restart the engine. */
+void vt_vm_worker_post_ram(struct vt_vm *vm, GArray *ram, GArray *gpa_map);
+/* From the worker: the VM is gone or broken; the main loop detaches it. */
+void vt_vm_worker_failed(struct vt_vm *vm);
+/*
+ * Stop the worker and free the VM without blocking the caller: the engine
+ * stops on a reaper thread once the window in progress ends. The main loop's
+ * parts (QMP, backends' links) must be released before.
+ */
+void vt_vm_retire(struct vt_vm *vm);
 
 /* Tiers of the VM's placement: the host's NUMA tiers, then the compressed tiers. */
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm);
@@ -125,7 +155,8 @@ bool vt_engine_start(struct vt_vm *vm, GError **error);
 void vt_engine_stop(struct vt_vm *vm);
 /* One window now (the timer calls it); false when the VM must be detached. */
 bool vt_engine_window(struct vt_vm *vm);
-void vt_vm_status_to_json(const struct vt_vm *vm, JsonBuilder *b);
-void vt_vm_stats_to_json(const struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
+/* For the main loop: a consistent view, under the VM's lock. */
+void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b);
+void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
 
 #endif

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,7 +286,7 @@ static gpointer mover_thread(gpointer data)
 		unsigned long mask = 1UL << m->fill_node;
 
 		/* pages put back are the guest's hot pages: on the fast node */
-		if (set_mempolicy(MPOL_PREFERRED, &mask, 64))
+		if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask, 65UL))
 			g_debug("ctier mover: set_mempolicy(node %d): %s", m->fill_node,
 				g_strerror(errno));
 	}
