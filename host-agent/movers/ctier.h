@@ -142,6 +142,7 @@ struct vt_store_tier_stats {
 	uint64_t compress_ns;		/* time spent compressing / decompressing */
 	uint64_t decompress_ns;
 	uint64_t puts, gets;
+	char placement[32];		/* where the pool is: "bind:N", "preferred:N", "disk" */
 };
 
 /* @out has room for @nr entries; fills min(nr, tiers) and returns that. */
