@@ -20,6 +20,10 @@
  *                        max=T" in TSC ticks (faults served by the agent
  *                        show up here as the hand-off round trip)
  *   tsc                  "OK tsc=0x..." (to calibrate the TSC from outside)
+ *   content random|mixed how later writes fill a page (default random: does
+ *                        not compress). mixed: by page index % 8, 0 zeros,
+ *                        1 one repeated word, 7 random, the rest runs of 512
+ *                        equal bytes (compress well); verify follows suit
  * On boot it prints "READY region=0xGPA pages=N page_size=4096".
  * The multiboot command line may say "pages=N" (default 16384, 64 MiB).
  */
@@ -121,7 +125,7 @@ static void put_hex(uint32_t v)
 }
 
 /* A 32-bit mix (lowbias32): every word of every page differs. */
-static inline uint32_t pattern(uint32_t seed, uint32_t page, uint32_t word)
+static inline uint32_t mix32(uint32_t seed, uint32_t page, uint32_t word)
 {
 	uint32_t x = seed ^ (page * 0x9e3779b1u) ^ (word * 0x85ebca6bu);
 
@@ -131,6 +135,26 @@ static inline uint32_t pattern(uint32_t seed, uint32_t page, uint32_t word)
 	x *= 0x846ca68bu;
 	x ^= x >> 16;
 	return x;
+}
+
+/* "content mixed": pages that compress like a guest's (see the header) */
+static int content_mixed;
+
+static inline uint32_t pattern(uint32_t seed, uint32_t page, uint32_t word)
+{
+	if (!content_mixed) {
+		return mix32(seed, page, word);
+	}
+	switch (page % 8) {
+	case 0:
+		return 0;
+	case 1:
+		return mix32(seed, page, 0);
+	case 7:
+		return mix32(seed, page, word);
+	default:
+		return mix32(seed, page, word / 128);
+	}
 }
 
 static void write_words(uint32_t page, uint32_t from, uint32_t to,
@@ -412,6 +436,17 @@ static void run_command(const char *line)
 	} else if (starts_with(line, "tsc")) {
 		cmd_tsc();
 		return;
+	} else if (starts_with(line, "content")) {
+		const char *s = line + 7;
+
+		while (*s == ' ') {
+			s++;
+		}
+		if (starts_with(s, "mixed") || starts_with(s, "random")) {
+			content_mixed = s[0] == 'm';
+			puts_serial(content_mixed ? "OK content mixed\n" : "OK content random\n");
+			return;
+		}
 	}
 	puts_serial("ERR bad command\n");
 }

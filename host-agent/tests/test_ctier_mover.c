@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The compressed-tier mover with real parts: a memfd mapped shared (QEMU's
+ * guest RAM), a userfaultfd registered on it, a page store in a temporary
+ * directory. The test's own threads play the vCPUs and check every page.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <glib.h>
+
+#include "ctier_mover.h"
+
+#define PAGE 4096ul
+#define NPAGES 1024ul		/* 4 MiB */
+
+struct fixture {
+	int memfd;
+	int uffd;
+	uint8_t *map;		/* the "QEMU" mapping of guest RAM */
+	struct vtier_handoff_hello hello;
+	char *dir;
+	struct vt_store *store;
+	struct vt_ctier_mover *mover;
+	uint32_t version[NPAGES];	/* what each page must hold */
+};
+
+/* Page content by kind (index % 4): zeros, one repeated word, text-like, random. */
+static void page_content(uint64_t page, uint32_t version, uint64_t *w)
+{
+	uint64_t x = page * 0x9e3779b97f4a7c15ull ^ version;
+
+	for (unsigned int i = 0; i < PAGE / 8; i++) {
+		switch (page % 4) {
+		case 0:
+			w[i] = 0;
+			break;
+		case 1:
+			w[i] = x | 1;
+			break;
+		case 2:
+			w[i] = 0x2065687420666f20ull + (i / 64) + version;	/* runs: compress */
+			break;
+		default:
+			x ^= x >> 12;
+			x ^= x << 25;
+			x ^= x >> 27;
+			w[i] = x * 0x2545f4914f6cdd1dull;
+			break;
+		}
+	}
+	if (page % 4 >= 2)
+		w[0] = page << 32 | version;	/* identity of the non-uniform pages */
+}
+
+static bool page_ok(struct fixture *f, uint64_t page)
+{
+	uint64_t want[PAGE / 8];
+
+	page_content(page, f->version[page], want);
+	return memcmp(f->map + page * PAGE, want, PAGE) == 0;
+}
+
+static void write_page(struct fixture *f, uint64_t page, uint32_t version)
+{
+	uint64_t buf[PAGE / 8];
+
+	page_content(page, version, buf);
+	memcpy(f->map + page * PAGE, buf, PAGE);
+	f->version[page] = version;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct uffdio_api api = {
+		.api = UFFD_API,
+		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
+	};
+	struct uffdio_register reg;
+	struct vt_ctier_spec spec = {
+		.name = "lz4", .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC,
+		.medium = VT_MEDIUM_NODE, .node = 0, .max_stored_pct = 75,
+	};
+	struct vt_store_key key = { .backend_id = "mem0", .size_bytes = NPAGES * PAGE,
+				    .page_size = PAGE };
+	struct vt_pager pager;
+	char why[200];
+
+	f->memfd = memfd_create("test-mover", MFD_CLOEXEC);
+	assert_true(f->memfd >= 0);
+	assert_int_equal(ftruncate(f->memfd, NPAGES * PAGE), 0);
+	f->map = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
+	assert_true(f->map != MAP_FAILED);
+	f->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (f->uffd < 0 || ioctl(f->uffd, UFFDIO_API, &api)) {
+		fprintf(stderr, "# skip: userfaultfd with shmem missing + write-protect: %s\n",
+			strerror(errno));
+		free(f);
+		skip();
+		return 0;
+	}
+	for (uint64_t p = 0; p < NPAGES; p++)
+		write_page(f, p, 1);
+	reg = (struct uffdio_register){
+		.range = { (uintptr_t)f->map, NPAGES * PAGE },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+	};
+	assert_int_equal(ioctl(f->uffd, UFFDIO_REGISTER, &reg), 0);
+	f->hello = (struct vtier_handoff_hello){
+		.flags = VTIER_HELLO_F_WP, .size_bytes = NPAGES * PAGE, .page_size = PAGE,
+		.hva = (uintptr_t)f->map, .uffd_ioctls = reg.ioctls, .generation = 1,
+		.backend_id = "mem0",
+	};
+	f->dir = g_dir_make_tmp("vtier-mover-XXXXXX", NULL);
+	assert_non_null(f->dir);
+	assert_int_equal(vt_store_open(f->dir, &key, &spec, 1, true, &f->store, why, sizeof(why)), 0);
+	assert_int_equal(vt_pager_open(&pager, &f->hello, dup(f->memfd), dup(f->uffd)), 0);
+	assert_int_equal(vt_ctier_mover_start(&pager, f->store, -1, NULL, NULL, &f->mover), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	vt_ctier_mover_stop(f->mover);
+	vt_store_close(f->store);
+	vt_store_destroy(f->dir);
+	g_free(f->dir);
+	munmap(f->map, NPAGES * PAGE);
+	close(f->uffd);
+	close(f->memfd);
+	free(f);
+	return 0;
+}
+
+static void wait_idle(struct fixture *f)
+{
+	for (int i = 0; i < 20000 && vt_ctier_mover_backlog(f->mover); i++)
+		g_usleep(500);
+	assert_int_equal(vt_ctier_mover_backlog(f->mover), 0);
+	g_usleep(20000);	/* the last slice after the queue emptied */
+}
+
+static uint64_t present_pages(struct fixture *f)
+{
+	unsigned char vec[NPAGES];
+	uint64_t n = 0;
+
+	/* mincore on the shared mapping: resident in the page cache of the memfd */
+	assert_int_equal(mincore(f->map, NPAGES * PAGE, vec), 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		n += vec[p] & 1;
+	return n;
+}
+
+/* Evict everything, read everything back: every page as it was, random pages never left. */
+static void test_evict_and_fault_back(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	struct vt_store_tier_stats ts;
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	/* 3 of 4 kinds compress; the random quarter stays resident */
+	assert_int_equal(st.evicted, NPAGES * 3 / 4);
+	assert_int_equal(st.evict_e2big, NPAGES / 4);
+	assert_int_equal(present_pages(f), NPAGES / 4);
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_int_equal(ts.pages, NPAGES * 3 / 4);
+	assert_int_equal(ts.zero_pages, NPAGES / 4);
+	assert_int_equal(ts.same_pages, NPAGES / 4);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	/* the mover counts a fault just after it woke the faulting thread */
+	for (int i = 0; i < 1000; i++) {
+		vt_ctier_mover_get_stats(f->mover, &st);
+		if (st.faults_stored >= NPAGES * 3 / 4)
+			break;
+		g_usleep(1000);
+	}
+	assert_int_equal(st.faults_stored, NPAGES * 3 / 4);
+	assert_int_equal(st.faults_zero, 0);
+	assert_true(vt_latency_percentile(&st.fault_ns, 50) > 0);
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_int_equal(ts.pages, 0);
+}
+
+struct writer {
+	struct fixture *f;
+	volatile bool stop;
+	uint64_t writes;
+};
+
+static void *writer_main(void *opaque)
+{
+	struct writer *w = opaque;
+	uint32_t v = 2;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		for (uint64_t p = 2; p < NPAGES; p += 16)
+			write_page(w->f, p, v);
+		v++;
+		w->writes++;
+	}
+	return NULL;
+}
+
+/* A vCPU writes while pages are evicted: no write is lost. */
+static void test_writes_race_eviction(void **state)
+{
+	struct fixture *f = *state;
+	struct writer w = { .f = f };
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	for (int round = 0; round < 4; round++) {
+		assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+		wait_idle(f);
+	}
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	assert_true(w.writes > 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+}
+
+/* Fetch brings stored pages back without a fault. */
+static void test_fetch(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	assert_int_equal(vt_ctier_mover_fetch(f->mover, 0, NPAGES * PAGE), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.fetched, NPAGES * 3 / 4);
+	assert_int_equal(present_pages(f), NPAGES);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.faults_stored, 0);
+}
+
+/* Orders outside the backend or unaligned are refused. */
+static void test_bad_orders(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 1, PAGE, 0), -EINVAL);
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE + PAGE, 0), -EINVAL);
+	assert_int_equal(vt_ctier_mover_fetch(f->mover, NPAGES * PAGE, PAGE), -EINVAL);
+	assert_int_equal(vt_ctier_mover_evict(f->mover, UINT64_MAX & ~(PAGE - 1), PAGE * 2, 0),
+			 -EINVAL);
+}
+
+static void test_latency_hist(void **state)
+{
+	struct vt_latency_hist h = { 0 };
+	uint64_t p50, p99;
+
+	(void)state;
+	assert_int_equal(vt_latency_percentile(&h, 50), 0);
+	for (uint64_t i = 1; i <= 1000; i++)
+		vt_latency_add(&h, i * 1000);	/* 1..1000 us */
+	p50 = vt_latency_percentile(&h, 50);
+	p99 = vt_latency_percentile(&h, 99);
+	/* buckets are 1/8 of a power of two wide: within 13 % */
+	assert_true(p50 > 500000 * 87 / 100 && p50 < 500000 * 113 / 100);
+	assert_true(p99 > 990000 * 87 / 100 && p99 < 990000 * 113 / 100);
+	vt_latency_add(&h, 3);
+	vt_latency_add(&h, UINT64_MAX);
+	assert_int_equal(h.count, 1002);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_evict_and_fault_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writes_race_eviction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
+		cmocka_unit_test(test_latency_hist),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
