@@ -81,6 +81,21 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 	g_auto(GStrv) groups = config ? g_key_file_get_groups(config, NULL) : NULL;
 
 	d->nr_ctier = 0;
+	/* [policy]: the defaults of every VM (KEY = VALUE as vtierctl policy takes them) */
+	if (config && g_key_file_has_group(config, "policy")) {
+		g_auto(GStrv) keys = g_key_file_get_keys(config, "policy", NULL, NULL);
+		g_autoptr(GPtrArray) set = g_ptr_array_new_with_free_func(g_free);
+
+		for (unsigned int i = 0; keys && keys[i]; i++) {
+			g_autofree char *v = g_key_file_get_value(config, "policy", keys[i], NULL);
+
+			g_ptr_array_add(set, g_strdup_printf("%s=%s", keys[i], v ? v : ""));
+		}
+		if (!vt_vm_policy_apply(&d->defaults, (char *const *)set->pdata, set->len, error)) {
+			g_prefix_error(error, "[policy]: ");
+			return false;
+		}
+	}
 	for (unsigned int i = 0; groups && groups[i]; i++) {
 		if (!g_str_has_prefix(groups[i], "ctier."))
 			continue;

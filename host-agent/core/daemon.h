@@ -43,7 +43,7 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len);
 void vt_daemon_vm_failed(struct vt_daemon *d, struct vt_vm *vm);
 struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 			       char *const *set, unsigned int nr_set, GError **error);
-/* The [ctier.NAME] groups of @config (NULL: none), in file order. */
+/* The [ctier.NAME] groups of @config (NULL: none), in file order, and [policy] (VM defaults). */
 bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error);
 /* Serve hand-offs on @path (stores under d->store_root). */
 bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error);

@@ -187,10 +187,11 @@ tb_topology() {
 # ------------------------------------------------------------------ L2 guests
 
 tb_l2_start() {
-    local name mem cpus memdev node append modules wait stdio dir backend cmdline console
+    local name mem cpus memdev node append modules wait stdio dir backend cmdline console qemu bopts
     name=$1
     shift
     mem=$TB_L2_MEM cpus=$TB_L2_CPUS memdev=ram node="" append="" modules="" wait=1 stdio=0
+    qemu=qemu-system-x86_64 bopts=""
     while [ $# -gt 0 ]; do
         case "$1" in
             --mem) mem=$2; shift 2 ;;
@@ -201,6 +202,10 @@ tb_l2_start() {
             --modules) modules=$2; shift 2 ;;
             --no-wait) wait=0; shift ;;
             --console-stdio) stdio=1; shift ;;
+            # another QEMU binary (e.g. the patched one; it finds L1's firmware by -L)
+            --qemu) qemu=$2; shift 2 ;;
+            # more properties of the memory backend object (",tier-agent=PATH")
+            --backend-opts) bopts=$2; shift 2 ;;
             --) shift; break ;;
             *) tb_fail "tb_l2_start: unknown option $1" ;;
         esac
@@ -215,6 +220,8 @@ tb_l2_start() {
         *) tb_fail "tb_l2_start: --memdev is ram or memfd" ;;
     esac
     [ -n "$node" ] && backend="$backend,host-nodes=$node,policy=bind"
+    backend="$backend$bopts"
+    [ "$qemu" = qemu-system-x86_64 ] || set -- -L /usr/share/qemu -L /usr/share/seabios "$@"
     cmdline="console=ttyS0 panic=-1 rdinit=/init loglevel=4 mitigations=off vtier.name=$name"
     [ -n "$modules" ] && cmdline="$cmdline vtier.modules=$modules"
     [ -n "$append" ] && cmdline="$cmdline $append"
@@ -231,7 +238,7 @@ tb_l2_start() {
         set -- -action reboot=shutdown,shutdown=pause \
             -qmp "unix:$TB_RUN/$name.watch.qmp,server=on,wait=off" "$@"
     fi
-    set -- qemu-system-x86_64 -name "$name,debug-threads=on" -accel kvm -cpu host -smp "$cpus" -m "$mem" \
+    set -- "$qemu" -name "$name,debug-threads=on" -accel kvm -cpu host -smp "$cpus" -m "$mem" \
         -machine q35,memory-backend=ram -object "$backend" \
         -nodefaults -no-user-config -display none \
         -kernel "$TB_L2_KERNEL" -initrd "$TB_L2_INITRD" -append "$cmdline" \

@@ -1,0 +1,182 @@
+# vtierd-ctier: vtierd as the tier agent of real VMs. The patched QEMU inside
+# L1 hands an L2 guest's RAM (memory-backend-memfd, tier-agent=) to vtierd,
+# which attaches the VM by the hand-off alone, profiles it (Telescope over the
+# tdp source: host-kmod is loaded) and spreads it over L1's three NUMA nodes
+# and three compressed tiers (lz4 x zsmalloc on the CXL node, zstd x zbud on
+# the PMEM node, deflate x zbud in files). The guest's workload fills 512 MiB
+# with a mix of zero pages, text and binaries from L1's /usr, and random bytes,
+# and keeps a 64 MiB hot set.
+#   part compress (VTIERD_CTIER_PARTS has "compress"): at least 70 % of the
+#     cold memory ends up in compressed tiers; the guest verifies every page;
+#     RESULT-COMPRESS cold_in_ctier_pct= host_bytes_saved= ratio=
+#     fault_p50_us= fault_p99_us= bare_copy_p50_us= bad_pages=
+#     (ratio: guest bytes stored / host bytes their pools use; fault latency:
+#     vtierd's fault thread, read to UFFDIO_COPY done, on store faults;
+#     bare_copy: vtier-tbuffd's bare UFFDIO_COPY loop, same span, same L1)
+#   part kill ("kill"): the guest writes and reads all 512 MiB while vtierd is
+#     killed with SIGKILL at random moments (>= 20 times) and restarted; no page
+#     is lost or reads as zeros; RESULT-KILL kills= bad_pages= zero_pages=
+#     resume_p99_ms= (resume: vtierd started -> the VM re-adopted by its hand-off)
+# vtierd-compress.sh and vtierd-kill.sh run one part each.
+export LD_LIBRARY_PATH=/opt/vtier/lib
+PARTS=${VTIERD_CTIER_PARTS:-compress kill}
+W=${VTIERD_WINDOW_MS:-1000}
+SOCK=/run/vtier/vtierd.sock
+AGENT=/run/vtier/agent.sock
+QEMU=/opt/vtier/qemu/qemu-system-x86_64
+CORPUS=/opt/vtier/corpus
+MIB=1048576
+PAGES_4K=$((512 * 256))
+ctl() { vtierctl --socket "$SOCK" "$@"; }
+field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
+# sum of every "KEY":N in JSON $1
+jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
+jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+fail() {
+    ctl stats vm0 2>&1 | tail -30 || true
+    tail -30 "$TB_OUT/vtierd.log"
+    tb_fail "$@"
+}
+
+start_vtierd() {
+    vtierd --socket "$SOCK" --agent-socket "$AGENT" --config /run/vtier/vtierd.conf \
+        >> "$TB_OUT/vtierd.log" 2>&1 &
+    vtierd_pid=$!
+}
+# until the VM is attached again (by its hand-off); prints the ms it took
+wait_adopted() {
+    t0=$(date +%s%N)
+    for _ in $(seq 1000); do
+        ctl --json list 2>/dev/null | grep -q '"attached_by":"hand-off"' && break
+        sleep 0.02
+    done
+    ctl --json list 2>/dev/null | grep -q '"attached_by":"hand-off"' ||
+        fail "the VM was not re-adopted within 20 s of vtierd's start"
+    echo $((($(date +%s%N) - t0) / 1000000))
+}
+
+tb_step "L1: host-kmod, the patched QEMU, the compressed tiers"
+[ -x "$QEMU" ] || fail "$QEMU missing (tests/vtierd/run-scenario copies the patched QEMU in)"
+[ -f "$CORPUS" ] || fail "$CORPUS missing (run-scenario builds it from /usr)"
+insmod /opt/vtier/vtier_tdp.ko || fail "insmod vtier_tdp.ko"
+echo 0 > /proc/sys/kernel/numa_balancing
+mkdir -p /run/vtier /var/lib/vtier/cold && chmod 700 /run/vtier
+cat > /run/vtier/vtierd.conf <<EOF
+[policy]
+window_ms = $W
+ctier_age_windows = 1
+budget = 256MiB
+
+[ctier.lz4]
+codec = lz4
+pool = zsmalloc
+medium = node:1
+
+[ctier.zstd]
+codec = zstd:3
+pool = zbud
+medium = node:2
+
+[ctier.cold]
+codec = deflate:6
+pool = zbud
+medium = file:/var/lib/vtier/cold
+EOF
+start_vtierd
+for _ in $(seq 50); do ctl list > /dev/null 2>&1 && break; sleep 0.2; done
+ctl tiers || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
+grep -q "compressed, lz4" "$TB_OUT/vtierd.log" || fail "vtierd did not load the compressed tiers"
+
+tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd"
+tb_l2_start vm0 --mem 768M --memdev memfd --qemu "$QEMU" \
+    --backend-opts ",tier-agent=$AGENT" -- -uuid 5a1e0000-1111-4222-8333-444455556666
+tb_l2_check_kvm vm0
+wait_adopted > /dev/null
+st=$(ctl --json status vm0) || fail "vtierd did not name the VM vm0 (-name): $(ctl list)"
+echo "$st" | grep -q '"ctier_path":"hand-off' || fail "vm0 not on the hand-off path: $st"
+pid=$(tb_l2_pid vm0)
+hva=$(jfirst "$st" hva)
+tb_l2 vm0 "vtier-workload serve --size 512M --mix $CORPUS > /run/wl.log 2>&1 &"
+tb_l2 vm0 'vtier-workload ctl --wait 600 info' || fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
+
+if echo "$PARTS" | grep -q compress; then
+    tb_step "compress: hot set 0-64M, the rest ages into the compressed tiers"
+    tb_l2 vm0 "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
+        vtier-workload ctl phase dist=uniform ranges=0-64M duration_ms=$((W * 2)) write_pct=5 ||
+            { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
+    pct=0
+    printf '%-6s %-10s %-10s %-10s %-8s %s\n' window stored_MiB present_MiB pool_MiB backlog pct
+    for i in $(seq 1 90); do
+        sleep "$(awk "BEGIN {print $W / 1000}")"
+        js=$(ctl --json stats vm0)
+        stored=$(jsum "$js" stored_bytes)
+        pool=$(jsum "$js" pool_bytes)
+        backlog=$(jfirst "$js" backlog)
+        where=$(vtier-tbnuma where "$pid" "$hva" $((768 * MIB)))
+        present=$(( ($(field "$where" pages) - $(field "$where" absent)) * 4096 ))
+        # cold memory: what the guest has in RAM (present or stored) but the hot set
+        cold=$((present + stored - 64 * MIB))
+        pct=$((stored * 100 / cold))
+        printf '%-6s %-10s %-10s %-10s %-8s %s\n' "$i" $((stored / MIB)) $((present / MIB)) \
+            $((pool / MIB)) "$backlog" "$pct%"
+        [ "$pct" -ge 70 ] && [ "$backlog" = 0 ] && break
+    done
+    [ "$pct" -ge 70 ] || fail "only $pct % of the cold memory in compressed tiers after 90 windows"
+    tb_l2 vm0 -t 300 'touch /run/A.stop; while ! grep -q "^done\|^FAILED" /run/A.log; do sleep 0.2; done
+        ! grep -q FAILED /run/A.log' || fail "hot set phases failed: $(tb_l2 vm0 'tail -3 /run/A.log')"
+    ctl stats vm0
+    tb_step "compress: the guest reads every page back"
+    v=$(tb_l2 vm0 -t 900 'vtier-workload ctl verify report=5') || true
+    echo "$v"
+    bad=$(field "$v" bad)
+    [ -n "$bad" ] || fail "no verify result: $v"
+    js=$(ctl --json stats vm0)
+    p50=$(jfirst "$js" fault_p50_ns)
+    p99=$(jfirst "$js" fault_p99_ns)
+    bare=$(vtier-tbuffd bare-copy 20000) || fail "bare UFFDIO_COPY loop failed"
+    echo "baseline: $bare"
+    stored=$(jsum "$js" stored_bytes)
+    pool=$(jsum "$js" pool_bytes)
+    [ "$(jsum "$js" poisoned)" = 0 ] || fail "pages poisoned: checksum failures"
+    ratio=$(awk "BEGIN {printf \"%.2f\", $stored / ($pool > 0 ? $pool : 1)}")
+    echo "RESULT-COMPRESS cold_in_ctier_pct=$pct host_bytes_saved=$((stored - pool))" \
+        "ratio=$ratio fault_p50_us=$(awk "BEGIN {printf \"%.1f\", $p50 / 1000}")" \
+        "fault_p99_us=$(awk "BEGIN {printf \"%.1f\", $p99 / 1000}")" \
+        "bare_copy_p50_us=$(field "$bare" bare_copy_p50_us) bad_pages=$bad"
+    [ "$bad" = 0 ] || fail "$bad guest pages bad after compression"
+fi
+
+if echo "$PARTS" | grep -q kill; then
+    KILLS=${VTIERD_KILLS:-20}
+    tb_step "kill: $KILLS x kill -9 of vtierd while the guest writes and reads every page"
+    # evict continuously: every chunk not hot in the last window steps down
+    tb_l2 vm0 "rm -f /run/S.stop; (while [ ! -e /run/S.stop ]; do
+        vtier-workload ctl phase dist=uniform ranges=0-512M accesses=200000 write_pct=20 ||
+            { echo FAILED; exit 1; }; done; echo done) > /run/S.log 2>&1 &"
+    resume=""
+    for k in $(seq 1 "$KILLS"); do
+        sleep "$(awk "BEGIN {srand($k * 7919); print 0.5 + rand() * 2.5}")"
+        kill -9 "$vtierd_pid"
+        wait "$vtierd_pid" 2> /dev/null
+        sleep "$(awk "BEGIN {srand($k * 104729); print rand() * 0.5}")"
+        start_vtierd
+        ms=$(wait_adopted)
+        [ -n "$ms" ] || fail "vtierd restart $k: the VM was not re-adopted"
+        resume="$resume $ms"
+        echo "kill $k: re-adopted after $ms ms; $(grep 'hand-off of' "$TB_OUT/vtierd.log" |
+            grep accepted | tail -1 | sed 's/.*generation/generation/')"
+    done
+    tb_l2 vm0 -t 600 'touch /run/S.stop; while ! grep -q "^done\|^FAILED" /run/S.log; do sleep 0.2; done
+        ! grep -q FAILED /run/S.log' || fail "storm phases failed: $(tb_l2 vm0 'tail -3 /run/S.log')"
+    v=$(tb_l2 vm0 -t 900 'vtier-workload ctl verify report=20') || true
+    echo "$v"
+    bad=$(field "$v" bad)
+    [ -n "$bad" ] || fail "no verify result: $v"
+    zero=$(echo "$v" | grep -c "all zeros")
+    p99=$(echo "$resume" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR] = $1}
+        END {i = int(NR * 0.99 + 0.999); if (i < 1) i = 1; print a[i]}')
+    echo "RESULT-KILL kills=$KILLS bad_pages=$bad zero_pages=$zero resume_p99_ms=$p99"
+    [ "$bad" = 0 ] || fail "$bad guest pages bad after $KILLS kills"
+fi
+tb_l2_stop vm0
+grep -c "accepted" "$TB_OUT/vtierd.log" | sed 's/^/hand-offs accepted: /'
