@@ -39,6 +39,7 @@ static struct vt_vm *vm_new(struct vt_daemon *d)
 	vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
 	vm->backends = g_ptr_array_new();
 	vm->ctx = g_main_context_new();
+	vm->zswap.pidfd = -1;
 	g_mutex_init(&vm->lock);
 	return vm;
 }
@@ -72,6 +73,8 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->qmp_timeout_ms = 5000;
 	d->backends = g_hash_table_new(g_str_hash, g_str_equal);
 	g_strlcpy(d->store_root, "/run/vtier/store", sizeof(d->store_root));
+	d->zswap_ok = vt_zswap_probe(tiers->root[0] ? tiers->root : "/", d->zswap_why,
+				     sizeof(d->zswap_why)) == 0;
 	vt_vm_policy_default(&d->defaults);
 	return d;
 }
@@ -266,11 +269,8 @@ bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError *
 		g_mutex_lock(&vm->lock);
 		g_ptr_array_add(vm->backends, b);
 		g_mutex_unlock(&vm->lock);
-		if (vm->by_handoff) {
-			ram_from_backends(vm, &ram, &gpa);
-			vt_vm_worker_post_ram(vm, ram, gpa);
-		}
-		return true;	/* a VM attached by QMP knows its RAM already */
+		vt_daemon_backend_ranges_changed(d, vm);
+		return true;
 	}
 	vm = vm_new(d);
 	vm->pid = b->pid;
@@ -312,9 +312,15 @@ void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm)
 	GArray *ram, *gpa;
 
 	(void)d;
-	if (!vm->by_handoff)
-		return;
-	ram_from_backends(vm, &ram, &gpa);
+	if (vm->by_handoff) {
+		ram_from_backends(vm, &ram, &gpa);
+	} else {
+		/* a VM attached by QMP knows its RAM: restart on it, with or without pools */
+		g_mutex_lock(&vm->lock);
+		ram = g_array_copy(vm->ram);
+		gpa = g_array_copy(vm->gpa_map);
+		g_mutex_unlock(&vm->lock);
+	}
 	vt_vm_worker_post_ram(vm, ram, gpa);
 }
 

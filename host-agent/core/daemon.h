@@ -33,6 +33,8 @@ struct vt_daemon {
 	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
 	struct vt_handoff_server *handoff;
 	guint stats_timer;
+	bool zswap_ok;			/* swap + zswap: the compressed tier of stock QEMU */
+	char zswap_why[160];
 };
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log);
@@ -51,7 +53,7 @@ bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **er
 bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError **error);
 /* The hand-off of @b ended: untie it; a VM attached only by hand-offs goes with its last. */
 void vt_daemon_backend_gone(struct vt_daemon *d, struct vt_vm *vm, struct vt_backend *b);
-/* A backend's guest-physical ranges changed: rebuild the VM's gpa map. */
+/* A backend came, went or moved: the VM's engine restarts on its RAM and tiers. */
 void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm);
 /*
  * Apply "KEY=VALUE" assignments to @vm's policy (all or nothing) and have its

@@ -21,6 +21,7 @@
 
 #define RESIDENCY_STRIDE (16 * 1024)	/* one status sample per 16 KiB */
 #define TIER_RESERVE (32ULL << 20)	/* never fill a tier's last 32 MiB */
+#define VT_NODE_ZSWAP (-1000)		/* residency: the page is in swap */
 
 static uint64_t thread_ns(void)
 {
@@ -96,6 +97,32 @@ static int choose_profiler(struct vt_vm *vm, GError **error)
 	return 0;
 }
 
+unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
+{
+	return vm->nr_tiers ? vm->nr_tiers : vm->tiers.nr;
+}
+
+/*
+ * NUMA tiers first, then the compressed ones: vtierd's pools when QEMU handed
+ * its RAM over, else the host's zswap (one tier) when there is one and the
+ * operator configured compressed tiers. Called with the VM's lock held (or
+ * before its worker runs).
+ */
+static void choose_ctier(struct vt_vm *vm)
+{
+	struct vt_daemon *d = vm->d;
+
+	vt_zswap_close(&vm->zswap);
+	vm->ctier_kind = VT_CTIER_NONE;
+	if (vm->backends->len && d->nr_ctier)
+		vm->ctier_kind = VT_CTIER_HANDOFF;
+	else if (d->nr_ctier && d->zswap_ok && vt_zswap_open(&vm->zswap, vm->pid) == 0)
+		vm->ctier_kind = VT_CTIER_ZSWAP;
+	vm->nr_tiers = vm->tiers.nr + (vm->ctier_kind == VT_CTIER_HANDOFF ? d->nr_ctier :
+				       vm->ctier_kind == VT_CTIER_ZSWAP ? 1 : 0);
+	vm->nr_tiers = MIN(vm->nr_tiers, (unsigned int)VT_MTM_MAX_TIERS);
+}
+
 static gboolean window_cb(gpointer data)
 {
 	struct vt_vm *vm = data;
@@ -147,6 +174,11 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 	int ret;
 
 	vt_engine_stop(vm);
+	choose_ctier(vm);
+	if (vm->mtm && vm->mtm->nr_tiers != vt_vm_nr_tiers(vm)) {
+		vt_mtm_free(vm->mtm);	/* the tiers changed: placement starts afresh */
+		vm->mtm = NULL;
+	}
 	if (vm->policy.mode == VT_MODE_OFF) {
 		g_strlcpy(vm->state, "off", sizeof(vm->state));
 		g_strlcpy(vm->profiler_name, "none", sizeof(vm->profiler_name));
@@ -237,12 +269,6 @@ fail:
 	return false;
 }
 
-unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
-{
-	/* NUMA tiers first, then the compressed tiers of the hand-off */
-	return MIN(vm->tiers.nr + vm->d->nr_ctier, (unsigned int)VT_MTM_MAX_TIERS);
-}
-
 static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
 {
 	const struct vt_mtm_region *x = a, *y = b;
@@ -268,8 +294,20 @@ static int query_residency(struct vt_vm *vm, GPtrArray *backends)
 		ret = vt_numa_query(vm->pid, c->start, RESIDENCY_STRIDE, n, nodes);
 		if (ret < 0)
 			return ret;
+		if (vm->ctier_kind == VT_CTIER_ZSWAP) {
+			bool swapped[VT_NUMA_BATCH];
+
+			/* not in memory: swapped out (zswap), or never touched */
+			if (vt_zswap_query(&vm->zswap, c->start, RESIDENCY_STRIDE, n, swapped) == 0)
+				for (unsigned int k = 0; k < n; k++)
+					if (nodes[k] < 0 && swapped[k])
+						nodes[k] = VT_NODE_ZSWAP;
+		}
 		for (unsigned int k = 0; k < n; k++) {
 			int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->tiers, nodes[k]) : -1;
+
+			if (nodes[k] == VT_NODE_ZSWAP)
+				tier = (int)vm->tiers.nr;
 
 			/* not in memory: maybe in a compressed tier of the hand-off */
 			if (nodes[k] < 0 && b) {
@@ -317,6 +355,15 @@ static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mt
 {
 	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
 	unsigned int nr_numa = vm->tiers.nr;
+	int64_t n;
+
+	if (vm->ctier_kind == VT_CTIER_ZSWAP) {
+		/* stock QEMU: the kernel compresses into zswap, and reads back on demand */
+		n = o->to_tier >= (int)nr_numa ?
+		    vt_zswap_pageout(&vm->zswap, c->start, c->end - c->start) :
+		    vt_zswap_willneed(&vm->zswap, c->start, c->end - c->start);
+		return n < 0 ? (int)n : 0;
+	}
 
 	if (!b || c->end - b->hva > b->size)
 		return -ENOENT;
@@ -397,7 +444,9 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		.thrash_windows = vm->policy.thrash_windows,
 		.thrash_step = vm->policy.thrash_step,
 	};
-	if (backends->len)
+	if (vm->ctier_kind == VT_CTIER_ZSWAP)
+		room[tiers->nr] = UINT64_MAX / 4;	/* the kernel's swap limits apply */
+	if (vm->ctier_kind == VT_CTIER_HANDOFF && backends->len)
 		for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
 			const struct vt_ctier_spec *cs = &vm->d->ctier[t - tiers->nr];
 
@@ -405,7 +454,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;
 		}
 	vt_mtm_decide(vm->mtm, &mp, room, orders, &ws);
-	if (vm->policy.ctier_age_windows && backends->len) {
+	if (vm->policy.ctier_age_windows && vm->ctier_kind != VT_CTIER_NONE) {
 		struct vt_waterfall_params wp = {
 			.age_windows = vm->policy.ctier_age_windows,
 			.budget_bytes = mp.budget_bytes - MIN(mp.budget_bytes,
@@ -533,9 +582,11 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	add_str(b, "profiler_reason", vm->profiler_why);
 	add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
 	/* which path a compressed tier takes for this VM */
-	add_str(b, "ctier_path", vm->backends && vm->backends->len ? "hand-off (userfaultfd + "
-		"compressed pools)" : vm->d->nr_ctier ? "none: QEMU did not hand its memory over "
-		"(tier-agent=)" : "none: no compressed tiers configured");
+	add_str(b, "ctier_path", vm->ctier_kind == VT_CTIER_HANDOFF ? "hand-off (userfaultfd + "
+		"vtierd's compressed pools)" : vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap (stock QEMU: "
+		"process_madvise MADV_PAGEOUT into the host's zswap)" : !vm->d->nr_ctier ?
+		"none: no compressed tiers configured" : vm->d->zswap_ok ? "none" :
+		vm->d->zswap_why);
 	add_str(b, "attached_by", vm->by_handoff ? "hand-off" : "qmp");
 	add_u64(b, "ram_bytes", vm->ram_bytes);
 	add_u64(b, "windows", vm->stats.windows);
@@ -624,10 +675,10 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 		add_u64(b, "bytes_in", s->tier[t].bytes_in);
 		json_builder_end_object(b);
 	}
-	for (unsigned int t = tiers->nr; vm->backends && vm->backends->len &&
-	     t < vt_vm_nr_tiers(vm); t++) {
+	for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
 		json_builder_begin_object(b);
-		add_str(b, "tier", vm->d->ctier[t - tiers->nr].name);
+		add_str(b, "tier", vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" :
+			vm->d->ctier[t - tiers->nr].name);
 		add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
 		add_u64(b, "promoted_in", s->tier[t].promoted_in);
 		add_u64(b, "demoted_in", s->tier[t].demoted_in);

@@ -15,6 +15,7 @@
 #include <json-glib/json-glib.h>
 
 #include "mtm.h"
+#include "zswap.h"
 #include "profiler.h"
 #include "qmp_client.h"
 #include "tiers.h"
@@ -89,6 +90,13 @@ struct vt_vm_stats {
 
 struct vt_daemon;
 
+/* Where a VM's compressed tiers are, chosen when its engine starts. */
+enum vt_ctier_kind {
+	VT_CTIER_NONE,		/* none configured, or neither path available */
+	VT_CTIER_HANDOFF,	/* the patched QEMU handed its RAM over: vtierd's pools */
+	VT_CTIER_ZSWAP,		/* stock QEMU: MADV_PAGEOUT into the host's zswap */
+};
+
 struct vt_vm {
 	char name[64];
 	char qmp_path[128];
@@ -130,6 +138,9 @@ struct vt_vm {
 	GMainLoop *loop;
 	GThread *worker;
 	struct vt_tiers tiers;		/* the worker's copy (free bytes refreshed per window) */
+	enum vt_ctier_kind ctier_kind;	/* set by vt_engine_start */
+	unsigned int nr_tiers;		/* NUMA tiers + compressed ones of ctier_kind */
+	struct vt_zswap zswap;		/* VT_CTIER_ZSWAP: the QEMU process */
 	uint64_t serial;		/* unique per attach: a stale failure report is ignored */
 };
 

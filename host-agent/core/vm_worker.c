@@ -163,6 +163,7 @@ void vt_vm_worker_failed(struct vt_vm *vm)
 static void vm_release(struct vt_vm *vm)
 {
 	vt_engine_stop(vm);
+	vt_zswap_close(&vm->zswap);
 	vt_mtm_free(vm->mtm);
 	if (vm->ram)
 		g_array_free(vm->ram, TRUE);
