@@ -207,6 +207,55 @@ own:
 	return vt_store_set_owner(b->store, &owner);
 }
 
+/*
+ * A store whose hand-off ended while its QEMU still ran: kept for the
+ * reconnect, removed once that QEMU is gone (a process closes its sockets
+ * before it is gone, so the check repeats for a while).
+ */
+struct orphan {
+	char key[128];
+	char dir[512];
+	pid_t pid;
+	uint64_t start_time;
+};
+
+static gboolean orphan_sweep(gpointer data)
+{
+	struct vt_daemon *d = data;
+
+	for (unsigned int i = 0; i < d->orphans->len;) {
+		struct orphan *o = g_ptr_array_index(d->orphans, i);
+
+		if (g_hash_table_contains(d->backends, o->key)) {
+			g_ptr_array_remove_index_fast(d->orphans, i);	/* adopted again */
+		} else if (vt_proc_start_time(o->pid) != o->start_time) {
+			vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "QEMU pid %d exited: store %s "
+				      "removed", (int)o->pid, o->dir);
+			vt_store_destroy(o->dir);
+			g_ptr_array_remove_index_fast(d->orphans, i);
+		} else {
+			i++;
+		}
+	}
+	if (d->orphans->len)
+		return G_SOURCE_CONTINUE;
+	d->orphan_timer = 0;
+	return G_SOURCE_REMOVE;
+}
+
+static void orphan_add(struct vt_daemon *d, const struct vt_backend *b)
+{
+	struct orphan *o = g_new0(struct orphan, 1);
+
+	g_strlcpy(o->key, b->key, sizeof(o->key));
+	g_strlcpy(o->dir, b->store_dir, sizeof(o->dir));
+	o->pid = b->pid;
+	o->start_time = b->start_time;
+	g_ptr_array_add(d->orphans, o);
+	if (!d->orphan_timer)
+		d->orphan_timer = g_timeout_add(250, orphan_sweep, d);
+}
+
 static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello, int memfd,
 		    int uffd, char *msg, void *opaque)
 {
@@ -379,6 +428,8 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 	backend_shut(b);
 	if (gone)
 		vt_store_destroy(b->store_dir);
+	else
+		orphan_add(d, b);
 	vt_backend_unref(b);
 }
 

@@ -33,6 +33,8 @@ struct vt_daemon {
 	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
 	struct vt_handoff_server *handoff;
 	guint stats_timer;
+	GPtrArray *orphans;		/* stores kept after their hand-off ended (backend.c) */
+	guint orphan_timer;
 	bool zswap_ok;			/* swap + zswap: the compressed tier of stock QEMU */
 	char zswap_why[160];
 };
