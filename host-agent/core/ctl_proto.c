@@ -18,6 +18,7 @@ static const char *const cmd_names[] = {
 	[VT_CTL_POLICY] = "policy",
 	[VT_CTL_TIERS] = "tiers",
 	[VT_CTL_PING] = "ping",
+	[VT_CTL_DEMOTE] = "demote",
 };
 
 const char *vt_ctl_cmd_name(enum vt_ctl_cmd cmd)
@@ -199,7 +200,7 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 		goto out;
 	}
 	need_vm = req->cmd == VT_CTL_DETACH || req->cmd == VT_CTL_STATUS ||
-		  req->cmd == VT_CTL_STATS || req->cmd == VT_CTL_POLICY;
+		  req->cmd == VT_CTL_STATS || req->cmd == VT_CTL_POLICY || req->cmd == VT_CTL_DEMOTE;
 	if (need_vm && !req->vm) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: needs 'vm'", cmd);
 		goto out;
@@ -216,9 +217,10 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: 'qmp' only goes with attach", cmd);
 		goto out;
 	}
-	if (req->nr_set && req->cmd != VT_CTL_ATTACH && req->cmd != VT_CTL_POLICY) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: 'set' only goes with attach and policy",
-			    cmd);
+	if (req->nr_set && req->cmd != VT_CTL_ATTACH && req->cmd != VT_CTL_POLICY &&
+	    req->cmd != VT_CTL_DEMOTE) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "%s: 'set' only goes with attach, policy and demote", cmd);
 		goto out;
 	}
 	ok = true;

@@ -30,6 +30,7 @@ enum vt_ctl_cmd {
 	VT_CTL_POLICY,
 	VT_CTL_TIERS,
 	VT_CTL_PING,
+	VT_CTL_DEMOTE,		/* vm + set: tier=NAME [gpa=ADDR len=SIZE] */
 };
 
 struct vt_ctl_request {

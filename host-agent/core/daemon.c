@@ -464,6 +464,84 @@ bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *se
 	return true;
 }
 
+/*
+ * vtierctl demote VM tier=NAME [gpa=ADDR len=SIZE]: queue the range (default
+ * all guest RAM) to the backends' movers; queued, not done, when it returns.
+ */
+static bool demote(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
+		   JsonBuilder *b, GError **error)
+{
+	const char *tier = NULL;
+	uint64_t gpa = 0, len = UINT64_MAX, queued = 0;
+	int t = -1;
+
+	for (unsigned int i = 0; i < n; i++) {
+		const char *eq = strchr(set[i], '=');
+		g_autofree char *key = eq ? g_strndup(set[i], (gsize)(eq - set[i])) : NULL;
+		char *end = NULL;
+
+		if (!eq) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: '%s' is not KEY=VALUE", set[i]);
+			return false;
+		}
+		if (strcmp(key, "tier") == 0) {
+			tier = eq + 1;
+		} else if (strcmp(key, "gpa") == 0 || strcmp(key, "len") == 0) {
+			uint64_t v = g_ascii_strtoull(eq + 1, &end, 0);
+
+			if (end == eq + 1 || (*end && strcmp(end, "MiB") && strcmp(end, "GiB"))) {
+				g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: bad %s '%s'", key,
+					    eq + 1);
+				return false;
+			}
+			v <<= *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+			*(key[0] == 'g' ? &gpa : &len) = v;
+		} else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: unknown key '%s' (tier, gpa, "
+				    "len)", key);
+			return false;
+		}
+	}
+	for (unsigned int i = 0; tier && i < d->nr_ctier; i++)
+		if (strcmp(d->ctier[i].name, tier) == 0)
+			t = (int)i;
+	if (t < 0) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: needs tier=NAME of a compressed "
+			    "tier (vtierctl tiers)");
+		return false;
+	}
+	if (!vm->backends->len) {
+		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "demote: %s's QEMU did not hand its "
+			    "RAM over (tier-agent=)", vm->name);
+		return false;
+	}
+	for (unsigned int i = 0; i < vm->backends->len; i++) {
+		struct vt_backend *bk = g_ptr_array_index(vm->backends, i);
+
+		for (unsigned int k = 0; k < bk->ranges->len; k++) {
+			const struct vtier_handoff_range *r =
+				&g_array_index(bk->ranges, struct vtier_handoff_range, k);
+			uint64_t s0 = MAX(r->gpa, gpa);
+			uint64_t e0 = MIN(r->gpa + r->size, len > UINT64_MAX - gpa ? UINT64_MAX :
+					  gpa + len);
+
+			s0 = (s0 + 4095) & ~4095ULL;
+			e0 &= ~4095ULL;
+			if (e0 <= s0)
+				continue;
+			if (vt_backend_queue(bk, r->offset + (s0 - r->gpa), e0 - s0, t) == 0)
+				queued += e0 - s0;
+		}
+	}
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "tier");
+	json_builder_add_string_value(b, tier);
+	json_builder_set_member_name(b, "queued_bytes");
+	json_builder_add_int_value(b, (gint64)queued);
+	json_builder_end_object(b);
+	return true;
+}
+
 static char *finish(JsonBuilder *b)
 {
 	g_autoptr(JsonGenerator) gen = json_generator_new();
@@ -558,6 +636,10 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		vt_vm_policy_to_json(&p, b);
 		break;
 	}
+	case VT_CTL_DEMOTE:
+		if (!demote(d, vm, req.set, req.nr_set, b, &e))
+			goto err;
+		break;
 	case VT_CTL_TIERS:
 		vt_tiers_refresh(&d->tiers);
 		vt_tiers_to_json(&d->tiers, b);

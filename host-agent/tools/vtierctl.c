@@ -23,7 +23,10 @@ static const char usage[] =
 	"  policy VM [KEY=VALUE...]      show or change the policy (keys: mode, dram_limit,\n"
 	"                                dram_share, budget, window_ms, sample_ms, hot_threshold,\n"
 	"                                thrash_windows, thrash_step, chunk, profiler)\n"
-	"  tiers                         the host's memory tiers\n";
+	"  tiers                         the host's memory tiers\n"
+	"  demote VM tier=NAME [gpa=ADDR len=SIZE]\n"
+	"                                move guest RAM (default: all of it) into compressed\n"
+	"                                tier NAME now (VMs whose QEMU handed its RAM over)\n";
 
 static gint64 iget(JsonObject *o, const char *k)
 {
@@ -189,16 +192,20 @@ int main(int argc, char **argv)
 		req.qmp = pos->pdata[1];
 		req.vm = (char *)name;
 	} else if (pos->len == 2 && (strcmp(cmd, "detach") == 0 || strcmp(cmd, "status") == 0 ||
-				     strcmp(cmd, "stats") == 0 || strcmp(cmd, "policy") == 0)) {
-		req.cmd = cmd[0] == 'd' ? VT_CTL_DETACH : strcmp(cmd, "status") == 0 ? VT_CTL_STATUS :
+				     strcmp(cmd, "stats") == 0 || strcmp(cmd, "policy") == 0 ||
+				     strcmp(cmd, "demote") == 0)) {
+		req.cmd = strcmp(cmd, "detach") == 0 ? VT_CTL_DETACH :
+			  strcmp(cmd, "demote") == 0 ? VT_CTL_DEMOTE :
+			  strcmp(cmd, "status") == 0 ? VT_CTL_STATUS :
 			  strcmp(cmd, "stats") == 0 ? VT_CTL_STATS : VT_CTL_POLICY;
 		req.vm = pos->pdata[1];
 	} else {
 		fprintf(stderr, "vtierctl: bad command line for '%s'\n%s", cmd, usage);
 		return 2;
 	}
-	if (set->len && req.cmd != VT_CTL_ATTACH && req.cmd != VT_CTL_POLICY) {
-		fprintf(stderr, "vtierctl: KEY=VALUE only goes with attach and policy\n");
+	if (set->len && req.cmd != VT_CTL_ATTACH && req.cmd != VT_CTL_POLICY &&
+	    req.cmd != VT_CTL_DEMOTE) {
+		fprintf(stderr, "vtierctl: KEY=VALUE only goes with attach, policy and demote\n");
 		return 2;
 	}
 	if (req.qmp && req.qmp[0] != '/') {
@@ -254,6 +261,11 @@ int main(int argc, char **argv)
 			break;
 		case VT_CTL_DETACH:
 			printf("detached %s\n", req.vm);
+			break;
+		case VT_CTL_DEMOTE:
+			printf("%s: %" G_GINT64_FORMAT " bytes queued for tier %s\n", req.vm,
+			       iget(json_node_get_object(r), "queued_bytes"),
+			       sget(json_node_get_object(r), "tier"));
 			break;
 		case VT_CTL_PING:
 			break;
