@@ -187,8 +187,8 @@ static int open_store(struct vt_backend *b, char *msg)
 		b->store = NULL;
 	} else if (reconnect) {
 		/* an agent without the store must not serve zeros for evicted pages */
-		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "RECONNECT of '%s' but %s (%s): "
-			   "refusing rather than serving zeros", b->id,
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "refusing rather than serving zeros: "
+			   "RECONNECT of '%s' but %s (%s)", b->id,
 			   ret == -ENOENT ? "no store" : "store unusable", why);
 		return ret == -ENOENT ? -ENOENT : -EUCLEAN;
 	}

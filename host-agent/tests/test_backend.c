@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Hand-offs to vtierd's daemon, with a real client: this process plays QEMU
+ * (a memfd mapped shared, a userfaultfd registered on it, the HELLO sent
+ * with both fds over the agent's socket) while the daemon runs on the test's
+ * main context. The identity rules: the kernel's word for the pid, one live
+ * holder per VM backend, a RECONNECT gets its own store or nothing, and the
+ * store's pages survive the agent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backend.h"
+#include "daemon.h"
+
+#define PAGE 4096ul
+#define NPAGES 256ul
+
+struct qemu {
+	int memfd, uffd;
+	uint8_t *map;
+	uint64_t ioctls;
+};
+
+struct fixture {
+	char *dir;
+	char *agent;
+	struct vt_daemon *d;
+	struct qemu q;
+};
+
+static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+
+static bool qemu_open(struct qemu *q)
+{
+	struct uffdio_api api = {
+		.api = UFFD_API,
+		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
+	};
+	struct uffdio_register reg;
+
+	q->memfd = memfd_create("test-backend", MFD_CLOEXEC);
+	assert_true(q->memfd >= 0);
+	assert_int_equal(ftruncate(q->memfd, NPAGES * PAGE), 0);
+	q->map = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, q->memfd, 0);
+	assert_true(q->map != MAP_FAILED);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		memset(q->map + p * PAGE, (int)(p % 7), PAGE / 2);	/* compresses */
+	q->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (q->uffd < 0 || ioctl(q->uffd, UFFDIO_API, &api))
+		return false;
+	reg = (struct uffdio_register){
+		.range = { (uintptr_t)q->map, NPAGES * PAGE },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+	};
+	assert_int_equal(ioctl(q->uffd, UFFDIO_REGISTER, &reg), 0);
+	q->ioctls = reg.ioctls;
+	return true;
+}
+
+static void qemu_close(struct qemu *q)
+{
+	munmap(q->map, NPAGES * PAGE);
+	close(q->uffd);
+	close(q->memfd);
+}
+
+/* Send a HELLO; run the daemon's loop until the reply; return its status. */
+static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t generation,
+		 const char *backend_id, int *sock_out, char *msg)
+{
+	struct {
+		struct vtier_handoff_hdr hdr;
+		struct vtier_handoff_hello h;
+		struct vtier_handoff_range r;
+	} m = {
+		.hdr = { VTIER_HANDOFF_MAGIC, VTIER_HANDOFF_VERSION, VTIER_HANDOFF_HELLO,
+			 sizeof(struct vtier_handoff_hello) + sizeof(struct vtier_handoff_range), 7 },
+		.r = { .gpa = 1ull << 32, .offset = 0, .size = NPAGES * PAGE },
+		.h = { .flags = VTIER_HELLO_F_WP | VTIER_HELLO_F_UUID | flags, .n_ranges = 1,
+		       .size_bytes = NPAGES * PAGE, .page_size = PAGE,
+		       .hva = (uintptr_t)f->q.map, .uffd_ioctls = f->q.ioctls,
+		       .generation = generation, .qemu_pid = pid },
+	};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fds[2] = { f->q.memfd, f->q.uffd };
+	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	uint8_t reply[16 + 136];
+	size_t got = 0;
+	gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+	int s;
+
+	memcpy(m.h.vm_uuid, uuid, 16);
+	g_strlcpy(m.h.vm_name, "vm0", sizeof(m.h.vm_name));
+	g_strlcpy(m.h.backend_id, backend_id, sizeof(m.h.backend_id));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	g_strlcpy(sa.sun_path, f->agent, sizeof(sa.sun_path));
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	assert_int_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)sizeof(m));
+	while (got < sizeof(reply) && g_get_monotonic_time() < deadline) {
+		ssize_t n = recv(s, reply + got, sizeof(reply) - got, 0);
+
+		if (n > 0)
+			got += (size_t)n;
+		else if (n == 0)
+			break;
+		else
+			g_main_context_iteration(NULL, FALSE);
+	}
+	assert_int_equal(got, sizeof(reply));
+	g_strlcpy(msg, (const char *)reply + 24, 128);
+	if (sock_out)
+		*sock_out = s;
+	else
+		close(s);
+	return *(int32_t *)(reply + 16);
+}
+
+static void spin(unsigned int ms)
+{
+	gint64 until = g_get_monotonic_time() + ms * 1000;
+
+	while (g_get_monotonic_time() < until)
+		g_main_context_iteration(NULL, FALSE);
+}
+
+static struct vt_daemon *daemon_new(const char *dir)
+{
+	struct vt_tiers tiers = { .nr = 0 };
+	struct vt_daemon *d = vt_daemon_new(&tiers, NULL);
+
+	d->ctier[0] = (struct vt_ctier_spec){ .name = "lz4", .codec = VT_CODEC_LZ4,
+					      .pool = VT_POOL_ZSMALLOC, .medium = VT_MEDIUM_NODE,
+					      .node = 0, .max_stored_pct = 75 };
+	d->nr_ctier = 1;
+	d->defaults.mode = VT_MODE_OFF;	/* no profiler on the test process */
+	g_snprintf(d->store_root, sizeof(d->store_root), "%s/store", dir);
+	return d;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = g_new0(struct fixture, 1);
+
+	if (!qemu_open(&f->q)) {
+		fprintf(stderr, "# skip: userfaultfd with shmem missing + write-protect\n");
+		g_free(f);
+		skip();
+	}
+	f->dir = g_dir_make_tmp("vtier-backend-XXXXXX", NULL);
+	f->agent = g_build_filename(f->dir, "agent.sock", NULL);
+	f->d = daemon_new(f->dir);
+	assert_true(vt_daemon_listen_handoff(f->d, f->agent, NULL));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", f->dir);
+
+	vt_daemon_free(f->d);
+	spin(50);
+	qemu_close(&f->q);
+	assert_int_equal(system(cmd), 0);
+	g_free(f->agent);
+	g_free(f->dir);
+	g_free(f);
+	return 0;
+}
+
+static struct vt_vm *the_vm(struct vt_daemon *d)
+{
+	return g_hash_table_lookup(d->vms, "vm0");
+}
+
+/* The kernel's word, not the HELLO's: a pid that is not the peer's is refused. */
+static void test_pid_is_the_kernels(void **state)
+{
+	struct fixture *f = *state;
+	char msg[128];
+
+	assert_true(hello(f, (uint32_t)getppid(), 0, 1, "mem0", NULL, msg) < 0);
+	assert_non_null(strstr(msg, "peer is pid"));
+	assert_int_equal(g_hash_table_size(f->d->vms), 0);
+	assert_true(hello(f, (uint32_t)getpid(), 0, 1, "../../x", NULL, msg) < 0);
+	assert_int_equal(g_hash_table_size(f->d->vms), 0);
+}
+
+/* One live holder per VM backend; the VM is attached by the hand-off alone. */
+static void test_no_takeover(void **state)
+{
+	struct fixture *f = *state;
+	char msg[128];
+	int s1;
+
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s1, msg), 0);
+	assert_non_null(the_vm(f->d));
+	assert_true(the_vm(f->d)->by_handoff);
+	assert_true(hello(f, (uint32_t)getpid(), 0, 2, "mem0", NULL, msg) < 0);
+	assert_non_null(strstr(msg, "live"));
+	assert_int_equal(g_hash_table_size(f->d->backends), 1);
+	close(s1);
+	spin(100);
+	/* the connection is gone; this process lives: its store stays for a reconnect */
+	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+	assert_null(the_vm(f->d));
+}
+
+/* Pages evicted by one agent come back through the next one. */
+static void test_reconnect_gets_its_pages(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_backend *b;
+	char msg[128];
+	uint8_t want[PAGE];
+	int s1, s2;
+	g_autoptr(GError) e = NULL;
+	g_autofree char *req = NULL;
+	g_autofree char *reply = NULL;
+
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s1, msg), 0);
+	b = g_hash_table_lookup(f->d->backends, ((struct vt_backend *)
+		g_ptr_array_index(the_vm(f->d)->backends, 0))->key);
+	assert_non_null(b);
+	req = g_strdup("{\"v\":1,\"cmd\":\"demote\",\"vm\":\"vm0\",\"set\":[\"tier=lz4\"]}\n");
+	reply = vt_daemon_handle(f->d, req, strlen(req));
+	assert_non_null(strstr(reply, "\"queued_bytes\":1048576"));
+	for (int i = 0; i < 2000 && vt_ctier_mover_backlog(b->mover); i++)
+		spin(1);
+	spin(50);
+	/* the agent dies (the daemon is freed without a word to QEMU) */
+	close(s1);
+	vt_daemon_free(f->d);
+	/* nothing in the memfd now: the store holds the pages */
+	assert_int_equal(lseek(f->q.memfd, 0, SEEK_DATA) < 0 && errno == ENXIO, true);
+	f->d = daemon_new(f->dir);
+	assert_true(vt_daemon_listen_handoff(f->d, f->agent, &e));
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", &s2,
+			       msg), 0);
+	/* each page as it was: the fault thread serves them while this thread reads */
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		memset(want, 0, sizeof(want));
+		memset(want, (int)(p % 7), PAGE / 2);
+		assert_memory_equal(f->q.map + p * PAGE, want, PAGE);
+	}
+	close(s2);
+	spin(50);
+}
+
+/* A RECONNECT without a store is refused: never zeros for evicted pages. */
+static void test_reconnect_without_store(void **state)
+{
+	struct fixture *f = *state;
+	char msg[128];
+
+	assert_true(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", NULL,
+			  msg) < 0);
+	assert_non_null(strstr(msg, "rather than serving zeros"));
+	assert_int_equal(g_hash_table_size(f->d->vms), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pid_is_the_kernels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_takeover, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reconnect_gets_its_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reconnect_without_store, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
