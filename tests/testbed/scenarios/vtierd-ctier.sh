@@ -13,13 +13,18 @@
 #     (ratio: guest bytes stored / host bytes their pools use; fault latency:
 #     vtierd's fault thread, read to UFFDIO_COPY done, on store faults;
 #     bare_copy: vtier-tbuffd's bare UFFDIO_COPY loop, same span, same L1)
+#   part zswap ("zswap"): a second L2 guest under L1's stock QEMU (no hand-off,
+#     anonymous RAM) attached by QMP gets the host's zswap as its compressed
+#     tier: its cold memory is paged out (VmSwap of its QEMU grows, vtierd's
+#     residency sees it in tier "zswap") and every page verifies;
+#     RESULT-ZSWAP swapped_mib= zswap_tier_mib= bad_pages=
 #   part kill ("kill"): the guest writes and reads all 512 MiB while vtierd is
 #     killed with SIGKILL at random moments (>= 20 times) and restarted; no page
 #     is lost or reads as zeros; RESULT-KILL kills= bad_pages= zero_pages=
 #     resume_p99_ms= (resume: vtierd started -> the VM re-adopted by its hand-off)
 # vtierd-compress.sh and vtierd-kill.sh run one part each.
 export LD_LIBRARY_PATH=/opt/vtier/lib
-PARTS=${VTIERD_CTIER_PARTS:-compress kill}
+PARTS=${VTIERD_CTIER_PARTS:-compress zswap kill}
 W=${VTIERD_WINDOW_MS:-1000}
 SOCK=/run/vtier/vtierd.sock
 AGENT=/run/vtier/agent.sock
@@ -144,6 +149,38 @@ if echo "$PARTS" | grep -q compress; then
         "fault_p99_us=$(awk "BEGIN {printf \"%.1f\", $p99 / 1000}")" \
         "bare_copy_p50_us=$(field "$bare" bare_copy_p50_us) bad_pages=$bad"
     [ "$bad" = 0 ] || fail "$bad guest pages bad after compression"
+fi
+
+if echo "$PARTS" | grep -q zswap; then
+    tb_step "zswap: stock QEMU, anonymous RAM, attached by QMP"
+    grep -q . /proc/swaps || fail "L1 has no swap"
+    [ "$(cat /sys/module/zswap/parameters/enabled)" = Y ] || fail "L1's zswap is off"
+    tb_l2_start vm1 --mem 512M
+    tb_l2_check_kvm vm1
+    tb_l2 vm1 "vtier-workload serve --size 256M --mix $CORPUS > /run/wl.log 2>&1 &"
+    tb_l2 vm1 'vtier-workload ctl --wait 600 info' > /dev/null || fail "vm1 workload"
+    ctl attach /run/tb/vm1.agent.qmp --name vm1 mode=auto > /dev/null || fail "attach vm1"
+    ctl --json status vm1 | grep -q '"ctier_path":"zswap' ||
+        fail "vm1 not on the zswap path: $(ctl --json status vm1)"
+    pid1=$(tb_l2_pid vm1)
+    swapped=0
+    for i in $(seq 1 60); do
+        sleep "$(awk "BEGIN {print $W / 1000}")"
+        swapped=$(awk '/^VmSwap:/ {print int($2 / 1024)}' "/proc/$pid1/status")
+        js=$(ctl --json stats vm1)
+        ztier=$(echo "$js" | grep -o '"tier":"zswap","resident_bytes":[0-9]*' | cut -d: -f3)
+        echo "window $i: VmSwap ${swapped} MiB, tier zswap $((${ztier:-0} / MIB)) MiB"
+        [ "$swapped" -ge 128 ] && [ "${ztier:-0}" -gt 0 ] && break
+    done
+    [ "$swapped" -ge 128 ] || fail "only $swapped MiB of vm1 paged out to zswap"
+    v=$(tb_l2 vm1 -t 900 'vtier-workload ctl verify report=5') || true
+    echo "$v"
+    bad=$(field "$v" bad)
+    [ -n "$bad" ] || fail "no verify result from vm1: $v"
+    echo "RESULT-ZSWAP swapped_mib=$swapped zswap_tier_mib=$((${ztier:-0} / MIB)) bad_pages=$bad"
+    [ "$bad" = 0 ] || fail "$bad pages of vm1 bad after zswap"
+    ctl detach vm1 > /dev/null
+    tb_l2_stop vm1
 fi
 
 if echo "$PARTS" | grep -q kill; then
