@@ -265,10 +265,8 @@ static int tier_open(struct vt_store *s, unsigned int slot, bool create, char *w
 	r = vt_medium_open(&t->medium, path, t->spec.medium, t->spec.node, rec->pool_bytes, create);
 	if (r < 0) {
 		tier_close(t);
-		if (!create && r == -ENOENT)
-			r = -EUCLEAN;
-		return fail(why, wl, r, "tier %s: pool file %s: %s", rec->spec.name, path,
-			    g_strerror(-r));
+		return fail(why, wl, !create && r == -ENOENT ? -EUCLEAN : r, "tier %s: pool file "
+			    "%s: %s", rec->spec.name, path, g_strerror(-r));
 	}
 	t->medium_open = true;
 	if (!create && t->medium.size != rec->pool_bytes) {
