@@ -8,16 +8,16 @@
  * integers native-endian: a store never leaves its host):
  *
  *   index   [header, 4 KiB][chunk table: u32 per 2 MiB chunk of the backend]
- *           header: magic "VTCTIER1", version, key, geometry, crc32 of those;
- *           two owner slots {seq, owner, crc32}, the valid one with the
- *           higher seq wins; VT_CTIER_MAX tier records {used, crc32, spec,
+ *           header: magic "VTCTIER1", version, key, geometry, crc32c of those;
+ *           two owner slots {seq, owner, crc32c}, the valid one with the
+ *           higher seq wins; VT_CTIER_MAX tier records {used, crc32c, spec,
  *           pool size}, a slot per (name, spec) the store has seen.
  *           chunk table: 0, or 1 + the entry block holding the chunk's pages.
  *   blocks  entry blocks of 8 KiB: 512 entries of 16 bytes, one per page of
  *           a chunk, allocated when the chunk gets its first page, unlinked
  *           and punched out when it loses its last.
  *           entry: u32 state (valid bit 31, kind 29:28, tier slot 27:24,
- *           magic 0x5c 23:16, compressed length 12:0), u32 crc32 of the
+ *           magic 0x5c 23:16, compressed length 12:0), u32 crc32c of the
  *           uncompressed page, u64 location (pool handle, the SAME word, 0).
  *   pool-S  the pool of node-medium tier slot S (mapped, mbind to the node);
  *           file-medium pools are DIR/vtier-UUID-BACKENDCRC-S.pool of the spec.
@@ -51,10 +51,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "ctier.h"
 #include "ctier_codec.h"
+#include "ctier_csum.h"
 #include "ctier_medium.h"
 #include "ctier_pool.h"
 
@@ -152,7 +151,7 @@ static uint64_t now_ns(void)
 
 static uint32_t crc(const void *p, size_t len)
 {
-	return (uint32_t)crc32(0, p, (uInt)len);
+	return vt_crc32c(p, len);
 }
 
 static int fail(char *why, size_t len, int r, const char *fmt, ...) G_GNUC_PRINTF(4, 5);

@@ -27,17 +27,30 @@
 #include <glib.h>
 
 #include "ctier.h"
+#include "ctier_codec.h"
 #include "ctier_mix.h"
 #include "vtier_bench.h"
 
 #define PAGE 4096U
+#define ROUNDS 8
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* CPU time of this thread: throughput figures that host load does not skew. */
+static uint64_t cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 struct fault_run {
@@ -104,7 +117,7 @@ static int cmp_u64(const void *a, const void *b)
 /*
  * Touch @nr pages @order[] of a fresh uffd-registered memfd of @pages pages;
  * the fault thread serves them from @store or @ready. Latencies (ns) sorted
- * into @lat. 0 or -errno (@why).
+ * in @lat. 0 or -errno (@why).
  */
 static int fault_run(uint64_t pages, const uint64_t *order, unsigned int nr,
 		     struct vt_store *store, const uint8_t *ready, uint64_t *lat, char *why,
@@ -159,7 +172,6 @@ static int fault_run(uint64_t pages, const uint64_t *order, unsigned int nr,
 			snprintf(why, wl, "page %llu came back different",
 				 (unsigned long long)order[i]);
 		}
-	qsort(lat, nr, sizeof(*lat), cmp_u64);
 out:
 	if (f.uffd >= 0)
 		close(f.uffd);
@@ -180,7 +192,7 @@ struct options {
 
 struct row {
 	char tier[300];
-	double ratio, codec_ratio, c_mbs, d_mbs, meta_pct;
+	double ratio, codec_ratio, c_mbs, d_mbs, meta_pct, put_us, get_us;
 	double p50_us, p99_us, bare_p50_us, bare_p99_us;
 	uint64_t stored, rejected;
 };
@@ -201,6 +213,46 @@ static int tier_spec(const char *codec, const char *pool, const char *medium,
 	return 0;
 }
 
+/* The codec alone over the pages that are neither zero nor same-filled: CPU MB/s. */
+static int codec_speed(const struct vt_ctier_spec *spec, const uint8_t *data, uint64_t pages,
+		       struct row *row)
+{
+	const struct vt_codec_ops *c = vt_codec_get(spec->codec);
+	void *ctx = c->ctx_new(spec->level);
+	uint32_t cap = spec->max_stored_pct * PAGE / 100;
+	g_autofree uint8_t *cbuf = g_malloc(pages * PAGE);
+	g_autofree uint32_t *clen = g_new0(uint32_t, pages);
+	uint8_t out[PAGE];
+	uint64_t t0, in = 0, back = 0, ns_c, ns_d;
+
+	if (!ctx)
+		return -ENOMEM;
+	t0 = cpu_ns();
+	for (uint64_t i = 0; i < pages; i++) {
+		const uint64_t *w = (const uint64_t *)(data + i * PAGE);
+		unsigned int k = 1;
+		int n;
+
+		while (k < PAGE / 8 && w[k] == w[0])
+			k++;
+		if (k == PAGE / 8)
+			continue;
+		n = c->compress(ctx, data + i * PAGE, PAGE, cbuf + i * PAGE, cap);
+		clen[i] = n > 0 ? (uint32_t)n : 0;
+		in += PAGE;
+	}
+	ns_c = cpu_ns() - t0;
+	t0 = cpu_ns();
+	for (uint64_t i = 0; i < pages; i++)
+		if (clen[i] && c->decompress(ctx, cbuf + i * PAGE, clen[i], out, PAGE) == PAGE)
+			back += PAGE;
+	ns_d = cpu_ns() - t0;
+	c->ctx_free(ctx);
+	row->c_mbs = (double)in / (double)MAX(ns_c, 1) * 1e3;
+	row->d_mbs = (double)back / (double)MAX(ns_d, 1) * 1e3;
+	return 0;
+}
+
 static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 		    const struct vt_mix *mix, const uint8_t *data, struct row *row, char *why,
 		    size_t wl)
@@ -209,11 +261,12 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	uint64_t pages = (uint64_t)o->pages;
 	g_autofree uint64_t *order = g_new(uint64_t, pages);
 	g_autofree uint64_t *lat = g_new(uint64_t, pages);
+	g_autofree uint64_t *bare = g_new(uint64_t, pages);
 	g_autofree uint8_t *out = g_malloc(PAGE);
 	struct vt_store_tier_stats st;
 	struct vt_store *s = NULL;
 	unsigned int nr = 0, nf;
-	uint64_t compressed_pages;
+	uint64_t t0;
 	GRand *rnd = g_rand_new_with_seed(1);
 	int r;
 
@@ -224,6 +277,12 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	r = vt_store_open(o->dir, &key, spec, 1, true, &s, why, wl);
 	if (r < 0)
 		goto out;
+	r = codec_speed(spec, data, pages, row);
+	if (r < 0) {
+		snprintf(why, wl, "codec: %s", g_strerror(-r));
+		goto out;
+	}
+	t0 = cpu_ns();
 	for (uint64_t i = 0; i < pages; i++) {
 		r = vt_store_put(s, i, 0, data + i * PAGE);
 		if (r == 0)
@@ -233,6 +292,8 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 			goto out;
 		}
 	}
+	row->put_us = (double)(cpu_ns() - t0) / 1e3 / (double)pages;
+	t0 = cpu_ns();
 	for (unsigned int i = 0; i < nr; i++) {
 		r = vt_store_get(s, order[i], out);
 		if (r < 0 || memcmp(out, data + order[i] * PAGE, PAGE)) {
@@ -242,16 +303,13 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 			goto out;
 		}
 	}
+	row->get_us = (double)(cpu_ns() - t0) / 1e3 / (double)MAX(nr, 1);
 	vt_store_stats(s, &st, 1);
-	compressed_pages = st.puts - st.zero_pages - st.same_pages;
 	row->stored = st.pages;
 	row->rejected = st.rejected_e2big;
 	row->ratio = (double)(st.pages * PAGE) / (double)MAX(st.pool_bytes, 1);
 	row->codec_ratio = (double)((st.pages - st.zero_pages - st.same_pages) * PAGE) /
 			   (double)MAX(st.compressed_bytes, 1);
-	row->c_mbs = (double)(compressed_pages * PAGE) / (double)MAX(st.compress_ns, 1) * 1e3;
-	row->d_mbs = (double)((st.pages - st.zero_pages - st.same_pages) * PAGE) /
-		     (double)MAX(st.decompress_ns, 1) * 1e3;
 	row->meta_pct = 100.0 * (double)st.metadata_bytes / (double)MAX(st.pages * PAGE, 1);
 
 	/* faults: a random order of stored pages, bare first, then from the store */
@@ -263,14 +321,20 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 		order[j] = t;
 	}
 	nf = MIN(nr, (unsigned int)o->faults);
-	r = fault_run(pages, order, nf, NULL, data, lat, why, wl);
-	if (r < 0)
-		goto out;
-	row->bare_p50_us = (double)lat[nf / 2] / 1e3;
-	row->bare_p99_us = (double)lat[nf * 99 / 100] / 1e3;
-	r = fault_run(pages, order, nf, s, data, lat, why, wl);
-	if (r < 0)
-		goto out;
+	/* alternate bare and store rounds so that load on the host hits both alike */
+	for (unsigned int k = 0; k < ROUNDS; k++) {
+		unsigned int a = nf * k / ROUNDS, n = nf * (k + 1) / ROUNDS - a;
+
+		r = fault_run(pages, order + a, n, NULL, data, bare + a, why, wl);
+		if (!r)
+			r = fault_run(pages, order + a, n, s, data, lat + a, why, wl);
+		if (r < 0)
+			goto out;
+	}
+	qsort(lat, nf, sizeof(*lat), cmp_u64);
+	qsort(bare, nf, sizeof(*bare), cmp_u64);
+	row->bare_p50_us = (double)bare[nf / 2] / 1e3;
+	row->bare_p99_us = (double)bare[nf * 99 / 100] / 1e3;
 	row->p50_us = (double)lat[nf / 2] / 1e3;
 	row->p99_us = (double)lat[nf * 99 / 100] / 1e3;
 	for (unsigned int i = 0; i < nf; i++)
@@ -377,7 +441,7 @@ int vt_bench_ctier(int argc, char **argv)
 	const char *const *media;
 	struct vt_mix mix;
 	unsigned int kinds[VT_MIX_NR] = { 0 };
-	char why[400] = "";
+	char why[400] = "", loadavg[64];
 	struct utsname un;
 	int r, status = 0;
 
@@ -408,15 +472,25 @@ int vt_bench_ctier(int argc, char **argv)
 	for (int i = 0; i < o.pages; i++)
 		kinds[vt_mix_page(&mix, (uint64_t)i, data + (size_t)i * PAGE)]++;
 	uname(&un);
+	{
+		FILE *f = fopen("/proc/loadavg", "r");
+
+		if (!f || !fgets(loadavg, 15, f))
+			snprintf(loadavg, sizeof(loadavg), "?");
+		loadavg[strcspn(loadavg, "\n")] = 0;
+		if (f)
+			fclose(f);
+	}
 	printf("# vtier-bench ctier: %d pages (%.0f MiB) per tier: ", o.pages,
 	       o.pages * 4096.0 / 1048576);
 	for (unsigned int k = 0; k < VT_MIX_NR; k++)
 		printf("%s%s %u", k ? ", " : "", vt_mix_kind_name(k), kinds[k]);
-	printf("\n# %s %s, %ld CPUs; %d faults timed per tier\n\n", un.sysname, un.release,
-	       sysconf(_SC_NPROCESSORS_ONLN), MIN(o.faults, o.pages));
+	printf("\n# %s %s, %ld CPUs, load average %s; %d faults timed per tier\n\n", un.sysname,
+	       un.release, sysconf(_SC_NPROCESSORS_ONLN), loadavg, MIN(o.faults, o.pages));
 	printf("| tier | stored | E2BIG | ratio | codec ratio | compress MB/s | decompress MB/s "
-	       "| metadata %% | fault p50 us (bare) | p50 x | fault p99 us (bare) | p99 x |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "| put us | get us | metadata %% | fault p50 us (bare) | p50 x | fault p99 us (bare) "
+	       "| p99 x |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (const char *const *c = codecs; *c; c++)
 		for (const char *const *p = pools; *p; p++)
 			for (const char *const *m = media; *m; m++) {
@@ -432,19 +506,23 @@ int vt_bench_ctier(int argc, char **argv)
 					status = 1;
 					continue;
 				}
-				printf("| %s | %llu | %llu | %.2f | %.2f | %.0f | %.0f | %.2f | "
+				printf("| %s | %llu | %llu | %.2f | %.2f | %.0f | %.0f | %.1f | %.1f | "
+				       "%.2f | "
 				       "%.1f (%.1f) | %.2f | %.1f (%.1f) | %.2f |\n", row.tier,
 				       (unsigned long long)row.stored,
 				       (unsigned long long)row.rejected, row.ratio,
-				       row.codec_ratio, row.c_mbs, row.d_mbs, row.meta_pct,
+				       row.codec_ratio, row.c_mbs, row.d_mbs, row.put_us,
+				       row.get_us, row.meta_pct,
 				       row.p50_us, row.bare_p50_us, row.p50_us / row.bare_p50_us,
 				       row.p99_us, row.bare_p99_us, row.p99_us / row.bare_p99_us);
 				fflush(stdout);
 			}
 	printf("\nratio: stored bytes / pool bytes (zero and same-filled pages take none); "
-	       "codec ratio: of the compressed pages only;\nmetadata: index entries + pool "
-	       "allocator, %% of stored bytes; p50 x / p99 x: store fault / bare UFFDIO_COPY "
-	       "fault.\n");
+	       "codec ratio: of the compressed pages only;\ncompress/decompress MB/s: the codec "
+	       "alone on the non-zero, non-same pages, thread CPU time; put/get us: CPU per "
+	       "vt_store_put / vt_store_get;\nmetadata: index entries + pool allocator, %% of "
+	       "stored bytes; fault: wall time of a touch served through userfaultfd, p50 x / "
+	       "p99 x: store / bare UFFDIO_COPY.\n");
 	if (!o.no_1tib && run_1tib(&o, data, (uint64_t)o.pages, why, sizeof(why)) < 0) {
 		fprintf(stderr, "vtier-bench ctier: 1 TiB index: %s\n", why);
 		status = 1;
