@@ -12,6 +12,7 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,9 +121,10 @@ static int cmp_u64(const void *a, const void *b)
  * in @lat. 0 or -errno (@why).
  */
 static int fault_run(uint64_t pages, const uint64_t *order, unsigned int nr,
-		     struct vt_store *store, const uint8_t *ready, uint64_t *lat, char *why,
-		     size_t wl)
+		     struct vt_store *store, const uint8_t *ready, uint64_t *lat, bool rt,
+		     char *why, size_t wl)
 {
+	struct sched_param prio = { .sched_priority = 1 };
 	struct fault_run f = { .store = store, .ready = ready };
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { 0 };
@@ -152,16 +154,23 @@ static int fault_run(uint64_t pages, const uint64_t *order, unsigned int nr,
 		goto out;
 	}
 	pthread_create(&th, NULL, server, &f);
-	for (unsigned int i = 0; i < nr; i++) {
+	if (rt && (pthread_setschedparam(th, SCHED_FIFO, &prio) ||
+		   pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio))) {
+		snprintf(why, wl, "--rt: SCHED_FIFO needs root (CAP_SYS_NICE)");
+		r = -EPERM;
+	}
+	for (unsigned int i = 0; !r && i < nr; i++) {
 		volatile uint8_t *p = f.area + order[i] * PAGE;
 		uint64_t t0 = now_ns();
 
 		(void)*p;
 		lat[i] = now_ns() - t0;
 	}
+	prio.sched_priority = 0;
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &prio);
 	atomic_store(&f.stop, true);
 	pthread_join(th, NULL);
-	if (f.error) {
+	if (!r && f.error) {
 		r = f.error;
 		snprintf(why, wl, "fault thread: %s", g_strerror(-r));
 	}
@@ -188,6 +197,7 @@ struct options {
 	char **codecs, **pools, **media;
 	char *dir;
 	gboolean no_1tib;
+	gboolean rt;
 };
 
 struct row {
@@ -325,9 +335,9 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	for (unsigned int k = 0; k < ROUNDS; k++) {
 		unsigned int a = nf * k / ROUNDS, n = nf * (k + 1) / ROUNDS - a;
 
-		r = fault_run(pages, order + a, n, NULL, data, bare + a, why, wl);
+		r = fault_run(pages, order + a, n, NULL, data, bare + a, o->rt, why, wl);
 		if (!r)
-			r = fault_run(pages, order + a, n, s, data, lat + a, why, wl);
+			r = fault_run(pages, order + a, n, s, data, lat + a, o->rt, why, wl);
 		if (r < 0)
 			goto out;
 	}
@@ -428,6 +438,9 @@ int vt_bench_ctier(int argc, char **argv)
 		{ "dir", 0, 0, G_OPTION_ARG_FILENAME, &o.dir,
 		  "store directory (default /dev/shm/vtier-bench-ctier-PID)", "DIR" },
 		{ "no-1tib", 0, 0, G_OPTION_ARG_NONE, &o.no_1tib, "skip the 1 TiB index run", NULL },
+		{ "rt", 0, 0, G_OPTION_ARG_NONE, &o.rt,
+		  "fault and touching threads SCHED_FIFO (as a production fault thread would be)",
+		  NULL },
 		{ NULL }
 	};
 	static const char *const def_codecs[] = { "lz4", "zstd:3", "deflate:6", NULL };
@@ -485,8 +498,9 @@ int vt_bench_ctier(int argc, char **argv)
 	       o.pages * 4096.0 / 1048576);
 	for (unsigned int k = 0; k < VT_MIX_NR; k++)
 		printf("%s%s %u", k ? ", " : "", vt_mix_kind_name(k), kinds[k]);
-	printf("\n# %s %s, %ld CPUs, load average %s; %d faults timed per tier\n\n", un.sysname,
-	       un.release, sysconf(_SC_NPROCESSORS_ONLN), loadavg, MIN(o.faults, o.pages));
+	printf("\n# %s %s, %ld CPUs, load average %s; %d faults timed per tier%s\n\n",
+	       un.sysname, un.release, sysconf(_SC_NPROCESSORS_ONLN), loadavg,
+	       MIN(o.faults, o.pages), o.rt ? ", fault threads SCHED_FIFO" : "");
 	printf("| tier | stored | E2BIG | ratio | codec ratio | compress MB/s | decompress MB/s "
 	       "| put us | get us | metadata %% | fault p50 us (bare) | p50 x | fault p99 us (bare) "
 	       "| p99 x |\n");
