@@ -316,22 +316,30 @@ static void tier_remove(struct vt_store *s, unsigned int slot)
 	unlink(path);
 }
 
+/* Open (@create: empty) file @name of the store into *@fd; @path gets its name. */
+static int open_file(struct vt_store *s, const char *name, bool create, int *fd, char *path,
+		     size_t len, struct stat *st, char *why, size_t wl)
+{
+	snprintf(path, len, "%s/%s", s->dir, name);
+	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	if (*fd < 0 || fstat(*fd, st) < 0)
+		return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
+	return 0;
+}
+
 static int map_index(struct vt_store *s, bool create, char *why, size_t wl)
 {
 	char path[512];
 	struct stat st;
+	int r = open_file(s, "index", create, &s->idx_fd, path, sizeof(path), &st, why, wl);
 
-	snprintf(path, sizeof(path), "%s/index", s->dir);
-	s->idx_fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
-	if (s->idx_fd < 0)
-		return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
+	if (r < 0)
+		return r;
 	if (create) {
 		if (ftruncate(s->idx_fd, (off_t)s->idx_bytes) < 0 ||
 		    fallocate(s->idx_fd, 0, 0, (off_t)s->idx_bytes) < 0)
 			return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
 	} else {
-		if (fstat(s->idx_fd, &st) < 0)
-			return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
 		if ((uint64_t)st.st_size < HDR_BYTES)
 			return fail(why, wl, -EUCLEAN, "%s: %llu bytes, shorter than its header",
 				    path, (unsigned long long)st.st_size);
@@ -351,14 +359,10 @@ static int map_blocks(struct vt_store *s, bool create, char *why, size_t wl)
 {
 	char path[512];
 	struct stat st;
+	int r = open_file(s, "blocks", create, &s->blk_fd, path, sizeof(path), &st, why, wl);
 
-	snprintf(path, sizeof(path), "%s/blocks", s->dir);
-	s->blk_fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
-	if (s->blk_fd < 0)
-		return fail(why, wl, create || errno != ENOENT ? -errno : -EUCLEAN, "%s: %s",
-			    path, g_strerror(errno));
-	if (fstat(s->blk_fd, &st) < 0)
-		return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
+	if (r < 0)
+		return r == -ENOENT ? -EUCLEAN : r;	/* the index is there: a store lost a file */
 	if ((uint64_t)st.st_size % BLOCK_BYTES ||
 	    (uint64_t)st.st_size / BLOCK_BYTES > s->nr_chunks)
 		return fail(why, wl, -EUCLEAN, "%s: %llu bytes is not a count of blocks up to "
@@ -654,9 +658,14 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 	    !memchr(key->backend_id, 0, sizeof(key->backend_id)))
 		return fail(why, why_len, -EINVAL, "key: page size must be %u, size a multiple "
 			    "of it, backend id NUL-terminated", PAGE);
-	for (unsigned int i = 0; i < nr; i++)
+	for (unsigned int i = 0; i < nr; i++) {
 		if (!spec_ok(&specs[i]) || !memchr(specs[i].name, 0, sizeof(specs[i].name)))
 			return fail(why, why_len, -EINVAL, "tier %u: invalid spec", i);
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(specs[i].name, specs[j].name))
+				return fail(why, why_len, -EINVAL, "two tiers named %s",
+					    specs[i].name);
+	}
 	if (strlen(dir) > 256)
 		return fail(why, why_len, -ENAMETOOLONG, "store directory name too long");
 	s = g_new0(struct vt_store, 1);

@@ -224,6 +224,15 @@ static void test_round_trip(void **state)
 		assert_int_equal(vt_store_tier_of(s, 2), 0);
 		assert_int_equal(vt_store_tier_of(s, 3), -ENOENT);
 		assert_int_equal(vt_store_put(s, 5, 1, page), -EINVAL);
+		{
+			struct vt_ctier_spec two[2] = { spec, spec };
+			struct vt_store *bad = NULL;
+			char why[200];
+
+			assert_int_equal(vt_store_open(env.store, &env.key, two, 2, false, &bad,
+						       why, sizeof(why)), -EINVAL);
+			assert_null(bad);
+		}
 		assert_int_equal(vt_store_put(s, env.key.size_bytes / PAGE, 0, page), -EINVAL);
 		for (uint64_t p = vt_store_next(s, 0); p != UINT64_MAX; p = vt_store_next(s, p))
 			assert_int_equal(vt_store_drop(s, p), 0);
