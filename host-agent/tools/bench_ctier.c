@@ -488,9 +488,16 @@ int vt_bench_ctier(int argc, char **argv)
 	{
 		FILE *f = fopen("/proc/loadavg", "r");
 
-		if (!f || !fgets(loadavg, 15, f))
+		char *sp;
+
+		if (!f || !fgets(loadavg, sizeof(loadavg), f))
 			snprintf(loadavg, sizeof(loadavg), "?");
-		loadavg[strcspn(loadavg, "\n")] = 0;
+		/* the 1, 5 and 15 minute averages */
+		sp = strchr(loadavg, ' ');
+		sp = sp ? strchr(sp + 1, ' ') : NULL;
+		sp = sp ? strchr(sp + 1, ' ') : NULL;
+		if (sp)
+			*sp = 0;
 		if (f)
 			fclose(f);
 	}
