@@ -291,6 +291,7 @@ static int tier_add(struct vt_store *s, unsigned int slot, const struct vt_ctier
 {
 	struct hdr_tier *rec = &s->hdr->tier[slot];
 	uint64_t bytes = spec->capacity_bytes ? spec->capacity_bytes : s->nr_pages * PAGE;
+	int r;
 
 	atomic_store_explicit((_Atomic uint32_t *)&rec->used, 0, memory_order_release);
 	memset(rec, 0, sizeof(*rec));
@@ -299,9 +300,18 @@ static int tier_add(struct vt_store *s, unsigned int slot, const struct vt_ctier
 	if (!rec->pool_bytes)
 		return fail(why, wl, -EINVAL, "tier %s: capacity below one page", spec->name);
 	rec->crc = tier_crc(rec);
+	/*
+	 * The pool file first: a tier that cannot open (no such node, no such
+	 * directory) leaves no record that would make the next open fail.
+	 */
+	r = tier_open(s, slot, true, why, wl);
+	if (r < 0) {
+		memset(rec, 0, sizeof(*rec));
+		return r;
+	}
 	/* a record torn before this store is ignored on reopen (no entry names it yet) */
 	atomic_store_explicit((_Atomic uint32_t *)&rec->used, TIER_USED, memory_order_release);
-	return tier_open(s, slot, true, why, wl);
+	return 0;
 }
 
 /* Forget slot @slot: record first, then the pool file. */

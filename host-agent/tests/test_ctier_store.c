@@ -364,6 +364,20 @@ static void test_reopen(void **state)
 		assert_int_equal(vt_store_put(s, 5000, 1, page), -EINVAL);
 		assert_int_equal(vt_store_get_owner(s, &got), 0);
 		assert_int_equal(got.generation, o.generation);
+		/* a new tier that cannot open fails the open and leaves the store as it was */
+		{
+			struct vt_ctier_spec bad[2] = { specs[0], spec_of(&combos[2], "new") };
+			struct vt_store *s2 = NULL;
+			char why[300];
+
+			g_strlcpy(bad[1].dir, "/nonexistent/vtier", sizeof(bad[1].dir));
+			vt_store_close(s);
+			assert_int_equal(vt_store_open(env.store, &env.key, bad, 2, false, &s2, why,
+						       sizeof(why)), -ENOENT);
+			assert_null(s2);
+			s = open_store(specs, 1, false);
+			check_mix(s, 3000, 300);
+		}
 		/* served back: once empty, the old tier goes at the next open */
 		for (uint64_t p = vt_store_next(s, 3000); p != UINT64_MAX; p = vt_store_next(s, p))
 			assert_int_equal(vt_store_drop(s, p), 0);
