@@ -111,7 +111,8 @@ struct tier {
 	bool live;			/* slot in use (record valid, pool open) */
 	struct vt_ctier_spec spec;
 	const struct vt_codec_ops *codec;
-	void *ctx;
+	void *ctx;			/* for gets, under the lock */
+	GPtrArray *spare;		/* for puts, outside it: contexts not in use */
 	struct vt_medium medium;
 	bool medium_open;
 	struct vt_pool pool;
@@ -137,7 +138,6 @@ struct vt_store {
 	int api_slot[VT_CTIER_MAX];	/* caller's tier index -> slot */
 	unsigned int nr_api;
 	unsigned int nr_specs;		/* tiers from nr_specs on only keep their pages */
-	uint8_t cbuf[2 * PAGE];		/* compressed bytes of a put */
 	uint8_t rbuf[2 * PAGE];		/* a file medium's object, read */
 };
 
@@ -238,6 +238,11 @@ static struct entry *entry_of(struct vt_store *s, uint64_t page)
 
 static void tier_close(struct tier *t)
 {
+	if (t->spare) {
+		for (unsigned int i = 0; i < t->spare->len; i++)
+			t->codec->ctx_free(t->spare->pdata[i]);
+		g_ptr_array_free(t->spare, TRUE);
+	}
 	vt_pool_fini(&t->pool);
 	if (t->medium_open)
 		vt_medium_close(&t->medium);
@@ -257,6 +262,7 @@ static int tier_open(struct vt_store *s, unsigned int slot, bool create, char *w
 	memset(t, 0, sizeof(*t));
 	t->spec = rec->spec;
 	t->codec = vt_codec_get(t->spec.codec);
+	t->spare = g_ptr_array_new();
 	t->ctx = t->codec->ctx_new(t->spec.level);
 	if (!t->ctx)
 		return fail(why, wl, -ENOMEM, "tier %s: no memory for its codec", t->spec.name);
@@ -856,44 +862,82 @@ static struct tier *tier_of_api(struct vt_store *s, unsigned int tier)
 	return &s->tier[s->api_slot[tier]];
 }
 
+/* A codec context for one put, outside the lock: a spare one, or a new one. */
+static void *ctx_take(struct vt_store *s, struct tier *t)
+{
+	void *ctx = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (t->spare->len)
+		ctx = g_ptr_array_steal_index_fast(t->spare, t->spare->len - 1);
+	pthread_mutex_unlock(&s->lock);
+	return ctx ? ctx : t->codec->ctx_new(t->spec.level);
+}
+
+static bool valid_at(struct vt_store *s, uint64_t page)
+{
+	struct entry *e = entry_of(s, page);
+
+	return e && atomic_load_explicit(&e->state, memory_order_acquire) & ST_VALID;
+}
+
+/*
+ * Classifying, compressing and checksumming run outside the lock, so that a
+ * fault thread's get never waits for a compression; the pool and the index
+ * change under it.
+ */
 int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const void *data)
 {
+	uint8_t cbuf[2 * PAGE];
 	struct tier *t;
 	struct entry *e;
-	uint64_t word = 0, handle = 0, off = 0, t0;
+	uint64_t word = 0, handle = 0, off = 0, ns = 0;
 	bool allocated = false;
 	uint32_t len = 0, sum;
-	int kind, r, slot;
+	int kind, r = 0, slot;
+	void *ctx = NULL;
 
 	if (!s || !data || page >= s->nr_pages)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	t = tier_of_api(s, tier);
 	/* tiers kept only for their pages take no new ones */
-	if (!t || tier >= s->nr_specs) {
+	if (!t || tier >= s->nr_specs)
 		r = -EINVAL;
-		goto out;
-	}
-	slot = (int)(t - s->tier);
-	e = entry_of(s, page);
-	if (e && atomic_load_explicit(&e->state, memory_order_acquire) & ST_VALID) {
+	else if (valid_at(s, page))
 		r = -EEXIST;
-		goto out;
-	}
-	t->st.puts++;
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0)
+		return r;
 	kind = classify(data, &word);
 	if (kind == VT_STORE_COMPRESSED) {
+		uint64_t t0;
+
+		ctx = ctx_take(s, t);
+		if (!ctx)
+			return -ENOMEM;
 		t0 = now_ns();
-		r = t->codec->compress(t->ctx, data, PAGE, s->cbuf, t->max_bytes);
-		t->st.compress_ns += now_ns() - t0;
-		if (r < 0 || (uint32_t)r > t->max_bytes) {
-			t->st.rejected_e2big++;
-			r = -E2BIG;
-			goto out;
-		}
-		len = (uint32_t)r;
+		r = t->codec->compress(ctx, data, PAGE, cbuf, t->max_bytes);
+		ns = now_ns() - t0;
+		len = r > 0 ? (uint32_t)r : 0;
 	}
 	sum = crc(data, PAGE);
+
+	pthread_mutex_lock(&s->lock);
+	slot = (int)(t - s->tier);
+	t->st.puts++;
+	t->st.compress_ns += ns;
+	if (ctx)
+		g_ptr_array_add(t->spare, ctx);
+	if (kind == VT_STORE_COMPRESSED && (r < 0 || len > t->max_bytes)) {
+		t->st.rejected_e2big++;
+		r = -E2BIG;
+		goto out;
+	}
+	if (valid_at(s, page)) {
+		r = -EEXIST;		/* another thread put it meanwhile */
+		goto out;
+	}
 	r = entry_make(s, page, &e);
 	if (r < 0)
 		goto out;
@@ -903,7 +947,7 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 		if (!r)
 			r = t->pool.ops->locate(&t->pool, handle, len, &off);
 		if (!r)
-			r = vt_medium_write(&t->medium, off, s->cbuf, len);
+			r = vt_medium_write(&t->medium, off, cbuf, len);
 		if (r < 0) {
 			if (allocated)
 				t->pool.ops->free(&t->pool, handle, len);

@@ -717,6 +717,30 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
+struct racer {
+	struct vt_store *s;
+	unsigned int ok;
+};
+
+/* Everyone puts the same pages: exactly one put of each succeeds. */
+static void *racer_run(void *arg)
+{
+	struct racer *r = arg;
+	uint8_t page[PAGE];
+
+	for (uint64_t i = 50000; i < 50200; i++) {
+		int ret;
+
+		vt_mix_fill(&env.mix, VT_MIX_TEXT, i, page);
+		ret = vt_store_put(r->s, i, 0, page);
+		if (ret == 0)
+			r->ok++;
+		else if (ret != -EEXIST && ret != -E2BIG)
+			return (void *)1;
+	}
+	return NULL;
+}
+
 static void test_threads(void **state)
 {
 	struct vt_ctier_spec specs[2] = { spec_of(&combos[0], "a"), spec_of(&combos[7], "b") };
@@ -742,6 +766,32 @@ static void test_threads(void **state)
 	}
 	assert_int_equal(vt_store_stats(s, st, 2), 2);
 	assert_int_equal(st[0].pages + st[1].pages, total);
+	{
+		struct racer rc[3] = { { .s = s }, { .s = s }, { .s = s } };
+		unsigned int stored = 0, ok = 0;
+
+		for (unsigned int i = 0; i < 3; i++)
+			assert_int_equal(pthread_create(&th[i], NULL, racer_run, &rc[i]), 0);
+		for (unsigned int i = 0; i < 3; i++) {
+			void *ret;
+
+			assert_int_equal(pthread_join(th[i], &ret), 0);
+			assert_null(ret);
+			ok += rc[i].ok;
+		}
+		for (uint64_t i = 50000; i < 50200; i++) {
+			uint8_t want[PAGE], got[PAGE];
+
+			if (vt_store_get(s, i, got) != 0)
+				continue;
+			vt_mix_fill(&env.mix, VT_MIX_TEXT, i, want);
+			assert_memory_equal(got, want, PAGE);
+			stored++;
+		}
+		assert_int_equal(ok, stored);
+		assert_true(stored > 100);
+		total += stored;
+	}
 	vt_store_close(s);
 	s = open_store(specs, 2, false);
 	assert_int_equal(vt_store_stats(s, st, 2), 2);
