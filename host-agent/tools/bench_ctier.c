@@ -190,6 +190,28 @@ out:
 	return r;
 }
 
+struct putter {
+	struct vt_store *s;
+	const uint8_t *data;
+	uint64_t first, pages;		/* puts pages first.. with data's contents */
+	atomic_bool stop;
+	uint64_t puts;
+};
+
+/* A VM's worker evicting meanwhile: put a range, drop it, again. */
+static void *putter_run(void *arg)
+{
+	struct putter *p = arg;
+
+	while (!atomic_load(&p->stop)) {
+		for (uint64_t i = 0; i < p->pages && !atomic_load(&p->stop); i++)
+			p->puts += vt_store_put(p->s, p->first + i, 0, p->data + i * PAGE) == 0;
+		for (uint64_t i = 0; i < p->pages; i++)
+			vt_store_drop(p->s, p->first + i);
+	}
+	return NULL;
+}
+
 struct options {
 	char *mix;
 	int pages;
@@ -198,6 +220,7 @@ struct options {
 	char *dir;
 	gboolean no_1tib;
 	gboolean rt;
+	gboolean putter;
 };
 
 struct row {
@@ -281,8 +304,11 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	int r;
 
 	(void)mix;
+	struct putter put = { .data = data, .first = pages, .pages = MIN(pages, 1024) };
+	pthread_t put_th;
+
 	snprintf(key.backend_id, sizeof(key.backend_id), "bench");
-	key.size_bytes = pages * PAGE;
+	key.size_bytes = 2 * pages * PAGE;	/* the putter's pages above the faulted ones */
 	vt_ctier_spec_describe(spec, row->tier, sizeof(row->tier));
 	r = vt_store_open(o->dir, &key, spec, 1, true, &s, why, wl);
 	if (r < 0)
@@ -331,6 +357,9 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 		order[j] = t;
 	}
 	nf = MIN(nr, (unsigned int)o->faults);
+	put.s = s;
+	if (o->putter)
+		pthread_create(&put_th, NULL, putter_run, &put);
 	/* alternate bare and store rounds so that load on the host hits both alike */
 	for (unsigned int k = 0; k < ROUNDS; k++) {
 		unsigned int a = nf * k / ROUNDS, n = nf * (k + 1) / ROUNDS - a;
@@ -339,8 +368,18 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 		if (!r)
 			r = fault_run(pages, order + a, n, s, data, lat + a, o->rt, why, wl);
 		if (r < 0)
-			goto out;
+			break;
 	}
+	if (o->putter) {
+		atomic_store(&put.stop, true);
+		pthread_join(put_th, NULL);
+		if (!r && !put.puts) {
+			snprintf(why, wl, "the putter stored nothing");
+			r = -EIO;
+		}
+	}
+	if (r < 0)
+		goto out;
 	qsort(lat, nf, sizeof(*lat), cmp_u64);
 	qsort(bare, nf, sizeof(*bare), cmp_u64);
 	row->bare_p50_us = (double)bare[nf / 2] / 1e3;
@@ -438,6 +477,9 @@ int vt_bench_ctier(int argc, char **argv)
 		{ "dir", 0, 0, G_OPTION_ARG_FILENAME, &o.dir,
 		  "store directory (default /dev/shm/vtier-bench-ctier-PID)", "DIR" },
 		{ "no-1tib", 0, 0, G_OPTION_ARG_NONE, &o.no_1tib, "skip the 1 TiB index run", NULL },
+		{ "putter", 0, 0, G_OPTION_ARG_NONE, &o.putter,
+		  "a thread puts and drops other pages of the store throughout the fault rounds "
+		  "(bare and store alike)", NULL },
 		{ "rt", 0, 0, G_OPTION_ARG_NONE, &o.rt,
 		  "fault and touching threads SCHED_FIFO (as a production fault thread would be)",
 		  NULL },
@@ -505,9 +547,10 @@ int vt_bench_ctier(int argc, char **argv)
 	       o.pages * 4096.0 / 1048576);
 	for (unsigned int k = 0; k < VT_MIX_NR; k++)
 		printf("%s%s %u", k ? ", " : "", vt_mix_kind_name(k), kinds[k]);
-	printf("\n# %s %s, %ld CPUs, load average %s; %d faults timed per tier%s\n\n",
+	printf("\n# %s %s, %ld CPUs, load average %s; %d faults timed per tier%s%s\n\n",
 	       un.sysname, un.release, sysconf(_SC_NPROCESSORS_ONLN), loadavg,
-	       MIN(o.faults, o.pages), o.rt ? ", fault threads SCHED_FIFO" : "");
+	       MIN(o.faults, o.pages), o.rt ? ", fault threads SCHED_FIFO" : "",
+	       o.putter ? ", a putter thread throughout" : "");
 	printf("| tier | stored | E2BIG | ratio | codec ratio | compress MB/s | decompress MB/s "
 	       "| put us | get us | metadata %% | fault p50 us (bare) | p50 x | fault p99 us (bare) "
 	       "| p99 x |\n");
