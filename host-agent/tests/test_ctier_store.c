@@ -52,7 +52,8 @@ static const struct combo combos[] = {
 };
 
 struct env {
-	char *base;			/* temp dir: store/ and media/ under it */
+	char *base;			/* temp dir (tmpfs if there is one): store/ under it */
+	char *media_dir;		/* temp dir of the file medium */
 	char store[512], media[512];
 	struct vt_store_key key;
 	struct vt_mix mix;
@@ -71,8 +72,11 @@ static int setup(void **state)
 	if (!env.base)
 		return -1;
 	snprintf(env.store, sizeof(env.store), "%s/store", env.base);
-	snprintf(env.media, sizeof(env.media), "%s/media", env.base);
-	g_mkdir_with_parents(env.media, 0700);
+	/* the file medium is for disk: a temp dir outside the tmpfs of the store */
+	env.media_dir = g_dir_make_tmp("vtier-ctier-media-XXXXXX", NULL);
+	if (!env.media_dir)
+		return -1;
+	snprintf(env.media, sizeof(env.media), "%s", env.media_dir);
 	memset(&env.key, 0, sizeof(env.key));
 	for (unsigned int i = 0; i < 16; i++)
 		env.key.vm_uuid[i] = (uint8_t)(i * 17 + 1);
@@ -84,13 +88,14 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", env.base);
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s' '%s'", env.base, env.media_dir);
 
 	(void)state;
 	vt_mix_free(&env.mix);
 	if (system(cmd) != 0)
 		return -1;
 	g_free(env.base);
+	g_free(env.media_dir);
 	return 0;
 }
 

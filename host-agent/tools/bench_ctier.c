@@ -473,7 +473,8 @@ int vt_bench_ctier(int argc, char **argv)
 		{ "pool", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.pools,
 		  "pool (repeatable; default zsmalloc, zbud)", "POOL" },
 		{ "medium", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.media,
-		  "medium (repeatable; default node:0 and file:<dir>/media)", "MEDIUM" },
+		  "medium (repeatable; default node:0 and file:/var/tmp/vtier-bench-ctier-PID-media)",
+		  "MEDIUM" },
 		{ "dir", 0, 0, G_OPTION_ARG_FILENAME, &o.dir,
 		  "store directory (default /dev/shm/vtier-bench-ctier-PID)", "DIR" },
 		{ "no-1tib", 0, 0, G_OPTION_ARG_NONE, &o.no_1tib, "skip the 1 TiB index run", NULL },
@@ -511,7 +512,8 @@ int vt_bench_ctier(int argc, char **argv)
 	}
 	if (!o.dir)
 		o.dir = g_strdup_printf("/dev/shm/vtier-bench-ctier-%d", (int)getpid());
-	media_dir = g_strdup_printf("%s-media", o.dir);
+	/* the file medium is for disk: /var/tmp, not the tmpfs of the store */
+	media_dir = g_strdup_printf("/var/tmp/vtier-bench-ctier-%d-media", (int)getpid());
 	file_medium = g_strdup_printf("file:%s", media_dir);
 	def_media[1] = file_medium;
 	codecs = o.codecs ? (const char *const *)o.codecs : def_codecs;
