@@ -722,6 +722,10 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 		r = load_index(s, why, why_len);
 		if (r < 0)
 			goto err;
+		/* pool pages no valid entry claimed: give their storage back */
+		for (unsigned int k = 0; k < VT_CTIER_MAX; k++)
+			if (s->tier[k].live)
+				vt_pool_trim(&s->tier[k].pool);
 	}
 	r = map_tiers(s, specs, nr, why, why_len);
 	if (r < 0)

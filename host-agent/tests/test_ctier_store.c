@@ -175,6 +175,8 @@ static void check_mix(struct vt_store *s, uint64_t first, unsigned int n)
 	}
 }
 
+static char *pool_file(const struct combo *c);
+
 static void test_round_trip(void **state)
 {
 	uint8_t page[PAGE], out[PAGE];
@@ -248,6 +250,14 @@ static void test_round_trip(void **state)
 		assert_int_equal(st.pool_bytes, 0);
 		assert_int_equal(st.compressed_bytes, 0);
 		vt_store_close(s);
+		{
+			/* every freed pool page gave its storage back */
+			g_autofree char *pool = pool_file(&combos[c]);
+			struct stat sb;
+
+			assert_int_equal(stat(pool, &sb), 0);
+			assert_int_equal(sb.st_blocks, 0);
+		}
 	}
 	close(fd);
 	assert_int_equal(vt_store_destroy(env.store), 0);
