@@ -95,6 +95,10 @@ struct vt_store;
  * slots, entries outside the backend, bad header); @why says what in one line.
  * A reopened store whose stored pages name a tier missing from @specs keeps
  * them readable (the tier's pool files are reopened by the name in the store).
+ * Such tiers get the indices from @nr on (vt_store_tier_of, vt_store_stats),
+ * take no new pages (vt_store_put: -EINVAL), and are forgotten at the first
+ * open that finds them empty. A tier is the same tier when its name and its
+ * whole spec are; a changed spec under an old name is a new tier.
  */
 int vt_store_open(const char *dir, const struct vt_store_key *key,
 		  const struct vt_ctier_spec *specs, unsigned int nr, bool create,
@@ -104,6 +108,7 @@ void vt_store_close(struct vt_store *s);
 /* Remove the store's files (the VM is gone for good). 0 or -errno. */
 int vt_store_destroy(const char *dir);
 
+/* A fresh store's owner is all zeroes. */
 int vt_store_get_owner(struct vt_store *s, struct vt_store_owner *owner);
 int vt_store_set_owner(struct vt_store *s, const struct vt_store_owner *owner);
 
@@ -122,7 +127,7 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 int vt_store_get(struct vt_store *s, uint64_t page, void *out);
 /* Forget the page (after the kernel took it back with UFFDIO_COPY). */
 int vt_store_drop(struct vt_store *s, uint64_t page);
-/* Is @page stored, and where: tier index, or -1 (-ENOENT) */
+/* Is @page stored, and where: tier index (>= nr: a tier kept for its pages), or -ENOENT */
 int vt_store_tier_of(struct vt_store *s, uint64_t page);
 /* First stored page >= @from, or UINT64_MAX: walks the index (reconcile). */
 uint64_t vt_store_next(struct vt_store *s, uint64_t from);
@@ -145,7 +150,12 @@ struct vt_store_tier_stats {
 	char placement[32];		/* where the pool is: "bind:N", "preferred:N", "disk" */
 };
 
-/* @out has room for @nr entries; fills min(nr, tiers) and returns that. */
+/*
+ * @out has room for @nr entries; fills min(nr, tiers) and returns that: the
+ * tiers of @specs in order, then those kept only for their pages. Counters of
+ * calls (puts, gets, rejected_e2big, bad_checksum, *_ns) count since open;
+ * the others describe the store as it is.
+ */
 unsigned int vt_store_stats(struct vt_store *s, struct vt_store_tier_stats *out, unsigned int nr);
 /* Index + bitmap bytes of the whole store (not per tier). */
 uint64_t vt_store_index_bytes(struct vt_store *s);

@@ -41,18 +41,23 @@ int vt_pool_init(struct vt_pool *p, enum vt_pool_kind kind, struct vt_medium *me
 	return p->ops->init(p);
 }
 
+static void release_freed(struct vt_pool *p);
+
 void vt_pool_fini(struct vt_pool *p)
 {
 	if (!p->ops)
 		return;
 	p->ops->fini(p);
+	if (p->pages.nr_freed)
+		release_freed(p);
 	g_free(p->pages.used);
+	g_free(p->pages.freed);
 	memset(p, 0, sizeof(*p));
 }
 
 uint64_t vt_pool_metadata_bytes(struct vt_pool *p)
 {
-	return p->ops->metadata_bytes(p) + p->pages.words * sizeof(uint64_t);
+	return p->ops->metadata_bytes(p) + (p->pages.words + p->pages.freed_cap) * sizeof(uint64_t);
 }
 
 static bool page_used(const struct vt_pool_pages *pp, uint64_t i)
@@ -117,9 +122,72 @@ int vt_pool_pages_claim(struct vt_pool *p, uint64_t first, unsigned int n)
 	return mark(p, first, n, true);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Punch out the freed pages that are still free, as runs. */
+static void release_freed(struct vt_pool *p)
+{
+	struct vt_pool_pages *pp = &p->pages;
+	uint64_t start = 0, len = 0;
+
+	qsort(pp->freed, pp->nr_freed, sizeof(*pp->freed), cmp_u64);
+	for (uint64_t i = 0; i <= pp->nr_freed; i++) {
+		uint64_t pg = i < pp->nr_freed ? pp->freed[i] : UINT64_MAX;
+
+		if (pg != UINT64_MAX && page_used(pp, pg))
+			continue;	/* taken again meanwhile */
+		if (len && pg == start + len)
+			len++;
+		else if (len && pg == start + len - 1)
+			continue;	/* freed twice: as one */
+		else {
+			if (len)
+				vt_medium_release(p->medium, start * VT_POOL_PAGE, len * VT_POOL_PAGE);
+			start = pg;
+			len = 1;
+		}
+	}
+	pp->nr_freed = 0;
+}
+
 void vt_pool_pages_free(struct vt_pool *p, uint64_t first, unsigned int n)
 {
+	struct vt_pool_pages *pp = &p->pages;
+
 	mark(p, first, n, false);
-	vt_medium_release(p->medium, first * VT_POOL_PAGE, (uint64_t)n * VT_POOL_PAGE);
-	p->pages.hint = MIN(p->pages.hint, first);
+	pp->hint = MIN(pp->hint, first);
+	if (vt_pool_grow((void **)&pp->freed, &pp->freed_cap, pp->nr_freed + n - 1,
+			 sizeof(*pp->freed)) < 0) {
+		vt_medium_release(p->medium, first * VT_POOL_PAGE, (uint64_t)n * VT_POOL_PAGE);
+		return;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		pp->freed[pp->nr_freed++] = first + i;
+	if (pp->nr_freed >= VT_POOL_RELEASE_BATCH)
+		release_freed(p);
+}
+
+void vt_pool_trim(struct vt_pool *p)
+{
+	struct vt_pool_pages *pp = &p->pages;
+	uint64_t i = 0;
+
+	pp->nr_freed = 0;
+	while (i < pp->nr) {
+		uint64_t start;
+
+		while (i < pp->nr && page_used(pp, i))
+			i++;
+		start = i;
+		/* past the bitmap every page is free */
+		while (i < pp->nr && !page_used(pp, i))
+			i = i / 64 >= pp->words ? pp->nr : i + 1;
+		if (i > start)
+			vt_medium_release(p->medium, start * VT_POOL_PAGE, (i - start) * VT_POOL_PAGE);
+	}
 }

@@ -49,14 +49,22 @@ struct vt_pool_ops {
 	uint64_t (*metadata_bytes)(struct vt_pool *p);
 };
 
-/* Pool pages of a medium: a bitmap of used pages, grown to the highest used. */
+/*
+ * Pool pages of a medium: a bitmap of used pages, grown to the highest used.
+ * Freed pages give their storage back in batches (a hole punch costs a
+ * syscall, and a journal write on a disk filesystem: not on every drop).
+ */
 struct vt_pool_pages {
 	uint64_t *used;
 	uint64_t words;			/* bitmap words: covers words * 64 pages */
 	uint64_t nr;			/* pages of the medium */
 	uint64_t in_use;
 	uint64_t hint;			/* no free page below this */
+	uint64_t *freed;		/* freed, storage not yet given back */
+	uint64_t nr_freed, freed_cap;
 };
+
+#define VT_POOL_RELEASE_BATCH 256	/* pages: give back 1 MiB at a time */
 
 struct vt_pool {
 	const struct vt_pool_ops *ops;
@@ -78,6 +86,8 @@ uint64_t vt_pool_metadata_bytes(struct vt_pool *p);
 int vt_pool_pages_alloc(struct vt_pool *p, unsigned int n, uint64_t *first);
 int vt_pool_pages_claim(struct vt_pool *p, uint64_t first, unsigned int n);
 void vt_pool_pages_free(struct vt_pool *p, uint64_t first, unsigned int n);
+/* Give back the storage of every free page (at reopen, after the claims; at close). */
+void vt_pool_trim(struct vt_pool *p);
 /* Grow array *@arr of *@cap elements of @elem bytes (zeroed) to hold index @need. */
 int vt_pool_grow(void **arr, uint64_t *cap, uint64_t need, size_t elem);
 

@@ -8,16 +8,16 @@
  * integers native-endian: a store never leaves its host):
  *
  *   index   [header, 4 KiB][chunk table: u32 per 2 MiB chunk of the backend]
- *           header: magic "VTCTIER1", version, key, geometry, crc32 of those;
- *           two owner slots {seq, owner, crc32}, the valid one with the
- *           higher seq wins; VT_CTIER_MAX tier records {used, crc32, spec,
+ *           header: magic "VTCTIER1", version, key, geometry, crc32c of those;
+ *           two owner slots {seq, owner, crc32c}, the valid one with the
+ *           higher seq wins; VT_CTIER_MAX tier records {used, crc32c, spec,
  *           pool size}, a slot per (name, spec) the store has seen.
  *           chunk table: 0, or 1 + the entry block holding the chunk's pages.
  *   blocks  entry blocks of 8 KiB: 512 entries of 16 bytes, one per page of
  *           a chunk, allocated when the chunk gets its first page, unlinked
  *           and punched out when it loses its last.
  *           entry: u32 state (valid bit 31, kind 29:28, tier slot 27:24,
- *           magic 0x5c 23:16, compressed length 12:0), u32 crc32 of the
+ *           magic 0x5c 23:16, compressed length 12:0), u32 crc32c of the
  *           uncompressed page, u64 location (pool handle, the SAME word, 0).
  *   pool-S  the pool of node-medium tier slot S (mapped, mbind to the node);
  *           file-medium pools are DIR/vtier-UUID-BACKENDCRC-S.pool of the spec.
@@ -51,10 +51,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "ctier.h"
 #include "ctier_codec.h"
+#include "ctier_csum.h"
 #include "ctier_medium.h"
 #include "ctier_pool.h"
 
@@ -112,7 +111,8 @@ struct tier {
 	bool live;			/* slot in use (record valid, pool open) */
 	struct vt_ctier_spec spec;
 	const struct vt_codec_ops *codec;
-	void *ctx;
+	void *ctx;			/* for gets, under the lock */
+	GPtrArray *spare;		/* for puts, outside it: contexts not in use */
 	struct vt_medium medium;
 	bool medium_open;
 	struct vt_pool pool;
@@ -138,7 +138,6 @@ struct vt_store {
 	int api_slot[VT_CTIER_MAX];	/* caller's tier index -> slot */
 	unsigned int nr_api;
 	unsigned int nr_specs;		/* tiers from nr_specs on only keep their pages */
-	uint8_t cbuf[2 * PAGE];		/* compressed bytes of a put */
 	uint8_t rbuf[2 * PAGE];		/* a file medium's object, read */
 };
 
@@ -152,7 +151,7 @@ static uint64_t now_ns(void)
 
 static uint32_t crc(const void *p, size_t len)
 {
-	return (uint32_t)crc32(0, p, (uInt)len);
+	return vt_crc32c(p, len);
 }
 
 static int fail(char *why, size_t len, int r, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
@@ -239,6 +238,11 @@ static struct entry *entry_of(struct vt_store *s, uint64_t page)
 
 static void tier_close(struct tier *t)
 {
+	if (t->spare) {
+		for (unsigned int i = 0; i < t->spare->len; i++)
+			t->codec->ctx_free(t->spare->pdata[i]);
+		g_ptr_array_free(t->spare, TRUE);
+	}
 	vt_pool_fini(&t->pool);
 	if (t->medium_open)
 		vt_medium_close(&t->medium);
@@ -258,6 +262,7 @@ static int tier_open(struct vt_store *s, unsigned int slot, bool create, char *w
 	memset(t, 0, sizeof(*t));
 	t->spec = rec->spec;
 	t->codec = vt_codec_get(t->spec.codec);
+	t->spare = g_ptr_array_new();
 	t->ctx = t->codec->ctx_new(t->spec.level);
 	if (!t->ctx)
 		return fail(why, wl, -ENOMEM, "tier %s: no memory for its codec", t->spec.name);
@@ -265,10 +270,8 @@ static int tier_open(struct vt_store *s, unsigned int slot, bool create, char *w
 	r = vt_medium_open(&t->medium, path, t->spec.medium, t->spec.node, rec->pool_bytes, create);
 	if (r < 0) {
 		tier_close(t);
-		if (!create && r == -ENOENT)
-			r = -EUCLEAN;
-		return fail(why, wl, r, "tier %s: pool file %s: %s", rec->spec.name, path,
-			    g_strerror(-r));
+		return fail(why, wl, !create && r == -ENOENT ? -EUCLEAN : r, "tier %s: pool file "
+			    "%s: %s", rec->spec.name, path, g_strerror(-r));
 	}
 	t->medium_open = true;
 	if (!create && t->medium.size != rec->pool_bytes) {
@@ -294,6 +297,7 @@ static int tier_add(struct vt_store *s, unsigned int slot, const struct vt_ctier
 {
 	struct hdr_tier *rec = &s->hdr->tier[slot];
 	uint64_t bytes = spec->capacity_bytes ? spec->capacity_bytes : s->nr_pages * PAGE;
+	int r;
 
 	atomic_store_explicit((_Atomic uint32_t *)&rec->used, 0, memory_order_release);
 	memset(rec, 0, sizeof(*rec));
@@ -302,9 +306,18 @@ static int tier_add(struct vt_store *s, unsigned int slot, const struct vt_ctier
 	if (!rec->pool_bytes)
 		return fail(why, wl, -EINVAL, "tier %s: capacity below one page", spec->name);
 	rec->crc = tier_crc(rec);
+	/*
+	 * The pool file first: a tier that cannot open (no such node, no such
+	 * directory) leaves no record that would make the next open fail.
+	 */
+	r = tier_open(s, slot, true, why, wl);
+	if (r < 0) {
+		memset(rec, 0, sizeof(*rec));
+		return r;
+	}
 	/* a record torn before this store is ignored on reopen (no entry names it yet) */
 	atomic_store_explicit((_Atomic uint32_t *)&rec->used, TIER_USED, memory_order_release);
-	return tier_open(s, slot, true, why, wl);
+	return 0;
 }
 
 /* Forget slot @slot: record first, then the pool file. */
@@ -319,22 +332,30 @@ static void tier_remove(struct vt_store *s, unsigned int slot)
 	unlink(path);
 }
 
+/* Open (@create: empty) file @name of the store into *@fd; @path gets its name. */
+static int open_file(struct vt_store *s, const char *name, bool create, int *fd, char *path,
+		     size_t len, struct stat *st, char *why, size_t wl)
+{
+	snprintf(path, len, "%s/%s", s->dir, name);
+	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	if (*fd < 0 || fstat(*fd, st) < 0)
+		return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
+	return 0;
+}
+
 static int map_index(struct vt_store *s, bool create, char *why, size_t wl)
 {
 	char path[512];
 	struct stat st;
+	int r = open_file(s, "index", create, &s->idx_fd, path, sizeof(path), &st, why, wl);
 
-	snprintf(path, sizeof(path), "%s/index", s->dir);
-	s->idx_fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
-	if (s->idx_fd < 0)
-		return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
+	if (r < 0)
+		return r;
 	if (create) {
 		if (ftruncate(s->idx_fd, (off_t)s->idx_bytes) < 0 ||
 		    fallocate(s->idx_fd, 0, 0, (off_t)s->idx_bytes) < 0)
 			return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
 	} else {
-		if (fstat(s->idx_fd, &st) < 0)
-			return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
 		if ((uint64_t)st.st_size < HDR_BYTES)
 			return fail(why, wl, -EUCLEAN, "%s: %llu bytes, shorter than its header",
 				    path, (unsigned long long)st.st_size);
@@ -354,14 +375,10 @@ static int map_blocks(struct vt_store *s, bool create, char *why, size_t wl)
 {
 	char path[512];
 	struct stat st;
+	int r = open_file(s, "blocks", create, &s->blk_fd, path, sizeof(path), &st, why, wl);
 
-	snprintf(path, sizeof(path), "%s/blocks", s->dir);
-	s->blk_fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
-	if (s->blk_fd < 0)
-		return fail(why, wl, create || errno != ENOENT ? -errno : -EUCLEAN, "%s: %s",
-			    path, g_strerror(errno));
-	if (fstat(s->blk_fd, &st) < 0)
-		return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
+	if (r < 0)
+		return r == -ENOENT ? -EUCLEAN : r;	/* the index is there: a store lost a file */
 	if ((uint64_t)st.st_size % BLOCK_BYTES ||
 	    (uint64_t)st.st_size / BLOCK_BYTES > s->nr_chunks)
 		return fail(why, wl, -EUCLEAN, "%s: %llu bytes is not a count of blocks up to "
@@ -657,9 +674,14 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 	    !memchr(key->backend_id, 0, sizeof(key->backend_id)))
 		return fail(why, why_len, -EINVAL, "key: page size must be %u, size a multiple "
 			    "of it, backend id NUL-terminated", PAGE);
-	for (unsigned int i = 0; i < nr; i++)
+	for (unsigned int i = 0; i < nr; i++) {
 		if (!spec_ok(&specs[i]) || !memchr(specs[i].name, 0, sizeof(specs[i].name)))
 			return fail(why, why_len, -EINVAL, "tier %u: invalid spec", i);
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(specs[i].name, specs[j].name))
+				return fail(why, why_len, -EINVAL, "two tiers named %s",
+					    specs[i].name);
+	}
 	if (strlen(dir) > 256)
 		return fail(why, why_len, -ENAMETOOLONG, "store directory name too long");
 	s = g_new0(struct vt_store, 1);
@@ -700,6 +722,10 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 		r = load_index(s, why, why_len);
 		if (r < 0)
 			goto err;
+		/* pool pages no valid entry claimed: give their storage back */
+		for (unsigned int k = 0; k < VT_CTIER_MAX; k++)
+			if (s->tier[k].live)
+				vt_pool_trim(&s->tier[k].pool);
 	}
 	r = map_tiers(s, specs, nr, why, why_len);
 	if (r < 0)
@@ -840,44 +866,82 @@ static struct tier *tier_of_api(struct vt_store *s, unsigned int tier)
 	return &s->tier[s->api_slot[tier]];
 }
 
+/* A codec context for one put, outside the lock: a spare one, or a new one. */
+static void *ctx_take(struct vt_store *s, struct tier *t)
+{
+	void *ctx = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (t->spare->len)
+		ctx = g_ptr_array_steal_index_fast(t->spare, t->spare->len - 1);
+	pthread_mutex_unlock(&s->lock);
+	return ctx ? ctx : t->codec->ctx_new(t->spec.level);
+}
+
+static bool valid_at(struct vt_store *s, uint64_t page)
+{
+	struct entry *e = entry_of(s, page);
+
+	return e && atomic_load_explicit(&e->state, memory_order_acquire) & ST_VALID;
+}
+
+/*
+ * Classifying, compressing and checksumming run outside the lock, so that a
+ * fault thread's get never waits for a compression; the pool and the index
+ * change under it.
+ */
 int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const void *data)
 {
+	uint8_t cbuf[2 * PAGE];
 	struct tier *t;
 	struct entry *e;
-	uint64_t word = 0, handle = 0, off = 0, t0;
+	uint64_t word = 0, handle = 0, off = 0, ns = 0;
 	bool allocated = false;
 	uint32_t len = 0, sum;
-	int kind, r, slot;
+	int kind, r = 0, slot;
+	void *ctx = NULL;
 
 	if (!s || !data || page >= s->nr_pages)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	t = tier_of_api(s, tier);
 	/* tiers kept only for their pages take no new ones */
-	if (!t || tier >= s->nr_specs) {
+	if (!t || tier >= s->nr_specs)
 		r = -EINVAL;
-		goto out;
-	}
-	slot = (int)(t - s->tier);
-	e = entry_of(s, page);
-	if (e && atomic_load_explicit(&e->state, memory_order_acquire) & ST_VALID) {
+	else if (valid_at(s, page))
 		r = -EEXIST;
-		goto out;
-	}
-	t->st.puts++;
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0)
+		return r;
 	kind = classify(data, &word);
 	if (kind == VT_STORE_COMPRESSED) {
+		uint64_t t0;
+
+		ctx = ctx_take(s, t);
+		if (!ctx)
+			return -ENOMEM;
 		t0 = now_ns();
-		r = t->codec->compress(t->ctx, data, PAGE, s->cbuf, t->max_bytes);
-		t->st.compress_ns += now_ns() - t0;
-		if (r < 0 || (uint32_t)r > t->max_bytes) {
-			t->st.rejected_e2big++;
-			r = -E2BIG;
-			goto out;
-		}
-		len = (uint32_t)r;
+		r = t->codec->compress(ctx, data, PAGE, cbuf, t->max_bytes);
+		ns = now_ns() - t0;
+		len = r > 0 ? (uint32_t)r : 0;
 	}
 	sum = crc(data, PAGE);
+
+	pthread_mutex_lock(&s->lock);
+	slot = (int)(t - s->tier);
+	t->st.puts++;
+	t->st.compress_ns += ns;
+	if (ctx)
+		g_ptr_array_add(t->spare, ctx);
+	if (kind == VT_STORE_COMPRESSED && (r < 0 || len > t->max_bytes)) {
+		t->st.rejected_e2big++;
+		r = -E2BIG;
+		goto out;
+	}
+	if (valid_at(s, page)) {
+		r = -EEXIST;		/* another thread put it meanwhile */
+		goto out;
+	}
 	r = entry_make(s, page, &e);
 	if (r < 0)
 		goto out;
@@ -887,7 +951,7 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 		if (!r)
 			r = t->pool.ops->locate(&t->pool, handle, len, &off);
 		if (!r)
-			r = vt_medium_write(&t->medium, off, s->cbuf, len);
+			r = vt_medium_write(&t->medium, off, cbuf, len);
 		if (r < 0) {
 			if (allocated)
 				t->pool.ops->free(&t->pool, handle, len);

@@ -14,6 +14,8 @@ static const struct {
 	  "score profilers on simulated workloads (accuracy, convergence, cost)" },
 	{ "tdp", vt_bench_tdp,
 	  "profile a live QEMU/KVM VM through vtier_tdp.ko (EPT/NPT accessed bits)" },
+	{ "ctier", vt_bench_ctier,
+	  "compressed tiers: ratio, speed, metadata, userfaultfd fault latency" },
 };
 
 static int usage(FILE *f)

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* [ctier.NAME] groups: good specs and their description; every bad key and value. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctier.h"
+
+static bool parse(const char *text, const char *group, struct vt_ctier_spec *out, GError **e)
+{
+	GKeyFile *k = g_key_file_new();
+	bool ok;
+
+	assert_true(g_key_file_load_from_data(k, text, strlen(text), G_KEY_FILE_NONE, NULL));
+	ok = vt_ctier_spec_parse(k, group, out, e);
+	g_key_file_free(k);
+	return ok;
+}
+
+static void test_good(void **state)
+{
+	static const struct {
+		const char *text, *group, *describe;
+		unsigned int pct;
+		uint64_t capacity;
+	} good[] = {
+		{ "[ctier.warm]\ncodec=lz4\npool=zsmalloc\nmedium=node:1\n", "ctier.warm",
+		  "lz4 x zsmalloc x node:1", 75, 0 },
+		{ "[ctier.cold-2]\ncodec=zstd:19\npool=zbud\nmedium=file:/var/lib/vtier\n"
+		  "max_stored_pct=50\ncapacity=4GiB\n", "ctier.cold-2",
+		  "zstd:19 x zbud x file:/var/lib/vtier", 50, 4ULL << 30 },
+		{ "[ctier.z]\ncodec=deflate\npool=zbud\nmedium=node:0\ncapacity=1GiB+512MiB\n",
+		  "ctier.z", "deflate:6 x zbud x node:0", 75, 3ULL << 29 },
+		{ "[ctier.a_b]\ncodec = zstd\npool = zsmalloc\nmedium = node:3\n"
+		  "max_stored_pct = 100\n", "ctier.a_b", "zstd:3 x zsmalloc x node:3", 100, 0 },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct vt_ctier_spec s;
+		GError *e = NULL;
+		char buf[300];
+
+		if (!parse(good[i].text, good[i].group, &s, &e))
+			fail_msg("%s: %s", good[i].group, e->message);
+		vt_ctier_spec_describe(&s, buf, sizeof(buf));
+		assert_string_equal(buf, good[i].describe);
+		assert_int_equal(s.max_stored_pct, good[i].pct);
+		assert_int_equal(s.capacity_bytes, good[i].capacity);
+		assert_string_equal(s.name, good[i].group + 6);
+	}
+}
+
+static void test_bad(void **state)
+{
+	static const struct {
+		const char *group, *key, *value, *needle;
+	} bad[] = {
+		{ "ctier.t", "colour", "red", "colour: unknown key" },
+		{ "ctier.t", "codec", "lzo", "unknown codec" },
+		{ "ctier.t", "codec", "zstd:99", "level of zstd must be 1..19" },
+		{ "ctier.t", "codec", "zstd:0", "level of zstd" },
+		{ "ctier.t", "codec", "zstd:", "level of zstd" },
+		{ "ctier.t", "codec", "deflate:10", "level of deflate must be 1..9" },
+		{ "ctier.t", "codec", "lz4:3", "takes no level" },
+		{ "ctier.t", "pool", "slab", "unknown pool" },
+		{ "ctier.t", "medium", "file:relative/dir", "absolute directory" },
+		{ "ctier.t", "medium", "node:", "neither node:N" },
+		{ "ctier.t", "medium", "node:-1", "neither node:N" },
+		{ "ctier.t", "medium", "tape", "neither node:N" },
+		{ "ctier.t", "max_stored_pct", "5", "10..100" },
+		{ "ctier.t", "max_stored_pct", "101", "10..100" },
+		{ "ctier.t", "max_stored_pct", "7x", "10..100" },
+		{ "ctier.t", "capacity", "lots", "capacity" },
+		{ "ctier.t", "capacity", "4 parsecs", "capacity" },
+		{ "ctier.T", NULL, NULL, "ctier.NAME" },
+		{ "ctier.", NULL, NULL, "ctier.NAME" },
+		{ "ctier.a/b", NULL, NULL, "ctier.NAME" },
+		{ "ctier.0123456789012345678901234567890123", NULL, NULL, "ctier.NAME" },
+		{ "tier.t", NULL, NULL, "ctier.NAME" },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		g_autofree char *text = NULL;
+		struct vt_ctier_spec s;
+		GError *e = NULL;
+		const char *codec = "lz4", *pool = "zbud", *medium = "node:0", *extra = "";
+
+		if (bad[i].key && !strcmp(bad[i].key, "codec"))
+			codec = bad[i].value;
+		else if (bad[i].key && !strcmp(bad[i].key, "pool"))
+			pool = bad[i].value;
+		else if (bad[i].key && !strcmp(bad[i].key, "medium"))
+			medium = bad[i].value;
+		if (bad[i].key && strcmp(bad[i].key, "codec") && strcmp(bad[i].key, "pool") &&
+		    strcmp(bad[i].key, "medium"))
+			extra = g_strdup_printf("%s=%s\n", bad[i].key, bad[i].value);
+		text = g_strdup_printf("[%s]\ncodec=%s\npool=%s\nmedium=%s\n%s", bad[i].group,
+				       codec, pool, medium, extra);
+		if (*extra)
+			g_free((char *)extra);
+		assert_false(parse(text, bad[i].group, &s, &e));
+		assert_non_null(e);
+		if (!strstr(e->message, bad[i].needle))
+			fail_msg("%s %s=%s: '%s' lacks '%s'", bad[i].group, bad[i].key,
+				 bad[i].value, e->message, bad[i].needle);
+		g_error_free(e);
+	}
+}
+
+static void test_missing(void **state)
+{
+	struct vt_ctier_spec s;
+	GError *e = NULL;
+
+	(void)state;
+	assert_false(parse("[ctier.t]\ncodec=lz4\nmedium=node:0\n", "ctier.t", &s, &e));
+	assert_non_null(strstr(e->message, "pool: missing"));
+	g_clear_error(&e);
+	assert_false(parse("[ctier.t]\ncodec=lz4\n", "ctier.u", &s, &e));
+	g_clear_error(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_missing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
