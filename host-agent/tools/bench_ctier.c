@@ -506,6 +506,10 @@ int vt_bench_ctier(int argc, char **argv)
 		fprintf(stderr, "vtier-bench ctier: %s\n", error->message);
 		return 2;
 	}
+	if (argc > 1) {
+		fprintf(stderr, "vtier-bench ctier: unexpected argument '%s'\n", argv[1]);
+		return 2;
+	}
 	if (o.pages < 64 || o.faults < 1) {
 		fprintf(stderr, "vtier-bench ctier: --pages must be >= 64, --faults >= 1\n");
 		return 2;
