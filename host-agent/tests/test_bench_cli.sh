@@ -26,7 +26,7 @@ printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"s
 printf '{"footprint":' >"$dir/truncated.json"
 printf '\377\376garbage' >"$dir/binary.json"
 
-echo "1..12"
+echo "1..16"
 expect 2 "unknown subcommand" frobnicate
 expect 2 "give --scenario" telemetry
 expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
@@ -39,4 +39,8 @@ expect 1 "not valid JSON" telemetry --spec "$dir/binary.json"
 expect 1 "No such file" telemetry --spec "$dir/missing.json"
 expect 2 "unknown scenario 'nope'" telemetry --dump-spec nope
 expect 2 "unexpected argument" telemetry --scenario subtb-1g extra
+expect 2 "is not KIND=WEIGHT" ctier --mix nope=1 --no-1tib
+expect 2 "--pages must be" ctier --pages 1 --no-1tib
+expect 2 "unexpected argument" ctier extra
+expect 1 "unknown codec 'lzo'" ctier --codec lzo --pool zbud --medium node:0 --no-1tib
 exit $fail

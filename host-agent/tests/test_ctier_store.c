@@ -536,6 +536,42 @@ static void test_corrupt(void **state)
 	}
 }
 
+/* A torn owner update (its slot's checksum never written) keeps the owner before it. */
+static void test_torn_owner(void **state)
+{
+	struct vt_ctier_spec spec = fresh(&combos[0]);
+	struct vt_store_owner a = { .qemu_pid = 11, .generation = 0x1111222233334444ULL };
+	struct vt_store_owner b = { .qemu_pid = 22, .generation = 0x5555666677778888ULL };
+	struct vt_store_owner got;
+	uint8_t hdr[4096];
+	struct vt_store *s;
+	unsigned int off;
+
+	(void)state;
+	s = open_store(&spec, 1, false);
+	assert_int_equal(vt_store_set_owner(s, &a), 0);
+	assert_int_equal(vt_store_set_owner(s, &b), 0);
+	vt_store_close(s);
+	/* find b's generation in the header and tear it */
+	peek("index", 0, hdr, sizeof(hdr));
+	for (off = 0; off + 8 <= sizeof(hdr); off++)
+		if (!memcmp(hdr + off, &b.generation, 8))
+			break;
+	assert_true(off + 8 <= sizeof(hdr));
+	hdr[off] ^= 1;
+	poke("index", off, &hdr[off], 1);
+	s = open_store(&spec, 1, false);
+	assert_int_equal(vt_store_get_owner(s, &got), 0);
+	assert_memory_equal(&got, &a, sizeof(a));
+	/* and the next update goes to the torn slot, not over a */
+	assert_int_equal(vt_store_set_owner(s, &b), 0);
+	vt_store_close(s);
+	s = open_store(&spec, 1, false);
+	assert_int_equal(vt_store_get_owner(s, &got), 0);
+	assert_memory_equal(&got, &b, sizeof(b));
+	vt_store_close(s);
+}
+
 /* A half-written entry (state word never set) is ignored on reopen. */
 static void test_torn_entry(void **state)
 {
@@ -875,6 +911,7 @@ int main(void)
 		cmocka_unit_test(test_reopen),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_torn_entry),
+		cmocka_unit_test(test_torn_owner),
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_pool_full),
 		cmocka_unit_test(test_threads),

@@ -506,6 +506,10 @@ int vt_bench_ctier(int argc, char **argv)
 		fprintf(stderr, "vtier-bench ctier: %s\n", error->message);
 		return 2;
 	}
+	if (argc > 1) {
+		fprintf(stderr, "vtier-bench ctier: unexpected argument '%s'\n", argv[1]);
+		return 2;
+	}
 	if (o.pages < 64 || o.faults < 1) {
 		fprintf(stderr, "vtier-bench ctier: --pages must be >= 64, --faults >= 1\n");
 		return 2;
@@ -519,12 +523,13 @@ int vt_bench_ctier(int argc, char **argv)
 	codecs = o.codecs ? (const char *const *)o.codecs : def_codecs;
 	pools = o.pools ? (const char *const *)o.pools : def_pools;
 	media = o.media ? (const char *const *)o.media : def_media;
-	g_mkdir_with_parents(media_dir, 0700);
 	r = vt_mix_init(&mix, o.mix, 1, why, sizeof(why));
 	if (r < 0) {
 		fprintf(stderr, "vtier-bench ctier: %s\n", why);
+		g_free(o.dir);
 		return r == -EINVAL ? 2 : 1;
 	}
+	g_mkdir_with_parents(media_dir, 0700);
 	data = g_malloc((size_t)o.pages * PAGE);
 	for (int i = 0; i < o.pages; i++)
 		kinds[vt_mix_page(&mix, (uint64_t)i, data + (size_t)i * PAGE)]++;
