@@ -527,6 +527,10 @@ int vt_bench_ctier(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "vtier-bench ctier: %s\n", why);
 		g_free(o.dir);
+		g_free(o.mix);
+		g_strfreev(o.codecs);
+		g_strfreev(o.pools);
+		g_strfreev(o.media);
 		return r == -EINVAL ? 2 : 1;
 	}
 	g_mkdir_with_parents(media_dir, 0700);
