@@ -111,7 +111,7 @@ def backend(vm_stats):
 
 
 def test():
-    t = Tap(17)
+    t = Tap(18)
     with Harness("vtierd") as h:
         d = Vtierd(h)
         try:
