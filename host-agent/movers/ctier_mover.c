@@ -144,7 +144,7 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 
 	for (;;) {
 		uint64_t t0 = now_ns();
-		bool from_store;
+		int tier;
 
 		ret = vt_pager_next_fault(&m->pager, &f);
 		if (ret == -EAGAIN)
@@ -160,14 +160,20 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 			STAT_ADD(m, faults_wp, 1);
 			continue;
 		}
-		from_store = vt_store_tier_of(m->store, f.offset / m->pager.page_size) >= 0;
+		tier = vt_store_tier_of(m->store, f.offset / m->pager.page_size);
 		ret = serve_missing(m, f.offset, buf);
 		if (ret < 0)
 			return ret;
 		g_mutex_lock(&m->lock);
-		if (ret == 1 && from_store) {
+		if (ret == 1 && tier >= 0) {
+			uint64_t ns = now_ns() - t0;
+
 			m->stats.faults_stored++;
-			vt_latency_add(&m->stats.fault_ns, now_ns() - t0);
+			vt_latency_add(&m->stats.fault_ns, ns);
+			if (tier < VT_CTIER_MAX) {
+				m->stats.faults_by_tier[tier]++;
+				vt_latency_add(&m->stats.tier_ns[tier], ns);
+			}
 		} else if (ret == 1) {
 			m->stats.faults_zero++;
 			vt_latency_add(&m->stats.zero_ns, now_ns() - t0);
@@ -216,7 +222,11 @@ static int evict_page(struct vt_ctier_mover *m, uint64_t offset, unsigned int ti
 		}
 		return ret;
 	}
-	STAT_ADD(m, evicted, 1);
+	g_mutex_lock(&m->lock);
+	m->stats.evicted++;
+	if (tier < VT_CTIER_MAX)
+		m->stats.evicted_by_tier[tier]++;
+	g_mutex_unlock(&m->lock);
 	return 0;
 }
 

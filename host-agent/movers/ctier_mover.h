@@ -53,6 +53,10 @@ struct vt_ctier_mover_stats {
 	uint64_t errors;		/* uffd errors other than a gone QEMU */
 	struct vt_latency_hist fault_ns;	/* store faults: read to UFFDIO_COPY done */
 	struct vt_latency_hist zero_ns;		/* zero faults */
+	/* by store tier: pages evicted into it, served back from it, and how fast */
+	uint64_t evicted_by_tier[VT_CTIER_MAX];
+	uint64_t faults_by_tier[VT_CTIER_MAX];
+	struct vt_latency_hist tier_ns[VT_CTIER_MAX];
 };
 
 struct vt_ctier_mover;
