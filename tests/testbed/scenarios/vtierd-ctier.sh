@@ -39,7 +39,7 @@ jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END 
 jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 fail() {
     ctl stats vm0 2>&1 | tail -30 || true
-    tail -30 "$TB_OUT/vtierd.log"
+    tail -30 "$TB_OUT/vtierd.log" 2>&1 || true
     tb_fail "$@"
 }
 
@@ -62,7 +62,6 @@ wait_adopted() {
 
 tb_step "L1: host-kmod, the patched QEMU, the compressed tiers"
 [ -x "$QEMU" ] || fail "$QEMU missing (tests/vtierd/run-scenario copies the patched QEMU in)"
-[ -f "$CORPUS" ] || fail "$CORPUS missing (run-scenario builds it from /usr)"
 insmod /opt/vtier/vtier_tdp.ko || fail "insmod vtier_tdp.ko"
 echo 0 > /proc/sys/kernel/numa_balancing
 mkdir -p /run/vtier /var/lib/vtier/cold && chmod 700 /run/vtier
@@ -96,6 +95,7 @@ tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd"
 tb_l2_start vm0 --mem 768M --memdev memfd --qemu "$QEMU" \
     --backend-opts ",tier-agent=$AGENT" -- -uuid 5a1e0000-1111-4222-8333-444455556666
 tb_l2_check_kvm vm0
+tb_l2 vm0 "[ -s $CORPUS ]" || fail "$CORPUS missing in L2 (run-scenario builds it from /usr)"
 wait_adopted > /dev/null
 st=$(ctl --json status vm0) || fail "vtierd did not name the VM vm0 (-name): $(ctl list)"
 echo "$st" | grep -q '"ctier_path":"hand-off' || fail "vm0 not on the hand-off path: $st"
