@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "json_guard.h"
 #include "qmp_client.h"
 
 G_DEFINE_QUARK(vt-qmp-error-quark, vt_qmp_error)
@@ -156,6 +157,7 @@ static JsonNode *parse_object(const char *data, size_t len, GError **error)
 {
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autoptr(GError) e = NULL;
+	char err[96];
 	JsonNode *root;
 
 	if (memchr(data, '\0', len)) {
@@ -164,6 +166,10 @@ static JsonNode *parse_object(const char *data, size_t len, GError **error)
 	}
 	if (!vt_json_single_object(data, len)) {
 		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: message is not one JSON object");
+		return NULL;
+	}
+	if (vt_json_check_depth(data, len, VT_JSON_MAX_DEPTH, err, sizeof(err))) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: %s: not a QEMU peer", err);
 		return NULL;
 	}
 	if (!json_parser_load_from_data(parser, data, (gssize)len, &e)) {

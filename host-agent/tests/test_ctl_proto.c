@@ -109,6 +109,25 @@ static void test_bad(void **state)
 	}
 }
 
+/* Deep nesting is refused by the depth scan, before json-glib recurses. */
+static void test_deep_nesting(void **state)
+{
+	GString *s = g_string_new("{\"v\":1,\"cmd\":\"list\",\"set\":");
+	g_autoptr(GError) e = NULL;
+	struct vt_ctl_request req;
+
+	(void)state;
+	for (unsigned int i = 0; i < 30000; i++)
+		g_string_append_c(s, '[');
+	for (unsigned int i = 0; i < 30000; i++)
+		g_string_append_c(s, ']');
+	g_string_append_c(s, '}');
+	assert_false(vt_ctl_request_parse(s->str, s->len, &req, &e));
+	assert_non_null(strstr(e->message, "nested deeper than 64"));
+	vt_ctl_request_clear(&req);
+	g_string_free(s, TRUE);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -126,6 +145,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_deep_nesting),
 		cmocka_unit_test(test_names),
 	};
 

@@ -50,6 +50,25 @@ static void test_greeting(void **state)
 	}
 }
 
+/* A 200 KB greeting of nested arrays crashed vtierd inside json-glib. */
+static void test_greeting_deep(void **state)
+{
+	GString *s = g_string_new("{\"QMP\":");
+	g_autoptr(GError) e = NULL;
+	g_autofree char *v = NULL;
+
+	(void)state;
+	for (unsigned int i = 0; i < 100000; i++)
+		g_string_append_c(s, '[');
+	for (unsigned int i = 0; i < 100000; i++)
+		g_string_append_c(s, ']');
+	g_string_append_c(s, '}');
+	assert_false(vt_qmp_parse_greeting(s->str, s->len, &v, &e));
+	assert_non_null(strstr(e->message, "nested deeper than 64"));
+	assert_null(v);
+	g_string_free(s, TRUE);
+}
+
 static void test_memdev(void **state)
 {
 	g_autoptr(JsonNode) good = json(
@@ -290,6 +309,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_greeting),
+		cmocka_unit_test(test_greeting_deep),
 		cmocka_unit_test(test_memdev),
 		cmocka_unit_test(test_ramblocks),
 		cmocka_unit_test(test_mtree),
