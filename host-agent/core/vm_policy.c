@@ -105,7 +105,25 @@ static bool parse_bytes(const char *key, const char *value, uint64_t min, uint64
 	return true;
 }
 
-bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
+/*
+ * Constraints between keys: judged on the whole policy once every key of a
+ * request is applied, never key by key (else "sample_ms=5000 window_ms=10000"
+ * fails while the other order passes).
+ */
+bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error)
+{
+	if (p->sample_ms > p->window_ms) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
+			    G_GUINT64_FORMAT "): lower sample_ms or raise window_ms",
+			    (guint64)p->sample_ms, (guint64)p->window_ms);
+		return false;
+	}
+	return true;
+}
+
+/* One key, checked on its own; cross-key constraints are the caller's. */
+static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
 {
 	struct vt_vm_policy n = *p;
 
@@ -183,12 +201,16 @@ bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value
 			    list);
 		return false;
 	}
-	if (n.sample_ms > n.window_ms) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL,
-			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
-			    G_GUINT64_FORMAT ")", (guint64)n.sample_ms, (guint64)n.window_ms);
+	*p = n;
+	return true;
+}
+
+bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
+{
+	struct vt_vm_policy n = *p;
+
+	if (!set_one(&n, key, value, error) || !vt_vm_policy_check(&n, error))
 		return false;
-	}
 	*p = n;
 	return true;
 }
@@ -212,9 +234,11 @@ bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsign
 			return false;
 		}
 		key = g_strndup(assignments[i], (gsize)(eq - assignments[i]));
-		if (!vt_vm_policy_set(&tmp, key, eq + 1, error))
+		if (!set_one(&tmp, key, eq + 1, error))
 			return false;
 	}
+	if (!vt_vm_policy_check(&tmp, error))
+		return false;
 	*p = tmp;
 	return true;
 }

@@ -139,6 +139,49 @@ static void test_config(void **state)
 	rm_tree(root);
 }
 
+static void test_config_groups(void **state)
+{
+	g_autofree char *root = tree(true, true);
+	struct vt_tiers t;
+
+	(void)state;
+	{
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		assert_true(g_key_file_load_from_data(k, "[tier.dram]\nnodes=0\n[teir.x]\nnodes=1\n",
+						      -1, 0, NULL));
+		assert_false(vt_tiers_discover(&t, root, k, &e));
+		assert_non_null(strstr(e->message, "unknown group [teir.x]"));
+	}
+	{
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		/* ctier groups belong to the compressed-tier parser: accepted here */
+		assert_true(g_key_file_load_from_data(k, "[tier.dram]\nnodes=0\n"
+						      "[ctier.lz4]\ncompressor=lz4\n", -1, 0, NULL));
+		assert_true(vt_tiers_discover(&t, root, k, &e));
+		assert_int_equal(t.nr, 1);
+	}
+	{
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		/* the message shows the bad name printable, never the raw bytes */
+		assert_true(g_key_file_load_from_data(k, "[tier.\xff\xfe]\nnodes=0\n", -1, 0, NULL));
+		assert_false(vt_tiers_discover(&t, root, k, &e));
+		assert_non_null(strstr(e->message, "[tier.??]: bad tier name"));
+		assert_true(g_utf8_validate(e->message, -1, NULL));
+	}
+	assert_true(vt_tier_name_valid("dram"));
+	assert_true(vt_tier_name_valid("cxl-0.slow:x_1"));
+	assert_false(vt_tier_name_valid(""));
+	assert_false(vt_tier_name_valid("a\tb"));
+	assert_false(vt_tier_name_valid("0123456789abcdef0123456789abcdef"));
+	rm_tree(root);
+}
+
 static void test_bad_config(void **state)
 {
 	static const char *const bad[] = {
@@ -150,6 +193,11 @@ static void test_bad_config(void **state)
 		"[tier.a]\nnodes=0\nprice_usd_per_gib=nan\n", "[tier.a]\nnodes=0\nprice_usd_per_gib=\n",
 		"[tier.a]\nnodes=0\ncolour=blue\n", "[tier.]\nnodes=0\n",
 		"[tier.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\nnodes=0\n",
+		/* misspelt or unknown groups are errors, not silently ignored */
+		"[tier.a]\nnodes=0\n[teir.b]\nnodes=1\n", "[daemon]\nx=1\n", "[tiers]\n",
+		/* names that would break JSON replies, logs or tier lists */
+		"[tier.\xff\xfe]\nnodes=0\n", "[tier.caf\xc3\xa9]\nnodes=0\n",
+		"[tier.a b]\nnodes=0\n", "[tier.a,b]\nnodes=0\n", "[tier.a\"b]\nnodes=0\n",
 	};
 	g_autofree char *root = tree(true, true);
 
@@ -197,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_no_tiering_no_hmat),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_config_groups),
 		cmocka_unit_test(test_nodelist),
 	};
 
