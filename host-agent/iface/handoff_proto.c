@@ -102,6 +102,19 @@ static bool is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+bool vt_handoff_name_safe(const char *s)
+{
+	size_t len = strnlen(s, VTIER_HANDOFF_ID_LEN);
+
+	if (!len || len >= VTIER_HANDOFF_ID_LEN || s[0] == '.' || s[0] == '-' || strstr(s, ".."))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
 static bool terminated(const char *s, size_t len)
 {
 	return memchr(s, '\0', len) != NULL;
@@ -153,6 +166,9 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 	if (!terminated(h->vm_name, sizeof(h->vm_name)) ||
 	    !terminated(h->backend_id, sizeof(h->backend_id)) || !h->backend_id[0])
 		return fail(-EBADMSG, err, err_len, "HELLO: VM name or backend id not a string");
+	if (!vt_handoff_name_safe(h->backend_id))
+		return fail(-EBADMSG, err, err_len, "HELLO: backend id is not [A-Za-z0-9._-]{1,63} "
+			    "without a leading '.' or '-' or '..': rename the memory backend");
 	if (!is_pow2(h->page_size) || h->page_size < 4096 || h->page_size > (1ull << 30))
 		return fail(-EBADMSG, err, err_len, "HELLO: page size %llu",
 			    (unsigned long long)h->page_size);

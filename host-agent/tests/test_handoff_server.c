@@ -4,7 +4,11 @@
  * with this test playing QEMU on the other end of a real unix socket: HELLO
  * with fds accepted or refused, POLICY answered with its seq, STATS sent,
  * malformed and out-of-order input closing the connection, and a second
- * connection (QEMU reconnecting) getting a fresh HELLO.
+ * connection (QEMU reconnecting) getting a fresh HELLO. Hostile peers: a
+ * HELLO whose pid, fds, sizes or mapping lie; a QEMU that never reads;
+ * many partial HELLOs; accept() out of fds. QEMU's memory is a real memfd
+ * mapped here with a real userfaultfd registered on it (skip without
+ * userfaultfd).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,16 +19,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/userfaultfd.h>
 
 #include <cmocka.h>
 #include <glib.h>
 
+#include "handoff_peer.h"
 #include "handoff_server.h"
+
+#define MEM_SIZE (1u << 20)
 
 struct agent {
 	struct vt_handoff_server *srv;
@@ -46,7 +59,66 @@ struct agent {
 	uint32_t n_ranges;
 	uint64_t first_gpa;
 	struct vt_handoff_conn *conn;
+	int dropped;
+	char dropped_why[128];
+	GArray *mems;		/* struct qemu_mem: QEMU's memory, unmapped at teardown */
 };
+
+/* One memory backend as QEMU holds it: memfd, shared mapping, registered uffd. */
+struct qemu_mem {
+	int memfd;
+	int uffd;
+	void *map;
+	size_t size;
+};
+
+static int new_uffd(void)
+{
+	struct uffdio_api api = {
+		.api = UFFD_API,
+		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
+	};
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd >= 0 && ioctl(uffd, UFFDIO_API, &api)) {
+		close(uffd);
+		return -1;
+	}
+	return uffd;
+}
+
+/* Map a new @size memfd and register a new userfaultfd on it (if @reg). */
+static struct qemu_mem *qemu_mem_new(struct agent *a, size_t size, bool reg)
+{
+	struct qemu_mem m = { .size = size };
+	struct uffdio_register r;
+
+	m.memfd = memfd_create("qemu-ram", MFD_CLOEXEC);
+	assert_true(m.memfd >= 0);
+	assert_int_equal(ftruncate(m.memfd, (off_t)size), 0);
+	m.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
+	assert_true(m.map != MAP_FAILED);
+	m.uffd = new_uffd();
+	assert_true(m.uffd >= 0);
+	if (reg) {
+		r = (struct uffdio_register) {
+			.range = { (uintptr_t)m.map, size },
+			.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+		};
+		assert_int_equal(ioctl(m.uffd, UFFDIO_REGISTER, &r), 0);
+	}
+	g_array_append_val(a->mems, m);
+	return &g_array_index(a->mems, struct qemu_mem, a->mems->len - 1);
+}
+
+static void on_dropped(struct vt_handoff_conn *conn, const char *why, void *opaque)
+{
+	struct agent *a = opaque;
+
+	(void)conn;
+	a->dropped++;
+	g_strlcpy(a->dropped_why, why, sizeof(a->dropped_why));
+}
 
 static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 		    int memfd, int uffd, char *msg, void *opaque)
@@ -121,12 +193,22 @@ static const struct vt_handoff_ops ops = {
 	.migration = on_migration,
 	.ranges = on_ranges,
 	.closed = on_closed,
+	.dropped = on_dropped,
 };
 
 static int setup(void **state)
 {
-	struct agent *a = g_new0(struct agent, 1);
+	struct agent *a;
+	int uffd = new_uffd();
 
+	if (uffd < 0) {
+		fprintf(stderr, "# skip: no userfaultfd with shmem missing + write-protect: %s\n",
+			strerror(errno));
+		skip();
+	}
+	close(uffd);
+	a = g_new0(struct agent, 1);
+	a->mems = g_array_new(FALSE, TRUE, sizeof(struct qemu_mem));
 	a->memfd = a->uffd = -1;
 	strcpy(a->dir, "/tmp/test-handoff-XXXXXX");
 	assert_non_null(mkdtemp(a->dir));
@@ -148,6 +230,14 @@ static int teardown(void **state)
 		close(a->memfd);
 	if (a->uffd >= 0)
 		close(a->uffd);
+	for (unsigned int i = 0; i < a->mems->len; i++) {
+		struct qemu_mem *m = &g_array_index(a->mems, struct qemu_mem, i);
+
+		munmap(m->map, m->size);
+		close(m->memfd);
+		close(m->uffd);
+	}
+	g_array_free(a->mems, TRUE);
 	g_main_context_unref(a->ctx);
 	g_free(a);
 	return 0;
@@ -238,23 +328,36 @@ static bool qemu_sees_eof(struct agent *a, int fd)
 	return !qemu_recv(a, fd, &hdr, payload, sizeof(payload));
 }
 
-static void send_hello(int fd, const char *id, uint64_t generation)
+/* A truthful HELLO for @m: this process is QEMU. */
+static struct vtier_handoff_hello hello_for(const struct qemu_mem *m, const char *id,
+					    uint64_t generation)
 {
 	struct vtier_handoff_hello h = {
 		.flags = VTIER_HELLO_F_WP | (generation > 1 ? VTIER_HELLO_F_RECONNECT : 0),
-		.size_bytes = 1 << 20,
+		.size_bytes = m->size,
 		.page_size = 4096,
-		.hva = 0x7f0000000000ull,
+		.hva = (uintptr_t)m->map,
 		.generation = generation,
+		.qemu_pid = (uint32_t)getpid(),
 	};
-	int fds[2];
 
 	g_strlcpy(h.backend_id, id, sizeof(h.backend_id));
-	fds[0] = memfd_create("mem", MFD_CLOEXEC);
-	fds[1] = memfd_create("not-a-uffd", MFD_CLOEXEC);
-	qemu_send(fd, VTIER_HANDOFF_HELLO, 1, &h, sizeof(h), fds, 2);
-	close(fds[0]);
-	close(fds[1]);
+	return h;
+}
+
+static void send_hello_fds(int fd, const struct vtier_handoff_hello *h, int memfd, int uffd)
+{
+	int fds[2] = { memfd, uffd };
+
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 1, h, sizeof(*h), fds, 2);
+}
+
+static void send_hello(struct agent *a, int fd, const char *id, uint64_t generation)
+{
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, true);
+	struct vtier_handoff_hello h = hello_for(m, id, generation);
+
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
 }
 
 static void test_hello_accepted(void **state)
@@ -265,7 +368,7 @@ static void test_hello_accepted(void **state)
 	struct stat st;
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
 	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
 	assert_int_equal(hdr.seq, 1);
@@ -291,7 +394,7 @@ static void test_hello_refused(void **state)
 	int fd = qemu_connect(a);
 
 	a->refuse = ENOSPC;
-	send_hello(fd, "mem1", 1);
+	send_hello(a, fd, "mem1", 1);
 	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
 	assert_int_equal(reply.status, -ENOSPC);
 	assert_string_equal(reply.message, "no room for mem1");
@@ -312,7 +415,7 @@ static void test_policy_and_stats(void **state)
 	const struct vtier_handoff_policy_reply *reply = (const void *)buf;
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 
 	qemu_send(fd, VTIER_HANDOFF_POLICY, 77, &policy, sizeof(policy), NULL, 0);
@@ -386,7 +489,7 @@ static void test_bad_input_closes(void **state)
 
 	/* Fds on a message that carries none: closed, and the fds not leaked. */
 	fd = qemu_connect(a);
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	for (int i = 0; i < 3; i++)
 		fds[i] = memfd_create("extra", MFD_CLOEXEC);
@@ -430,7 +533,7 @@ static void test_ranges_update(void **state)
 	};
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	qemu_send(fd, VTIER_HANDOFF_RANGES, 2, &m, sizeof(m), NULL, 0);
 	spin(a, 20);
@@ -453,18 +556,18 @@ static void test_reconnect_is_a_new_hello(void **state)
 	uint8_t buf[512];
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	close(fd);
 	spin(a, 20);
 	fd = qemu_connect(a);
-	send_hello(fd, "mem0", 2);
+	send_hello(a, fd, "mem0", 2);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	assert_int_equal(((struct vtier_handoff_hello_reply *)buf)->status, 0);
 	assert_int_equal(a->hellos, 2);
 	assert_int_equal(a->generation, 2);
 	/* A second HELLO on the same connection is a protocol error. */
-	send_hello(fd, "mem0", 3);
+	send_hello(a, fd, "mem0", 3);
 	assert_true(qemu_sees_eof(a, fd));
 	close(fd);
 }
