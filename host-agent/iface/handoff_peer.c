@@ -58,8 +58,8 @@ int vt_proc_start_time(pid_t pid, uint64_t *start_time)
 	p = strrchr(buf, ')');
 	if (!p)
 		return -EIO;
-	/* now at field 3; field 22 is 19 fields further */
-	for (int field = 3; field < 22; field++) {
+	/* the space before field N + 1 is the N-th one after ')' */
+	for (int field = 2; field < 22; field++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
 			return -EIO;
