@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Synchronous QMP client with deadlines, and strict parsers for its replies. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <glib-unix.h>
 
 #include "json_guard.h"
 #include "qmp_client.h"
@@ -290,6 +293,49 @@ fail:
 	return NULL;
 }
 
+/*
+ * One line the peer sent while we wait for the reply to @cmd (@id): 0 an
+ * event (keep waiting), 1 the reply (its "return" in @ret), -1 an error.
+ * Peer text in errors is made printable.
+ */
+static int check_reply(const char *data, size_t len, const char *cmd, const char *id,
+		       JsonNode **ret, GError **error)
+{
+	g_autoptr(JsonNode) msg = parse_object(data, len, error);
+	JsonObject *o, *err;
+	JsonNode *r;
+	const char *rid;
+
+	if (!msg)
+		return -1;
+	o = json_node_get_object(msg);
+	if (json_object_has_member(o, "event"))
+		return 0;
+	rid = get_str(o, "id");
+	if (!rid || strcmp(rid, id) != 0) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply with unexpected id", cmd);
+		return -1;
+	}
+	err = get_object(o, "error");
+	if (err) {
+		const char *desc = get_str(err, "desc");
+		char shown[200];
+
+		vt_text_printable(shown, sizeof(shown), desc ? desc : "error without description",
+				  desc ? strlen(desc) : 24);
+		g_set_error(error, VT_QMP_ERROR, EREMOTEIO, "QMP %s: %s", cmd, shown);
+		return -1;
+	}
+	r = json_object_get_member(o, "return");
+	if (!r) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply without 'return'", cmd);
+		return -1;
+	}
+	if (ret)
+		*ret = json_node_copy(r);
+	return 1;
+}
+
 bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode **ret,
 		    GError **error)
 {
@@ -317,41 +363,13 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 	if (!write_all(q, text, strlen(text), error) || !write_all(q, "\n", 1, error))
 		return false;
 	for (;;) {
-		g_autoptr(JsonNode) msg = NULL;
-		JsonObject *o, *err;
-		JsonNode *r;
-		const char *rid;
+		int r;
 
 		if (!read_line(q, deadline, line, error))
 			return false;
-		msg = parse_object(line->str, line->len, error);
-		if (!msg)
-			return false;
-		o = json_node_get_object(msg);
-		if (json_object_has_member(o, "event"))
-			continue;
-		rid = get_str(o, "id");
-		if (!rid || strcmp(rid, id) != 0) {
-			g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply with unexpected id",
-				    cmd);
-			return false;
-		}
-		err = get_object(o, "error");
-		if (err) {
-			const char *desc = get_str(err, "desc");
-
-			g_set_error(error, VT_QMP_ERROR, EREMOTEIO, "QMP %s: %s", cmd,
-				    desc ? desc : "error without description");
-			return false;
-		}
-		r = json_object_get_member(o, "return");
-		if (!r) {
-			g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply without 'return'", cmd);
-			return false;
-		}
-		if (ret)
-			*ret = json_node_copy(r);
-		return true;
+		r = check_reply(line->str, line->len, cmd, id, ret, error);
+		if (r)
+			return r > 0;
 	}
 }
 
@@ -529,8 +547,11 @@ bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error)
 		    !parse_hex(w->pdata[5], &rb.total) || !parse_hex(w->pdata[6], &rb.hva) ||
 		    (strcmp(w->pdata[7], "rw") != 0 && strcmp(w->pdata[7], "ro") != 0) ||
 		    rb.used > rb.total || rb.hva + rb.used < rb.hva) {
+			char shown[81];
+
 			g_set_error(error, VT_QMP_ERROR, EPROTO,
-				    "x-query-ramblock: malformed line %u: '%.80s'", i + 1, lines[i]);
+				    "x-query-ramblock: malformed line %u: '%s'", i + 1,
+				    vt_text_printable(shown, sizeof(shown), lines[i], strlen(lines[i])));
 			return false;
 		}
 		g_strlcpy(rb.name, w->pdata[0], sizeof(rb.name));
@@ -585,8 +606,10 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 			continue;
 		dash = strchr(l, '-');
 		if (!dash || dash - l != 16 || strncmp(dash + 17, " (prio ", 7) != 0) {
-			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: malformed line %u: '%.80s'",
-				    i + 1, l);
+			char shown[81];
+
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: malformed line %u: '%s'",
+				    i + 1, vt_text_printable(shown, sizeof(shown), l, strlen(l)));
 			return false;
 		}
 		*dash = '\0';
@@ -643,4 +666,186 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Asynchronous connect: the same steps as vt_qmp_connect(), each one run
+ * when the socket is ready, on @ctx; a deadline timer ends it.
+ */
+enum connect_step { STEP_GREETING, STEP_CAPABILITIES };
+
+struct vt_qmp_connecting {
+	struct vt_qmp *q;
+	char *path;
+	enum connect_step step;
+	GSource *io;
+	GSource *timer;
+	vt_qmp_connect_cb cb;
+	void *user;
+};
+
+static void connecting_free(struct vt_qmp_connecting *op)
+{
+	if (op->io) {
+		g_source_destroy(op->io);
+		g_source_unref(op->io);
+	}
+	if (op->timer) {
+		g_source_destroy(op->timer);
+		g_source_unref(op->timer);
+	}
+	vt_qmp_free(op->q);
+	g_free(op->path);
+	g_free(op);
+}
+
+/* Hand the result to the callback (from the main loop) and free @op. */
+static void connecting_done(struct vt_qmp_connecting *op, GError *error)
+{
+	struct vt_qmp *q = NULL;
+
+	if (!error) {
+		q = g_steal_pointer(&op->q);
+		/* the synchronous calls that follow poll with deadlines on a blocking fd */
+		fcntl(q->fd, F_SETFL, fcntl(q->fd, F_GETFL) & ~O_NONBLOCK);
+	} else {
+		g_prefix_error(&error, "%s: ", op->path);
+	}
+	op->cb(q, error, op->user);
+	connecting_free(op);
+}
+
+static gboolean connecting_timeout(gpointer data)
+{
+	struct vt_qmp_connecting *op = data;
+	GError *e = g_error_new(VT_QMP_ERROR, ETIMEDOUT, "no %s within %d ms (not a QEMU QMP "
+				"socket, or QEMU is stuck)", op->step == STEP_GREETING ?
+				"QMP greeting" : "answer to qmp_capabilities", op->q->timeout_ms);
+
+	connecting_done(op, e);
+	return G_SOURCE_REMOVE;
+}
+
+/* Take one complete line out of q->buf, if there is one. */
+static bool take_line(struct vt_qmp *q, GString *line)
+{
+	char *nl = memchr(q->buf->str, '\n', q->buf->len);
+
+	if (!nl)
+		return false;
+	g_string_assign(line, "");
+	g_string_append_len(line, q->buf->str, nl - q->buf->str);
+	g_string_erase(q->buf, 0, nl - q->buf->str + 1);
+	return true;
+}
+
+static gboolean connecting_ready(gint fd, GIOCondition cond, gpointer data)
+{
+	struct vt_qmp_connecting *op = data;
+	struct vt_qmp *q = op->q;
+	g_autoptr(GString) line = g_string_new(NULL);
+	GError *e = NULL;
+	char tmp[65536];
+	ssize_t n;
+
+	(void)cond;
+	n = recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	if (n <= 0) {
+		e = g_error_new(VT_QMP_ERROR, n ? errno : ECONNRESET, "QMP: %s",
+				n ? g_strerror(errno) : "peer closed the connection");
+		goto done;
+	}
+	g_string_append_len(q->buf, tmp, n);
+	while (take_line(q, line)) {
+		if (op->step == STEP_GREETING) {
+			static const char caps[] = "{\"execute\":\"qmp_capabilities\",\"id\":\"vtier-1\"}\n";
+
+			if (!vt_qmp_parse_greeting(line->str, line->len, &q->version, &e)) {
+				if (!strstr(e->message, "not a QEMU"))
+					g_prefix_error(&e, "not a QEMU QMP socket: ");
+				goto done;
+			}
+			/* a fresh socket's buffer takes these few bytes whole */
+			if (send(fd, caps, sizeof(caps) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+			    (ssize_t)sizeof(caps) - 1) {
+				e = g_error_new(VT_QMP_ERROR, errno ? errno : EIO, "QMP: write: %s",
+						g_strerror(errno));
+				goto done;
+			}
+			q->next_id = 1;
+			op->step = STEP_CAPABILITIES;
+		} else {
+			int r = check_reply(line->str, line->len, "qmp_capabilities", "vtier-1", NULL,
+					    &e);
+
+			if (r)
+				goto done;	/* replied (e NULL) or failed */
+		}
+	}
+	if (q->buf->len > VT_QMP_MAX_LINE) {
+		e = g_error_new(VT_QMP_ERROR, E2BIG, "QMP: line longer than %d bytes", VT_QMP_MAX_LINE);
+		goto done;
+	}
+	return G_SOURCE_CONTINUE;
+done:
+	g_source_unref(op->io);
+	op->io = NULL;		/* returning REMOVE destroys it */
+	connecting_done(op, e);
+	return G_SOURCE_REMOVE;
+}
+
+struct vt_qmp_connecting *vt_qmp_connect_async(const char *path, int timeout_ms, GMainContext *ctx,
+					       vt_qmp_connect_cb cb, void *user, GError **error)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct vt_qmp_connecting *op;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	struct vt_qmp *q;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		g_set_error(error, VT_QMP_ERROR, ENAMETOOLONG, "QMP socket path too long: %s", path);
+		return NULL;
+	}
+	strcpy(sa.sun_path, path);
+	q = g_new0(struct vt_qmp, 1);
+	q->buf = g_string_new(NULL);
+	q->timeout_ms = timeout_ms;
+	/* a unix connect() completes at once or fails (EAGAIN: backlog full) */
+	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		g_set_error(error, VT_QMP_ERROR, e, "cannot connect to QMP socket %s: %s%s", path,
+			    g_strerror(e), e == EAGAIN ? " (its backlog is full: QEMU is stuck)" : "");
+		vt_qmp_free(q);
+		return NULL;
+	}
+	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.pid <= 0) {
+		g_set_error(error, VT_QMP_ERROR, errno ? errno : ESRCH,
+			    "%s: cannot learn the peer's pid (SO_PEERCRED)", path);
+		vt_qmp_free(q);
+		return NULL;
+	}
+	q->pid = cred.pid;
+	op = g_new0(struct vt_qmp_connecting, 1);
+	op->q = q;
+	op->path = g_strdup(path);
+	op->cb = cb;
+	op->user = user;
+	op->io = g_unix_fd_source_new(q->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+	g_source_set_callback(op->io, G_SOURCE_FUNC(connecting_ready), op, NULL);
+	g_source_attach(op->io, ctx);
+	op->timer = g_timeout_source_new((guint)timeout_ms);
+	g_source_set_callback(op->timer, connecting_timeout, op, NULL);
+	g_source_attach(op->timer, ctx);
+	return op;
+}
+
+void vt_qmp_connect_cancel(struct vt_qmp_connecting *op)
+{
+	if (op)
+		connecting_free(op);
 }

@@ -47,6 +47,23 @@ struct vt_gpa_range {
 /* Connect, check the greeting is QEMU's, negotiate capabilities. */
 struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error);
 void vt_qmp_free(struct vt_qmp *q);
+
+/*
+ * The same, without blocking the main loop: connect now (errors that are
+ * known at once, like ENOENT or ECONNREFUSED, are returned here with NULL),
+ * then read the greeting, check it, negotiate capabilities as the socket
+ * becomes ready on @ctx (NULL: the default context), within @timeout_ms.
+ * @cb runs once on @ctx: with the connected client (the callee owns it) and
+ * NULL, or with NULL and an error (the callee owns it; ETIMEDOUT for a
+ * silent peer, EPROTO for one that is not QEMU). Returns a handle for
+ * vt_qmp_connect_cancel(), valid until @cb runs.
+ */
+typedef void (*vt_qmp_connect_cb)(struct vt_qmp *q, GError *error, void *user);
+struct vt_qmp_connecting;
+struct vt_qmp_connecting *vt_qmp_connect_async(const char *path, int timeout_ms, GMainContext *ctx,
+					       vt_qmp_connect_cb cb, void *user, GError **error);
+/* Stop a connect in progress; its callback never runs. */
+void vt_qmp_connect_cancel(struct vt_qmp_connecting *op);
 /* The peer's pid (SO_PEERCRED), i.e. the QEMU process. */
 pid_t vt_qmp_peer_pid(const struct vt_qmp *q);
 int vt_qmp_fd(const struct vt_qmp *q);
