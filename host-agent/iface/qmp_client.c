@@ -418,7 +418,9 @@ bool vt_qmp_parse_memdev(JsonNode *ret, GArray *out, GError **error)
 				    "query-memdev: element %u lacks size or policy", i);
 			return false;
 		}
-		if (!id || !*id || strlen(id) >= sizeof(m.id)) {
+		/* ids end up in replies and logs: QEMU's own are [A-Za-z][A-Za-z0-9_.-]* */
+		if (!id || !*id || strlen(id) >= sizeof(m.id) || !vt_text_is_printable(id) ||
+		    !vt_text_is_printable(policy)) {
 			g_set_error(error, VT_QMP_ERROR, EPROTO,
 				    "query-memdev: element %u has no usable id", i);
 			return false;
@@ -542,6 +544,7 @@ bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error)
 				g_ptr_array_add(w, f[j]);
 		/* name psize unit offset used total hva ro */
 		if (w->len != 8 || strlen(w->pdata[0]) >= sizeof(rb.name) ||
+		    !vt_text_is_printable(w->pdata[0]) ||
 		    !parse_psize(w->pdata[1], w->pdata[2], &rb.page_size) ||
 		    !parse_hex(w->pdata[3], &rb.offset) || !parse_hex(w->pdata[4], &rb.used) ||
 		    !parse_hex(w->pdata[5], &rb.total) || !parse_hex(w->pdata[6], &rb.hva) ||
@@ -649,7 +652,7 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 			if (sp)
 				*sp = '\0';
 		}
-		if (!*name || strlen(name) >= sizeof(r.region)) {
+		if (!*name || strlen(name) >= sizeof(r.region) || !vt_text_is_printable(name)) {
 			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: bad region name on line %u",
 				    i + 1);
 			return false;

@@ -84,6 +84,10 @@ static void test_memdev(void **state)
 		"[{\"size\":\"1\",\"policy\":\"default\",\"id\":\"a\"}]",
 		"[{\"size\":1,\"policy\":\"default\"}]",
 		"[{\"size\":1,\"policy\":\"default\",\"id\":\"\"}]",
+		/* ids and policies reach replies and logs: printable ASCII only */
+		"[{\"size\":1,\"policy\":\"default\",\"id\":\"a\\u0007b\"}]",
+		"[{\"size\":1,\"policy\":\"default\",\"id\":\"caf\\u00e9\"}]",
+		"[{\"size\":1,\"policy\":\"def\\nault\",\"id\":\"a\"}]",
 	};
 	g_autoptr(GArray) m = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
 
@@ -128,6 +132,8 @@ static void test_ramblocks(void **state)
 		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x1000 0x1000 0x1000 rx\n",
 		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x1000 0x1000 0xfffffffffffff000 rw\n",
 		"Block Name PSize Offset Used Total HVA RO\n ram 0 KiB 0x0 0x1000 0x1000 0x1000 rw\n",
+		/* a block name that is not printable ASCII */
+		"Block Name PSize Offset Used Total HVA RO\n r\xc3\xa9m 4 KiB 0x0 0x1000 0x1000 0x1000 rw\n",
 	};
 	g_autoptr(GArray) rb = g_array_new(FALSE, TRUE, sizeof(struct vt_ramblock));
 
@@ -145,6 +151,16 @@ static void test_ramblocks(void **state)
 
 		if (vt_qmp_parse_ramblocks(bad[i], a, &e))
 			fail_msg("accepted ramblocks %s", bad[i]);
+	}
+	{
+		/* the error quotes 80 bytes of the line: never half a UTF-8 character */
+		g_autofree char *name = g_strnfill(79, 'a');
+		g_autofree char *text = g_strdup_printf("Block Name PSize Offset Used Total HVA RO\n"
+							"%s\xc3\xa9 4 KiB 0x0 0x1 0x1 0x1 rx\n", name);
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_qmp_parse_ramblocks(text, rb, &e));
+		assert_true(g_utf8_validate(e->message, -1, NULL));
 	}
 	assert_false(vt_qmp_parse_ramblocks(NULL, rb, NULL));
 }
