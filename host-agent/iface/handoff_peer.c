@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,20 +21,8 @@
 
 #include <glib.h>
 
+#include "errbuf.h"
 #include "handoff_peer.h"
-
-__attribute__((format(printf, 4, 5)))
-static int fail(int ret, char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_len) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 int vt_proc_start_time(pid_t pid, uint64_t *start_time)
 {
@@ -157,27 +144,27 @@ int vt_handoff_check_fds(const struct vtier_handoff_hello *h, const struct vt_ha
 	int ret;
 
 	if (!peer->pid || h->qemu_pid != (uint32_t)peer->pid)
-		return fail(-EPERM, err, err_len, "HELLO says qemu_pid %u, the socket's peer is "
-			    "pid %d: send getpid()", h->qemu_pid, (int)peer->pid);
+		return vt_err_set(-EPERM, err, err_len, "HELLO says qemu_pid %u, the socket's peer is "
+			          "pid %d: send getpid()", h->qemu_pid, (int)peer->pid);
 	if (fstat(memfd, &st) || !S_ISREG(st.st_mode) || fstatfs(memfd, &sfs) ||
 	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != HUGETLBFS_MAGIC))
-		return fail(-EBADF, err, err_len,
-			    "fd 0 is not a memfd or tmpfs/hugetlbfs file: hand over the backend's fd");
+		return vt_err_set(-EBADF, err, err_len,
+			          "fd 0 is not a memfd or tmpfs/hugetlbfs file: hand over the backend's fd");
 	if (h->fd_offset > UINT64_MAX - h->size_bytes || st.st_size < 0 ||
 	    (uint64_t)st.st_size < h->fd_offset + h->size_bytes)
-		return fail(-ERANGE, err, err_len, "memfd of %lld bytes is smaller than fd_offset "
-			    "%" PRIu64 " + size_bytes %" PRIu64, (long long)st.st_size,
-			    h->fd_offset, h->size_bytes);
+		return vt_err_set(-ERANGE, err, err_len, "memfd of %lld bytes is smaller than fd_offset "
+			          "%" PRIu64 " + size_bytes %" PRIu64, (long long)st.st_size,
+			          h->fd_offset, h->size_bytes);
 	if (!is_userfaultfd(uffd))
-		return fail(-EBADF, err, err_len, "fd 1 is not a userfaultfd");
+		return vt_err_set(-EBADF, err, err_len, "fd 1 is not a userfaultfd");
 	ret = check_mapping(peer->pid, &st, h->hva, h->size_bytes, h->fd_offset);
 	if (ret == -EACCES)
-		return fail(ret, err, err_len, "cannot read /proc/%d/maps: run the agent as root "
-			    "or as QEMU's user", (int)peer->pid);
+		return vt_err_set(ret, err, err_len, "cannot read /proc/%d/maps: run the agent as root "
+			          "or as QEMU's user", (int)peer->pid);
 	if (ret)
-		return fail(ret, err, err_len, "hva 0x%" PRIx64 "+%" PRIu64 " is not pid %d's "
-			    "shared mapping of the memfd at fd_offset", h->hva, h->size_bytes,
-			    (int)peer->pid);
+		return vt_err_set(ret, err, err_len, "hva 0x%" PRIx64 "+%" PRIu64 " is not pid %d's "
+			          "shared mapping of the memfd at fd_offset", h->hva, h->size_bytes,
+			          (int)peer->pid);
 	/*
 	 * Registering again with the same userfaultfd and modes changes nothing;
 	 * another userfaultfd on the range gives EBUSY, an unusable range EINVAL.
@@ -188,9 +175,9 @@ int vt_handoff_check_fds(const struct vtier_handoff_hello *h, const struct vt_ha
 	};
 	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
 		ret = -errno;
-		return fail(ret == -EBUSY ? ret : -EBADF, err, err_len,
-			    "the userfaultfd is not registered on hva 0x%" PRIx64 ": %s", h->hva,
-			    g_strerror(-ret));
+		return vt_err_set(ret == -EBUSY ? ret : -EBADF, err, err_len,
+			          "the userfaultfd is not registered on hva 0x%" PRIx64 ": %s", h->hva,
+			          g_strerror(-ret));
 	}
 	return 0;
 }

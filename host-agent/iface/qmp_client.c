@@ -119,43 +119,6 @@ static bool write_all(struct vt_qmp *q, const char *data, size_t len, GError **e
 	return true;
 }
 
-bool vt_json_single_object(const char *data, size_t len)
-{
-	size_t i = 0;
-	int depth = 0;
-	bool in_str = false, esc = false;
-
-	while (i < len && g_ascii_isspace(data[i]))
-		i++;
-	if (i == len || data[i] != '{')
-		return false;
-	for (; i < len; i++) {
-		char c = data[i];
-
-		if (in_str) {
-			if (esc)
-				esc = false;
-			else if (c == '\\')
-				esc = true;
-			else if (c == '"')
-				in_str = false;
-			continue;
-		}
-		if (c == '"')
-			in_str = true;
-		else if (c == '{' || c == '[')
-			depth++;
-		else if ((c == '}' || c == ']') && --depth == 0)
-			break;
-	}
-	if (i == len)
-		return false;
-	for (i++; i < len; i++)
-		if (!g_ascii_isspace(data[i]))
-			return false;
-	return true;
-}
-
 static JsonNode *parse_object(const char *data, size_t len, GError **error)
 {
 	g_autoptr(JsonParser) parser = json_parser_new();
@@ -241,14 +204,17 @@ bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError 
 	return true;
 }
 
-struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
+/*
+ * Connect to @path and learn the peer's pid: the first steps of both
+ * connects. A unix connect() completes at once or fails (EAGAIN: the
+ * backlog is full), also on a non-blocking socket.
+ */
+static struct vt_qmp *qmp_open(const char *path, int timeout_ms, int sock_flags, GError **error)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	g_autoptr(GString) line = g_string_new(NULL);
 	struct vt_qmp *q;
-	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		g_set_error(error, VT_QMP_ERROR, ENAMETOOLONG, "QMP socket path too long: %s", path);
@@ -258,20 +224,34 @@ struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
 	q = g_new0(struct vt_qmp, 1);
 	q->buf = g_string_new(NULL);
 	q->timeout_ms = timeout_ms;
-	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | sock_flags, 0);
 	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
-		g_set_error(error, VT_QMP_ERROR, e, "cannot connect to QMP socket %s: %s", path,
-			    g_strerror(e));
-		goto fail;
+		g_set_error(error, VT_QMP_ERROR, e, "cannot connect to QMP socket %s: %s%s", path,
+			    g_strerror(e), e == EAGAIN ? " (its backlog is full: QEMU is stuck)" : "");
+		vt_qmp_free(q);
+		return NULL;
 	}
 	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.pid <= 0) {
 		g_set_error(error, VT_QMP_ERROR, errno ? errno : ESRCH,
 			    "%s: cannot learn the peer's pid (SO_PEERCRED)", path);
-		goto fail;
+		vt_qmp_free(q);
+		return NULL;
 	}
 	q->pid = cred.pid;
+	return q;
+}
+
+struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
+{
+	g_autoptr(GString) line = g_string_new(NULL);
+	struct vt_qmp *q;
+	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+
+	q = qmp_open(path, timeout_ms, 0, error);
+	if (!q)
+		return NULL;
 	if (!read_line(q, deadline, line, error)) {
 		g_prefix_error(error, "%s: no QMP greeting (not a QEMU QMP socket, or QEMU is "
 			       "stuck): ", path);
@@ -802,37 +782,11 @@ done:
 struct vt_qmp_connecting *vt_qmp_connect_async(const char *path, int timeout_ms, GMainContext *ctx,
 					       vt_qmp_connect_cb cb, void *user, GError **error)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct vt_qmp_connecting *op;
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	struct vt_qmp *q;
+	struct vt_qmp *q = qmp_open(path, timeout_ms, SOCK_NONBLOCK, error);
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		g_set_error(error, VT_QMP_ERROR, ENAMETOOLONG, "QMP socket path too long: %s", path);
+	if (!q)
 		return NULL;
-	}
-	strcpy(sa.sun_path, path);
-	q = g_new0(struct vt_qmp, 1);
-	q->buf = g_string_new(NULL);
-	q->timeout_ms = timeout_ms;
-	/* a unix connect() completes at once or fails (EAGAIN: backlog full) */
-	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-
-		g_set_error(error, VT_QMP_ERROR, e, "cannot connect to QMP socket %s: %s%s", path,
-			    g_strerror(e), e == EAGAIN ? " (its backlog is full: QEMU is stuck)" : "");
-		vt_qmp_free(q);
-		return NULL;
-	}
-	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.pid <= 0) {
-		g_set_error(error, VT_QMP_ERROR, errno ? errno : ESRCH,
-			    "%s: cannot learn the peer's pid (SO_PEERCRED)", path);
-		vt_qmp_free(q);
-		return NULL;
-	}
-	q->pid = cred.pid;
 	op = g_new0(struct vt_qmp_connecting, 1);
 	op->q = q;
 	op->path = g_strdup(path);

@@ -14,6 +14,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "json_guard.h"	/* vt_json_single_object(), vt_json_check_depth() */
+
 #define VT_QMP_MAX_LINE (1 << 20)
 
 struct vt_qmp;
@@ -74,11 +76,6 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 /* Read and drop what the peer sent (events). False when the peer is gone. */
 bool vt_qmp_drain(struct vt_qmp *q, GError **error);
 
-/*
- * Is [data, data+len) exactly one JSON object, with only whitespace around it?
- * json-glib accepts "{}{}" and keeps one; the protocols here take one object.
- */
-bool vt_json_single_object(const char *data, size_t len);
 
 /* Parsers (also used by the fuzz target). */
 bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError **error);

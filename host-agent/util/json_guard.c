@@ -5,29 +5,47 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include <glib.h>
+
 #include "json_guard.h"
+
+/* Where a scan is: inside a string (after a backslash) or not. */
+struct json_scan {
+	bool in_str;
+	bool esc;
+};
+
+/* Feed @c; true when it is outside any string (a structural byte or space). */
+static bool scan_outside(struct json_scan *s, char c)
+{
+	if (s->in_str) {
+		if (s->esc)
+			s->esc = false;
+		else if (c == '\\')
+			s->esc = true;
+		else if (c == '"')
+			s->in_str = false;
+		return false;
+	}
+	if (c == '"') {
+		s->in_str = true;
+		return false;
+	}
+	return true;
+}
 
 int vt_json_check_depth(const char *data, size_t len, unsigned int max_depth, char *err,
 			size_t err_len)
 {
+	struct json_scan s = { false, false };
 	unsigned int depth = 0;
-	bool in_str = false, esc = false;
 
 	for (size_t i = 0; i < len; i++) {
 		char c = data[i];
 
-		if (in_str) {
-			if (esc)
-				esc = false;
-			else if (c == '\\')
-				esc = true;
-			else if (c == '"')
-				in_str = false;
+		if (!scan_outside(&s, c))
 			continue;
-		}
-		if (c == '"') {
-			in_str = true;
-		} else if (c == '{' || c == '[') {
+		if (c == '{' || c == '[') {
 			if (++depth > max_depth) {
 				if (err && err_len)
 					snprintf(err, err_len, "JSON nested deeper than %u levels at "
@@ -39,6 +57,34 @@ int vt_json_check_depth(const char *data, size_t len, unsigned int max_depth, ch
 		}
 	}
 	return 0;
+}
+
+bool vt_json_single_object(const char *data, size_t len)
+{
+	struct json_scan s = { false, false };
+	size_t i = 0;
+	long depth = 0;
+
+	while (i < len && g_ascii_isspace(data[i]))
+		i++;
+	if (i == len || data[i] != '{')
+		return false;
+	for (; i < len; i++) {
+		char c = data[i];
+
+		if (!scan_outside(&s, c))
+			continue;
+		if (c == '{' || c == '[')
+			depth++;
+		else if ((c == '}' || c == ']') && --depth == 0)
+			break;
+	}
+	if (i == len)
+		return false;
+	for (i++; i < len; i++)
+		if (!g_ascii_isspace(data[i]))
+			return false;
+	return true;
 }
 
 char *vt_text_printable(char *dst, size_t dst_len, const char *src, size_t src_len)

@@ -27,6 +27,12 @@ int vt_json_check_depth(const char *data, size_t len, unsigned int max_depth, ch
 			size_t err_len);
 
 /*
+ * Is [data, data+len) exactly one JSON object, with only whitespace around it?
+ * json-glib accepts "{}{}" and keeps one; the protocols here take one object.
+ */
+bool vt_json_single_object(const char *data, size_t len);
+
+/*
  * Copy @src (up to @src_len bytes, stops at NUL) into @dst of @dst_len
  * bytes (NUL-terminated), replacing every byte that is not printable ASCII
  * (control characters, DEL, bytes >= 0x80, including valid UTF-8) by '?'.
