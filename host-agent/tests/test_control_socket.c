@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -22,6 +21,7 @@
 #include <cmocka.h>
 
 #include "control_socket.h"
+#include "emfile_child.h"
 #include "daemon.h"
 
 struct call {
@@ -287,12 +287,6 @@ static void test_silent_reader(void **state)
 	vt_control_server_free(s);
 }
 
-static gboolean stop_cb(gpointer data)
-{
-	(void)data;
-	return G_SOURCE_REMOVE;
-}
-
 /*
  * (g) accept() out of fds in a forked child with RLIMIT_NOFILE at its use:
  * 500 ms of the loop must not spin, and the burst is reported once.
@@ -306,31 +300,15 @@ static void test_emfile_backoff(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
-		struct rusage ru0, ru1;
-		struct rlimit rl;
-		gint64 end;
+		int code = 0;
 		long cpu_us;
-		int lowest, code = 0;
 
 		vt_control_server_set_notify(f->s, count_notes, notes);
 		for (int i = 0; i < 4; i++)
 			(void)raw_connect(f->path);	/* queued in the backlog */
-		g_timeout_add(500, stop_cb, NULL);
-		lowest = dup(0);
-		close(lowest);
-		rl.rlim_cur = (rlim_t)lowest;
-		rl.rlim_max = 4096;
-		if (setrlimit(RLIMIT_NOFILE, &rl))
+		if (!emfile_limit_at_use())
 			_exit(10);
-		getrusage(RUSAGE_SELF, &ru0);
-		end = g_get_monotonic_time() + 500000;
-		while (g_get_monotonic_time() < end)
-			g_main_context_iteration(NULL, TRUE);
-		getrusage(RUSAGE_SELF, &ru1);
-		cpu_us = (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1000000L +
-			 (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) +
-			 (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000000L +
-			 (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec);
+		cpu_us = emfile_run_cpu_us(NULL, 500);
 		if (vt_control_server_accept_pauses(f->s) < 2 ||
 		    vt_control_server_accept_pauses(f->s) > 10)
 			code = 11;

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -34,6 +33,7 @@
 #include <cmocka.h>
 #include <glib.h>
 
+#include "emfile_child.h"
 #include "handoff_peer.h"
 #include "handoff_server.h"
 
@@ -902,12 +902,6 @@ static void test_idle_partial(void **state)
  * loop must cost little CPU (it spun at 100%), pause accepting a few times
  * and report the burst once.
  */
-static gboolean stop_cb(gpointer data)
-{
-	(void)data;
-	return G_SOURCE_REMOVE;
-}
-
 static void test_emfile_backoff(void **state)
 {
 	struct agent *a = *state;
@@ -917,35 +911,14 @@ static void test_emfile_backoff(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct rlimit rl;
-		struct rusage ru0, ru1;
-		GSource *stop;
-		gint64 end;
-		int fds[4], maxfd = 0, code = 0;
+		int code = 0;
 		long cpu_us;
 
 		for (int i = 0; i < 4; i++)
-			fds[i] = qemu_connect(a);	/* queued in the backlog */
-		/* the lowest free fd becomes the limit: every accept() fails */
-		maxfd = dup(0);
-		close(maxfd);
-		rl.rlim_cur = (rlim_t)maxfd;
-		rl.rlim_max = 4096;
-		if (setrlimit(RLIMIT_NOFILE, &rl))
+			(void)qemu_connect(a);	/* queued in the backlog */
+		if (!emfile_limit_at_use())
 			_exit(10);
-		getrusage(RUSAGE_SELF, &ru0);
-		/* blocking iterations: a spinning loop returns at once, over and over */
-		end = g_get_monotonic_time() + 500000;
-		stop = g_timeout_source_new(500);
-		g_source_set_callback(stop, stop_cb, NULL, NULL);
-		g_source_attach(stop, a->ctx);
-		while (g_get_monotonic_time() < end)
-			g_main_context_iteration(a->ctx, TRUE);
-		getrusage(RUSAGE_SELF, &ru1);
-		cpu_us = (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1000000L +
-			 (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) +
-			 (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000000L +
-			 (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec);
+		cpu_us = emfile_run_cpu_us(a->ctx, 500);
 		if (vt_handoff_server_accept_pauses(a->srv) < 2 ||
 		    vt_handoff_server_accept_pauses(a->srv) > 10)
 			code = 11;
@@ -957,7 +930,6 @@ static void test_emfile_backoff(void **state)
 			fprintf(stderr, "# child: pauses %u, dropped %d '%s', cpu %ld us\n",
 				vt_handoff_server_accept_pauses(a->srv), a->dropped, a->dropped_why,
 				cpu_us);
-		(void)fds;
 		_exit(code);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -248,6 +248,8 @@ struct peer {
 	char path[108];
 	const char *script;
 	int fd;
+	char *dir;
+	GThread *thread;
 };
 
 static gpointer peer_thread(gpointer data)
@@ -271,21 +273,36 @@ static gpointer peer_thread(gpointer data)
 	return NULL;
 }
 
+static void peer_start(struct peer *p, const char *script)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	p->script = script;
+	p->dir = g_dir_make_tmp("vtier-qmp-XXXXXX", NULL);
+	g_snprintf(p->path, sizeof(p->path), "%s/s", p->dir);
+	strcpy(sa.sun_path, p->path);
+	p->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(p->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(p->fd, 1), 0);
+	p->thread = g_thread_new("peer", peer_thread, p);
+}
+
+static void peer_stop(struct peer *p)
+{
+	g_thread_join(p->thread);
+	close(p->fd);
+	unlink(p->path);
+	rmdir(p->dir);
+	g_free(p->dir);
+}
+
 static void run_peer(const char *script, int expect_code, const char *expect_text)
 {
-	g_autofree char *dir = g_dir_make_tmp("vtier-qmp-XXXXXX", NULL);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct peer p = { .script = script };
+	struct peer p;
 	g_autoptr(GError) e = NULL;
 	struct vt_qmp *q;
-	GThread *t;
 
-	g_snprintf(p.path, sizeof(p.path), "%s/s", dir);
-	strcpy(sa.sun_path, p.path);
-	p.fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_int_equal(bind(p.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(p.fd, 1), 0);
-	t = g_thread_new("peer", peer_thread, &p);
+	peer_start(&p, script);
 	q = vt_qmp_connect(p.path, 500, &e);
 	assert_null(q);
 	assert_non_null(e);
@@ -293,10 +310,7 @@ static void run_peer(const char *script, int expect_code, const char *expect_tex
 		assert_int_equal(e->code, expect_code);
 	if (!strstr(e->message, expect_text))
 		fail_msg("error '%s' lacks '%s'", e->message, expect_text);
-	g_thread_join(t);
-	close(p.fd);
-	unlink(p.path);
-	rmdir(dir);
+	peer_stop(&p);
 }
 
 static void test_not_qemu(void **state)
@@ -361,22 +375,14 @@ static gboolean ticker(gpointer data)
 static void run_async(const char *script, int timeout_ms, int cancel_after_ms,
 		      struct async_result *r)
 {
-	g_autofree char *dir = g_dir_make_tmp("vtier-qmp-XXXXXX", NULL);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct peer p = { .script = script };
 	GMainContext *ctx = g_main_context_new();
 	struct vt_qmp_connecting *op;
 	GSource *tick = g_timeout_source_new(10);
+	struct peer p;
 	gint64 t0, end;
-	GThread *t;
 
 	memset(r, 0, sizeof(*r));
-	g_snprintf(p.path, sizeof(p.path), "%s/s", dir);
-	strcpy(sa.sun_path, p.path);
-	p.fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_int_equal(bind(p.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(p.fd, 1), 0);
-	t = g_thread_new("peer", peer_thread, &p);
+	peer_start(&p, script);
 	g_source_set_callback(tick, ticker, r, NULL);
 	g_source_attach(tick, ctx);
 	t0 = g_get_monotonic_time();
@@ -398,10 +404,7 @@ static void run_async(const char *script, int timeout_ms, int cancel_after_ms,
 	shutdown(p.fd, SHUT_RDWR);
 	if (r->q)
 		shutdown(vt_qmp_fd(r->q), SHUT_RDWR);	/* the peer thread stops reading */
-	g_thread_join(t);
-	close(p.fd);
-	unlink(p.path);
-	rmdir(dir);
+	peer_stop(&p);
 	g_main_context_unref(ctx);
 }
 
