@@ -240,7 +240,11 @@ static int conn_flush(struct vt_handoff_conn *c)
 		if (n < 0) {
 			int ret = -errno;
 
+			/* the peer is gone: drop the output, or POLLERR would wake us until the deadline */
+			c->out_off = c->out->len;
+			destroy_source(&c->out_src);
 			conn_close_later(c, g_strerror(-ret), false);
+			conn_arm_timer(c);
 			return ret;
 		}
 		c->out_off += (size_t)n;
