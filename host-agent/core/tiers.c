@@ -259,20 +259,23 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 			char *end = NULL;
 			guint64 u;
 
+			char shown[64];		/* the value or key, printable, for errors */
+
 			if (!v)
 				v = g_strdup("");
+			vt_text_printable(shown, sizeof(shown), v, strlen(v));
 			if (strcmp(keys[k], "nodes") == 0) {
 				if (!vt_parse_nodelist(v, tr->nodes, &tr->nr_nodes) || !tr->nr_nodes) {
 					g_set_error(error, VT_CORE_ERROR, EINVAL,
 						    "config [%s] nodes: '%s' is not a node list like 1,2 "
-						    "or 1-3", groups[i], v);
+						    "or 1-3", groups[i], shown);
 					return false;
 				}
 			} else if (strcmp(keys[k], "latency_ns") == 0) {
 				if (!g_ascii_string_to_unsigned(v, 10, 1, 1000000, &u, NULL)) {
 					g_set_error(error, VT_CORE_ERROR, EINVAL,
 						    "config [%s] latency_ns: '%s' is not 1..1000000",
-						    groups[i], v);
+						    groups[i], shown);
 					return false;
 				}
 				tr->latency_ns = (unsigned int)u;
@@ -282,13 +285,14 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 						      tr->price_usd_gib <= 1e6)) {
 					g_set_error(error, VT_CORE_ERROR, EINVAL,
 						    "config [%s] price_usd_per_gib: '%s' is not a "
-						    "number in 0..1e6", groups[i], v);
+						    "number in 0..1e6", groups[i], shown);
 					return false;
 				}
 			} else {
+				vt_text_printable(shown, sizeof(shown), keys[k], strlen(keys[k]));
 				g_set_error(error, VT_CORE_ERROR, EINVAL,
 					    "config [%s]: unknown key '%s' (nodes, latency_ns, "
-					    "price_usd_per_gib)", groups[i], keys[k]);
+					    "price_usd_per_gib)", groups[i], shown);
 				return false;
 			}
 		}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_guard.h"
 #include "profiler.h"
 #include "vm_policy.h"
 #include "workload.h"
@@ -129,6 +130,12 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 
 	if (!key || !value) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: missing key or value");
+		return false;
+	}
+	/* errors quote them, and replies and logs carry errors */
+	if (!vt_text_is_printable(key) || !vt_text_is_printable(value)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "policy: keys and values are printable ASCII: retype the assignment");
 		return false;
 	}
 	if (strcmp(key, "mode") == 0) {

@@ -174,6 +174,16 @@ static void test_config_groups(void **state)
 		assert_non_null(strstr(e->message, "[tier.??]: bad tier name"));
 		assert_true(g_utf8_validate(e->message, -1, NULL));
 	}
+	{
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		/* values and keys are quoted printable too (found by fuzz_tiers_config) */
+		assert_true(g_key_file_load_from_data(k, "[tier.a]\nnodes=\3340-\n", -1, 0, NULL));
+		assert_false(vt_tiers_discover(&t, root, k, &e));
+		assert_non_null(strstr(e->message, "'?0-'"));
+		assert_true(g_utf8_validate(e->message, -1, NULL));
+	}
 	assert_true(vt_tier_name_valid("dram"));
 	assert_true(vt_tier_name_valid("cxl-0.slow:x_1"));
 	assert_false(vt_tier_name_valid(""));

@@ -114,6 +114,17 @@ static void test_apply_order(void **state)
 		assert_non_null(strstr(e->message, "must not exceed window_ms"));
 		assert_memory_equal(&p, &before, sizeof(p));
 	}
+	/* values with control characters or non-ASCII bytes never reach an error message */
+	{
+		char *bad_bytes[] = { "mode=\xff\xfe", "mode=a\nb", "mo\001de=off" };
+		g_autoptr(GError) e = NULL;
+
+		for (unsigned int i = 0; i < 3; i++) {
+			g_clear_error(&e);
+			assert_false(vt_vm_policy_apply(&p, &bad_bytes[i], 1, &e));
+			assert_non_null(strstr(e->message, "printable ASCII"));
+		}
+	}
 	/* the one-key setter still checks the whole result */
 	assert_false(vt_vm_policy_set(&p, "window_ms", "1000", NULL));
 	assert_true(vt_vm_policy_check(&p, NULL));
