@@ -236,8 +236,11 @@ bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsign
 		g_autofree char *key = NULL;
 
 		if (!eq || eq == assignments[i]) {
+			char shown[64];
+
 			g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: '%s' is not KEY=VALUE",
-				    assignments[i] ? assignments[i] : "(null)");
+				    assignments[i] ? vt_text_printable(shown, sizeof(shown), assignments[i],
+								       strlen(assignments[i])) : "(null)");
 			return false;
 		}
 		key = g_strndup(assignments[i], (gsize)(eq - assignments[i]));
