@@ -141,18 +141,29 @@ static void test_config(void **state)
 
 static void test_config_groups(void **state)
 {
+	/* each config fails with a message that says it, in valid UTF-8 */
+	static const struct {
+		const char *config;
+		const char *says;
+	} bad[] = {
+		{ "[tier.dram]\nnodes=0\n[teir.x]\nnodes=1\n", "unknown group [teir.x]" },
+		/* bad names and values are shown printable, never as raw bytes */
+		{ "[tier.\xff\xfe]\nnodes=0\n", "[tier.??]: bad tier name" },
+		/* found by fuzz_tiers_config */
+		{ "[tier.a]\nnodes=\3340-\n", "'?0-'" },
+	};
 	g_autofree char *root = tree(true, true);
 	struct vt_tiers t;
 
 	(void)state;
-	{
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_autoptr(GKeyFile) k = g_key_file_new();
 		g_autoptr(GError) e = NULL;
 
-		assert_true(g_key_file_load_from_data(k, "[tier.dram]\nnodes=0\n[teir.x]\nnodes=1\n",
-						      -1, 0, NULL));
+		assert_true(g_key_file_load_from_data(k, bad[i].config, -1, 0, NULL));
 		assert_false(vt_tiers_discover(&t, root, k, &e));
-		assert_non_null(strstr(e->message, "unknown group [teir.x]"));
+		if (!strstr(e->message, bad[i].says) || !g_utf8_validate(e->message, -1, NULL))
+			fail_msg("case %u: '%s' lacks '%s'", i, e->message, bad[i].says);
 	}
 	{
 		g_autoptr(GKeyFile) k = g_key_file_new();
@@ -163,26 +174,6 @@ static void test_config_groups(void **state)
 						      "[ctier.lz4]\ncompressor=lz4\n", -1, 0, NULL));
 		assert_true(vt_tiers_discover(&t, root, k, &e));
 		assert_int_equal(t.nr, 1);
-	}
-	{
-		g_autoptr(GKeyFile) k = g_key_file_new();
-		g_autoptr(GError) e = NULL;
-
-		/* the message shows the bad name printable, never the raw bytes */
-		assert_true(g_key_file_load_from_data(k, "[tier.\xff\xfe]\nnodes=0\n", -1, 0, NULL));
-		assert_false(vt_tiers_discover(&t, root, k, &e));
-		assert_non_null(strstr(e->message, "[tier.??]: bad tier name"));
-		assert_true(g_utf8_validate(e->message, -1, NULL));
-	}
-	{
-		g_autoptr(GKeyFile) k = g_key_file_new();
-		g_autoptr(GError) e = NULL;
-
-		/* values and keys are quoted printable too (found by fuzz_tiers_config) */
-		assert_true(g_key_file_load_from_data(k, "[tier.a]\nnodes=\3340-\n", -1, 0, NULL));
-		assert_false(vt_tiers_discover(&t, root, k, &e));
-		assert_non_null(strstr(e->message, "'?0-'"));
-		assert_true(g_utf8_validate(e->message, -1, NULL));
 	}
 	assert_true(vt_tier_name_valid("dram"));
 	assert_true(vt_tier_name_valid("cxl-0.slow:x_1"));
