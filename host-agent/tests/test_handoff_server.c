@@ -875,6 +875,19 @@ static void test_partial_hellos(void **state)
 	spin(a, 20);
 }
 
+/* (e) A QEMU that dies with output queued: closed at once, not at the send deadline. */
+static void test_peer_gone_with_output(void **state)
+{
+	struct agent *a = *state;
+	static uint8_t profile[256 << 10];
+	int fd = connect_and_hello(a, "mem0");
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(vt_handoff_conn_send_profile(a->conn, profile, sizeof(profile)), 0);
+	close(fd);
+	assert_true(WAIT_FOR(a, a->closed == 1, 1000));		/* send_timeout_ms is 10 s */
+}
+
 /* (f) A connection that sends a header and then nothing: idle timeout. */
 static void test_idle_partial(void **state)
 {
@@ -952,6 +965,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hello_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_gone_with_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_hellos, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_partial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emfile_backoff, setup, teardown),
