@@ -36,6 +36,7 @@ struct vt_control_server {
 	size_t max_reply;
 	vt_control_notify notify;
 	void *notify_arg;
+	struct client *current;	/* the client whose request the handler is running */
 };
 
 struct client {
@@ -48,6 +49,9 @@ struct client {
 	char *out;		/* the reply, written as the client reads */
 	size_t out_len;
 	size_t out_off;
+	bool deferred;		/* the handler answers later (vt_control_defer) */
+	void (*gone)(void *arg);
+	void *gone_arg;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -66,6 +70,8 @@ static void server_notify(struct vt_control_server *s, const char *fmt, ...)
 
 static void client_free(struct client *c)
 {
+	if (c->deferred && c->gone)
+		c->gone(c->gone_arg);
 	if (c->watch)
 		g_source_remove(c->watch);
 	if (c->out_watch)
@@ -170,12 +176,46 @@ static gboolean client_cb(gint fd, GIOCondition cond, gpointer data)
 	if (!nl && c->buf->len <= VT_CONTROL_MAX_REQUEST)
 		return G_SOURCE_CONTINUE;
 	c->watch = 0;		/* one request per connection: no more reading */
-	if (!nl)
+	if (!nl) {
 		client_reply(c, g_strdup("{\"ok\":false,\"error\":\"request larger than 65536 "
 					 "bytes\",\"errno\":7}\n"));
-	else
-		client_reply(c, c->s->fn(c->buf->str, (size_t)(nl - c->buf->str), c->s->arg));
+	} else {
+		char *reply;
+
+		c->s->current = c;
+		reply = c->s->fn(c->buf->str, (size_t)(nl - c->buf->str), c->s->arg);
+		c->s->current = NULL;
+		if (reply)
+			client_reply(c, reply);
+		else if (!c->deferred)
+			client_reply(c, g_strdup("{\"ok\":false,\"error\":\"vtierd had no reply: "
+						 "report this bug\",\"errno\":5}\n"));
+	}
 	return G_SOURCE_REMOVE;
+}
+
+struct vt_control_deferred *vt_control_defer(struct vt_control_server *s, int timeout_ms,
+					     void (*gone)(void *arg), void *arg)
+{
+	struct client *c = s->current;
+
+	if (!c || c->deferred)
+		return NULL;
+	c->deferred = true;
+	c->gone = gone;
+	c->gone_arg = arg;
+	if (c->timer)
+		g_source_remove(c->timer);
+	c->timer = g_timeout_add((guint)timeout_ms, client_timeout_cb, c);
+	return (struct vt_control_deferred *)c;
+}
+
+void vt_control_deferred_reply(struct vt_control_deferred *d, char *reply)
+{
+	struct client *c = (struct client *)d;
+
+	c->deferred = false;	/* answered: @gone is not owed */
+	client_reply(c, reply);
 }
 
 static gboolean accept_cb(gint fd, GIOCondition cond, gpointer data);

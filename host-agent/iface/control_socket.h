@@ -49,6 +49,20 @@ void vt_control_server_set_notify(struct vt_control_server *s, vt_control_notify
  */
 void vt_control_server_set_limits(struct vt_control_server *s, int timeout_ms, size_t max_reply);
 
+/*
+ * Answering later, for requests that wait on a peer (an attach waiting for
+ * vt_qmp_connect_async()). Called from inside the handler, which then
+ * returns NULL; the client waits up to @timeout_ms (instead of the usual
+ * deadline) for vt_control_deferred_reply(@d, reply), which takes the
+ * newline-terminated reply. If the client goes first (its deadline),
+ * @gone(@arg) runs instead: cancel the work. @d is invalid after
+ * either. NULL outside a handler or when already deferred.
+ */
+struct vt_control_deferred;
+struct vt_control_deferred *vt_control_defer(struct vt_control_server *s, int timeout_ms,
+					     void (*gone)(void *arg), void *arg);
+void vt_control_deferred_reply(struct vt_control_deferred *d, char *reply);
+
 /* Client: send @request, return the reply (without its newline) or NULL. */
 char *vt_control_call(const char *path, const char *request, int timeout_ms, GError **error);
 

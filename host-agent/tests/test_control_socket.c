@@ -326,6 +326,76 @@ static void test_emfile_backoff(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Defers "later" (answered 50 ms on) and "never" (its client times out). */
+struct deferring {
+	struct vt_control_server *s;
+	int gone;
+};
+
+static gboolean answer_later(gpointer data)
+{
+	vt_control_deferred_reply(data, g_strdup("done\n"));
+	return G_SOURCE_REMOVE;
+}
+
+static void on_gone(void *arg)
+{
+	((struct deferring *)arg)->gone++;
+}
+
+static char *handle_deferring(const char *data, size_t len, void *arg)
+{
+	struct deferring *x = arg;
+
+	if (len == 5 && memcmp(data, "later", 5) == 0) {
+		struct vt_control_deferred *d = vt_control_defer(x->s, 1000, on_gone, x);
+
+		assert_non_null(d);
+		assert_null(vt_control_defer(x->s, 1000, on_gone, x));	/* once */
+		g_timeout_add(50, answer_later, d);
+		return NULL;
+	}
+	if (len == 5 && memcmp(data, "never", 5) == 0) {
+		assert_non_null(vt_control_defer(x->s, 200, on_gone, x));
+		return NULL;
+	}
+	return g_strdup("pong\n");
+}
+
+/* (i) A request that waits on a peer is answered later, without holding the loop. */
+static void test_deferred_reply(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, "run", "defer.sock", NULL);
+	struct deferring x = { 0 };
+	gint64 t0;
+
+	x.s = vt_control_server_new(path, handle_deferring, &x, NULL);
+	assert_non_null(x.s);
+	assert_null(vt_control_defer(x.s, 1000, on_gone, &x));	/* not inside a handler */
+	t0 = g_get_monotonic_time();
+	{
+		g_autofree char *r = call(path, "later\n");
+
+		assert_non_null(r);
+		assert_string_equal(r, "done");
+	}
+	assert_true(g_get_monotonic_time() - t0 >= 50000);
+	assert_int_equal(x.gone, 0);
+	{
+		g_autofree char *r = call(path, "never\n");
+
+		assert_null(r);		/* dropped at the 200 ms deadline */
+	}
+	assert_int_equal(x.gone, 1);
+	{
+		g_autofree char *r = call(path, "ping\n");
+
+		assert_string_equal(r, "pong");
+	}
+	vt_control_server_free(x.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +406,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stranger, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emfile_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_reply, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
