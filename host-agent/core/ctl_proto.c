@@ -5,6 +5,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "json_guard.h"
 #include "ctl_proto.h"
 #include "qmp_client.h"
 #include "vm_policy.h"
@@ -138,6 +139,7 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 	JsonNode *root, *v;
 	g_autofree char *cmd = NULL;
 	bool need_vm, ok = false;
+	char depth_err[96];
 
 	memset(req, 0, sizeof(*req));
 	if (len > VT_CTL_MAX_REQUEST) {
@@ -153,6 +155,10 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 	}
 	if (!vt_json_single_object(data, len)) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "request must be one JSON object");
+		return false;
+	}
+	if (vt_json_check_depth(data, len, VT_JSON_MAX_DEPTH, depth_err, sizeof(depth_err))) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "request: %s", depth_err);
 		return false;
 	}
 	if (!json_parser_load_from_data(parser, data, (gssize)len, &e)) {

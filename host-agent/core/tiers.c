@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_guard.h"
 #include "tiers.h"
 #include "vm_policy.h"
 
@@ -196,6 +197,18 @@ static bool from_sysfs(struct vt_tiers *t, GError **error)
 	return true;
 }
 
+bool vt_tier_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len || len >= sizeof(((struct vt_tier *)NULL)->name))
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!g_ascii_isalnum(*c) && !strchr("._:-", *c))
+			return false;
+	return true;
+}
+
 static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 {
 	g_auto(GStrv) groups = g_key_file_get_groups(config, NULL);
@@ -208,12 +221,26 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 		struct vt_tier *tr;
 		const char *name;
 
-		if (!g_str_has_prefix(groups[i], "tier."))
+		/* [ctier.NAME]: compressed tiers, parsed by vt_ctier_spec_parse() */
+		if (g_str_has_prefix(groups[i], "ctier."))
 			continue;
+		if (!g_str_has_prefix(groups[i], "tier.")) {
+			char shown[80];
+
+			vt_text_printable(shown, sizeof(shown), groups[i], strlen(groups[i]));
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "config: unknown group [%s] (known: [tier.NAME], [ctier.NAME]): "
+				    "fix its spelling or remove it", shown);
+			return false;
+		}
 		name = groups[i] + 5;
-		if (!*name || strlen(name) >= sizeof(tr->name)) {
-			g_set_error(error, VT_CORE_ERROR, EINVAL, "config [%s]: bad tier name",
-				    groups[i]);
+		if (!vt_tier_name_valid(name)) {
+			char shown[80];
+
+			vt_text_printable(shown, sizeof(shown), groups[i], strlen(groups[i]));
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "config [%s]: bad tier name: use 1..%zu of A-Z a-z 0-9 . _ : -",
+				    shown, sizeof(tr->name) - 1);
 			return false;
 		}
 		if (n.nr >= VT_MAX_TIERS) {
@@ -232,20 +259,23 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 			char *end = NULL;
 			guint64 u;
 
+			char shown[64];		/* the value or key, printable, for errors */
+
 			if (!v)
 				v = g_strdup("");
+			vt_text_printable(shown, sizeof(shown), v, strlen(v));
 			if (strcmp(keys[k], "nodes") == 0) {
 				if (!vt_parse_nodelist(v, tr->nodes, &tr->nr_nodes) || !tr->nr_nodes) {
 					g_set_error(error, VT_CORE_ERROR, EINVAL,
 						    "config [%s] nodes: '%s' is not a node list like 1,2 "
-						    "or 1-3", groups[i], v);
+						    "or 1-3", groups[i], shown);
 					return false;
 				}
 			} else if (strcmp(keys[k], "latency_ns") == 0) {
 				if (!g_ascii_string_to_unsigned(v, 10, 1, 1000000, &u, NULL)) {
 					g_set_error(error, VT_CORE_ERROR, EINVAL,
 						    "config [%s] latency_ns: '%s' is not 1..1000000",
-						    groups[i], v);
+						    groups[i], shown);
 					return false;
 				}
 				tr->latency_ns = (unsigned int)u;
@@ -255,13 +285,14 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 						      tr->price_usd_gib <= 1e6)) {
 					g_set_error(error, VT_CORE_ERROR, EINVAL,
 						    "config [%s] price_usd_per_gib: '%s' is not a "
-						    "number in 0..1e6", groups[i], v);
+						    "number in 0..1e6", groups[i], shown);
 					return false;
 				}
 			} else {
+				vt_text_printable(shown, sizeof(shown), keys[k], strlen(keys[k]));
 				g_set_error(error, VT_CORE_ERROR, EINVAL,
 					    "config [%s]: unknown key '%s' (nodes, latency_ns, "
-					    "price_usd_per_gib)", groups[i], keys[k]);
+					    "price_usd_per_gib)", groups[i], shown);
 				return false;
 			}
 		}

@@ -43,6 +43,11 @@ void vt_tiers_refresh(struct vt_tiers *t);
 int vt_tiers_of_node(const struct vt_tiers *t, int node);
 void vt_tiers_to_json(const struct vt_tiers *t, JsonBuilder *b);
 /* Parse a node list "0-2,5" into @nodes; false on malformed or > VT_MAX_NODES. */
+/*
+ * A tier name safe in JSON replies, logs, STATS and comma-separated tier
+ * lists: 1..31 of [A-Za-z0-9._:-] (so never a control character or non-UTF-8).
+ */
+bool vt_tier_name_valid(const char *name);
 bool vt_parse_nodelist(const char *text, int *nodes, unsigned int *nr);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_guard.h"
 #include "profiler.h"
 #include "vm_policy.h"
 #include "workload.h"
@@ -106,12 +107,36 @@ static bool parse_bytes(const char *key, const char *value, uint64_t min, uint64
 	return true;
 }
 
-bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
+/*
+ * Constraints between keys: judged on the whole policy once every key of a
+ * request is applied, never key by key (else "sample_ms=5000 window_ms=10000"
+ * fails while the other order passes).
+ */
+bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error)
+{
+	if (p->sample_ms > p->window_ms) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
+			    G_GUINT64_FORMAT "): lower sample_ms or raise window_ms",
+			    (guint64)p->sample_ms, (guint64)p->window_ms);
+		return false;
+	}
+	return true;
+}
+
+/* One key, checked on its own; cross-key constraints are the caller's. */
+static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
 {
 	struct vt_vm_policy n = *p;
 
 	if (!key || !value) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: missing key or value");
+		return false;
+	}
+	/* errors quote them, and replies and logs carry errors */
+	if (!vt_text_is_printable(key) || !vt_text_is_printable(value)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "policy: keys and values are printable ASCII: retype the assignment");
 		return false;
 	}
 	if (strcmp(key, "mode") == 0) {
@@ -190,12 +215,16 @@ bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value
 			    list);
 		return false;
 	}
-	if (n.sample_ms > n.window_ms) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL,
-			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
-			    G_GUINT64_FORMAT ")", (guint64)n.sample_ms, (guint64)n.window_ms);
+	*p = n;
+	return true;
+}
+
+bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
+{
+	struct vt_vm_policy n = *p;
+
+	if (!set_one(&n, key, value, error) || !vt_vm_policy_check(&n, error))
 		return false;
-	}
 	*p = n;
 	return true;
 }
@@ -214,14 +243,19 @@ bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsign
 		g_autofree char *key = NULL;
 
 		if (!eq || eq == assignments[i]) {
+			char shown[64];
+
 			g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: '%s' is not KEY=VALUE",
-				    assignments[i] ? assignments[i] : "(null)");
+				    assignments[i] ? vt_text_printable(shown, sizeof(shown), assignments[i],
+								       strlen(assignments[i])) : "(null)");
 			return false;
 		}
 		key = g_strndup(assignments[i], (gsize)(eq - assignments[i]));
-		if (!vt_vm_policy_set(&tmp, key, eq + 1, error))
+		if (!set_one(&tmp, key, eq + 1, error))
 			return false;
 	}
+	if (!vt_vm_policy_check(&tmp, error))
+		return false;
 	*p = tmp;
 	return true;
 }

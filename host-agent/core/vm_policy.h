@@ -35,11 +35,17 @@ struct vt_vm_policy {
 };
 
 void vt_vm_policy_default(struct vt_vm_policy *p);
-/* Set one key; on error @p is unchanged. */
+/* Set one key (and check the result as a whole); on error @p is unchanged. */
 bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error);
-/* "KEY=VALUE": all-or-nothing over @n assignments. */
+/*
+ * "KEY=VALUE": all-or-nothing over @n assignments; constraints between keys
+ * (sample_ms <= window_ms) are checked once all are applied, so order does
+ * not matter.
+ */
 bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsigned int n,
 			GError **error);
+/* The constraints between keys; false with @error naming them. */
+bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error);
 const char *vt_mode_name(enum vt_mode mode);
 /* NULL-terminated list of keys, for help text and errors. */
 const char *const *vt_vm_policy_keys(void);

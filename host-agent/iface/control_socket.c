@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,54 +17,128 @@
 G_DEFINE_QUARK(vt-control-error-quark, vt_control_error)
 
 #define CLIENT_TIMEOUT_MS 5000
+#define ACCEPT_BACKOFF_MS 100
+/* The largest reply queued for one client (a list of hundreds of VMs fits). */
+#define MAX_REPLY (16u << 20)
 
 struct vt_control_server {
 	int fd;
-	guint watch;
+	guint watch;		/* 0 while accept() is paused */
+	guint backoff;
 	char *path;
 	vt_control_handler fn;
 	void *arg;
 	unsigned int refused;
+	unsigned int dropped;
+	unsigned int accept_pauses;
+	bool pause_reported;
+	int timeout_ms;
+	size_t max_reply;
+	vt_control_notify notify;
+	void *notify_arg;
+	struct client *current;	/* the client whose request the handler is running */
 };
 
 struct client {
 	struct vt_control_server *s;
 	int fd;
 	guint watch;
+	guint out_watch;
 	guint timer;
 	GString *buf;
+	char *out;		/* the reply, written as the client reads */
+	size_t out_len;
+	size_t out_off;
+	bool deferred;		/* the handler answers later (vt_control_defer) */
+	void (*gone)(void *arg);
+	void *gone_arg;
 };
+
+__attribute__((format(printf, 2, 3)))
+static void server_notify(struct vt_control_server *s, const char *fmt, ...)
+{
+	g_autofree char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_debug("control: %s", msg);
+	if (s->notify)
+		s->notify(msg, s->notify_arg);
+}
 
 static void client_free(struct client *c)
 {
+	if (c->deferred && c->gone)
+		c->gone(c->gone_arg);
 	if (c->watch)
 		g_source_remove(c->watch);
+	if (c->out_watch)
+		g_source_remove(c->out_watch);
 	if (c->timer)
 		g_source_remove(c->timer);
 	close(c->fd);
 	g_string_free(c->buf, TRUE);
+	g_free(c->out);
 	g_free(c);
 }
 
-static void client_reply(struct client *c, const char *reply)
+/* Write what the client takes now; true when the reply is out (or cannot go). */
+static bool client_flush(struct client *c)
 {
-	size_t len = strlen(reply), off = 0;
-	gint64 deadline = g_get_monotonic_time() + CLIENT_TIMEOUT_MS * 1000LL;
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 
-	/* replies are small; a client that does not read within the deadline loses it */
-	while (off < len && g_get_monotonic_time() < deadline) {
-		struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
-		ssize_t n;
-
-		if (poll(&pfd, 1, 100) <= 0)
+		if (n < 0 && errno == EINTR)
 			continue;
-		n = send(c->fd, reply + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
+		if (n < 0 && errno == EAGAIN)
+			return false;
 		if (n <= 0)
-			break;
-		off += (size_t)n;
+			return true;	/* the client is gone: nothing more to do */
+		c->out_off += (size_t)n;
 	}
+	return true;
+}
+
+static gboolean client_out_cb(gint fd, GIOCondition cond, gpointer data)
+{
+	struct client *c = data;
+
+	(void)fd;
+	(void)cond;
+	if (!client_flush(c))
+		return G_SOURCE_CONTINUE;
+	c->out_watch = 0;
+	client_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+/*
+ * Queue @reply (taken) and write what the socket takes; the rest goes out as
+ * the client reads, within the client's deadline. Never blocks: a client
+ * that reads nothing costs only its own connection. Frees @c when done.
+ */
+static void client_reply(struct client *c, char *reply)
+{
+	c->out_len = strlen(reply);
+	if (c->out_len > c->s->max_reply) {
+		c->s->dropped++;
+		server_notify(c->s, "control reply of %zu bytes over the %zu-byte cap: sent an error "
+			      "instead", c->out_len, c->s->max_reply);
+		g_free(reply);
+		reply = g_strdup_printf("{\"ok\":false,\"error\":\"reply larger than %zu bytes: ask "
+					"for less (one VM's status instead of list)\",\"errno\":7}\n",
+					c->s->max_reply);
+		c->out_len = strlen(reply);
+	}
+	c->out = reply;
+	if (client_flush(c)) {
+		client_free(c);
+		return;
+	}
+	c->out_watch = g_unix_fd_add(c->fd, G_IO_OUT | G_IO_ERR | G_IO_HUP, client_out_cb, c);
 }
 
 static gboolean client_timeout_cb(gpointer data)
@@ -71,6 +146,11 @@ static gboolean client_timeout_cb(gpointer data)
 	struct client *c = data;
 
 	c->timer = 0;
+	if (c->out) {
+		c->s->dropped++;
+		server_notify(c->s, "control client read %zu of %zu reply bytes in %d ms: "
+			      "disconnected", c->out_off, c->out_len, c->s->timeout_ms);
+	}
 	client_free(c);
 	return G_SOURCE_REMOVE;
 }
@@ -95,16 +175,57 @@ static gboolean client_cb(gint fd, GIOCondition cond, gpointer data)
 	nl = memchr(c->buf->str, '\n', c->buf->len);
 	if (!nl && c->buf->len <= VT_CONTROL_MAX_REQUEST)
 		return G_SOURCE_CONTINUE;
+	c->watch = 0;		/* one request per connection: no more reading */
 	if (!nl) {
-		client_reply(c, "{\"ok\":false,\"error\":\"request larger than 65536 bytes\","
-			     "\"errno\":7}\n");
+		client_reply(c, g_strdup("{\"ok\":false,\"error\":\"request larger than 65536 "
+					 "bytes\",\"errno\":7}\n"));
 	} else {
-		g_autofree char *reply = c->s->fn(c->buf->str, (size_t)(nl - c->buf->str), c->s->arg);
+		char *reply;
 
-		client_reply(c, reply);
+		c->s->current = c;
+		reply = c->s->fn(c->buf->str, (size_t)(nl - c->buf->str), c->s->arg);
+		c->s->current = NULL;
+		if (reply)
+			client_reply(c, reply);
+		else if (!c->deferred)
+			client_reply(c, g_strdup("{\"ok\":false,\"error\":\"vtierd had no reply: "
+						 "report this bug\",\"errno\":5}\n"));
 	}
-	c->watch = 0;
-	client_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+struct vt_control_deferred *vt_control_defer(struct vt_control_server *s, int timeout_ms,
+					     void (*gone)(void *arg), void *arg)
+{
+	struct client *c = s->current;
+
+	if (!c || c->deferred)
+		return NULL;
+	c->deferred = true;
+	c->gone = gone;
+	c->gone_arg = arg;
+	if (c->timer)
+		g_source_remove(c->timer);
+	c->timer = g_timeout_add((guint)timeout_ms, client_timeout_cb, c);
+	return (struct vt_control_deferred *)c;
+}
+
+void vt_control_deferred_reply(struct vt_control_deferred *d, char *reply)
+{
+	struct client *c = (struct client *)d;
+
+	c->deferred = false;	/* answered: @gone is not owed */
+	client_reply(c, reply);
+}
+
+static gboolean accept_cb(gint fd, GIOCondition cond, gpointer data);
+
+static gboolean accept_resume_cb(gpointer data)
+{
+	struct vt_control_server *s = data;
+
+	s->backoff = 0;
+	s->watch = g_unix_fd_add(s->fd, G_IO_IN, accept_cb, s);
 	return G_SOURCE_REMOVE;
 }
 
@@ -118,8 +239,22 @@ static gboolean accept_cb(gint fd, GIOCondition cond, gpointer data)
 
 	(void)cond;
 	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (cfd < 0)
-		return G_SOURCE_CONTINUE;
+	if (cfd < 0) {
+		int err = errno;
+
+		if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM)
+			return G_SOURCE_CONTINUE;
+		/* the socket stays readable: stop watching it for a while, or spin */
+		s->accept_pauses++;
+		if (!s->pause_reported)
+			server_notify(s, "control socket: accept: %s: not accepting for %d ms; raise "
+				      "the fd limit (LimitNOFILE)", g_strerror(err), ACCEPT_BACKOFF_MS);
+		s->pause_reported = true;
+		s->watch = 0;
+		s->backoff = g_timeout_add(ACCEPT_BACKOFF_MS, accept_resume_cb, s);
+		return G_SOURCE_REMOVE;
+	}
+	s->pause_reported = false;
 	/* credentials first: nothing from a stranger is parsed */
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != 0 && cred.uid != geteuid())) {
@@ -137,7 +272,7 @@ static gboolean accept_cb(gint fd, GIOCondition cond, gpointer data)
 	c->fd = cfd;
 	c->buf = g_string_new(NULL);
 	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, client_cb, c);
-	c->timer = g_timeout_add(CLIENT_TIMEOUT_MS, client_timeout_cb, c);
+	c->timer = g_timeout_add((guint)s->timeout_ms, client_timeout_cb, c);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -188,6 +323,8 @@ struct vt_control_server *vt_control_server_new(const char *path, vt_control_han
 	s = g_new0(struct vt_control_server, 1);
 	s->fn = fn;
 	s->arg = arg;
+	s->timeout_ms = CLIENT_TIMEOUT_MS;
+	s->max_reply = MAX_REPLY;
 	s->path = g_strdup(path);
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
@@ -209,12 +346,36 @@ unsigned int vt_control_server_refused(const struct vt_control_server *s)
 	return s->refused;
 }
 
+unsigned int vt_control_server_dropped(const struct vt_control_server *s)
+{
+	return s->dropped;
+}
+
+unsigned int vt_control_server_accept_pauses(const struct vt_control_server *s)
+{
+	return s->accept_pauses;
+}
+
+void vt_control_server_set_notify(struct vt_control_server *s, vt_control_notify fn, void *arg)
+{
+	s->notify = fn;
+	s->notify_arg = arg;
+}
+
+void vt_control_server_set_limits(struct vt_control_server *s, int timeout_ms, size_t max_reply)
+{
+	s->timeout_ms = timeout_ms;
+	s->max_reply = max_reply;
+}
+
 void vt_control_server_free(struct vt_control_server *s)
 {
 	if (!s)
 		return;
 	if (s->watch)
 		g_source_remove(s->watch);
+	if (s->backoff)
+		g_source_remove(s->backoff);
 	close(s->fd);
 	unlink(s->path);
 	g_free(s->path);

@@ -3,10 +3,10 @@
  * Checking QEMU's hand-off messages. See handoff_proto.h.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "handoff_proto.h"
 
 #define HELLO_SIZE_MAX (sizeof(struct vtier_handoff_hello) + \
@@ -14,19 +14,6 @@
 			VTIER_HANDOFF_PROFILE_MAX)
 
 _Static_assert(HELLO_SIZE_MAX <= VTIER_HANDOFF_PAYLOAD_MAX, "payload max too small");
-
-__attribute__((format(printf, 4, 5)))
-static int fail(int ret, char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_len) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 const char *vt_handoff_type_name(uint16_t type)
 {
@@ -67,11 +54,12 @@ int vt_handoff_check_hdr(const struct vtier_handoff_hdr *hdr, char *err, size_t 
 	size_t min, max;
 
 	if (hdr->magic != VTIER_HANDOFF_MAGIC)
-		return fail(-EPROTO, err, err_len, "bad magic 0x%08x (want 0x%08x)",
-			    hdr->magic, VTIER_HANDOFF_MAGIC);
+		return vt_err_set(-EPROTO, err, err_len, "bad magic 0x%08x (want 0x%08x)",
+			          hdr->magic, VTIER_HANDOFF_MAGIC);
 	if (hdr->version != VTIER_HANDOFF_VERSION)
-		return fail(-EPROTO, err, err_len, "protocol version %u not supported (this agent speaks %u)",
-			    hdr->version, VTIER_HANDOFF_VERSION);
+		return vt_err_set(-EPROTO, err, err_len,
+				  "protocol version %u not supported (this agent speaks %u)",
+				  hdr->version, VTIER_HANDOFF_VERSION);
 	switch (hdr->type) {
 	case VTIER_HANDOFF_HELLO:
 		min = sizeof(struct vtier_handoff_hello);
@@ -88,18 +76,31 @@ int vt_handoff_check_hdr(const struct vtier_handoff_hdr *hdr, char *err, size_t 
 		max = min + VTIER_HANDOFF_RANGES_MAX * sizeof(struct vtier_handoff_range);
 		break;
 	default:
-		return fail(-EPROTO, err, err_len, "message type %u (%s) is not one QEMU sends",
-			    hdr->type, vt_handoff_type_name(hdr->type));
+		return vt_err_set(-EPROTO, err, err_len, "message type %u (%s) is not one QEMU sends",
+			          hdr->type, vt_handoff_type_name(hdr->type));
 	}
 	if (hdr->size < min || hdr->size > max)
-		return fail(-EMSGSIZE, err, err_len, "%s of %u bytes (must be %zu..%zu)",
-			    vt_handoff_type_name(hdr->type), hdr->size, min, max);
+		return vt_err_set(-EMSGSIZE, err, err_len, "%s of %u bytes (must be %zu..%zu)",
+			          vt_handoff_type_name(hdr->type), hdr->size, min, max);
 	return 0;
 }
 
 static bool is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
+}
+
+bool vt_handoff_name_safe(const char *s)
+{
+	size_t len = strnlen(s, VTIER_HANDOFF_ID_LEN);
+
+	if (!len || len >= VTIER_HANDOFF_ID_LEN || s[0] == '.' || s[0] == '-' || strstr(s, ".."))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			return false;
+	return true;
 }
 
 static bool terminated(const char *s, size_t len)
@@ -117,13 +118,13 @@ static int check_ranges(const char *what, const struct vtier_handoff_range *r, u
 {
 	for (uint32_t i = 0; i < n; i++) {
 		if (!r[i].size || r[i].size % 4096 || r[i].gpa % 4096 || r[i].offset % 4096)
-			return fail(-EBADMSG, err, err_len, "%s: range %u not 4 KiB aligned", what, i);
+			return vt_err_set(-EBADMSG, err, err_len, "%s: range %u not 4 KiB aligned", what, i);
 		if (r[i].offset + r[i].size < r[i].offset ||
 		    (backend_size && (r[i].offset > backend_size ||
 				      r[i].size > backend_size - r[i].offset)))
-			return fail(-ERANGE, err, err_len, "%s: range %u outside the backend", what, i);
+			return vt_err_set(-ERANGE, err, err_len, "%s: range %u outside the backend", what, i);
 		if (r[i].gpa + r[i].size < r[i].gpa)
-			return fail(-ERANGE, err, err_len, "%s: range %u wraps around", what, i);
+			return vt_err_set(-ERANGE, err, err_len, "%s: range %u wraps around", what, i);
 	}
 	return 0;
 }
@@ -137,34 +138,37 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 	int ret;
 
 	if (h->n_ranges > VTIER_HANDOFF_RANGES_MAX)
-		return fail(-EMSGSIZE, err, err_len, "HELLO with %u ranges (max %u)",
-			    h->n_ranges, VTIER_HANDOFF_RANGES_MAX);
+		return vt_err_set(-EMSGSIZE, err, err_len, "HELLO with %u ranges (max %u)",
+			          h->n_ranges, VTIER_HANDOFF_RANGES_MAX);
 	if (h->profile_size > VTIER_HANDOFF_PROFILE_MAX)
-		return fail(-EMSGSIZE, err, err_len, "HELLO with a %u-byte profile (max %u)",
-			    h->profile_size, VTIER_HANDOFF_PROFILE_MAX);
+		return vt_err_set(-EMSGSIZE, err, err_len, "HELLO with a %u-byte profile (max %u)",
+			          h->profile_size, VTIER_HANDOFF_PROFILE_MAX);
 	want = sizeof(*h) + (uint64_t)h->n_ranges * sizeof(*r) + h->profile_size;
 	if (want != size)
-		return fail(-EBADMSG, err, err_len, "HELLO of %zu bytes, its counts say %llu",
-			    size, (unsigned long long)want);
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO of %zu bytes, its counts say %llu",
+			          size, (unsigned long long)want);
 	if (h->flags & ~VTIER_HELLO_F_KNOWN)
-		return fail(-EBADMSG, err, err_len, "HELLO with unknown flags 0x%x", h->flags);
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO with unknown flags 0x%x", h->flags);
 	if (!(h->flags & VTIER_HELLO_F_WP))
-		return fail(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
 	if (!terminated(h->vm_name, sizeof(h->vm_name)) ||
 	    !terminated(h->backend_id, sizeof(h->backend_id)) || !h->backend_id[0])
-		return fail(-EBADMSG, err, err_len, "HELLO: VM name or backend id not a string");
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO: VM name or backend id not a string");
+	if (!vt_handoff_name_safe(h->backend_id))
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO: backend id is not [A-Za-z0-9._-]{1,63} "
+			          "without a leading '.' or '-' or '..': rename the memory backend");
 	if (!is_pow2(h->page_size) || h->page_size < 4096 || h->page_size > (1ull << 30))
-		return fail(-EBADMSG, err, err_len, "HELLO: page size %llu",
-			    (unsigned long long)h->page_size);
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO: page size %llu",
+			          (unsigned long long)h->page_size);
 	if (!h->size_bytes || h->size_bytes % h->page_size)
-		return fail(-EBADMSG, err, err_len, "HELLO: size %llu is not a multiple of page size %llu",
-			    (unsigned long long)h->size_bytes, (unsigned long long)h->page_size);
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO: size %llu is not a multiple of page size %llu",
+			          (unsigned long long)h->size_bytes, (unsigned long long)h->page_size);
 	if (h->hva % h->page_size || h->fd_offset % h->page_size)
-		return fail(-EBADMSG, err, err_len, "HELLO: mapping or file offset not page aligned");
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO: mapping or file offset not page aligned");
 	if (h->hva + h->size_bytes < h->hva || h->fd_offset + h->size_bytes < h->fd_offset)
-		return fail(-ERANGE, err, err_len, "HELLO: mapping wraps around");
+		return vt_err_set(-ERANGE, err, err_len, "HELLO: mapping wraps around");
 	if (!h->generation)
-		return fail(-EBADMSG, err, err_len, "HELLO: generation 0");
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO: generation 0");
 	ret = check_ranges("HELLO", r, h->n_ranges, h->size_bytes, err, err_len);
 	if (ret)
 		return ret;
@@ -177,19 +181,19 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 static int check_policy(const struct vtier_handoff_policy *p, char *err, size_t err_len)
 {
 	if (p->mode > VTIER_POLICY_MODE_AUTO)
-		return fail(-EBADMSG, err, err_len, "POLICY: mode %u", p->mode);
+		return vt_err_set(-EBADMSG, err, err_len, "POLICY: mode %u", p->mode);
 	if (p->flags & ~VTIER_POLICY_F_KNOWN || p->reserved)
-		return fail(-EBADMSG, err, err_len, "POLICY: unknown flags 0x%x", p->flags);
+		return vt_err_set(-EBADMSG, err, err_len, "POLICY: unknown flags 0x%x", p->flags);
 	if (!terminated(p->tiers, sizeof(p->tiers)))
-		return fail(-EBADMSG, err, err_len, "POLICY: tier list not a string");
+		return vt_err_set(-EBADMSG, err, err_len, "POLICY: tier list not a string");
 	if (p->flags & VTIER_POLICY_F_TIERS) {
 		if (!p->tiers[0])
-			return fail(-EBADMSG, err, err_len, "POLICY: empty tier list");
+			return vt_err_set(-EBADMSG, err, err_len, "POLICY: empty tier list");
 		for (const char *c = p->tiers; *c; c++) {
 			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
 			      *c == ',' || *c == '-' || *c == '_' || *c == ':'))
-				return fail(-EBADMSG, err, err_len,
-					    "POLICY: tier list has character 0x%02x", (unsigned char)*c);
+				return vt_err_set(-EBADMSG, err, err_len,
+					          "POLICY: tier list has character 0x%02x", (unsigned char)*c);
 		}
 	}
 	return 0;
@@ -205,13 +209,13 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 	if (ret)
 		return ret;
 	if (size != hdr->size)
-		return fail(-EBADMSG, err, err_len, "%s truncated: %zu of %u bytes",
-			    vt_handoff_type_name(hdr->type), size, hdr->size);
+		return vt_err_set(-EBADMSG, err, err_len, "%s truncated: %zu of %u bytes",
+			          vt_handoff_type_name(hdr->type), size, hdr->size);
 	if (hdr->type == VTIER_HANDOFF_HELLO)
 		want_fds = VTIER_HANDOFF_HELLO_NFDS;
 	if (nfds != want_fds)
-		return fail(-EBADMSG, err, err_len, "%s with %u fds (want %u)",
-			    vt_handoff_type_name(hdr->type), nfds, want_fds);
+		return vt_err_set(-EBADMSG, err, err_len, "%s with %u fds (want %u)",
+			          vt_handoff_type_name(hdr->type), nfds, want_fds);
 
 	memset(msg, 0, sizeof(*msg));
 	msg->hdr = *hdr;
@@ -225,22 +229,22 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 		msg->migration = payload;
 		if (msg->migration->event < VTIER_MIGRATION_START ||
 		    msg->migration->event > VTIER_MIGRATION_FAILED || msg->migration->reserved)
-			return fail(-EBADMSG, err, err_len, "MIGRATION: event %u",
-				    msg->migration->event);
+			return vt_err_set(-EBADMSG, err, err_len, "MIGRATION: event %u",
+				          msg->migration->event);
 		return 0;
 	case VTIER_HANDOFF_RANGES: {
 		const struct vtier_handoff_ranges *rs = payload;
 
 		if (rs->n_ranges > VTIER_HANDOFF_RANGES_MAX || rs->reserved ||
 		    size != sizeof(*rs) + (uint64_t)rs->n_ranges * sizeof(struct vtier_handoff_range))
-			return fail(-EBADMSG, err, err_len, "RANGES of %zu bytes with %u ranges",
-				    size, rs->n_ranges);
+			return vt_err_set(-EBADMSG, err, err_len, "RANGES of %zu bytes with %u ranges",
+				          size, rs->n_ranges);
 		msg->ranges.fixed = rs;
 		msg->ranges.ranges = (const void *)(rs + 1);
 		return check_ranges("RANGES", msg->ranges.ranges, rs->n_ranges, 0, err, err_len);
 	}
 	}
-	return fail(-EPROTO, err, err_len, "message type %u", hdr->type);
+	return vt_err_set(-EPROTO, err, err_len, "message type %u", hdr->type);
 }
 
 int vt_handoff_check_profile(const void *profile, size_t size, uint64_t backend_size,
@@ -250,18 +254,18 @@ int vt_handoff_check_profile(const void *profile, size_t size, uint64_t backend_
 	uint64_t chunk, want_chunks;
 
 	if (size < sizeof(*p))
-		return fail(-EBADMSG, err, err_len, "profile of %zu bytes has no header", size);
+		return vt_err_set(-EBADMSG, err, err_len, "profile of %zu bytes has no header", size);
 	if (p->magic != VTIER_PROFILE_MAGIC || p->version != VTIER_PROFILE_VERSION)
-		return fail(-EBADMSG, err, err_len, "not a vtier profile v%u", VTIER_PROFILE_VERSION);
+		return vt_err_set(-EBADMSG, err, err_len, "not a vtier profile v%u", VTIER_PROFILE_VERSION);
 	if (p->chunk_shift < 12 || p->chunk_shift > 30 || p->reserved || p->reserved2)
-		return fail(-EBADMSG, err, err_len, "profile chunk shift %u", p->chunk_shift);
+		return vt_err_set(-EBADMSG, err, err_len, "profile chunk shift %u", p->chunk_shift);
 	if (p->size_bytes != backend_size)
-		return fail(-ERANGE, err, err_len, "profile of a %llu-byte backend, this one has %llu",
-			    (unsigned long long)p->size_bytes, (unsigned long long)backend_size);
+		return vt_err_set(-ERANGE, err, err_len, "profile of a %llu-byte backend, this one has %llu",
+			          (unsigned long long)p->size_bytes, (unsigned long long)backend_size);
 	chunk = 1ull << p->chunk_shift;
 	want_chunks = (p->size_bytes + chunk - 1) / chunk;
 	if (p->n_chunks != want_chunks || size != sizeof(*p) + (uint64_t)p->n_chunks)
-		return fail(-EBADMSG, err, err_len, "profile with %u chunks in %zu bytes (want %llu)",
-			    p->n_chunks, size, (unsigned long long)want_chunks);
+		return vt_err_set(-EBADMSG, err, err_len, "profile with %u chunks in %zu bytes (want %llu)",
+			          p->n_chunks, size, (unsigned long long)want_chunks);
 	return 0;
 }

@@ -71,6 +71,13 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 int vt_handoff_check_profile(const void *profile, size_t size, uint64_t backend_size,
 			     char *err, size_t err_len);
 
+/*
+ * May @s become part of a file name (backend ids key stores on disk)?
+ * 1..63 of [A-Za-z0-9._-], not starting with '.' or '-', no "..". VM names
+ * are display only: sanitise them (vt_text_printable) instead.
+ */
+bool vt_handoff_name_safe(const char *s);
+
 /* Fill a header for a message of @type with @size payload bytes. */
 void vt_handoff_hdr_init(struct vtier_handoff_hdr *hdr, uint16_t type, uint32_t seq,
 			 uint32_t size);

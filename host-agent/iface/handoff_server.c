@@ -15,21 +15,34 @@
 
 #include <glib-unix.h>
 
+#include "handoff_peer.h"
 #include "handoff_server.h"
+#include "json_guard.h"
 
 /* More than a HELLO carries: extra fds are a protocol error, not a leak. */
 #define CONN_MAX_FDS 4
-/* How long a send may wait for QEMU to drain its socket. */
-#define SEND_TIMEOUT_MS 5000
+/* A payload buffer starts this small and doubles as bytes arrive. */
+#define PAYLOAD_FIRST_ALLOC (64u << 10)
+/* Bytes read from one connection per wakeup: a flooding peer cannot starve others. */
+#define READ_BUDGET (1u << 20)
+/* An output buffer larger than this is freed once drained. */
+#define OUT_KEEP (64u << 10)
 
 struct vt_handoff_server {
 	char *path;
 	int fd;
 	GMainContext *ctx;
-	GSource *src;
+	GSource *src;		/* the listening socket; NULL while accept() is paused */
+	GSource *backoff;	/* resumes accepting after EMFILE/ENFILE */
 	const struct vt_handoff_ops *ops;
 	void *opaque;
 	GList *conns;
+	struct vt_handoff_limits limits;
+	unsigned int n_pending;	/* connections without an accepted HELLO */
+	size_t buffered;	/* payload bytes allocated by partial messages */
+	unsigned int dropped;
+	unsigned int accept_pauses;
+	bool pause_reported;	/* once per burst of accept() failures */
 };
 
 struct vt_handoff_conn {
@@ -39,6 +52,17 @@ struct vt_handoff_conn {
 	GSource *src;
 	bool accepted;		/* HELLO accepted: ops->closed owed */
 	bool dead;
+	bool closing;		/* closes at the next timer dispatch */
+	bool flush_first;	/* ... once the output queue drained */
+	char close_why[VT_HANDOFF_ERR_LEN];
+	struct vt_handoff_peer peer;
+	GSource *timer;		/* deadlines and deferred close (ready time) */
+	gint64 hello_deadline;
+	gint64 last_rx;
+	gint64 last_tx;
+	GByteArray *out;	/* queued output, from out_off */
+	size_t out_off;
+	GSource *out_src;	/* G_IO_OUT watch while output is queued */
 	char backend_id[VTIER_HANDOFF_ID_LEN];
 	char vm_name[VTIER_HANDOFF_ID_LEN];
 	uint64_t size_bytes;	/* of the backend, from the HELLO */
@@ -49,6 +73,7 @@ struct vt_handoff_conn {
 	struct vtier_handoff_hdr hdr;
 	size_t hdr_got;
 	uint8_t *payload;
+	size_t payload_cap;
 	size_t payload_got;
 	int fds[CONN_MAX_FDS];
 	unsigned int nfds;
@@ -62,7 +87,70 @@ static void conn_unref(struct vt_handoff_conn *c)
 	for (unsigned int i = 0; i < c->nfds; i++)
 		close(c->fds[i]);
 	g_free(c->payload);
+	vt_handoff_peer_clear(&c->peer);
+	if (c->out)
+		g_byte_array_unref(c->out);
 	g_free(c);
+}
+
+static void conn_free_payload(struct vt_handoff_conn *c)
+{
+	c->srv->buffered -= c->payload_cap;
+	g_clear_pointer(&c->payload, g_free);
+	c->payload_cap = 0;
+	c->payload_got = 0;
+}
+
+static size_t out_pending(const struct vt_handoff_conn *c)
+{
+	return c->out ? c->out->len - c->out_off : 0;
+}
+
+static void destroy_source(GSource **src)
+{
+	if (*src) {
+		g_source_destroy(*src);
+		g_source_unref(*src);
+		*src = NULL;
+	}
+}
+
+/* The earliest deadline of @c (or -1) into its timer's ready time. */
+static void conn_arm_timer(struct vt_handoff_conn *c)
+{
+	const struct vt_handoff_limits *l = &c->srv->limits;
+	gint64 t = -1;
+
+	if (c->dead)
+		return;
+	if (c->closing && (!c->flush_first || !out_pending(c))) {
+		g_source_set_ready_time(c->timer, 0);
+		return;
+	}
+	if (!c->accepted)
+		t = c->hello_deadline;
+	if (c->hdr_got && (t < 0 || c->last_rx + l->idle_timeout_ms * 1000LL < t))
+		t = c->last_rx + l->idle_timeout_ms * 1000LL;
+	if (out_pending(c) && (t < 0 || c->last_tx + l->send_timeout_ms * 1000LL < t))
+		t = c->last_tx + l->send_timeout_ms * 1000LL;
+	g_source_set_ready_time(c->timer, t);
+}
+
+/*
+ * Close @c from the main loop rather than from inside a caller that still
+ * holds it (a send from the agent, a reply from a callback): it stops
+ * reading now; with @flush_first, what is queued (a HELLO_REPLY saying why)
+ * goes out first, within send_timeout_ms.
+ */
+static void conn_close_later(struct vt_handoff_conn *c, const char *why, bool flush_first)
+{
+	if (c->dead || c->closing)
+		return;
+	c->closing = true;
+	c->flush_first = flush_first;
+	g_strlcpy(c->close_why, why, sizeof(c->close_why));
+	destroy_source(&c->src);
+	conn_arm_timer(c);
 }
 
 static void conn_drop_fds(struct vt_handoff_conn *c)
@@ -80,63 +168,146 @@ void vt_handoff_conn_close(struct vt_handoff_conn *c, const char *why)
 	if (c->dead)
 		return;
 	c->dead = true;
-	g_debug("handoff: backend '%s': closing: %s", c->backend_id, why);
+	g_debug("handoff: backend '%s' (pid %d): closing: %s", c->backend_id, (int)c->peer.pid, why);
 	srv->conns = g_list_remove(srv->conns, c);
-	g_source_destroy(c->src);
-	g_source_unref(c->src);
+	destroy_source(&c->src);
+	destroy_source(&c->out_src);
+	destroy_source(&c->timer);
+	conn_free_payload(c);
 	close(c->fd);
 	c->fd = -1;
-	if (c->accepted && srv->ops->closed)
+	if (c->accepted && srv->ops->closed) {
 		srv->ops->closed(c, why, srv->opaque);
+	} else if (!c->accepted) {
+		srv->n_pending--;
+		srv->dropped++;
+		if (srv->ops->dropped)
+			srv->ops->dropped(c, why, srv->opaque);
+	}
 	conn_unref(c);
 }
 
+static gboolean conn_timer_cb(gpointer data)
+{
+	struct vt_handoff_conn *c = data;
+	const struct vt_handoff_limits *l = &c->srv->limits;
+	gint64 now = g_get_monotonic_time();
+	char why[VT_HANDOFF_ERR_LEN];
+
+	if (c->closing && (!c->flush_first || !out_pending(c))) {
+		g_strlcpy(why, c->close_why, sizeof(why));
+	} else if (!c->accepted && now >= c->hello_deadline) {
+		snprintf(why, sizeof(why), "no complete HELLO within %u ms of connecting",
+			 l->hello_timeout_ms);
+	} else if (c->hdr_got && now >= c->last_rx + l->idle_timeout_ms * 1000LL) {
+		snprintf(why, sizeof(why), "partial %s idle for %u ms",
+			 vt_handoff_type_name(c->hdr_got >= sizeof(c->hdr) ? c->hdr.type : 0),
+			 l->idle_timeout_ms);
+	} else if (out_pending(c) && now >= c->last_tx + l->send_timeout_ms * 1000LL) {
+		snprintf(why, sizeof(why), "QEMU read nothing for %u ms (%zu bytes queued)",
+			 l->send_timeout_ms, out_pending(c));
+	} else {
+		conn_arm_timer(c);
+		return G_SOURCE_CONTINUE;
+	}
+	if (c->closing && c->flush_first && out_pending(c))
+		g_strlcpy(why, c->close_why, sizeof(why));
+	vt_handoff_conn_close(c, why);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean timer_dispatch(GSource *src, GSourceFunc cb, gpointer data)
+{
+	g_source_set_ready_time(src, -1);
+	return cb(data);
+}
+
+static GSourceFuncs timer_funcs = { .dispatch = timer_dispatch };
+
+static gboolean conn_writable(gint fd, GIOCondition cond, gpointer data);
+
+/* Write what QEMU takes now; watch for POLLOUT while something is left. */
+static int conn_flush(struct vt_handoff_conn *c)
+{
+	while (out_pending(c)) {
+		ssize_t n = send(c->fd, c->out->data + c->out_off, out_pending(c),
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			int ret = -errno;
+
+			/* the peer is gone: drop the output, or POLLERR would wake us until the deadline */
+			c->out_off = c->out->len;
+			destroy_source(&c->out_src);
+			conn_close_later(c, g_strerror(-ret), false);
+			conn_arm_timer(c);
+			return ret;
+		}
+		c->out_off += (size_t)n;
+		c->last_tx = g_get_monotonic_time();
+	}
+	if (out_pending(c)) {
+		if (!c->out_src) {
+			c->out_src = g_unix_fd_source_new(c->fd, G_IO_OUT);
+			g_source_set_callback(c->out_src, G_SOURCE_FUNC(conn_writable), c, NULL);
+			g_source_attach(c->out_src, c->srv->ctx);
+		}
+	} else {
+		destroy_source(&c->out_src);
+		if (c->out->len > OUT_KEEP) {
+			g_byte_array_unref(c->out);
+			c->out = g_byte_array_new();
+		} else {
+			g_byte_array_set_size(c->out, 0);
+		}
+		c->out_off = 0;
+	}
+	conn_arm_timer(c);
+	return 0;
+}
+
+static gboolean conn_writable(gint fd, GIOCondition cond, gpointer data)
+{
+	struct vt_handoff_conn *c = data;
+
+	(void)fd;
+	(void)cond;
+	conn_flush(c);
+	return G_SOURCE_CONTINUE;	/* conn_flush removes the watch when drained */
+}
+
+/* Queue one message and write what the socket takes; never blocks. */
 static int conn_send(struct vt_handoff_conn *c, uint16_t type, uint32_t seq,
 		     const struct iovec *parts, unsigned int nparts)
 {
 	struct vtier_handoff_hdr hdr;
-	struct iovec iov[4];
-	struct msghdr mh = { .msg_iov = iov };
 	size_t size = 0;
 
-	if (c->dead)
+	if (c->dead || c->closing)
 		return -ENOTCONN;
-	g_assert(nparts < G_N_ELEMENTS(iov));
-	for (unsigned int i = 0; i < nparts; i++) {
-		iov[i + 1] = parts[i];
+	for (unsigned int i = 0; i < nparts; i++)
 		size += parts[i].iov_len;
-	}
 	if (size > VTIER_HANDOFF_PAYLOAD_MAX)
 		return -EMSGSIZE;
-	vt_handoff_hdr_init(&hdr, type, seq, size);
-	iov[0] = (struct iovec) { &hdr, sizeof(hdr) };
-	mh.msg_iovlen = nparts + 1;
+	if (out_pending(c) + sizeof(hdr) + size > c->srv->limits.max_output_bytes) {
+		char why[VT_HANDOFF_ERR_LEN];
 
-	while (mh.msg_iovlen) {
-		ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
-
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
-			if (poll(&pfd, 1, SEND_TIMEOUT_MS) == 0)
-				return -ETIMEDOUT;
-			continue;
-		}
-		while (mh.msg_iovlen && (size_t)n >= mh.msg_iov[0].iov_len) {
-			n -= mh.msg_iov[0].iov_len;
-			mh.msg_iov++;
-			mh.msg_iovlen--;
-		}
-		if (mh.msg_iovlen) {
-			mh.msg_iov[0].iov_base = (uint8_t *)mh.msg_iov[0].iov_base + n;
-			mh.msg_iov[0].iov_len -= n;
-		}
+		snprintf(why, sizeof(why), "output queue over %zu bytes: QEMU does not read its "
+			 "socket", c->srv->limits.max_output_bytes);
+		conn_close_later(c, why, false);
+		return -ENOBUFS;
 	}
-	return 0;
+	if (!out_pending(c))
+		c->last_tx = g_get_monotonic_time();	/* the send deadline starts now */
+	vt_handoff_hdr_init(&hdr, type, seq, size);
+	g_byte_array_append(c->out, (const guint8 *)&hdr, sizeof(hdr));
+	for (unsigned int i = 0; i < nparts; i++)
+		g_byte_array_append(c->out, parts[i].iov_base, parts[i].iov_len);
+	return conn_flush(c);
 }
 
 int vt_handoff_conn_send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stats *stats,
@@ -187,21 +358,34 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 	int ret;
 
 	g_strlcpy(c->backend_id, msg->hello.fixed->backend_id, sizeof(c->backend_id));
-	g_strlcpy(c->vm_name, msg->hello.fixed->vm_name, sizeof(c->vm_name));
+	vt_text_printable(c->vm_name, sizeof(c->vm_name), msg->hello.fixed->vm_name,
+			  sizeof(msg->hello.fixed->vm_name));
 	c->size_bytes = msg->hello.fixed->size_bytes;
-	c->nfds = 0;		/* the callee owns them now */
-	ret = srv->ops->hello(c, &msg->hello, memfd, uffd, text, srv->opaque);
-	if (ret > 0)
-		ret = -EINVAL;
-	if (!ret)
+	c->nfds = 0;		/* the callee owns them now, unless the kernel's word refutes the HELLO */
+	ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, uffd, text, sizeof(text));
+	if (ret) {
+		close(memfd);
+		close(uffd);
+	} else {
+		ret = srv->ops->hello(c, &msg->hello, memfd, uffd, text, srv->opaque);
+		if (ret > 0)
+			ret = -EINVAL;
+	}
+	if (!ret) {
 		c->accepted = true;
+		srv->n_pending--;
+	}
 	if (conn_reply(c, VTIER_HANDOFF_HELLO_REPLY, msg->hdr.seq, ret,
 		       ret ? (text[0] ? text : g_strerror(-ret)) : "accepted")) {
-		vt_handoff_conn_close(c, "cannot send HELLO_REPLY");
+		conn_close_later(c, "cannot send HELLO_REPLY", false);
 		return;
 	}
-	if (ret)
-		vt_handoff_conn_close(c, "HELLO refused");
+	if (ret) {
+		char why[VT_HANDOFF_ERR_LEN];
+
+		snprintf(why, sizeof(why), "HELLO refused: %s", text[0] ? text : g_strerror(-ret));
+		conn_close_later(c, why, true);
+	}
 }
 
 static void conn_dispatch(struct vt_handoff_conn *c)
@@ -240,7 +424,7 @@ static void conn_dispatch(struct vt_handoff_conn *c)
 			ret = -EINVAL;
 		if (conn_reply(c, VTIER_HANDOFF_POLICY_REPLY, msg.hdr.seq, ret,
 			       ret ? (text[0] ? text : g_strerror(-ret)) : "applied"))
-			vt_handoff_conn_close(c, "cannot send POLICY_REPLY");
+			conn_close_later(c, "cannot send POLICY_REPLY", false);
 	} else if (msg.hdr.type == VTIER_HANDOFF_MIGRATION) {
 		if (srv->ops->migration)
 			srv->ops->migration(c, msg.migration->event, srv->opaque);
@@ -300,21 +484,51 @@ static ssize_t conn_recv(struct vt_handoff_conn *c, void *buf, size_t len)
 	return n;
 }
 
-/* Read what is there; returns false once the connection is closed. */
+/*
+ * Make room for more of the payload: the buffer grows (doubling) as bytes
+ * arrive, never to the claimed size up front, and all connections' partial
+ * payloads together stay under max_buffered_bytes.
+ */
+static int conn_grow_payload(struct vt_handoff_conn *c, char *err, size_t err_len)
+{
+	struct vt_handoff_server *srv = c->srv;
+	size_t cap = c->payload_cap ? c->payload_cap * 2 : PAYLOAD_FIRST_ALLOC;
+
+	if (cap > c->hdr.size)
+		cap = c->hdr.size ? c->hdr.size : 1;
+	if (srv->buffered - c->payload_cap + cap > srv->limits.max_buffered_bytes) {
+		snprintf(err, err_len, "partial messages of all connections over the agent's cap "
+			 "of %zu bytes", srv->limits.max_buffered_bytes);
+		return -ENOBUFS;
+	}
+	c->payload = g_realloc(c->payload, cap);
+	srv->buffered += cap - c->payload_cap;
+	c->payload_cap = cap;
+	return 0;
+}
+
+/* Read what is there (up to READ_BUDGET); returns false once the connection is closed. */
 static bool conn_read(struct vt_handoff_conn *c)
 {
 	char err[VT_HANDOFF_ERR_LEN];
+	size_t budget = READ_BUDGET;
 
-	for (;;) {
+	while (budget) {
 		ssize_t n;
 
 		if (c->hdr_got < sizeof(c->hdr)) {
 			n = conn_recv(c, (uint8_t *)&c->hdr + c->hdr_got, sizeof(c->hdr) - c->hdr_got);
 		} else {
-			n = conn_recv(c, c->payload + c->payload_got, c->hdr.size - c->payload_got);
+			if (c->payload_got == c->payload_cap &&
+			    conn_grow_payload(c, err, sizeof(err))) {
+				vt_handoff_conn_close(c, err);
+				return false;
+			}
+			n = conn_recv(c, c->payload + c->payload_got,
+				      MIN(c->payload_cap - c->payload_got, budget));
 		}
 		if (n == -EAGAIN || n == -EINTR)
-			return true;
+			break;
 		if (n < 0) {
 			vt_handoff_conn_close(c, g_strerror(-n));
 			return false;
@@ -324,6 +538,8 @@ static bool conn_read(struct vt_handoff_conn *c)
 							      "QEMU closed the connection");
 			return false;
 		}
+		budget -= MIN((size_t)n, budget);
+		c->last_rx = g_get_monotonic_time();
 		if (c->hdr_got < sizeof(c->hdr)) {
 			c->hdr_got += n;
 			if (c->hdr_got < sizeof(c->hdr))
@@ -332,7 +548,6 @@ static bool conn_read(struct vt_handoff_conn *c)
 				vt_handoff_conn_close(c, err);
 				return false;
 			}
-			c->payload = g_malloc(c->hdr.size ? c->hdr.size : 1);
 			c->payload_got = 0;
 		} else {
 			c->payload_got += n;
@@ -343,11 +558,14 @@ static bool conn_read(struct vt_handoff_conn *c)
 		conn_dispatch(c);
 		if (c->dead)
 			return false;
-		g_clear_pointer(&c->payload, g_free);
+		conn_free_payload(c);
 		conn_drop_fds(c);
 		c->hdr_got = 0;
-		c->payload_got = 0;
+		if (c->closing)
+			return true;	/* conn_close_later() removed the read watch */
 	}
+	conn_arm_timer(c);
+	return true;
 }
 
 static gboolean conn_ready(gint fd, GIOCondition cond, gpointer data)
@@ -358,9 +576,57 @@ static gboolean conn_ready(gint fd, GIOCondition cond, gpointer data)
 	(void)fd;
 	(void)cond;
 	c->refs++;
-	alive = conn_read(c);
+	alive = conn_read(c) && !c->closing;
 	conn_unref(c);
 	return alive ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+static void server_listen(struct vt_handoff_server *srv);
+
+static gboolean server_resume(gpointer data)
+{
+	struct vt_handoff_server *srv = data;
+
+	g_source_unref(srv->backoff);
+	srv->backoff = NULL;
+	server_listen(srv);
+	return G_SOURCE_REMOVE;
+}
+
+/*
+ * Out of fds: the listening socket stays readable, so polling it would spin.
+ * Stop watching it for accept_backoff_ms; report once per burst.
+ */
+static void server_pause(struct vt_handoff_server *srv, int err)
+{
+	srv->accept_pauses++;
+	if (!srv->pause_reported) {
+		char why[VT_HANDOFF_ERR_LEN];
+
+		srv->pause_reported = true;
+		snprintf(why, sizeof(why), "accept: %s: not accepting hand-offs for %u ms; raise the "
+			 "fd limit (LimitNOFILE)", g_strerror(err), srv->limits.accept_backoff_ms);
+		if (srv->ops->dropped)
+			srv->ops->dropped(NULL, why, srv->opaque);
+	}
+	destroy_source(&srv->src);
+	srv->backoff = g_timeout_source_new(srv->limits.accept_backoff_ms);
+	g_source_set_callback(srv->backoff, server_resume, srv, NULL);
+	g_source_attach(srv->backoff, srv->ctx);
+}
+
+/* Refuse @cfd right away: too many connections have not sent a HELLO yet. */
+static void server_refuse(struct vt_handoff_server *srv, int cfd)
+{
+	char why[VT_HANDOFF_ERR_LEN];
+
+	close(cfd);
+	srv->dropped++;
+	snprintf(why, sizeof(why), "%u connections without a HELLO already: new one refused",
+		 srv->limits.max_pending);
+	g_debug("handoff: %s", why);
+	if (srv->ops->dropped)
+		srv->ops->dropped(NULL, why, srv->opaque);
 }
 
 static gboolean server_accept(gint fd, GIOCondition cond, gpointer data)
@@ -372,19 +638,85 @@ static gboolean server_accept(gint fd, GIOCondition cond, gpointer data)
 	(void)cond;
 	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (cfd < 0) {
-		g_debug("handoff: accept: %s", g_strerror(errno));
+		int err = errno;
+
+		g_debug("handoff: accept: %s", g_strerror(err));
+		if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+			server_pause(srv, err);
+			return G_SOURCE_REMOVE;
+		}
+		return G_SOURCE_CONTINUE;
+	}
+	srv->pause_reported = false;
+	if (srv->n_pending >= srv->limits.max_pending) {
+		server_refuse(srv, cfd);
 		return G_SOURCE_CONTINUE;
 	}
 	c = g_new0(struct vt_handoff_conn, 1);
 	c->srv = srv;
 	c->refs = 1;
 	c->fd = cfd;
+	c->out = g_byte_array_new();
+	c->peer.pidfd = -1;
+	srv->n_pending++;
+	srv->conns = g_list_prepend(srv->conns, c);
+	c->hello_deadline = g_get_monotonic_time() + srv->limits.hello_timeout_ms * 1000LL;
+	c->timer = g_source_new(&timer_funcs, sizeof(GSource));
+	g_source_set_callback(c->timer, conn_timer_cb, c, NULL);
+	g_source_attach(c->timer, srv->ctx);
 	c->src = g_unix_fd_source_new(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR);
 	g_source_set_callback(c->src, G_SOURCE_FUNC(conn_ready), c, NULL);
 	g_source_attach(c->src, srv->ctx);
-	srv->conns = g_list_prepend(srv->conns, c);
-	g_debug("handoff: connection on %s", srv->path);
+	conn_arm_timer(c);
+	/* the kernel's word on the peer, now: a HELLO's qemu_pid is checked against it */
+	if (vt_handoff_peer_get(cfd, &c->peer)) {
+		vt_handoff_conn_close(c, "cannot read the peer's credentials (SO_PEERCRED): a QEMU "
+				      "in another pid namespace?");
+		return G_SOURCE_CONTINUE;
+	}
+	g_debug("handoff: connection on %s from pid %d", srv->path, (int)c->peer.pid);
 	return G_SOURCE_CONTINUE;
+}
+
+static void server_listen(struct vt_handoff_server *srv)
+{
+	srv->src = g_unix_fd_source_new(srv->fd, G_IO_IN);
+	g_source_set_callback(srv->src, G_SOURCE_FUNC(server_accept), srv, NULL);
+	g_source_attach(srv->src, srv->ctx);
+}
+
+void vt_handoff_limits_default(struct vt_handoff_limits *l)
+{
+	*l = (struct vt_handoff_limits) {
+		.hello_timeout_ms = 5000,
+		.idle_timeout_ms = 5000,
+		.send_timeout_ms = 10000,
+		.max_pending = 32,
+		.max_buffered_bytes = 64u << 20,
+		.max_output_bytes = 16u << 20,
+		.accept_backoff_ms = 100,
+	};
+}
+
+void vt_handoff_server_set_limits(struct vt_handoff_server *srv,
+				  const struct vt_handoff_limits *limits)
+{
+	srv->limits = *limits;
+}
+
+unsigned int vt_handoff_server_dropped(const struct vt_handoff_server *srv)
+{
+	return srv->dropped;
+}
+
+unsigned int vt_handoff_server_accept_pauses(const struct vt_handoff_server *srv)
+{
+	return srv->accept_pauses;
+}
+
+size_t vt_handoff_server_buffered_bytes(const struct vt_handoff_server *srv)
+{
+	return srv->buffered;
 }
 
 int vt_handoff_server_new(const char *path, GMainContext *ctx, const struct vt_handoff_ops *ops,
@@ -420,9 +752,8 @@ int vt_handoff_server_new(const char *path, GMainContext *ctx, const struct vt_h
 	srv->ctx = ctx ? g_main_context_ref(ctx) : NULL;
 	srv->ops = ops;
 	srv->opaque = opaque;
-	srv->src = g_unix_fd_source_new(fd, G_IO_IN);
-	g_source_set_callback(srv->src, G_SOURCE_FUNC(server_accept), srv, NULL);
-	g_source_attach(srv->src, ctx);
+	vt_handoff_limits_default(&srv->limits);
+	server_listen(srv);
 	*out = srv;
 	return 0;
 }
@@ -433,14 +764,34 @@ void vt_handoff_server_free(struct vt_handoff_server *srv)
 		return;
 	while (srv->conns)
 		vt_handoff_conn_close(srv->conns->data, "agent shutting down");
-	g_source_destroy(srv->src);
-	g_source_unref(srv->src);
+	destroy_source(&srv->src);
+	destroy_source(&srv->backoff);
 	close(srv->fd);
 	unlink(srv->path);
 	if (srv->ctx)
 		g_main_context_unref(srv->ctx);
 	g_free(srv->path);
 	g_free(srv);
+}
+
+pid_t vt_handoff_conn_peer_pid(const struct vt_handoff_conn *c)
+{
+	return c->peer.pid;
+}
+
+uid_t vt_handoff_conn_peer_uid(const struct vt_handoff_conn *c)
+{
+	return c->peer.uid;
+}
+
+int vt_handoff_conn_peer_pidfd(const struct vt_handoff_conn *c)
+{
+	return c->peer.pidfd;
+}
+
+uint64_t vt_handoff_conn_peer_start_time(const struct vt_handoff_conn *c)
+{
+	return c->peer.start_time;
 }
 
 const char *vt_handoff_conn_backend_id(const struct vt_handoff_conn *c)

@@ -54,7 +54,39 @@ struct vt_handoff_ops {
 	 * valid HELLO.
 	 */
 	void (*closed)(struct vt_handoff_conn *conn, const char *why, void *opaque);
+	/*
+	 * Optional, for the agent's log: a connection that was never accepted
+	 * was dropped (HELLO refused, checks failed, no HELLO in time, limits,
+	 * protocol error), @why in one line; @conn is freed when this returns.
+	 * Also called with @conn NULL, once per burst, when accept() fails for
+	 * lack of fds (the server then stops accepting for accept_backoff_ms).
+	 */
+	void (*dropped)(struct vt_handoff_conn *conn, const char *why, void *opaque);
 };
+
+/*
+ * What one peer may cost the agent. A peer over a limit loses its own
+ * connection (with a reason), never delays another.
+ */
+struct vt_handoff_limits {
+	unsigned int hello_timeout_ms;	/* from accept to a complete HELLO (5000) */
+	unsigned int idle_timeout_ms;	/* a partial message with no new byte (5000) */
+	unsigned int send_timeout_ms;	/* queued output that QEMU does not read (10000) */
+	unsigned int max_pending;	/* connections without an accepted HELLO (32) */
+	size_t max_buffered_bytes;	/* partial input of all connections (64 MiB) */
+	size_t max_output_bytes;	/* queued output per connection (16 MiB) */
+	unsigned int accept_backoff_ms;	/* pause accepting after EMFILE/ENFILE (100) */
+};
+
+void vt_handoff_limits_default(struct vt_handoff_limits *limits);
+/* Applies to connections from now on (timers of existing ones at their next event). */
+void vt_handoff_server_set_limits(struct vt_handoff_server *srv,
+				  const struct vt_handoff_limits *limits);
+/* Connections dropped before acceptance, and accept() pauses, so far. */
+unsigned int vt_handoff_server_dropped(const struct vt_handoff_server *srv);
+unsigned int vt_handoff_server_accept_pauses(const struct vt_handoff_server *srv);
+/* Payload bytes held by partial messages of all connections now. */
+size_t vt_handoff_server_buffered_bytes(const struct vt_handoff_server *srv);
 
 /*
  * Listen on @path (a stale socket file there is replaced) and serve on
@@ -65,6 +97,12 @@ int vt_handoff_server_new(const char *path, GMainContext *ctx, const struct vt_h
 /* Close every connection (calling ops->closed), stop listening, unlink. */
 void vt_handoff_server_free(struct vt_handoff_server *srv);
 
+/*
+ * Sends never block: a message is queued (bounded by max_output_bytes) and
+ * written as QEMU reads. 0 once queued; -ENOBUFS when the queue is full, and
+ * then the connection closes on the next main loop iteration (ops->closed
+ * says why); -ENOTCONN on a closed or closing connection.
+ */
 /* Send a STATS report; @tiers has stats->n_tiers entries. 0 or -errno. */
 int vt_handoff_conn_send_stats(struct vt_handoff_conn *conn, const struct vtier_handoff_stats *stats,
 			       const struct vtier_handoff_tier *tiers);
@@ -73,7 +111,24 @@ int vt_handoff_conn_send_profile(struct vt_handoff_conn *conn, const void *profi
 /* Close the connection now; ops->closed runs with @why. */
 void vt_handoff_conn_close(struct vt_handoff_conn *conn, const char *why);
 
-/* The backend id and VM name of the HELLO; "" before it. */
+/*
+ * The peer by what the kernel says, read at accept (SO_PEERCRED): its pid
+ * (a HELLO with another qemu_pid is refused), uid, a pidfd owned by the
+ * connection (-1 if pidfd_open is unavailable; valid until ops->closed
+ * returns: dup it to keep it), and its start time (/proc/PID/stat field 22,
+ * 0 if unknown). Together, pid + start time (or the pidfd) identify the
+ * QEMU process even after its pid is recycled.
+ */
+pid_t vt_handoff_conn_peer_pid(const struct vt_handoff_conn *conn);
+uid_t vt_handoff_conn_peer_uid(const struct vt_handoff_conn *conn);
+int vt_handoff_conn_peer_pidfd(const struct vt_handoff_conn *conn);
+uint64_t vt_handoff_conn_peer_start_time(const struct vt_handoff_conn *conn);
+
+/*
+ * The backend id and VM name of the HELLO; "" before it. The backend id is
+ * vt_handoff_name_safe(); the VM name is display text with every byte that
+ * is not printable ASCII replaced by '?'.
+ */
 const char *vt_handoff_conn_backend_id(const struct vt_handoff_conn *conn);
 const char *vt_handoff_conn_vm_name(const struct vt_handoff_conn *conn);
 /* The connected process as the kernel says (SO_PEERCRED): pid, or -errno. */

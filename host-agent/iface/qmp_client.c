@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Synchronous QMP client with deadlines, and strict parsers for its replies. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <glib-unix.h>
+
+#include "json_guard.h"
 #include "qmp_client.h"
 
 G_DEFINE_QUARK(vt-qmp-error-quark, vt_qmp_error)
@@ -115,47 +119,11 @@ static bool write_all(struct vt_qmp *q, const char *data, size_t len, GError **e
 	return true;
 }
 
-bool vt_json_single_object(const char *data, size_t len)
-{
-	size_t i = 0;
-	int depth = 0;
-	bool in_str = false, esc = false;
-
-	while (i < len && g_ascii_isspace(data[i]))
-		i++;
-	if (i == len || data[i] != '{')
-		return false;
-	for (; i < len; i++) {
-		char c = data[i];
-
-		if (in_str) {
-			if (esc)
-				esc = false;
-			else if (c == '\\')
-				esc = true;
-			else if (c == '"')
-				in_str = false;
-			continue;
-		}
-		if (c == '"')
-			in_str = true;
-		else if (c == '{' || c == '[')
-			depth++;
-		else if ((c == '}' || c == ']') && --depth == 0)
-			break;
-	}
-	if (i == len)
-		return false;
-	for (i++; i < len; i++)
-		if (!g_ascii_isspace(data[i]))
-			return false;
-	return true;
-}
-
 static JsonNode *parse_object(const char *data, size_t len, GError **error)
 {
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autoptr(GError) e = NULL;
+	char err[96];
 	JsonNode *root;
 
 	if (memchr(data, '\0', len)) {
@@ -164,6 +132,10 @@ static JsonNode *parse_object(const char *data, size_t len, GError **error)
 	}
 	if (!vt_json_single_object(data, len)) {
 		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: message is not one JSON object");
+		return NULL;
+	}
+	if (vt_json_check_depth(data, len, VT_JSON_MAX_DEPTH, err, sizeof(err))) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: %s: not a QEMU peer", err);
 		return NULL;
 	}
 	if (!json_parser_load_from_data(parser, data, (gssize)len, &e)) {
@@ -232,14 +204,17 @@ bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError 
 	return true;
 }
 
-struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
+/*
+ * Connect to @path and learn the peer's pid: the first steps of both
+ * connects. A unix connect() completes at once or fails (EAGAIN: the
+ * backlog is full), also on a non-blocking socket.
+ */
+static struct vt_qmp *qmp_open(const char *path, int timeout_ms, int sock_flags, GError **error)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	g_autoptr(GString) line = g_string_new(NULL);
 	struct vt_qmp *q;
-	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		g_set_error(error, VT_QMP_ERROR, ENAMETOOLONG, "QMP socket path too long: %s", path);
@@ -249,20 +224,34 @@ struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
 	q = g_new0(struct vt_qmp, 1);
 	q->buf = g_string_new(NULL);
 	q->timeout_ms = timeout_ms;
-	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | sock_flags, 0);
 	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
-		g_set_error(error, VT_QMP_ERROR, e, "cannot connect to QMP socket %s: %s", path,
-			    g_strerror(e));
-		goto fail;
+		g_set_error(error, VT_QMP_ERROR, e, "cannot connect to QMP socket %s: %s%s", path,
+			    g_strerror(e), e == EAGAIN ? " (its backlog is full: QEMU is stuck)" : "");
+		vt_qmp_free(q);
+		return NULL;
 	}
 	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.pid <= 0) {
 		g_set_error(error, VT_QMP_ERROR, errno ? errno : ESRCH,
 			    "%s: cannot learn the peer's pid (SO_PEERCRED)", path);
-		goto fail;
+		vt_qmp_free(q);
+		return NULL;
 	}
 	q->pid = cred.pid;
+	return q;
+}
+
+struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
+{
+	g_autoptr(GString) line = g_string_new(NULL);
+	struct vt_qmp *q;
+	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+
+	q = qmp_open(path, timeout_ms, 0, error);
+	if (!q)
+		return NULL;
 	if (!read_line(q, deadline, line, error)) {
 		g_prefix_error(error, "%s: no QMP greeting (not a QEMU QMP socket, or QEMU is "
 			       "stuck): ", path);
@@ -282,6 +271,49 @@ struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error)
 fail:
 	vt_qmp_free(q);
 	return NULL;
+}
+
+/*
+ * One line the peer sent while we wait for the reply to @cmd (@id): 0 an
+ * event (keep waiting), 1 the reply (its "return" in @ret), -1 an error.
+ * Peer text in errors is made printable.
+ */
+static int check_reply(const char *data, size_t len, const char *cmd, const char *id,
+		       JsonNode **ret, GError **error)
+{
+	g_autoptr(JsonNode) msg = parse_object(data, len, error);
+	JsonObject *o, *err;
+	JsonNode *r;
+	const char *rid;
+
+	if (!msg)
+		return -1;
+	o = json_node_get_object(msg);
+	if (json_object_has_member(o, "event"))
+		return 0;
+	rid = get_str(o, "id");
+	if (!rid || strcmp(rid, id) != 0) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply with unexpected id", cmd);
+		return -1;
+	}
+	err = get_object(o, "error");
+	if (err) {
+		const char *desc = get_str(err, "desc");
+		char shown[200];
+
+		vt_text_printable(shown, sizeof(shown), desc ? desc : "error without description",
+				  desc ? strlen(desc) : 24);
+		g_set_error(error, VT_QMP_ERROR, EREMOTEIO, "QMP %s: %s", cmd, shown);
+		return -1;
+	}
+	r = json_object_get_member(o, "return");
+	if (!r) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply without 'return'", cmd);
+		return -1;
+	}
+	if (ret)
+		*ret = json_node_copy(r);
+	return 1;
 }
 
 bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode **ret,
@@ -311,41 +343,13 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 	if (!write_all(q, text, strlen(text), error) || !write_all(q, "\n", 1, error))
 		return false;
 	for (;;) {
-		g_autoptr(JsonNode) msg = NULL;
-		JsonObject *o, *err;
-		JsonNode *r;
-		const char *rid;
+		int r;
 
 		if (!read_line(q, deadline, line, error))
 			return false;
-		msg = parse_object(line->str, line->len, error);
-		if (!msg)
-			return false;
-		o = json_node_get_object(msg);
-		if (json_object_has_member(o, "event"))
-			continue;
-		rid = get_str(o, "id");
-		if (!rid || strcmp(rid, id) != 0) {
-			g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply with unexpected id",
-				    cmd);
-			return false;
-		}
-		err = get_object(o, "error");
-		if (err) {
-			const char *desc = get_str(err, "desc");
-
-			g_set_error(error, VT_QMP_ERROR, EREMOTEIO, "QMP %s: %s", cmd,
-				    desc ? desc : "error without description");
-			return false;
-		}
-		r = json_object_get_member(o, "return");
-		if (!r) {
-			g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP %s: reply without 'return'", cmd);
-			return false;
-		}
-		if (ret)
-			*ret = json_node_copy(r);
-		return true;
+		r = check_reply(line->str, line->len, cmd, id, ret, error);
+		if (r)
+			return r > 0;
 	}
 }
 
@@ -394,7 +398,9 @@ bool vt_qmp_parse_memdev(JsonNode *ret, GArray *out, GError **error)
 				    "query-memdev: element %u lacks size or policy", i);
 			return false;
 		}
-		if (!id || !*id || strlen(id) >= sizeof(m.id)) {
+		/* ids end up in replies and logs: QEMU's own are [A-Za-z][A-Za-z0-9_.-]* */
+		if (!id || !*id || strlen(id) >= sizeof(m.id) || !vt_text_is_printable(id) ||
+		    !vt_text_is_printable(policy)) {
 			g_set_error(error, VT_QMP_ERROR, EPROTO,
 				    "query-memdev: element %u has no usable id", i);
 			return false;
@@ -518,13 +524,17 @@ bool vt_qmp_parse_ramblocks(const char *text, GArray *out, GError **error)
 				g_ptr_array_add(w, f[j]);
 		/* name psize unit offset used total hva ro */
 		if (w->len != 8 || strlen(w->pdata[0]) >= sizeof(rb.name) ||
+		    !vt_text_is_printable(w->pdata[0]) ||
 		    !parse_psize(w->pdata[1], w->pdata[2], &rb.page_size) ||
 		    !parse_hex(w->pdata[3], &rb.offset) || !parse_hex(w->pdata[4], &rb.used) ||
 		    !parse_hex(w->pdata[5], &rb.total) || !parse_hex(w->pdata[6], &rb.hva) ||
 		    (strcmp(w->pdata[7], "rw") != 0 && strcmp(w->pdata[7], "ro") != 0) ||
 		    rb.used > rb.total || rb.hva + rb.used < rb.hva) {
+			char shown[81];
+
 			g_set_error(error, VT_QMP_ERROR, EPROTO,
-				    "x-query-ramblock: malformed line %u: '%.80s'", i + 1, lines[i]);
+				    "x-query-ramblock: malformed line %u: '%s'", i + 1,
+				    vt_text_printable(shown, sizeof(shown), lines[i], strlen(lines[i])));
 			return false;
 		}
 		g_strlcpy(rb.name, w->pdata[0], sizeof(rb.name));
@@ -579,8 +589,10 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 			continue;
 		dash = strchr(l, '-');
 		if (!dash || dash - l != 16 || strncmp(dash + 17, " (prio ", 7) != 0) {
-			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: malformed line %u: '%.80s'",
-				    i + 1, l);
+			char shown[81];
+
+			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: malformed line %u: '%s'",
+				    i + 1, vt_text_printable(shown, sizeof(shown), l, strlen(l)));
 			return false;
 		}
 		*dash = '\0';
@@ -620,7 +632,7 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 			if (sp)
 				*sp = '\0';
 		}
-		if (!*name || strlen(name) >= sizeof(r.region)) {
+		if (!*name || strlen(name) >= sizeof(r.region) || !vt_text_is_printable(name)) {
 			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: bad region name on line %u",
 				    i + 1);
 			return false;
@@ -637,4 +649,160 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Asynchronous connect: the same steps as vt_qmp_connect(), each one run
+ * when the socket is ready, on @ctx; a deadline timer ends it.
+ */
+enum connect_step { STEP_GREETING, STEP_CAPABILITIES };
+
+struct vt_qmp_connecting {
+	struct vt_qmp *q;
+	char *path;
+	enum connect_step step;
+	GSource *io;
+	GSource *timer;
+	vt_qmp_connect_cb cb;
+	void *user;
+};
+
+static void connecting_free(struct vt_qmp_connecting *op)
+{
+	if (op->io) {
+		g_source_destroy(op->io);
+		g_source_unref(op->io);
+	}
+	if (op->timer) {
+		g_source_destroy(op->timer);
+		g_source_unref(op->timer);
+	}
+	vt_qmp_free(op->q);
+	g_free(op->path);
+	g_free(op);
+}
+
+/* Hand the result to the callback (from the main loop) and free @op. */
+static void connecting_done(struct vt_qmp_connecting *op, GError *error)
+{
+	struct vt_qmp *q = NULL;
+
+	if (!error) {
+		q = g_steal_pointer(&op->q);
+		/* the synchronous calls that follow poll with deadlines on a blocking fd */
+		fcntl(q->fd, F_SETFL, fcntl(q->fd, F_GETFL) & ~O_NONBLOCK);
+	} else {
+		g_prefix_error(&error, "%s: ", op->path);
+	}
+	op->cb(q, error, op->user);
+	connecting_free(op);
+}
+
+static gboolean connecting_timeout(gpointer data)
+{
+	struct vt_qmp_connecting *op = data;
+	GError *e = g_error_new(VT_QMP_ERROR, ETIMEDOUT, "no %s within %d ms (not a QEMU QMP "
+				"socket, or QEMU is stuck)", op->step == STEP_GREETING ?
+				"QMP greeting" : "answer to qmp_capabilities", op->q->timeout_ms);
+
+	connecting_done(op, e);
+	return G_SOURCE_REMOVE;
+}
+
+/* Take one complete line out of q->buf, if there is one. */
+static bool take_line(struct vt_qmp *q, GString *line)
+{
+	char *nl = memchr(q->buf->str, '\n', q->buf->len);
+
+	if (!nl)
+		return false;
+	g_string_assign(line, "");
+	g_string_append_len(line, q->buf->str, nl - q->buf->str);
+	g_string_erase(q->buf, 0, nl - q->buf->str + 1);
+	return true;
+}
+
+static gboolean connecting_ready(gint fd, GIOCondition cond, gpointer data)
+{
+	struct vt_qmp_connecting *op = data;
+	struct vt_qmp *q = op->q;
+	g_autoptr(GString) line = g_string_new(NULL);
+	GError *e = NULL;
+	char tmp[65536];
+	ssize_t n;
+
+	(void)cond;
+	n = recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	if (n <= 0) {
+		e = g_error_new(VT_QMP_ERROR, n ? errno : ECONNRESET, "QMP: %s",
+				n ? g_strerror(errno) : "peer closed the connection");
+		goto done;
+	}
+	g_string_append_len(q->buf, tmp, n);
+	while (take_line(q, line)) {
+		if (op->step == STEP_GREETING) {
+			static const char caps[] = "{\"execute\":\"qmp_capabilities\",\"id\":\"vtier-1\"}\n";
+
+			if (!vt_qmp_parse_greeting(line->str, line->len, &q->version, &e)) {
+				if (!strstr(e->message, "not a QEMU"))
+					g_prefix_error(&e, "not a QEMU QMP socket: ");
+				goto done;
+			}
+			/* a fresh socket's buffer takes these few bytes whole */
+			if (send(fd, caps, sizeof(caps) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+			    (ssize_t)sizeof(caps) - 1) {
+				e = g_error_new(VT_QMP_ERROR, errno ? errno : EIO, "QMP: write: %s",
+						g_strerror(errno));
+				goto done;
+			}
+			q->next_id = 1;
+			op->step = STEP_CAPABILITIES;
+		} else {
+			int r = check_reply(line->str, line->len, "qmp_capabilities", "vtier-1", NULL,
+					    &e);
+
+			if (r)
+				goto done;	/* replied (e NULL) or failed */
+		}
+	}
+	if (q->buf->len > VT_QMP_MAX_LINE) {
+		e = g_error_new(VT_QMP_ERROR, E2BIG, "QMP: line longer than %d bytes", VT_QMP_MAX_LINE);
+		goto done;
+	}
+	return G_SOURCE_CONTINUE;
+done:
+	g_source_unref(op->io);
+	op->io = NULL;		/* returning REMOVE destroys it */
+	connecting_done(op, e);
+	return G_SOURCE_REMOVE;
+}
+
+struct vt_qmp_connecting *vt_qmp_connect_async(const char *path, int timeout_ms, GMainContext *ctx,
+					       vt_qmp_connect_cb cb, void *user, GError **error)
+{
+	struct vt_qmp_connecting *op;
+	struct vt_qmp *q = qmp_open(path, timeout_ms, SOCK_NONBLOCK, error);
+
+	if (!q)
+		return NULL;
+	op = g_new0(struct vt_qmp_connecting, 1);
+	op->q = q;
+	op->path = g_strdup(path);
+	op->cb = cb;
+	op->user = user;
+	op->io = g_unix_fd_source_new(q->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+	g_source_set_callback(op->io, G_SOURCE_FUNC(connecting_ready), op, NULL);
+	g_source_attach(op->io, ctx);
+	op->timer = g_timeout_source_new((guint)timeout_ms);
+	g_source_set_callback(op->timer, connecting_timeout, op, NULL);
+	g_source_attach(op->timer, ctx);
+	return op;
+}
+
+void vt_qmp_connect_cancel(struct vt_qmp_connecting *op)
+{
+	if (op)
+		connecting_free(op);
 }

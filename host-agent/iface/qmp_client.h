@@ -14,6 +14,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "json_guard.h"	/* vt_json_single_object(), vt_json_check_depth() */
+
 #define VT_QMP_MAX_LINE (1 << 20)
 
 struct vt_qmp;
@@ -47,6 +49,23 @@ struct vt_gpa_range {
 /* Connect, check the greeting is QEMU's, negotiate capabilities. */
 struct vt_qmp *vt_qmp_connect(const char *path, int timeout_ms, GError **error);
 void vt_qmp_free(struct vt_qmp *q);
+
+/*
+ * The same, without blocking the main loop: connect now (errors that are
+ * known at once, like ENOENT or ECONNREFUSED, are returned here with NULL),
+ * then read the greeting, check it, negotiate capabilities as the socket
+ * becomes ready on @ctx (NULL: the default context), within @timeout_ms.
+ * @cb runs once on @ctx: with the connected client (the callee owns it) and
+ * NULL, or with NULL and an error (the callee owns it; ETIMEDOUT for a
+ * silent peer, EPROTO for one that is not QEMU). Returns a handle for
+ * vt_qmp_connect_cancel(), valid until @cb runs.
+ */
+typedef void (*vt_qmp_connect_cb)(struct vt_qmp *q, GError *error, void *user);
+struct vt_qmp_connecting;
+struct vt_qmp_connecting *vt_qmp_connect_async(const char *path, int timeout_ms, GMainContext *ctx,
+					       vt_qmp_connect_cb cb, void *user, GError **error);
+/* Stop a connect in progress; its callback never runs. */
+void vt_qmp_connect_cancel(struct vt_qmp_connecting *op);
 /* The peer's pid (SO_PEERCRED), i.e. the QEMU process. */
 pid_t vt_qmp_peer_pid(const struct vt_qmp *q);
 int vt_qmp_fd(const struct vt_qmp *q);
@@ -57,11 +76,6 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 /* Read and drop what the peer sent (events). False when the peer is gone. */
 bool vt_qmp_drain(struct vt_qmp *q, GError **error);
 
-/*
- * Is [data, data+len) exactly one JSON object, with only whitespace around it?
- * json-glib accepts "{}{}" and keeps one; the protocols here take one object.
- */
-bool vt_json_single_object(const char *data, size_t len);
 
 /* Parsers (also used by the fuzz target). */
 bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError **error);

@@ -9,6 +9,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "json_guard.h"
 #include "workload.h"
 
 #define SPEC_ERR(error, ...) \
@@ -242,7 +243,13 @@ struct vt_workload *vt_workload_from_json(const char *data, gssize len, GError *
 	JsonArray *phases;
 	JsonNode *root, *n;
 	uint64_t page = 4096;
+	char err[96];
 
+	if (vt_json_check_depth(data, len < 0 ? strlen(data) : (size_t)len, VT_JSON_MAX_DEPTH,
+				err, sizeof(err))) {
+		SPEC_ERR(error, "%s: flatten the spec", err);
+		return NULL;
+	}
 	if (!json_parser_load_from_data(parser, data, len, &local)) {
 		SPEC_ERR(error, "not valid JSON: %s", local->message);
 		return NULL;

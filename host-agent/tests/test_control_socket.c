@@ -2,13 +2,15 @@
 /*
  * The control socket with the real daemon dispatcher behind it: requests and
  * replies, strangers refused before parsing, permissions of the socket and its
- * directory, a second server on the same path, oversize and silent clients.
+ * directory, a second server on the same path, oversize and silent clients,
+ * a client that never reads its reply, accept() out of fds.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,6 +21,7 @@
 #include <cmocka.h>
 
 #include "control_socket.h"
+#include "emfile_child.h"
 #include "daemon.h"
 
 struct call {
@@ -203,6 +206,196 @@ static void test_oversize(void **state)
 	assert_non_null(strstr(r, "larger than"));
 }
 
+/* Replies 1 MiB (more than socket buffers hold) to "big", "pong" to anything else. */
+static char *handle_big(const char *data, size_t len, void *arg)
+{
+	(void)arg;
+	if (len == 3 && memcmp(data, "big", 3) == 0) {
+		char *r = g_malloc(1u << 20);
+
+		memset(r, 'x', (1u << 20) - 2);
+		r[(1u << 20) - 2] = '\n';
+		r[(1u << 20) - 1] = '\0';
+		return r;
+	}
+	return g_strdup("pong\n");
+}
+
+static void count_notes(const char *msg, void *arg)
+{
+	GPtrArray *notes = arg;
+
+	g_ptr_array_add(notes, g_strdup(msg));
+}
+
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/*
+ * (h) A client that asks for a large reply and never reads it: another
+ * client is answered within 100 ms meanwhile (the reply used to block the
+ * loop for 5 s), and the silent one is dropped at its deadline, with a note.
+ */
+static void test_silent_reader(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, "run", "big.sock", NULL);
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	struct vt_control_server *s = vt_control_server_new(path, handle_big, NULL, NULL);
+	gint64 t0, end;
+	int silent;
+
+	assert_non_null(s);
+	vt_control_server_set_notify(s, count_notes, notes);
+	vt_control_server_set_limits(s, 300, 16u << 20);
+	silent = raw_connect(path);
+	assert_int_equal(send(silent, "big\n", 4, MSG_NOSIGNAL), 4);
+	/* the silent client's request is handled in here: that must not block */
+	t0 = g_get_monotonic_time();
+	for (int i = 0; i < 20; i++)
+		g_main_context_iteration(NULL, FALSE), g_usleep(500);
+	{
+		g_autofree char *r = call(path, "ping\n");
+
+		assert_non_null(r);
+		assert_string_equal(r, "pong");
+	}
+	assert_true(g_get_monotonic_time() - t0 < 100000);
+	assert_int_equal(vt_control_server_dropped(s), 0);
+	end = g_get_monotonic_time() + 2000000;
+	while (vt_control_server_dropped(s) == 0 && g_get_monotonic_time() < end)
+		g_main_context_iteration(NULL, FALSE), g_usleep(1000);
+	assert_int_equal(vt_control_server_dropped(s), 1);
+	assert_int_equal(notes->len, 1);
+	assert_non_null(strstr(notes->pdata[0], "in 300 ms: disconnected"));
+	close(silent);
+	/* a reply over the cap becomes a short error */
+	vt_control_server_set_limits(s, 1000, 512u << 10);
+	{
+		g_autofree char *r = call(path, "big\n");
+
+		assert_non_null(r);
+		assert_non_null(strstr(r, "reply larger than 524288 bytes"));
+	}
+	vt_control_server_free(s);
+}
+
+/*
+ * (g) accept() out of fds in a forked child with RLIMIT_NOFILE at its use:
+ * 500 ms of the loop must not spin, and the burst is reported once.
+ */
+static void test_emfile_backoff(void **state)
+{
+	struct fixture *f = *state;
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
+		int code = 0;
+		long cpu_us;
+
+		vt_control_server_set_notify(f->s, count_notes, notes);
+		for (int i = 0; i < 4; i++)
+			(void)raw_connect(f->path);	/* queued in the backlog */
+		if (!emfile_limit_at_use())
+			_exit(10);
+		cpu_us = emfile_run_cpu_us(NULL, 500);
+		if (vt_control_server_accept_pauses(f->s) < 2 ||
+		    vt_control_server_accept_pauses(f->s) > 10)
+			code = 11;
+		else if (notes->len != 1 || !strstr(notes->pdata[0], "LimitNOFILE"))
+			code = 12;
+		else if (cpu_us > 150000)
+			code = 13;
+		if (code)
+			fprintf(stderr, "# child: pauses %u, notes %u, cpu %ld us\n",
+				vt_control_server_accept_pauses(f->s), notes->len, cpu_us);
+		_exit(code);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Defers "later" (answered 50 ms on) and "never" (its client times out). */
+struct deferring {
+	struct vt_control_server *s;
+	int gone;
+};
+
+static gboolean answer_later(gpointer data)
+{
+	vt_control_deferred_reply(data, g_strdup("done\n"));
+	return G_SOURCE_REMOVE;
+}
+
+static void on_gone(void *arg)
+{
+	((struct deferring *)arg)->gone++;
+}
+
+static char *handle_deferring(const char *data, size_t len, void *arg)
+{
+	struct deferring *x = arg;
+
+	if (len == 5 && memcmp(data, "later", 5) == 0) {
+		struct vt_control_deferred *d = vt_control_defer(x->s, 1000, on_gone, x);
+
+		assert_non_null(d);
+		assert_null(vt_control_defer(x->s, 1000, on_gone, x));	/* once */
+		g_timeout_add(50, answer_later, d);
+		return NULL;
+	}
+	if (len == 5 && memcmp(data, "never", 5) == 0) {
+		assert_non_null(vt_control_defer(x->s, 200, on_gone, x));
+		return NULL;
+	}
+	return g_strdup("pong\n");
+}
+
+/* (i) A request that waits on a peer is answered later, without holding the loop. */
+static void test_deferred_reply(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, "run", "defer.sock", NULL);
+	struct deferring x = { 0 };
+	gint64 t0;
+
+	x.s = vt_control_server_new(path, handle_deferring, &x, NULL);
+	assert_non_null(x.s);
+	assert_null(vt_control_defer(x.s, 1000, on_gone, &x));	/* not inside a handler */
+	t0 = g_get_monotonic_time();
+	{
+		g_autofree char *r = call(path, "later\n");
+
+		assert_non_null(r);
+		assert_string_equal(r, "done");
+	}
+	assert_true(g_get_monotonic_time() - t0 >= 50000);
+	assert_int_equal(x.gone, 0);
+	{
+		g_autofree char *r = call(path, "never\n");
+
+		assert_null(r);		/* dropped at the 200 ms deadline */
+	}
+	assert_int_equal(x.gone, 1);
+	{
+		g_autofree char *r = call(path, "ping\n");
+
+		assert_string_equal(r, "pong");
+	}
+	vt_control_server_free(x.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +404,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranger, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_emfile_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_reply, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

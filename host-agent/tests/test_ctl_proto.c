@@ -109,6 +109,50 @@ static void test_bad(void **state)
 	}
 }
 
+/* Deep nesting is refused by the depth scan, before json-glib recurses. */
+static void test_deep_nesting(void **state)
+{
+	GString *s = g_string_new("{\"v\":1,\"cmd\":\"list\",\"set\":");
+	g_autoptr(GError) e = NULL;
+	struct vt_ctl_request req;
+
+	(void)state;
+	for (unsigned int i = 0; i < 30000; i++)
+		g_string_append_c(s, '[');
+	for (unsigned int i = 0; i < 30000; i++)
+		g_string_append_c(s, ']');
+	g_string_append_c(s, '}');
+	assert_false(vt_ctl_request_parse(s->str, s->len, &req, &e));
+	assert_non_null(strstr(e->message, "nested deeper than 64"));
+	vt_ctl_request_clear(&req);
+	g_string_free(s, TRUE);
+}
+
+/* Errors go into JSON replies: never raw bytes from the request. */
+static void test_error_text(void **state)
+{
+	static const char *const bad[] = {
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"\xff\xfe\"}",
+		"{\"v\":1,\"cmd\":\"ex\xc3plode\"}",
+		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"a\\u0001b\"}",
+		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[\"mode=\xff\"]}",
+		"{\"v\":1,\"cmd\":\"list\",\"\xff\":1}",
+		"{\"\xc3\":1",
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		struct vt_ctl_request req;
+		g_autoptr(GError) e = NULL;
+
+		if (vt_ctl_request_parse(bad[i], strlen(bad[i]), &req, &e))
+			fail_msg("accepted %s", bad[i]);
+		if (!g_utf8_validate(e->message, -1, NULL))
+			fail_msg("error for case %u is not UTF-8: %s", i, e->message);
+		vt_ctl_request_clear(&req);
+	}
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -126,6 +170,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_deep_nesting),
+		cmocka_unit_test(test_error_text),
 		cmocka_unit_test(test_names),
 	};
 

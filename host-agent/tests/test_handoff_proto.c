@@ -107,6 +107,11 @@ MUTATOR(m_no_wp, b->h.flags &= ~VTIER_HELLO_F_WP)
 MUTATOR(m_name, memset(b->h.vm_name, 'x', sizeof(b->h.vm_name)))
 MUTATOR(m_id_unterminated, memset(b->h.backend_id, 'x', sizeof(b->h.backend_id)))
 MUTATOR(m_id_empty, b->h.backend_id[0] = '\0')
+MUTATOR(m_id_dotdot, strcpy(b->h.backend_id, "../../x"))
+MUTATOR(m_id_slash, strcpy(b->h.backend_id, "mem/0"))
+MUTATOR(m_id_dot, strcpy(b->h.backend_id, ".hidden"))
+MUTATOR(m_id_nonascii, strcpy(b->h.backend_id, "m\xc3\xa9m"))
+MUTATOR(m_id_newline, strcpy(b->h.backend_id, "mem\n0"))
 MUTATOR(m_page_size, b->h.page_size = 12288)
 MUTATOR(m_page_small, b->h.page_size = 2048)
 MUTATOR(m_size_zero, b->h.size_bytes = 0)
@@ -134,6 +139,11 @@ static const struct hello_case hello_cases[] = {
 	{ "unterminated vm name", m_name, -EBADMSG },
 	{ "unterminated backend id", m_id_unterminated, -EBADMSG },
 	{ "empty backend id", m_id_empty, -EBADMSG },
+	{ "backend id with ..", m_id_dotdot, -EBADMSG },
+	{ "backend id with /", m_id_slash, -EBADMSG },
+	{ "backend id with a leading dot", m_id_dot, -EBADMSG },
+	{ "backend id not ASCII", m_id_nonascii, -EBADMSG },
+	{ "backend id with a newline", m_id_newline, -EBADMSG },
 	{ "page size not a power of two", m_page_size, -EBADMSG },
 	{ "page size below 4 KiB", m_page_small, -EBADMSG },
 	{ "size zero", m_size_zero, -EBADMSG },
@@ -174,6 +184,24 @@ static void test_hello_bad(void **state)
 		if (!err[0])
 			fail_msg("%s: no reason given", c->name);
 	}
+}
+
+static void test_name_safe(void **state)
+{
+	static const char *const good[] = { "mem0", "pc.ram", "ram-node_1", "a", "A.b-c_9" };
+	static const char *const bad[] = {
+		"", ".", "..", "../../x", "a/b", "/etc", ".x", "-x", "a..b", "a b", "a\tb",
+		"caf\xc3\xa9", "x\x7f",
+		"0123456789012345678901234567890123456789012345678901234567890123",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!vt_handoff_name_safe(good[i]))
+			fail_msg("refused '%s'", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (vt_handoff_name_safe(bad[i]))
+			fail_msg("accepted '%s'", bad[i]);
 }
 
 static void test_header_bad(void **state)
@@ -348,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_hello_ok),
 		cmocka_unit_test(test_hello_bad),
 		cmocka_unit_test(test_header_bad),
+		cmocka_unit_test(test_name_safe),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_ranges),

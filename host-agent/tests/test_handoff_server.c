@@ -4,7 +4,11 @@
  * with this test playing QEMU on the other end of a real unix socket: HELLO
  * with fds accepted or refused, POLICY answered with its seq, STATS sent,
  * malformed and out-of-order input closing the connection, and a second
- * connection (QEMU reconnecting) getting a fresh HELLO.
+ * connection (QEMU reconnecting) getting a fresh HELLO. Hostile peers: a
+ * HELLO whose pid, fds, sizes or mapping lie; a QEMU that never reads;
+ * many partial HELLOs; accept() out of fds. QEMU's memory is a real memfd
+ * mapped here with a real userfaultfd registered on it (skip without
+ * userfaultfd).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,16 +19,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/userfaultfd.h>
 
 #include <cmocka.h>
 #include <glib.h>
 
+#include "emfile_child.h"
+#include "handoff_peer.h"
 #include "handoff_server.h"
+
+#define MEM_SIZE (1u << 20)
 
 struct agent {
 	struct vt_handoff_server *srv;
@@ -46,7 +59,67 @@ struct agent {
 	uint32_t n_ranges;
 	uint64_t first_gpa;
 	struct vt_handoff_conn *conn;
+	int dropped;
+	char dropped_why[128];
+	GPtrArray *mems;	/* struct qemu_mem: QEMU's memory, unmapped at teardown */
 };
+
+/* One memory backend as QEMU holds it: memfd, shared mapping, registered uffd. */
+struct qemu_mem {
+	int memfd;
+	int uffd;
+	void *map;
+	size_t size;
+};
+
+static int new_uffd(void)
+{
+	struct uffdio_api api = {
+		.api = UFFD_API,
+		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
+	};
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd >= 0 && ioctl(uffd, UFFDIO_API, &api)) {
+		close(uffd);
+		return -1;
+	}
+	return uffd;
+}
+
+/* Map a new @size memfd and register a new userfaultfd on it (if @reg). */
+static struct qemu_mem *qemu_mem_new(struct agent *a, size_t size, bool reg)
+{
+	struct qemu_mem *mp = g_new0(struct qemu_mem, 1), m = { .size = size };
+	struct uffdio_register r;
+
+	m.memfd = memfd_create("qemu-ram", MFD_CLOEXEC);
+	assert_true(m.memfd >= 0);
+	assert_int_equal(ftruncate(m.memfd, (off_t)size), 0);
+	m.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
+	assert_true(m.map != MAP_FAILED);
+	m.uffd = new_uffd();
+	assert_true(m.uffd >= 0);
+	if (reg) {
+		r = (struct uffdio_register) {
+			.range = { (uintptr_t)m.map, size },
+			.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+		};
+		assert_int_equal(ioctl(m.uffd, UFFDIO_REGISTER, &r), 0);
+	}
+	*mp = m;
+	g_ptr_array_add(a->mems, mp);
+	return mp;
+}
+
+static void on_dropped(struct vt_handoff_conn *conn, const char *why, void *opaque)
+{
+	struct agent *a = opaque;
+
+	(void)conn;
+	a->dropped++;
+	g_strlcpy(a->dropped_why, why, sizeof(a->dropped_why));
+}
 
 static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 		    int memfd, int uffd, char *msg, void *opaque)
@@ -121,12 +194,22 @@ static const struct vt_handoff_ops ops = {
 	.migration = on_migration,
 	.ranges = on_ranges,
 	.closed = on_closed,
+	.dropped = on_dropped,
 };
 
 static int setup(void **state)
 {
-	struct agent *a = g_new0(struct agent, 1);
+	struct agent *a;
+	int uffd = new_uffd();
 
+	if (uffd < 0) {
+		fprintf(stderr, "# skip: no userfaultfd with shmem missing + write-protect: %s\n",
+			strerror(errno));
+		skip();
+	}
+	close(uffd);
+	a = g_new0(struct agent, 1);
+	a->mems = g_ptr_array_new_with_free_func(g_free);
 	a->memfd = a->uffd = -1;
 	strcpy(a->dir, "/tmp/test-handoff-XXXXXX");
 	assert_non_null(mkdtemp(a->dir));
@@ -148,6 +231,14 @@ static int teardown(void **state)
 		close(a->memfd);
 	if (a->uffd >= 0)
 		close(a->uffd);
+	for (unsigned int i = 0; i < a->mems->len; i++) {
+		struct qemu_mem *m = a->mems->pdata[i];
+
+		munmap(m->map, m->size);
+		close(m->memfd);
+		close(m->uffd);
+	}
+	g_ptr_array_free(a->mems, TRUE);
 	g_main_context_unref(a->ctx);
 	g_free(a);
 	return 0;
@@ -195,7 +286,8 @@ static void qemu_send(int fd, uint16_t type, uint32_t seq, const void *payload, 
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
 	}
-	assert_int_equal(sendmsg(fd, &mh, MSG_NOSIGNAL), (ssize_t)(sizeof(hdr) + size));
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)(sizeof(hdr) + size))
+		fail_msg("sendmsg: %s", strerror(errno));
 }
 
 /* Receive one message while the agent's loop runs; false on EOF. */
@@ -238,23 +330,36 @@ static bool qemu_sees_eof(struct agent *a, int fd)
 	return !qemu_recv(a, fd, &hdr, payload, sizeof(payload));
 }
 
-static void send_hello(int fd, const char *id, uint64_t generation)
+/* A truthful HELLO for @m: this process is QEMU. */
+static struct vtier_handoff_hello hello_for(const struct qemu_mem *m, const char *id,
+					    uint64_t generation)
 {
 	struct vtier_handoff_hello h = {
 		.flags = VTIER_HELLO_F_WP | (generation > 1 ? VTIER_HELLO_F_RECONNECT : 0),
-		.size_bytes = 1 << 20,
+		.size_bytes = m->size,
 		.page_size = 4096,
-		.hva = 0x7f0000000000ull,
+		.hva = (uintptr_t)m->map,
 		.generation = generation,
+		.qemu_pid = (uint32_t)getpid(),
 	};
-	int fds[2];
 
 	g_strlcpy(h.backend_id, id, sizeof(h.backend_id));
-	fds[0] = memfd_create("mem", MFD_CLOEXEC);
-	fds[1] = memfd_create("not-a-uffd", MFD_CLOEXEC);
-	qemu_send(fd, VTIER_HANDOFF_HELLO, 1, &h, sizeof(h), fds, 2);
-	close(fds[0]);
-	close(fds[1]);
+	return h;
+}
+
+static void send_hello_fds(int fd, const struct vtier_handoff_hello *h, int memfd, int uffd)
+{
+	int fds[2] = { memfd, uffd };
+
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 1, h, sizeof(*h), fds, 2);
+}
+
+static void send_hello(struct agent *a, int fd, const char *id, uint64_t generation)
+{
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, true);
+	struct vtier_handoff_hello h = hello_for(m, id, generation);
+
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
 }
 
 static void test_hello_accepted(void **state)
@@ -265,7 +370,7 @@ static void test_hello_accepted(void **state)
 	struct stat st;
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
 	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
 	assert_int_equal(hdr.seq, 1);
@@ -291,7 +396,7 @@ static void test_hello_refused(void **state)
 	int fd = qemu_connect(a);
 
 	a->refuse = ENOSPC;
-	send_hello(fd, "mem1", 1);
+	send_hello(a, fd, "mem1", 1);
 	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
 	assert_int_equal(reply.status, -ENOSPC);
 	assert_string_equal(reply.message, "no room for mem1");
@@ -312,7 +417,7 @@ static void test_policy_and_stats(void **state)
 	const struct vtier_handoff_policy_reply *reply = (const void *)buf;
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 
 	qemu_send(fd, VTIER_HANDOFF_POLICY, 77, &policy, sizeof(policy), NULL, 0);
@@ -386,7 +491,7 @@ static void test_bad_input_closes(void **state)
 
 	/* Fds on a message that carries none: closed, and the fds not leaked. */
 	fd = qemu_connect(a);
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	for (int i = 0; i < 3; i++)
 		fds[i] = memfd_create("extra", MFD_CLOEXEC);
@@ -430,7 +535,7 @@ static void test_ranges_update(void **state)
 	};
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	qemu_send(fd, VTIER_HANDOFF_RANGES, 2, &m, sizeof(m), NULL, 0);
 	spin(a, 20);
@@ -453,18 +558,18 @@ static void test_reconnect_is_a_new_hello(void **state)
 	uint8_t buf[512];
 	int fd = qemu_connect(a);
 
-	send_hello(fd, "mem0", 1);
+	send_hello(a, fd, "mem0", 1);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	close(fd);
 	spin(a, 20);
 	fd = qemu_connect(a);
-	send_hello(fd, "mem0", 2);
+	send_hello(a, fd, "mem0", 2);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	assert_int_equal(((struct vtier_handoff_hello_reply *)buf)->status, 0);
 	assert_int_equal(a->hellos, 2);
 	assert_int_equal(a->generation, 2);
 	/* A second HELLO on the same connection is a protocol error. */
-	send_hello(fd, "mem0", 3);
+	send_hello(a, fd, "mem0", 3);
 	assert_true(qemu_sees_eof(a, fd));
 	close(fd);
 }
@@ -495,6 +600,356 @@ static void test_stale_socket_replaced(void **state)
 	unlink(file);
 }
 
+/* Wait (running the agent) until @cond holds or @ms pass; true if it held. */
+#define WAIT_FOR(a, cond, ms) ({						\
+	gint64 _end = g_get_monotonic_time() + (ms) * 1000LL;			\
+	while (!(cond) && g_get_monotonic_time() < _end)			\
+		spin(a, 1);							\
+	(cond);									\
+})
+
+/* (a) The pid in the HELLO must be the socket's peer; the kernel's word is kept. */
+static void test_peer_identity(void **state)
+{
+	struct agent *a = *state;
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, true);
+	struct vtier_handoff_hello h = hello_for(m, "mem0", 1);
+	uint64_t start = 0;
+	int fd = qemu_connect(a);
+
+	h.qemu_pid = (uint32_t)getpid() + 1;
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(reply.status, -EPERM);
+	assert_non_null(strstr(reply.message, "qemu_pid"));
+	assert_true(qemu_sees_eof(a, fd));
+	assert_int_equal(a->hellos, 0);
+	assert_int_equal(a->dropped, 1);
+	assert_non_null(strstr(a->dropped_why, "HELLO refused"));
+	close(fd);
+
+	fd = qemu_connect(a);
+	h.qemu_pid = (uint32_t)getpid();
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(reply.status, 0);
+	assert_int_equal(vt_handoff_conn_peer_pid(a->conn), getpid());
+	assert_int_equal(vt_handoff_conn_peer_uid(a->conn), geteuid());
+	assert_int_equal(vt_proc_start_time(getpid(), &start), 0);
+	assert_int_equal(vt_handoff_conn_peer_start_time(a->conn), start);
+	assert_true(start > 0);
+	if (vt_handoff_conn_peer_pidfd(a->conn) >= 0) {
+		struct stat st;
+
+		assert_int_equal(fstat(vt_handoff_conn_peer_pidfd(a->conn), &st), 0);
+	}
+	close(fd);
+	spin(a, 20);
+}
+
+/* (b, c) Fds and sizes that do not match the HELLO are refused at HELLO. */
+static void test_hello_fd_checks(void **state)
+{
+	struct agent *a = *state;
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, true);
+	struct qemu_mem *other = qemu_mem_new(a, MEM_SIZE, true);
+	struct qemu_mem *plain = qemu_mem_new(a, MEM_SIZE, false);
+	char file[128];
+	int ext4, devzero;
+	struct {
+		const char *name;
+		uint64_t hva, size, fd_offset;
+		int memfd, uffd;
+		int status;
+		const char *says;
+	} cases[] = {
+		{ "memfd as the uffd", (uintptr_t)m->map, MEM_SIZE, 0, m->memfd, m->memfd,
+		  -EBADF, "not a userfaultfd" },
+		{ "1 TiB over a 1 MiB memfd", (uintptr_t)m->map, 1ull << 40, 0, m->memfd, m->uffd,
+		  -ERANGE, "smaller than" },
+		{ "offset past the end", (uintptr_t)m->map, MEM_SIZE, MEM_SIZE, m->memfd, m->uffd,
+		  -ERANGE, "smaller than" },
+		{ "hva of another memfd's mapping", (uintptr_t)other->map, MEM_SIZE, 0, m->memfd,
+		  m->uffd, -ERANGE, "not pid" },
+		{ "hva where nothing is mapped", 0x10000, MEM_SIZE, 0, m->memfd, m->uffd,
+		  -ERANGE, "not pid" },
+		{ "mapping longer than the mapping", (uintptr_t)m->map, 2 * MEM_SIZE, 0,
+		  other->memfd, m->uffd, -ERANGE, "smaller than" },
+		{ "another userfaultfd than the registered one", (uintptr_t)m->map, MEM_SIZE, 0,
+		  m->memfd, other->uffd, -EBUSY, "not registered" },
+		{ "memory fd not a regular file", (uintptr_t)m->map, MEM_SIZE, 0, -1, m->uffd,
+		  -EBADF, "not a memfd" },
+		{ "memory fd on a disk file system", (uintptr_t)m->map, MEM_SIZE, 0, -2, m->uffd,
+		  -EBADF, "not a memfd" },
+	};
+
+	(void)plain;
+	snprintf(file, sizeof(file), "%s/ram", a->dir);
+	ext4 = open(file, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	assert_true(ext4 >= 0);
+	assert_int_equal(ftruncate(ext4, MEM_SIZE), 0);
+	devzero = open("/dev/zero", O_RDWR | O_CLOEXEC);
+	assert_true(devzero >= 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct vtier_handoff_hello h = hello_for(m, "mem0", 1);
+		struct vtier_handoff_hello_reply reply;
+		struct vtier_handoff_hdr hdr;
+		int memfd = cases[i].memfd == -1 ? devzero : cases[i].memfd == -2 ? ext4 :
+			    cases[i].memfd;
+		int fd = qemu_connect(a);
+
+		h.hva = cases[i].hva;
+		h.size_bytes = cases[i].size;
+		h.fd_offset = cases[i].fd_offset;
+		send_hello_fds(fd, &h, memfd, cases[i].uffd);
+		if (!qemu_recv(a, fd, &hdr, &reply, sizeof(reply)))
+			fail_msg("%s: no HELLO_REPLY", cases[i].name);
+		if (reply.status != cases[i].status || !strstr(reply.message, cases[i].says))
+			fail_msg("%s: status %d '%s', want %d '%s'", cases[i].name, reply.status,
+				 reply.message, cases[i].status, cases[i].says);
+		assert_true(qemu_sees_eof(a, fd));
+		close(fd);
+	}
+	assert_int_equal(a->hellos, 0);		/* the agent never saw a lying HELLO */
+	/* A uffd created but never registered on its range is registered by the probe. */
+	{
+		struct vtier_handoff_hello h = hello_for(plain, "mem2", 1);
+		struct vtier_handoff_hello_reply reply;
+		struct vtier_handoff_hdr hdr;
+		int fd = qemu_connect(a);
+
+		send_hello_fds(fd, &h, plain->memfd, plain->uffd);
+		assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+		assert_int_equal(reply.status, 0);
+		close(fd);
+		spin(a, 20);
+	}
+	close(ext4);
+	close(devzero);
+	unlink(file);
+}
+
+/* (d) Unsafe backend ids never reach the agent; VM names are display text. */
+static void test_hello_names(void **state)
+{
+	struct agent *a = *state;
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, true);
+	struct vtier_handoff_hello h = hello_for(m, "../../x", 1);
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	int fd = qemu_connect(a);
+
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_int_equal(a->hellos, 0);
+	assert_non_null(strstr(a->dropped_why, "backend id"));
+	close(fd);
+
+	h = hello_for(m, "mem0", 1);
+	strcpy(h.vm_name, "../../evil\n\x1b[31m\xff");
+	fd = qemu_connect(a);
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(reply.status, 0);
+	assert_string_equal(vt_handoff_conn_vm_name(a->conn), "../../evil??[31m?");
+	close(fd);
+	spin(a, 20);
+}
+
+static int connect_and_hello(struct agent *a, const char *id)
+{
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	int fd = qemu_connect(a);
+
+	send_hello(a, fd, id, 1);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(reply.status, 0);
+	return fd;
+}
+
+/*
+ * (e) A QEMU that never reads its socket: sends return at once, another QEMU
+ * is answered within 100 ms meanwhile, and the full queue closes only the
+ * silent one, with a reason.
+ */
+static void test_silent_reader(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_limits l;
+	struct vt_handoff_conn *silent;
+	static uint8_t profile[256 << 10];	/* socket buffers hold about one */
+	int fd_silent, fd_other, ret = 0, sends = 0;
+
+	vt_handoff_limits_default(&l);
+	l.max_output_bytes = 8 * sizeof(profile) + 4096;
+	vt_handoff_server_set_limits(a->srv, &l);
+	fd_silent = connect_and_hello(a, "silent");
+	silent = a->conn;
+	while (ret == 0 && sends < 64) {
+		gint64 t0 = g_get_monotonic_time();
+
+		ret = vt_handoff_conn_send_profile(silent, profile, sizeof(profile));
+		assert_true(g_get_monotonic_time() - t0 < 100000);	/* never blocks */
+		sends++;
+	}
+	assert_int_equal(ret, -ENOBUFS);
+	assert_true(sends >= 8);
+	assert_int_equal(vt_handoff_conn_send_profile(silent, profile, 1), -ENOTCONN);
+	/* the other QEMU is served while the silent one's queue is full */
+	{
+		gint64 t0 = g_get_monotonic_time();
+
+		fd_other = connect_and_hello(a, "other");
+		assert_true(g_get_monotonic_time() - t0 < 100000);
+	}
+	assert_true(WAIT_FOR(a, a->closed >= 1, 1000));
+	assert_non_null(strstr(a->closed_why, "output queue"));
+	close(fd_silent);
+	close(fd_other);
+	spin(a, 20);
+}
+
+/* (e) Output QEMU takes none of within send_timeout_ms closes the connection. */
+static void test_send_timeout(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_limits l;
+	static uint8_t profile[VTIER_HANDOFF_PROFILE_MAX];
+	int fd;
+
+	vt_handoff_limits_default(&l);
+	l.send_timeout_ms = 200;
+	vt_handoff_server_set_limits(a->srv, &l);
+	fd = connect_and_hello(a, "mem0");
+	assert_int_equal(vt_handoff_conn_send_profile(a->conn, profile, sizeof(profile)), 0);
+	spin(a, 50);
+	assert_int_equal(a->closed, 0);		/* not before the deadline */
+	assert_true(WAIT_FOR(a, a->closed == 1, 2000));
+	assert_non_null(strstr(a->closed_why, "read nothing for 200 ms"));
+	close(fd);
+}
+
+/*
+ * (f) Many connections each sending part of an 8 MiB HELLO: at most
+ * max_pending are kept, the bytes they hold stay under the cap (buffers
+ * grow with what arrives), each is closed by its deadline, and a real QEMU
+ * gets through afterwards.
+ */
+static void test_partial_hellos(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_limits l;
+	static uint8_t chunk[256 << 10];
+	int fds[100];
+
+	vt_handoff_limits_default(&l);
+	l.max_pending = 8;
+	l.hello_timeout_ms = 500;
+	l.idle_timeout_ms = 300;
+	l.max_buffered_bytes = 2u << 20;
+	vt_handoff_server_set_limits(a->srv, &l);
+	for (int i = 0; i < 100; i++) {
+		struct vtier_handoff_hdr hdr;
+
+		fds[i] = qemu_connect(a);
+		vt_handoff_hdr_init(&hdr, VTIER_HANDOFF_HELLO, 1, 8u << 20);
+		/* a refused connection may already be closed: ignore send errors */
+		if (send(fds[i], &hdr, sizeof(hdr), MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(hdr))
+			(void)!send(fds[i], chunk, sizeof(chunk), MSG_NOSIGNAL | MSG_DONTWAIT);
+		spin(a, 1);
+		assert_true(vt_handoff_server_buffered_bytes(a->srv) <= l.max_buffered_bytes);
+	}
+	spin(a, 20);
+	assert_true(vt_handoff_server_buffered_bytes(a->srv) <= l.max_buffered_bytes);
+	assert_true(vt_handoff_server_dropped(a->srv) >= 100 - l.max_pending);
+	/* the ones kept are dropped by their deadlines */
+	assert_true(WAIT_FOR(a, vt_handoff_server_dropped(a->srv) == 100, 2000));
+	assert_int_equal(vt_handoff_server_buffered_bytes(a->srv), 0);
+	assert_int_equal(a->hellos, 0);
+	for (int i = 0; i < 100; i++)
+		close(fds[i]);
+	close(connect_and_hello(a, "mem0"));
+	spin(a, 20);
+}
+
+/* (e) A QEMU that dies with output queued: closed at once, not at the send deadline. */
+static void test_peer_gone_with_output(void **state)
+{
+	struct agent *a = *state;
+	static uint8_t profile[256 << 10];
+	int fd = connect_and_hello(a, "mem0");
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(vt_handoff_conn_send_profile(a->conn, profile, sizeof(profile)), 0);
+	close(fd);
+	assert_true(WAIT_FOR(a, a->closed == 1, 1000));		/* send_timeout_ms is 10 s */
+}
+
+/* (f) A connection that sends a header and then nothing: idle timeout. */
+static void test_idle_partial(void **state)
+{
+	struct agent *a = *state;
+	struct vtier_handoff_policy policy = { .mode = VTIER_POLICY_MODE_AUTO };
+	struct vt_handoff_limits l;
+	struct vtier_handoff_hdr hdr;
+	int fd;
+
+	vt_handoff_limits_default(&l);
+	l.idle_timeout_ms = 200;
+	vt_handoff_server_set_limits(a->srv, &l);
+	fd = connect_and_hello(a, "mem0");
+	vt_handoff_hdr_init(&hdr, VTIER_HANDOFF_POLICY, 2, sizeof(policy));
+	assert_int_equal(write(fd, &hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	assert_int_equal(write(fd, &policy, 8), 8);
+	assert_true(WAIT_FOR(a, a->closed == 1, 2000));
+	assert_non_null(strstr(a->closed_why, "partial POLICY idle"));
+	close(fd);
+}
+
+/*
+ * (g) Out of fds: accept() fails with EMFILE while the listening socket stays
+ * readable. In a child with RLIMIT_NOFILE at its current use, 500 ms of the
+ * loop must cost little CPU (it spun at 100%), pause accepting a few times
+ * and report the burst once.
+ */
+static void test_emfile_backoff(void **state)
+{
+	struct agent *a = *state;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int code = 0;
+		long cpu_us;
+
+		for (int i = 0; i < 4; i++)
+			(void)qemu_connect(a);	/* queued in the backlog */
+		if (!emfile_limit_at_use())
+			_exit(10);
+		cpu_us = emfile_run_cpu_us(a->ctx, 500);
+		if (vt_handoff_server_accept_pauses(a->srv) < 2 ||
+		    vt_handoff_server_accept_pauses(a->srv) > 10)
+			code = 11;
+		else if (a->dropped != 1 || !strstr(a->dropped_why, "LimitNOFILE"))
+			code = 12;
+		else if (cpu_us > 150000)
+			code = 13;
+		if (code)
+			fprintf(stderr, "# child: pauses %u, dropped %d '%s', cpu %ld us\n",
+				vt_handoff_server_accept_pauses(a->srv), a->dropped, a->dropped_why,
+				cpu_us);
+		_exit(code);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +960,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ranges_update, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_is_a_new_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_fd_checks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_gone_with_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_partial_hellos, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_partial, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_emfile_backoff, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

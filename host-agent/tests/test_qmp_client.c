@@ -50,6 +50,25 @@ static void test_greeting(void **state)
 	}
 }
 
+/* A 200 KB greeting of nested arrays crashed vtierd inside json-glib. */
+static void test_greeting_deep(void **state)
+{
+	GString *s = g_string_new("{\"QMP\":");
+	g_autoptr(GError) e = NULL;
+	g_autofree char *v = NULL;
+
+	(void)state;
+	for (unsigned int i = 0; i < 100000; i++)
+		g_string_append_c(s, '[');
+	for (unsigned int i = 0; i < 100000; i++)
+		g_string_append_c(s, ']');
+	g_string_append_c(s, '}');
+	assert_false(vt_qmp_parse_greeting(s->str, s->len, &v, &e));
+	assert_non_null(strstr(e->message, "nested deeper than 64"));
+	assert_null(v);
+	g_string_free(s, TRUE);
+}
+
 static void test_memdev(void **state)
 {
 	g_autoptr(JsonNode) good = json(
@@ -65,6 +84,10 @@ static void test_memdev(void **state)
 		"[{\"size\":\"1\",\"policy\":\"default\",\"id\":\"a\"}]",
 		"[{\"size\":1,\"policy\":\"default\"}]",
 		"[{\"size\":1,\"policy\":\"default\",\"id\":\"\"}]",
+		/* ids and policies reach replies and logs: printable ASCII only */
+		"[{\"size\":1,\"policy\":\"default\",\"id\":\"a\\u0007b\"}]",
+		"[{\"size\":1,\"policy\":\"default\",\"id\":\"caf\\u00e9\"}]",
+		"[{\"size\":1,\"policy\":\"def\\nault\",\"id\":\"a\"}]",
 	};
 	g_autoptr(GArray) m = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
 
@@ -109,6 +132,8 @@ static void test_ramblocks(void **state)
 		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x1000 0x1000 0x1000 rx\n",
 		"Block Name PSize Offset Used Total HVA RO\n ram 4 KiB 0x0 0x1000 0x1000 0xfffffffffffff000 rw\n",
 		"Block Name PSize Offset Used Total HVA RO\n ram 0 KiB 0x0 0x1000 0x1000 0x1000 rw\n",
+		/* a block name that is not printable ASCII */
+		"Block Name PSize Offset Used Total HVA RO\n r\xc3\xa9m 4 KiB 0x0 0x1000 0x1000 0x1000 rw\n",
 	};
 	g_autoptr(GArray) rb = g_array_new(FALSE, TRUE, sizeof(struct vt_ramblock));
 
@@ -126,6 +151,16 @@ static void test_ramblocks(void **state)
 
 		if (vt_qmp_parse_ramblocks(bad[i], a, &e))
 			fail_msg("accepted ramblocks %s", bad[i]);
+	}
+	{
+		/* the error quotes 80 bytes of the line: never half a UTF-8 character */
+		g_autofree char *name = g_strnfill(79, 'a');
+		g_autofree char *text = g_strdup_printf("Block Name PSize Offset Used Total HVA RO\n"
+							"%s\xc3\xa9 4 KiB 0x0 0x1 0x1 0x1 rx\n", name);
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_qmp_parse_ramblocks(text, rb, &e));
+		assert_true(g_utf8_validate(e->message, -1, NULL));
 	}
 	assert_false(vt_qmp_parse_ramblocks(NULL, rb, NULL));
 }
@@ -213,6 +248,8 @@ struct peer {
 	char path[108];
 	const char *script;
 	int fd;
+	char *dir;
+	GThread *thread;
 };
 
 static gpointer peer_thread(gpointer data)
@@ -236,21 +273,36 @@ static gpointer peer_thread(gpointer data)
 	return NULL;
 }
 
+static void peer_start(struct peer *p, const char *script)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	p->script = script;
+	p->dir = g_dir_make_tmp("vtier-qmp-XXXXXX", NULL);
+	g_snprintf(p->path, sizeof(p->path), "%s/s", p->dir);
+	strcpy(sa.sun_path, p->path);
+	p->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(p->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(p->fd, 1), 0);
+	p->thread = g_thread_new("peer", peer_thread, p);
+}
+
+static void peer_stop(struct peer *p)
+{
+	g_thread_join(p->thread);
+	close(p->fd);
+	unlink(p->path);
+	rmdir(p->dir);
+	g_free(p->dir);
+}
+
 static void run_peer(const char *script, int expect_code, const char *expect_text)
 {
-	g_autofree char *dir = g_dir_make_tmp("vtier-qmp-XXXXXX", NULL);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct peer p = { .script = script };
+	struct peer p;
 	g_autoptr(GError) e = NULL;
 	struct vt_qmp *q;
-	GThread *t;
 
-	g_snprintf(p.path, sizeof(p.path), "%s/s", dir);
-	strcpy(sa.sun_path, p.path);
-	p.fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_int_equal(bind(p.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(p.fd, 1), 0);
-	t = g_thread_new("peer", peer_thread, &p);
+	peer_start(&p, script);
 	q = vt_qmp_connect(p.path, 500, &e);
 	assert_null(q);
 	assert_non_null(e);
@@ -258,10 +310,7 @@ static void run_peer(const char *script, int expect_code, const char *expect_tex
 		assert_int_equal(e->code, expect_code);
 	if (!strstr(e->message, expect_text))
 		fail_msg("error '%s' lacks '%s'", e->message, expect_text);
-	g_thread_join(t);
-	close(p.fd);
-	unlink(p.path);
-	rmdir(dir);
+	peer_stop(&p);
 }
 
 static void test_not_qemu(void **state)
@@ -286,15 +335,159 @@ static void test_not_qemu(void **state)
 	}
 }
 
+struct async_result {
+	int calls;
+	struct vt_qmp *q;
+	GError *error;
+	int ticks;
+	gint64 last_tick;
+	gint64 max_gap;		/* longest the loop went without running the ticker */
+	bool drained;
+};
+
+static void async_cb(struct vt_qmp *q, GError *error, void *user)
+{
+	struct async_result *r = user;
+
+	r->calls++;
+	r->q = q;
+	r->error = error;
+	r->drained = q && vt_qmp_drain(q, NULL);	/* the peer is still there */
+}
+
+static gboolean ticker(gpointer data)
+{
+	struct async_result *r = data;
+	gint64 now = g_get_monotonic_time();
+
+	if (r->last_tick && now - r->last_tick > r->max_gap)
+		r->max_gap = now - r->last_tick;
+	r->last_tick = now;
+	r->ticks++;
+	return G_SOURCE_CONTINUE;
+}
+
+/*
+ * Connect asynchronously to a fake peer playing @script while a 10 ms
+ * ticker runs on the same context; returns when the callback ran (or after
+ * 3 s). With @cancel_after_ms, cancels then and runs the loop 400 ms more.
+ */
+static void run_async(const char *script, int timeout_ms, int cancel_after_ms,
+		      struct async_result *r)
+{
+	GMainContext *ctx = g_main_context_new();
+	struct vt_qmp_connecting *op;
+	GSource *tick = g_timeout_source_new(10);
+	struct peer p;
+	gint64 t0, end;
+
+	memset(r, 0, sizeof(*r));
+	peer_start(&p, script);
+	g_source_set_callback(tick, ticker, r, NULL);
+	g_source_attach(tick, ctx);
+	t0 = g_get_monotonic_time();
+	op = vt_qmp_connect_async(p.path, timeout_ms, ctx, async_cb, r, NULL);
+	assert_non_null(op);
+	assert_true(g_get_monotonic_time() - t0 < 100000);	/* returns at once */
+	end = t0 + (cancel_after_ms ? cancel_after_ms : 3000) * 1000LL;
+	while (!r->calls && g_get_monotonic_time() < end)
+		g_main_context_iteration(ctx, TRUE);
+	if (cancel_after_ms) {
+		assert_int_equal(r->calls, 0);
+		vt_qmp_connect_cancel(op);
+		end = g_get_monotonic_time() + 400000;
+		while (g_get_monotonic_time() < end)
+			g_main_context_iteration(ctx, TRUE);
+	}
+	g_source_destroy(tick);
+	g_source_unref(tick);
+	shutdown(p.fd, SHUT_RDWR);
+	if (r->q)
+		shutdown(vt_qmp_fd(r->q), SHUT_RDWR);	/* the peer thread stops reading */
+	peer_stop(&p);
+	g_main_context_unref(ctx);
+}
+
+#define GREETING "{\"QMP\":{\"version\":{\"qemu\":{\"major\":10,\"minor\":0,\"micro\":2}}}}\n"
+
+/*
+ * (i) A socket that is not QMP, or says nothing: the attach must not stall
+ * the loop (vt_qmp_connect blocked it for its whole timeout). The ticker
+ * keeps running every 10 ms while the connect waits for its deadline.
+ */
+static void test_connect_async(void **state)
+{
+	struct async_result r;
+	GString *deep = g_string_new("{\"QMP\":");
+
+	(void)state;
+	run_async(GREETING "{\"return\":{},\"id\":\"vtier-1\"}\n{\"event\":\"X\"}\n", 1000, 0, &r);
+	assert_int_equal(r.calls, 1);
+	assert_null(r.error);
+	assert_non_null(r.q);
+	assert_string_equal(vt_qmp_version(r.q), "10.0.2");
+	assert_int_equal(vt_qmp_peer_pid(r.q), getpid());
+	assert_true(r.drained);
+	vt_qmp_free(r.q);
+
+	run_async("", 300, 0, &r);
+	assert_int_equal(r.calls, 1);
+	assert_null(r.q);
+	assert_int_equal(r.error->code, ETIMEDOUT);
+	assert_non_null(strstr(r.error->message, "no QMP greeting within 300 ms"));
+	assert_true(r.ticks >= 10);
+	assert_true(r.max_gap < 100000);	/* the loop was never held */
+	g_error_free(r.error);
+
+	run_async("SSH-2.0-OpenSSH_9.2\r\n", 1000, 0, &r);
+	assert_int_equal(r.error->code, EPROTO);
+	assert_non_null(strstr(r.error->message, "not a QEMU QMP socket"));
+	g_error_free(r.error);
+
+	for (int i = 0; i < 100000; i++)
+		g_string_append_c(deep, '[');
+	for (int i = 0; i < 100000; i++)
+		g_string_append_c(deep, ']');
+	g_string_append(deep, "}\n");
+	run_async(deep->str, 1000, 0, &r);
+	assert_int_equal(r.error->code, EPROTO);
+	assert_non_null(strstr(r.error->message, "nested deeper than 64"));
+	g_error_free(r.error);
+	g_string_free(deep, TRUE);
+
+	run_async(GREETING "{\"error\":{\"class\":\"X\",\"desc\":\"no\\u0007pe\\n\"},\"id\":\"vtier-1\"}\n",
+		  1000, 0, &r);
+	assert_int_equal(r.error->code, EREMOTEIO);
+	assert_non_null(strstr(r.error->message, "no?pe?"));	/* peer text made printable */
+	g_error_free(r.error);
+
+	run_async("CLOSE", 1000, 0, &r);
+	assert_int_equal(r.error->code, ECONNRESET);
+	g_error_free(r.error);
+
+	/* cancelled: the callback never runs */
+	run_async("", 300, 100, &r);
+	assert_int_equal(r.calls, 0);
+	{
+		g_autoptr(GError) e = NULL;
+
+		assert_null(vt_qmp_connect_async("/nonexistent/qmp.sock", 500, NULL, async_cb, &r,
+						 &e));
+		assert_int_equal(e->code, ENOENT);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_greeting),
+		cmocka_unit_test(test_greeting_deep),
 		cmocka_unit_test(test_memdev),
 		cmocka_unit_test(test_ramblocks),
 		cmocka_unit_test(test_mtree),
 		cmocka_unit_test(test_single_object),
 		cmocka_unit_test(test_not_qemu),
+		cmocka_unit_test(test_connect_async),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,6 +139,50 @@ static void test_config(void **state)
 	rm_tree(root);
 }
 
+static void test_config_groups(void **state)
+{
+	/* each config fails with a message that says it, in valid UTF-8 */
+	static const struct {
+		const char *config;
+		const char *says;
+	} bad[] = {
+		{ "[tier.dram]\nnodes=0\n[teir.x]\nnodes=1\n", "unknown group [teir.x]" },
+		/* bad names and values are shown printable, never as raw bytes */
+		{ "[tier.\xff\xfe]\nnodes=0\n", "[tier.??]: bad tier name" },
+		/* found by fuzz_tiers_config */
+		{ "[tier.a]\nnodes=\3340-\n", "'?0-'" },
+	};
+	g_autofree char *root = tree(true, true);
+	struct vt_tiers t;
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		assert_true(g_key_file_load_from_data(k, bad[i].config, -1, 0, NULL));
+		assert_false(vt_tiers_discover(&t, root, k, &e));
+		if (!strstr(e->message, bad[i].says) || !g_utf8_validate(e->message, -1, NULL))
+			fail_msg("case %u: '%s' lacks '%s'", i, e->message, bad[i].says);
+	}
+	{
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		/* ctier groups belong to the compressed-tier parser: accepted here */
+		assert_true(g_key_file_load_from_data(k, "[tier.dram]\nnodes=0\n"
+						      "[ctier.lz4]\ncompressor=lz4\n", -1, 0, NULL));
+		assert_true(vt_tiers_discover(&t, root, k, &e));
+		assert_int_equal(t.nr, 1);
+	}
+	assert_true(vt_tier_name_valid("dram"));
+	assert_true(vt_tier_name_valid("cxl-0.slow:x_1"));
+	assert_false(vt_tier_name_valid(""));
+	assert_false(vt_tier_name_valid("a\tb"));
+	assert_false(vt_tier_name_valid("0123456789abcdef0123456789abcdef"));
+	rm_tree(root);
+}
+
 static void test_bad_config(void **state)
 {
 	static const char *const bad[] = {
@@ -150,6 +194,11 @@ static void test_bad_config(void **state)
 		"[tier.a]\nnodes=0\nprice_usd_per_gib=nan\n", "[tier.a]\nnodes=0\nprice_usd_per_gib=\n",
 		"[tier.a]\nnodes=0\ncolour=blue\n", "[tier.]\nnodes=0\n",
 		"[tier.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\nnodes=0\n",
+		/* misspelt or unknown groups are errors, not silently ignored */
+		"[tier.a]\nnodes=0\n[teir.b]\nnodes=1\n", "[daemon]\nx=1\n", "[tiers]\n",
+		/* names that would break JSON replies, logs or tier lists */
+		"[tier.\xff\xfe]\nnodes=0\n", "[tier.caf\xc3\xa9]\nnodes=0\n",
+		"[tier.a b]\nnodes=0\n", "[tier.a,b]\nnodes=0\n", "[tier.a\"b]\nnodes=0\n",
 	};
 	g_autofree char *root = tree(true, true);
 
@@ -197,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_no_tiering_no_hmat),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_config_groups),
 		cmocka_unit_test(test_nodelist),
 	};
 

@@ -82,6 +82,54 @@ static void test_bad(void **state)
 	}
 }
 
+/*
+ * Cross-key constraints are judged after all keys of one request: both
+ * orders of a valid pair pass (sample_ms=5000 first used to fail against the
+ * default window of 1000 ms), the truly bad pair fails in both orders and
+ * changes nothing.
+ */
+static void test_apply_order(void **state)
+{
+	char *sample_first[] = { "sample_ms=5000", "window_ms=10000" };
+	char *window_first[] = { "window_ms=10000", "sample_ms=5000" };
+	char *bad_a[] = { "sample_ms=5000", "window_ms=2000" };
+	char *bad_b[] = { "window_ms=2000", "sample_ms=5000" };
+	char *shrink[] = { "window_ms=100" };
+	struct vt_vm_policy p, before;
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	assert_true(vt_vm_policy_apply(&p, sample_first, 2, NULL));
+	assert_int_equal(p.sample_ms, 5000);
+	assert_int_equal(p.window_ms, 10000);
+	vt_vm_policy_default(&p);
+	assert_true(vt_vm_policy_apply(&p, window_first, 2, NULL));
+	assert_int_equal(p.sample_ms, 5000);
+	before = p;
+	for (unsigned int i = 0; i < 3; i++) {
+		char **set = i == 0 ? bad_a : i == 1 ? bad_b : shrink;
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_vm_policy_apply(&p, set, i < 2 ? 2 : 1, &e));
+		assert_non_null(strstr(e->message, "must not exceed window_ms"));
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
+	/* values with control characters or non-ASCII bytes never reach an error message */
+	{
+		char *bad_bytes[] = { "mode=\xff\xfe", "mode=a\nb", "mo\001de=off" };
+		g_autoptr(GError) e = NULL;
+
+		for (unsigned int i = 0; i < 3; i++) {
+			g_clear_error(&e);
+			assert_false(vt_vm_policy_apply(&p, &bad_bytes[i], 1, &e));
+			assert_non_null(strstr(e->message, "printable ASCII"));
+		}
+	}
+	/* the one-key setter still checks the whole result */
+	assert_false(vt_vm_policy_set(&p, "window_ms", "1000", NULL));
+	assert_true(vt_vm_policy_check(&p, NULL));
+}
+
 static void test_apply(void **state)
 {
 	char *good[] = { "mode=observe", "dram_limit=256MiB", "budget=32MiB" };
@@ -124,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_apply_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -157,6 +157,19 @@ static void test_malformed(void **state)
 	}
 }
 
+static void test_deep_nesting(void **state)
+{
+	GString *s = g_string_new("{\"footprint\":\"1GiB\",\"phases\":");
+	g_autoptr(GError) e = NULL;
+
+	(void)state;
+	for (unsigned int i = 0; i < 100000; i++)
+		g_string_append_c(s, '[');
+	assert_null(vt_workload_from_json(s->str, (gssize)s->len, &e));
+	assert_non_null(strstr(e->message, "nested deeper than 64"));
+	g_string_free(s, TRUE);
+}
+
 static void test_unknown_and_missing(void **state)
 {
 	g_autoptr(GError) e1 = NULL, e2 = NULL;
@@ -175,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_full_spec),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_deep_nesting),
 		cmocka_unit_test(test_unknown_and_missing),
 	};
 

@@ -12,6 +12,7 @@
 
 #include "control_socket.h"
 #include "ctl_proto.h"
+#include "json_guard.h"
 
 static const char usage[] =
 	"usage: vtierctl [--socket PATH] [--json] COMMAND\n"
@@ -222,7 +223,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vtierctl: %s\n", e->message);
 		return 2;
 	}
-	if (!json_parser_load_from_data(parser, reply, -1, &e) ||
+	if (vt_json_check_depth(reply, strlen(reply), VT_JSON_MAX_DEPTH, NULL, 0) ||
+	    !json_parser_load_from_data(parser, reply, -1, &e) ||
 	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
 		fprintf(stderr, "vtierctl: malformed reply from vtierd\n");
 		return 2;

@@ -64,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				assert(msg.hello.ranges[i].offset + msg.hello.ranges[i].size <=
 				       h->size_bytes);
 			assert(memchr(h->backend_id, 0, sizeof(h->backend_id)));
+			assert(vt_handoff_name_safe(h->backend_id));	/* never a path */
 		}
 		if (!ret && hdr.type == VTIER_HANDOFF_RANGES)
 			check_inside(msg.ranges.ranges,

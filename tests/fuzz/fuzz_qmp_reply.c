@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Fuzz target: what a QMP peer may send. The first byte picks the parser
- * (greeting, query-memdev + qom-list, x-query-ramblock text, info mtree -f text,
- * one-object check).
+ * ('0' greeting, '1' query-memdev + qom-list, '2' x-query-ramblock text,
+ * '3' info mtree -f text, '4' one-object check; other bytes modulo 5).
+ * JSON goes through the depth guard first, as in qmp_client.c.
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "json_guard.h"
 #include "qmp_client.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	text = (const char *)data + 1;
 	len = size - 1;
-	switch (data[0] % 5) {
+	switch ((uint8_t)(data[0] - '0') % 5) {
 	case 0: {
 		char *version = NULL;
 		GError *e = NULL;
@@ -35,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		JsonParser *p = json_parser_new();
 		GArray *m = g_array_new(FALSE, TRUE, sizeof(struct vt_memdev));
 
-		if (vt_json_single_object(text, len) || len < 4096) {
+		if (!vt_json_check_depth(text, len, VT_JSON_MAX_DEPTH, NULL, 0)) {
 			if (json_parser_load_from_data(p, text, (gssize)len, NULL) &&
 			    json_parser_get_root(p)) {
 				if (vt_qmp_parse_memdev(json_parser_get_root(p), m, NULL))

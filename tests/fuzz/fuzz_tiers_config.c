@@ -18,9 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (t.nr == 0 || t.nr > VT_MAX_TIERS)
 				__builtin_trap();
 			for (unsigned int i = 0; i < t.nr; i++)
-				if (!t.tier[i].nr_nodes || t.tier[i].price_usd_gib < 0)
+				if (!t.tier[i].nr_nodes || t.tier[i].price_usd_gib < 0 ||
+				    !vt_tier_name_valid(t.tier[i].name))
 					__builtin_trap();
-		} else if (!e) {
+		} else if (!e || !g_utf8_validate(e->message, -1, NULL)) {
 			__builtin_trap();
 		}
 	}

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vt_vm_policy_default(&p);
 	before = p;
 	if (!vt_vm_policy_apply(&p, lines, g_strv_length(lines), &e)) {
-		if (!e || memcmp(&p, &before, sizeof(p)) != 0)
+		if (!e || memcmp(&p, &before, sizeof(p)) != 0 || !g_utf8_validate(e->message, -1, NULL))
 			__builtin_trap();
 	} else if (p.sample_ms > p.window_ms || p.dram_share < 0 || p.dram_share > 1 ||
 		   p.chunk_bytes % (2 << 20)) {

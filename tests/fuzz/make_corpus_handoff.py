@@ -56,6 +56,12 @@ seeds = {
                                                                   2 << 32, 1 << 20, 1 << 20)),
     "ranges-empty": msg(RANGES, struct.pack("<II", 0, 0)),
     "ranges-short": msg(RANGES, struct.pack("<II", 3, 0) + b"\0" * 24),
+    # backend ids that must never become a path, and a HELLO cut short
+    "hello-id-dotdot": msg(HELLO, hello(backend=b"../../x"), nfds=2),
+    "hello-id-slash": msg(HELLO, hello(backend=b"a/b"), nfds=2),
+    "hello-id-utf8": msg(HELLO, hello(backend=b"caf\xc3\xa9"), nfds=2),
+    "hello-partial": msg(HELLO, hello(profile=profile()), nfds=2)[:4096],
+    "hello-huge-size": msg(HELLO, hello(size=1 << 40), nfds=2),
 }
 
 out = sys.argv[1]

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Who is on the other end of a hand-off connection, by what the kernel says
+ * (SO_PEERCRED, a pidfd, the process start time), and whether the fds a HELLO
+ * carries are what it claims: a tmpfs/hugetlbfs file large enough for the
+ * backend, a real userfaultfd registered on the peer's mapping of that file
+ * at @hva. A HELLO's fields are the peer's word; these checks are the
+ * kernel's.
+ *
+ * Library code: returns negative errno, logs nothing above g_debug.
+ */
+#ifndef VTIER_IFACE_HANDOFF_PEER_H
+#define VTIER_IFACE_HANDOFF_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <vtier/handoff.h>
+
+struct vt_handoff_peer {
+	pid_t pid;		/* SO_PEERCRED, in the agent's pid namespace */
+	uid_t uid;
+	gid_t gid;
+	int pidfd;		/* pidfd_open(pid) at accept, or -1 (old kernel) */
+	uint64_t start_time;	/* /proc/PID/stat field 22 (clock ticks after boot), 0 unknown */
+};
+
+/*
+ * Fill @peer for connected unix socket @sockfd: credentials, a pidfd and
+ * the start time, taken right at accept so that a later check can tell the
+ * same process from a new one with a recycled pid. 0 or -errno (-ESRCH when
+ * the peer's pid is not visible in this pid namespace).
+ */
+int vt_handoff_peer_get(int sockfd, struct vt_handoff_peer *peer);
+/* Close the pidfd; safe on a zeroed or already cleared peer (pidfd -1). */
+void vt_handoff_peer_clear(struct vt_handoff_peer *peer);
+
+/* Start time of @pid from /proc/PID/stat field 22. 0 or -errno. */
+int vt_proc_start_time(pid_t pid, uint64_t *start_time);
+
+/*
+ * Check a parsed HELLO (vt_handoff_parse() accepted it) against the kernel:
+ * qemu_pid is the socket's peer; @memfd is a regular tmpfs or hugetlbfs
+ * file with at least fd_offset + size_bytes bytes; @uffd is a userfaultfd;
+ * [hva, hva + size_bytes) in the peer is a shared mapping of @memfd at
+ * fd_offset; @uffd is the userfaultfd registered there (missing + WP).
+ * Returns 0, or -EPERM / -EBADF / -ERANGE / -EBUSY / -errno with a one-line
+ * reason in @err (fits a HELLO_REPLY message).
+ */
+int vt_handoff_check_fds(const struct vtier_handoff_hello *hello,
+			 const struct vt_handoff_peer *peer, int memfd, int uffd, char *err,
+			 size_t err_len);
+
+#endif /* VTIER_IFACE_HANDOFF_PEER_H */
