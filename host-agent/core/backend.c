@@ -11,40 +11,14 @@
 
 #include "backend.h"
 #include "daemon.h"
+#include "handoff_peer.h"
 
-uint64_t vt_proc_start_time(pid_t pid)
+/* Start time of @pid in clock ticks after boot, 0 if it is gone (handoff_peer.h). */
+static uint64_t proc_start(pid_t pid)
 {
-	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
-	g_autofree char *text = NULL;
-	const char *p;
-	guint64 v = 0;
+	uint64_t t = 0;
 
-	if (pid <= 0 || !g_file_get_contents(path, &text, NULL, NULL))
-		return 0;
-	/* comm may hold spaces and ')': fields resume after the last ')' */
-	p = strrchr(text, ')');
-	if (!p)
-		return 0;
-	p++;
-	/* field 3 (state) is the first after ')'; starttime is field 22 */
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	if (!p || sscanf(p + 1, "%" G_GUINT64_FORMAT, &v) != 1)
-		return 0;
-	return v;
-}
-
-bool vt_backend_id_safe(const char *id)
-{
-	size_t n = strlen(id);
-
-	if (n == 0 || n >= VTIER_HANDOFF_ID_LEN || id[0] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!g_ascii_isalnum(id[i]) && id[i] != '_' && id[i] != '-' && id[i] != '.')
-			return false;
-	return true;
+	return pid > 0 && vt_proc_start_time(pid, &t) == 0 ? t : 0;
 }
 
 static bool uuid_set(const uint8_t *u)
@@ -139,7 +113,7 @@ static bool owner_alive_elsewhere(const struct vt_store_owner *o, const struct v
 {
 	if (o->qemu_pid == (uint32_t)b->pid && o->qemu_start_time == b->start_time)
 		return false;
-	return o->qemu_pid && vt_proc_start_time((pid_t)o->qemu_pid) == o->qemu_start_time;
+	return o->qemu_pid && proc_start((pid_t)o->qemu_pid) == o->qemu_start_time;
 }
 
 static int open_store(struct vt_backend *b, char *msg)
@@ -228,7 +202,7 @@ static gboolean orphan_sweep(gpointer data)
 
 		if (g_hash_table_contains(d->backends, o->key)) {
 			g_ptr_array_remove_index_fast(d->orphans, i);	/* adopted again */
-		} else if (vt_proc_start_time(o->pid) != o->start_time) {
+		} else if (proc_start(o->pid) != o->start_time) {
 			vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "QEMU pid %d exited: store %s "
 				      "removed", (int)o->pid, o->dir);
 			vt_store_destroy(o->dir);
@@ -288,8 +262,11 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		ret = -EPERM;
 		goto refuse;
 	}
-	b->start_time = vt_proc_start_time(b->pid);
-	if (!vt_backend_id_safe(b->id)) {
+	/* read at accept: the process that connected, even if it is gone since */
+	b->start_time = vt_handoff_conn_peer_start_time(conn);
+	if (!b->start_time)
+		b->start_time = proc_start(b->pid);
+	if (!vt_handoff_name_safe(b->id)) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "backend id is not [A-Za-z0-9_.-]{1,63}");
 		ret = -EINVAL;
 		goto refuse;
@@ -418,7 +395,7 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 	b->mover = NULL;
 	g_mutex_unlock(&b->lock);
 	b->conn = NULL;
-	gone = vt_proc_start_time(b->pid) != b->start_time;
+	gone = proc_start(b->pid) != b->start_time;
 	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 		      "hand-off of '%s' ended: %s%s", b->id, why,
 		      gone ? " (QEMU exited: store removed)" : " (store kept for its reconnect)");
@@ -433,8 +410,16 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 	vt_backend_unref(b);
 }
 
+/* A peer the server dropped before any HELLO (limits, timeouts, fds). */
+static void dropped_cb(struct vt_handoff_conn *conn, const char *why, void *opaque)
+{
+	(void)conn;
+	vt_daemon_log(opaque, G_LOG_LEVEL_WARNING, NULL, "hand-off: %s", why);
+}
+
 const struct vt_handoff_ops vt_backend_handoff_ops = {
 	.hello = hello_cb,
+	.dropped = dropped_cb,
 	.policy = policy_cb,
 	.ranges = ranges_cb,
 	.closed = closed_cb,

@@ -66,10 +66,6 @@ GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);
 /* Queue for the mover: evict [@offset, +@len) into compressed tier @tier, or fetch (@tier < 0). */
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
 
-/* Start of process @pid in clock ticks after boot (/proc/PID/stat field 22), 0 if gone. */
-uint64_t vt_proc_start_time(pid_t pid);
-/* A backend id that can name a directory: [A-Za-z0-9_.-], 1..63, no leading '.'. */
-bool vt_backend_id_safe(const char *id);
 
 /* The hand-off server's callbacks: handoff_server.h, opaque = the daemon. */
 extern const struct vt_handoff_ops vt_backend_handoff_ops;

@@ -270,6 +270,49 @@ int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data)
 	return 1;
 }
 
+int vt_pager_wake(struct vt_pager *p, uint64_t offset, uint64_t len)
+{
+	if (!pager_offset_ok(p, offset, len))
+		return -EINVAL;
+	return uffd_wake(p, offset, len);
+}
+
+int64_t vt_pager_zero_range(struct vt_pager *p, uint64_t offset, uint64_t len, bool wake)
+{
+	uint64_t at = offset, end = offset + len;
+	int64_t filled = 0;
+
+	if (!pager_offset_ok(p, offset, len))
+		return -EINVAL;
+	if (!(p->ioctls & (1ull << _UFFDIO_ZEROPAGE)))
+		return -ENOTSUP;
+	while (at < end) {
+		struct uffdio_zeropage z = {
+			.range = { .start = p->hva + at, .len = end - at },
+			.mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE,
+		};
+		int ret = ioctl(p->uffd, UFFDIO_ZEROPAGE, &z) ? -errno : 0;
+
+		if (z.zeropage > 0) {
+			at += (uint64_t)z.zeropage;
+			filled += z.zeropage / (int64_t)p->page_size;
+			continue;
+		}
+		if (ret == -EAGAIN)
+			continue;
+		if (ret == -EEXIST) {
+			at += p->page_size;	/* that page is there: go on after it */
+			continue;
+		}
+		if (ret)
+			return ret;
+	}
+	p->nr_zero_filled += (uint64_t)filled;
+	if (!wake)
+		return filled;
+	return uffd_wake(p, offset, len) ?: filled;
+}
+
 #ifndef UFFDIO_POISON
 /* Linux 6.6 uapi; Debian 12's headers predate it */
 #define _UFFDIO_POISON (0x08)

@@ -112,6 +112,17 @@ int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data);
  */
 int vt_pager_poison(struct vt_pager *p, uint64_t offset);
 
+/*
+ * Fill every hole of [@offset, @offset + @len) with zeros (UFFDIO_ZEROPAGE),
+ * skipping pages that are there; with @wake, wake every thread waiting in the
+ * range (else the caller does, with vt_pager_wake()). For pages the caller
+ * knows were never evicted. Returns the pages filled, or a negative errno
+ * (-ENOTSUP without ZEROPAGE, -ESRCH: QEMU is gone).
+ */
+int64_t vt_pager_zero_range(struct vt_pager *p, uint64_t offset, uint64_t len, bool wake);
+/* Wake every thread waiting on a fault in [@offset, @offset + @len). */
+int vt_pager_wake(struct vt_pager *p, uint64_t offset, uint64_t len);
+
 /* Serve a write-protect fault: drop the protection and wake the writers. */
 int vt_pager_unprotect(struct vt_pager *p, uint64_t offset, uint64_t len);
 

@@ -813,13 +813,3 @@ void *vt_handoff_conn_get_user(const struct vt_handoff_conn *c)
 {
 	return c->user;
 }
-
-pid_t vt_handoff_conn_peer_pid(const struct vt_handoff_conn *conn)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(conn->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
-		return -errno;
-	return cred.pid;
-}

@@ -131,8 +131,6 @@ uint64_t vt_handoff_conn_peer_start_time(const struct vt_handoff_conn *conn);
  */
 const char *vt_handoff_conn_backend_id(const struct vt_handoff_conn *conn);
 const char *vt_handoff_conn_vm_name(const struct vt_handoff_conn *conn);
-/* The connected process as the kernel says (SO_PEERCRED): pid, or -errno. */
-pid_t vt_handoff_conn_peer_pid(const struct vt_handoff_conn *conn);
 /* A pointer the agent attaches to the connection (NULL by default). */
 void vt_handoff_conn_set_user(struct vt_handoff_conn *conn, void *user);
 void *vt_handoff_conn_get_user(const struct vt_handoff_conn *conn);

@@ -16,6 +16,8 @@
 
 #define ORDERS_MAX 8192
 #define SLICE_PAGES 8		/* pages of an order between two fault checks */
+#define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
+#define ZERO_WIN_MAX (2u << 20)
 
 struct mover_order {
 	uint64_t offset;
@@ -36,6 +38,7 @@ struct vt_ctier_mover {
 	struct mover_order *orders;
 	unsigned int head, n;
 	bool stop;
+	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
 	struct vt_ctier_mover_stats stats;
 };
 
@@ -102,6 +105,49 @@ static uint64_t now_ns(void)
 } while (0)
 
 /*
+ * A first touch: the page was never evicted (or QEMU discarded it), so it is
+ * zeros, and so are its neighbours that are not in the store. Filling them in
+ * one go saves a fault per page where the guest touches memory in order
+ * (boot, a fresh allocation): the window doubles while zero faults follow one
+ * another, from 64 KiB up to 2 MiB, like the kernel's readahead; a stored page
+ * inside the window is left to its own fault. 1 filled, 0 already there.
+ */
+static int zero_around(struct vt_ctier_mover *m, uint64_t offset)
+{
+	uint64_t ps = m->pager.page_size, win, start, end, at;
+	int64_t n, filled = 0;
+
+	if (offset >= m->zero_next && offset < m->zero_next + m->zero_win)
+		m->zero_win = MIN(m->zero_win * 2, ZERO_WIN_MAX);
+	else
+		m->zero_win = ZERO_WIN_MIN;
+	win = m->zero_win;
+	start = offset & ~(win - 1);
+	end = MIN(start + win, m->pager.size);
+	for (at = start; at < end;) {
+		uint64_t next = vt_store_next(m->store, at / ps), stop;
+
+		stop = next == UINT64_MAX ? end : MIN(end, next * ps);
+		if (stop > at) {
+			n = vt_pager_zero_range(&m->pager, at, stop - at, false);
+			if (n < 0)
+				return (int)n;
+			filled += n;
+		}
+		at = stop + ps;	/* past the stored page */
+	}
+	m->zero_next = end;
+	/* one wake-up once the whole window is there: the guest resumes on it */
+	n = vt_pager_wake(&m->pager, start, end - start);
+	if (n < 0)
+		return (int)n;
+	g_mutex_lock(&m->lock);
+	m->stats.zero_filled_around += (uint64_t)filled;
+	g_mutex_unlock(&m->lock);
+	return filled > 0 ? 1 : 0;
+}
+
+/*
  * A MISSING fault at @offset: from the store, else zeros; never garbage.
  * 1 filled, 0 nothing to do (already there, or poisoned / left waiting),
  * negative errno when the backend is lost.
@@ -126,8 +172,9 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	}
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
-	/* not in the store: never evicted (or discarded by QEMU since): zeros */
-	ret = vt_pager_fill(&m->pager, offset, ret == 0 ? buf : NULL);
+	if (ret == -ENOENT)
+		return zero_around(m, offset);
+	ret = vt_pager_fill(&m->pager, offset, buf);
 	if (ret < 0)
 		return ret;
 	vt_store_drop(m->store, page);	/* the memfd's page wins */
@@ -304,7 +351,12 @@ static gpointer mover_thread(gpointer data)
 		uint64_t v;
 		bool stop;
 
-		if (poll(pfd, 2, more ? 0 : -1) < 0 && errno != EINTR) {
+		/*
+		 * Evicting reads the uffd to see racing writes: the faults it read
+		 * wait in the pager, not in the fd, so poll() would not report
+		 * them. Never sleep with faults in hand.
+		 */
+		if (poll(pfd, 2, more || m->pager.n_pending ? 0 : -1) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}

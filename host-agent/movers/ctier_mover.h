@@ -37,6 +37,7 @@ uint64_t vt_latency_percentile(const struct vt_latency_hist *h, double pct);
 struct vt_ctier_mover_stats {
 	uint64_t faults_stored;		/* MISSING faults served from the store */
 	uint64_t faults_zero;		/* MISSING faults on pages never evicted: zeros */
+	uint64_t zero_filled_around;	/* pages zero-filled with them (fault-around) */
 	uint64_t faults_wp;		/* write-protect faults resolved */
 	uint64_t faults_already;	/* a fault raised twice: the page was there */
 	uint64_t poisoned;		/* checksum failed: the page was poisoned */

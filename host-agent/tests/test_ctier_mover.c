@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -262,6 +263,51 @@ static void test_fetch(void **state)
 	assert_int_equal(st.faults_stored, 0);
 }
 
+static bool present(struct fixture *f, uint64_t page)
+{
+	unsigned char v;
+
+	assert_int_equal(mincore(f->map + page * PAGE, PAGE, &v), 0);
+	return v & 1;
+}
+
+/*
+ * A first touch fills its neighbours with zeros too (fault-around), never a
+ * stored page: that one comes from the store when it is touched.
+ */
+static void test_zero_fault_around(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	static const uint8_t zero[PAGE];
+
+	/* page 522 goes to the store; pages 512.. become holes never evicted */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 522 * PAGE, PAGE, 0), 0);
+	wait_idle(f);
+	assert_false(present(f, 522));
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   512 * PAGE, 10 * PAGE), 0);
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   523 * PAGE, 105 * PAGE), 0);
+	assert_memory_equal(f->map + 514 * PAGE, zero, PAGE);	/* one fault */
+	/* the 64 KiB window of page 514 (512..527) is there, but for the stored page */
+	for (uint64_t p = 512; p < 528; p++)
+		assert_true(p == 522 ? !present(f, p) : present(f, p));
+	assert_false(present(f, 530));
+	assert_true(page_ok(f, 522));	/* from the store, not zeros */
+	for (uint64_t p = 512; p < 528; p++)
+		if (p != 522)
+			assert_memory_equal(f->map + p * PAGE, zero, PAGE);
+	for (int i = 0; i < 1000; i++) {	/* counted just after the wake-up */
+		vt_ctier_mover_get_stats(f->mover, &st);
+		if (st.faults_stored)
+			break;
+		g_usleep(1000);
+	}
+	assert_int_equal(st.faults_stored, 1);
+	assert_true(st.zero_filled_around >= 15);
+}
+
 /* Orders outside the backend or unaligned are refused. */
 static void test_bad_orders(void **state)
 {
@@ -300,6 +346,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writes_race_eviction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),
 		cmocka_unit_test(test_latency_hist),
 	};
 

@@ -58,6 +58,13 @@ static gboolean quit_cb(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* The control socket's own events (a client dropped, accept() paused at the fd limit). */
+static void log_note(const char *message, void *arg)
+{
+	(void)arg;
+	g_warning("%s", message);
+}
+
 static char *handle(const char *data, size_t len, void *arg)
 {
 	return vt_daemon_handle(arg, data, len);
@@ -167,6 +174,7 @@ int main(int argc, char **argv)
 			  d->nr_ctier ? "" : ": no [ctier.NAME] in the config, every hand-off "
 			  "will be refused");
 	}
+	vt_control_server_set_notify(server, log_note, NULL);
 	loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, quit_cb, NULL);
 	g_unix_signal_add(SIGTERM, quit_cb, NULL);
