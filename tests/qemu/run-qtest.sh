@@ -26,4 +26,14 @@ for d in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
     }
     fw="$fw -L $d"
 done
-QTEST_QEMU_BINARY="./qemu-system-x86_64$fw" exec "./tests/qtest/$name" --tap -k "$@"
+# libqtest takes the target from what follows the last '-' of
+# QTEST_QEMU_BINARY, so the -L options cannot go there: a wrapper named
+# qemu-system-x86_64 adds them (and exec keeps the pid libqtest kills).
+wrap=$(mktemp -d "${TMPDIR:-/tmp}/vtier-qtest-XXXXXX") || exit 1
+trap 'rm -rf "$wrap"' EXIT
+printf '#!/bin/sh\nexec %s/qemu-system-x86_64%s "$@"\n' "$PWD" "$fw" > "$wrap/qemu-system-x86_64"
+chmod +x "$wrap/qemu-system-x86_64"
+# PYTHON (a full path: it is exec'd): migration-test's analyze-script case
+# runs scripts/analyze-migration.py on a migration stream.
+PYTHON=${PYTHON:-$(command -v python3)} QTEST_QEMU_BINARY="$wrap/qemu-system-x86_64" \
+    "./tests/qtest/$name" --tap -k "$@"
