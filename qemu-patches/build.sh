@@ -17,17 +17,19 @@
 # run with the same inputs only hashes and prints. ccache (when installed)
 # makes a rebuild after a series change much cheaper than a cold build.
 #
-# The printed directory holds build/qemu-system-x86_64 and, when patched,
-# build/tests/qtest/vtier-memory-tiers-test. Run from there, QEMU finds its
-# firmware in build/qemu-bundle/ (SeaBIOS from Debian's seabios package, the
-# option ROMs -kernel needs built from source).
+# The printed directory holds build/qemu-system-x86_64 and the qtests of
+# QTEST_TARGETS (vtier-memory-tiers-test only when patched). Run from
+# there, QEMU finds its firmware in build/qemu-bundle/ (SeaBIOS from
+# Debian's seabios package, the option ROMs -kernel needs built from
+# source); QEMU's own qtests also need -L for Debian's qemu-system-data,
+# seabios and ipxe-qemu (tests/qemu/run-qtest.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${VTIER_CACHE:-/var/cache/vtier}/qemu
 jobs=${VTIER_QEMU_JOBS:-$(nproc)}
 # Bump when the recipe below changes in a way that changes the output.
-RECIPE=5
+RECIPE=6
 
 # shellcheck source=BASE
 . <(grep -E '^[A-Z_0-9]+=' "$here/BASE")
@@ -42,7 +44,18 @@ CONFIGURE_FLAGS=(
     --enable-werror
 )
 NINJA_TARGETS=(qemu-system-x86_64)
-QTEST_TARGETS=(tests/qtest/vtier-memory-tiers-test)
+# The series' qtest, and QEMU's own qtests that exercise what the series
+# touches (QMP/HMP commands, QOM properties, memory backends, migration);
+# make check-qemu runs each (tests/qemu/meson.build).
+QTEST_TARGETS=(
+    tests/qtest/vtier-memory-tiers-test
+    tests/qtest/qmp-cmd-test
+    tests/qtest/test-hmp
+    tests/qtest/qom-test
+    tests/qtest/numa-test
+    tests/qtest/device-introspect-test
+    tests/qtest/migration-test
+)
 
 die() { echo "qemu-patches/build.sh: $*" >&2; exit 1; }
 log() { echo "qemu-patches/build.sh: $*" >&2; }
@@ -55,7 +68,7 @@ while [ $# -gt 0 ]; do
         --unpatched) patched=0 ;;
         --print-dir) mode=print ;;
         --src) mode=src; srcdir=${2:?--src needs a directory}; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
     shift

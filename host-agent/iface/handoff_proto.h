@@ -27,10 +27,14 @@ struct vt_handoff_hello {
 	const uint8_t *profile;				/* fixed->profile_size */
 };
 
-/* A checked STATS report (what QEMU would accept). */
+/*
+ * A checked STATS report (what QEMU would accept): entries are @tiers, or
+ * @tiers_v2 when fixed->flags has VTIER_STATS_F_TIER_V2 (the other is NULL).
+ */
 struct vt_handoff_stats {
 	const struct vtier_handoff_stats *fixed;
 	const struct vtier_handoff_tier *tiers;		/* fixed->n_tiers */
+	const struct vtier_handoff_tier_v2 *tiers_v2;	/* fixed->n_tiers */
 };
 
 /* Any checked message QEMU may send to an agent. */
@@ -77,6 +81,16 @@ int vt_handoff_check_profile(const void *profile, size_t size, uint64_t backend_
  * are display only: sanitise them (vt_text_printable) instead.
  */
 bool vt_handoff_name_safe(const char *s);
+
+/*
+ * Check a STATS payload of @size bytes as QEMU does: known flags, at most
+ * VTIER_HANDOFF_TIERS_MAX entries of the form the flags say, a size that
+ * matches, every tier named. The agent checks its own reports with it before
+ * sending, since QEMU drops the connection on a bad one. Returns 0 (with
+ * @out filled, pointing into @payload) or -EBADMSG / -EMSGSIZE with @err set.
+ */
+int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_stats *out,
+			   char *err, size_t err_len);
 
 /* Fill a header for a message of @type with @size payload bytes. */
 void vt_handoff_hdr_init(struct vtier_handoff_hdr *hdr, uint16_t type, uint32_t seq,

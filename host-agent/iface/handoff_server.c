@@ -310,19 +310,45 @@ static int conn_send(struct vt_handoff_conn *c, uint16_t type, uint32_t seq,
 	return conn_flush(c);
 }
 
-int vt_handoff_conn_send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stats *stats,
-			       const struct vtier_handoff_tier *tiers)
+/*
+ * Both STATS forms: @flags (VTIER_STATS_F_TIER_V2 or 0) replaces
+ * stats->flags; @tiers holds stats->n_tiers entries of @entry_size bytes. The
+ * report is checked as QEMU will check it: QEMU drops a connection that
+ * sends a bad one.
+ */
+static int send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stats *stats,
+		      uint32_t flags, const void *tiers, size_t entry_size)
 {
-	struct iovec parts[] = {
-		{ (void *)stats, sizeof(*stats) },
-		{ (void *)tiers, stats->n_tiers * sizeof(*tiers) },
-	};
+	uint64_t buf[(sizeof(*stats) + VTIER_HANDOFF_TIERS_MAX *
+		      sizeof(struct vtier_handoff_tier_v2)) / sizeof(uint64_t)];
+	struct vtier_handoff_stats *s = (void *)buf;
+	struct iovec part = { buf, sizeof(*stats) };
+	struct vt_handoff_stats checked;
 
 	if (!c->accepted)
 		return -ENOTCONN;
 	if (stats->n_tiers > VTIER_HANDOFF_TIERS_MAX)
 		return -EINVAL;
-	return conn_send(c, VTIER_HANDOFF_STATS, ++c->seq, parts, G_N_ELEMENTS(parts));
+	*s = *stats;
+	s->flags = flags;
+	memcpy(s + 1, tiers, stats->n_tiers * entry_size);
+	part.iov_len += stats->n_tiers * entry_size;
+	if (vt_handoff_check_stats(buf, part.iov_len, &checked, NULL, 0))
+		return -EINVAL;
+	return conn_send(c, VTIER_HANDOFF_STATS, ++c->seq, &part, 1);
+}
+
+int vt_handoff_conn_send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stats *stats,
+			       const struct vtier_handoff_tier *tiers)
+{
+	return send_stats(c, stats, 0, tiers, sizeof(*tiers));
+}
+
+int vt_handoff_conn_send_stats_v2(struct vt_handoff_conn *c,
+				  const struct vtier_handoff_stats *stats,
+				  const struct vtier_handoff_tier_v2 *tiers)
+{
+	return send_stats(c, stats, VTIER_STATS_F_TIER_V2, tiers, sizeof(*tiers));
 }
 
 int vt_handoff_conn_send_profile(struct vt_handoff_conn *c, const void *profile, size_t size)

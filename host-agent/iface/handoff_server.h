@@ -102,10 +102,17 @@ void vt_handoff_server_free(struct vt_handoff_server *srv);
  * written as QEMU reads. 0 once queued; -ENOBUFS when the queue is full, and
  * then the connection closes on the next main loop iteration (ops->closed
  * says why); -ENOTCONN on a closed or closing connection.
+ *
+ * Send a STATS report; @tiers has stats->n_tiers entries, stats->flags is
+ * set by the call. 0, or -EINVAL for a report QEMU would refuse (too many
+ * tiers, an unnamed one), -ENOTCONN before the hand-off, -errno.
  */
-/* Send a STATS report; @tiers has stats->n_tiers entries. 0 or -errno. */
 int vt_handoff_conn_send_stats(struct vt_handoff_conn *conn, const struct vtier_handoff_stats *stats,
 			       const struct vtier_handoff_tier *tiers);
+/* The same with per-tier figures (VTIER_STATS_F_TIER_V2). */
+int vt_handoff_conn_send_stats_v2(struct vt_handoff_conn *conn,
+				  const struct vtier_handoff_stats *stats,
+				  const struct vtier_handoff_tier_v2 *tiers);
 /* Send the agent's hotness profile (1..VTIER_HANDOFF_PROFILE_MAX bytes). */
 int vt_handoff_conn_send_profile(struct vt_handoff_conn *conn, const void *profile, size_t size);
 /* Close the connection now; ops->closed runs with @why. */

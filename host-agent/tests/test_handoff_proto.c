@@ -370,6 +370,66 @@ static void test_profile(void **state)
 			 -EBADMSG);
 }
 
+/* STATS in both forms, checked as QEMU checks them. */
+static void test_stats(void **state)
+{
+	struct {
+		struct vtier_handoff_stats s;
+		struct vtier_handoff_tier_v2 t[2];
+	} v2 = {
+		.s = { .faults_served = 5, .n_tiers = 2, .flags = VTIER_STATS_F_TIER_V2 },
+		.t = {
+			{ .name = "dram", .resident_bytes = 1 << 20 },
+			{ .name = "lz4", .resident_bytes = 1 << 16, .stored_bytes = 1 << 16,
+			  .compressed_bytes = 1 << 14, .pages_evicted = 20, .pages_faulted_back = 4,
+			  .fault_latency_p50_ns = 8000, .fault_latency_p99_ns = 30000 },
+		},
+	};
+	struct {
+		struct vtier_handoff_stats s;
+		struct vtier_handoff_tier t[3];
+	} v1 = {
+		.s = { .n_tiers = 3 },
+		.t = { { "dram", 1 << 20 }, { "cxl", 1 << 19 }, { "lz4", 1 << 16 } },
+	};
+	struct vt_handoff_stats st;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(vt_handoff_check_stats(&v1, sizeof(v1), &st, err, sizeof(err)), 0);
+	assert_ptr_equal(st.fixed, &v1.s);
+	assert_ptr_equal(st.tiers, v1.t);
+	assert_null(st.tiers_v2);
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), 0);
+	assert_null(st.tiers);
+	assert_ptr_equal(st.tiers_v2, v2.t);
+	assert_int_equal(st.tiers_v2[1].fault_latency_p99_ns, 30000);
+
+	/* The flag decides the entry size: either form read as the other. */
+	v1.s.flags = VTIER_STATS_F_TIER_V2;
+	assert_int_equal(vt_handoff_check_stats(&v1, sizeof(v1), &st, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "its count says"));
+	v1.s.flags = 0;
+	v2.s.flags = 0;
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
+	v2.s.flags = VTIER_STATS_F_TIER_V2 | 2;
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "unknown flags 0x3"));
+	v2.s.flags = VTIER_STATS_F_TIER_V2;
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2) - 1, &st, err, sizeof(err)),
+			 -EBADMSG);
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2.s) - 1, &st, err, sizeof(err)),
+			 -EBADMSG);
+	v2.s.n_tiers = VTIER_HANDOFF_TIERS_MAX + 1;
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EMSGSIZE);
+	v2.s.n_tiers = 2;
+	v2.t[1].name[0] = '\0';
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
+	assert_string_equal(err, "STATS: tier 1 has no name");
+	memset(v2.t[1].name, 'x', sizeof(v2.t[1].name));
+	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_stats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -414,6 +414,13 @@ static void test_policy_and_stats(void **state)
 	struct vtier_handoff_migration mig = { .event = VTIER_MIGRATION_START };
 	struct vtier_handoff_stats stats = { .faults_served = 42, .n_tiers = 2 };
 	struct vtier_handoff_tier tiers[2] = { { "dram", 1 << 20 }, { "lz4", 1 << 12 } };
+	struct vtier_handoff_tier_v2 tiers_v2[2] = {
+		{ .name = "dram", .resident_bytes = 1 << 20, .stored_bytes = 1 << 20,
+		  .compressed_bytes = 1 << 20 },
+		{ .name = "lz4", .resident_bytes = 1 << 12, .stored_bytes = 1 << 12,
+		  .compressed_bytes = 1 << 10, .pages_evicted = 9, .pages_faulted_back = 8,
+		  .fault_latency_p50_ns = 7000, .fault_latency_p99_ns = 21000 },
+	};
 	const struct vtier_handoff_policy_reply *reply = (const void *)buf;
 	int fd = qemu_connect(a);
 
@@ -445,6 +452,21 @@ static void test_policy_and_stats(void **state)
 	assert_int_equal(((struct vtier_handoff_stats *)buf)->faults_served, 42);
 	assert_string_equal(((struct vtier_handoff_tier *)(buf + sizeof(stats)))[1].name, "lz4");
 
+	/* Per-tier figures: the flag is set by the sender, entries are v2. */
+	stats.faults_served = 43;
+	assert_int_equal(vt_handoff_conn_send_stats_v2(a->conn, &stats, tiers_v2), 0);
+	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_STATS);
+	assert_int_equal(hdr.size, sizeof(stats) + sizeof(tiers_v2));
+	assert_int_equal(((struct vtier_handoff_stats *)buf)->flags, VTIER_STATS_F_TIER_V2);
+	assert_int_equal(((struct vtier_handoff_stats *)buf)->faults_served, 43);
+	assert_memory_equal(buf + sizeof(stats), tiers_v2, sizeof(tiers_v2));
+
+	/* Reports QEMU would refuse are not sent. */
+	tiers_v2[1].name[0] = '\0';
+	assert_int_equal(vt_handoff_conn_send_stats_v2(a->conn, &stats, tiers_v2), -EINVAL);
+	tiers[0].name[0] = '\0';
+	assert_int_equal(vt_handoff_conn_send_stats(a->conn, &stats, tiers), -EINVAL);
 	stats.n_tiers = VTIER_HANDOFF_TIERS_MAX + 1;
 	assert_int_equal(vt_handoff_conn_send_stats(a->conn, &stats, tiers), -EINVAL);
 	assert_int_equal(vt_handoff_conn_send_profile(a->conn, buf, 0), -EMSGSIZE);

@@ -11,8 +11,10 @@
  *
  * This header is the single source of the ABI. QEMU carries a byte
  * identical copy as include/system/vtier-handoff.h; docs live in
- * docs/abi-handoff.md. Changes are additive and bump
- * VTIER_HANDOFF_VERSION; a receiver refuses versions it does not know.
+ * docs/abi-handoff.md. Changes are additive: one that extends a message
+ * behind a flag of that message (VTIER_STATS_F_TIER_V2) keeps the version,
+ * others bump VTIER_HANDOFF_VERSION; a receiver refuses versions it does
+ * not know.
  */
 #ifndef VTIER_HANDOFF_H
 #define VTIER_HANDOFF_H
@@ -120,7 +122,30 @@ struct vtier_handoff_tier {
     uint64_t bytes;             /* guest bytes currently in this tier */
 };
 
-/* Followed by n_tiers struct vtier_handoff_tier. */
+/*
+ * A tier entry of a STATS report with VTIER_STATS_F_TIER_V2 set. It starts
+ * like struct vtier_handoff_tier (resident_bytes is the v1 "bytes").
+ * Compression ratio of a tier: stored_bytes / compressed_bytes.
+ */
+struct vtier_handoff_tier_v2 {
+    char name[VTIER_HANDOFF_TIER_NAME_LEN];     /* NUL-terminated, not "" */
+    uint64_t resident_bytes;    /* guest bytes currently in this tier */
+    uint64_t stored_bytes;      /* uncompressed guest bytes the tier holds */
+    uint64_t compressed_bytes;  /* host bytes the tier uses for them */
+    uint64_t pages_evicted;     /* pages moved into this tier, ever */
+    uint64_t pages_faulted_back; /* pages served back from it on faults */
+    uint64_t fault_latency_p50_ns;  /* fault served from this tier, 0: none */
+    uint64_t fault_latency_p99_ns;
+};
+
+/* vtier_handoff_stats.flags */
+#define VTIER_STATS_F_TIER_V2   (1u << 0) /* entries are tier_v2, not tier */
+#define VTIER_STATS_F_KNOWN     0x1u
+
+/*
+ * Followed by n_tiers struct vtier_handoff_tier, or with
+ * VTIER_STATS_F_TIER_V2 by n_tiers struct vtier_handoff_tier_v2.
+ */
 struct vtier_handoff_stats {
     uint64_t agent_time_ns;     /* agent's CLOCK_MONOTONIC at the report */
     uint64_t faults_served;     /* userfaults resolved since first HELLO */
@@ -128,7 +153,7 @@ struct vtier_handoff_stats {
     uint64_t demotions;         /* pages moved to a slower tier */
     uint64_t compressed_bytes;  /* host bytes used by compressed copies */
     uint32_t n_tiers;           /* <= VTIER_HANDOFF_TIERS_MAX */
-    uint32_t flags;             /* none defined yet, 0 */
+    uint32_t flags;             /* VTIER_STATS_F_* */
 };
 
 enum vtier_policy_mode {
@@ -196,6 +221,7 @@ _Static_assert(sizeof(struct vtier_handoff_hello) == 216, "hello ABI");
 _Static_assert(sizeof(struct vtier_handoff_ranges) == 8, "ranges ABI");
 _Static_assert(sizeof(struct vtier_handoff_hello_reply) == 136, "reply ABI");
 _Static_assert(sizeof(struct vtier_handoff_tier) == 24, "tier ABI");
+_Static_assert(sizeof(struct vtier_handoff_tier_v2) == 72, "tier v2 ABI");
 _Static_assert(sizeof(struct vtier_handoff_stats) == 48, "stats ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy) == 160, "policy ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy_reply) == 136,

@@ -5,7 +5,8 @@
  * each a header, its payload, and (first byte after the header, consumed)
  * the number of fds that came with it. Every message must be either
  * accepted with all its pointers inside the payload, or refused with a
- * reason; nothing may be read outside the input.
+ * reason; nothing may be read outside the input. STATS, which the agent
+ * sends, goes through vt_handoff_check_stats() as well.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -70,6 +71,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_inside(msg.ranges.ranges,
 				     msg.ranges.fixed->n_ranges * sizeof(msg.ranges.ranges[0]),
 				     payload, len);
+		if (hdr.type == VTIER_HANDOFF_STATS) {
+			/* Agent -> QEMU: the check the agent runs before sending. */
+			struct vt_handoff_stats st;
+
+			err[0] = '\0';
+			ret = vt_handoff_check_stats(payload, len, &st, err, sizeof(err));
+			assert(ret <= 0 && (!ret || err[0]));
+			if (!ret && st.tiers_v2)
+				check_inside(st.tiers_v2, st.fixed->n_tiers * sizeof(st.tiers_v2[0]),
+					     payload, len);
+			else if (!ret)
+				check_inside(st.tiers, st.fixed->n_tiers * sizeof(st.tiers[0]),
+					     payload, len);
+		}
 		free(payload);
 		data += len;
 		size -= len;

@@ -18,7 +18,7 @@ PAGES = 16384          # 64 MiB
 
 
 def test():
-    t = Tap(31)
+    t = Tap(32)
     with Harness("handoff") as h:
         peer = h.peer()
         q = h.qemu("vm", peer.socket)
@@ -48,19 +48,34 @@ def test():
         info = wait_for("a STATS report with the eviction", lambda: (
             (i := q.tiers()["mem0"]) and i.get("demotions") == 6000 and i), 10)
         tiers = {x["name"]: x["bytes"] for x in info["tiers"]}
+        store = {x["name"]: x for x in info["tiers"]}["store"]
         t.ok(info["state"] == "active" and info["handoffs"] == 1 and
              tiers == {"dram": (128 << 20) - 6000 * 4096, "store": 6000 * 4096} and
+             store["stored-bytes"] == store["compressed-bytes"] == 6000 * 4096 and
+             store["pages-evicted"] == 6000 and store["pages-faulted-back"] == 0 and
              info["report-age-ms"] < 5000 and info["size"] == 128 << 20,
-             f"query-memory-tiers: {tiers}, age {info['report-age-ms']} ms")
+             f"query-memory-tiers: {tiers}, store {store}, age {info['report-age-ms']} ms")
         hmp = q.command("human-monitor-command", **{"command-line": "info memory-tiers"})
         t.ok("memory backend: mem0" in hmp and "(active, 1 hand-offs)" in hmp and
-             f"tier store: {6000 * 4096} bytes" in hmp, "HMP info memory-tiers")
+             f"tier store: {6000 * 4096} bytes" in hmp and
+             f"stored: {6000 * 4096} bytes, compressed to {6000 * 4096} bytes (ratio 1.00)"
+             in hmp and "pages evicted: 6000, faulted back: 0" in hmp,
+             "HMP info memory-tiers")
         q.guest("half 0xbeef 3 0")
         v = q.guest("verify")
         st = peer.status()
         t.ok(v["bad"] == "0", f"after partial writes to evicted pages: bad={v['bad']}")
         t.ok(st["stored"] == "0" and int(st["promotions"]) == 6000,
              f"every evicted page was served back (promotions={st['promotions']})")
+        # The store tier's figures as the peer measured them (STATS v2).
+        info = wait_for("a STATS report with the faults served back", lambda: (
+            (i := q.tiers()["mem0"]) and i.get("promotions") == 6000 and i), 10)
+        store = {x["name"]: x for x in info["tiers"]}["store"]
+        p50, p99 = store["fault-latency-p50-ns"], store["fault-latency-p99-ns"]
+        t.ok(store["pages-evicted"] == 6000 and store["pages-faulted-back"] == 6000 and
+             store["bytes"] == store["stored-bytes"] == 0 and 0 < p50 <= p99 and
+             (p50, p99) == (int(st["lat_p50"]), int(st["lat_p99"])),
+             f"per-tier figures after the faults: {store}")
 
         # Evict again, read everything.
         r = peer.cmd(f"evict {REGION + 4096:#x} 7000 2")

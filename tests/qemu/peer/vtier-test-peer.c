@@ -17,7 +17,7 @@
  *   slow US              wait US microseconds before serving each fault
  *   corrupt N            flip a byte of the next N pages served (negative
  *                        control: the guest must then count bad pages)
- *   stats                send a STATS report to QEMU now
+ *   stats                send a STATS report to QEMU now (per-tier figures)
  *
  * Usage: vtier-test-peer --socket PATH --control PATH --store DIR
  */
@@ -47,6 +47,8 @@
 #define STATE_EMPTY 0
 #define STATE_STORED 1
 #define STATS_INTERVAL_MS 200
+/* Fault latencies kept for the percentiles in STATS (the latest ones). */
+#define LAT_SAMPLES 4096
 
 /* Mapped from <store>/meta; outlives the process. */
 struct store_meta {
@@ -90,6 +92,14 @@ struct backend {
 	int migration[4];
 	int policies;
 	uint32_t policy_mode;
+
+	/*
+	 * Nanoseconds from reading a fault on a stored page to the kernel
+	 * taking the page back, for the last LAT_SAMPLES such faults. Not in
+	 * the store: a restarted peer starts counting again.
+	 */
+	uint64_t lat_ns[LAT_SAMPLES];
+	unsigned int lat_n, lat_next;
 };
 
 static struct {
@@ -237,8 +247,38 @@ static void backend_detach(struct backend *b)
 	b->conn = NULL;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median and 99th percentile (nearest rank) of the kept latencies; 0 if none. */
+static void fault_latency(const struct backend *b, uint64_t *p50, uint64_t *p99)
+{
+	g_autofree uint64_t *v = NULL;
+
+	*p50 = *p99 = 0;
+	if (!b->lat_n)
+		return;
+	v = g_memdup2(b->lat_ns, b->lat_n * sizeof(v[0]));
+	qsort(v, b->lat_n, sizeof(v[0]), cmp_u64);
+	*p50 = v[(b->lat_n * 50 + 99) / 100 - 1];
+	*p99 = v[(b->lat_n * 99 + 99) / 100 - 1];
+}
+
 static void send_stats(struct backend *b)
 {
+	uint64_t stored = b->meta->nr_stored * b->page_size;
 	struct vtier_handoff_stats s = {
 		.agent_time_ns = g_get_monotonic_time() * 1000,
 		.faults_served = b->meta->faults_served,
@@ -247,13 +287,18 @@ static void send_stats(struct backend *b)
 		.compressed_bytes = 0,	/* this store keeps pages as they are */
 		.n_tiers = 2,
 	};
-	struct vtier_handoff_tier tiers[2] = {
-		{ .name = "dram", .bytes = b->size - b->meta->nr_stored * b->page_size },
-		{ .name = "store", .bytes = b->meta->nr_stored * b->page_size },
+	/* The store keeps pages uncompressed: host bytes = guest bytes. */
+	struct vtier_handoff_tier_v2 tiers[2] = {
+		{ .name = "dram", .resident_bytes = b->size - stored,
+		  .stored_bytes = b->size - stored, .compressed_bytes = b->size - stored },
+		{ .name = "store", .resident_bytes = stored, .stored_bytes = stored,
+		  .compressed_bytes = stored, .pages_evicted = b->meta->demotions,
+		  .pages_faulted_back = b->meta->promotions },
 	};
 
+	fault_latency(b, &tiers[1].fault_latency_p50_ns, &tiers[1].fault_latency_p99_ns);
 	if (b->conn)
-		vt_handoff_conn_send_stats(b->conn, &s, tiers);
+		vt_handoff_conn_send_stats_v2(b->conn, &s, tiers);
 }
 
 static void serve_faults(struct backend *b)
@@ -264,6 +309,7 @@ static void serve_faults(struct backend *b)
 
 	while ((ret = vt_pager_next_fault(&b->pager, &f)) == 0) {
 		uint64_t page = f.offset / b->page_size;
+		uint64_t start = now_ns();
 		const uint8_t *src = NULL;
 
 		if (peer.slow_us)
@@ -299,6 +345,10 @@ static void serve_faults(struct backend *b)
 			b->state[page] = STATE_EMPTY;
 			b->meta->nr_stored--;
 			b->meta->promotions++;
+			b->lat_ns[b->lat_next] = now_ns() - start;
+			b->lat_next = (b->lat_next + 1) % LAT_SAMPLES;
+			if (b->lat_n < LAT_SAMPLES)
+				b->lat_n++;
 		}
 		b->meta->faults_served++;
 	}
@@ -563,14 +613,17 @@ static void cmd_evict(struct backend *b, uint64_t gpa, uint64_t n, uint64_t stri
 static void cmd_status(struct backend *b, GString *out)
 {
 	struct vt_pager *p = &b->pager;
+	uint64_t p50, p99;
 
+	fault_latency(b, &p50, &p99);
 	g_string_append_printf(out,
 		"OK id=%s connected=%d generation=%" PRIu64 " hello_flags=0x%x ranges=%u"
 		" stored=%" PRIu64 " faults=%" PRIu64 " promotions=%" PRIu64 " demotions=%" PRIu64
 		" evicted=%" PRIu64 " aborted=%" PRIu64 " filled=%" PRIu64 " zero=%" PRIu64
 		" wp=%" PRIu64 " twice=%" PRIu64 " reconciled=%" PRIu64
 		" profile_in=%u:%08x:%d profile_out=%u:%08x migration=%d:%d:%d"
-		" policies=%d policy_mode=%u ranges_updates=%d first_gpa=0x%" PRIx64,
+		" policies=%d policy_mode=%u ranges_updates=%d first_gpa=0x%" PRIx64
+		" lat_p50=%" PRIu64 " lat_p99=%" PRIu64,
 		b->id, b->conn != NULL, b->generation, b->hello_flags, b->n_ranges,
 		b->meta->nr_stored, b->meta->faults_served, b->meta->promotions,
 		b->meta->demotions, p->nr_evicted, p->nr_evict_aborted, p->nr_filled,
@@ -579,7 +632,7 @@ static void cmd_status(struct backend *b, GString *out)
 		b->profile_out_size, b->profile_out_crc,
 		b->migration[VTIER_MIGRATION_START], b->migration[VTIER_MIGRATION_COMPLETED],
 		b->migration[VTIER_MIGRATION_FAILED], b->policies, b->policy_mode,
-		b->ranges_updates, b->n_ranges ? b->ranges[0].gpa : 0);
+		b->ranges_updates, b->n_ranges ? b->ranges[0].gpa : 0, p50, p99);
 }
 
 static void run_command(const char *line, GString *out)
