@@ -535,28 +535,37 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 int vt_backend_send_stats(struct vt_backend *b)
 {
 	struct vt_store_tier_stats ts[VT_CTIER_MAX];
-	struct vtier_handoff_tier tiers[VTIER_HANDOFF_TIERS_MAX] = { 0 };
-	struct vt_ctier_mover_stats ms = { 0 };
+	struct vtier_handoff_tier_v2 tiers[VTIER_HANDOFF_TIERS_MAX] = { 0 };
+	g_autofree struct vt_ctier_mover_stats *ms = g_new0(struct vt_ctier_mover_stats, 1);
 	struct vtier_handoff_stats st = { 0 };
-	unsigned int n = vt_store_stats(b->store, ts, VT_CTIER_MAX);
+	unsigned int n;
 	uint64_t stored = 0, pool = 0;
 
-	if (!b->conn)
+	if (!b->conn || !b->store || !b->mover)
 		return -ENOTCONN;
-	vt_ctier_mover_get_stats(b->mover, &ms);
-	for (unsigned int i = 0; i < n && i + 1 < VTIER_HANDOFF_TIERS_MAX; i++) {
-		g_strlcpy(tiers[i + 1].name, ts[i].name, sizeof(tiers[i + 1].name));
-		tiers[i + 1].bytes = ts[i].pages * b->page_size;
-		stored += tiers[i + 1].bytes;
-		pool += ts[i].pool_bytes;
+	n = MIN(vt_store_stats(b->store, ts, VT_CTIER_MAX), VTIER_HANDOFF_TIERS_MAX - 1);
+	vt_ctier_mover_get_stats(b->mover, ms);
+	for (unsigned int i = 0; i < n; i++) {
+		struct vtier_handoff_tier_v2 *t = &tiers[i + 1];
+
+		g_strlcpy(t->name, ts[i].name, sizeof(t->name));
+		t->resident_bytes = t->stored_bytes = ts[i].pages * b->page_size;
+		t->compressed_bytes = ts[i].pool_bytes;
+		t->pages_evicted = i < VT_CTIER_MAX ? ms->evicted_by_tier[i] : 0;
+		t->pages_faulted_back = i < VT_CTIER_MAX ? ms->faults_by_tier[i] : 0;
+		t->fault_latency_p50_ns = vt_latency_percentile(&ms->tier_ns[i], 50);
+		t->fault_latency_p99_ns = vt_latency_percentile(&ms->tier_ns[i], 99);
+		stored += t->stored_bytes;
+		pool += t->compressed_bytes;
 	}
+	/* the rest of the backend is in memory (on whichever NUMA nodes) */
 	g_strlcpy(tiers[0].name, "memory", sizeof(tiers[0].name));
-	tiers[0].bytes = b->size - MIN(stored, b->size);
+	tiers[0].resident_bytes = b->size - MIN(stored, b->size);
 	st.agent_time_ns = (uint64_t)g_get_monotonic_time() * 1000;
-	st.faults_served = ms.faults_stored + ms.faults_zero + ms.faults_wp;
-	st.promotions = ms.fetched + ms.faults_stored;
-	st.demotions = ms.evicted;
+	st.faults_served = ms->faults_stored + ms->faults_zero + ms->faults_wp;
+	st.promotions = ms->fetched + ms->faults_stored;
+	st.demotions = ms->evicted;
 	st.compressed_bytes = pool;
-	st.n_tiers = MIN(n + 1, VTIER_HANDOFF_TIERS_MAX);
-	return vt_handoff_conn_send_stats(b->conn, &st, tiers);
+	st.n_tiers = n + 1;
+	return vt_handoff_conn_send_stats_v2(b->conn, &st, tiers);
 }

@@ -256,23 +256,23 @@ int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_s
 	size_t entry_size;
 
 	if (size < sizeof(*s))
-		return fail(-EBADMSG, err, err_len, "STATS of %zu bytes", size);
+		return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes", size);
 	if (s->flags & ~VTIER_STATS_F_KNOWN)
-		return fail(-EBADMSG, err, err_len, "STATS with unknown flags 0x%x", s->flags);
+		return vt_err_set(-EBADMSG, err, err_len, "STATS with unknown flags 0x%x", s->flags);
 	if (s->n_tiers > VTIER_HANDOFF_TIERS_MAX)
-		return fail(-EMSGSIZE, err, err_len, "STATS with %u tiers (max %u)",
+		return vt_err_set(-EMSGSIZE, err, err_len, "STATS with %u tiers (max %u)",
 			    s->n_tiers, VTIER_HANDOFF_TIERS_MAX);
 	v2 = s->flags & VTIER_STATS_F_TIER_V2;
 	entry_size = v2 ? sizeof(struct vtier_handoff_tier_v2) : sizeof(struct vtier_handoff_tier);
 	if (size != sizeof(*s) + s->n_tiers * entry_size)
-		return fail(-EBADMSG, err, err_len, "STATS of %zu bytes, its count says %zu",
+		return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes, its count says %zu",
 			    size, sizeof(*s) + s->n_tiers * entry_size);
 	/* Both entry forms start with the name. */
 	for (uint32_t i = 0; i < s->n_tiers; i++) {
 		const char *name = entries + i * entry_size;
 
 		if (!terminated(name, VTIER_HANDOFF_TIER_NAME_LEN) || !name[0])
-			return fail(-EBADMSG, err, err_len, "STATS: tier %u has no name", i);
+			return vt_err_set(-EBADMSG, err, err_len, "STATS: tier %u has no name", i);
 	}
 	*out = (struct vt_handoff_stats) {
 		.fixed = s,

@@ -111,7 +111,7 @@ def backend(vm_stats):
 
 
 def test():
-    t = Tap(18)
+    t = Tap(19)
     with Harness("vtierd") as h:
         d = Vtierd(h)
         try:
@@ -168,6 +168,12 @@ def run_test(t, h, d):
 
     v = q.guest("verify")
     b = backend(d.run("stats", vm))
+    qt = wait_for("a STATS report with the faults", lambda: (
+        (i := {x["name"]: x for x in q.tiers()["mem0"]["tiers"]}) and
+        i["lz4"].get("pages-faulted-back", 0) > 0 and i), 10)
+    t.ok(qt["lz4"]["stored-bytes"] > 0 and qt["lz4"]["compressed-bytes"] > 0 and
+         qt["lz4"]["fault-latency-p50-ns"] > 0 and "memory" in qt,
+         f"query-memory-tiers per tier: lz4 {qt['lz4']}")
     t.ok(v["bad"] == "0" and b["faults_stored"] > 0 and b["poisoned"] == 0,
          f"every page read back intact: bad {v['bad']}, {b['faults_stored']} faults served "
          f"from the store, p50 {b['fault_p50_ns'] / 1000:.1f} us, "
