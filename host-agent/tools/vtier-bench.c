@@ -14,6 +14,8 @@ static const struct {
 	  "score profilers on simulated workloads (accuracy, convergence, cost)" },
 	{ "tdp", vt_bench_tdp,
 	  "profile a live QEMU/KVM VM through vtier_tdp.ko (EPT/NPT accessed bits)" },
+	{ "move", vt_bench_move,
+	  "NUMA mover throughput on a live VM against move_pages loops and memcpy" },
 };
 
 static int usage(FILE *f)
