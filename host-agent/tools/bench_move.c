@@ -19,12 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <glib.h>
-#include <numa.h>
 #include <numaif.h>
 
 #include "numa.h"
@@ -392,14 +393,29 @@ static double median(GArray *v, double *lo, double *hi)
 	return v->len % 2 ? s[v->len / 2] : (s[v->len / 2 - 1] + s[v->len / 2]) / 2;
 }
 
+/* @bytes of anonymous memory bound to @node (mbind, MPOL_BIND), or NULL. */
+static char *alloc_on_node(uint64_t bytes, int node)
+{
+	unsigned long mask = 1UL << node;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mbind(p, bytes, MPOL_BIND, &mask, sizeof(mask) * 8, 0) < 0) {
+		munmap(p, bytes);
+		return NULL;
+	}
+	return p;
+}
+
 static int alloc_copy_buffers(struct bench *b, int node)
 {
 	uint64_t on;
 	void *p[2];
 	int st[2];
 
-	b->buf0 = numa_alloc_onnode(b->bytes, 0);
-	b->bufn = numa_alloc_onnode(b->bytes, node);
+	b->buf0 = alloc_on_node(b->bytes, 0);
+	b->bufn = alloc_on_node(b->bytes, node);
 	if (!b->buf0 || !b->bufn)
 		return -ENOMEM;
 	memset(b->buf0, 0x5a, b->bytes);
@@ -420,9 +436,9 @@ static int alloc_copy_buffers(struct bench *b, int node)
 static void free_copy_buffers(struct bench *b)
 {
 	if (b->buf0)
-		numa_free(b->buf0, b->bytes);
+		munmap(b->buf0, b->bytes);
 	if (b->bufn)
-		numa_free(b->bufn, b->bytes);
+		munmap(b->bufn, b->bytes);
 	b->buf0 = b->bufn = NULL;
 }
 
@@ -600,10 +616,6 @@ int vt_bench_move(int argc, char **argv)
 	b.guest_size *= mult;
 	if (!b.guest_size || b.guest_size % CHUNK)
 		return usage(stderr);
-	if (numa_available() < 0) {
-		fprintf(stderr, "vtier-bench move: no NUMA support in this kernel\n");
-		return 1;
-	}
 	ret = vt_numa_probe(b.pid);
 	if (ret) {
 		fprintf(stderr, "vtier-bench move: move_pages on pid %d: %s%s\n", (int)b.pid,
@@ -639,8 +651,11 @@ int vt_bench_move(int argc, char **argv)
 	nodes = g_strsplit(nodes_s ? nodes_s : "1,2", ",", 0);
 	for (unsigned int i = 0; nodes[i] && !ret; i++) {
 		int node = atoi(nodes[i]);
+		char path[64];
+		struct stat sb;
 
-		if (node <= 0 || node > numa_max_node()) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", node);
+		if (node <= 0 || node >= (int)(sizeof(long) * 8) || stat(path, &sb) < 0) {
 			fprintf(stderr, "vtier-bench move: no node %s\n", nodes[i]);
 			ret = -EINVAL;
 			break;
