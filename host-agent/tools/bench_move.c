@@ -311,6 +311,34 @@ static int find_guest_ram(pid_t pid, uint64_t size, uint64_t *hva)
 }
 
 /*
+ * Split every THP of guest RAM into 4 KiB pages, in place (the debugfs knob
+ * split_huge_pages: PID,START,END). With L1's THP set to never afterwards,
+ * khugepaged leaves them split: the same pages, 4 KiB-backed.
+ */
+static int split_thp(const struct bench *b)
+{
+	const char *knob = "/sys/kernel/debug/split_huge_pages";
+	char cmd[96];
+	int fd, len, ret = 0;
+
+	fd = open(knob, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		fprintf(stderr, "vtier-bench move: %s: %s (mount debugfs; needs root)\n", knob,
+			strerror(-ret));
+		return ret;
+	}
+	len = snprintf(cmd, sizeof(cmd), "%d,0x%" PRIx64 ",0x%" PRIx64, (int)b->pid, b->hva,
+		       b->hva + b->guest_size);
+	if (write(fd, cmd, (size_t)len) != len) {
+		ret = -errno;
+		fprintf(stderr, "vtier-bench move: %s <- %s: %s\n", knob, cmd, strerror(-ret));
+	}
+	close(fd);
+	return ret;
+}
+
+/*
  * Pick up to @max_chunks 2 MiB chunks of guest RAM that are fully present and
  * have backing @want; fill b->chunks and b->pages.
  */
@@ -473,11 +501,14 @@ static int usage(FILE *f)
 	fprintf(f,
 		"usage: vtier-bench move --pid PID (--hva HVA --guest-size SIZE | --guest-size SIZE)\n"
 		"                        --backing 4k|thp [--region-mib N] [--nodes N,...] [--rounds R]\n"
+		"                        [--split-thp]\n"
 		"  Move up to N MiB (default 64) of PID's guest RAM between node 0 and each of\n"
 		"  --nodes (default 1,2) with vtier's mover, move_pages loops and memcpy.\n"
 		"  Without --hva, guest RAM is the one anonymous rw mapping of --guest-size bytes.\n"
 		"  --backing picks the 2 MiB chunks that are fully present and 4 KiB pages (4k)\n"
-		"  or one PMD-mapped THP (thp); needs root (/proc/kpageflags).\n");
+		"  or one PMD-mapped THP (thp); needs root (/proc/kpageflags).\n"
+		"  --split-thp first splits guest RAM's THPs into 4 KiB pages in place\n"
+		"  (/sys/kernel/debug/split_huge_pages; set L1's THP to never first).\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -568,7 +599,7 @@ int vt_bench_move(int argc, char **argv)
 	struct bench b = { 0 };
 	g_autofree char *backing_s = NULL, *nodes_s = NULL, *hva_s = NULL, *size_s = NULL;
 	gint pid = 0, region_mib = 64, rounds = 5;
-	gboolean help = FALSE;
+	gboolean help = FALSE, split = FALSE;
 	GOptionEntry entries[] = {
 		{ "pid", 0, 0, G_OPTION_ARG_INT, &pid, "QEMU process", "PID" },
 		{ "hva", 0, 0, G_OPTION_ARG_STRING, &hva_s, "start of guest RAM in PID", "HVA" },
@@ -577,6 +608,8 @@ int vt_bench_move(int argc, char **argv)
 		{ "region-mib", 0, 0, G_OPTION_ARG_INT, &region_mib, "MiB to move (default 64)", "N" },
 		{ "nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_s, "target nodes (default 1,2)", "N,.." },
 		{ "rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "rounds (default 5)", "R" },
+		{ "split-thp", 0, 0, G_OPTION_ARG_NONE, &split,
+		  "split guest RAM's THPs first (debugfs)", NULL },
 		{ "usage", 0, 0, G_OPTION_ARG_NONE, &help, "usage", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
 	};
@@ -632,6 +665,13 @@ int vt_bench_move(int argc, char **argv)
 				b.guest_size);
 			return 1;
 		}
+	}
+	ahp = smaps_anon_huge_kb(b.pid, b.hva, &vma_size);
+	if (split) {
+		if (split_thp(&b))
+			return 1;
+		printf("split THPs: smaps AnonHugePages %ld kB before, %ld kB after\n", ahp,
+		       smaps_anon_huge_kb(b.pid, b.hva, &vma_size));
 	}
 	ret = select_chunks(&b, backing, (unsigned int)region_mib / 2, &present);
 	if (ret)
