@@ -40,9 +40,9 @@ pid=$(tb_l2_pid bm)
 bench() { # BACKING [OPTIONS]
     b=$1
     shift
-    out=$(nice -n 0 "$BENCH" move --pid "$pid" --guest-size 1G --backing "$b" \
-        --region-mib "$MIBS" --rounds "$ROUNDS" --nodes "$NODES" "$@" 2>&1)
-    st=$?
+    st=0
+    out=$("$BENCH" move --pid "$pid" --guest-size 1G --backing "$b" \
+        --region-mib "$MIBS" --rounds "$ROUNDS" --nodes "$NODES" "$@" 2>&1) || st=$?
     echo "$out"
     echo "$out" | grep '^RESULT-MOVE' >> /tmp/results
     [ "$st" = 0 ] || tb_fail "vtier-bench move ($b) failed: $(echo "$out" | tail -1)"
