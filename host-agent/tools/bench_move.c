@@ -210,6 +210,14 @@ static int timed_move(struct bench *b, struct method *m, int node, uint64_t *ns,
 	return ret;
 }
 
+static void close_page_flags(int fds[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	fds[0] = fds[1] = -1;
+}
+
 /* The kpageflags THP bit of the page mapped at @hva of @pid, 0/1, or -errno. */
 static int page_is_thp(int pagemap_fd, int kpf_fd, uint64_t hva)
 {
@@ -225,21 +233,31 @@ static int page_is_thp(int pagemap_fd, int kpf_fd, uint64_t hva)
 	return (int)((flags >> KPF_THP) & 1);
 }
 
+/* @pid's pagemap and /proc/kpageflags into @fds (0 or -errno; both closed on error). */
+static int open_page_flags(pid_t pid, int fds[2])
+{
+	char path[64];
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fds[0] = open(path, O_RDONLY | O_CLOEXEC);
+	fds[1] = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fds[0] < 0 || fds[1] < 0) {
+		ret = -errno;
+		fprintf(stderr, "vtier-bench move: cannot read %s or /proc/kpageflags: %s (run as root)\n",
+			path, strerror(-ret));
+		close_page_flags(fds);
+	}
+	return ret;
+}
+
 /* THP-backed chunks among the selected ones (-errno: cannot tell). */
 static int count_thp(struct bench *b)
 {
-	char path[64];
-	int pm, kpf, thp = 0;
+	int fds[2], thp = open_page_flags(b->pid, fds);
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)b->pid);
-	pm = open(path, O_RDONLY | O_CLOEXEC);
-	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (pm < 0 || kpf < 0) {
-		thp = -errno;
-		goto out;
-	}
-	for (unsigned int i = 0; i < b->chunks->len; i++) {
-		int r = page_is_thp(pm, kpf, g_array_index(b->chunks, uint64_t, i));
+	for (unsigned int i = 0; i < b->chunks->len && !thp; i++) {
+		int r = page_is_thp(fds[0], fds[1], g_array_index(b->chunks, uint64_t, i));
 
 		if (r < 0) {
 			thp = r;
@@ -247,11 +265,7 @@ static int count_thp(struct bench *b)
 		}
 		thp += r;
 	}
-out:
-	if (pm >= 0)
-		close(pm);
-	if (kpf >= 0)
-		close(kpf);
+	close_page_flags(fds);
 	return thp;
 }
 
@@ -345,21 +359,13 @@ static int split_thp(const struct bench *b)
 static int select_chunks(struct bench *b, enum backing want, unsigned int max_chunks,
 			 unsigned int *present_chunks)
 {
-	char path[64];
 	uint64_t nchunks = b->guest_size / CHUNK;
 	int st[PAGES_PER_CHUNK];
 	void *p[PAGES_PER_CHUNK];
-	int pm, kpf, ret = 0;
+	int fds[2], ret = open_page_flags(b->pid, fds);
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)b->pid);
-	pm = open(path, O_RDONLY | O_CLOEXEC);
-	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (pm < 0 || kpf < 0) {
-		ret = -errno;
-		fprintf(stderr, "vtier-bench move: cannot read %s or /proc/kpageflags: %s (run as root)\n",
-			path, strerror(-ret));
-		goto out;
-	}
+	if (ret)
+		return ret;
 	*present_chunks = 0;
 	b->chunks = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	for (uint64_t c = 0; c < nchunks && b->chunks->len < max_chunks; c++) {
@@ -377,7 +383,7 @@ static int select_chunks(struct bench *b, enum backing want, unsigned int max_ch
 		if (!full)
 			continue;
 		(*present_chunks)++;
-		thp = page_is_thp(pm, kpf, base);
+		thp = page_is_thp(fds[0], fds[1], base);
 		if (thp < 0)
 			continue;
 		if ((want == BACKING_THP) == (thp == 1))
@@ -392,10 +398,7 @@ static int select_chunks(struct bench *b, enum backing want, unsigned int max_ch
 		b->pages[i] = (void *)(uintptr_t)(g_array_index(b->chunks, uint64_t, i / PAGES_PER_CHUNK) +
 						  i % PAGES_PER_CHUNK * PAGE);
 out:
-	if (pm >= 0)
-		close(pm);
-	if (kpf >= 0)
-		close(kpf);
+	close_page_flags(fds);
 	return ret;
 }
 
