@@ -83,11 +83,18 @@ int vt_numa_move(pid_t pid, uint64_t hva, uint64_t len, int node, unsigned int p
 				status[i] = before[i] == node ? node : -ENOENT;
 			ret = 0;
 		}
-		/* busy pages (raced with a guest access, under I/O): retry them twice */
+		/*
+		 * Busy pages (raced with a guest access, under I/O): retry them
+		 * twice. Ask where they are first: every 4 KiB entry of a THP after
+		 * its head reports -EBUSY (the head's folio is already isolated for
+		 * this call) and is on @node once the call returns. A status query
+		 * costs a page walk; another MPOL_MF_MOVE call costs an LRU drain
+		 * and an RCU grace period on every CPU.
+		 */
 		for (int retry = 0; retry < 2; retry++) {
 			void *again[VT_NUMA_BATCH];
 			int idx[VT_NUMA_BATCH], st2[VT_NUMA_BATCH];
-			unsigned int na = 0;
+			unsigned int na = 0, nb = 0;
 
 			for (unsigned int i = 0; i < k; i++)
 				if (status[i] == -EBUSY || status[i] == -EAGAIN) {
@@ -97,10 +104,23 @@ int vt_numa_move(pid_t pid, uint64_t hva, uint64_t len, int node, unsigned int p
 			if (!na)
 				break;
 			res->calls++;
-			res->retried += na;
-			if (sys_move_pages(pid, na, again, nodes, st2, MPOL_MF_MOVE) < 0)
+			if (sys_move_pages(pid, na, again, NULL, st2, 0) < 0)
 				break;
-			for (unsigned int j = 0; j < na; j++)
+			for (unsigned int j = 0; j < na; j++) {
+				if (st2[j] == node) {
+					status[idx[j]] = node;
+					continue;
+				}
+				idx[nb] = idx[j];
+				again[nb++] = again[j];
+			}
+			if (!nb)
+				break;
+			res->calls++;
+			res->retried += nb;
+			if (sys_move_pages(pid, nb, again, nodes, st2, MPOL_MF_MOVE) < 0)
+				break;
+			for (unsigned int j = 0; j < nb; j++)
 				status[idx[j]] = st2[j];
 		}
 		for (unsigned int i = 0; i < k; i++) {

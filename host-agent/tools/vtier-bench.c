@@ -16,6 +16,8 @@ static const struct {
 	  "profile a live QEMU/KVM VM through vtier_tdp.ko (EPT/NPT accessed bits)" },
 	{ "ctier", vt_bench_ctier,
 	  "compressed tiers: ratio, speed, metadata, userfaultfd fault latency" },
+	{ "move", vt_bench_move,
+	  "NUMA mover throughput on a live VM against move_pages loops and memcpy" },
 };
 
 static int usage(FILE *f)
