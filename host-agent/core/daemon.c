@@ -642,7 +642,42 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		break;
 	case VT_CTL_TIERS:
 		vt_tiers_refresh(&d->tiers);
-		vt_tiers_to_json(&d->tiers, b);
+		json_builder_begin_array(b);
+		vt_tiers_members_to_json(&d->tiers, b);
+		/* the compressed tiers come after the NUMA tiers in placement order */
+		for (unsigned int i = 0; i < d->nr_ctier; i++) {
+			char desc[128];
+
+			vt_ctier_spec_describe(&d->ctier[i], desc, sizeof(desc));
+			json_builder_begin_object(b);
+			json_builder_set_member_name(b, "name");
+			json_builder_add_string_value(b, d->ctier[i].name);
+			json_builder_set_member_name(b, "kind");
+			json_builder_add_string_value(b, "compressed");
+			json_builder_set_member_name(b, "nodes");
+			json_builder_begin_array(b);
+			if (d->ctier[i].medium == VT_MEDIUM_NODE)
+				json_builder_add_int_value(b, d->ctier[i].node);
+			json_builder_end_array(b);
+			json_builder_set_member_name(b, "capacity_bytes");
+			json_builder_add_int_value(b, (gint64)d->ctier[i].capacity_bytes);
+			json_builder_set_member_name(b, "source");
+			json_builder_add_string_value(b, desc);
+			json_builder_end_object(b);
+		}
+		if (d->nr_ctier) {
+			/* stock QEMU's compressed tier, where the host has one */
+			json_builder_begin_object(b);
+			json_builder_set_member_name(b, "name");
+			json_builder_add_string_value(b, "zswap");
+			json_builder_set_member_name(b, "kind");
+			json_builder_add_string_value(b, "compressed");
+			json_builder_set_member_name(b, "source");
+			json_builder_add_string_value(b, d->zswap_ok ? "host zswap (VMs without "
+						      "a hand-off)" : d->zswap_why);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
 		break;
 	}
 	json_builder_end_object(b);

@@ -359,6 +359,12 @@ int vt_tiers_of_node(const struct vt_tiers *t, int node)
 void vt_tiers_to_json(const struct vt_tiers *t, JsonBuilder *b)
 {
 	json_builder_begin_array(b);
+	vt_tiers_members_to_json(t, b);
+	json_builder_end_array(b);
+}
+
+void vt_tiers_members_to_json(const struct vt_tiers *t, JsonBuilder *b)
+{
 	for (unsigned int i = 0; i < t->nr; i++) {
 		const struct vt_tier *tr = &t->tier[i];
 
@@ -384,5 +390,4 @@ void vt_tiers_to_json(const struct vt_tiers *t, JsonBuilder *b)
 		json_builder_add_string_value(b, tr->source);
 		json_builder_end_object(b);
 	}
-	json_builder_end_array(b);
 }

@@ -42,6 +42,8 @@ bool vt_tiers_discover(struct vt_tiers *t, const char *root, GKeyFile *config, G
 void vt_tiers_refresh(struct vt_tiers *t);
 int vt_tiers_of_node(const struct vt_tiers *t, int node);
 void vt_tiers_to_json(const struct vt_tiers *t, JsonBuilder *b);
+/* The same objects, inside an array the caller opened (to add more tiers). */
+void vt_tiers_members_to_json(const struct vt_tiers *t, JsonBuilder *b);
 /* Parse a node list "0-2,5" into @nodes; false on malformed or > VT_MAX_NODES. */
 /*
  * A tier name safe in JSON replies, logs, STATS and comma-separated tier

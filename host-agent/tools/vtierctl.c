@@ -140,6 +140,11 @@ static void print_tiers(JsonArray *a)
 		for (unsigned int j = 0; n && j < json_array_get_length(n); j++)
 			g_string_append_printf(nodes, "%s%" G_GINT64_FORMAT, j ? "," : "",
 					       json_array_get_int_element(n, j));
+		if (strcmp(sget(o, "kind"), "compressed") == 0) {
+			printf("%-4u %-10s %-8s %11s %11s %8s %9s %s\n", i, sget(o, "name"),
+			       nodes->len ? nodes->str : "-", "-", "-", "-", "-", sget(o, "source"));
+			continue;
+		}
 		printf("%-4u %-10s %-8s %11s %11s %8" G_GINT64_FORMAT " %9.2f %s\n", i,
 		       sget(o, "name"), nodes->str, tot, fr, iget(o, "latency_ns"),
 		       json_object_get_double_member_with_default(o, "price_usd_per_gib", 0),
