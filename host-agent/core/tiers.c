@@ -221,15 +221,16 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 		struct vt_tier *tr;
 		const char *name;
 
-		/* [ctier.NAME]: compressed tiers, parsed by vt_ctier_spec_parse() */
-		if (g_str_has_prefix(groups[i], "ctier."))
+		/* [ctier.NAME]: compressed tiers (vt_ctier_spec_parse()); [policy]: VM
+		 * defaults (vt_daemon_load_ctiers()) */
+		if (g_str_has_prefix(groups[i], "ctier.") || strcmp(groups[i], "policy") == 0)
 			continue;
 		if (!g_str_has_prefix(groups[i], "tier.")) {
 			char shown[80];
 
 			vt_text_printable(shown, sizeof(shown), groups[i], strlen(groups[i]));
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
-				    "config: unknown group [%s] (known: [tier.NAME], [ctier.NAME]): "
+				    "config: unknown group [%s] (known: [tier.NAME], [ctier.NAME], [policy]): "
 				    "fix its spelling or remove it", shown);
 			return false;
 		}

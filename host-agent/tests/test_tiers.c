@@ -169,9 +169,11 @@ static void test_config_groups(void **state)
 		g_autoptr(GKeyFile) k = g_key_file_new();
 		g_autoptr(GError) e = NULL;
 
-		/* ctier groups belong to the compressed-tier parser: accepted here */
+		/* ctier groups belong to the compressed-tier parser, [policy] to the
+		 * daemon's VM defaults: accepted here */
 		assert_true(g_key_file_load_from_data(k, "[tier.dram]\nnodes=0\n"
-						      "[ctier.lz4]\ncompressor=lz4\n", -1, 0, NULL));
+						      "[ctier.lz4]\ncompressor=lz4\n"
+						      "[policy]\nwindow_ms=500\n", -1, 0, NULL));
 		assert_true(vt_tiers_discover(&t, root, k, &e));
 		assert_int_equal(t.nr, 1);
 	}
