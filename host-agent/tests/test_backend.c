@@ -292,6 +292,42 @@ static void test_reconnect_without_store(void **state)
 	assert_int_equal(g_hash_table_size(f->d->vms), 0);
 }
 
+/* The config's [ctier.NAME] and [policy] groups: parsed all or nothing. */
+static void test_config(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *says;	/* NULL: accepted */
+	} cases[] = {
+		{ "[policy]\nwindow_ms=500\nctier_age_windows=2\n[ctier.a]\ncodec=lz4\n"
+		  "pool=zbud\nmedium=node:0\n", NULL },
+		{ "[policy]\nwindow_ms=banana\n", "[policy]: " },
+		{ "[policy]\nnot_a_key=1\n", "[policy]: " },
+		{ "[ctier.a]\ncodec=lzo\npool=zbud\nmedium=node:0\n", "codec" },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct vt_tiers tiers = { .nr = 0 };
+		struct vt_daemon *d = vt_daemon_new(&tiers, NULL);
+		g_autoptr(GKeyFile) k = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+		bool ok;
+
+		assert_true(g_key_file_load_from_data(k, cases[i].text, -1, 0, NULL));
+		ok = vt_daemon_load_ctiers(d, k, &e);
+		if (!cases[i].says) {
+			assert_true(ok);
+			assert_int_equal(d->nr_ctier, 1);
+			assert_int_equal(d->defaults.window_ms, 500);
+			assert_int_equal(d->defaults.ctier_age_windows, 2);
+		} else if (ok || !strstr(e->message, cases[i].says)) {
+			fail_msg("case %u: %s", i, ok ? "accepted" : e->message);
+		}
+		vt_daemon_free(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +335,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_takeover, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_gets_its_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_without_store, setup, teardown),
+		cmocka_unit_test(test_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
