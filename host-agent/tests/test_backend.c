@@ -28,58 +28,19 @@
 
 #include "backend.h"
 #include "daemon.h"
+#include "fake_qemu.h"
 
 #define PAGE 4096ul
 #define NPAGES 256ul
-
-struct qemu {
-	int memfd, uffd;
-	uint8_t *map;
-	uint64_t ioctls;
-};
 
 struct fixture {
 	char *dir;
 	char *agent;
 	struct vt_daemon *d;
-	struct qemu q;
+	struct fake_qemu_ram q;
 };
 
 static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
-
-static bool qemu_open(struct qemu *q)
-{
-	struct uffdio_api api = {
-		.api = UFFD_API,
-		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
-	};
-	struct uffdio_register reg;
-
-	q->memfd = memfd_create("test-backend", MFD_CLOEXEC);
-	assert_true(q->memfd >= 0);
-	assert_int_equal(ftruncate(q->memfd, NPAGES * PAGE), 0);
-	q->map = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, q->memfd, 0);
-	assert_true(q->map != MAP_FAILED);
-	for (uint64_t p = 0; p < NPAGES; p++)
-		memset(q->map + p * PAGE, (int)(p % 7), PAGE / 2);	/* compresses */
-	q->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (q->uffd < 0 || ioctl(q->uffd, UFFDIO_API, &api))
-		return false;
-	reg = (struct uffdio_register){
-		.range = { (uintptr_t)q->map, NPAGES * PAGE },
-		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
-	};
-	assert_int_equal(ioctl(q->uffd, UFFDIO_REGISTER, &reg), 0);
-	q->ioctls = reg.ioctls;
-	return true;
-}
-
-static void qemu_close(struct qemu *q)
-{
-	munmap(q->map, NPAGES * PAGE);
-	close(q->uffd);
-	close(q->memfd);
-}
 
 /* Send a HELLO; run the daemon's loop until the reply; return its status. */
 static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t generation,
@@ -92,11 +53,8 @@ static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t gener
 	} m = {
 		.hdr = { VTIER_HANDOFF_MAGIC, VTIER_HANDOFF_VERSION, VTIER_HANDOFF_HELLO,
 			 sizeof(struct vtier_handoff_hello) + sizeof(struct vtier_handoff_range), 7 },
+		.h = fake_qemu_hello(&f->q, backend_id, generation),
 		.r = { .gpa = 1ull << 32, .offset = 0, .size = NPAGES * PAGE },
-		.h = { .flags = VTIER_HELLO_F_WP | VTIER_HELLO_F_UUID | flags, .n_ranges = 1,
-		       .size_bytes = NPAGES * PAGE, .page_size = PAGE,
-		       .hva = (uintptr_t)f->q.map, .uffd_ioctls = f->q.ioctls,
-		       .generation = generation, .qemu_pid = pid },
 	};
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fds[2] = { f->q.memfd, f->q.uffd };
@@ -110,9 +68,11 @@ static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t gener
 	gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
 	int s;
 
+	m.h.flags |= VTIER_HELLO_F_UUID | flags;
+	m.h.n_ranges = 1;
+	m.h.qemu_pid = pid;
 	memcpy(m.h.vm_uuid, uuid, 16);
 	g_strlcpy(m.h.vm_name, "vm0", sizeof(m.h.vm_name));
-	g_strlcpy(m.h.backend_id, backend_id, sizeof(m.h.backend_id));
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
@@ -172,11 +132,14 @@ static int setup(void **state)
 {
 	struct fixture *f = g_new0(struct fixture, 1);
 
-	if (!qemu_open(&f->q)) {
+	if (fake_qemu_ram_open(&f->q, NPAGES * PAGE, false)) {
 		fprintf(stderr, "# skip: userfaultfd with shmem missing + write-protect\n");
 		g_free(f);
 		skip();
 	}
+	for (uint64_t p = 0; p < NPAGES; p++)
+		memset(f->q.map + p * PAGE, (int)(p % 7), PAGE / 2);	/* compresses */
+	assert_int_equal(fake_qemu_ram_register(&f->q), 0);
 	f->dir = g_dir_make_tmp("vtier-backend-XXXXXX", NULL);
 	f->agent = g_build_filename(f->dir, "agent.sock", NULL);
 	f->d = daemon_new(f->dir);
@@ -192,7 +155,7 @@ static int teardown(void **state)
 
 	vt_daemon_free(f->d);
 	spin(50);
-	qemu_close(&f->q);
+	fake_qemu_ram_close(&f->q);
 	assert_int_equal(system(cmd), 0);
 	g_free(f->agent);
 	g_free(f->dir);

@@ -25,15 +25,15 @@
 #include <glib.h>
 
 #include "ctier_mover.h"
+#include "fake_qemu.h"
 
 #define PAGE 4096ul
 #define NPAGES 1024ul		/* 4 MiB */
 
 struct fixture {
+	struct fake_qemu_ram ram;	/* the "QEMU" mapping of guest RAM */
 	int memfd;
-	int uffd;
-	uint8_t *map;		/* the "QEMU" mapping of guest RAM */
-	struct vtier_handoff_hello hello;
+	uint8_t *map;
 	char *dir;
 	struct vt_store *store;
 	struct vt_ctier_mover *mover;
@@ -88,49 +88,35 @@ static void write_page(struct fixture *f, uint64_t page, uint32_t version)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct uffdio_api api = {
-		.api = UFFD_API,
-		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
-	};
-	struct uffdio_register reg;
 	struct vt_ctier_spec spec = {
 		.name = "lz4", .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC,
 		.medium = VT_MEDIUM_NODE, .node = 0, .max_stored_pct = 75,
 	};
 	struct vt_store_key key = { .backend_id = "mem0", .size_bytes = NPAGES * PAGE,
 				    .page_size = PAGE };
+	struct vtier_handoff_hello hello;
 	struct vt_pager pager;
 	char why[200];
+	int ret = fake_qemu_ram_open(&f->ram, NPAGES * PAGE, false);
 
-	f->memfd = memfd_create("test-mover", MFD_CLOEXEC);
-	assert_true(f->memfd >= 0);
-	assert_int_equal(ftruncate(f->memfd, NPAGES * PAGE), 0);
-	f->map = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
-	assert_true(f->map != MAP_FAILED);
-	f->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (f->uffd < 0 || ioctl(f->uffd, UFFDIO_API, &api)) {
+	if (ret) {
 		fprintf(stderr, "# skip: userfaultfd with shmem missing + write-protect: %s\n",
-			strerror(errno));
+			strerror(-ret));
 		free(f);
 		skip();
 		return 0;
 	}
+	f->memfd = f->ram.memfd;
+	f->map = f->ram.map;
+	/* filled before the registration: these pages never fault */
 	for (uint64_t p = 0; p < NPAGES; p++)
 		write_page(f, p, 1);
-	reg = (struct uffdio_register){
-		.range = { (uintptr_t)f->map, NPAGES * PAGE },
-		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
-	};
-	assert_int_equal(ioctl(f->uffd, UFFDIO_REGISTER, &reg), 0);
-	f->hello = (struct vtier_handoff_hello){
-		.flags = VTIER_HELLO_F_WP, .size_bytes = NPAGES * PAGE, .page_size = PAGE,
-		.hva = (uintptr_t)f->map, .uffd_ioctls = reg.ioctls, .generation = 1,
-		.backend_id = "mem0",
-	};
+	assert_int_equal(fake_qemu_ram_register(&f->ram), 0);
+	hello = fake_qemu_hello(&f->ram, "mem0", 1);
 	f->dir = g_dir_make_tmp("vtier-mover-XXXXXX", NULL);
 	assert_non_null(f->dir);
 	assert_int_equal(vt_store_open(f->dir, &key, &spec, 1, true, &f->store, why, sizeof(why)), 0);
-	assert_int_equal(vt_pager_open(&pager, &f->hello, dup(f->memfd), dup(f->uffd)), 0);
+	assert_int_equal(vt_pager_open(&pager, &hello, dup(f->memfd), dup(f->ram.uffd)), 0);
 	assert_int_equal(vt_ctier_mover_start(&pager, f->store, -1, NULL, NULL, &f->mover), 0);
 	*state = f;
 	return 0;
@@ -144,9 +130,7 @@ static int teardown(void **state)
 	vt_store_close(f->store);
 	vt_store_destroy(f->dir);
 	g_free(f->dir);
-	munmap(f->map, NPAGES * PAGE);
-	close(f->uffd);
-	close(f->memfd);
+	fake_qemu_ram_close(&f->ram);
 	free(f);
 	return 0;
 }
