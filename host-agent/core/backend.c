@@ -496,6 +496,7 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	json_builder_add_string_value(j, b->store_dir);
 	add_u64(j, "faults_stored", ms.faults_stored);
 	add_u64(j, "faults_zero", ms.faults_zero);
+	add_u64(j, "zero_filled_around", ms.zero_filled_around);
 	add_u64(j, "faults_wp", ms.faults_wp);
 	add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
 	add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));
