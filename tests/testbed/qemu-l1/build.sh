@@ -9,8 +9,10 @@
 #   tests/testbed/qemu-l1/build.sh --print-dir  print the build dir, build nothing
 #   tests/testbed/qemu-l1/build.sh --src DIR    unpack + apply into DIR (a git
 #                                               tree, one commit per patch)
-#   VTIER_L1_QEMU_PATCHES=DIR ...               take the patches from DIR instead
-#                                               (a debug series; its own cache key)
+#   VTIER_L1_QEMU_DEBUG=1 ...                   also apply debug/*.patch (a log of
+#                                               each vCPU's last exceptions and
+#                                               vmexits at a triple fault; its own
+#                                               cache key)
 #
 # Same recipe as qemu-patches/build.sh: the upstream 10.0.2 tarball from
 # `apt-get source --download-only` (checked against qemu-patches/BASE), one
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
         --unpatched) patched=0 ;;
         --print-dir) mode=print ;;
         --src) mode=src; srcdir=${2:?--src needs a directory}; shift ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
     shift
@@ -64,8 +66,13 @@ patches=()
 if [ "$patched" = 1 ]; then
     while IFS= read -r p; do
         patches+=("$p")
-    done < <(find "${VTIER_L1_QEMU_PATCHES:-$here}" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
+    done < <(find "$here" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
                  ! -name '0000-cover-letter.patch' | LC_ALL=C sort)
+    if [ "${VTIER_L1_QEMU_DEBUG:-0}" = 1 ]; then
+        while IFS= read -r p; do
+            patches+=("$p")
+        done < <(find "$here/debug" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' | LC_ALL=C sort)
+    fi
 fi
 
 cache_key() {
