@@ -371,6 +371,18 @@ def attach_logs(rundir):
     for title, path, n in parts:
         print(f"======== {title}: {path}")
         sys.stdout.write(tail(path, n))
+    # An L1 QEMU built with VTIER_L1_QEMU_DEBUG=1 (tests/testbed/qemu-l1/debug)
+    # logs each vCPU's last events at a triple fault, and guest #PFs on
+    # kernel addresses with the page walk re-done.
+    debug = os.path.join(out, "l1-qemu-debug.log")
+    try:
+        with open(debug, errors="replace") as f:
+            lines = [ln for ln in f if ln.startswith("vtier-debug:")]
+    except OSError:
+        lines = []
+    if lines:
+        print(f"======== L1 QEMU debug (vtier-debug lines, last 120 of {len(lines)}): {debug}")
+        sys.stdout.write("".join(lines[-120:]))
     print("======== end of logs")
 
 
