@@ -131,6 +131,10 @@ def prepare_rundir(rundir, cfg, scenario, build, l1_files, l2_files, shares):
     for t in tools:
         l1_files.append((t, "/usr/local/bin/" + os.path.basename(t)))
         l2_files.append((t, "/usr/bin/" + os.path.basename(t)))
+    # L1 only, optional (scenario tcg-cmc skips without it)
+    cmc = os.path.join(build, "tests/testbed", "vtier-cmc")
+    if os.path.isfile(cmc):
+        l1_files.append((find_binary(build, "vtier-cmc"), "/usr/local/bin/vtier-cmc"))
     # Archives rather than trees: L1 reads each with a few large 9p reads.
     with open(os.path.join(indir, "l1-overlay.cpio"), "wb") as f:
         w = cpio.CpioWriter(f)
