@@ -4,15 +4,21 @@
 #   make check-vm                    the real-VM tests (meson suite "vm"); part of make check
 #   make testbed-run SCENARIO=NAME   run tests/testbed/scenarios/NAME.sh (the demo uses this)
 #   make testbed-shell               interactive shell in L1 (tb_l2_shell NAME for an L2 console)
+#   make testbed-qemu-l1             build (or find cached) the QEMU that runs L1 (tests/testbed/qemu-l1)
+#   make testbed-soak [SOAK_N=10] [SOAK_SCENARIOS=two-vms]
+#                                    run scenarios N times, one L1 at a time, and count the
+#                                    emulator resets per attempt by kind (tests/testbed/soak)
 
 SCENARIO ?= smoke
+SOAK_N ?= 10
+SOAK_SCENARIOS ?= two-vms
 
-.PHONY: testbed-images check-vm testbed-run testbed-shell
+.PHONY: testbed-images check-vm testbed-run testbed-shell testbed-qemu-l1 testbed-soak
 
 testbed-images: deps
 	tests/testbed/images path
 
-check-vm: build testbed-images
+check-vm: build testbed-images testbed-qemu-l1
 	$(MESON) test -C $(BUILD) --suite vm --print-errorlogs
 
 testbed-run: build testbed-images
@@ -20,5 +26,11 @@ testbed-run: build testbed-images
 
 testbed-shell: build testbed-images
 	tests/testbed/run --build $(BUILD) --shell shell
+
+testbed-qemu-l1: deps
+	tests/testbed/qemu-l1/build.sh
+
+testbed-soak: build testbed-images testbed-qemu-l1
+	nice -n 10 tests/testbed/soak --build $(BUILD) --n $(SOAK_N) $(SOAK_SCENARIOS)
 
 CHECK_TARGETS += check-vm

@@ -30,7 +30,11 @@ from . import images
 
 HERE = images.HERE
 REPO = os.path.dirname(os.path.dirname(HERE))
-QEMU = "/usr/bin/qemu-system-x86_64"
+# The QEMU that runs L1: TB_L1_QEMU if set, else the build of
+# tests/testbed/qemu-l1/ (Debian's 10.0.2 plus fixes to TCG's SVM/NPT
+# emulation, docs/testbed.md "Emulator faults"), else, loudly, the stock one.
+STOCK_QEMU = "/usr/bin/qemu-system-x86_64"
+QEMU_L1_BUILD = os.path.join(HERE, "qemu-l1", "build.sh")
 # Features of -cpu EPYC that TCG does not implement; dropped to keep the log clean.
 TCG_MISSING = ["fxsr-opt", "misalignsse", "osvw", "topoext", "nrip-save", "xsavec"]
 RESULT_RE = re.compile(r"^(PASS|SKIP|FAIL)\b ?(.*)$")
@@ -127,6 +131,10 @@ def prepare_rundir(rundir, cfg, scenario, build, l1_files, l2_files, shares):
     for t in tools:
         l1_files.append((t, "/usr/local/bin/" + os.path.basename(t)))
         l2_files.append((t, "/usr/bin/" + os.path.basename(t)))
+    # L1 only, optional (scenario tcg-cmc skips without it)
+    cmc = os.path.join(build, "tests/testbed", "vtier-cmc")
+    if os.path.isfile(cmc):
+        l1_files.append((find_binary(build, "vtier-cmc"), "/usr/local/bin/vtier-cmc"))
     # Archives rather than trees: L1 reads each with a few large 9p reads.
     with open(os.path.join(indir, "l1-overlay.cpio"), "wb") as f:
         w = cpio.CpioWriter(f)
@@ -139,6 +147,22 @@ def prepare_rundir(rundir, cfg, scenario, build, l1_files, l2_files, shares):
         for src, dst in l2_files:
             w.add_file(dst, src)
         w.close()
+
+
+def l1_qemu(cfg):
+    """(path, what it is) of the qemu-system-x86_64 that runs L1."""
+    path = cfg.get("TB_L1_QEMU", "")
+    if path:
+        if not os.access(path, os.X_OK):
+            raise SystemExit(f"testbed: TB_L1_QEMU={path} is not an executable")
+        return path, "TB_L1_QEMU"
+    res = subprocess.run([QEMU_L1_BUILD, "--print-dir"], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    built = os.path.join(res.stdout.strip(), "build", "qemu-system-x86_64")
+    if res.returncode == 0 and os.access(built, os.X_OK):
+        return built, "tests/testbed/qemu-l1: 10.0.2 with the L1 fixes"
+    return STOCK_QEMU, ("STOCK, without the L1 fixes: tests/testbed/qemu-l1 is not built "
+                        "(make testbed-qemu-l1); expect more emulator resets")
 
 
 def qemu_command(cfg, imgdir, rundir, shares, interactive):
@@ -155,7 +179,7 @@ def qemu_command(cfg, imgdir, rundir, shares, interactive):
     cpu = cfg["TB_L1_CPU_MODEL"]
     if cpu == "EPYC":
         cpu += "," + ",".join("-" + f for f in TCG_MISSING)
-    cmd = [QEMU, "-name", "vtier-tb-l1", "-accel", "tcg,thread=multi", "-cpu", cpu,
+    cmd = [cfg["TB_L1_QEMU_PATH"], "-name", "vtier-tb-l1", "-accel", "tcg,thread=multi", "-cpu", cpu,
            "-smp", str(cpus), "-m", f"{total >> 20}M", "-machine", "q35,hmat=on",
            "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"]
     for nid, size, lat, bw in nodes:
@@ -351,6 +375,18 @@ def attach_logs(rundir):
     for title, path, n in parts:
         print(f"======== {title}: {path}")
         sys.stdout.write(tail(path, n))
+    # An L1 QEMU built with VTIER_L1_QEMU_DEBUG=1 (tests/testbed/qemu-l1/debug)
+    # logs each vCPU's last events at a triple fault, and guest #PFs on
+    # kernel addresses with the page walk re-done.
+    debug = os.path.join(out, "l1-qemu-debug.log")
+    try:
+        with open(debug, errors="replace") as f:
+            lines = [ln for ln in f if ln.startswith("vtier-debug:")]
+    except OSError:
+        lines = []
+    if lines:
+        print(f"======== L1 QEMU debug (vtier-debug lines, last 120 of {len(lines)}): {debug}")
+        sys.stdout.write("".join(lines[-120:]))
     print("======== end of logs")
 
 
@@ -511,6 +547,8 @@ def main(argv):
         prune_runs(parent)
         base = os.path.join(parent, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{os.getpid()}")
     log(f"images {imgdir} ({t_images:.1f} s to check/build)")
+    cfg["TB_L1_QEMU_PATH"], what = l1_qemu(cfg)
+    log(f"L1 QEMU {cfg['TB_L1_QEMU_PATH']} ({what})")
     # An emulator fault (a VM reset by TCG's nested SVM or by KVM on it, or a
     # panic of the untainted L1 kernel; never a scenario's assertion) gets the
     # whole scenario rerun, up to TB_EMULATOR_ATTEMPTS attempts in all; see
