@@ -5,7 +5,7 @@
 #   make testbed-run SCENARIO=NAME   run tests/testbed/scenarios/NAME.sh (the demo uses this)
 #   make testbed-shell               interactive shell in L1 (tb_l2_shell NAME for an L2 console)
 #   make testbed-qemu-l1             build (or find cached) the QEMU that runs L1 (tests/testbed/qemu-l1)
-#   make testbed-soak [SOAK_N=10] [SOAK_SCENARIOS=two-vms]
+#   make testbed-soak [SOAK_N=10] [SOAK_SCENARIOS=two-vms] [SOAK_L1=stock|patched]
 #                                    run scenarios N times, one L1 at a time, and count the
 #                                    emulator resets per attempt by kind (tests/testbed/soak)
 
@@ -18,7 +18,7 @@ SOAK_SCENARIOS ?= two-vms
 testbed-images: deps
 	tests/testbed/images path
 
-check-vm: build testbed-images testbed-qemu-l1
+check-vm: build testbed-images
 	$(MESON) test -C $(BUILD) --suite vm --print-errorlogs
 
 testbed-run: build testbed-images
@@ -30,7 +30,9 @@ testbed-shell: build testbed-images
 testbed-qemu-l1: deps
 	tests/testbed/qemu-l1/build.sh
 
-testbed-soak: build testbed-images testbed-qemu-l1
-	nice -n 10 tests/testbed/soak --build $(BUILD) --n $(SOAK_N) $(SOAK_SCENARIOS)
+# SOAK_L1=patched soaks the L1 QEMU of tests/testbed/qemu-l1 (built first)
+SOAK_L1 ?= stock
+testbed-soak: build testbed-images $(if $(filter patched,$(SOAK_L1)),testbed-qemu-l1)
+	TB_L1_QEMU=$(SOAK_L1) nice -n 10 tests/testbed/soak --build $(BUILD) --n $(SOAK_N) $(SOAK_SCENARIOS)
 
 CHECK_TARGETS += check-vm

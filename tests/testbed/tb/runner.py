@@ -30,9 +30,9 @@ from . import images
 
 HERE = images.HERE
 REPO = os.path.dirname(os.path.dirname(HERE))
-# The QEMU that runs L1: TB_L1_QEMU if set, else the build of
-# tests/testbed/qemu-l1/ (Debian's 10.0.2 plus fixes to TCG's SVM/NPT
-# emulation, docs/testbed.md "Emulator faults"), else, loudly, the stock one.
+# The QEMU that runs L1 (TB_L1_QEMU): stock, or "patched", the build of
+# tests/testbed/qemu-l1/ (Debian's 10.0.2 plus fixes to TCG, docs/testbed.md
+# "Emulator faults"), or a path.
 STOCK_QEMU = "/usr/bin/qemu-system-x86_64"
 QEMU_L1_BUILD = os.path.join(HERE, "qemu-l1", "build.sh")
 # Features of -cpu EPYC that TCG does not implement; dropped to keep the log clean.
@@ -151,18 +151,21 @@ def prepare_rundir(rundir, cfg, scenario, build, l1_files, l2_files, shares):
 
 def l1_qemu(cfg):
     """(path, what it is) of the qemu-system-x86_64 that runs L1."""
-    path = cfg.get("TB_L1_QEMU", "")
-    if path:
-        if not os.access(path, os.X_OK):
-            raise SystemExit(f"testbed: TB_L1_QEMU={path} is not an executable")
-        return path, "TB_L1_QEMU"
-    res = subprocess.run([QEMU_L1_BUILD, "--print-dir"], text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    built = os.path.join(res.stdout.strip(), "build", "qemu-system-x86_64")
-    if res.returncode == 0 and os.access(built, os.X_OK):
-        return built, "tests/testbed/qemu-l1: 10.0.2 with the L1 fixes"
-    return STOCK_QEMU, ("STOCK, without the L1 fixes: tests/testbed/qemu-l1 is not built "
-                        "(make testbed-qemu-l1); expect more emulator resets")
+    path = cfg.get("TB_L1_QEMU", "") or "stock"
+    if path == "stock":
+        return STOCK_QEMU, ("stock (Debian's 10.0.2; TB_L1_QEMU=patched runs the build of "
+                            "tests/testbed/qemu-l1 with the TCG fixes)")
+    if path == "patched":
+        res = subprocess.run([QEMU_L1_BUILD, "--print-dir"], text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        built = os.path.join(res.stdout.strip(), "build", "qemu-system-x86_64")
+        if res.returncode == 0 and os.access(built, os.X_OK):
+            return built, "tests/testbed/qemu-l1: 10.0.2 with the L1 fixes"
+        raise SystemExit("testbed: TB_L1_QEMU=patched but tests/testbed/qemu-l1 is not built "
+                         "(make testbed-qemu-l1)")
+    if not os.access(path, os.X_OK):
+        raise SystemExit(f"testbed: TB_L1_QEMU={path} is not an executable")
+    return path, "TB_L1_QEMU"
 
 
 def qemu_command(cfg, imgdir, rundir, shares, interactive):
