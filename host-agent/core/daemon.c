@@ -672,6 +672,9 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 			json_builder_add_string_value(b, "zswap");
 			json_builder_set_member_name(b, "kind");
 			json_builder_add_string_value(b, "compressed");
+			json_builder_set_member_name(b, "nodes");
+			json_builder_begin_array(b);
+			json_builder_end_array(b);
 			json_builder_set_member_name(b, "source");
 			json_builder_add_string_value(b, d->zswap_ok ? "host zswap (VMs without "
 						      "a hand-off)" : d->zswap_why);

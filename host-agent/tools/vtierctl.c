@@ -132,7 +132,8 @@ static void print_tiers(JsonArray *a)
 	       "FREE MiB", "LAT ns", "USD/GiB", "FROM");
 	for (unsigned int i = 0; i < json_array_get_length(a); i++) {
 		JsonObject *o = json_array_get_object_element(a, i);
-		JsonArray *n = json_object_get_array_member(o, "nodes");
+		JsonArray *n = json_object_has_member(o, "nodes") ?
+			       json_object_get_array_member(o, "nodes") : NULL;
 		g_autoptr(GString) nodes = g_string_new(NULL);
 		g_autofree char *tot = mib(iget(o, "capacity_bytes"));
 		g_autofree char *fr = mib(iget(o, "free_bytes"));
