@@ -94,6 +94,9 @@ ctl tiers || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
 grep -q "compressed, lz4" "$TB_OUT/vtierd.log" || fail "vtierd did not load the compressed tiers"
 
 tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd"
+# guest RAM on a memfd has 4 KiB pages (no THP): under the emulated nested
+# paging an L2 boot takes minutes, not seconds (150 s measured on a quiet host)
+TB_L2_BOOT_TIMEOUT=$((TB_L2_BOOT_TIMEOUT * 3))
 tb_l2_start vm0 --mem 768M --memdev memfd --qemu "$QEMU" \
     --backend-opts ",tier-agent=$AGENT" -- -uuid 5a1e0000-1111-4222-8333-444455556666
 tb_l2_check_kvm vm0
