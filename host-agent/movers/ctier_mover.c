@@ -229,11 +229,29 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 	}
 }
 
+static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf);
+
 /* Evict one page into @tier. 0 or -errno when the backend is lost. */
 static int evict_page(struct vt_ctier_mover *m, uint64_t offset, unsigned int tier, void *buf)
 {
 	uint64_t page = offset / m->pager.page_size;
-	int ret = vt_pager_evict_begin(&m->pager, offset, buf);
+	int cur = vt_store_tier_of(m->store, page), ret;
+
+	if (cur == (int)tier)
+		return 0;	/* there already */
+	if (cur >= 0) {
+		/*
+		 * From one compressed tier to another: back into the memfd first
+		 * (the copy leaves the store only once the kernel has the page),
+		 * then out again like any resident page.
+		 */
+		ret = fetch_page(m, offset, buf);
+		if (ret < 0)
+			return ret;
+		if (vt_store_tier_of(m->store, page) >= 0)
+			return 0;	/* could not come back (damaged): it stays */
+	}
+	ret = vt_pager_evict_begin(&m->pager, offset, buf);
 
 	if (ret == -ENOENT) {
 		STAT_ADD(m, evict_absent, 1);

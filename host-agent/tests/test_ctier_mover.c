@@ -88,9 +88,11 @@ static void write_page(struct fixture *f, uint64_t page, uint32_t version)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct vt_ctier_spec spec = {
-		.name = "lz4", .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC,
-		.medium = VT_MEDIUM_NODE, .node = 0, .max_stored_pct = 75,
+	struct vt_ctier_spec spec[2] = {
+		{ .name = "lz4", .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC,
+		  .medium = VT_MEDIUM_NODE, .node = 0, .max_stored_pct = 75 },
+		{ .name = "zstd", .codec = VT_CODEC_ZSTD, .level = 3, .pool = VT_POOL_ZBUD,
+		  .medium = VT_MEDIUM_NODE, .node = 0, .max_stored_pct = 75 },
 	};
 	struct vt_store_key key = { .backend_id = "mem0", .size_bytes = NPAGES * PAGE,
 				    .page_size = PAGE };
@@ -115,7 +117,7 @@ static int setup(void **state)
 	hello = fake_qemu_hello(&f->ram, "mem0", 1);
 	f->dir = g_dir_make_tmp("vtier-mover-XXXXXX", NULL);
 	assert_non_null(f->dir);
-	assert_int_equal(vt_store_open(f->dir, &key, &spec, 1, true, &f->store, why, sizeof(why)), 0);
+	assert_int_equal(vt_store_open(f->dir, &key, spec, 2, true, &f->store, why, sizeof(why)), 0);
 	assert_int_equal(vt_pager_open(&pager, &hello, dup(f->memfd), dup(f->ram.uffd)), 0);
 	assert_int_equal(vt_ctier_mover_start(&pager, f->store, -1, NULL, NULL, &f->mover), 0);
 	*state = f;
@@ -169,7 +171,7 @@ static void test_evict_and_fault_back(void **state)
 	assert_int_equal(st.evicted, NPAGES * 3 / 4);
 	assert_int_equal(st.evict_e2big, NPAGES / 4);
 	assert_int_equal(present_pages(f), NPAGES / 4);
-	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);	/* tier 0 */
 	assert_int_equal(ts.pages, NPAGES * 3 / 4);
 	assert_int_equal(ts.zero_pages, NPAGES / 4);
 	assert_int_equal(ts.same_pages, NPAGES / 4);
@@ -185,7 +187,7 @@ static void test_evict_and_fault_back(void **state)
 	assert_int_equal(st.faults_stored, NPAGES * 3 / 4);
 	assert_int_equal(st.faults_zero, 0);
 	assert_true(vt_latency_percentile(&st.fault_ns, 50) > 0);
-	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);	/* tier 0 */
 	assert_int_equal(ts.pages, 0);
 }
 
@@ -292,6 +294,28 @@ static void test_zero_fault_around(void **state)
 	assert_true(st.zero_filled_around >= 15);
 }
 
+/* From one compressed tier to the next: every page moves, none is lost. */
+static void test_retier(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store_tier_stats ts[2];
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 1), 0);
+	wait_idle(f);
+	assert_int_equal(vt_store_stats(f->store, ts, 2), 2);
+	assert_int_equal(ts[0].pages, 0);
+	assert_int_equal(ts[1].pages, NPAGES * 3 / 4);
+	/* asked again: nothing to do */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 1), 0);
+	wait_idle(f);
+	assert_int_equal(vt_store_stats(f->store, ts, 2), 2);
+	assert_int_equal(ts[1].pages, NPAGES * 3 / 4);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+}
+
 /* Orders outside the backend or unaligned are refused. */
 static void test_bad_orders(void **state)
 {
@@ -331,6 +355,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retier, setup, teardown),
 		cmocka_unit_test(test_latency_hist),
 	};
 

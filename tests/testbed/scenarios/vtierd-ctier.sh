@@ -69,6 +69,7 @@ echo 0 > /proc/sys/kernel/numa_balancing
 mkdir -p /run/vtier /var/lib/vtier/cold && chmod 700 /run/vtier
 cat > /run/vtier/vtierd.conf <<EOF
 [policy]
+mode = observe
 window_ms = $W
 ctier_age_windows = 1
 budget = 256MiB
@@ -111,7 +112,10 @@ echo "$st" | grep -q '"ctier_path":"hand-off' || fail "vm0 not on the hand-off p
 pid=$(tb_l2_pid vm0)
 hva=$(jfirst "$st" hva)
 tb_l2 vm0 "vtier-workload serve --size 512M --mix $CORPUS > /run/wl.log 2>&1 &"
-tb_l2 vm0 'vtier-workload ctl --wait 600 info' || fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
+tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
+    fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
+# placement from here on (observe while the guest filled its memory)
+ctl policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
 
 if echo "$PARTS" | grep -q compress; then
     tb_step "compress: hot set 0-64M, the rest ages into the compressed tiers"
@@ -167,7 +171,7 @@ if echo "$PARTS" | grep -q zswap; then
     tb_l2_start vm1 --mem 512M
     tb_l2_check_kvm vm1
     tb_l2 vm1 "vtier-workload serve --size 256M --mix $CORPUS > /run/wl.log 2>&1 &"
-    tb_l2 vm1 'vtier-workload ctl --wait 600 info' > /dev/null || fail "vm1 workload"
+    tb_l2 vm1 -t 900 'vtier-workload ctl --wait 850 info' > /dev/null || fail "vm1 workload"
     ctl attach /run/tb/vm1.agent.qmp --name vm1 mode=auto > /dev/null || fail "attach vm1"
     ctl --json status vm1 | grep -q '"ctier_path":"zswap' ||
         fail "vm1 not on the zswap path: $(ctl --json status vm1)"
@@ -209,6 +213,7 @@ if echo "$PARTS" | grep -q kill; then
         ms=$(wait_adopted)
         [ -n "$ms" ] || fail "vtierd restart $k: the VM was not re-adopted"
         resume="$resume $ms"
+        ctl policy vm0 mode=auto > /dev/null || fail "policy after restart $k"
         echo "kill $k: re-adopted after $ms ms; $(grep 'hand-off of' "$TB_OUT/vtierd.log" |
             grep accepted | tail -1 | sed 's/.*generation/generation/')"
     done
