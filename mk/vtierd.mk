@@ -8,7 +8,11 @@
 #   make vtierd-table   run both scenarios and print one table: damon-kernel and
 #                       Telescope over tdp side by side (tests/vtierd/result-table)
 
-.PHONY: demo-vm check-vtierd vtierd-table
+#   make check-vtierd-ctier  vtierd as the patched QEMU's tier agent in the testbed:
+#                       compressed tiers, zswap, kill -9 (tests/testbed/scenarios/
+#                       vtierd-ctier.sh; 20-40 min under TCG, not in make check)
+
+.PHONY: demo-vm check-vtierd vtierd-table check-vtierd-ctier
 
 demo-vm: build testbed-images
 	@echo "vtier demo: an L2 VM (1 GiB, hot set 64 MiB) on a 3-tier L1 host (DRAM, CXL-like,"
@@ -21,3 +25,6 @@ check-vtierd: build testbed-images
 
 vtierd-table: build testbed-images
 	tests/vtierd/result-table $(BUILD)
+
+check-vtierd-ctier: build testbed-images qemu-build
+	$(MESON) test -C $(BUILD) --suite vtierd-ctier --print-errorlogs

@@ -465,7 +465,9 @@ int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int ti
 	int ret = -ENOTCONN;
 
 	g_mutex_lock(&b->lock);
-	if (b->mover)
+	if (b->mover && vt_ctier_mover_backlog(b->mover) >= VT_BACKEND_BACKLOG_MAX)
+		ret = -EAGAIN;
+	else if (b->mover)
 		ret = tier >= 0 ? vt_ctier_mover_evict(b->mover, offset, len, (unsigned int)tier) :
 				  vt_ctier_mover_fetch(b->mover, offset, len);
 	g_mutex_unlock(&b->lock);

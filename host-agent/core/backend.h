@@ -63,7 +63,12 @@ struct vt_backend *vt_backend_ref(struct vt_backend *b);
 void vt_backend_unref(struct vt_backend *b);
 /* References to @vm's backends now (free the array when done). */
 GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);
-/* Queue for the mover: evict [@offset, +@len) into compressed tier @tier, or fetch (@tier < 0). */
+/*
+ * Queue for the mover: evict [@offset, +@len) into compressed tier @tier, or
+ * fetch (@tier < 0). -EAGAIN when the mover has VT_BACKEND_BACKLOG_MAX orders
+ * waiting already: the policy asks again next window rather than pile up.
+ */
+#define VT_BACKEND_BACKLOG_MAX 16
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
 
 

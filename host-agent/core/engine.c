@@ -490,6 +490,10 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 			}
 			if (o->to_tier >= (int)tiers->nr || o->from_tier >= (int)tiers->nr) {
 				ret = ctier_order(vm, backends, o, c);
+				if (ret == -EAGAIN) {
+					s->orders_deferred++;	/* the mover is busy: next window */
+					continue;
+				}
 				if (ret < 0) {
 					s->orders_failed++;
 					continue;

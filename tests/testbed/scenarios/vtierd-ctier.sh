@@ -3,7 +3,7 @@
 # which attaches the VM by the hand-off alone, profiles it (Telescope over the
 # tdp source: host-kmod is loaded) and spreads it over L1's three NUMA nodes
 # and three compressed tiers (lz4 x zsmalloc on the CXL node, zstd x zbud on
-# the PMEM node, deflate x zbud in files). The guest's workload fills 512 MiB
+# the PMEM node, deflate x zbud in files). The guest's workload fills 256 MiB
 # with a mix of zero pages, text and binaries from L1's /usr, and random bytes,
 # and keeps a 64 MiB hot set.
 #   part compress (VTIERD_CTIER_PARTS has "compress"): at least 70 % of the
@@ -18,7 +18,7 @@
 #     tier: its cold memory is paged out (VmSwap of its QEMU grows, vtierd's
 #     residency sees it in tier "zswap") and every page verifies;
 #     RESULT-ZSWAP swapped_mib= zswap_tier_mib= bad_pages=
-#   part kill ("kill"): the guest writes and reads all 512 MiB while vtierd is
+#   part kill ("kill"): the guest writes and reads all 256 MiB while vtierd is
 #     killed with SIGKILL at random moments (>= 20 times) and restarted; no page
 #     is lost or reads as zeros; RESULT-KILL kills= bad_pages= zero_pages=
 #     resume_p99_ms= (resume: vtierd started -> the VM re-adopted by its hand-off)
@@ -98,7 +98,7 @@ tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd"
 # guest RAM on a memfd has 4 KiB pages (no THP): under the emulated nested
 # paging an L2 boot takes minutes, not seconds (150 s measured on a quiet host)
 TB_L2_BOOT_TIMEOUT=$((TB_L2_BOOT_TIMEOUT * 3))
-tb_l2_start vm0 --mem 768M --memdev memfd --qemu "$QEMU" \
+tb_l2_start vm0 --mem 512M --memdev memfd --qemu "$QEMU" \
     --backend-opts ",tier-agent=$AGENT" -- -uuid 5a1e0000-1111-4222-8333-444455556666
 tb_l2_check_kvm vm0
 tb_l2 vm0 "[ -s $CORPUS ]" || fail "$CORPUS missing in L2 (run-scenario builds it from /usr)"
@@ -111,7 +111,7 @@ st=$(ctl --json status vm0) || fail "vtierd did not name the VM vm0 (-name): $(c
 echo "$st" | grep -q '"ctier_path":"hand-off' || fail "vm0 not on the hand-off path: $st"
 pid=$(tb_l2_pid vm0)
 hva=$(jfirst "$st" hva)
-tb_l2 vm0 "vtier-workload serve --size 512M --mix $CORPUS > /run/wl.log 2>&1 &"
+tb_l2 vm0 "vtier-workload serve --size 256M --mix $CORPUS > /run/wl.log 2>&1 &"
 tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
     fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
 # placement from here on (observe while the guest filled its memory)
@@ -124,13 +124,13 @@ if echo "$PARTS" | grep -q compress; then
             { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
     pct=0
     printf '%-6s %-10s %-10s %-10s %-8s %s\n' window stored_MiB present_MiB pool_MiB backlog pct
-    for i in $(seq 1 90); do
+    for i in $(seq 1 300); do
         sleep "$(awk "BEGIN {print $W / 1000}")"
         js=$(ctl --json stats vm0)
         stored=$(jsum "$js" stored_bytes)
         pool=$(jsum "$js" pool_bytes)
         backlog=$(jfirst "$js" backlog)
-        where=$(vtier-tbnuma where "$pid" "$hva" $((768 * MIB)))
+        where=$(vtier-tbnuma where "$pid" "$hva" $((512 * MIB)))
         present=$(( ($(field "$where" pages) - $(field "$where" absent)) * 4096 ))
         # cold memory: what the guest has in RAM (present or stored) but the hot set
         cold=$((present + stored - 64 * MIB))
@@ -139,7 +139,7 @@ if echo "$PARTS" | grep -q compress; then
             $((pool / MIB)) "$backlog" "$pct%"
         [ "$pct" -ge 70 ] && [ "$backlog" = 0 ] && break
     done
-    [ "$pct" -ge 70 ] || fail "only $pct % of the cold memory in compressed tiers after 90 windows"
+    [ "$pct" -ge 70 ] || fail "only $pct % of the cold memory in compressed tiers after 300 windows"
     tb_l2 vm0 -t 300 'touch /run/A.stop; while ! grep -q "^done\|^FAILED" /run/A.log; do sleep 0.2; done
         ! grep -q FAILED /run/A.log' || fail "hot set phases failed: $(tb_l2 vm0 'tail -3 /run/A.log')"
     ctl stats vm0
@@ -201,7 +201,7 @@ if echo "$PARTS" | grep -q kill; then
     tb_step "kill: $KILLS x kill -9 of vtierd while the guest writes and reads every page"
     # evict continuously: every chunk not hot in the last window steps down
     tb_l2 vm0 "rm -f /run/S.stop; (while [ ! -e /run/S.stop ]; do
-        vtier-workload ctl phase dist=uniform ranges=0-512M accesses=200000 write_pct=20 ||
+        vtier-workload ctl phase dist=uniform ranges=0-256M accesses=100000 write_pct=20 ||
             { echo FAILED; exit 1; }; done; echo done) > /run/S.log 2>&1 &"
     resume=""
     for k in $(seq 1 "$KILLS"); do
