@@ -443,25 +443,89 @@ bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GE
 	return true;
 }
 
+static int set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
+		      struct vt_vm_policy *out, bool defer, GError **error);
+static char *finish(JsonBuilder *b);
+static char *reply_error(const GError *e);
+
+/*
+ * A policy request waiting for the VM's worker to apply it: the control
+ * reply goes out once the engine restarted (or refused), without the main
+ * loop waiting.
+ */
+struct policy_wait {
+	struct vt_control_deferred *reply;	/* NULL once the client is gone */
+	struct vt_vm_policy policy;
+};
+
+static void policy_client_gone(void *arg)
+{
+	((struct policy_wait *)arg)->reply = NULL;
+}
+
+static void policy_applied(void *arg, const char *error)
+{
+	struct policy_wait *w = arg;
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(GError) e = NULL;
+
+	if (!w->reply) {
+		g_free(w);
+		return;
+	}
+	if (error) {
+		g_set_error(&e, VT_CORE_ERROR, EINVAL, "policy refused, the old one stays: %s",
+			    error);
+		vt_control_deferred_reply(w->reply, reply_error(e));
+		g_free(w);
+		return;
+	}
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "ok");
+	json_builder_add_boolean_value(b, TRUE);
+	json_builder_set_member_name(b, "result");
+	vt_vm_policy_to_json(&w->policy, b);
+	json_builder_end_object(b);
+	vt_control_deferred_reply(w->reply, finish(b));
+	g_free(w);
+}
+
 bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
 			  struct vt_vm_policy *out, GError **error)
 {
-	struct vt_vm_policy old, p;
+	return set_policy(d, vm, set, n, out, false, error) >= 0;
+}
 
-	(void)d;
+/* -1 refused (@error), 0 done or posted, 1 posted and the control reply deferred. */
+static int set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
+		      struct vt_vm_policy *out, bool defer, GError **error)
+{
+	struct vt_vm_policy old, p;
+	struct policy_wait *w;
+
 	g_mutex_lock(&vm->lock);
 	old = vm->policy;
 	g_mutex_unlock(&vm->lock);
 	p = old;
 	if (!vt_vm_policy_apply(&p, set, n, error))
-		return false;
+		return -1;
 	if (out)
 		*out = p;
+	if (memcmp(&old, &p, sizeof(old)) == 0)
+		return 0;
 	/* the worker restarts the engine; a refusal there keeps the old policy
 	 * and says why in the log and in vtierctl status (last_error) */
-	if (memcmp(&old, &p, sizeof(old)) != 0)
-		vt_vm_worker_post_policy(vm, &p);
-	return true;
+	w = defer && d->ctl ? g_new0(struct policy_wait, 1) : NULL;
+	if (w) {
+		w->policy = p;
+		w->reply = vt_control_defer(d->ctl, 15000, policy_client_gone, w);
+		if (!w->reply) {
+			g_free(w);
+			w = NULL;
+		}
+	}
+	vt_vm_worker_post_policy(vm, &p, w ? policy_applied : NULL, w);
+	return w ? 1 : 0;
 }
 
 /*
@@ -580,6 +644,7 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	struct vt_vm *vm = NULL;
 	char *reply;
+	int ret;
 
 	if (!vt_ctl_request_parse(data, len, &req, &e))
 		return reply_error(e);
@@ -631,8 +696,14 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		g_mutex_lock(&vm->lock);
 		p = vm->policy;
 		g_mutex_unlock(&vm->lock);
-		if (req.nr_set && !vt_daemon_set_policy(d, vm, req.set, req.nr_set, &p, &e))
+		ret = req.nr_set ? set_policy(d, vm, req.set, req.nr_set, &p, true, &e) : 0;
+		if (ret < 0)
 			goto err;
+		if (ret > 0) {
+			/* answered once the worker applied it (policy_applied) */
+			vt_ctl_request_clear(&req);
+			return NULL;
+		}
 		vt_vm_policy_to_json(&p, b);
 		break;
 	}

@@ -9,6 +9,7 @@
 
 #include <glib.h>
 
+#include "control_socket.h"
 #include "ctier.h"
 #include "handoff_server.h"
 #include "tiers.h"
@@ -32,6 +33,7 @@ struct vt_daemon {
 	char store_root[256];		/* page stores, one directory per backend */
 	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
 	struct vt_handoff_server *handoff;
+	struct vt_control_server *ctl;	/* for deferred replies (NULL: answer at once) */
 	guint stats_timer;
 	GPtrArray *orphans;		/* stores kept after their hand-off ended (backend.c) */
 	guint orphan_timer;

@@ -146,8 +146,14 @@ struct vt_vm {
 
 /* Run the VM's engine on its own thread from now on. 0 or -errno. */
 int vt_vm_worker_start(struct vt_vm *vm);
-/* Ask the worker to apply @policy and restart the engine (on failure it keeps the old one). */
-void vt_vm_worker_post_policy(struct vt_vm *vm, const struct vt_vm_policy *policy);
+/*
+ * Ask the worker to apply @policy and restart the engine (on failure it keeps
+ * the old one); @done (may be NULL) then runs on the main loop with NULL or
+ * the reason of the refusal.
+ */
+typedef void (*vt_vm_policy_done_fn)(void *arg, const char *error);
+void vt_vm_worker_post_policy(struct vt_vm *vm, const struct vt_vm_policy *policy,
+			      vt_vm_policy_done_fn done, void *done_arg);
 /* Ask the worker to take new RAM (the arrays become the worker's) and restart the engine. */
 void vt_vm_worker_post_ram(struct vt_vm *vm, GArray *ram, GArray *gpa_map);
 /* From the worker: the VM is gone or broken; the main loop detaches it. */

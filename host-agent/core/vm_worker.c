@@ -38,7 +38,18 @@ int vt_vm_worker_start(struct vt_vm *vm)
 struct policy_msg {
 	struct vt_vm *vm;
 	struct vt_vm_policy policy;
+	vt_vm_policy_done_fn done;	/* on the main loop, with the outcome */
+	void *done_arg;
+	char error[256];		/* "" when applied */
 };
+
+static gboolean policy_done(gpointer data)
+{
+	struct policy_msg *m = data;
+
+	m->done(m->done_arg, m->error[0] ? m->error : NULL);
+	return G_SOURCE_REMOVE;
+}
 
 static gboolean apply_policy(gpointer data)
 {
@@ -56,24 +67,34 @@ static gboolean apply_policy(gpointer data)
 		vt_engine_start(vm, NULL);
 		g_snprintf(vm->last_error, sizeof(vm->last_error), "policy refused: %s",
 			   e->message);
+		g_strlcpy(m->error, e->message, sizeof(m->error));
 		g_mutex_unlock(&vm->lock);
 		vt_daemon_log(vm->d, G_LOG_LEVEL_WARNING, vm->name, "policy refused, old one kept: %s",
 			      e->message);
+	} else {
+		g_mutex_unlock(&vm->lock);
+		vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
+			      vt_mode_name(m->policy.mode), vm->profiler_name);
+	}
+	if (m->done) {
+		/* the message goes on to the main loop, which frees it */
+		g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, policy_done, m, g_free);
 		return G_SOURCE_REMOVE;
 	}
-	g_mutex_unlock(&vm->lock);
-	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
-		      vt_mode_name(m->policy.mode), vm->profiler_name);
+	g_free(m);
 	return G_SOURCE_REMOVE;
 }
 
-void vt_vm_worker_post_policy(struct vt_vm *vm, const struct vt_vm_policy *policy)
+void vt_vm_worker_post_policy(struct vt_vm *vm, const struct vt_vm_policy *policy,
+			      vt_vm_policy_done_fn done, void *done_arg)
 {
 	struct policy_msg *m = g_new0(struct policy_msg, 1);
 
 	m->vm = vm;
 	m->policy = *policy;
-	g_main_context_invoke_full(vm->ctx, G_PRIORITY_HIGH, apply_policy, m, g_free);
+	m->done = done;
+	m->done_arg = done_arg;
+	g_main_context_invoke_full(vm->ctx, G_PRIORITY_HIGH, apply_policy, m, NULL);
 }
 
 struct ram_msg {

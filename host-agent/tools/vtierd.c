@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 			  "will be refused");
 	}
 	vt_control_server_set_notify(server, log_note, NULL);
+	d->ctl = server;	/* policy replies wait for the VM's worker, not the loop */
 	loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, quit_cb, NULL);
 	g_unix_signal_add(SIGTERM, quit_cb, NULL);

@@ -111,7 +111,7 @@ def backend(vm_stats):
 
 
 def test():
-    t = Tap(19)
+    t = Tap(20)
     with Harness("vtierd") as h:
         d = Vtierd(h)
         try:
@@ -139,6 +139,13 @@ def run_test(t, h, d):
     # not offer (the testbed's vtierd-ctier covers it): here the operator's
     # demote command moves guest RAM into the two compressed tiers.
     d.run("policy", vm, "mode=off")
+    # a policy the engine cannot run is refused in the reply, the old one stays
+    r = subprocess.run([os.path.join(d.bin, "vtierctl"), "--socket", d.ctl, "policy", vm,
+                        "mode=auto", "profiler=telescope-flex"], capture_output=True, text=True,
+                       timeout=20)
+    st = d.run("status", vm)
+    t.ok(r.returncode == 1 and "refused" in r.stderr and st["policy"]["mode"] == "off",
+         f"an unusable policy is refused when the worker fails it: {r.stderr.strip()}")
     def idle():
         b = backend(d.run("stats", vm))
         return b["backlog"] == 0 and b
