@@ -457,6 +457,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	if (vm->policy.ctier_age_windows && vm->ctier_kind != VT_CTIER_NONE) {
 		struct vt_waterfall_params wp = {
 			.age_windows = vm->policy.ctier_age_windows,
+			.first_ctier = tiers->nr,
 			.budget_bytes = mp.budget_bytes - MIN(mp.budget_bytes,
 							      ws.promote_bytes + ws.demote_bytes),
 		};

@@ -24,7 +24,11 @@ uint64_t vt_waterfall_decide(struct vt_mtm *m, const struct vt_waterfall_params 
 		struct vt_mtm_order o;
 		int to = -1;
 
-		if (c->tier < (int)p->first_tier || c->tier < 0 || c->cold_windows < p->age_windows)
+		unsigned int age = p->age_windows;
+
+		if (p->first_ctier && c->tier >= (int)p->first_ctier)
+			age *= VT_WATERFALL_CTIER_AGE;
+		if (c->tier < (int)p->first_tier || c->tier < 0 || c->cold_windows < age)
 			continue;
 		if (used + len > p->budget_bytes)
 			break;

@@ -21,7 +21,17 @@ struct vt_waterfall_params {
 	unsigned int age_windows;	/* cold windows on a tier before the next step (>= 1) */
 	unsigned int first_tier;	/* tiers below this index are never left by aging */
 	uint64_t budget_bytes;		/* what this window may still move */
+	/*
+	 * Tiers from this index on are compressed: leaving one costs a
+	 * decompression and a compression, and what is there has been cold
+	 * for a while already, so the next step waits VT_WATERFALL_CTIER_AGE
+	 * times longer (colder data goes deeper with time, not at once).
+	 * 0: no compressed tiers.
+	 */
+	unsigned int first_ctier;
 };
+
+#define VT_WATERFALL_CTIER_AGE 4
 
 /*
  * Append demotions to @orders (struct vt_mtm_order) for chunks not already
