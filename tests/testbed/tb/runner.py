@@ -182,7 +182,8 @@ def qemu_command(cfg, imgdir, rundir, shares, interactive):
     cpu = cfg["TB_L1_CPU_MODEL"]
     if cpu == "EPYC":
         cpu += "," + ",".join("-" + f for f in TCG_MISSING)
-    cmd = [cfg["TB_L1_QEMU_PATH"], "-name", "vtier-tb-l1", "-accel", "tcg,thread=multi", "-cpu", cpu,
+    cmd = [cfg["TB_L1_QEMU_PATH"], "-name", "vtier-tb-l1", "-accel", f"tcg,thread={cfg['TB_L1_TCG_THREAD']}",
+           "-cpu", cpu,
            "-smp", str(cpus), "-m", f"{total >> 20}M", "-machine", "q35,hmat=on",
            "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"]
     for nid, size, lat, bw in nodes:
@@ -332,7 +333,70 @@ def l1_exit_cause(rundir, events):
     panic = stock_kernel_panic(console)
     if reason == "guest-reset" and guest and panic:
         return True, text + f", {panic}"
+    panic = panic_after_l2_triple_fault(console, l2_guest_resets(out))
+    if reason == "guest-reset" and guest and panic:
+        return True, text + f", {panic}"
     return False, text + (", TCG logged a triple fault" if triple else "")
+
+
+def l2_guest_resets(out):
+    """Names of the L2 guests of this run whose QEMU reported a guest reset.
+
+    tb_l2's watcher in L1 logs each guest's QMP events to
+    out/l2/NAME/events.log; a SHUTDOWN with reason guest-reset and guest true
+    is the guest's own reset: under -no-reboot, the triple fault of a stock
+    L2 kernel (docs/testbed.md, "Emulator faults").
+    """
+    names = []
+    root = os.path.join(out, "l2")
+    try:
+        guests = sorted(os.listdir(root))
+    except OSError:
+        return names
+    for name in guests:
+        try:
+            with open(os.path.join(root, name, "events.log"), errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            m = re.match(r"^\[[0-9.]+\] (\{.*\})$", line)
+            try:
+                ev = json.loads(m.group(1)) if m else {}
+            except ValueError:
+                continue
+            data = ev.get("data", {}) if isinstance(ev, dict) else {}
+            if (ev.get("event") == "SHUTDOWN" and isinstance(data, dict)
+                    and data.get("reason") == "guest-reset" and data.get("guest") is True):
+                names.append(name)
+                break
+    return names
+
+
+def panic_after_l2_triple_fault(console, l2_resets):
+    """The L1 panic that KVM's handling of an L2 triple fault ends in, if it is one.
+
+    The known pair (docs/testbed.md, "Emulator faults"): an L2 guest's stock
+    kernel triple-faults on a fetch of its own kernel text (the emulator's
+    fault), and in the same moment L1 panics with 'corrupted stack end
+    detected inside scheduler' in that guest's vCPU thread ('CPU n/KVM'),
+    the first time the thread schedules after running the guest. It has been
+    seen with no module of ours loaded, so a kernel tainted by vtier_tdp.ko
+    is excused for this pair only: the same message, in an L2 vCPU thread,
+    after an L2 guest of the run reported its reset, and no frame of a vtier
+    module in the trace. Anything else in a tainted kernel fails the run.
+    """
+    if not l2_resets:
+        return None
+    m = re.search(r"Kernel panic - not syncing: (corrupted stack end detected inside scheduler)\n"
+                  r"[^\n]*CPU: \d+ UID: \d+ PID: \d+ Comm: (CPU \d+/KVM) ", console)
+    if not m:
+        return None
+    trace = console[m.end():m.end() + 8000].split("---[ end", 1)[0]
+    if re.search(r"\[vtier\w*\]", trace):
+        return None
+    return (f"L1 kernel '{m.group(1)}' in {m.group(2)} after L2 {', '.join(l2_resets)} "
+            "reported a guest reset (the L2 triple fault's L1 panic)")
 
 
 def stock_kernel_panic(console):
@@ -391,6 +455,40 @@ def attach_logs(rundir):
         print(f"======== L1 QEMU debug (vtier-debug lines, last 120 of {len(lines)}): {debug}")
         sys.stdout.write("".join(lines[-120:]))
     print("======== end of logs")
+
+
+def keep_logs(base, attempts, keep=30, max_file=32 << 20):
+    """Copy the out/ of every attempt of a failed or rerun scenario to
+    $VTIER_CACHE/testbed/failed-runs/, which outlives the build directory
+    (CI runs in a clean clone that is removed afterwards): the evidence of an
+    emulator fault or a failure is read there later. Files over max_file are
+    cut to their last max_file bytes. Returns the directory, or None."""
+    root = os.path.join(images.cache_root(), "failed-runs")
+    dest = os.path.join(root, os.path.basename(base))
+    try:
+        os.makedirs(dest, exist_ok=True)
+        for i in range(1, attempts + 1):
+            src = os.path.join(base if i == 1 else f"{base}-attempt{i}", "out")
+            for dirpath, _dirs, files in os.walk(src):
+                rel = os.path.relpath(dirpath, src)
+                to = os.path.normpath(os.path.join(dest, f"attempt{i}", rel))
+                os.makedirs(to, exist_ok=True)
+                for fn in files:
+                    path = os.path.join(dirpath, fn)
+                    if not os.path.isfile(path) or os.path.islink(path):
+                        continue
+                    with open(path, "rb") as f:
+                        size = os.fstat(f.fileno()).st_size
+                        if size > max_file:
+                            f.seek(size - max_file)
+                        data = f.read(max_file)
+                    with open(os.path.join(to, fn), "wb") as f:
+                        f.write(data)
+    except OSError as e:
+        log(f"could not keep the logs in {dest}: {e}")
+        return None
+    prune_runs(root, keep)
+    return dest
 
 
 def prune_runs(parent, keep=10):
@@ -580,4 +678,8 @@ def main(argv):
         for h in history:
             log(f"  {h}")
     log(f"scenario {name}: {verdict}{' ' + detail if detail else ''} (logs: {rundir}/out)")
+    if (verdict == "FAIL" or len(history) > 1) and not args.shell:
+        kept = keep_logs(base, len(history))
+        if kept:
+            log(f"scenario {name}: logs of every attempt kept in {kept}")
     return {"PASS": 0, "SKIP": 77}.get(verdict, 1)
