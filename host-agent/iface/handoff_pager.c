@@ -192,6 +192,102 @@ void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset)
 	uffd_protect(p, offset, p->page_size, false);
 }
 
+int vt_pager_data_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *start,
+		      uint64_t *run_len)
+{
+	off_t base = (off_t)p->fd_offset, data, hole;
+	uint64_t end;
+
+	if (!pager_offset_ok(p, offset, len))
+		return -EINVAL;
+	end = offset + len;
+	data = lseek(p->memfd, base + (off_t)offset, SEEK_DATA);
+	if (data < 0)
+		return errno == ENXIO ? 0 : -errno;
+	if ((uint64_t)(data - base) >= end)
+		return 0;
+	hole = lseek(p->memfd, data, SEEK_HOLE);
+	if (hole < 0)
+		return -errno;
+	*start = (uint64_t)(data - base) & ~(p->page_size - 1);
+	*run_len = ((uint64_t)(hole - base) < end ? (uint64_t)(hole - base) : end) - *start;
+	return *run_len ? 1 : 0;
+}
+
+static bool run_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
+{
+	return pager_offset_ok(p, offset, len) && len / p->page_size <= VT_PAGER_RUN_MAX;
+}
+
+int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out)
+{
+	ssize_t n;
+	int ret;
+
+	if (!run_ok(p, offset, len))
+		return -EINVAL;
+	/* From here on a write to the run waits for us: the copies are final. */
+	ret = uffd_protect(p, offset, len, true);
+	if (ret)
+		return ret;
+	n = pread(p->memfd, out, len, p->fd_offset + offset);
+	if (n != (ssize_t)len) {
+		ret = n < 0 ? -errno : -EIO;
+		uffd_protect(p, offset, len, false);
+		return ret;
+	}
+	return 0;
+}
+
+int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t keep,
+			      uint64_t *punched)
+{
+	unsigned int n = (unsigned int)(len / p->page_size), i, j;
+	uint64_t go = keep;
+	int ret;
+
+	*punched = 0;
+	if (!run_ok(p, offset, len))
+		return -EINVAL;
+	ret = pager_drain(p);
+	for (i = 0; !ret && i < n; i++) {
+		if ((go & (1ull << i)) && pager_write_pending(p, offset + i * p->page_size)) {
+			go &= ~(1ull << i);
+			p->nr_evict_aborted++;
+		}
+	}
+	if (ret)
+		go = 0;
+	/* punch the kept pages, a contiguous stretch at a time */
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && (go & (1ull << j)); j++)
+			;
+		if (j > i) {
+			if (fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      p->fd_offset + offset + i * p->page_size,
+				      (j - i) * p->page_size)) {
+				ret = -errno;
+				go = *punched;	/* what is left stays */
+				break;
+			}
+			*punched |= (j - i == 64 ? ~0ull : ((1ull << (j - i)) - 1)) << i;
+			p->nr_evicted += j - i;
+		} else {
+			j++;
+		}
+	}
+	/* drop the protection of every page that stays, and wake its writers */
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && !(*punched & (1ull << j)); j++)
+			;
+		if (j > i)
+			uffd_protect(p, offset + i * p->page_size, (j - i) * p->page_size, false);
+		else
+			j++;
+	}
+	return ret;
+}
+
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f)
 {
 	const struct uffd_msg *m;

@@ -16,6 +16,12 @@
 
 #define ORDERS_MAX 8192
 #define SLICE_PAGES 8		/* pages of an order between two fault checks */
+/*
+ * Evictions go a run at a time (one write-protection and one punch per run,
+ * each a flush of the guest's nested TLB): 16 pages between two fault checks.
+ */
+#define EVICT_SLICE_PAGES 16
+G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_RUN_MAX);
 #define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
 #define ZERO_WIN_MAX (2u << 20)
 
@@ -231,67 +237,96 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 
 static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf);
 
-/* Evict one page into @tier. 0 or -errno when the backend is lost. */
-static int evict_page(struct vt_ctier_mover *m, uint64_t offset, unsigned int tier, void *buf)
+static void count_evicted(struct vt_ctier_mover *m, unsigned int tier, uint64_t n)
 {
-	uint64_t page = offset / m->pager.page_size;
-	int cur = vt_store_tier_of(m->store, page), ret;
+	g_mutex_lock(&m->lock);
+	m->stats.evicted += n;
+	if (tier < VT_CTIER_MAX)
+		m->stats.evicted_by_tier[tier] += n;
+	g_mutex_unlock(&m->lock);
+}
 
-	if (cur == (int)tier)
-		return 0;	/* there already */
-	if (cur >= 0) {
-		/*
-		 * From one compressed tier to another: back into the memfd first
-		 * (the copy leaves the store only once the kernel has the page),
-		 * then out again like any resident page.
-		 */
-		ret = fetch_page(m, offset, buf);
-		if (ret < 0)
-			return ret;
-		if (vt_store_tier_of(m->store, page) >= 0)
-			return 0;	/* could not come back (damaged): it stays */
-	}
-	ret = vt_pager_evict_begin(&m->pager, offset, buf);
+/*
+ * Evict a run of pages that are all in the memfd into @tier: protect and copy
+ * the run, store each copy durably, then punch in one go the pages whose copy
+ * is in the store and that no write raced with. 0 or -errno when the backend
+ * is lost.
+ */
+static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, unsigned int tier,
+		     uint8_t *buf)
+{
+	uint64_t ps = m->pager.page_size, n = len / ps, keep = 0, punched = 0;
+	int ret = vt_pager_evict_begin_run(&m->pager, offset, len, buf);
 
-	if (ret == -ENOENT) {
-		STAT_ADD(m, evict_absent, 1);
-		return 0;
-	}
-	if (ret == -EBUSY) {
-		STAT_ADD(m, evict_busy, 1);
-		return 0;
-	}
 	if (ret < 0)
 		return ret;
-	/* the copy is in the store, durably, before the page leaves the memfd */
-	ret = vt_store_put(m->store, page, tier, buf);
-	if (ret < 0) {
-		vt_pager_evict_abort(&m->pager, offset);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t page = offset / ps + i;
+		int r;
+
+		if (vt_store_tier_of(m->store, page) >= 0)
+			continue;	/* a copy is there already (a fault put it back): leave it */
+		r = vt_store_put(m->store, page, tier, buf + i * ps);
+		if (r == 0) {
+			keep |= 1ull << i;
+			continue;
+		}
 		g_mutex_lock(&m->lock);
-		if (ret == -E2BIG)
+		if (r == -E2BIG)
 			m->stats.evict_e2big++;
-		else if (ret == -ENOSPC)
+		else if (r == -ENOSPC)
 			m->stats.evict_nospc++;
-		else
+		else if (r != -EEXIST)
 			m->stats.evict_failed++;
 		g_mutex_unlock(&m->lock);
-		return 0;
 	}
-	ret = vt_pager_evict_commit(&m->pager, offset);
-	if (ret < 0) {
-		/* a write raced in: the page stays, its copy is stale */
-		vt_store_drop(m->store, page);
-		if (ret == -EBUSY) {
-			STAT_ADD(m, evict_busy, 1);
-			return 0;
+	ret = vt_pager_evict_commit_run(&m->pager, offset, len, keep, &punched);
+	/* a copy whose page stayed (a write raced in) is stale */
+	for (uint64_t i = 0; i < n; i++) {
+		if ((keep & ~punched) & (1ull << i))
+			vt_store_drop(m->store, offset / ps + i);
+	}
+	if (keep & ~punched)
+		STAT_ADD(m, evict_busy, (uint64_t)__builtin_popcountll(keep & ~punched));
+	count_evicted(m, tier, (uint64_t)__builtin_popcountll(punched));
+	return ret;
+}
+
+/*
+ * Evict [@offset, @offset + @len) into @tier. Pages in another compressed
+ * tier come back into the memfd first (the copy leaves the store only once
+ * the kernel has the page), then go out with the rest; holes (evicted
+ * already, or never touched) are skipped. 0 or -errno when the backend is lost.
+ */
+static int evict_range(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, unsigned int tier,
+		       uint8_t *buf)
+{
+	uint64_t ps = m->pager.page_size, end = offset + len, at, start, run;
+	int ret;
+
+	for (at = offset; at < end; at += ps) {
+		int cur = vt_store_tier_of(m->store, at / ps);
+
+		if (cur >= 0 && cur != (int)tier) {
+			ret = fetch_page(m, at, buf);
+			if (ret < 0)
+				return ret;
 		}
-		return ret;
 	}
-	g_mutex_lock(&m->lock);
-	m->stats.evicted++;
-	if (tier < VT_CTIER_MAX)
-		m->stats.evicted_by_tier[tier]++;
-	g_mutex_unlock(&m->lock);
+	for (at = offset; at < end; at = start + run) {
+		ret = vt_pager_data_run(&m->pager, at, end - at, &start, &run);
+		if (ret < 0)
+			return ret;
+		if (!ret) {
+			STAT_ADD(m, evict_absent, (end - at) / ps);
+			break;
+		}
+		if (start > at)
+			STAT_ADD(m, evict_absent, (start - at) / ps);
+		ret = evict_run(m, start, run, tier, buf);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -328,7 +363,7 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 		return 0;
 	}
 	o = m->orders[m->head];
-	len = MIN(o.len, SLICE_PAGES * step);
+	len = MIN(o.len, (o.tier >= 0 ? EVICT_SLICE_PAGES : SLICE_PAGES) * step);
 	m->orders[m->head].offset += len;
 	m->orders[m->head].len -= len;
 	if (!m->orders[m->head].len) {
@@ -337,9 +372,12 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 	}
 	more = m->n > 0;
 	g_mutex_unlock(&m->lock);
+	if (o.tier >= 0) {
+		*err = evict_range(m, o.offset, len, (unsigned int)o.tier, buf);
+		return *err ? 0 : more;
+	}
 	for (uint64_t off = o.offset; off < o.offset + len; off += step) {
-		*err = o.tier >= 0 ? evict_page(m, off, (unsigned int)o.tier, buf) :
-				     fetch_page(m, off, buf);
+		*err = fetch_page(m, off, buf);
 		if (*err)
 			return 0;
 	}
@@ -349,7 +387,7 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 static gpointer mover_thread(gpointer data)
 {
 	struct vt_ctier_mover *m = data;
-	g_autofree void *buf = g_malloc(m->pager.page_size);
+	g_autofree void *buf = g_malloc(m->pager.page_size * EVICT_SLICE_PAGES);
 	struct pollfd pfd[2] = {
 		{ .fd = m->pager.uffd, .events = POLLIN },
 		{ .fd = m->wake_fd, .events = POLLIN },

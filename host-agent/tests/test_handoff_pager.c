@@ -252,6 +252,93 @@ static void test_evict_and_serve(void **state)
 		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), 1);
 }
 
+/* A run goes out with one protection and one punch, and comes back intact. */
+static void test_evict_run_and_serve(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t start = 0, len = 0, punched = 0;
+	uint8_t *buf = malloc(8 * PAGE);
+	struct vcpu v;
+
+	assert_non_null(buf);
+	fill_all(f, 1);
+	/* holes at 2 and 11: the first run from 4 is 4..10 */
+	evict(f, 2);
+	evict(f, 11);
+	assert_int_equal(vt_pager_data_run(&f->pager, 2 * PAGE, 10 * PAGE, &start, &len), 1);
+	assert_int_equal(start, 3 * PAGE);
+	assert_int_equal(len, 8 * PAGE);
+	assert_int_equal(vt_pager_data_run(&f->pager, 4 * PAGE, 7 * PAGE, &start, &len), 1);
+	assert_int_equal(start, 4 * PAGE);
+	assert_int_equal(len, 7 * PAGE);
+	assert_int_equal(vt_pager_data_run(&f->pager, 11 * PAGE, PAGE, &start, &len), 0);
+	assert_int_equal(vt_pager_data_run(&f->pager, 4 * PAGE, 3, &start, &len), -EINVAL);
+
+	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 4 * PAGE, 7 * PAGE, buf), 0);
+	for (uint64_t i = 0; i < 7; i++) {
+		assert_true(page_is(buf + i * PAGE, 4 + i, 1));
+		if (i != 2) {	/* page 6 is not kept: it must stay, unprotected */
+			memcpy(f->store[4 + i], buf + i * PAGE, PAGE);
+			f->stored[4 + i] = true;
+		}
+	}
+	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 4 * PAGE, 7 * PAGE, 0x7b, &punched),
+			 0);
+	assert_int_equal(punched, 0x7b);
+	for (uint64_t i = 4; i < 11; i++)
+		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), i == 6);
+	assert_int_equal(f->pager.nr_evicted, 2 + 6);
+	/* page 6 takes a write without a fault: its protection is gone */
+	vcpu_start(&v, f, vcpu_write_word, 6);
+	serve_until_done(f, &v);
+	assert_int_equal(((uint64_t *)(f->qemu_map + 6 * PAGE))[3], 0xfeed);
+
+	vcpu_start(&v, f, vcpu_read_all, 1);
+	serve_until_done(f, &v);
+	assert_int_equal(v.bad, 1);	/* page 6, written above */
+	free(buf);
+}
+
+/* A write into a run being evicted keeps its page; the rest of the run goes. */
+static void test_racing_write_keeps_its_page_of_a_run(void **state)
+{
+	struct fixture *f = *state;
+	struct pollfd pfd = { .fd = f->uffd, .events = POLLIN };
+	uint8_t *buf = malloc(4 * PAGE);
+	uint64_t punched = 0;
+	struct vcpu v;
+
+	assert_non_null(buf);
+	fill_all(f, 1);
+	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 8 * PAGE, 4 * PAGE, buf), 0);
+	for (uint64_t i = 0; i < 4; i++) {
+		memcpy(f->store[8 + i], buf + i * PAGE, PAGE);
+		f->stored[8 + i] = true;
+	}
+	vcpu_start(&v, f, vcpu_write_word, 10);
+	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	usleep(20000);
+	assert_false(vcpu_done(&v));	/* waits on the protection */
+	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 8 * PAGE, 4 * PAGE, 0xf, &punched), 0);
+	assert_int_equal(punched, 0xb);	/* all but page 10 */
+	assert_int_equal(f->pager.nr_evict_aborted, 1);
+	f->stored[10] = false;		/* its copy is stale */
+	serve_until_done(f, &v);
+	assert_int_equal(vt_pager_present(&f->pager, 10 * PAGE), 1);
+	assert_int_equal(((uint64_t *)(f->qemu_map + 10 * PAGE))[3], 0xfeed);
+	assert_int_equal(((uint64_t *)(f->qemu_map + 10 * PAGE))[4], pattern(10, 4, 1));
+	for (uint64_t i = 8; i < 12; i++)
+		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), i == 10);
+	/* the others come back from their copies */
+	vcpu_start(&v, f, vcpu_read_page, 9);
+	serve_until_done(f, &v);
+	assert_int_equal(v.bad, 0);
+	vcpu_start(&v, f, vcpu_read_page, 11);
+	serve_until_done(f, &v);
+	assert_int_equal(v.bad, 0);
+	free(buf);
+}
+
 static void test_untouched_page_is_zero(void **state)
 {
 	struct fixture *f = *state;
@@ -364,6 +451,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_evict_and_serve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evict_run_and_serve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_racing_write_keeps_its_page_of_a_run, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_untouched_page_is_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_after_evict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_write_aborts_eviction, setup, teardown),
