@@ -511,6 +511,12 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	add_u64(j, "evict_nospc", ms.evict_nospc);
 	add_u64(j, "evict_failed", ms.evict_failed);
 	add_u64(j, "fetched", ms.fetched);
+	add_u64(j, "evict_runs", ms.evict_runs);
+	add_u64(j, "evict_ns", ms.evict_ns);
+	add_u64(j, "evict_protect_ns", ms.evict_protect_ns);
+	add_u64(j, "evict_store_ns", ms.evict_store_ns);
+	add_u64(j, "evict_punch_ns", ms.evict_punch_ns);
+	add_u64(j, "fetch_ns", ms.fetch_ns);
 	add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
 	add_u64(j, "reconciled", b->reconciled);
 	add_u64(j, "index_bytes", b->store ? vt_store_index_bytes(b->store) : 0);
@@ -528,7 +534,12 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 		add_u64(j, "pool_bytes", ts[i].pool_bytes);
 		add_u64(j, "metadata_bytes", ts[i].metadata_bytes);
 		add_u64(j, "rejected_e2big", ts[i].rejected_e2big);
+		add_u64(j, "rejected_memo", ts[i].rejected_memo);
 		add_u64(j, "bad_checksum", ts[i].bad_checksum);
+		add_u64(j, "puts", ts[i].puts);
+		add_u64(j, "gets", ts[i].gets);
+		add_u64(j, "compress_ns", ts[i].compress_ns);
+		add_u64(j, "decompress_ns", ts[i].decompress_ns);
 		json_builder_end_object(j);
 	}
 	json_builder_end_array(j);

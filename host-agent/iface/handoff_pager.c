@@ -192,63 +192,93 @@ void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset)
 	uffd_protect(p, offset, p->page_size, false);
 }
 
-int vt_pager_data_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *start,
-		      uint64_t *run_len)
-{
-	off_t base = (off_t)p->fd_offset, data, hole;
-	uint64_t end;
-
-	if (!pager_offset_ok(p, offset, len))
-		return -EINVAL;
-	end = offset + len;
-	data = lseek(p->memfd, base + (off_t)offset, SEEK_DATA);
-	if (data < 0)
-		return errno == ENXIO ? 0 : -errno;
-	if ((uint64_t)(data - base) >= end)
-		return 0;
-	hole = lseek(p->memfd, data, SEEK_HOLE);
-	if (hole < 0)
-		return -errno;
-	*start = (uint64_t)(data - base) & ~(p->page_size - 1);
-	*run_len = ((uint64_t)(hole - base) < end ? (uint64_t)(hole - base) : end) - *start;
-	return *run_len ? 1 : 0;
-}
-
 static bool run_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
 {
 	return pager_offset_ok(p, offset, len) && len / p->page_size <= VT_PAGER_RUN_MAX;
 }
 
-int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out)
+static uint64_t bits(unsigned int from, unsigned int to)
 {
-	ssize_t n;
-	int ret;
+	return (to - from == 64 ? ~0ull : ((1ull << (to - from)) - 1)) << from;
+}
 
+int vt_pager_present_mask(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present)
+{
+	off_t base = (off_t)p->fd_offset, at = base + (off_t)offset, end = at + (off_t)len;
+
+	*present = 0;
 	if (!run_ok(p, offset, len))
 		return -EINVAL;
-	/* From here on a write to the run waits for us: the copies are final. */
-	ret = uffd_protect(p, offset, len, true);
-	if (ret)
-		return ret;
-	n = pread(p->memfd, out, len, p->fd_offset + offset);
-	if (n != (ssize_t)len) {
-		ret = n < 0 ? -errno : -EIO;
-		uffd_protect(p, offset, len, false);
-		return ret;
+	while (at < end) {
+		off_t data = lseek(p->memfd, at, SEEK_DATA), hole;
+
+		if (data < 0)
+			return errno == ENXIO ? 0 : -errno;	/* only holes after @at */
+		if (data >= end)
+			break;
+		hole = lseek(p->memfd, data, SEEK_HOLE);
+		if (hole < 0)
+			return -errno;
+		if (hole > end)
+			hole = end;
+		*present |= bits((unsigned int)((data - base - (off_t)offset) / (off_t)p->page_size),
+				 (unsigned int)((hole - base - (off_t)offset + (off_t)p->page_size - 1) /
+						(off_t)p->page_size));
+		at = hole;
 	}
 	return 0;
 }
 
-int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t keep,
-			      uint64_t *punched)
+/* [first, last] page of @mask: the span a protection or a read must cover */
+static void mask_span(uint64_t mask, unsigned int *first, unsigned int *end)
 {
-	unsigned int n = (unsigned int)(len / p->page_size), i, j;
-	uint64_t go = keep;
+	*first = (unsigned int)__builtin_ctzll(mask);
+	*end = 64 - (unsigned int)__builtin_clzll(mask);
+}
+
+int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
+			     uint64_t *present)
+{
+	unsigned int first, end;
+	uint64_t at, span;
+	ssize_t n;
+	int ret;
+
+	ret = vt_pager_present_mask(p, offset, len, present);
+	if (ret < 0 || !*present)
+		return ret;
+	mask_span(*present, &first, &end);
+	at = offset + first * p->page_size;
+	span = (end - first) * p->page_size;
+	/* From here on a write to the run waits for us: the copies are final. */
+	ret = uffd_protect(p, at, span, true);
+	if (ret)
+		goto fail;
+	/* holes inside the span read as zeros; nobody uses those copies */
+	n = pread(p->memfd, (char *)out + first * p->page_size, span, p->fd_offset + at);
+	if (n != (ssize_t)span) {
+		ret = n < 0 ? -errno : -EIO;
+		uffd_protect(p, at, span, false);
+		goto fail;
+	}
+	return 0;
+fail:
+	*present = 0;
+	return ret;
+}
+
+int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t present,
+			      uint64_t keep, uint64_t *punched)
+{
+	unsigned int n = (unsigned int)(len / p->page_size), first, end, i, j;
+	uint64_t go = keep & present;
 	int ret;
 
 	*punched = 0;
 	if (!run_ok(p, offset, len))
 		return -EINVAL;
+	if (!present)
+		return 0;
 	ret = pager_drain(p);
 	for (i = 0; !ret && i < n; i++) {
 		if ((go & (1ull << i)) && pager_write_pending(p, offset + i * p->page_size)) {
@@ -258,33 +288,37 @@ int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len,
 	}
 	if (ret)
 		go = 0;
-	/* punch the kept pages, a contiguous stretch at a time */
-	for (i = 0; i < n; i = j) {
-		for (j = i; j < n && (go & (1ull << j)); j++)
+	/*
+	 * Punch the kept pages, holes between them included (punching a hole
+	 * is a no-op): usually the whole run at once. A page that stays splits
+	 * the punch.
+	 */
+	for (i = 0; i < n && go; i = j) {
+		uint64_t stretch;
+
+		for (j = i; j < n && ((go | ~present) & (1ull << j)); j++)
 			;
-		if (j > i) {
+		stretch = go & bits(i, j > i ? j : i + 1);
+		if (j > i && stretch) {
+			unsigned int a, b;
+
+			mask_span(stretch, &a, &b);
 			if (fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      p->fd_offset + offset + i * p->page_size,
-				      (j - i) * p->page_size)) {
+				      p->fd_offset + offset + a * p->page_size,
+				      (b - a) * p->page_size)) {
 				ret = -errno;
-				go = *punched;	/* what is left stays */
 				break;
 			}
-			*punched |= (j - i == 64 ? ~0ull : ((1ull << (j - i)) - 1)) << i;
-			p->nr_evicted += j - i;
-		} else {
-			j++;
+			*punched |= stretch;
+			go &= ~stretch;
+			p->nr_evicted += (uint64_t)__builtin_popcountll(stretch);
 		}
-	}
-	/* drop the protection of every page that stays, and wake its writers */
-	for (i = 0; i < n; i = j) {
-		for (j = i; j < n && !(*punched & (1ull << j)); j++)
-			;
-		if (j > i)
-			uffd_protect(p, offset + i * p->page_size, (j - i) * p->page_size, false);
-		else
+		if (j == i)
 			j++;
 	}
+	/* drop the protection of the whole span in one go, waking any writer */
+	mask_span(present, &first, &end);
+	uffd_protect(p, offset + first * p->page_size, (end - first) * p->page_size, false);
 	return ret;
 }
 

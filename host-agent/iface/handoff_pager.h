@@ -93,31 +93,32 @@ int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset);
 void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset);
 
 /*
- * The same for a run of pages, so that a batch costs one write-protection,
- * one read and one punch instead of one of each per page: each of those
- * makes KVM zap the guest's nested mappings and flush them on every vCPU,
- * an exit of every running vCPU.
+ * The same for a run of up to VT_PAGER_RUN_MAX pages, holes allowed, so that
+ * a batch costs one write-protection, one read, usually one punch and one
+ * unprotection instead of one of each per page: each of those makes KVM zap
+ * the guest's nested mappings and flush them on every vCPU, an exit of every
+ * running vCPU.
  *
- * vt_pager_data_run() finds the first run of pages in the memfd within
- * [@offset, @offset + @len): 1 and *@start, *@run_len set, 0 if it has
- * none, negative errno on error.
+ * vt_pager_present_mask() sets bit i of *@present if the i-th page of
+ * [@offset, @offset + @len) is in the memfd. 0 or a negative errno.
  *
- * vt_pager_evict_begin_run() write-protects [@offset, @offset + @len) (at most
- * VT_PAGER_RUN_MAX pages, all in the memfd) and copies it into @out (@len
- * bytes). 0, or a negative errno with the run left as it was.
+ * vt_pager_evict_begin_run() finds the pages of the run that are in the memfd
+ * (*@present), write-protects the span from the first to the last of them,
+ * and copies each into @out at its place in the run (@len bytes). 0 (with
+ * *@present 0: nothing to do, nothing protected), or a negative errno with
+ * the run left as it was.
  *
- * vt_pager_evict_commit_run() punches the pages of the run whose bit is set
- * in @keep (bit i: the i-th page) and that no write waits for, then drops the
- * protection of every other page and wakes its writers. *@punched gets the
- * pages that left the memfd (set on error too: those are gone). 0 or a
- * negative errno.
+ * vt_pager_evict_commit_run() punches the pages of @keep (a subset of
+ * @present) that no write waits for, then drops the protection of the span
+ * and wakes any writer waiting on it. *@punched gets the pages that left the
+ * memfd (set on error too: those are gone). 0 or a negative errno.
  */
 #define VT_PAGER_RUN_MAX 64
-int vt_pager_data_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *start,
-		      uint64_t *run_len);
-int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out);
-int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t keep,
-			      uint64_t *punched);
+int vt_pager_present_mask(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present);
+int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
+			     uint64_t *present);
+int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t present,
+			      uint64_t keep, uint64_t *punched);
 
 /* The next fault to serve: 0 and @f filled, -EAGAIN if none, -errno. */
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f);

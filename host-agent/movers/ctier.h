@@ -143,6 +143,8 @@ struct vt_store_tier_stats {
 	uint64_t pool_bytes;		/* pool memory or file bytes in use */
 	uint64_t metadata_bytes;	/* index and allocator bytes for this tier */
 	uint64_t rejected_e2big;	/* puts refused: did not compress enough */
+	uint64_t rejected_memo;		/* ... of those, known from an earlier refusal of
+					   the same content: not compressed again */
 	uint64_t bad_checksum;		/* gets that failed the checksum */
 	uint64_t compress_ns;		/* time spent compressing / decompressing */
 	uint64_t decompress_ns;
@@ -157,7 +159,7 @@ struct vt_store_tier_stats {
  * the others describe the store as it is.
  */
 unsigned int vt_store_stats(struct vt_store *s, struct vt_store_tier_stats *out, unsigned int nr);
-/* Index + bitmap bytes of the whole store (not per tier). */
+/* Index + bitmap + refused-page memo bytes of the whole store (not per tier). */
 uint64_t vt_store_index_bytes(struct vt_store *s);
 
 #endif

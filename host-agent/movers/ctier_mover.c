@@ -18,9 +18,9 @@
 #define SLICE_PAGES 8		/* pages of an order between two fault checks */
 /*
  * Evictions go a run at a time (one write-protection and one punch per run,
- * each a flush of the guest's nested TLB): 16 pages between two fault checks.
+ * each a flush of the guest's nested TLB): 32 pages between two fault checks.
  */
-#define EVICT_SLICE_PAGES 16
+#define EVICT_SLICE_PAGES 32
 G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_RUN_MAX);
 #define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
 #define ZERO_WIN_MAX (2u << 20)
@@ -237,33 +237,42 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 
 static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf);
 
-static void count_evicted(struct vt_ctier_mover *m, unsigned int tier, uint64_t n)
-{
-	g_mutex_lock(&m->lock);
-	m->stats.evicted += n;
-	if (tier < VT_CTIER_MAX)
-		m->stats.evicted_by_tier[tier] += n;
-	g_mutex_unlock(&m->lock);
-}
-
 /*
- * Evict a run of pages that are all in the memfd into @tier: protect and copy
- * the run, store each copy durably, then punch in one go the pages whose copy
- * is in the store and that no write raced with. 0 or -errno when the backend
- * is lost.
+ * Evict [@offset, @offset + @len) (at most VT_PAGER_RUN_MAX pages) into @tier.
+ * Pages in another compressed tier come back into the memfd first (the copy
+ * leaves the store only once the kernel has the page) and go out with the
+ * rest. Then the run is protected and copied at once, each copy is stored
+ * durably, and the pages whose copy is in the store and that no write raced
+ * with are punched together; holes (evicted already, never touched) are
+ * skipped. 0 or -errno when the backend is lost.
  */
 static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, unsigned int tier,
 		     uint8_t *buf)
 {
-	uint64_t ps = m->pager.page_size, n = len / ps, keep = 0, punched = 0;
-	int ret = vt_pager_evict_begin_run(&m->pager, offset, len, buf);
+	uint64_t ps = m->pager.page_size, n = len / ps, present = 0, keep = 0, punched = 0;
+	uint64_t t0, t1, t2;
+	int ret;
 
+	for (uint64_t i = 0; i < n; i++) {
+		int cur = vt_store_tier_of(m->store, offset / ps + i);
+
+		if (cur >= 0 && cur != (int)tier) {
+			ret = fetch_page(m, offset + i * ps, buf);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	t0 = now_ns();
+	ret = vt_pager_evict_begin_run(&m->pager, offset, len, buf, &present);
+	t1 = now_ns();
 	if (ret < 0)
 		return ret;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t page = offset / ps + i;
 		int r;
 
+		if (!(present & (1ull << i)))
+			continue;
 		if (vt_store_tier_of(m->store, page) >= 0)
 			continue;	/* a copy is there already (a fault put it back): leave it */
 		r = vt_store_put(m->store, page, tier, buf + i * ps);
@@ -280,54 +289,25 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 			m->stats.evict_failed++;
 		g_mutex_unlock(&m->lock);
 	}
-	ret = vt_pager_evict_commit_run(&m->pager, offset, len, keep, &punched);
+	t2 = now_ns();
+	ret = vt_pager_evict_commit_run(&m->pager, offset, len, present, keep, &punched);
 	/* a copy whose page stayed (a write raced in) is stale */
 	for (uint64_t i = 0; i < n; i++) {
 		if ((keep & ~punched) & (1ull << i))
 			vt_store_drop(m->store, offset / ps + i);
 	}
-	if (keep & ~punched)
-		STAT_ADD(m, evict_busy, (uint64_t)__builtin_popcountll(keep & ~punched));
-	count_evicted(m, tier, (uint64_t)__builtin_popcountll(punched));
+	g_mutex_lock(&m->lock);
+	m->stats.evict_absent += n - (uint64_t)__builtin_popcountll(present);
+	m->stats.evict_busy += (uint64_t)__builtin_popcountll(keep & ~punched);
+	m->stats.evicted += (uint64_t)__builtin_popcountll(punched);
+	if (tier < VT_CTIER_MAX)
+		m->stats.evicted_by_tier[tier] += (uint64_t)__builtin_popcountll(punched);
+	m->stats.evict_runs++;
+	m->stats.evict_protect_ns += t1 - t0;
+	m->stats.evict_store_ns += t2 - t1;
+	m->stats.evict_punch_ns += now_ns() - t2;
+	g_mutex_unlock(&m->lock);
 	return ret;
-}
-
-/*
- * Evict [@offset, @offset + @len) into @tier. Pages in another compressed
- * tier come back into the memfd first (the copy leaves the store only once
- * the kernel has the page), then go out with the rest; holes (evicted
- * already, or never touched) are skipped. 0 or -errno when the backend is lost.
- */
-static int evict_range(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, unsigned int tier,
-		       uint8_t *buf)
-{
-	uint64_t ps = m->pager.page_size, end = offset + len, at, start, run;
-	int ret;
-
-	for (at = offset; at < end; at += ps) {
-		int cur = vt_store_tier_of(m->store, at / ps);
-
-		if (cur >= 0 && cur != (int)tier) {
-			ret = fetch_page(m, at, buf);
-			if (ret < 0)
-				return ret;
-		}
-	}
-	for (at = offset; at < end; at = start + run) {
-		ret = vt_pager_data_run(&m->pager, at, end - at, &start, &run);
-		if (ret < 0)
-			return ret;
-		if (!ret) {
-			STAT_ADD(m, evict_absent, (end - at) / ps);
-			break;
-		}
-		if (start > at)
-			STAT_ADD(m, evict_absent, (start - at) / ps);
-		ret = evict_run(m, start, run, tier, buf);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
 }
 
 /* Put one stored page back into the memfd. */
@@ -354,7 +334,7 @@ static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 {
 	struct mover_order o;
-	uint64_t step = m->pager.page_size, len;
+	uint64_t step = m->pager.page_size, len, t0;
 	bool more;
 
 	g_mutex_lock(&m->lock);
@@ -372,16 +352,19 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 	}
 	more = m->n > 0;
 	g_mutex_unlock(&m->lock);
+	t0 = now_ns();
 	if (o.tier >= 0) {
-		*err = evict_range(m, o.offset, len, (unsigned int)o.tier, buf);
+		*err = evict_run(m, o.offset, len, (unsigned int)o.tier, buf);
+		STAT_ADD(m, evict_ns, now_ns() - t0);
 		return *err ? 0 : more;
 	}
 	for (uint64_t off = o.offset; off < o.offset + len; off += step) {
 		*err = fetch_page(m, off, buf);
 		if (*err)
-			return 0;
+			break;
 	}
-	return more;
+	STAT_ADD(m, fetch_ns, now_ns() - t0);
+	return *err ? 0 : more;
 }
 
 static gpointer mover_thread(gpointer data)

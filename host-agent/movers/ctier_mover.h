@@ -49,6 +49,12 @@ struct vt_ctier_mover_stats {
 	uint64_t evict_nospc;		/* the tier's pool was full */
 	uint64_t evict_failed;		/* any other error */
 	uint64_t fetched;		/* pages brought back on order (promotion) */
+	uint64_t evict_runs;		/* runs evicted (one protection + one punch each) */
+	uint64_t evict_ns;		/* time spent evicting, compression included: */
+	uint64_t evict_protect_ns;	/* ... protecting and copying runs */
+	uint64_t evict_store_ns;	/* ... storing the copies (compression) */
+	uint64_t evict_punch_ns;	/* ... punching and unprotecting */
+	uint64_t fetch_ns;		/* time spent fetching on order */
 	uint64_t orders_queued;
 	uint64_t orders_dropped;	/* the queue was full */
 	uint64_t errors;		/* uffd errors other than a gone QEMU */

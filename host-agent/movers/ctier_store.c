@@ -56,6 +56,7 @@
 #include "ctier_csum.h"
 #include "ctier_medium.h"
 #include "ctier_pool.h"
+#include "ctier_refused.h"
 
 #define PAGE 4096U
 #define CHUNK_PAGES 512U
@@ -139,6 +140,7 @@ struct vt_store {
 	unsigned int nr_api;
 	unsigned int nr_specs;		/* tiers from nr_specs on only keep their pages */
 	uint8_t rbuf[2 * PAGE];		/* a file medium's object, read */
+	struct vt_refused *refused;	/* pages a tier refused, by content */
 };
 
 static uint64_t now_ns(void)
@@ -693,6 +695,8 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 	s->idx_bytes = HDR_BYTES + (s->nr_chunks * sizeof(uint32_t) + PAGE - 1) / PAGE * PAGE;
 	s->idx_map_bytes = s->idx_bytes;
 	s->free_blocks = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+	/* one slot per 8 pages, 4 MiB at most (a 1 TiB guest) */
+	s->refused = vt_refused_new(MIN(MAX(s->nr_pages / 8, 64), 1ull << 18));
 	s->live = g_try_new0(uint16_t, s->nr_chunks);
 	if (!s->live) {
 		r = fail(why, why_len, -ENOMEM, "no memory for %llu chunks",
@@ -752,6 +756,7 @@ void vt_store_close(struct vt_store *s)
 	if (s->idx_fd >= 0)
 		close(s->idx_fd);
 	g_array_free(s->free_blocks, TRUE);
+	vt_refused_free(s->refused);
 	g_free(s->live);
 	g_free(s->dir);
 	pthread_mutex_destroy(&s->lock);
@@ -914,9 +919,23 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 	if (r < 0)
 		return r;
 	kind = classify(data, &word);
+	sum = crc(data, PAGE);
+	slot = (int)(t - s->tier);
 	if (kind == VT_STORE_COMPRESSED) {
 		uint64_t t0;
+		bool refused;
 
+		/* refused before with this very content: it would be again */
+		pthread_mutex_lock(&s->lock);
+		refused = vt_refused_has(s->refused, page, (unsigned int)slot, sum);
+		if (refused) {
+			t->st.puts++;
+			t->st.rejected_e2big++;
+			t->st.rejected_memo++;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (refused)
+			return -E2BIG;
 		ctx = ctx_take(s, t);
 		if (!ctx)
 			return -ENOMEM;
@@ -925,19 +944,19 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 		ns = now_ns() - t0;
 		len = r > 0 ? (uint32_t)r : 0;
 	}
-	sum = crc(data, PAGE);
 
 	pthread_mutex_lock(&s->lock);
-	slot = (int)(t - s->tier);
 	t->st.puts++;
 	t->st.compress_ns += ns;
 	if (ctx)
 		g_ptr_array_add(t->spare, ctx);
 	if (kind == VT_STORE_COMPRESSED && (r < 0 || len > t->max_bytes)) {
 		t->st.rejected_e2big++;
+		vt_refused_add(s->refused, page, (unsigned int)slot, sum);
 		r = -E2BIG;
 		goto out;
 	}
+	vt_refused_forget(s->refused, page);
 	if (valid_at(s, page)) {
 		r = -EEXIST;		/* another thread put it meanwhile */
 		goto out;
@@ -1135,7 +1154,8 @@ uint64_t vt_store_index_bytes(struct vt_store *s)
 	uint64_t n;
 
 	pthread_mutex_lock(&s->lock);
-	n = s->nr_chunks * sizeof(*s->live) + s->free_blocks->len * sizeof(uint32_t);
+	n = s->nr_chunks * sizeof(*s->live) + s->free_blocks->len * sizeof(uint32_t) +
+	    vt_refused_bytes(s->refused);
 	if (fstat(s->idx_fd, &a) == 0 && fstat(s->blk_fd, &b) == 0)
 		n += ((uint64_t)a.st_blocks + (uint64_t)b.st_blocks) * 512;
 	pthread_mutex_unlock(&s->lock);

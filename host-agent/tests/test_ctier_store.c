@@ -177,6 +177,59 @@ static void check_mix(struct vt_store *s, uint64_t first, unsigned int n)
 
 static char *pool_file(const struct combo *c);
 
+/*
+ * A page a tier refused is not compressed again while its content stays the
+ * same: the second offer is answered from the memo; a changed page, another
+ * tier, or the same slot taken by another page are compressed again.
+ */
+static void test_refused_memo(void **state)
+{
+	struct vt_ctier_spec specs[2] = { spec_of(&combos[0], "a"), spec_of(&combos[0], "b") };
+	struct vt_store *s = open_store(specs, 2, true);
+	struct vt_store_tier_stats st[2];
+	uint8_t page[PAGE], out[PAGE];
+	uint64_t ns;
+
+	(void)state;
+	for (unsigned int i = 0; i < PAGE; i++)
+		page[i] = (uint8_t)g_random_int();
+	assert_int_equal(vt_store_put(s, 7, 0, page), -E2BIG);
+	assert_int_equal(vt_store_stats(s, st, 2), 2);
+	assert_int_equal(st[0].rejected_e2big, 1);
+	assert_int_equal(st[0].rejected_memo, 0);
+	ns = st[0].compress_ns;
+	/* the same content again: refused without compressing */
+	assert_int_equal(vt_store_put(s, 7, 0, page), -E2BIG);
+	vt_store_stats(s, st, 2);
+	assert_int_equal(st[0].rejected_e2big, 2);
+	assert_int_equal(st[0].rejected_memo, 1);
+	assert_int_equal(st[0].compress_ns, ns);
+	/* another tier has not refused it yet */
+	assert_int_equal(vt_store_put(s, 7, 1, page), -E2BIG);
+	vt_store_stats(s, st, 2);
+	assert_int_equal(st[1].rejected_memo, 0);
+	/* another page refused in the same slot (one per 8 pages: 2048) takes it */
+	assert_int_equal(vt_store_put(s, 7 + 2048, 0, page), -E2BIG);
+	assert_int_equal(vt_store_put(s, 7, 0, page), -E2BIG);
+	vt_store_stats(s, st, 2);
+	assert_int_equal(st[0].rejected_memo, 1);
+	assert_int_equal(vt_store_put(s, 7, 0, page), -E2BIG);
+	vt_store_stats(s, st, 2);
+	assert_int_equal(st[0].rejected_memo, 2);
+	/* a changed page is compressed again */
+	page[100] ^= 1;
+	assert_int_equal(vt_store_put(s, 7, 0, page), -E2BIG);
+	vt_store_stats(s, st, 2);
+	assert_int_equal(st[0].rejected_memo, 2);
+	assert_int_equal(st[0].rejected_e2big, 6);
+	/* ... and once it compresses, it is stored */
+	memset(page + 64, 'x', PAGE - 64);
+	assert_int_equal(vt_store_put(s, 7, 0, page), 0);
+	assert_int_equal(vt_store_get(s, 7, out), 0);
+	assert_memory_equal(out, page, PAGE);
+	vt_store_close(s);
+}
+
 static void test_round_trip(void **state)
 {
 	uint8_t page[PAGE], out[PAGE];
@@ -907,6 +960,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_refused_memo),
 		cmocka_unit_test(test_checksum),
 		cmocka_unit_test(test_reopen),
 		cmocka_unit_test(test_corrupt),

@@ -252,46 +252,57 @@ static void test_evict_and_serve(void **state)
 		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), 1);
 }
 
-/* A run goes out with one protection and one punch, and comes back intact. */
+/*
+ * A run with holes goes out with one protection and one punch (the holes
+ * inside are punched along), and comes back intact; a page not kept splits
+ * the punch and stays, unprotected.
+ */
 static void test_evict_run_and_serve(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t start = 0, len = 0, punched = 0;
-	uint8_t *buf = malloc(8 * PAGE);
+	uint64_t present = 0, punched = 0;
+	uint8_t *buf = malloc(16 * PAGE);
 	struct vcpu v;
 
 	assert_non_null(buf);
 	fill_all(f, 1);
-	/* holes at 2 and 11: the first run from 4 is 4..10 */
+	/* holes at 2 and 11 */
 	evict(f, 2);
 	evict(f, 11);
-	assert_int_equal(vt_pager_data_run(&f->pager, 2 * PAGE, 10 * PAGE, &start, &len), 1);
-	assert_int_equal(start, 3 * PAGE);
-	assert_int_equal(len, 8 * PAGE);
-	assert_int_equal(vt_pager_data_run(&f->pager, 4 * PAGE, 7 * PAGE, &start, &len), 1);
-	assert_int_equal(start, 4 * PAGE);
-	assert_int_equal(len, 7 * PAGE);
-	assert_int_equal(vt_pager_data_run(&f->pager, 11 * PAGE, PAGE, &start, &len), 0);
-	assert_int_equal(vt_pager_data_run(&f->pager, 4 * PAGE, 3, &start, &len), -EINVAL);
+	assert_int_equal(vt_pager_present_mask(&f->pager, 0, 16 * PAGE, &present), 0);
+	assert_int_equal(present, 0xf7fb);
+	assert_int_equal(vt_pager_present_mask(&f->pager, 11 * PAGE, PAGE, &present), 0);
+	assert_int_equal(present, 0);
+	assert_int_equal(vt_pager_present_mask(&f->pager, 4 * PAGE, 3, &present), -EINVAL);
+	assert_int_equal(vt_pager_present_mask(&f->pager, 0, 65 * PAGE, &present), -EINVAL);
 
-	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 4 * PAGE, 7 * PAGE, buf), 0);
-	for (uint64_t i = 0; i < 7; i++) {
-		assert_true(page_is(buf + i * PAGE, 4 + i, 1));
-		if (i != 2) {	/* page 6 is not kept: it must stay, unprotected */
-			memcpy(f->store[4 + i], buf + i * PAGE, PAGE);
-			f->stored[4 + i] = true;
+	/* pages 0..15 of the run: 2 and 11 are holes, 6 and 13 are not kept */
+	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 0, 16 * PAGE, buf, &present), 0);
+	assert_int_equal(present, 0xf7fb);
+	for (uint64_t i = 0; i < 16; i++) {
+		if (i == 2 || i == 11)
+			continue;
+		assert_true(page_is(buf + i * PAGE, i, 1));
+		if (i != 6 && i != 13) {
+			memcpy(f->store[i], buf + i * PAGE, PAGE);
+			f->stored[i] = true;
 		}
 	}
-	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 4 * PAGE, 7 * PAGE, 0x7b, &punched),
-			 0);
-	assert_int_equal(punched, 0x7b);
-	for (uint64_t i = 4; i < 11; i++)
-		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), i == 6);
-	assert_int_equal(f->pager.nr_evicted, 2 + 6);
+	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 0, 16 * PAGE, present,
+						   0xf7fb & ~0x2040ull, &punched), 0);
+	assert_int_equal(punched, 0xf7fb & ~0x2040ull);
+	for (uint64_t i = 0; i < 16; i++)
+		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), i == 6 || i == 13);
+	assert_int_equal(f->pager.nr_evicted, 2 + 12);
 	/* page 6 takes a write without a fault: its protection is gone */
 	vcpu_start(&v, f, vcpu_write_word, 6);
 	serve_until_done(f, &v);
 	assert_int_equal(((uint64_t *)(f->qemu_map + 6 * PAGE))[3], 0xfeed);
+	assert_int_equal(f->pager.nr_filled, 0);
+
+	/* a run with nothing in the memfd protects nothing */
+	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 0, 4 * PAGE, buf, &present), 0);
+	assert_int_equal(present, 0);
 
 	vcpu_start(&v, f, vcpu_read_all, 1);
 	serve_until_done(f, &v);
@@ -305,12 +316,13 @@ static void test_racing_write_keeps_its_page_of_a_run(void **state)
 	struct fixture *f = *state;
 	struct pollfd pfd = { .fd = f->uffd, .events = POLLIN };
 	uint8_t *buf = malloc(4 * PAGE);
-	uint64_t punched = 0;
+	uint64_t punched = 0, present = 0;
 	struct vcpu v;
 
 	assert_non_null(buf);
 	fill_all(f, 1);
-	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 8 * PAGE, 4 * PAGE, buf), 0);
+	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 8 * PAGE, 4 * PAGE, buf, &present), 0);
+	assert_int_equal(present, 0xf);
 	for (uint64_t i = 0; i < 4; i++) {
 		memcpy(f->store[8 + i], buf + i * PAGE, PAGE);
 		f->stored[8 + i] = true;
@@ -319,7 +331,8 @@ static void test_racing_write_keeps_its_page_of_a_run(void **state)
 	assert_int_equal(poll(&pfd, 1, 2000), 1);
 	usleep(20000);
 	assert_false(vcpu_done(&v));	/* waits on the protection */
-	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 8 * PAGE, 4 * PAGE, 0xf, &punched), 0);
+	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 8 * PAGE, 4 * PAGE, present, 0xf,
+						   &punched), 0);
 	assert_int_equal(punched, 0xb);	/* all but page 10 */
 	assert_int_equal(f->pager.nr_evict_aborted, 1);
 	f->stored[10] = false;		/* its copy is stale */

@@ -39,6 +39,8 @@ jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END 
 jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 fail() {
     ctl stats vm0 2>&1 | tail -30 || true
+    ctl --json stats vm0 2>&1 | head -c 6000 || true
+    echo
     tail -30 "$TB_OUT/vtierd.log" 2>&1 || true
     tb_fail "$@"
 }
@@ -123,7 +125,12 @@ if echo "$PARTS" | grep -q compress; then
         vtier-workload ctl phase dist=uniform ranges=0-64M duration_ms=$((W * 2)) write_pct=5 ||
             { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
     pct=0
-    printf '%-6s %-10s %-10s %-10s %-8s %s\n' window stored_MiB present_MiB pool_MiB backlog pct
+    # the mover's work since the last line: pages evicted, runs, ms spent
+    # protecting+copying / storing (compression) / punching, pages fetched
+    # back on order, faults served from the store
+    printf '%-6s %-10s %-11s %-8s %-7s %-5s %-7s %-5s %-16s %-7s %s\n' window stored_MiB \
+        present_MiB pool_MiB backlog pct evicted runs prot/store/punch fetched faults
+    last=""
     for i in $(seq 1 300); do
         sleep "$(awk "BEGIN {print $W / 1000}")"
         js=$(ctl --json stats vm0)
@@ -135,10 +142,22 @@ if echo "$PARTS" | grep -q compress; then
         # cold memory: what the guest has in RAM (present or stored) but the hot set
         cold=$((present + stored - 64 * MIB))
         pct=$((stored * 100 / cold))
-        printf '%-6s %-10s %-10s %-10s %-8s %s\n' "$i" $((stored / MIB)) $((present / MIB)) \
-            $((pool / MIB)) "$backlog" "$pct%"
+        now="$(jfirst "$js" evicted) $(jfirst "$js" evict_runs) $(jfirst "$js" evict_protect_ns)"
+        now="$now $(jfirst "$js" evict_store_ns) $(jfirst "$js" evict_punch_ns)"
+        now="$now $(jfirst "$js" fetched) $(jfirst "$js" faults_stored)"
+        # shellcheck disable=SC2086
+        delta=$(echo "$now ${last:-0 0 0 0 0 0 0}" | awk '{printf "%d %d %d/%d/%d %d %d",
+            $1 - $8, $2 - $9, ($3 - $10) / 1e6, ($4 - $11) / 1e6, ($5 - $12) / 1e6,
+            $6 - $13, $7 - $14}')
+        last=$now
+        # shellcheck disable=SC2086
+        printf '%-6s %-10s %-11s %-8s %-7s %-5s %-7s %-5s %-16s %-7s %s\n' "$i" $((stored / MIB)) \
+            $((present / MIB)) $((pool / MIB)) "$backlog" "$pct%" $delta
         [ "$pct" -ge 70 ] && [ "$backlog" = 0 ] && break
     done
+    # per compressed tier: puts, refusals (and those known from the memo), time compressing
+    ctl --json stats vm0 | grep -o '"name":"[^"]*","pages":[0-9]*\|"rejected_e2big":[0-9]*\|"rejected_memo":[0-9]*\|"puts":[0-9]*\|"compress_ns":[0-9]*' |
+        tr '\n' ' ' | sed 's/"name"/\n&/g; s/"//g'; echo
     [ "$pct" -ge 70 ] || fail "only $pct % of the cold memory in compressed tiers after 300 windows"
     tb_l2 vm0 -t 300 'touch /run/A.stop; while ! grep -q "^done\|^FAILED" /run/A.log; do sleep 0.2; done
         ! grep -q FAILED /run/A.log' || fail "hot set phases failed: $(tb_l2 vm0 'tail -3 /run/A.log')"
