@@ -460,6 +460,16 @@ int vt_backend_tier_of(struct vt_backend *b, uint64_t hva)
 	return t;
 }
 
+unsigned int vt_backend_backlog(struct vt_backend *b)
+{
+	unsigned int n;
+
+	g_mutex_lock(&b->lock);
+	n = b->mover ? vt_ctier_mover_backlog(b->mover) : 0;
+	g_mutex_unlock(&b->lock);
+	return n;
+}
+
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier)
 {
 	int ret = -ENOTCONN;

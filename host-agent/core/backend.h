@@ -69,6 +69,8 @@ GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);
  * waiting already: the policy asks again next window rather than pile up.
  */
 #define VT_BACKEND_BACKLOG_MAX 16
+/* Orders queued in the backend's mover and not done yet (0 without a mover). */
+unsigned int vt_backend_backlog(struct vt_backend *b);
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
 
 

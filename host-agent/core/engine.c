@@ -351,7 +351,7 @@ static int tier_node(const struct vt_tiers *tiers, int t)
  * thread (it never runs here); its outcome shows in the next residency.
  */
 static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mtm_order *o,
-		       const struct vt_mtm_chunk *c)
+		       const struct vt_mtm_chunk *c, bool movers_busy)
 {
 	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
 	unsigned int nr_numa = vm->tiers.nr;
@@ -367,6 +367,13 @@ static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mt
 
 	if (!b || c->end - b->hva > b->size)
 		return -ENOENT;
+	/*
+	 * From one compressed tier to a deeper one saves less than compressing
+	 * memory that is still in RAM, and costs a decompression and a
+	 * compression: only in a window that began with the movers idle.
+	 */
+	if (o->from_tier >= (int)nr_numa && o->to_tier > o->from_tier && movers_busy)
+		return -EAGAIN;
 	/* back from a compressed tier: into the memfd (on the fast node); the NUMA
 	 * mover places it next window if it is not where the order wants it */
 	return vt_backend_queue(b, c->start - b->hva, c->end - c->start,
@@ -477,6 +484,10 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	} else {
 		/* moving is the slow part: stop at half a window, the rest waits a window */
 		gint64 stop_at = g_get_monotonic_time() + (gint64)vm->policy.window_ms * 500;
+		bool movers_busy = false;
+
+		for (unsigned int i = 0; backends && i < backends->len; i++)
+			movers_busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
 
 		for (unsigned int i = 0; i < orders->len; i++) {
 			const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
@@ -490,7 +501,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 				break;
 			}
 			if (o->to_tier >= (int)tiers->nr || o->from_tier >= (int)tiers->nr) {
-				ret = ctier_order(vm, backends, o, c);
+				ret = ctier_order(vm, backends, o, c, movers_busy);
 				if (ret == -EAGAIN) {
 					s->orders_deferred++;	/* the mover is busy: next window */
 					continue;
