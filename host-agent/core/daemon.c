@@ -75,6 +75,7 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->log = log;
 	d->qmp_timeout_ms = 5000;
 	d->backends = g_hash_table_new(g_str_hash, g_str_equal);
+	d->opening = g_hash_table_new(g_str_hash, g_str_equal);
 	d->orphans = g_ptr_array_new_with_free_func(g_free);
 	d->attaching = g_ptr_array_new();
 	g_strlcpy(d->store_root, "/run/vtier/store", sizeof(d->store_root));
@@ -159,6 +160,8 @@ void vt_daemon_free(struct vt_daemon *d)
 		g_source_remove(d->stats_timer);
 	/* closes every hand-off: their movers stop, the stores stay for the next agent */
 	vt_handoff_server_free(d->handoff);
+	vt_backend_cancel_openings(d);
+	g_hash_table_destroy(d->opening);
 	g_hash_table_destroy(d->backends);
 	if (d->orphan_timer)
 		g_source_remove(d->orphan_timer);

@@ -32,6 +32,8 @@ struct vt_daemon {
 	unsigned int nr_ctier;
 	char store_root[256];		/* page stores, one directory per backend */
 	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
+	GHashTable *opening;		/* key -> HELLOs whose store is being opened (backend.c) */
+	unsigned int store_open_delay_ms;	/* tests: the store's opening waits this long first */
 	struct vt_handoff_server *handoff;
 	struct vt_control_server *ctl;	/* for deferred replies (NULL: answer at once) */
 	GPtrArray *attaching;		/* struct attach_op *: attaches in progress (daemon.c) */
