@@ -2,7 +2,8 @@
 /*
  * Attach by QMP never blocks the daemon's main loop: a QMP peer that says
  * nothing, or greets and then stalls in discovery, costs its own attach a
- * timeout while a 10 ms ticker on the loop keeps ticking; a control
+ * timeout while a 10 ms ticker on the loop keeps ticking (never a gap of
+ * 250 ms, where the attach waits 1000 ms); a control
  * 'attach' is answered when the VM is in; racing attaches of one VM leave
  * exactly one VM and an EEXIST; a failed or abandoned attach leaves
  * nothing behind. The QMP peer is a thread of this process playing QEMU
@@ -279,16 +280,19 @@ static void test_silent_peer(void **state)
 	g_autofree char *r = NULL, *ping = NULL;
 
 	fake_start(&q, f->dir, "silent.qmp", false, NULL);
+	f->d->qmp_timeout_ms = 1000;
 	ticker_start(&t);
 	call_start(&c, f->ctl_path, q.path, NULL);
 	r = call_wait(&c, 5000);
 	ticker_stop(&t);
 	assert_non_null(r);
 	assert_non_null(strstr(r, "\"ok\":false"));
-	assert_non_null(strstr(r, "no QMP greeting within 300 ms"));
+	assert_non_null(strstr(r, "no QMP greeting within 1000 ms"));
 	assert_non_null(strstr(r, "\"errno\":110"));
-	assert_true(t.ticks >= 20);
-	assert_true(t.max_gap < 100000);	/* the loop was never held */
+	assert_true(t.ticks >= 30);
+	/* the loop was never held (a shared machine's scheduling aside) */
+	if (t.max_gap >= 250000)
+		fail_msg("the loop was held for %" G_GINT64_FORMAT " us", t.max_gap);
 	assert_int_equal(g_hash_table_size(f->d->vms), 0);
 	assert_int_equal(f->d->attaching->len, 0);
 	fake_stop(&q);
@@ -304,14 +308,16 @@ static void test_stalled_discovery(void **state)
 	g_autofree char *r = NULL;
 
 	fake_start(&q, f->dir, "stall.qmp", true, "query-memdev");
+	f->d->qmp_timeout_ms = 1000;
 	ticker_start(&t);
 	call_start(&c, f->ctl_path, q.path, NULL);
 	r = call_wait(&c, 5000);
 	ticker_stop(&t);
 	assert_non_null(strstr(r, "\"ok\":false"));
-	assert_non_null(strstr(r, "no answer within 300 ms"));
+	assert_non_null(strstr(r, "no answer within 1000 ms"));
 	assert_non_null(strstr(r, "\"errno\":110"));
-	assert_true(t.max_gap < 100000);
+	if (t.max_gap >= 250000)
+		fail_msg("the loop was held for %" G_GINT64_FORMAT " us", t.max_gap);
 	assert_int_equal(g_hash_table_size(f->d->vms), 0);
 	assert_int_equal(f->d->attaching->len, 0);
 	fake_stop(&q);
@@ -392,13 +398,13 @@ static void test_racing_attaches(void **state)
 	assert_int_equal(a.calls, 1);
 	assert_int_equal(b.calls, 0);
 	assert_int_equal(c.calls, 1);
-	assert_non_null(a.vm);
-	assert_string_equal(a.vm->name, "first");
-	assert_null(c.vm);
-	assert_int_equal(c.code, EEXIST);
+	/* whichever greeted first wins; the other is refused, not half-attached */
+	assert_true(!a.vm != !c.vm);
+	assert_int_equal(a.vm ? c.code : a.code, EEXIST);
+	assert_string_equal(a.vm ? a.vm->name : c.vm->name, a.vm ? "first" : "second");
 	assert_int_equal(g_hash_table_size(f->d->vms), 1);
 	assert_int_equal(f->d->attaching->len, 0);
-	assert_true(vt_daemon_detach(f->d, "first", "test", NULL));
+	assert_true(vt_daemon_detach(f->d, a.vm ? "first" : "second", "test", NULL));
 	fake_stop(&q1);
 	fake_stop(&q2);
 }
