@@ -409,7 +409,7 @@ static void test_racing_attaches(void **state)
 	fake_stop(&q2);
 }
 
-/* The daemon goes mid-attach: the attach ends at once, nothing leaks. */
+/* The daemon, or the client, goes mid-attach: the attach ends, nothing stays or leaks. */
 static void test_abandoned(void **state)
 {
 	struct fixture *f = *state;
@@ -432,7 +432,29 @@ static void test_abandoned(void **state)
 		struct vt_tiers tiers = { .nr = 0 };
 
 		f->d = vt_daemon_new(&tiers, NULL);
+		vt_control_server_free(f->s);	/* its handler's daemon is gone */
+		f->s = vt_control_server_new(f->ctl_path, handle, f->d, NULL);
 		f->d->ctl = f->s;
+	}
+	/* the control client goes (here: with its server) while the job waits: abandoned */
+	f->d->qmp_timeout_ms = 1000;
+	{
+		struct call c;
+		g_autofree char *r = NULL;
+
+		call_start(&c, f->ctl_path, q.path, NULL);
+		while (!f->d->attaching->len)
+			g_main_context_iteration(NULL, TRUE);
+		spin(200);	/* connected, the job waits for query-memdev */
+		vt_control_server_free(f->s);
+		f->s = vt_control_server_new(f->ctl_path, handle, f->d, NULL);
+		f->d->ctl = f->s;
+		r = call_wait(&c, 5000);
+		assert_null(r);		/* closed without a reply */
+		assert_int_equal(f->d->attaching->len, 1);	/* the job is still on QMP */
+		spin(1500);	/* its query-memdev deadline */
+		assert_int_equal(f->d->attaching->len, 0);
+		assert_int_equal(g_hash_table_size(f->d->vms), 0);
 	}
 	fake_stop(&q);
 }
