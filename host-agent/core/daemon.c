@@ -2,10 +2,9 @@
 /* VM registry and control request dispatch. */
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <glib-unix.h>
-
-#include <sys/socket.h>
 
 #include "backend.h"
 #include "ctl_proto.h"
