@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "daemon.h"
 #include "handoff_peer.h"
+#include "job.h"
 
 /* Start time of @pid in clock ticks after boot, 0 if it is gone (handoff_peer.h). */
 static uint64_t proc_start(pid_t pid)
@@ -202,6 +203,8 @@ static gboolean orphan_sweep(gpointer data)
 
 		if (g_hash_table_contains(d->backends, o->key)) {
 			g_ptr_array_remove_index_fast(d->orphans, i);	/* adopted again */
+		} else if (g_hash_table_contains(d->opening, o->key)) {
+			i++;	/* a HELLO is opening it: decided when that is done */
 		} else if (proc_start(o->pid) != o->start_time) {
 			vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "QEMU pid %d exited: store %s "
 				      "removed", (int)o->pid, o->dir);
@@ -230,14 +233,115 @@ static void orphan_add(struct vt_daemon *d, const struct vt_backend *b)
 		d->orphan_timer = g_timeout_add(250, orphan_sweep, d);
 }
 
+/*
+ * A HELLO whose store is being opened: open_store() and reconcile() do
+ * file I/O under the store dir and walk the memfd (seconds for a big VM),
+ * so they run on a job thread (job.h) while the main loop goes on; the
+ * HELLO is answered when they are done (vt_handoff_conn_hello_done). The
+ * opening holds d->opening[b->key] meanwhile: a second HELLO of the same
+ * backend is refused as if it were live, and the orphan sweep leaves the
+ * store alone.
+ */
+struct opening {
+	struct vt_backend *b;		/* the job's alone while it runs */
+	struct vt_handoff_conn *conn;	/* valid until vt_handoff_conn_hello_done() */
+	struct vt_pager pager;
+	struct vt_job *job;
+	int ret;
+	char msg[VTIER_HANDOFF_MESSAGE_LEN];
+};
+
+/* On the job's thread. */
+static void opening_run(void *arg)
+{
+	struct opening *o = arg;
+	struct vt_backend *b = o->b;
+
+	if (b->d->store_open_delay_ms)
+		g_usleep(b->d->store_open_delay_ms * 1000ULL);
+	o->ret = open_store(b, o->msg);
+	if (!o->ret)
+		reconcile(b, &o->pager);
+}
+
+static void refused(struct vt_daemon *d, struct vt_backend *b, pid_t peer, const char *msg)
+{
+	vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d refused: %s",
+		      b->id, (int)peer, msg);
+}
+
+/* The main loop's part after the store is open: serve, or refuse with o->msg. */
+static void opening_done(void *arg)
+{
+	struct opening *o = arg;
+	struct vt_backend *b = o->b;
+	struct vt_daemon *d = b->d;
+	pid_t peer = vt_handoff_conn_peer_pid(o->conn);
+	g_autoptr(GError) e = NULL;
+	bool gone;
+	int ret = o->ret;
+
+	g_hash_table_remove(d->opening, b->key);
+	if (!ret && vt_handoff_conn_closed(o->conn)) {
+		/* QEMU went while we opened: keep the store as a closed hand-off would */
+		gone = proc_start(b->pid) != b->start_time;
+		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "hand-off of '%s' from pid %d ended "
+			      "before its store was open%s", b->id, (int)peer,
+			      gone ? " (QEMU exited: store removed)" : " (store kept for its reconnect)");
+		backend_shut(b);
+		if (gone)
+			vt_store_destroy(b->store_dir);
+		else
+			orphan_add(d, b);
+		vt_handoff_conn_hello_done(o->conn, -ECONNRESET, NULL);
+		goto out;
+	}
+	if (ret)
+		goto refuse;
+	ret = vt_ctier_mover_start(&o->pager, b->store, d->tiers.nr ? d->tiers.tier[0].nodes[0] : -1,
+				   mover_failed, b, &b->mover);
+	o->pager = (struct vt_pager){ .memfd = -1, .uffd = -1 };	/* the mover's, even on failure */
+	if (ret) {
+		g_snprintf(o->msg, sizeof(o->msg), "fault thread: %s", g_strerror(-ret));
+		goto refuse;
+	}
+	b->conn = o->conn;
+	if (!vt_daemon_adopt_backend(d, b, &e)) {
+		g_snprintf(o->msg, sizeof(o->msg), "%s", e->message);
+		b->conn = NULL;
+		ret = -EINVAL;
+		goto refuse;
+	}
+	g_hash_table_insert(d->backends, b->key, b);
+	vt_handoff_conn_set_user(o->conn, b);
+	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
+		      "hand-off of '%s' accepted: QEMU pid %d, %" G_GUINT64_FORMAT " MiB, "
+		      "generation %" G_GUINT64_FORMAT "%s, store %s (%" G_GUINT64_FORMAT
+		      " pages stored, %" G_GUINT64_FORMAT " stale entries dropped)", b->id,
+		      (int)b->pid, b->size >> 20, b->generation,
+		      (b->flags & VTIER_HELLO_F_RECONNECT) ? " (reconnect)" : "", b->store_dir,
+		      b->stored_at_hello, b->reconciled);
+	/* a reply that cannot go closes the connection: closed_cb undoes the rest */
+	vt_handoff_conn_hello_done(o->conn, 0, NULL);
+	g_free(o);
+	return;
+refuse:
+	refused(d, b, peer, o->msg);
+	vt_handoff_conn_hello_done(o->conn, ret, o->msg);
+out:
+	if (o->pager.memfd >= 0 || o->pager.uffd >= 0)
+		vt_pager_close(&o->pager);
+	vt_backend_unref(b);
+	g_free(o);
+}
+
 static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello, int memfd,
 		    int uffd, char *msg, void *opaque)
 {
 	struct vt_daemon *d = opaque;
 	const struct vtier_handoff_hello *h = hello->fixed;
 	struct vt_backend *b = g_new0(struct vt_backend, 1), *other;
-	struct vt_pager pager = { .memfd = -1, .uffd = -1 };
-	bool pager_open = false;
+	struct opening *o = NULL, *opening;
 	pid_t peer = vt_handoff_conn_peer_pid(conn);
 	g_autoptr(GError) e = NULL;
 	int ret;
@@ -285,58 +389,63 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	}
 	backend_key(b);
 	other = g_hash_table_lookup(d->backends, b->key);
-	if (other) {
+	opening = g_hash_table_lookup(d->opening, b->key);
+	if (other || opening) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "backend '%s' of this VM is held by a "
-			   "live connection of QEMU pid %d: refused", b->id, (int)other->pid);
+			   "live connection of QEMU pid %d: refused", b->id,
+			   (int)(other ? other : opening->b)->pid);
 		ret = -EBUSY;
 		goto refuse;
 	}
-	ret = vt_pager_open(&pager, h, memfd, uffd);
+	o = g_new0(struct opening, 1);
+	o->b = b;
+	o->conn = conn;
+	ret = vt_pager_open(&o->pager, h, memfd, uffd);
 	memfd = uffd = -1;	/* the pager's now, even on failure */
-	pager_open = ret == 0;
 	if (ret) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "cannot serve this backend: %s",
 			   g_strerror(-ret));
 		goto refuse;
 	}
-	ret = open_store(b, msg);
-	if (ret)
-		goto refuse;
-	reconcile(b, &pager);
-	ret = vt_ctier_mover_start(&pager, b->store, d->tiers.nr ? d->tiers.tier[0].nodes[0] : -1,
-				   mover_failed, b, &b->mover);
-	pager_open = false;	/* the mover owns the pager, even on failure */
-	if (ret) {
-		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "fault thread: %s", g_strerror(-ret));
-		goto refuse;
-	}
-	b->conn = conn;
-	if (!vt_daemon_adopt_backend(d, b, &e)) {
+	o->job = vt_job_start("vtier-store", opening_run, opening_done, o, &e);
+	if (!o->job) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "%s", e->message);
-		ret = -EINVAL;
+		ret = -EAGAIN;
 		goto refuse;
 	}
-	g_hash_table_insert(d->backends, b->key, b);
-	vt_handoff_conn_set_user(conn, b);
-	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
-		      "hand-off of '%s' accepted: QEMU pid %d, %" G_GUINT64_FORMAT " MiB, "
-		      "generation %" G_GUINT64_FORMAT "%s, store %s (%" G_GUINT64_FORMAT
-		      " pages stored, %" G_GUINT64_FORMAT " stale entries dropped)", b->id,
-		      (int)b->pid, b->size >> 20, b->generation,
-		      (b->flags & VTIER_HELLO_F_RECONNECT) ? " (reconnect)" : "", b->store_dir,
-		      b->stored_at_hello, b->reconciled);
-	return 0;
+	g_hash_table_insert(d->opening, b->key, o);
+	return VT_HANDOFF_HELLO_PENDING;
 refuse:
-	vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d refused: %s",
-		      b->id, (int)peer, msg);
+	refused(d, b, peer, msg);
 	if (memfd >= 0)
 		close(memfd);
 	if (uffd >= 0)
 		close(uffd);
-	if (pager_open)
-		vt_pager_close(&pager);
+	if (o && o->pager.memfd >= 0)
+		vt_pager_close(&o->pager);
+	g_free(o);
 	vt_backend_unref(b);
 	return ret;
+}
+
+void vt_backend_cancel_openings(struct vt_daemon *d)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	/* the server is gone: the HELLOs' connections are closed, nothing is sent */
+	g_hash_table_iter_init(&it, d->opening);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct opening *o = v;
+
+		vt_job_cancel(o->job);	/* waits for the store's file I/O: teardown only */
+		g_hash_table_iter_remove(&it);
+		vt_handoff_conn_hello_done(o->conn, -ESHUTDOWN, NULL);
+		vt_pager_close(&o->pager);
+		/* the store stays for the next agent, as for a live hand-off */
+		vt_backend_unref(o->b);
+		g_free(o);
+	}
 }
 
 static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *p,

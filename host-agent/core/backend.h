@@ -74,8 +74,14 @@ unsigned int vt_backend_backlog(struct vt_backend *b);
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
 
 
-/* The hand-off server's callbacks: handoff_server.h, opaque = the daemon. */
+/*
+ * The hand-off server's callbacks: handoff_server.h, opaque = the daemon.
+ * A HELLO that passes the quick checks is answered once its store is open
+ * and reconciled on a job thread (VT_HANDOFF_HELLO_PENDING).
+ */
 extern const struct vt_handoff_ops vt_backend_handoff_ops;
+/* Teardown, after the hand-off server is gone: wait for the stores being opened, drop them. */
+void vt_backend_cancel_openings(struct vt_daemon *d);
 
 /* The backend of @backends holding QEMU address @hva, or NULL. */
 struct vt_backend *vt_backend_of_hva(GPtrArray *backends, uint64_t hva);

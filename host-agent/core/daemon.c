@@ -2,12 +2,14 @@
 /* VM registry and control request dispatch. */
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <glib-unix.h>
 
 #include "backend.h"
 #include "ctl_proto.h"
 #include "daemon.h"
+#include "job.h"
 #include "numa.h"
 
 #define logf_vm vt_daemon_log
@@ -72,7 +74,9 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->log = log;
 	d->qmp_timeout_ms = 5000;
 	d->backends = g_hash_table_new(g_str_hash, g_str_equal);
+	d->opening = g_hash_table_new(g_str_hash, g_str_equal);
 	d->orphans = g_ptr_array_new_with_free_func(g_free);
+	d->attaching = g_ptr_array_new();
 	g_strlcpy(d->store_root, "/run/vtier/store", sizeof(d->store_root));
 	d->zswap_ok = vt_zswap_probe(tiers->root[0] ? tiers->root : "/", d->zswap_why,
 				     sizeof(d->zswap_why)) == 0;
@@ -142,15 +146,21 @@ bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **er
 	return true;
 }
 
+static void attach_cancel_all(struct vt_daemon *d);
+
 void vt_daemon_free(struct vt_daemon *d)
 {
 	if (!d)
 		return;
+	attach_cancel_all(d);
+	g_ptr_array_free(d->attaching, TRUE);
 	g_hash_table_destroy(d->vms);
 	if (d->stats_timer)
 		g_source_remove(d->stats_timer);
 	/* closes every hand-off: their movers stop, the stores stay for the next agent */
 	vt_handoff_server_free(d->handoff);
+	vt_backend_cancel_openings(d);
+	g_hash_table_destroy(d->opening);
 	g_hash_table_destroy(d->backends);
 	if (d->orphan_timer)
 		g_source_remove(d->orphan_timer);
@@ -192,6 +202,8 @@ static bool name_taken(struct vt_daemon *d, const char *name)
 {
 	return g_hash_table_contains(d->vms, name);
 }
+
+static bool name_reserved(struct vt_daemon *d, const char *name);
 
 static struct vt_vm *vm_of_pid(struct vt_daemon *d, pid_t pid)
 {
@@ -281,12 +293,12 @@ bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError *
 	vm->by_handoff = true;
 	g_strlcpy(vm->qmp_path, "(hand-off)", sizeof(vm->qmp_path));
 	g_strlcpy(vm->qemu_version, "?", sizeof(vm->qemu_version));
-	if (vt_ctl_name_valid(b->vm_name) && !name_taken(d, b->vm_name))
+	if (vt_ctl_name_valid(b->vm_name) && !name_reserved(d, b->vm_name))
 		g_strlcpy(vm->name, b->vm_name, sizeof(vm->name));
 	else
 		do
 			g_snprintf(vm->name, sizeof(vm->name), "vm%u", d->next_id++);
-		while (name_taken(d, vm->name));
+		while (name_reserved(d, vm->name));
 	b->vm = vm;
 	g_ptr_array_add(vm->backends, b);
 	ram_from_backends(vm, &ram, &gpa);
@@ -340,61 +352,102 @@ void vt_daemon_backend_gone(struct vt_daemon *d, struct vt_vm *vm, struct vt_bac
 		vt_daemon_backend_ranges_changed(d, vm);
 }
 
-struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
-			       char *const *set, unsigned int nr_set, GError **error)
+/*
+ * An attach in progress: the QMP connect runs on the main loop without
+ * blocking it (vt_qmp_connect_async), the QMP queries of discovery, the
+ * move_pages probe and the engine's start on a job thread (job.h); the VM
+ * joins d->vms, under its final name, only when all of it worked. Until
+ * then the op reserves its QMP path, requested name and (once connected)
+ * QEMU pid, so that a second attach of the same VM gets EEXIST.
+ */
+struct attach_op {
+	struct vt_daemon *d;
+	struct vt_vm *vm;		/* the job's alone while it runs */
+	char *qmp_path;
+	char *want_name;		/* requested name, or NULL: QEMU's -name, else vmN */
+	pid_t pid;			/* 0 until connected */
+	struct vt_qmp_connecting *connecting;
+	struct vt_job *job;
+	bool abandoned;			/* nobody waits any more: drop the result */
+	vt_daemon_attach_cb cb;
+	void *cb_arg;
+	/* the job's results */
+	char *qemu_name;
+	GError *error;
+};
+
+static void attach_op_free(struct attach_op *op)
 {
-	struct vt_vm *vm;
-	GHashTableIter it;
-	gpointer v;
+	vm_free(op->vm);
+	g_free(op->qmp_path);
+	g_free(op->want_name);
+	g_free(op->qemu_name);
+	if (op->error)
+		g_error_free(op->error);
+	g_free(op);
+}
+
+/* The outcome, once: @vm attached, or NULL and @error; the op is freed. */
+static void attach_finish(struct attach_op *op, struct vt_vm *vm, GError *error)
+{
+	struct vt_daemon *d = op->d;
+
+	g_ptr_array_remove(d->attaching, op);
+	if (vm)
+		op->vm = NULL;	/* the daemon's now */
+	if (error)
+		logf_vm(d, G_LOG_LEVEL_DEBUG, NULL, "attach %s failed: %s", op->qmp_path,
+			error->message);
+	if (op->cb)
+		op->cb(vm, error, op->cb_arg);
+	if (error)
+		g_error_free(error);
+	attach_op_free(op);
+}
+
+static struct attach_op *attach_op_of(struct vt_daemon *d, const char *qmp_path,
+				      const char *name, pid_t pid, const struct attach_op *self)
+{
+	for (unsigned int i = 0; i < d->attaching->len; i++) {
+		struct attach_op *op = g_ptr_array_index(d->attaching, i);
+
+		if (op == self)
+			continue;
+		if ((qmp_path && strcmp(op->qmp_path, qmp_path) == 0) ||
+		    (name && op->want_name && strcmp(op->want_name, name) == 0) ||
+		    (pid && op->pid == pid))
+			return op;
+	}
+	return NULL;
+}
+
+/* Taken by an attached VM, or promised to an attach in progress. */
+static bool name_reserved(struct vt_daemon *d, const char *name)
+{
+	return name_taken(d, name) || attach_op_of(d, NULL, name, 0, NULL);
+}
+
+/* On the job's thread: everything of discovery that waits on QEMU or the kernel. */
+static void attach_discover(void *arg)
+{
+	struct attach_op *op = arg;
+	struct vt_vm *vm = op->vm;
 	g_autoptr(JsonNode) qname = NULL;
+	GError **error = &op->error;
 	int ret;
 
-	g_hash_table_iter_init(&it, d->vms);
-	while (g_hash_table_iter_next(&it, NULL, &v))
-		if (strcmp(((struct vt_vm *)v)->qmp_path, qmp_path) == 0) {
-			g_set_error(error, VT_CORE_ERROR, EEXIST, "%s is already attached as '%s'",
-				    qmp_path, ((struct vt_vm *)v)->name);
-			return NULL;
-		}
-	if (name && name_taken(d, name)) {
-		g_set_error(error, VT_CORE_ERROR, EEXIST, "a VM named '%s' is already attached", name);
-		return NULL;
-	}
-	vm = vm_new(d);
-	g_strlcpy(vm->qmp_path, qmp_path, sizeof(vm->qmp_path));
-	if (nr_set && !vt_vm_policy_apply(&vm->policy, set, nr_set, error))
-		goto fail;
-	vm->qmp = vt_qmp_connect(qmp_path, d->qmp_timeout_ms, error);
-	if (!vm->qmp)
-		goto fail;
-	vm->pid = vt_qmp_peer_pid(vm->qmp);
-	g_strlcpy(vm->qemu_version, vt_qmp_version(vm->qmp), sizeof(vm->qemu_version));
-	g_hash_table_iter_init(&it, d->vms);
-	while (g_hash_table_iter_next(&it, NULL, &v))
-		if (((struct vt_vm *)v)->pid == vm->pid) {
-			g_set_error(error, VT_CORE_ERROR, EEXIST,
-				    "QEMU pid %d is already attached as '%s'", (int)vm->pid,
-				    ((struct vt_vm *)v)->name);
-			goto fail;
-		}
-	if (!name && vt_qmp_execute(vm->qmp, "query-name", NULL, &qname, NULL) &&
+	if (!op->want_name && vt_qmp_execute(vm->qmp, "query-name", NULL, &qname, NULL) &&
 	    JSON_NODE_HOLDS_OBJECT(qname)) {
 		JsonObject *o = json_node_get_object(qname);
 		const char *n = json_object_has_member(o, "name") ?
 				json_object_get_string_member_with_default(o, "name", NULL) : NULL;
 
-		if (n && vt_ctl_name_valid(n) && !name_taken(d, n))
-			name = n;
+		if (n && vt_ctl_name_valid(n))
+			op->qemu_name = g_strdup(n);
 	}
-	if (name)
-		g_strlcpy(vm->name, name, sizeof(vm->name));
-	else
-		do
-			g_snprintf(vm->name, sizeof(vm->name), "vm%u", d->next_id++);
-		while (name_taken(d, vm->name));
 	if (!vt_vm_discover(vm->qmp, vm->pid, vm->ram, vm->gpa_map, error)) {
-		g_prefix_error(error, "%s: ", qmp_path);
-		goto fail;
+		g_prefix_error(error, "%s: ", op->qmp_path);
+		return;
 	}
 	for (unsigned int i = 0; i < vm->ram->len; i++)
 		vm->ram_bytes += g_array_index(vm->ram, struct vt_vm_ram, i).size;
@@ -403,17 +456,56 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 		g_set_error(error, VT_CORE_ERROR, EPERM,
 			    "move_pages on QEMU pid %d: permission denied (vtierd needs "
 			    "CAP_SYS_NICE, or run it as root)", (int)vm->pid);
-		goto fail;
+		return;
 	}
 	if (ret == -ENOSYS) {
 		g_set_error(error, VT_CORE_ERROR, ENOSYS,
 			    "move_pages: not supported by this kernel (CONFIG_NUMA off?)");
+		return;
+	}
+	/* the worker is not running yet: its context is ours to fill */
+	vt_engine_start(vm, error);
+}
+
+/* Back on the main loop: name the VM and let it in, unless someone was faster. */
+static void attach_discovered(void *arg)
+{
+	struct attach_op *op = arg;
+	struct vt_daemon *d = op->d;
+	struct vt_vm *vm = op->vm, *other;
+	GError *e = NULL;
+
+	op->job = NULL;
+	if (op->abandoned) {
+		e = g_error_new(VT_CORE_ERROR, ECANCELED, "%s: attach abandoned", op->qmp_path);
 		goto fail;
 	}
-	if (!vt_engine_start(vm, error))
+	if (op->error) {
+		e = g_steal_pointer(&op->error);
 		goto fail;
+	}
+	/* a hand-off of the same QEMU may have attached it meanwhile */
+	other = vm_of_pid(d, vm->pid);
+	if (other) {
+		e = g_error_new(VT_CORE_ERROR, EEXIST, "QEMU pid %d is already attached as '%s'",
+				(int)vm->pid, other->name);
+		goto fail;
+	}
+	if (op->want_name && name_taken(d, op->want_name)) {
+		e = g_error_new(VT_CORE_ERROR, EEXIST, "a VM named '%s' is already attached",
+				op->want_name);
+		goto fail;
+	}
+	if (op->want_name)
+		g_strlcpy(vm->name, op->want_name, sizeof(vm->name));
+	else if (op->qemu_name && !name_reserved(d, op->qemu_name))
+		g_strlcpy(vm->name, op->qemu_name, sizeof(vm->name));
+	else
+		do
+			g_snprintf(vm->name, sizeof(vm->name), "vm%u", d->next_id++);
+		while (name_reserved(d, vm->name));
 	if (vt_vm_worker_start(vm)) {
-		g_set_error(error, VT_CORE_ERROR, EAGAIN, "no thread for the VM's worker");
+		e = g_error_new(VT_CORE_ERROR, EAGAIN, "no thread for the VM's worker");
 		goto fail;
 	}
 	vm->qmp_watch = g_unix_fd_add(vt_qmp_fd(vm->qmp), G_IO_IN | G_IO_HUP | G_IO_ERR,
@@ -426,10 +518,128 @@ struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const 
 		vt_mode_name(vm->policy.mode));
 	logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name, "profiler %s: %s", vm->profiler_name,
 		vm->profiler_why);
-	return vm;
+	attach_finish(op, vm, NULL);
+	return;
 fail:
-	vm_free(vm);
+	attach_finish(op, NULL, e);
+}
+
+static void attach_connected(struct vt_qmp *q, GError *error, void *arg)
+{
+	struct attach_op *op = arg;
+	struct vt_daemon *d = op->d;
+	struct vt_vm *vm = op->vm, *other;
+	struct attach_op *racing;
+	GError *e = NULL;
+
+	op->connecting = NULL;
+	if (!q) {
+		attach_finish(op, NULL, error);
+		return;
+	}
+	vm->qmp = q;
+	vm->pid = vt_qmp_peer_pid(q);
+	g_strlcpy(vm->qemu_version, vt_qmp_version(q), sizeof(vm->qemu_version));
+	other = vm_of_pid(d, vm->pid);
+	racing = other ? NULL : attach_op_of(d, NULL, NULL, vm->pid, op);
+	if (other || racing) {
+		e = g_error_new(VT_CORE_ERROR, EEXIST, "QEMU pid %d is already %s '%s'",
+				(int)vm->pid, other ? "attached as" : "being attached by",
+				other ? other->name : racing->qmp_path);
+		attach_finish(op, NULL, e);
+		return;
+	}
+	op->pid = vm->pid;
+	op->job = vt_job_start("vtier-attach", attach_discover, attach_discovered, op, &e);
+	if (!op->job)
+		attach_finish(op, NULL, e);
+}
+
+static struct attach_op *attach_start(struct vt_daemon *d, const char *qmp_path,
+				       const char *name, char *const *set, unsigned int nr_set,
+				       vt_daemon_attach_cb cb, void *arg, GError **error)
+{
+	struct attach_op *op, *racing;
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, d->vms);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		if (strcmp(((struct vt_vm *)v)->qmp_path, qmp_path) == 0) {
+			g_set_error(error, VT_CORE_ERROR, EEXIST, "%s is already attached as '%s'",
+				    qmp_path, ((struct vt_vm *)v)->name);
+			return NULL;
+		}
+	if (name && name_taken(d, name)) {
+		g_set_error(error, VT_CORE_ERROR, EEXIST, "a VM named '%s' is already attached", name);
+		return NULL;
+	}
+	racing = attach_op_of(d, qmp_path, name, 0, NULL);
+	if (racing) {
+		g_set_error(error, VT_CORE_ERROR, EEXIST, "%s is being attached already%s%s%s",
+			    racing->qmp_path, racing->want_name ? " as '" : "",
+			    racing->want_name ? racing->want_name : "", racing->want_name ? "'" : "");
+		return NULL;
+	}
+	op = g_new0(struct attach_op, 1);
+	op->d = d;
+	op->vm = vm_new(d);
+	op->qmp_path = g_strdup(qmp_path);
+	op->want_name = g_strdup(name);
+	op->cb = cb;
+	op->cb_arg = arg;
+	g_strlcpy(op->vm->qmp_path, qmp_path, sizeof(op->vm->qmp_path));
+	if (nr_set && !vt_vm_policy_apply(&op->vm->policy, set, nr_set, error))
+		goto fail;
+	op->connecting = vt_qmp_connect_async(qmp_path, d->qmp_timeout_ms, NULL, attach_connected,
+					      op, error);
+	if (!op->connecting)
+		goto fail;
+	g_ptr_array_add(d->attaching, op);
+	return op;
+fail:
+	attach_op_free(op);
 	return NULL;
+}
+
+bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
+		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
+		      GError **error)
+{
+	return attach_start(d, qmp_path, name, set, nr_set, cb, arg, error) != NULL;
+}
+
+/* Stop an attach in progress; @cb runs with ECANCELED (at once, or when its job returns). */
+static void attach_abandon(struct attach_op *op)
+{
+	if (op->connecting) {
+		vt_qmp_connect_cancel(op->connecting);
+		op->connecting = NULL;
+		attach_finish(op, NULL, g_error_new(VT_CORE_ERROR, ECANCELED, "%s: attach abandoned",
+						    op->qmp_path));
+		return;
+	}
+	op->abandoned = true;	/* the job is on QMP: attach_discovered drops the result */
+}
+
+/* The daemon goes: every attach in progress ends now, the jobs' threads joined. */
+static void attach_cancel_all(struct vt_daemon *d)
+{
+	while (d->attaching->len) {
+		struct attach_op *op = g_ptr_array_index(d->attaching, 0);
+
+		if (op->job) {
+			/* its QMP round trips fail at once */
+			shutdown(vt_qmp_fd(op->vm->qmp), SHUT_RDWR);
+			vt_job_cancel(op->job);
+			op->job = NULL;
+		}
+		if (op->connecting)
+			vt_qmp_connect_cancel(op->connecting);
+		op->connecting = NULL;
+		attach_finish(op, NULL, g_error_new(VT_CORE_ERROR, ESHUTDOWN,
+						    "%s: vtierd is shutting down", op->qmp_path));
+	}
 }
 
 bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GError **error)
@@ -485,6 +695,57 @@ static void policy_applied(void *arg, const char *error)
 	json_builder_add_boolean_value(b, TRUE);
 	json_builder_set_member_name(b, "result");
 	vt_vm_policy_to_json(&w->policy, b);
+	json_builder_end_object(b);
+	vt_control_deferred_reply(w->reply, finish(b));
+	g_free(w);
+}
+
+/*
+ * An attach request waiting for its VM: answered with the status object,
+ * or an error, once the attach is done; a client that gave up (its
+ * deadline) abandons the attach, and nothing of it stays.
+ */
+struct attach_wait {
+	struct vt_control_deferred *reply;	/* NULL once the client is gone */
+	struct attach_op *op;			/* until the attach is done */
+};
+
+/* Connect + query-name + four discovery queries, each with its deadline, and a margin. */
+static int attach_reply_timeout_ms(const struct vt_daemon *d)
+{
+	return d->qmp_timeout_ms * 6 + 1000;
+}
+
+static void attach_client_gone(void *arg)
+{
+	struct attach_wait *w = arg;
+
+	w->reply = NULL;
+	if (w->op)
+		attach_abandon(w->op);	/* may run attach_replied, which frees @w */
+}
+
+static void attach_replied(struct vt_vm *vm, const GError *error, void *arg)
+{
+	struct attach_wait *w = arg;
+	g_autoptr(JsonBuilder) b = NULL;
+
+	w->op = NULL;
+	if (!w->reply) {
+		g_free(w);
+		return;
+	}
+	if (error) {
+		vt_control_deferred_reply(w->reply, reply_error(error));
+		g_free(w);
+		return;
+	}
+	b = json_builder_new();
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "ok");
+	json_builder_add_boolean_value(b, TRUE);
+	json_builder_set_member_name(b, "result");
+	vt_vm_status_to_json(vm, b);
 	json_builder_end_object(b);
 	vt_control_deferred_reply(w->reply, finish(b));
 	g_free(w);
@@ -673,12 +934,25 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		json_builder_end_array(b);
 		break;
 	}
-	case VT_CTL_ATTACH:
-		vm = vt_daemon_attach(d, req.qmp, req.vm, req.set, req.nr_set, &e);
-		if (!vm)
+	case VT_CTL_ATTACH: {
+		struct attach_wait *w;
+
+		if (!d->ctl) {
+			g_set_error(&e, VT_CORE_ERROR, EOPNOTSUPP, "attach: answered later, and this "
+				    "daemon has no control server to answer on");
 			goto err;
-		vt_vm_status_to_json(vm, b);
-		break;
+		}
+		w = g_new0(struct attach_wait, 1);
+		w->op = attach_start(d, req.qmp, req.vm, req.set, req.nr_set, attach_replied, w, &e);
+		if (!w->op) {
+			g_free(w);
+			goto err;
+		}
+		/* the attach's callback never runs before the handler returns */
+		w->reply = vt_control_defer(d->ctl, attach_reply_timeout_ms(d), attach_client_gone, w);
+		vt_ctl_request_clear(&req);
+		return NULL;
+	}
 	case VT_CTL_DETACH:
 		if (!vt_daemon_detach(d, req.vm, "on request", &e))
 			goto err;

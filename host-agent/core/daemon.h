@@ -32,8 +32,11 @@ struct vt_daemon {
 	unsigned int nr_ctier;
 	char store_root[256];		/* page stores, one directory per backend */
 	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
+	GHashTable *opening;		/* key -> HELLOs whose store is being opened (backend.c) */
+	unsigned int store_open_delay_ms;	/* tests: the store's opening waits this long first */
 	struct vt_handoff_server *handoff;
 	struct vt_control_server *ctl;	/* for deferred replies (NULL: answer at once) */
+	GPtrArray *attaching;		/* struct attach_op *: attaches in progress (daemon.c) */
 	guint stats_timer;
 	GPtrArray *orphans;		/* stores kept after their hand-off ended (backend.c) */
 	guint orphan_timer;
@@ -47,8 +50,20 @@ void vt_daemon_free(struct vt_daemon *d);
 char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len);
 /* The engine found the VM gone or broken: log and detach it. */
 void vt_daemon_vm_failed(struct vt_daemon *d, struct vt_vm *vm);
-struct vt_vm *vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
-			       char *const *set, unsigned int nr_set, GError **error);
+/*
+ * Attach the VM of QMP socket @qmp_path (@name NULL: QEMU's -name, else
+ * vmN; "KEY=VALUE" policy assignments in @set) without blocking the main
+ * loop. False (@error) for what is known at once: already attached or
+ * being attached (EEXIST), a bad policy, a socket that refuses the connect.
+ * Otherwise @cb (may be NULL) runs once, later, on the main loop: with the
+ * attached VM, or NULL and why (ETIMEDOUT: QEMU did not answer; EPROTO: not
+ * QEMU; EEXIST: the same QEMU got attached meanwhile; ECANCELED,
+ * ESHUTDOWN). A failed attach leaves nothing behind.
+ */
+typedef void (*vt_daemon_attach_cb)(struct vt_vm *vm, const GError *error, void *arg);
+bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
+		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
+		      GError **error);
 /* The [ctier.NAME] groups of @config (NULL: none), in file order, and [policy] (VM defaults). */
 bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error);
 /* Serve hand-offs on @path (stores under d->store_root). */

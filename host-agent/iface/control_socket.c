@@ -37,6 +37,7 @@ struct vt_control_server {
 	vt_control_notify notify;
 	void *notify_arg;
 	struct client *current;	/* the client whose request the handler is running */
+	GList *clients;		/* every connection until its reply is out or it is dropped */
 };
 
 struct client {
@@ -70,6 +71,7 @@ static void server_notify(struct vt_control_server *s, const char *fmt, ...)
 
 static void client_free(struct client *c)
 {
+	c->s->clients = g_list_remove(c->s->clients, c);
 	if (c->deferred && c->gone)
 		c->gone(c->gone_arg);
 	if (c->watch)
@@ -273,6 +275,7 @@ static gboolean accept_cb(gint fd, GIOCondition cond, gpointer data)
 	c->buf = g_string_new(NULL);
 	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, client_cb, c);
 	c->timer = g_timeout_add((guint)s->timeout_ms, client_timeout_cb, c);
+	s->clients = g_list_prepend(s->clients, c);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -372,6 +375,9 @@ void vt_control_server_free(struct vt_control_server *s)
 {
 	if (!s)
 		return;
+	/* clients go with the server: a deferred reply's @gone runs now, not later on freed memory */
+	while (s->clients)
+		client_free(s->clients->data);
 	if (s->watch)
 		g_source_remove(s->watch);
 	if (s->backoff)

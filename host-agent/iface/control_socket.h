@@ -54,8 +54,8 @@ void vt_control_server_set_limits(struct vt_control_server *s, int timeout_ms, s
  * vt_qmp_connect_async()). Called from inside the handler, which then
  * returns NULL; the client waits up to @timeout_ms (instead of the usual
  * deadline) for vt_control_deferred_reply(@d, reply), which takes the
- * newline-terminated reply. If the client goes first (its deadline),
- * @gone(@arg) runs instead: cancel the work. @d is invalid after
+ * newline-terminated reply. If the client goes first (its deadline, or
+ * the server is freed), @gone(@arg) runs instead: cancel the work. @d is invalid after
  * either. NULL outside a handler or when already deferred.
  */
 struct vt_control_deferred;

@@ -51,6 +51,8 @@ struct vt_handoff_conn {
 	int fd;
 	GSource *src;
 	bool accepted;		/* HELLO accepted: ops->closed owed */
+	bool hello_pending;	/* the agent answers later: vt_handoff_conn_hello_done() */
+	uint32_t hello_seq;
 	bool dead;
 	bool closing;		/* closes at the next timer dispatch */
 	bool flush_first;	/* ... once the output queue drained */
@@ -127,7 +129,7 @@ static void conn_arm_timer(struct vt_handoff_conn *c)
 		g_source_set_ready_time(c->timer, 0);
 		return;
 	}
-	if (!c->accepted)
+	if (!c->accepted && !c->hello_pending)
 		t = c->hello_deadline;
 	if (c->hdr_got && (t < 0 || c->last_rx + l->idle_timeout_ms * 1000LL < t))
 		t = c->last_rx + l->idle_timeout_ms * 1000LL;
@@ -196,7 +198,7 @@ static gboolean conn_timer_cb(gpointer data)
 
 	if (c->closing && (!c->flush_first || !out_pending(c))) {
 		g_strlcpy(why, c->close_why, sizeof(why));
-	} else if (!c->accepted && now >= c->hello_deadline) {
+	} else if (!c->accepted && !c->hello_pending && now >= c->hello_deadline) {
 		snprintf(why, sizeof(why), "no complete HELLO within %u ms of connecting",
 			 l->hello_timeout_ms);
 	} else if (c->hdr_got && now >= c->last_rx + l->idle_timeout_ms * 1000LL) {
@@ -375,6 +377,28 @@ static int conn_reply(struct vt_handoff_conn *c, uint16_t type, uint32_t seq, in
 	return conn_send(c, type, seq, &part, 1);
 }
 
+/* The agent's answer to a HELLO: accept (@ret 0) or refuse with @text and close. */
+static void conn_hello_reply(struct vt_handoff_conn *c, uint32_t seq, int ret, const char *text)
+{
+	if (ret > 0)
+		ret = -EINVAL;
+	if (!ret) {
+		c->accepted = true;
+		c->srv->n_pending--;
+	}
+	if (conn_reply(c, VTIER_HANDOFF_HELLO_REPLY, seq, ret,
+		       ret ? (text[0] ? text : g_strerror(-ret)) : "accepted")) {
+		conn_close_later(c, "cannot send HELLO_REPLY", false);
+		return;
+	}
+	if (ret) {
+		char why[VT_HANDOFF_ERR_LEN];
+
+		snprintf(why, sizeof(why), "HELLO refused: %s", text[0] ? text : g_strerror(-ret));
+		conn_close_later(c, why, true);
+	}
+}
+
 static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *msg)
 {
 	struct vt_handoff_server *srv = c->srv;
@@ -394,24 +418,37 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 		close(uffd);
 	} else {
 		ret = srv->ops->hello(c, &msg->hello, memfd, uffd, text, srv->opaque);
-		if (ret > 0)
-			ret = -EINVAL;
+		if (ret == VT_HANDOFF_HELLO_PENDING) {
+			/* QEMU waits for the reply anyway; the HELLO deadline no longer applies */
+			c->hello_pending = true;
+			c->hello_seq = msg->hdr.seq;
+			c->refs++;	/* the agent's, until vt_handoff_conn_hello_done() */
+			conn_arm_timer(c);
+			return;
+		}
 	}
-	if (!ret) {
-		c->accepted = true;
-		srv->n_pending--;
-	}
-	if (conn_reply(c, VTIER_HANDOFF_HELLO_REPLY, msg->hdr.seq, ret,
-		       ret ? (text[0] ? text : g_strerror(-ret)) : "accepted")) {
-		conn_close_later(c, "cannot send HELLO_REPLY", false);
-		return;
-	}
-	if (ret) {
-		char why[VT_HANDOFF_ERR_LEN];
+	conn_hello_reply(c, msg->hdr.seq, ret, text);
+}
 
-		snprintf(why, sizeof(why), "HELLO refused: %s", text[0] ? text : g_strerror(-ret));
-		conn_close_later(c, why, true);
+int vt_handoff_conn_hello_done(struct vt_handoff_conn *c, int status, const char *msg)
+{
+	int ret = 0;
+
+	if (!c->hello_pending)
+		return -EINVAL;
+	c->hello_pending = false;
+	if (c->dead || c->closing) {
+		ret = -ENOTCONN;
+	} else {
+		conn_hello_reply(c, c->hello_seq, status, msg ? msg : "");
 	}
+	conn_unref(c);
+	return ret;
+}
+
+bool vt_handoff_conn_closed(const struct vt_handoff_conn *c)
+{
+	return c->dead || c->closing;
 }
 
 static void conn_dispatch(struct vt_handoff_conn *c)
@@ -431,7 +468,7 @@ static void conn_dispatch(struct vt_handoff_conn *c)
 		return;
 	}
 	if (msg.hdr.type == VTIER_HANDOFF_HELLO) {
-		if (c->accepted) {
+		if (c->accepted || c->hello_pending) {
 			vt_handoff_conn_close(c, "second HELLO on one connection");
 			return;
 		}

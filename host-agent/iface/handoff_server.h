@@ -13,6 +13,7 @@
 #ifndef VTIER_IFACE_HANDOFF_SERVER_H
 #define VTIER_IFACE_HANDOFF_SERVER_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include <glib.h>
@@ -21,6 +22,9 @@
 
 struct vt_handoff_server;
 struct vt_handoff_conn;
+
+/* From ops->hello: the reply comes later, by vt_handoff_conn_hello_done(). */
+#define VT_HANDOFF_HELLO_PENDING 1
 
 /*
  * What the agent does with the messages of one connection. Every callback
@@ -32,6 +36,11 @@ struct vt_handoff_ops {
 	 * belong to the callee, whatever it returns: close them when done.
 	 * Return 0 to accept, or a negative errno to refuse with a reason in
 	 * @msg (VTIER_HANDOFF_MESSAGE_LEN bytes); a refused connection closes.
+	 * Or return VT_HANDOFF_HELLO_PENDING to answer later (slow work such as
+	 * opening a store, done off the main loop), with
+	 * vt_handoff_conn_hello_done(): until then the connection stays open
+	 * without a HELLO deadline, and if it closes meanwhile ops->dropped runs
+	 * (not ops->closed) while @conn stays valid for that call.
 	 */
 	int (*hello)(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 		     int memfd, int uffd, char *msg, void *opaque);
@@ -115,6 +124,17 @@ int vt_handoff_conn_send_stats_v2(struct vt_handoff_conn *conn,
 				  const struct vtier_handoff_tier_v2 *tiers);
 /* Send the agent's hotness profile (1..VTIER_HANDOFF_PROFILE_MAX bytes). */
 int vt_handoff_conn_send_profile(struct vt_handoff_conn *conn, const void *profile, size_t size);
+/*
+ * Answer a HELLO that ops->hello left pending, on the server's context:
+ * @status 0 accepts (ops->closed is owed from now on), a negative errno
+ * refuses with @msg and closes. Returns 0 once answered, -ENOTCONN when
+ * the connection closed meanwhile (nothing was sent; ops->dropped has run;
+ * the agent undoes its work), -EINVAL when no HELLO was pending. Either way
+ * @conn is not the agent's to use afterwards unless it was accepted.
+ */
+int vt_handoff_conn_hello_done(struct vt_handoff_conn *conn, int status, const char *msg);
+/* Closed or closing: a pending HELLO's answer would go nowhere. */
+bool vt_handoff_conn_closed(const struct vt_handoff_conn *conn);
 /* Close the connection now; ops->closed runs with @why. */
 void vt_handoff_conn_close(struct vt_handoff_conn *conn, const char *why);
 

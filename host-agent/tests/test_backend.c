@@ -42,9 +42,9 @@ struct fixture {
 
 static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
 
-/* Send a HELLO; run the daemon's loop until the reply; return its status. */
-static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t generation,
-		 const char *backend_id, int *sock_out, char *msg)
+/* Send a HELLO as QEMU does; returns the socket (non-blocking). */
+static int hello_send(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t generation,
+		      const char *backend_id)
 {
 	struct {
 		struct vtier_handoff_hdr hdr;
@@ -63,9 +63,6 @@ static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t gener
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	uint8_t reply[16 + 136];
-	size_t got = 0;
-	gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
 	int s;
 
 	m.h.flags |= VTIER_HELLO_F_UUID | flags;
@@ -81,6 +78,16 @@ static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t gener
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	assert_int_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)sizeof(m));
+	return s;
+}
+
+/* Run the daemon's loop until the HELLO_REPLY on @s; return its status. */
+static int hello_wait(int s, int *sock_out, char *msg)
+{
+	uint8_t reply[16 + 136];
+	size_t got = 0;
+	gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+
 	while (got < sizeof(reply) && g_get_monotonic_time() < deadline) {
 		ssize_t n = recv(s, reply + got, sizeof(reply) - got, 0);
 
@@ -104,6 +111,13 @@ static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t gener
 	else
 		close(s);
 	return *(int32_t *)(reply + 16);
+}
+
+/* Send a HELLO; run the daemon's loop until the reply; return its status. */
+static int hello(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t generation,
+		 const char *backend_id, int *sock_out, char *msg)
+{
+	return hello_wait(hello_send(f, pid, flags, generation, backend_id), sock_out, msg);
 }
 
 static void spin(unsigned int ms)
@@ -255,6 +269,101 @@ static void test_reconnect_without_store(void **state)
 	assert_int_equal(g_hash_table_size(f->d->vms), 0);
 }
 
+struct ticker {
+	gint64 last;
+	gint64 max_gap;
+	unsigned int ticks;
+};
+
+static gboolean tick(gpointer data)
+{
+	struct ticker *t = data;
+	gint64 now = g_get_monotonic_time();
+
+	if (t->last && now - t->last > t->max_gap)
+		t->max_gap = now - t->last;
+	t->last = now;
+	t->ticks++;
+	return G_SOURCE_CONTINUE;
+}
+
+/*
+ * A store that takes long to open (1 s here; seconds for a big VM's
+ * reconcile) holds its HELLO, not the loop: a 10 ms ticker keeps ticking
+ * (never a gap of 250 ms, a shared machine's scheduling aside),
+ * a second HELLO of the same backend meanwhile is refused as held.
+ */
+static void test_slow_open(void **state)
+{
+	struct fixture *f = *state;
+	struct ticker t = { 0 };
+	guint id = g_timeout_add(10, tick, &t);
+	gint64 t0 = g_get_monotonic_time();
+	char msg[128];
+	int s1, s2;
+
+	f->d->store_open_delay_ms = 1000;
+	s1 = hello_send(f, (uint32_t)getpid(), 0, 1, "mem0");
+	spin(100);
+	assert_int_equal(g_hash_table_size(f->d->opening), 1);
+	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+	assert_true(hello(f, (uint32_t)getpid(), 0, 2, "mem0", NULL, msg) < 0);
+	assert_non_null(strstr(msg, "held by a live connection"));
+	assert_int_equal(hello_wait(s1, &s2, msg), 0);
+	g_source_remove(id);
+	assert_true(g_get_monotonic_time() - t0 >= 1000000);
+	assert_true(t.ticks >= 40);
+	if (t.max_gap >= 250000)	/* the loop was never held */
+		fail_msg("the loop was held for %" G_GINT64_FORMAT " us", t.max_gap);
+	assert_int_equal(g_hash_table_size(f->d->opening), 0);
+	assert_int_equal(g_hash_table_size(f->d->backends), 1);
+	assert_non_null(the_vm(f->d));
+	close(s2);
+	spin(100);
+	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+}
+
+/* QEMU goes while its store is being opened: no backend, no VM, the store kept for it. */
+static void test_closed_during_open(void **state)
+{
+	struct fixture *f = *state;
+	char msg[128];
+	int s;
+
+	f->d->store_open_delay_ms = 300;
+	s = hello_send(f, (uint32_t)getpid(), 0, 1, "mem0");
+	spin(50);
+	assert_int_equal(g_hash_table_size(f->d->opening), 1);
+	close(s);
+	spin(500);
+	assert_int_equal(g_hash_table_size(f->d->opening), 0);
+	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+	assert_int_equal(g_hash_table_size(f->d->vms), 0);
+	/* this process lives: its store stays for the reconnect, as after a live hand-off */
+	assert_int_equal(f->d->orphans->len, 1);
+	/* and the backend is free for the next HELLO */
+	f->d->store_open_delay_ms = 0;
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", &s,
+			       msg), 0);
+	close(s);
+	spin(100);
+
+	/* the agent goes while a store is being opened: QEMU gets no answer, nothing leaks */
+	f->d->store_open_delay_ms = 300;
+	s = hello_send(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 3, "mem0");
+	spin(50);
+	vt_daemon_free(f->d);
+	f->d = NULL;
+	assert_int_equal(hello_wait(s, NULL, msg), -ECONNRESET);
+	f->d = daemon_new(f->dir);
+	assert_true(vt_daemon_listen_handoff(f->d, f->agent, NULL));
+	/* its store is still there for the next agent */
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 4, "mem0", &s,
+			       msg), 0);
+	close(s);
+	spin(100);
+}
+
 /* The config's [ctier.NAME] and [policy] groups: parsed all or nothing. */
 static void test_config(void **state)
 {
@@ -298,6 +407,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_takeover, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_gets_its_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_without_store, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_during_open, setup, teardown),
 		cmocka_unit_test(test_config),
 	};
 

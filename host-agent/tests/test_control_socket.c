@@ -76,6 +76,7 @@ static int setup(void **state)
 	f->d = vt_daemon_new(&tiers, NULL);
 	f->s = vt_control_server_new(f->path, handle, f->d, NULL);
 	assert_non_null(f->s);
+	f->d->ctl = f->s;	/* attach replies come later */
 	*state = f;
 	return 0;
 }

@@ -159,6 +159,38 @@ static void test_discover(void **state)
 	qemu_stop(&q);
 }
 
+struct attached {
+	bool done;
+	struct vt_vm *vm;
+	GError *error;
+};
+
+static void attached_cb(struct vt_vm *vm, const GError *error, void *arg)
+{
+	struct attached *a = arg;
+
+	a->done = true;
+	a->vm = vm;
+	a->error = error ? g_error_copy(error) : NULL;
+}
+
+/* vt_daemon_attach, waited for on the main loop: the VM, or NULL and @error. */
+static struct vt_vm *attach_wait(struct vt_daemon *d, const char *qmp, const char *name,
+				 char **set, unsigned int nr_set, GError **error)
+{
+	struct attached a = { 0 };
+	gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+
+	if (!vt_daemon_attach(d, qmp, name, set, nr_set, attached_cb, &a, error))
+		return NULL;
+	while (!a.done && g_get_monotonic_time() < deadline)
+		g_main_context_iteration(NULL, TRUE);
+	assert_true(a.done);
+	if (a.error)
+		g_propagate_error(error, a.error);
+	return a.vm;
+}
+
 static void test_vm_exits(void **state)
 {
 	struct qemu q = { 0 }, q2 = { 0 };
@@ -175,14 +207,14 @@ static void test_vm_exits(void **state)
 	assert_true(qemu_start(&q2));
 	assert_true(vt_tiers_discover(&tiers, "/", NULL, NULL));
 	d = vt_daemon_new(&tiers, NULL);
-	vm = vt_daemon_attach(d, q.qmp, NULL, set, 1, &e);
+	vm = attach_wait(d, q.qmp, NULL, set, 1, &e);
 	if (!vm)
 		fail_msg("attach: %s", e->message);
 	assert_string_equal(vm->name, "disc-test");	/* from query-name */
-	assert_non_null(vt_daemon_attach(d, q2.qmp, "other", set, 1, NULL));
+	assert_non_null(attach_wait(d, q2.qmp, "other", set, 1, NULL));
 	/* attaching the same QEMU twice is refused */
 	g_clear_error(&e);
-	assert_null(vt_daemon_attach(d, q.qmp, "again", set, 1, &e));
+	assert_null(attach_wait(d, q.qmp, "again", set, 1, &e));
 	assert_int_equal(e->code, EEXIST);
 	assert_int_equal(g_hash_table_size(d->vms), 2);
 	kill(q.pid, SIGKILL);

@@ -45,6 +45,7 @@ struct agent {
 	char path[108];
 	char dir[64];
 	int refuse;		/* errno to refuse HELLOs with, 0 to accept */
+	bool defer;		/* answer HELLOs later (VT_HANDOFF_HELLO_PENDING) */
 	int hellos;
 	int closed;
 	char closed_why[128];
@@ -140,7 +141,7 @@ static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		return -a->refuse;
 	}
 	a->conn = conn;
-	return 0;
+	return a->defer ? VT_HANDOFF_HELLO_PENDING : 0;
 }
 
 static int on_policy(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
@@ -403,6 +404,77 @@ static void test_hello_refused(void **state)
 	assert_true(qemu_sees_eof(a, fd));
 	assert_int_equal(a->closed, 0);		/* never accepted */
 	close(fd);
+}
+
+/*
+ * A HELLO answered later: no reply and no HELLO deadline while the agent
+ * works, then the one reply QEMU waits for; a connection that closes
+ * meanwhile is dropped and the late answer goes nowhere.
+ */
+static void test_hello_pending(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_limits l;
+	struct vtier_handoff_hdr hdr;
+	struct vtier_handoff_hello_reply reply;
+	struct vt_handoff_conn *c;
+	int fd;
+
+	vt_handoff_limits_default(&l);
+	l.hello_timeout_ms = 100;
+	vt_handoff_server_set_limits(a->srv, &l);
+	a->defer = true;
+	fd = qemu_connect(a);
+	send_hello(a, fd, "mem0", 1);
+	spin(a, 300);		/* three times the HELLO deadline */
+	assert_int_equal(a->hellos, 1);
+	assert_int_equal(a->dropped, 0);
+	assert_int_equal(recv(fd, &hdr, sizeof(hdr), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);	/* nothing said yet */
+	assert_false(vt_handoff_conn_closed(a->conn));
+	assert_int_equal(vt_handoff_conn_hello_done(a->conn, 0, NULL), 0);
+	assert_int_equal(vt_handoff_conn_hello_done(a->conn, 0, NULL), -EINVAL);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
+	assert_int_equal(hdr.seq, 1);
+	assert_int_equal(reply.status, 0);
+	close(fd);
+	spin(a, 20);
+	assert_int_equal(a->closed, 1);
+
+	/* refused later: the reason goes out, then the connection closes */
+	fd = qemu_connect(a);
+	send_hello(a, fd, "mem1", 1);
+	spin(a, 20);
+	assert_int_equal(vt_handoff_conn_hello_done(a->conn, -EBUSY, "busy"), 0);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(reply.status, -EBUSY);
+	assert_string_equal(reply.message, "busy");
+	assert_true(qemu_sees_eof(a, fd));
+	close(fd);
+	assert_int_equal(a->closed, 1);		/* never accepted */
+
+	/* QEMU goes while the agent works */
+	fd = qemu_connect(a);
+	send_hello(a, fd, "mem2", 1);
+	spin(a, 20);
+	c = a->conn;
+	close(fd);
+	spin(a, 20);
+	assert_int_equal(a->dropped, 2);	/* the refused one, and this one */
+	assert_true(vt_handoff_conn_closed(c));
+	assert_int_equal(vt_handoff_conn_hello_done(c, 0, NULL), -ENOTCONN);
+	assert_int_equal(a->closed, 1);
+
+	/* the server goes while the agent works: the late answer is still safe */
+	fd = qemu_connect(a);
+	send_hello(a, fd, "mem3", 1);
+	spin(a, 20);
+	c = a->conn;
+	vt_handoff_server_free(a->srv);
+	assert_int_equal(vt_handoff_conn_hello_done(c, 0, NULL), -ENOTCONN);
+	close(fd);
+	assert_int_equal(vt_handoff_server_new(a->path, a->ctx, &ops, a, &a->srv), 0);
 }
 
 static void test_policy_and_stats(void **state)
@@ -977,6 +1049,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hello_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_and_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_closes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranges_update, setup, teardown),

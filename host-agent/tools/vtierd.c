@@ -65,6 +65,12 @@ static void log_note(const char *message, void *arg)
 	g_warning("%s", message);
 }
 
+static void startup_attached(struct vt_vm *vm, const GError *error, void *arg)
+{
+	if (!vm)
+		g_warning("attach %s: %s", (const char *)arg, error->message);
+}
+
 static char *handle(const char *data, size_t len, void *arg)
 {
 	return vt_daemon_handle(arg, data, len);
@@ -179,10 +185,11 @@ int main(int argc, char **argv)
 	loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, quit_cb, NULL);
 	g_unix_signal_add(SIGTERM, quit_cb, NULL);
+	/* answered on the loop, like vtierctl attach: a silent QEMU delays nothing */
 	for (unsigned int i = 0; attach && attach[i]; i++) {
 		g_autoptr(GError) ae = NULL;
 
-		if (!vt_daemon_attach(d, attach[i], NULL, NULL, 0, &ae))
+		if (!vt_daemon_attach(d, attach[i], NULL, NULL, 0, startup_attached, attach[i], &ae))
 			g_warning("attach %s: %s", attach[i], ae->message);
 	}
 	g_message("serving on %s (pid %d)", socket_path, (int)getpid());
