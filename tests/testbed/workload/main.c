@@ -262,6 +262,19 @@ static int execute(struct wl_state *st, char *line, FILE *out)
         return reply(out, RC_OK, "corrupt pages=%zu",
                      wl_region_corrupt(r, strtoul(n, NULL, 0), seed ? strtoull(seed, NULL, 0) : 1));
     }
+    if (!strcmp(argv[0], "kinds")) {
+        /* what the pages hold now: random pages do not compress */
+        const char *from = arg_value(argv + 1, argc - 1, "from");
+        uint64_t off = 0;
+        size_t zero, random, corpus;
+
+        if (from && (wl_parse_size(from, r->npages * WL_PAGE_SIZE, &off) ||
+                     off > r->npages * WL_PAGE_SIZE)) {
+            return reply(out, RC_ERR, "kinds: bad from=%s", from);
+        }
+        wl_region_kinds(r, off / WL_PAGE_SIZE, &zero, &random, &corpus);
+        return reply(out, RC_OK, "kinds zero=%zu random=%zu corpus=%zu", zero, random, corpus);
+    }
     if (!strcmp(argv[0], "info")) {
         return reply(out, RC_OK, "info pages=%zu bytes=%zu base=%p seed=%llu pid=%d", r->npages,
                      r->npages * WL_PAGE_SIZE, (void *)r->base, (unsigned long long)r->seed,

@@ -128,6 +128,27 @@ static enum page_kind page_kind(const struct wl_region *r, size_t index, uint32_
     return roll < r->zero_pct + r->random_pct ? PAGE_RANDOM : PAGE_CORPUS;
 }
 
+void wl_region_kinds(const struct wl_region *r, size_t from, size_t *zero, size_t *random,
+                     size_t *corpus)
+{
+    *zero = *random = *corpus = 0;
+    for (size_t i = from; i < r->npages; i++) {
+        uint64_t pick;
+
+        switch (page_kind(r, i, r->version[i], &pick)) {
+        case PAGE_ZERO:
+            (*zero)++;
+            break;
+        case PAGE_RANDOM:
+            (*random)++;
+            break;
+        case PAGE_CORPUS:
+            (*corpus)++;
+            break;
+        }
+    }
+}
+
 /* The content of page @index at @version (a zero page has no header: all zeros). */
 static void page_content(const struct wl_region *r, size_t index, uint32_t version, uint64_t *w)
 {

@@ -40,6 +40,16 @@ check "mixed content survives writes" 0 'ok verify pages=4096 bad=0' -- \
     "phase dist=uniform ranges=0-8M accesses=40000 write_pct=50" verify
 check "mixed content: the checker finds the corrupted pages" 1 'fail verify pages=2048 bad=5 ' -- \
     "$wl" run --size 8M --mix "$tmp/corpus" "corrupt pages=5 seed=9" verify
+check "mixed content: kinds counts each page's content" 0 \
+    'ok kinds zero=[34][0-9][0-9] random=[23][0-9][0-9] corpus=1[0-9][0-9][0-9]$' -- \
+    "$wl" run --size 8M --mix "$tmp/corpus" kinds
+check "mixed content: kinds from half the region" 0 \
+    'ok kinds zero=[12][0-9][0-9] random=1[0-9][0-9] corpus=[5-7][0-9][0-9]$' -- \
+    "$wl" run --size 8M --mix "$tmp/corpus" "kinds from=4M"
+check "kinds without a mix: every page random" 0 'ok kinds zero=0 random=2048 corpus=0' -- \
+    "$wl" run --size 8M kinds
+check "kinds: a start past the region is an error" 2 'err kinds: bad from=9M' -- \
+    "$wl" run --size 8M "kinds from=9M"
 check "mixed content: a bad corpus is refused" 2 'a file of >= 64 KiB' -- \
     "$wl" run --size 8M --mix /dev/null verify
 check "checker finds exactly the corrupted pages" 1 'fail verify pages=2048 bad=7 ' -- \

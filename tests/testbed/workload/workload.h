@@ -87,6 +87,9 @@ void wl_page_write(struct wl_region *r, size_t index, uint32_t version);
 /* Returns the number of bad pages; the first max_report are described in bad[]. */
 size_t wl_region_verify(const struct wl_region *r, struct wl_bad_page *bad, size_t max_report);
 size_t wl_region_corrupt(struct wl_region *r, size_t npages, uint64_t seed);
+/* How many pages from page @from on hold zeros, random bytes, corpus text. */
+void wl_region_kinds(const struct wl_region *r, size_t from, size_t *zero, size_t *random,
+                     size_t *corpus);
 uint64_t wl_mix64(uint64_t x);
 
 /* phase.c */
