@@ -239,9 +239,11 @@ static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf);
 
 /*
  * Evict [@offset, @offset + @len) (at most VT_PAGER_RUN_MAX pages) into @tier.
- * Pages in another compressed tier come back into the memfd first (the copy
+ * Pages in a faster compressed tier come back into the memfd first (the copy
  * leaves the store only once the kernel has the page) and go out with the
- * rest. Then the run is protected and copied at once, each copy is stored
+ * rest; pages in @tier or a colder one stay where they are (an eviction
+ * never moves a page up: a chunk whose pages are spread over several tiers
+ * is ordered from the tier most of it is in). Then the run is protected and copied at once, each copy is stored
  * durably, and the pages whose copy is in the store and that no write raced
  * with are punched together; holes (evicted already, never touched) are
  * skipped. 0 or -errno when the backend is lost.
@@ -256,7 +258,8 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 	for (uint64_t i = 0; i < n; i++) {
 		int cur = vt_store_tier_of(m->store, offset / ps + i);
 
-		if (cur >= 0 && cur != (int)tier) {
+		/* down to a colder tier; a page in a colder one already stays there */
+		if (cur >= 0 && cur < (int)tier) {
 			ret = fetch_page(m, offset + i * ps, buf);
 			if (ret < 0)
 				return ret;

@@ -86,7 +86,11 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 /* Stop and join the thread; close the pager (QEMU keeps its fds). NULL is fine. */
 void vt_ctier_mover_stop(struct vt_ctier_mover *m);
 
-/* Queue: evict [@offset, @offset + @len) of the backend into store tier @tier. */
+/*
+ * Queue: evict [@offset, @offset + @len) of the backend into store tier @tier
+ * (tiers are numbered fastest first). Pages already in @tier or a colder one
+ * stay there; pages in a faster one move down.
+ */
 int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 			 unsigned int tier);
 /* Queue: bring the stored pages of [@offset, @offset + @len) back into the memfd. */

@@ -312,6 +312,12 @@ static void test_retier(void **state)
 	wait_idle(f);
 	assert_int_equal(vt_store_stats(f->store, ts, 2), 2);
 	assert_int_equal(ts[1].pages, NPAGES * 3 / 4);
+	/* an eviction into the faster tier leaves the colder pages where they are */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	assert_int_equal(vt_store_stats(f->store, ts, 2), 2);
+	assert_int_equal(ts[0].pages, 0);
+	assert_int_equal(ts[1].pages, NPAGES * 3 / 4);
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
 }
