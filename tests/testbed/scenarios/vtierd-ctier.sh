@@ -3,9 +3,9 @@
 # which attaches the VM by the hand-off alone, profiles it (Telescope over the
 # tdp source: host-kmod is loaded) and spreads it over L1's three NUMA nodes
 # and three compressed tiers (lz4 x zsmalloc on the CXL node, zstd x zbud on
-# the PMEM node, deflate x zbud in files). The guest's workload fills 256 MiB
-# with a mix of zero pages, text and binaries from L1's /usr, and random bytes,
-# and keeps a 64 MiB hot set.
+# the PMEM node, deflate x zbud in files). The guest's workload fills
+# VTIERD_CTIER_WL_MIB (128) MiB with a mix of zero pages, text and binaries
+# from L1's /usr, and random bytes, and keeps the first quarter hot.
 #   part compress (VTIERD_CTIER_PARTS has "compress"): at least 70 % of the
 #     cold memory (guest RAM but the hot set and the workload's random pages,
 #     which do not compress and which the tiers refuse by design) ends up in
@@ -20,7 +20,7 @@
 #     tier: its cold memory is paged out (VmSwap of its QEMU grows, vtierd's
 #     residency sees it in tier "zswap") and every page verifies;
 #     RESULT-ZSWAP swapped_mib= zswap_tier_mib= bad_pages=
-#   part kill ("kill"): the guest writes and reads all 256 MiB while vtierd is
+#   part kill ("kill"): the guest writes and reads its whole workload while vtierd is
 #     killed with SIGKILL at random moments (>= 20 times) and restarted; no page
 #     is lost or reads as zeros; RESULT-KILL kills= bad_pages= zero_pages=
 #     resume_p99_ms= (resume: vtierd started -> the VM re-adopted by its hand-off)
@@ -33,7 +33,8 @@ AGENT=/run/vtier/agent.sock
 QEMU=/opt/vtier/qemu/qemu-system-x86_64
 CORPUS=/opt/vtier/corpus
 MIB=1048576
-PAGES_4K=$((512 * 256))
+WL=${VTIERD_CTIER_WL_MIB:-128}
+HOT=$((WL / 4))
 ctl() { vtierctl --socket "$SOCK" "$@"; }
 field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
 # sum of every "KEY":N in JSON $1
@@ -127,21 +128,21 @@ st=$(ctl --json status vm0) || fail "vtierd did not name the VM vm0 (-name): $(c
 echo "$st" | grep -q '"ctier_path":"hand-off' || fail "vm0 not on the hand-off path: $st"
 pid=$(tb_l2_pid vm0)
 hva=$(jfirst "$st" hva)
-tb_l2 vm0 "vtier-workload serve --size 256M --mix $CORPUS > /run/wl.log 2>&1 &"
+tb_l2 vm0 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
 tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
     fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
 # random pages (no codec compresses them: the tiers refuse them by design) in the
 # cold part of the workload
-kinds=$(tb_l2 vm0 'vtier-workload ctl kinds from=64M') || fail "workload kinds: $kinds"
+kinds=$(tb_l2 vm0 "vtier-workload ctl kinds from=${HOT}M") || fail "workload kinds: $kinds"
 echo "workload, cold part: $kinds"
 random_bytes=$(( $(field "$kinds" random) * 4096 ))
 # placement from here on (observe while the guest filled its memory)
 ctl policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
 
 if echo "$PARTS" | grep -q compress; then
-    tb_step "compress: hot set 0-64M, the rest ages into the compressed tiers"
+    tb_step "compress: hot set 0-${HOT}M, the rest ages into the compressed tiers"
     tb_l2 vm0 "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
-        vtier-workload ctl phase dist=uniform ranges=0-64M duration_ms=$((W * 2)) write_pct=5 ||
+        vtier-workload ctl phase dist=uniform ranges=0-${HOT}M duration_ms=$((W * 2)) write_pct=5 ||
             { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
     pct=0
     # the mover's work since the last line: pages evicted, runs, ms spent
@@ -159,7 +160,7 @@ if echo "$PARTS" | grep -q compress; then
         present=$(memfd_bytes "$pid")
         # cold memory: what the guest has in RAM (present or stored) but the hot
         # set and the workload's random pages
-        cold=$((present + stored - 64 * MIB - random_bytes))
+        cold=$((present + stored - HOT * MIB - random_bytes))
         pct=$((stored * 100 / cold))
         now="$(jfirst "$js" evicted) $(jfirst "$js" evict_runs) $(jfirst "$js" evict_protect_ns)"
         now="$now $(jfirst "$js" evict_store_ns) $(jfirst "$js" evict_punch_ns)"
@@ -208,7 +209,7 @@ if echo "$PARTS" | grep -q zswap; then
     [ "$(cat /sys/module/zswap/parameters/enabled)" = Y ] || fail "L1's zswap is off"
     tb_l2_start vm1 --mem 512M
     tb_l2_check_kvm vm1
-    tb_l2 vm1 "vtier-workload serve --size 256M --mix $CORPUS > /run/wl.log 2>&1 &"
+    tb_l2 vm1 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
     tb_l2 vm1 -t 900 'vtier-workload ctl --wait 850 info' > /dev/null || fail "vm1 workload"
     ctl attach /run/tb/vm1.agent.qmp --name vm1 mode=auto > /dev/null || fail "attach vm1"
     ctl --json status vm1 | grep -q '"ctier_path":"zswap' ||
@@ -221,9 +222,9 @@ if echo "$PARTS" | grep -q zswap; then
         js=$(ctl --json stats vm1)
         ztier=$(echo "$js" | grep -o '"tier":"zswap","resident_bytes":[0-9]*' | cut -d: -f3)
         echo "window $i: VmSwap ${swapped} MiB, tier zswap $((${ztier:-0} / MIB)) MiB"
-        [ "$swapped" -ge 128 ] && [ "${ztier:-0}" -gt 0 ] && break
+        [ "$swapped" -ge $((WL / 2)) ] && [ "${ztier:-0}" -gt 0 ] && break
     done
-    [ "$swapped" -ge 128 ] || fail "only $swapped MiB of vm1 paged out to zswap"
+    [ "$swapped" -ge $((WL / 2)) ] || fail "only $swapped MiB of vm1 paged out to zswap"
     v=$(tb_l2 vm1 -t 900 'vtier-workload ctl verify report=5') || true
     echo "$v"
     bad=$(field "$v" bad)
@@ -239,13 +240,13 @@ if echo "$PARTS" | grep -q kill; then
     tb_step "kill: $KILLS x kill -9 of vtierd while the guest writes and reads every page"
     # evict continuously: every chunk not hot in the last window steps down
     tb_l2 vm0 "rm -f /run/S.stop; (while [ ! -e /run/S.stop ]; do
-        vtier-workload ctl phase dist=uniform ranges=0-256M accesses=100000 write_pct=20 ||
+        vtier-workload ctl phase dist=uniform ranges=0-${WL}M accesses=100000 write_pct=20 ||
             { echo FAILED; exit 1; }; done; echo done) > /run/S.log 2>&1 &"
     resume=""
     for k in $(seq 1 "$KILLS"); do
         sleep "$(awk "BEGIN {srand($k * 7919); print 0.5 + rand() * 2.5}")"
         kill -9 "$vtierd_pid"
-        wait "$vtierd_pid" 2> /dev/null
+        wait "$vtierd_pid" 2> /dev/null || true   # 137: killed, as meant
         sleep "$(awk "BEGIN {srand($k * 104729); print rand() * 0.5}")"
         start_vtierd
         ms=$(wait_adopted)
