@@ -7,9 +7,10 @@
 # VTIERD_CTIER_WL_MIB (128) MiB with a mix of zero pages, text and binaries
 # from L1's /usr, and random bytes, and keeps the first quarter hot.
 #   part compress (VTIERD_CTIER_PARTS has "compress"): at least 70 % of the
-#     cold memory (guest RAM but the hot set and the workload's random pages,
-#     which do not compress and which the tiers refuse by design) ends up in
-#     compressed tiers; the guest verifies every page;
+#     cold memory (the workload's pages past its hot quarter but the random
+#     ones, which do not compress and which the tiers refuse by design) ends
+#     up in compressed tiers (not mapped in QEMU: move_pages status of their
+#     guest-physical extents); the guest verifies every page;
 #     RESULT-COMPRESS cold_in_ctier_pct= host_bytes_saved= ratio=
 #     fault_p50_us= fault_p99_us= bare_copy_p50_us= bad_pages=
 #     (ratio: guest bytes stored / host bytes their pools use; fault latency:
@@ -131,11 +132,18 @@ hva=$(jfirst "$st" hva)
 tb_l2 vm0 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
 tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
     fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
-# random pages (no codec compresses them: the tiers refuse them by design) in the
-# cold part of the workload
+# The cold memory: the workload's pages past its hot quarter, but the random
+# ones (no codec compresses them: the tiers refuse them by design). Where they
+# are is read independently of vtierd: their guest-physical extents (the
+# guest's pagemap) at QEMU's RAM mapping, with move_pages(2) status queries
+# (an evicted page is not mapped).
 kinds=$(tb_l2 vm0 "vtier-workload ctl kinds from=${HOT}M") || fail "workload kinds: $kinds"
 echo "workload, cold part: $kinds"
-random_bytes=$(( $(field "$kinds" random) * 4096 ))
+cold_pages=$(( $(field "$kinds" zero) + $(field "$kinds" corpus) ))
+tb_l2 vm0 "vtier-workload ctl extents from=${HOT}M out=/run/cold.ext" ||
+    fail "workload extents"
+tb_l2 vm0 "cat /run/cold.ext" > /run/cold.ext || fail "copying the cold extents out of vm0"
+echo "cold extents: $(wc -l < /run/cold.ext)"
 # placement from here on (observe while the guest filled its memory)
 ctl policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
 
@@ -158,10 +166,9 @@ if echo "$PARTS" | grep -q compress; then
         pool=$(jsum "$js" pool_bytes)
         backlog=$(jfirst "$js" backlog)
         present=$(memfd_bytes "$pid")
-        # cold memory: what the guest has in RAM (present or stored) but the hot
-        # set and the workload's random pages
-        cold=$((present + stored - HOT * MIB - random_bytes))
-        pct=$((stored * 100 / cold))
+        where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cold.ext) ||
+            fail "vtier-tbnuma where-gpa: $where"
+        pct=$(( $(field "$where" absent) * 100 / cold_pages ))
         now="$(jfirst "$js" evicted) $(jfirst "$js" evict_runs) $(jfirst "$js" evict_protect_ns)"
         now="$now $(jfirst "$js" evict_store_ns) $(jfirst "$js" evict_punch_ns)"
         now="$now $(jfirst "$js" fetched) $(jfirst "$js" faults_stored)"

@@ -18,6 +18,9 @@
  *   hotset [source=ranges|accessed] [min_accesses=N] [out=FILE]
  *         guest-physical extents of the last phase's hot set (needs root)
  *   pagemap out=FILE                       every page: index vaddr gpa
+ *   extents [from=SIZE] out=FILE           guest-physical extents of the pages
+ *                                          from SIZE on (needs root)
+ *   kinds [from=SIZE]                      pages holding zeros, random bytes, text
  *   verify [report=N]                      check every page; "fail" when any is bad
  *   corrupt pages=N [seed=S]               fault injection for the checker's tests
  *   info | quit
@@ -261,6 +264,33 @@ static int execute(struct wl_state *st, char *line, FILE *out)
         }
         return reply(out, RC_OK, "corrupt pages=%zu",
                      wl_region_corrupt(r, strtoul(n, NULL, 0), seed ? strtoull(seed, NULL, 0) : 1));
+    }
+    if (!strcmp(argv[0], "extents")) {
+        const char *from = arg_value(argv + 1, argc - 1, "from");
+        const char *path = arg_value(argv + 1, argc - 1, "out");
+        char summary[160];
+        uint64_t off = 0;
+        FILE *f;
+        int rc;
+
+        if (!path) {
+            return reply(out, RC_ERR, "extents: out=FILE is required");
+        }
+        if (from && (wl_parse_size(from, r->npages * WL_PAGE_SIZE, &off) ||
+                     off > r->npages * WL_PAGE_SIZE)) {
+            return reply(out, RC_ERR, "extents: bad from=%s", from);
+        }
+        f = fopen(path, "w");
+        if (!f) {
+            return reply(out, RC_ERR, "extents: %s: %s", path, strerror(errno));
+        }
+        rc = wl_extents(r, off / WL_PAGE_SIZE, f, summary, sizeof(summary));
+        fclose(f);
+        if (rc) {
+            return reply(out, RC_ERR, "extents: %s", rc == -EPERM ?
+                         "/proc/self/pagemap hides PFNs: run as root" : strerror(-rc));
+        }
+        return reply(out, RC_OK, "extents %s", summary);
     }
     if (!strcmp(argv[0], "kinds")) {
         /* what the pages hold now: random pages do not compress */

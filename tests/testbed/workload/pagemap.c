@@ -149,6 +149,40 @@ int wl_hotset(const struct wl_region *r, const struct wl_phase *last,
     return 0;
 }
 
+int wl_extents(const struct wl_region *r, size_t from, FILE *out, char *summary,
+               size_t summary_len)
+{
+    size_t n = r->npages - from, got = 0;
+    uint64_t *pfn = malloc((n ? n : 1) * sizeof(*pfn));
+    struct extent_writer x = { .out = out };
+    int rc;
+
+    if (!pfn) {
+        return -ENOMEM;
+    }
+    rc = n ? read_pfns(r, from, n, pfn) : 0;
+    if (rc) {
+        free(pfn);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!pfn[i]) {
+            x.missing++;
+            continue;
+        }
+        pfn[got++] = pfn[i];
+    }
+    qsort(pfn, got, sizeof(*pfn), compare_pfn);
+    for (size_t i = 0; i < got; i++) {
+        extent_add(&x, pfn[i]);
+    }
+    extent_flush(&x);
+    snprintf(summary, summary_len, "pages=%zu extents=%zu bytes=%zu not_present=%zu",
+             x.pages, x.extents, x.pages * WL_PAGE_SIZE, x.missing);
+    free(pfn);
+    return 0;
+}
+
 int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t summary_len)
 {
     uint64_t *pfn = malloc(r->npages * sizeof(*pfn));

@@ -46,6 +46,14 @@ check "mixed content: kinds counts each page's content" 0 \
 check "mixed content: kinds from half the region" 0 \
     'ok kinds zero=[12][0-9][0-9] random=1[0-9][0-9] corpus=[5-7][0-9][0-9]$' -- \
     "$wl" run --size 8M --mix "$tmp/corpus" "kinds from=4M"
+if [ "$(id -u)" = 0 ]; then
+    check "extents of the second half" 0 'ok extents pages=1024 extents=[0-9]+ bytes=4194304 not_present=0' -- \
+        "$wl" run --size 8M "extents from=4M out=$tmp/ext"
+    check "extents: the file names every page" 0 '^1024$' -- \
+        sh -c "sed 's/.*bytes=//' $tmp/ext | while read -r b; do echo \$((b / 4096)); done | awk '{s += \$1} END {print s}'"
+fi
+check "extents: out= is required" 2 'err extents: out=FILE is required' -- \
+    "$wl" run --size 8M "extents from=4M"
 check "kinds without a mix: every page random" 0 'ok kinds zero=0 random=2048 corpus=0' -- \
     "$wl" run --size 8M kinds
 check "kinds: a start past the region is an error" 2 'err kinds: bad from=9M' -- \

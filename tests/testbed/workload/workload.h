@@ -112,6 +112,9 @@ int wl_hotset(const struct wl_region *r, const struct wl_phase *last,
               enum wl_hotset_source src, uint32_t min_accesses, FILE *out,
               char *summary, size_t summary_len);
 /* All pages: "index vaddr gpa" per line. */
+/* Guest-physical extents ("gpa=0x.. bytes=0x..") of the pages from @from on. */
+int wl_extents(const struct wl_region *r, size_t from, FILE *out, char *summary,
+               size_t summary_len);
 int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t summary_len);
 
 #endif
