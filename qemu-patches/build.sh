@@ -39,6 +39,7 @@ CONFIGURE_FLAGS=(
     --without-default-features
     --enable-kvm --enable-tcg
     --enable-fdt=system
+    --enable-vhost-user --enable-vhost-net
     --disable-tools --disable-docs --disable-guest-agent --disable-user
     --disable-download --disable-install-blobs
     --enable-werror

@@ -5,6 +5,7 @@
 # turn, with -Werror. Uses an incremental build in a scratch tree, so after
 # the first patch each step rebuilds only what the patch touched.
 #   qemu-patches/check-series.sh [WORKDIR]   (default $VTIER_CACHE/qemu/check-series)
+# VTIER_QEMU_JOBS caps ninja's jobs, as for build.sh (default: ninja's own).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=${1:-${VTIER_CACHE:-/var/cache/vtier}/qemu/check-series}
@@ -33,7 +34,7 @@ for i in "${!commits[@]}"; do
         [ -f build.ninja ] || ../src/configure --cc="ccache cc" --python="$venv/bin/python3" $flags
         targets=(qemu-system-x86_64)
         [ -f ../src/tests/qtest/vtier-memory-tiers-test.c ] && targets+=(tests/qtest/vtier-memory-tiers-test)
-        nice -n 10 ninja "${targets[@]}"
+        nice -n 10 ninja ${VTIER_QEMU_JOBS:+-j"$VTIER_QEMU_JOBS"} "${targets[@]}"
     ) > "$work/build-$((i + 1)).log" 2>&1 || {
         echo "not ok $((i + 1)) - $subject: build failed, see $work/build-$((i + 1)).log"; fail=1; continue
     }

@@ -459,14 +459,35 @@ int vt_pager_poison(struct vt_pager *p, uint64_t offset)
 	struct uffdio_poison u = {
 		.range = { .start = p->hva + offset, .len = p->page_size },
 	};
+	struct uffdio_writeprotect w = {
+		.range = u.range,
+		.mode = UFFDIO_WRITEPROTECT_MODE_DONTWAKE,
+	};
+	int ret;
 
 	if (!pager_offset_ok(p, offset, p->page_size))
 		return -EINVAL;
 	if (!(p->ioctls & (1ull << _UFFDIO_POISON)))
 		return -ENOTSUP;
+	/*
+	 * An evicted page was write-protected before it was punched: on shmem the
+	 * kernel keeps that protection in QEMU's page table as a uffd-wp marker
+	 * where the page was. UFFDIO_POISON replaces no PTE, not even a marker
+	 * (EEXIST): the marker must go first, without waking the faulting thread
+	 * (it would fault again, on a page the store no longer holds, and read
+	 * zeros). Resolving the protection drops a marker and leaves a page that
+	 * is there as it is.
+	 */
+	while (ioctl(p->uffd, UFFDIO_WRITEPROTECT, &w)) {
+		if (errno != EAGAIN)
+			return -errno;
+	}
 	while (ioctl(p->uffd, UFFDIO_POISON, &u)) {
-		if (errno == EEXIST)
-			return uffd_wake(p, offset, p->page_size);
+		if (errno == EEXIST) {
+			/* the page is there after all: its content wins, nothing poisoned */
+			ret = uffd_wake(p, offset, p->page_size);
+			return ret ? ret : 1;
+		}
 		if (errno != EAGAIN)
 			return -errno;
 	}

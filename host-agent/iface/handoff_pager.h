@@ -134,9 +134,12 @@ int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data);
 /*
  * The saved copy of the page at @offset is damaged: install a poison marker
  * (UFFDIO_POISON, Linux 6.6) so the guest's access raises a memory error,
- * as with a failed DRAM page, and wake the waiters. Returns 0, -ENOTSUP
- * when the uffd cannot poison (the caller then leaves the fault waiting:
- * never zeros), or another negative errno.
+ * as with a failed DRAM page, and wake the waiters. The write-protection an
+ * eviction left on the page is dropped first (the marker it leaves would
+ * make the poison fail). Returns 0 when poisoned, 1 when a page is there
+ * after all (nothing poisoned; the waiters are woken), -ENOTSUP when the
+ * uffd cannot poison (the caller then leaves the fault waiting: never
+ * zeros), or another negative errno.
  */
 int vt_pager_poison(struct vt_pager *p, uint64_t offset);
 

@@ -166,6 +166,12 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	if (ret == -EBADMSG) {
 		/* the copy is damaged: the guest sees a memory error, as with bad DRAM */
 		ret = vt_pager_poison(&m->pager, offset);
+		if (ret == 1) {
+			/* the page is in the memfd again: it wins, the copy goes */
+			vt_store_drop(m->store, page);
+			STAT_ADD(m, faults_already, 1);
+			return 0;
+		}
 		g_mutex_lock(&m->lock);
 		m->stats.poisoned++;
 		if (ret == -ENOTSUP || ret == -EINVAL)

@@ -10,6 +10,7 @@
 #include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -322,6 +323,99 @@ static void test_retier(void **state)
 		assert_true(page_ok(f, p));
 }
 
+static sigjmp_buf sigbus_jmp;
+static volatile int sigbus_code;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	sigbus_code = si->si_code;
+	siglongjmp(sigbus_jmp, 1);
+}
+
+/* Read the first byte of @page as a vCPU would: the si_code of a SIGBUS, or 0. */
+static int touch_page(struct fixture *f, uint64_t page, uint8_t *byte)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO }, old;
+
+	sigbus_code = 0;
+	assert_int_equal(sigaction(SIGBUS, &sa, &old), 0);
+	if (!sigsetjmp(sigbus_jmp, 1))
+		*byte = *(volatile uint8_t *)(f->map + page * PAGE);
+	assert_int_equal(sigaction(SIGBUS, &old, NULL), 0);
+	return sigbus_code;
+}
+
+/*
+ * The SIGBUS of a poisoned page: BUS_MCEERR_AR, or BUS_ADRERR from a kernel
+ * built without CONFIG_MEMORY_FAILURE (as the 6.18 kernel of our build host).
+ */
+static bool memory_error(int si_code)
+{
+	return si_code == BUS_MCEERR_AR || si_code == BUS_ADRERR;
+}
+
+/* Flip bytes of the first data a tier's pool file holds (its only page). */
+static void corrupt_pool(struct fixture *f, const char *name)
+{
+	g_autofree char *path = g_build_filename(f->dir, name, NULL);
+	uint8_t buf[PAGE];
+	int fd = open(path, O_RDWR);
+	off_t at;
+
+	assert_true(fd >= 0);
+	at = lseek(fd, 0, SEEK_DATA);
+	assert_true(at >= 0);
+	assert_int_equal(pread(fd, buf, sizeof(buf), at), sizeof(buf));
+	for (unsigned int i = 8; i < 40; i++)
+		buf[i] ^= 0x5a;
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), at), sizeof(buf));
+	close(fd);
+}
+
+/*
+ * A stored copy that fails its checksum is never handed out: the faulting
+ * thread gets a memory error (SIGBUS), not zeros, not the damaged bytes, and
+ * the other stored pages still come back intact. The eviction left a uffd-wp
+ * marker where the page was, which UFFDIO_POISON does not replace: taken for
+ * a page that is there, the thread was woken and read zeros.
+ */
+static void test_poison(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint8_t byte = 0xee;
+
+	if (!(f->ram.ioctls & (1ull << 0x08))) {	/* _UFFDIO_POISON, Linux 6.6 */
+		fprintf(stderr, "# skip: this kernel's userfaultfd has no UFFDIO_POISON\n");
+		skip();
+	}
+	/* page 2 alone in tier 0's pool, then page 6 next to it */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 2 * PAGE, PAGE, 0), 0);
+	wait_idle(f);
+	corrupt_pool(f, "pool-0");
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 6 * PAGE, PAGE, 0), 0);
+	wait_idle(f);
+	assert_false(present(f, 2));
+	assert_false(present(f, 6));
+
+	assert_true(memory_error(touch_page(f, 2, &byte)));
+	assert_int_equal(byte, 0xee);
+	/* poisoned for good: a second touch does not ask the agent again */
+	assert_true(memory_error(touch_page(f, 2, &byte)));
+	for (int i = 0; i < 1000; i++) {	/* counted just after the wake-up */
+		vt_ctier_mover_get_stats(f->mover, &st);
+		if (st.poisoned)
+			break;
+		g_usleep(1000);
+	}
+	assert_int_equal(st.poisoned, 1);
+	assert_int_equal(st.poison_unsupported, 0);
+	assert_int_equal(vt_store_tier_of(f->store, 2), -ENOENT);
+	assert_true(page_ok(f, 6));
+}
+
 /* Orders outside the backend or unaligned are refused. */
 static void test_bad_orders(void **state)
 {
@@ -362,6 +456,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retier, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
 		cmocka_unit_test(test_latency_hist),
 	};
 

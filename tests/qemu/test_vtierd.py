@@ -8,21 +8,31 @@ fault is served back, checksum-verified, and the guest checks every page.
 Then vtierd is killed with SIGKILL while it serves faults; the restarted
 vtierd re-adopts the VM and its evicted pages (no zeros, no lost page).
 Hostile hand-offs: a HELLO that claims another process's pid, and one that
-would take over the live VM's backend, are refused and change nothing."""
+would take over the live VM's backend, are refused and change nothing.
+Damaged copies: a second VM's pages go to a compressed tier in files, the test
+flips bytes of two stored pages on disk; every other page still verifies, a
+read of the first through QEMU's mapping fails (no zeros, no garbage) and
+vtierd counts it poisoned; the guest's own read of the second kills QEMU with
+SIGBUS (TCG cannot hand a memory error to the guest) before it answers."""
 
 import array
 import ctypes
+import errno
 import json
 import os
 import socket
 import struct
+import signal
 import subprocess
+import threading
 import time
 
 from vtier_qemu import Harness, Tap, TestFailure, log, main, wait_for
 
 PAGES = 16384           # 64 MiB region in a 128 MiB guest
 UUID = "5a1e0000-1111-4222-8333-444455556666"
+UUID2 = "5a1e0000-1111-4222-8333-777788889999"
+REGION = 16 << 20       # guest-physical address of the test guest's region
 
 
 class Vtierd:
@@ -32,10 +42,13 @@ class Vtierd:
         self.agent = os.path.join(h.dir, "agent.sock")
         self.store = os.path.join(h.dir, "store")
         self.config = os.path.join(h.dir, "vtierd.conf")
+        self.disk = os.path.join(h.dir, "disk")
         with open(self.config, "w") as f:
             f.write("[ctier.lz4]\ncodec = lz4\npool = zsmalloc\nmedium = node:0\n\n"
-                    f"[ctier.zstd]\ncodec = zstd:3\npool = zbud\nmedium = file:{h.dir}/cold\n")
+                    f"[ctier.zstd]\ncodec = zstd:3\npool = zbud\nmedium = file:{h.dir}/cold\n\n"
+                    f"[ctier.disk]\ncodec = lz4\npool = zbud\nmedium = file:{self.disk}\n")
         os.makedirs(os.path.join(h.dir, "cold"), exist_ok=True)
+        os.makedirs(self.disk, exist_ok=True)
         self.bin = os.path.join(os.environ["VTIER_TEST_BUILD"], "..", "..", "host-agent",
                                 "tools")
         self.proc = None
@@ -110,12 +123,99 @@ def backend(vm_stats):
     return vm_stats["backends"][0]
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+SYS_userfaultfd = 323                  # x86_64
+UFFDIO_API = 0xc018aa3f                # _IOWR(0xaa, 0x3f, struct uffdio_api)
+UFFD_FEATURE_POISON = 1 << 14          # Linux 6.6
+EHWPOISON = 133                        # not in Python's errno
+
+
+def uffd_poison_supported():
+    """Does this kernel's userfaultfd offer UFFDIO_POISON?"""
+    fd = _libc.syscall(SYS_userfaultfd, os.O_CLOEXEC | os.O_NONBLOCK)
+    if fd < 0:
+        raise TestFailure(f"userfaultfd: {os.strerror(ctypes.get_errno())}")
+    try:
+        api = (ctypes.c_uint64 * 3)(0xaa, 0, 0)
+        if _libc.ioctl(fd, UFFDIO_API, api):
+            raise TestFailure(f"UFFDIO_API: {os.strerror(ctypes.get_errno())}")
+        return bool(api[1] & UFFD_FEATURE_POISON)
+    finally:
+        os.close(fd)
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def read_process_page(pid, hva, timeout):
+    """Read a page of another process through its page tables
+    (process_vm_readv, as the kernel reads guest RAM for QEMU): (bytes read,
+    errno, data), or None if the read still waits after @timeout s."""
+    out = []
+
+    def read():
+        buf = ctypes.create_string_buffer(4096)
+        local = _Iovec(ctypes.cast(buf, ctypes.c_void_p), 4096)
+        remote = _Iovec(hva, 4096)
+        n = _libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        out.append((n, ctypes.get_errno() if n < 0 else 0, buf.raw))
+    th = threading.Thread(target=read, daemon=True)
+    th.start()
+    th.join(timeout)
+    return out[0] if out else None
+
+
+def guest_ram_hva(pid, size):
+    """Start of QEMU's mapping of its memfd backend of @size bytes."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if len(fields) >= 6 and fields[5].startswith("/memfd:") and end - start == size:
+                return start
+    raise TestFailure(f"no memfd mapping of {size} bytes in QEMU pid {pid}")
+
+
+def pool_bytes(directory):
+    """Every byte of data the pool files in @directory hold: {(file, offset): byte}."""
+    data = {}
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            at, size = 0, os.fstat(fd).st_size
+            while at < size:
+                try:
+                    start = os.lseek(fd, at, os.SEEK_DATA)
+                except OSError:
+                    break
+                end = os.lseek(fd, start, os.SEEK_HOLE)
+                for i, v in enumerate(os.pread(fd, end - start, start)):
+                    data[(path, start + i)] = v
+                at = end
+        finally:
+            os.close(fd)
+    return data
+
+
+def flip_bytes(places):
+    """XOR 0xff into each (file, offset)."""
+    for path, off in places:
+        fd = os.open(path, os.O_RDWR)
+        try:
+            os.pwrite(fd, bytes([os.pread(fd, 1, off)[0] ^ 0xff]), off)
+        finally:
+            os.close(fd)
+
+
 def test():
-    t = Tap(20)
+    t = Tap(28)
     with Harness("vtierd") as h:
         d = Vtierd(h)
         try:
             run_test(t, h, d)
+            run_poison(t, h, d)
         except Exception:
             print(d.logs())
             raise
@@ -234,6 +334,88 @@ def run_test(t, h, d):
     wait_for("the VM detached", lambda: d.run("list") == [], 10)
     t.ok(not os.listdir(d.store), f"QEMU exited: its store is removed ({os.listdir(d.store)})")
     t.ok(d.proc.poll() is None, "vtierd keeps running")
+
+
+
+def run_poison(t, h, d):
+    """Bytes of two stored pages flipped on disk: neither is ever handed out."""
+    t.ok(uffd_poison_supported(),
+         "this kernel's userfaultfd offers UFFDIO_POISON (Linux 6.6): vtierd can poison "
+         "a page whose copy is damaged (without it a fault on such a page waits forever)")
+    q = h.qemu("vm2", d.agent, extra=["-uuid", UUID2])
+    q.connect()
+    q.wait_ready()
+    vm = wait_for("the second VM attached", lambda: next(
+        (v["name"] for v in d.run("list") if v["pid"] == q.proc.pid), None), 20)
+    q.guest("content mixed")
+    q.guest("fill 0x4321")
+    d.run("policy", vm, "mode=off")
+
+    def idle():
+        b = backend(d.run("stats", vm))
+        return b["backlog"] == 0 and b
+
+    # Pages 66 and 100 (runs of equal bytes: stored compressed) go to the file
+    # tier alone first, so that the bytes each adds to the pool files are known;
+    # then the rest of the first 256 pages.
+    n, bad1, bad2 = 256, 66, 100
+    known, spans = {}, []
+    for page in (bad1, bad2):
+        d.run("demote", vm, "tier=disk", f"gpa={REGION + page * 4096}", "len=4096")
+        time.sleep(0.3)
+        wait_for(f"page {page} demoted", idle, 60)
+        now = pool_bytes(d.disk)
+        spans.append(sorted(k for k, v in now.items() if known.get(k, 0) != v))
+        known = now
+    d.run("demote", vm, "tier=disk", f"gpa={REGION}", f"len={n * 4096}")
+    time.sleep(0.3)
+    b = wait_for("the demotion carried out", idle, 60)
+    disk = {c["name"]: c for c in b["ctiers"]}["disk"]
+    t.ok(len(spans[0]) > 0 and len(spans[1]) > 0 and disk["pages"] >= n // 2 and
+         disk["compressed_bytes"] > 0,
+         f"{disk['pages']} pages in the file tier; pages {bad1} and {bad2} took "
+         f"{len(spans[0])} and {len(spans[1])} bytes of {sorted({p for p, _ in known})}")
+    flip_bytes(spans[0][:16] + spans[1][:16])
+
+    c1 = q.guest(f"check 0 {bad1}")
+    c2 = q.guest(f"check {bad1 + 1} {bad2 - bad1 - 1}")
+    c3 = q.guest(f"check {bad2 + 1} {n - bad2 - 1}")
+    b = backend(d.run("stats", vm))
+    t.ok(c1["bad"] == c2["bad"] == c3["bad"] == "0" and b["poisoned"] == 0 and
+         b["faults_stored"] > 0,
+         f"the {n - 2} other pages verify ({b['faults_stored']} faults served from the "
+         f"store), nothing poisoned yet")
+
+    # QEMU's mapping read from outside (as the kernel reads guest RAM for QEMU):
+    # vtierd finds the copy damaged and poisons the page; the read fails.
+    hva = guest_ram_hva(q.proc.pid, 128 << 20) + REGION + bad1 * 4096
+    r = read_process_page(q.proc.pid, hva, 10)
+    b = backend(d.run("stats", vm))
+    disk = {c["name"]: c for c in b["ctiers"]}["disk"]
+    t.ok(r is not None and r[0] < 0 and r[1] in (errno.EFAULT, errno.EIO, EHWPOISON),
+         f"a read of page {bad1} fails: "
+         f"{'still waiting after 10 s' if r is None else (r[0], os.strerror(r[1]) if r[1] else '')}")
+    t.ok(b["poisoned"] == 1 and disk["bad_checksum"] == 1,
+         f"vtierd counts it: poisoned {b['poisoned']}, bad_checksum {disk['bad_checksum']}")
+    t.ok(q.proc.poll() is None and q.guest(f"check 0 {bad1}")["bad"] == "0",
+         "QEMU and the guest run on after the failed read")
+
+    # The guest reads page 100 itself: vtierd poisons it, the vCPU gets SIGBUS.
+    q.serial.send(f"check {bad2} 1")
+    try:
+        reply = q.serial.readline(30)
+    except TestFailure:
+        reply = None        # QEMU gone: the connection closed
+    rc = q.proc.wait(timeout=30)
+    t.ok(reply is None and rc == -signal.SIGBUS,
+         f"the guest's read of page {bad2}: no answer ({reply}), QEMU killed by "
+         f"{signal.Signals(-rc).name if rc < 0 else f'exit {rc}'}")
+    wait_for("the second VM detached", lambda: all(
+        v["pid"] != q.proc.pid for v in d.run("list")), 10)
+    with open(os.path.join(h.dir, f"vtierd.{d.starts}.log")) as f:
+        ended = [x for x in f.read().splitlines() if "hand-off of 'mem0' ended" in x]
+    t.ok(ended and "QEMU exited" in ended[-1] and d.proc.poll() is None,
+         f"vtierd keeps running: {ended[-1] if ended else '?'}")
 
 
 if __name__ == "__main__":

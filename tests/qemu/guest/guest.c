@@ -15,6 +15,9 @@
  *                        (a writer racing the agent's eviction)
  *   hammer P ROUNDS SEED rewrite the first half of page P ROUNDS times
  *   verify               "OK verify pages=N bad=B first_bad=I"
+ *   check FIRST COUNT    the same over pages FIRST .. FIRST+COUNT-1 only:
+ *                        "OK check pages=N bad=B first_bad=I" (reads no
+ *                        other page: a test can keep one page untouched)
  *   lat K M              read one word of pages with index % K == M, timing
  *                        each read with rdtsc: "OK lat n=N p50=T p90=T p99=T
  *                        max=T" in TSC ticks (faults served by the agent
@@ -345,11 +348,11 @@ static uint32_t rewrite(uint32_t seed, uint32_t k, uint32_t m, int half)
 	return n;
 }
 
-static void cmd_verify(void)
+static void cmd_verify(const char *what, uint32_t from, uint32_t count)
 {
 	uint32_t bad = 0, first = 0xffffffffu;
 
-	for (uint32_t i = 0; i < n_pages; i++) {
+	for (uint32_t i = from; i < from + count; i++) {
 		if (!page_ok(i)) {
 			if (!bad) {
 				first = i;
@@ -357,8 +360,8 @@ static void cmd_verify(void)
 			bad++;
 		}
 	}
-	puts_serial("OK verify pages=");
-	put_dec(n_pages);
+	puts_serial(what);
+	put_dec(count);
 	puts_serial(" bad=");
 	put_dec(bad);
 	puts_serial(" first_bad=");
@@ -423,8 +426,17 @@ static void run_command(const char *line)
 			return;
 		}
 	} else if (starts_with(line, "verify")) {
-		cmd_verify();
+		cmd_verify("OK verify pages=", 0, n_pages);
 		return;
+	} else if (starts_with(line, "check")) {
+		uint32_t from = 0, count = 0;
+		const char *s = parse_u32(line + 5, &from, &ok);
+
+		parse_u32(s, &count, &ok);
+		if (ok && from < n_pages && count <= n_pages - from) {
+			cmd_verify("OK check pages=", from, count);
+			return;
+		}
 	} else if (starts_with(line, "lat")) {
 		const char *s = parse_u32(line + 3, &k, &ok);
 
