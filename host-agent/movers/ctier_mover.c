@@ -43,6 +43,7 @@ struct vt_ctier_mover {
 	GMutex lock;		/* orders, stats, stop */
 	struct mover_order *orders;
 	unsigned int head, n;
+	bool working;			/* a slice taken off the queue is being done */
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
 	struct vt_ctier_mover_stats stats;
@@ -360,19 +361,25 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 		m->n--;
 	}
 	more = m->n > 0;
+	m->working = true;
 	g_mutex_unlock(&m->lock);
 	t0 = now_ns();
 	if (o.tier >= 0) {
 		*err = evict_run(m, o.offset, len, (unsigned int)o.tier, buf);
-		STAT_ADD(m, evict_ns, now_ns() - t0);
-		return *err ? 0 : more;
+	} else {
+		for (uint64_t off = o.offset; off < o.offset + len; off += step) {
+			*err = fetch_page(m, off, buf);
+			if (*err)
+				break;
+		}
 	}
-	for (uint64_t off = o.offset; off < o.offset + len; off += step) {
-		*err = fetch_page(m, off, buf);
-		if (*err)
-			break;
-	}
-	STAT_ADD(m, fetch_ns, now_ns() - t0);
+	g_mutex_lock(&m->lock);
+	if (o.tier >= 0)
+		m->stats.evict_ns += now_ns() - t0;
+	else
+		m->stats.fetch_ns += now_ns() - t0;
+	m->working = false;
+	g_mutex_unlock(&m->lock);
 	return *err ? 0 : more;
 }
 
@@ -541,7 +548,7 @@ unsigned int vt_ctier_mover_backlog(struct vt_ctier_mover *m)
 	unsigned int n;
 
 	g_mutex_lock(&m->lock);
-	n = m->n;
+	n = m->n + (m->working && !m->n);	/* the last order, until its last slice is done */
 	g_mutex_unlock(&m->lock);
 	return n;
 }

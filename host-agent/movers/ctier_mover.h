@@ -95,7 +95,7 @@ int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 			 unsigned int tier);
 /* Queue: bring the stored pages of [@offset, @offset + @len) back into the memfd. */
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
-/* Orders not yet carried out. */
+/* Orders not yet carried out, the one in progress included: 0 when idle. */
 unsigned int vt_ctier_mover_backlog(struct vt_ctier_mover *m);
 void vt_ctier_mover_get_stats(struct vt_ctier_mover *m, struct vt_ctier_mover_stats *out);
 
