@@ -10,7 +10,7 @@
 
 #   make check-vtierd-ctier  vtierd as the patched QEMU's tier agent in the testbed:
 #                       compressed tiers, zswap, kill -9 (tests/testbed/scenarios/
-#                       vtierd-ctier.sh; 20-40 min under TCG, not in make check)
+#                       vtierd-ctier.sh; about 15 min under TCG, not in make check)
 
 .PHONY: demo-vm check-vtierd vtierd-table check-vtierd-ctier
 
