@@ -139,51 +139,32 @@ static int pager_no_write_queued(struct vt_pager *p, uint64_t offset)
 	return 0;
 }
 
+/* One page: the run form with a run of one (below), plus the early look at
+ * queued writes that lets a caller skip storing a copy already stale. */
 int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out)
 {
-	ssize_t n;
+	uint64_t present = 0;
 	int ret;
 
-	ret = vt_pager_present(p, offset);
-	if (ret <= 0)
-		return ret ? ret : -ENOENT;
-	/* From here on a write to the page waits for us: the copy is final. */
-	ret = uffd_protect(p, offset, p->page_size, true);
-	if (ret)
+	ret = vt_pager_evict_begin_run(p, offset, p->page_size, out, &present);
+	if (ret < 0)
 		return ret;
-	n = pread(p->memfd, out, p->page_size, p->fd_offset + offset);
-	if (n != (ssize_t)p->page_size) {
-		ret = n < 0 ? -errno : -EIO;
-		goto undo;
-	}
+	if (!present)
+		return -ENOENT;
 	ret = pager_no_write_queued(p, offset);
 	if (ret)
-		goto undo;
-	return 0;
-
-undo:
-	vt_pager_evict_abort(p, offset);
+		vt_pager_evict_abort(p, offset);
 	return ret;
 }
 
 int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset)
 {
-	int ret;
+	uint64_t punched = 0;
+	int ret = vt_pager_evict_commit_run(p, offset, p->page_size, 1, 1, &punched);
 
-	ret = pager_no_write_queued(p, offset);
-	if (ret)
-		goto undo;
-	if (fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      p->fd_offset + offset, p->page_size)) {
-		ret = -errno;
-		goto undo;
-	}
-	p->nr_evicted++;
-	return 0;
-
-undo:
-	vt_pager_evict_abort(p, offset);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return punched ? 0 : -EBUSY;
 }
 
 void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset)

@@ -80,7 +80,8 @@ int vt_pager_present(struct vt_pager *p, uint64_t offset);
  *
  * vt_pager_evict_commit() punches the page out of the memfd, unless a write
  * raced in the meantime (-EBUSY: the page stays, the copy is stale and must
- * be dropped). Returns 0 once the page is gone: the next access faults.
+ * be dropped), and drops the protection. Returns 0 once the page is gone:
+ * the next access faults. Both are the run form below with a run of one.
  *
  * vt_pager_evict_abort() drops the protection and wakes any writer.
  *
