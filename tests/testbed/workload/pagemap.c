@@ -105,13 +105,15 @@ static int compare_pfn(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int wl_hotset(const struct wl_region *r, const struct wl_phase *last,
-              enum wl_hotset_source src, uint32_t min_accesses, FILE *out,
-              char *summary, size_t summary_len)
+/*
+ * Guest-physical extents, in address order, of the region's pages that
+ * @want selects; a selected page not present counts as not_present.
+ */
+static int write_extents(const struct wl_region *r, bool (*want)(size_t page, const void *ctx),
+                         const void *ctx, FILE *out, char *summary, size_t summary_len)
 {
     uint64_t *pfn = malloc(r->npages * sizeof(*pfn));
-    uint64_t *hot;
-    size_t nhot = 0;
+    size_t got = 0;
     struct extent_writer x = { .out = out };
     int rc;
 
@@ -123,49 +125,10 @@ int wl_hotset(const struct wl_region *r, const struct wl_phase *last,
         free(pfn);
         return rc;
     }
-    hot = pfn;   /* compacted in place: hot[j] with j <= i */
-    for (size_t i = 0; i < r->npages; i++) {
-        bool is_hot = src == WL_HOTSET_RANGES ? in_ranges(last, i)
-                                              : r->accesses[i] >= min_accesses;
-
-        if (!is_hot) {
+    for (size_t i = 0; i < r->npages; i++) {   /* compacted in place: pfn[got] with got <= i */
+        if (!want(i, ctx)) {
             continue;
         }
-        if (!pfn[i]) {
-            x.missing++;
-            continue;
-        }
-        hot[nhot++] = pfn[i];
-    }
-    /* Extents of guest-physical memory, in address order. */
-    qsort(hot, nhot, sizeof(*hot), compare_pfn);
-    for (size_t i = 0; i < nhot; i++) {
-        extent_add(&x, hot[i]);
-    }
-    extent_flush(&x);
-    snprintf(summary, summary_len, "pages=%zu extents=%zu bytes=%zu not_present=%zu",
-             x.pages, x.extents, x.pages * WL_PAGE_SIZE, x.missing);
-    free(pfn);
-    return 0;
-}
-
-int wl_extents(const struct wl_region *r, size_t from, FILE *out, char *summary,
-               size_t summary_len)
-{
-    size_t n = r->npages - from, got = 0;
-    uint64_t *pfn = malloc((n ? n : 1) * sizeof(*pfn));
-    struct extent_writer x = { .out = out };
-    int rc;
-
-    if (!pfn) {
-        return -ENOMEM;
-    }
-    rc = n ? read_pfns(r, from, n, pfn) : 0;
-    if (rc) {
-        free(pfn);
-        return rc;
-    }
-    for (size_t i = 0; i < n; i++) {
         if (!pfn[i]) {
             x.missing++;
             continue;
@@ -181,6 +144,41 @@ int wl_extents(const struct wl_region *r, size_t from, FILE *out, char *summary,
              x.pages, x.extents, x.pages * WL_PAGE_SIZE, x.missing);
     free(pfn);
     return 0;
+}
+
+struct hot_sel {
+    const struct wl_region *r;
+    const struct wl_phase *last;
+    enum wl_hotset_source src;
+    uint32_t min_accesses;
+};
+
+static bool is_hot(size_t page, const void *ctx)
+{
+    const struct hot_sel *h = ctx;
+
+    return h->src == WL_HOTSET_RANGES ? in_ranges(h->last, page)
+                                      : h->r->accesses[page] >= h->min_accesses;
+}
+
+int wl_hotset(const struct wl_region *r, const struct wl_phase *last,
+              enum wl_hotset_source src, uint32_t min_accesses, FILE *out,
+              char *summary, size_t summary_len)
+{
+    struct hot_sel h = { r, last, src, min_accesses };
+
+    return write_extents(r, is_hot, &h, out, summary, summary_len);
+}
+
+static bool from_page(size_t page, const void *ctx)
+{
+    return page >= *(const size_t *)ctx;
+}
+
+int wl_extents(const struct wl_region *r, size_t from, FILE *out, char *summary,
+               size_t summary_len)
+{
+    return write_extents(r, from_page, &from, out, summary, summary_len);
 }
 
 int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t summary_len)
