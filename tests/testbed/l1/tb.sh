@@ -307,22 +307,37 @@ tb_l2_hang_report() {
     [ -d /sys/kernel/debug/kvm ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
     vm=$(ls -d /sys/kernel/debug/kvm/"$pid"-* 2>/dev/null | head -1)
     hmp='{"execute":"human-monitor-command","arguments":{"command-line":"info registers"}}'
+    # Kernel-side facts first: a vCPU stuck in the kernel (a fault nobody
+    # serves) cannot answer QMP, and each QMP call is bounded (-t).
     {
         for i in 1 2; do
             echo "== sample $i at $(tb_uptime) s"
             for t in /proc/"$pid"/task/*; do
-                echo "thread $(cat "$t/comm"): state/utime/stime $(sed 's/^.*) //' "$t/stat" | cut -d' ' -f1,12,13)"
+                echo "thread $(cat "$t/comm"): state/utime/stime $(sed 's/^.*) //' "$t/stat" | cut -d' ' -f1,12,13) wchan $(cat "$t/wchan" 2>/dev/null)"
             done
-            tb_qmp "$name" '{"execute":"query-status"}'
-            tb_qmp "$name" "$hmp" | sed 's/\\r\\n/\n/g' | grep -e 'RIP=' -e 'CR0=' -e 'EFER='
+            if [ "$i" = 1 ]; then
+                for t in /proc/"$pid"/task/*; do
+                    case $(cat "$t/comm") in
+                    CPU*) echo "-- kernel stack of $(cat "$t/comm")"
+                          cat "$t/stack" 2>/dev/null ;;
+                    esac
+                done
+            fi
+            tb_qmp -t 5 "$name" '{"execute":"query-status"}'
+            tb_qmp -t 5 "$name" "$hmp" | sed 's/\\r\\n/\n/g' | grep -e 'RIP=' -e 'CR0=' -e 'EFER='
             [ -n "$vm" ] && for t in "$vm"/*; do
                 [ -f "$t" ] && printf '%s=%s ' "${t##*/}" "$(cat "$t" 2>/dev/null)"
             done
             echo
             [ "$i" = 1 ] && sleep 2
         done
+        # A scenario may add what it knows (its agent's state): tb_on_hang NAME.
+        if command -v tb_on_hang > /dev/null 2>&1; then
+            echo "== scenario's report"
+            tb_on_hang "$name"
+        fi
         echo "== NMI at $(tb_uptime) s"
-        tb_qmp "$name" '{"execute":"inject-nmi"}'
+        tb_qmp -t 5 "$name" '{"execute":"inject-nmi"}'
         if vtier-tbctl exec -t 10 "$TB_RUN/$name.ctl" true > /dev/null 2>&1; then
             echo "answers after the NMI"
         else
@@ -407,11 +422,17 @@ tb_l2() {
     exit 1
 }
 
+# tb_qmp [-t SEC] NAME JSON...: QMP commands to an L2 QEMU (default 30 s for all).
 tb_qmp() {
-    local name
+    local name t
+    t=30
+    if [ "$1" = -t ]; then
+        t=$2
+        shift 2
+    fi
     name=$1
     shift
-    vtier-tbctl qmp "$TB_RUN/$name.qmp" "$@"
+    vtier-tbctl qmp -t "$t" "$TB_RUN/$name.qmp" "$@"
 }
 
 tb_l2_check_kvm() {

@@ -37,6 +37,16 @@ MIB=1048576
 WL=${VTIERD_CTIER_WL_MIB:-128}
 HOT=$((WL / 4))
 ctl() { vtierctl --socket "$SOCK" "$@"; }
+# Called by tb.sh's hang report when a guest stops answering: vtierd's view.
+tb_on_hang() {
+    local t
+    timeout 5 vtierctl --socket "$SOCK" --json stats "$1" 2>&1 | head -c 4000
+    echo
+    [ -n "${vtierd_pid:-}" ] && for t in /proc/"$vtierd_pid"/task/*; do
+        echo "vtierd thread $(cat "$t/comm"): $(sed 's/^.*) //' "$t/stat" | cut -d' ' -f1) wchan $(cat "$t/wchan" 2>/dev/null)"
+    done
+    tail -20 "$TB_OUT/vtierd.log"
+}
 field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
 # sum of every "KEY":N in JSON $1
 jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
@@ -270,7 +280,7 @@ if echo "$PARTS" | grep -q kill; then
             grep accepted | tail -1 | sed 's/.*generation/generation/')"
     done
     echo "store faults served by the killed vtierds: $faults"
-    tb_l2 vm0 -t 600 'touch /run/S.stop; while ! grep -q "^done\|^FAILED" /run/S.log; do sleep 0.2; done
+    tb_l2 vm0 -t 300 'touch /run/S.stop; while ! grep -q "^done\|^FAILED" /run/S.log; do sleep 0.2; done
         ! grep -q FAILED /run/S.log' || fail "storm phases failed: $(tb_l2 vm0 'tail -3 /run/S.log')"
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl verify report=20') || true
     echo "$v"
