@@ -155,13 +155,33 @@ static int zero_around(struct vt_ctier_mover *m, uint64_t offset)
 }
 
 /*
+ * One line per damaged page, the first 16 of a backend and then every 1024th
+ * (a failing medium must not flood the log): the operator's evidence.
+ */
+static void log_poisoned(struct vt_ctier_mover *m, uint64_t offset, int ret, uint64_t n)
+{
+	struct vt_store_owner o = { 0 };
+
+	if (n > 16 && n % 1024)
+		return;
+	vt_store_get_owner(m->store, &o);
+	g_warning("ctier: QEMU pid %u: guest page at backend offset 0x%" G_GINT64_MODIFIER "x: "
+		  "its stored copy fails its checksum; %s (%" G_GUINT64_FORMAT " so far%s)",
+		  o.qemu_pid, offset,
+		  ret == 0 ? "poisoned: the guest sees a memory error" :
+		  ret == -ESRCH ? "not poisoned: the backend is gone" :
+		  "not poisoned (no UFFDIO_POISON): the vCPU waits",
+		  n, n == 16 ? "; from now on every 1024th is logged" : "");
+}
+
+/*
  * A MISSING fault at @offset: from the store, else zeros; never garbage.
  * 1 filled, 0 nothing to do (already there, or poisoned / left waiting),
  * negative errno when the backend is lost.
  */
 static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 {
-	uint64_t page = offset / m->pager.page_size;
+	uint64_t page = offset / m->pager.page_size, n;
 	int ret = vt_store_get(m->store, page, buf);
 
 	if (ret == -EBADMSG) {
@@ -177,7 +197,9 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 		m->stats.poisoned++;
 		if (ret == -ENOTSUP || ret == -EINVAL)
 			m->stats.poison_unsupported++;
+		n = m->stats.poisoned;
 		g_mutex_unlock(&m->lock);
+		log_poisoned(m, offset, ret, n);
 		if (ret == 0)
 			vt_store_drop(m->store, page);
 		/* without UFFDIO_POISON the vCPU waits: never zeros, never garbage */
