@@ -380,6 +380,78 @@ static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mt
 				o->to_tier >= (int)nr_numa ? o->to_tier - (int)nr_numa : -1);
 }
 
+/*
+ * How many orders from @i on go to the same NUMA tier, one after the other
+ * (the order of the orders stays: demotions that make room come first).
+ */
+static unsigned int numa_run(struct vt_vm *vm, GArray *orders, unsigned int i)
+{
+	const struct vt_tiers *tiers = &vm->tiers;
+	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
+	unsigned int n = 1;
+
+	while (i + n < orders->len && n < VT_NUMA_RANGES_MAX) {
+		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + n);
+
+		if (x->to_tier != o->to_tier || x->from_tier >= (int)tiers->nr)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Move the @n chunks of orders[@i..] to their tier's node (the one with the
+ * most free memory, as for a single order) with one page list, then
+ * count and commit each order as if alone. 0, or the -errno that stopped it.
+ */
+static int numa_orders(struct vt_vm *vm, GArray *orders, unsigned int i, unsigned int n,
+		       const struct vt_mtm_params *mp, struct vt_vm_stats *s)
+{
+	struct vt_numa_range r[VT_NUMA_RANGES_MAX] = { 0 };
+	struct vt_move_result total = { 0 };
+	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
+	int node = tier_node(&vm->tiers, o->to_tier), ret;
+
+	for (unsigned int k = 0; k < n; k++) {
+		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);
+		const struct vt_mtm_chunk *c =
+			&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, x->chunk);
+
+		r[k].hva = c->start;
+		r[k].len = c->end - c->start;
+	}
+	ret = vt_numa_move_ranges(vm->pid, r, n, node, 4096, &total);
+	if (ret < 0)
+		return ret;
+	for (unsigned int k = 0; k < n; k++) {
+		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);
+		const struct vt_move_result *res = &r[k].res;
+
+		s->bytes_moved += (res->moved - res->already) * 4096;
+		s->tier[x->to_tier].bytes_in += (res->moved - res->already) * 4096;
+		s->pages_already += res->already;
+		s->move_busy += res->busy;
+		s->move_absent += res->absent;
+		s->move_nomem += res->nomem;
+		s->move_other += res->other;
+		/* an order counts when at least half of the chunk's present pages got there */
+		if (res->moved * 2 < res->pages - res->absent || res->moved == 0) {
+			s->orders_failed++;
+			continue;
+		}
+		vt_mtm_commit(vm->mtm, x, mp);
+		if (x->promote) {
+			s->promotions++;
+			s->tier[x->to_tier].promoted_in++;
+		} else {
+			s->demotions++;
+			s->tier[x->to_tier].demoted_in++;
+		}
+	}
+	return 0;
+}
+
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
 			char *err, size_t err_len)
 {
@@ -489,18 +561,18 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		for (unsigned int i = 0; backends && i < backends->len; i++)
 			movers_busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
 
-		for (unsigned int i = 0; i < orders->len; i++) {
+		for (unsigned int i = 0; i < orders->len;) {
 			const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
 			const struct vt_mtm_chunk *c =
 				&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
-			struct vt_move_result res = { 0 };
-			int node = o->to_tier < (int)tiers->nr ? tier_node(tiers, o->to_tier) : -1;
+			unsigned int n;
 
 			if (g_get_monotonic_time() > stop_at) {
 				s->orders_deferred += orders->len - i;
 				break;
 			}
 			if (o->to_tier >= (int)tiers->nr || o->from_tier >= (int)tiers->nr) {
+				i++;
 				ret = ctier_order(vm, backends, o, c, movers_busy);
 				if (ret == -EAGAIN) {
 					s->orders_deferred++;	/* the mover is busy: next window */
@@ -518,7 +590,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 					s->demotions++;
 				continue;
 			}
-			ret = vt_numa_move(vm->pid, c->start, c->end - c->start, node, 4096, &res);
+			n = numa_run(vm, orders, i);
+			ret = numa_orders(vm, orders, i, n, &mp, s);
 			if (ret == -ESRCH) {
 				g_snprintf(err, err_len,
 					   "move_pages: QEMU pid %d is gone", (int)vm->pid);
@@ -529,26 +602,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 					   g_strerror(-ret));
 				break;
 			}
-			s->bytes_moved += (res.moved - res.already) * 4096;
-			s->tier[o->to_tier].bytes_in += (res.moved - res.already) * 4096;
-			s->pages_already += res.already;
-			s->move_busy += res.busy;
-			s->move_absent += res.absent;
-			s->move_nomem += res.nomem;
-			s->move_other += res.other;
-			/* an order counts when at least half of the chunk's present pages got there */
-			if (res.moved * 2 < res.pages - res.absent || res.moved == 0) {
-				s->orders_failed++;
-				continue;
-			}
-			vt_mtm_commit(vm->mtm, o, &mp);
-			if (o->promote) {
-				s->promotions++;
-				s->tier[o->to_tier].promoted_in++;
-			} else {
-				s->demotions++;
-				s->tier[o->to_tier].demoted_in++;
-			}
+			i += n;
 		}
 	}
 	s->mover_cost_ns = thread_ns() - t3;

@@ -33,6 +33,32 @@ struct vt_move_result {
  */
 int vt_numa_move(pid_t pid, uint64_t hva, uint64_t len, int node, unsigned int page_step,
 		 struct vt_move_result *res);
+
+#define VT_NUMA_RANGES_BATCH 4096	/* pages per move_pages call across ranges */
+/*
+ * Ranges per vt_numa_move_ranges() call in the engine (consecutive orders to
+ * one tier; 16 chunks of 2 MiB are two lists), so that the window's time
+ * limit is checked between calls.
+ */
+#define VT_NUMA_RANGES_MAX 16
+
+/* One range of a batched move and what happened to its pages. */
+struct vt_numa_range {
+	uint64_t hva, len;
+	struct vt_move_result res;	/* this range's pages (calls, cost, retries: in the total) */
+};
+
+/*
+ * Move @n ranges of @pid to @node as one page list: one status query and one
+ * move call per VT_NUMA_RANGES_BATCH pages, across range boundaries (each
+ * MPOL_MF_MOVE call drains the LRU caches and waits for an RCU grace period
+ * on every CPU: fewer, larger calls move more per second). Each range's
+ * per-page outcomes are added to its own @r[i].res, and all of them to
+ * @total with the calls, retries and CPU time the ranges share. Same errors as vt_numa_move();
+ * on one, the ranges not reached have nothing counted.
+ */
+int vt_numa_move_ranges(pid_t pid, struct vt_numa_range *r, unsigned int n, int node,
+			unsigned int page_step, struct vt_move_result *total);
 /*
  * Where are the pages at @hva + i * @stride (i < @n)? @nodes[i] gets the node
  * or a negative errno (-ENOENT: not present). Returns 0 or -errno.

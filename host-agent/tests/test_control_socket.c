@@ -241,8 +241,9 @@ static int raw_connect(const char *path)
 
 /*
  * (h) A client that asks for a large reply and never reads it: another
- * client is answered within 100 ms meanwhile (the reply used to block the
- * loop for 5 s), and the silent one is dropped at its deadline, with a note.
+ * client is answered meanwhile, before the silent one's deadline (the reply
+ * used to block the loop for 5 s; no wall-clock bound, which a loaded host
+ * could break), and the silent one is dropped at its deadline, with a note.
  */
 static void test_silent_reader(void **state)
 {
@@ -250,16 +251,15 @@ static void test_silent_reader(void **state)
 	g_autofree char *path = g_build_filename(f->dir, "run", "big.sock", NULL);
 	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
 	struct vt_control_server *s = vt_control_server_new(path, handle_big, NULL, NULL);
-	gint64 t0, end;
+	gint64 end;
 	int silent;
 
 	assert_non_null(s);
 	vt_control_server_set_notify(s, count_notes, notes);
-	vt_control_server_set_limits(s, 300, 16u << 20);
+	vt_control_server_set_limits(s, 2000, 16u << 20);
 	silent = raw_connect(path);
 	assert_int_equal(send(silent, "big\n", 4, MSG_NOSIGNAL), 4);
 	/* the silent client's request is handled in here: that must not block */
-	t0 = g_get_monotonic_time();
 	for (int i = 0; i < 20; i++)
 		g_main_context_iteration(NULL, FALSE), g_usleep(500);
 	{
@@ -268,14 +268,14 @@ static void test_silent_reader(void **state)
 		assert_non_null(r);
 		assert_string_equal(r, "pong");
 	}
-	assert_true(g_get_monotonic_time() - t0 < 100000);
+	/* answered while the silent one still waited: a blocked loop drops it first */
 	assert_int_equal(vt_control_server_dropped(s), 0);
-	end = g_get_monotonic_time() + 2000000;
+	end = g_get_monotonic_time() + 5000000;
 	while (vt_control_server_dropped(s) == 0 && g_get_monotonic_time() < end)
 		g_main_context_iteration(NULL, FALSE), g_usleep(1000);
 	assert_int_equal(vt_control_server_dropped(s), 1);
 	assert_int_equal(notes->len, 1);
-	assert_non_null(strstr(notes->pdata[0], "in 300 ms: disconnected"));
+	assert_non_null(strstr(notes->pdata[0], "in 2000 ms: disconnected"));
 	close(silent);
 	/* a reply over the cap becomes a short error */
 	vt_control_server_set_limits(s, 1000, 512u << 10);

@@ -43,9 +43,55 @@ static void test_move_self(void **state)
 	assert_int_equal(r.already, 1000);
 	assert_int_equal(r.absent, 300);
 	assert_int_equal(r.busy + r.nomem + r.other, 0);
-	assert_int_equal(r.calls, 2 * 3);	/* 512 + 512 + 276, two calls each */
+	assert_int_equal(r.calls, 2);	/* one list of 1300: a query and a move */
 	for (unsigned int i = 0; i < 1000; i++)
 		assert_int_equal(p[i * 4096UL], (char)i);	/* content untouched */
+	munmap(p, len);
+}
+
+/*
+ * Ranges moved as one page list: each range gets its own counts, the calls
+ * go by VT_NUMA_RANGES_BATCH pages across range boundaries.
+ */
+static void test_move_ranges(void **state)
+{
+	const unsigned int total = VT_NUMA_RANGES_BATCH + 904;	/* two lists */
+	size_t len = total * 4096UL;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)p;
+	/* touched, untouched, touched: the last range crosses the list boundary */
+	struct vt_numa_range r[3] = {
+		{ .hva = base, .len = 1000 * 4096UL },
+		{ .hva = base + 1000 * 4096UL, .len = 300 * 4096UL },
+		{ .hva = base + 1300 * 4096UL, .len = (total - 1300) * 4096UL },
+	};
+	struct vt_move_result t = { 0 };
+
+	(void)state;
+	assert_true(p != MAP_FAILED);
+	for (unsigned int i = 0; i < total; i++)
+		if (i < 1000 || i >= 1300)
+			p[i * 4096UL] = (char)(i * 7);
+	assert_int_equal(vt_numa_move_ranges(getpid(), r, 3, 0, 4096, &t), 0);
+	assert_int_equal(r[0].res.pages, 1000);
+	assert_int_equal(r[0].res.moved, 1000);
+	assert_int_equal(r[0].res.absent, 0);
+	assert_int_equal(r[1].res.pages, 300);
+	assert_int_equal(r[1].res.moved, 0);
+	assert_int_equal(r[1].res.absent, 300);
+	assert_int_equal(r[2].res.pages, total - 1300);
+	assert_int_equal(r[2].res.moved, total - 1300);
+	assert_int_equal(t.pages, total);
+	assert_int_equal(t.moved, total - 300);
+	assert_int_equal(t.absent, 300);
+	assert_int_equal(t.calls, 2 * 2);	/* two lists, a query and a move each */
+	for (unsigned int i = 0; i < total; i++)
+		if (i < 1000 || i >= 1300)
+			assert_int_equal(p[i * 4096UL], (char)(i * 7));
+	/* no ranges: nothing asked, no call */
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vt_numa_move_ranges(getpid(), r, 0, 0, 4096, &t), 0);
+	assert_int_equal(t.calls, 0);
 	munmap(p, len);
 }
 
@@ -104,6 +150,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_move_self),
+		cmocka_unit_test(test_move_ranges),
 		cmocka_unit_test(test_move_child),
 		cmocka_unit_test(test_bad_node),
 	};

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * vtier-bench move: bytes per second moved between NUMA nodes by vtier's NUMA
- * mover (vt_numa_move() on another process, one call per 2 MiB chunk as the
- * engine orders them) against plain move_pages(2) loops over the same pages
+ * mover (vt_numa_move_ranges() on another process, up to 16 chunks of 2 MiB
+ * per call, as the engine passes a window's orders to one tier) against plain move_pages(2) loops over the same pages
  * and a memcpy of the same bytes between buffers bound to the same two nodes,
  * all in one run, the methods alternating round by round.
  *
@@ -39,7 +39,7 @@
 enum backing { BACKING_4K, BACKING_THP };
 
 enum method_kind {
-	M_MOVER,	/* vt_numa_move per 2 MiB chunk, 4 KiB steps (the engine's call) */
+	M_MOVER,	/* vt_numa_move_ranges, 16 chunks per call, 4 KiB steps (the engine's call) */
 	M_PAGES,	/* move_pages, one entry per 4 KiB, @batch entries per call */
 	M_HEADS,	/* move_pages, one entry per 2 MiB (THP heads), @batch per call */
 	M_QUERY,	/* move_pages status query only (what the mover adds per batch) */
@@ -152,20 +152,27 @@ static int run_pages(struct bench *b, struct method *m, int node, uint64_t strid
 
 static int run_mover(struct bench *b, struct method *m, int node)
 {
-	for (unsigned int i = 0; i < b->chunks->len; i++) {
-		struct vt_move_result r = { 0 };
-		int ret = vt_numa_move(b->pid, g_array_index(b->chunks, uint64_t, i), CHUNK, node,
-				       PAGE, &r);
+	/* as the engine calls it: the chunks in lists of VT_NUMA_RANGES_MAX */
+	for (unsigned int i = 0; i < b->chunks->len; i += VT_NUMA_RANGES_MAX) {
+		struct vt_numa_range r[VT_NUMA_RANGES_MAX] = { 0 };
+		struct vt_move_result t = { 0 };
+		unsigned int n = MIN(b->chunks->len - i, VT_NUMA_RANGES_MAX);
+		int ret;
 
+		for (unsigned int k = 0; k < n; k++) {
+			r[k].hva = g_array_index(b->chunks, uint64_t, i + k);
+			r[k].len = CHUNK;
+		}
+		ret = vt_numa_move_ranges(b->pid, r, n, node, PAGE, &t);
 		if (ret)
 			return ret;
-		m->calls += r.calls;
-		m->entries += r.pages + r.retried;
-		m->busy += r.busy;
-		m->retried += r.retried;
-		m->already += r.already;
-		m->moved_pages += r.moved;
-		m->cost_ns += r.cost_ns;
+		m->calls += t.calls;
+		m->entries += t.pages + t.retried;
+		m->busy += t.busy;
+		m->retried += t.retried;
+		m->already += t.already;
+		m->moved_pages += t.moved;
+		m->cost_ns += t.cost_ns;
 	}
 	return 0;
 }
@@ -519,7 +526,7 @@ static int run_pair(struct bench *b, enum backing backing, int node, int rounds)
 {
 	const char *label = backing == BACKING_THP ? "thp" : "4k";
 	struct method ms[] = {
-		{ .name = "vtier mover (2M calls)", .kind = M_MOVER },
+		{ .name = "vtier mover (16-chunk lists)", .kind = M_MOVER },
 		{ .name = "move_pages 4k b512", .kind = M_PAGES, .batch = 512 },
 		{ .name = "move_pages 4k b4096", .kind = M_PAGES, .batch = 4096 },
 		{ .name = "move_pages 4k whole", .kind = M_PAGES, .batch = 0 },
