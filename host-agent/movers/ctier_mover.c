@@ -193,6 +193,9 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 			STAT_ADD(m, faults_already, 1);
 			return 0;
 		}
+		/* the damaged copy goes before the count shows: stats never run ahead */
+		if (ret == 0)
+			vt_store_drop(m->store, page);
 		g_mutex_lock(&m->lock);
 		m->stats.poisoned++;
 		if (ret == -ENOTSUP || ret == -EINVAL)
@@ -200,8 +203,6 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 		n = m->stats.poisoned;
 		g_mutex_unlock(&m->lock);
 		log_poisoned(m, offset, ret, n);
-		if (ret == 0)
-			vt_store_drop(m->store, page);
 		/* without UFFDIO_POISON the vCPU waits: never zeros, never garbage */
 		return ret == -ESRCH ? ret : 0;
 	}

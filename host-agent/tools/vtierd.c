@@ -15,6 +15,7 @@
 #include <glib-unix.h>
 
 #include "control_socket.h"
+#include "ctier_csum.h"
 #include "daemon.h"
 
 #define VT_AGENT_SOCKET_DEFAULT "/run/vtier/agent.sock"
@@ -179,6 +180,9 @@ int main(int argc, char **argv)
 		g_message("hand-offs on %s (stores in %s)%s", agent_path, d->store_root,
 			  d->nr_ctier ? "" : ": no [ctier.NAME] in the config, every hand-off "
 			  "will be refused");
+		if (d->nr_ctier)
+			g_message("page checksums: CRC-32C by %s (the faster here)",
+				  vt_crc32c_impl());
 	}
 	vt_control_server_set_notify(server, log_note, NULL);
 	d->ctl = server;	/* policy replies wait for the VM's worker, not the loop */
