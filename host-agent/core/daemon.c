@@ -983,6 +983,20 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 	case VT_CTL_STATS:
 		vt_vm_stats_to_json(vm, &d->tiers, b);
 		break;
+	case VT_CTL_REPORT:
+		/* from what each worker published at its last window: never waits on a VM */
+		if (vm) {
+			vt_vm_report_to_json(vm, b);
+		} else {
+			g_autoptr(GList) vms = g_list_sort(g_hash_table_get_values(d->vms),
+							   cmp_vm_name);
+
+			json_builder_begin_array(b);
+			for (GList *l = vms; l; l = l->next)
+				vt_vm_report_to_json(l->data, b);
+			json_builder_end_array(b);
+		}
+		break;
 	case VT_CTL_POLICY: {
 		struct vt_vm_policy p;
 
