@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "tier_model.h"
 #include "daemon.h"
 #include "handoff_peer.h"
 #include "job.h"
@@ -663,6 +664,28 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	}
 	json_builder_end_array(j);
 	json_builder_end_object(j);
+}
+
+void vt_backend_ctier_measure(struct vt_backend *b, struct vt_ctier_measured *meas,
+			      struct vt_latency_hist *hist, unsigned int nr)
+{
+	struct vt_store_tier_stats ts[VT_CTIER_MAX];
+	g_autofree struct vt_ctier_mover_stats *ms = g_new0(struct vt_ctier_mover_stats, 1);
+	unsigned int n;
+
+	g_mutex_lock(&b->lock);
+	n = b->store ? vt_store_stats(b->store, ts, VT_CTIER_MAX) : 0;
+	if (b->mover)
+		vt_ctier_mover_get_stats(b->mover, ms);
+	g_mutex_unlock(&b->lock);
+	for (unsigned int i = 0; i < MIN(n, nr); i++) {
+		meas[i].stored_bytes += ts[i].pages * b->page_size;
+		meas[i].compressed_bytes += ts[i].pool_bytes + ts[i].metadata_bytes;
+		meas[i].faults += ms->faults_by_tier[i];
+		hist[i].count += ms->tier_ns[i].count;
+		for (unsigned int k = 0; k < VT_LAT_BUCKETS; k++)
+			hist[i].bucket[k] += ms->tier_ns[i].bucket[k];
+	}
 }
 
 int vt_backend_send_stats(struct vt_backend *b)

@@ -88,6 +88,15 @@ struct vt_backend *vt_backend_of_hva(GPtrArray *backends, uint64_t hva);
 /* Where @hva of @b is stored: compressed tier index, or -1. */
 int vt_backend_tier_of(struct vt_backend *b, uint64_t hva);
 
+/*
+ * Add @b's figures per compressed tier (stored and compressed bytes, store
+ * faults) to @meas[@nr] and its fault latencies to @hist[@nr] (the VM's
+ * worker merges its backends, then takes the p50: core/tier_model.h).
+ */
+struct vt_ctier_measured;
+void vt_backend_ctier_measure(struct vt_backend *b, struct vt_ctier_measured *meas,
+			      struct vt_latency_hist *hist, unsigned int nr);
+
 /* Figures of the store and the mover, for vtierctl stats. */
 void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j);
 /* A STATS report to QEMU (query-memory-tiers). 0 or -errno. */

@@ -20,6 +20,7 @@ static const char *const cmd_names[] = {
 	[VT_CTL_TIERS] = "tiers",
 	[VT_CTL_PING] = "ping",
 	[VT_CTL_DEMOTE] = "demote",
+	[VT_CTL_REPORT] = "report",
 };
 
 const char *vt_ctl_cmd_name(enum vt_ctl_cmd cmd)
@@ -193,7 +194,7 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 	if ((unsigned int)req->cmd == G_N_ELEMENTS(cmd_names)) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL,
 			    "request: unknown command '%s' (list, attach, detach, status, stats, "
-			    "policy, tiers, ping)", cmd);
+			    "policy, tiers, ping, demote, report)", cmd);
 		goto out;
 	}
 	if (!get_string(obj, "vm", VT_CTL_MAX_NAME - 1, &req->vm, error) ||

@@ -31,6 +31,7 @@ enum vt_ctl_cmd {
 	VT_CTL_TIERS,
 	VT_CTL_PING,
 	VT_CTL_DEMOTE,		/* vm + set: tier=NAME [gpa=ADDR len=SIZE] */
+	VT_CTL_REPORT,		/* vm: its TCO report; without vm: every VM's */
 };
 
 struct vt_ctl_request {

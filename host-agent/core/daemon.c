@@ -10,6 +10,7 @@
 #include "ctl_proto.h"
 #include "daemon.h"
 #include "job.h"
+#include "json_guard.h"
 #include "numa.h"
 
 #define logf_vm vt_daemon_log
@@ -115,6 +116,24 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 		}
 		if (!vt_ctier_spec_parse(config, groups[i], &d->ctier[d->nr_ctier], error))
 			return false;
+		d->ctier_price[d->nr_ctier] = -1;
+		if (g_key_file_has_key(config, groups[i], "price_usd_per_gib", NULL)) {
+			g_autofree char *v = g_key_file_get_value(config, groups[i],
+								  "price_usd_per_gib", NULL);
+			char *end = NULL;
+			double price = v && *v ? g_ascii_strtod(v, &end) : -1;
+
+			/* the tier model's price of this medium (core/tier_model.c) */
+			if (!end || *end || !(price >= 0 && price <= 1e6)) {
+				char shown[64];
+
+				vt_text_printable(shown, sizeof(shown), v ? v : "", v ? strlen(v) : 0);
+				g_set_error(error, VT_CORE_ERROR, EINVAL, "[%s] price_usd_per_gib: '%s' "
+					    "is not a number in 0..1e6", groups[i], shown);
+				return false;
+			}
+			d->ctier_price[d->nr_ctier] = price;
+		}
 		d->nr_ctier++;
 	}
 	return true;
@@ -963,6 +982,20 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		break;
 	case VT_CTL_STATS:
 		vt_vm_stats_to_json(vm, &d->tiers, b);
+		break;
+	case VT_CTL_REPORT:
+		/* from what each worker published at its last window: never waits on a VM */
+		if (vm) {
+			vt_vm_report_to_json(vm, b);
+		} else {
+			g_autoptr(GList) vms = g_list_sort(g_hash_table_get_values(d->vms),
+							   cmp_vm_name);
+
+			json_builder_begin_array(b);
+			for (GList *l = vms; l; l = l->next)
+				vt_vm_report_to_json(l->data, b);
+			json_builder_end_array(b);
+		}
 		break;
 	case VT_CTL_POLICY: {
 		struct vt_vm_policy p;

@@ -29,6 +29,7 @@ struct vt_daemon {
 	int qmp_timeout_ms;
 	/* compressed tiers and the QEMU hand-off (tier-agent=) */
 	struct vt_ctier_spec ctier[VT_CTIER_MAX];
+	double ctier_price[VT_CTIER_MAX];	/* USD per GiB of the medium; < 0: the medium's */
 	unsigned int nr_ctier;
 	char store_root[256];		/* page stores, one directory per backend */
 	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */

@@ -375,9 +375,72 @@ static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mt
 	if (o->from_tier >= (int)nr_numa && o->to_tier > o->from_tier && movers_busy)
 		return -EAGAIN;
 	/* back from a compressed tier: into the memfd (on the fast node); the NUMA
-	 * mover places it next window if it is not where the order wants it */
+	 * mover places it next window if it is not where the order wants it. The
+	 * mover only evicts deeper, so a promotion to a faster compressed tier
+	 * (placement=tco) fetches too, and the model places it again */
 	return vt_backend_queue(b, c->start - b->hva, c->end - c->start,
-				o->to_tier >= (int)nr_numa ? o->to_tier - (int)nr_numa : -1);
+				o->to_tier >= (int)nr_numa && !o->promote ?
+				o->to_tier - (int)nr_numa : -1);
+}
+
+/*
+ * The VM's tier model from what its backends measured (store stats, fault
+ * latencies per compressed tier), and the fault time per second since the
+ * last window. Runs on the worker; each backend's figures under its lock.
+ */
+static void build_model(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends)
+{
+	struct vt_daemon *d = vm->d;
+	struct vt_ctier_measured meas[VT_CTIER_MAX] = { { 0 } };
+	g_autofree struct vt_latency_hist *hist = g_new0(struct vt_latency_hist, VT_CTIER_MAX);
+	gint64 now = g_get_monotonic_time();
+	double secs = vm->window_end_us ? (double)(now - vm->window_end_us) / 1e6 : 0;
+
+	if (vm->ctier_kind == VT_CTIER_HANDOFF) {
+		for (unsigned int i = 0; backends && i < backends->len; i++)
+			vt_backend_ctier_measure(g_ptr_array_index(backends, i), meas, hist,
+						 d->nr_ctier);
+		for (unsigned int i = 0; i < d->nr_ctier; i++)
+			meas[i].fault_p50_ns = vt_latency_percentile(&hist[i], 50);
+	}
+	vt_tier_model_build(&s->model, &vm->tiers, d->ctier, d->ctier_price,
+			    vm->ctier_kind == VT_CTIER_HANDOFF ? d->nr_ctier : 0, meas,
+			    vm->ctier_kind == VT_CTIER_ZSWAP);
+	s->model.nr = MIN(s->model.nr, vt_vm_nr_tiers(vm));
+	for (unsigned int t = 0; t < s->model.nr; t++) {
+		const struct vt_tier_model_entry *e = &s->model.t[t];
+		uint64_t delta = e->faults - MIN(vm->ctier_faults_mark[t], e->faults);
+
+		s->fault_ns_per_s[t] = e->compressed && secs > 0 ?
+				       (double)delta * e->latency_ns / secs : 0;
+		vm->ctier_faults_mark[t] = e->faults;
+	}
+	vm->window_end_us = now;
+}
+
+/* Bytes of the VM on each tier: the store's count for vtierd's pools, else the residency. */
+static void tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes)
+{
+	for (unsigned int t = 0; t < VT_MAX_TIERS; t++)
+		bytes[t] = t < s->model.nr && s->model.t[t].compressed &&
+			   vm->ctier_kind == VT_CTIER_HANDOFF ? s->model.t[t].stored_bytes :
+			   s->tier[t].resident_bytes;
+}
+
+static void profile_figures(struct vt_vm *vm, struct vt_vm_stats *s, double threshold)
+{
+	if (!vm->phase.hot)
+		vt_phase_init(&vm->phase);
+	vt_phase_update(&vm->phase, vm->mtm, threshold);
+	s->stable_windows = vm->phase.stable_windows;
+	s->phase_changes = vm->phase.changes;
+	memset(s->access_weight, 0, sizeof(s->access_weight));
+	for (unsigned int i = 0; i < vm->mtm->chunks->len; i++) {
+		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, i);
+
+		if (c->tier >= 0 && c->tier < VT_MAX_TIERS)
+			s->access_weight[c->tier] += c->ema * (double)(c->end - c->start);
+	}
 }
 
 /*
@@ -533,7 +596,31 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;
 		}
 	vt_mtm_decide(vm->mtm, &mp, room, orders, &ws);
-	if (vm->policy.ctier_age_windows && vm->ctier_kind != VT_CTIER_NONE) {
+	build_model(vm, s, backends);
+	profile_figures(vm, s, ws.threshold);
+	if (vm->policy.placement == VT_PLACEMENT_TCO) {
+		/* the analytical model instead of MTM's moves (MTM still keeps the EMAs) */
+		struct vt_tco_params tp = {
+			.alpha = vm->policy.tco_alpha,
+			.allowance_bytes = mp.allowance_bytes,
+			.budget_bytes = mp.budget_bytes,
+			.nr_tiers = MIN(s->model.nr, vt_vm_nr_tiers(vm)),
+		};
+		struct vt_tco_window_stats ts;
+
+		for (unsigned int t = 0; t < tp.nr_tiers; t++)
+			tp.tier[t] = (struct vt_tco_tier){ s->model.t[t].usd_per_gib,
+							   s->model.t[t].latency_ns, 0 };
+		ret = vt_tco_decide(vm->mtm, &tp, room, orders, &ts);
+		if (ret < 0) {
+			g_snprintf(err, err_len, "placement=tco: %s", g_strerror(-ret));
+			g_array_set_size(orders, 0);
+		}
+		s->tco = ts.sol;
+		s->tco_misplaced_bytes = ts.misplaced_bytes;
+		ws.promote_bytes = ts.promote_bytes;
+		ws.demote_bytes = ts.demote_bytes;
+	} else if (vm->policy.ctier_age_windows && vm->ctier_kind != VT_CTIER_NONE) {
 		struct vt_waterfall_params wp = {
 			.age_windows = vm->policy.ctier_age_windows,
 			.first_ctier = tiers->nr,
@@ -619,9 +706,14 @@ bool vt_engine_window(struct vt_vm *vm)
 	char err[sizeof(vm->last_error)] = "";
 	bool ok = window_body(vm, &st, backends, err, sizeof(err));
 
+	uint64_t bytes[VT_MAX_TIERS];
+
+	tier_bytes(vm, &st, bytes);
 	/* published at once, so that the main loop never sees a window half done */
 	g_mutex_lock(&vm->lock);
 	vm->stats = st;
+	if (ok && st.windows)
+		vt_tco_history_add(&vm->tco_history, g_get_monotonic_time(), bytes);
 	g_strlcpy(vm->last_error, err, sizeof(vm->last_error));
 	g_mutex_unlock(&vm->lock);
 	return ok;
@@ -763,4 +855,28 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	json_builder_end_array(b);
 	json_builder_end_object(b);
 	g_mutex_unlock(&vm->lock);
+}
+
+void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
+{
+	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
+	struct vt_tco_report r;
+
+	/* a copy under the lock: the arithmetic and the JSON need no lock */
+	g_mutex_lock(&vm->lock);
+	g_strlcpy(in->name, vm->name, sizeof(in->name));
+	in->placement = vt_placement_name(vm->policy.placement);
+	in->tco_alpha = vm->policy.tco_alpha;
+	in->windows = vm->stats.windows;
+	in->model = vm->stats.model;
+	tier_bytes(vm, &vm->stats, in->bytes);
+	memcpy(in->access_weight, vm->stats.access_weight, sizeof(in->access_weight));
+	memcpy(in->fault_ns_per_s, vm->stats.fault_ns_per_s, sizeof(in->fault_ns_per_s));
+	in->hot_bytes = (uint64_t)vm->stats.hot_chunks * vm->policy.chunk_bytes;
+	in->stable_windows = vm->stats.stable_windows;
+	in->phase_changes = vm->stats.phase_changes;
+	in->history = vm->tco_history;
+	g_mutex_unlock(&vm->lock);
+	vt_tco_report_compute(in, &r);
+	vt_tco_report_to_json(in, &r, b);
 }

@@ -15,6 +15,10 @@
 #include <json-glib/json-glib.h>
 
 #include "mtm.h"
+#include "phase.h"
+#include "tco.h"
+#include "tco_report.h"
+#include "tier_model.h"
 #include "zswap.h"
 #include "profiler.h"
 #include "qmp_client.h"
@@ -86,6 +90,14 @@ struct vt_vm_stats {
 	unsigned int hot_on_tier0;
 	uint64_t last_window_bytes;	/* moved in the last window */
 	struct vt_tier_stats tier[VT_MAX_TIERS];
+	/* the TCO report's figures (docs/tco.md), as of the last window */
+	struct vt_tier_model model;
+	double access_weight[VT_MAX_TIERS];	/* sum of EMA x bytes of the chunks on each tier */
+	double fault_ns_per_s[VT_MAX_TIERS];	/* compressed: fault service time per second */
+	uint64_t stable_windows;		/* since the hot set last changed phase */
+	uint64_t phase_changes;
+	struct vt_tco_solution tco;		/* placement=tco: the model's last solution */
+	uint64_t tco_misplaced_bytes;		/* ... bytes not yet where it wants them */
 };
 
 struct vt_daemon;
@@ -142,6 +154,11 @@ struct vt_vm {
 	unsigned int nr_tiers;		/* NUMA tiers + compressed ones of ctier_kind */
 	struct vt_zswap zswap;		/* VT_CTIER_ZSWAP: the QEMU process */
 	uint64_t serial;		/* unique per attach: a stale failure report is ignored */
+	/* the worker's, for the TCO report: phases, per-minute bytes, fault counts */
+	struct vt_phase phase;
+	struct vt_tco_history tco_history;	/* published under lock */
+	uint64_t ctier_faults_mark[VT_MAX_TIERS];
+	gint64 window_end_us;
 };
 
 /* Run the VM's engine on its own thread from now on. 0 or -errno. */
@@ -175,5 +192,7 @@ bool vt_engine_window(struct vt_vm *vm);
 /* For the main loop: a consistent view, under the VM's lock. */
 void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b);
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
+/* The memory TCO report (core/tco_report.h) from the last window's figures, under the lock. */
+void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b);
 
 #endif

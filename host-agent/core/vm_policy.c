@@ -16,7 +16,8 @@ G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
 
 static const char *const keys[] = {
 	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
-	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", NULL,
+	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", "placement",
+	"tco_alpha", NULL,
 };
 
 const char *const *vt_vm_policy_keys(void)
@@ -38,6 +39,8 @@ void vt_vm_policy_default(struct vt_vm_policy *p)
 		.thrash_step = 0.2,
 		.chunk_bytes = 2 * MIB,
 		.ctier_age_windows = 3,
+		.placement = VT_PLACEMENT_WATERFALL,
+		.tco_alpha = 0.5,
 	};
 	g_strlcpy(p->profiler, "auto", sizeof(p->profiler));
 }
@@ -53,6 +56,11 @@ const char *vt_mode_name(enum vt_mode mode)
 		return "auto";
 	}
 	return "?";
+}
+
+const char *vt_placement_name(enum vt_placement placement)
+{
+	return placement == VT_PLACEMENT_TCO ? "tco" : "waterfall";
 }
 
 static bool parse_u64(const char *key, const char *value, uint64_t min, uint64_t max,
@@ -183,6 +191,19 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 		if (!parse_u64(key, value, 0, 1000, &v, error))
 			return false;
 		n.ctier_age_windows = (unsigned int)v;
+	} else if (strcmp(key, "placement") == 0) {
+		if (strcmp(value, "waterfall") == 0)
+			n.placement = VT_PLACEMENT_WATERFALL;
+		else if (strcmp(value, "tco") == 0)
+			n.placement = VT_PLACEMENT_TCO;
+		else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "placement: '%s' is not one of waterfall, tco", value);
+			return false;
+		}
+	} else if (strcmp(key, "tco_alpha") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.tco_alpha, error))
+			return false;
 	} else if (strcmp(key, "thrash_step") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.thrash_step, error))
 			return false;
@@ -296,5 +317,9 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	json_builder_add_int_value(b, (gint64)p->chunk_bytes);
 	json_builder_set_member_name(b, "profiler");
 	json_builder_add_string_value(b, p->profiler);
+	json_builder_set_member_name(b, "placement");
+	json_builder_add_string_value(b, vt_placement_name(p->placement));
+	json_builder_set_member_name(b, "tco_alpha");
+	json_builder_add_double_value(b, p->tco_alpha);
 	json_builder_end_object(b);
 }

@@ -19,6 +19,12 @@ enum vt_mode {
 	VT_MODE_AUTO,		/* profile, decide and move */
 };
 
+/* How chunks are placed across the tiers (docs/tco.md). */
+enum vt_placement {
+	VT_PLACEMENT_WATERFALL = 0,	/* MTM's hot set on tier 0 + the waterfall (the default) */
+	VT_PLACEMENT_TCO,		/* the analytical model: least slowdown within tco_alpha */
+};
+
 struct vt_vm_policy {
 	enum vt_mode mode;
 	uint64_t dram_limit_bytes;	/* 0: no limit beyond dram_share */
@@ -32,6 +38,8 @@ struct vt_vm_policy {
 	uint64_t chunk_bytes;		/* policy granularity (multiple of 2 MiB) */
 	char profiler[32];		/* "auto", "damon-kernel", "telescope-flex", ... */
 	unsigned int ctier_age_windows;	/* waterfall: cold windows on a tier before the next (0: off) */
+	enum vt_placement placement;
+	double tco_alpha;		/* placement=tco: 0 the cheapest .. 1 the fastest placement */
 };
 
 void vt_vm_policy_default(struct vt_vm_policy *p);
@@ -47,6 +55,7 @@ bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsign
 /* The constraints between keys; false with @error naming them. */
 bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error);
 const char *vt_mode_name(enum vt_mode mode);
+const char *vt_placement_name(enum vt_placement placement);
 /* NULL-terminated list of keys, for help text and errors. */
 const char *const *vt_vm_policy_keys(void);
 void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b);

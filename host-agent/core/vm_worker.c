@@ -186,6 +186,7 @@ static void vm_release(struct vt_vm *vm)
 	vt_engine_stop(vm);
 	vt_zswap_close(&vm->zswap);
 	vt_mtm_free(vm->mtm);
+	vt_phase_clear(&vm->phase);
 	if (vm->ram)
 		g_array_free(vm->ram, TRUE);
 	if (vm->gpa_map)

@@ -376,6 +376,17 @@ static void test_config(void **state)
 		{ "[policy]\nwindow_ms=banana\n", "[policy]: " },
 		{ "[policy]\nnot_a_key=1\n", "[policy]: " },
 		{ "[ctier.a]\ncodec=lzo\npool=zbud\nmedium=node:0\n", "codec" },
+		/* a medium's price: a number in 0..1e6, else refused with the key named */
+		{ "[ctier.a]\ncodec=lz4\npool=zbud\nmedium=node:0\nprice_usd_per_gib=-1\n",
+		  "price_usd_per_gib" },
+		{ "[ctier.a]\ncodec=lz4\npool=zbud\nmedium=node:0\nprice_usd_per_gib=nan\n",
+		  "price_usd_per_gib" },
+		{ "[ctier.a]\ncodec=lz4\npool=zbud\nmedium=node:0\nprice_usd_per_gib=1e7\n",
+		  "price_usd_per_gib" },
+		{ "[ctier.a]\ncodec=lz4\npool=zbud\nmedium=node:0\nprice_usd_per_gib=0.5x\n",
+		  "price_usd_per_gib" },
+		{ "[ctier.a]\ncodec=lz4\npool=zbud\nmedium=node:0\nprice_usd_per_gib=\n",
+		  "price_usd_per_gib" },
 	};
 
 	(void)state;
@@ -393,6 +404,7 @@ static void test_config(void **state)
 			assert_int_equal(d->nr_ctier, 1);
 			assert_int_equal(d->defaults.window_ms, 500);
 			assert_int_equal(d->defaults.ctier_age_windows, 2);
+			assert_true(d->ctier_price[0] < 0);	/* none configured: the medium's */
 		} else if (ok || !strstr(e->message, cases[i].says)) {
 			fail_msg("case %u: %s", i, ok ? "accepted" : e->message);
 		}
@@ -400,9 +412,28 @@ static void test_config(void **state)
 	}
 }
 
+static void test_config_price(void **state)
+{
+	struct vt_tiers tiers = { .nr = 0 };
+	struct vt_daemon *d = vt_daemon_new(&tiers, NULL);
+	g_autoptr(GKeyFile) k = g_key_file_new();
+	g_autoptr(GError) e = NULL;
+
+	(void)state;
+	assert_true(g_key_file_load_from_data(k, "[ctier.a]\ncodec=lz4\npool=zbud\nmedium=node:0\n"
+					      "price_usd_per_gib=0.25\n[ctier.b]\ncodec=lz4\n"
+					      "pool=zbud\nmedium=file:/tmp\n", -1, 0, NULL));
+	assert_true(vt_daemon_load_ctiers(d, k, &e));
+	assert_int_equal(d->nr_ctier, 2);
+	assert_true(d->ctier_price[0] == 0.25);
+	assert_true(d->ctier_price[1] < 0);
+	vt_daemon_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_price),
 		cmocka_unit_test_setup_teardown(test_pid_is_the_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_takeover, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_gets_its_pages, setup, teardown),

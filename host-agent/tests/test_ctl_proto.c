@@ -28,14 +28,19 @@ static void test_roundtrip(void **state)
 	assert_string_equal(out.set[1], "dram_limit=256MiB");
 	assert_null(out.set[2]);
 	vt_ctl_request_clear(&out);
-	for (unsigned int c = VT_CTL_LIST; c <= VT_CTL_PING; c++) {
+	/* report without a VM: every VM's */
+	assert_true(vt_ctl_request_parse("{\"v\":1,\"cmd\":\"report\"}", 22, &out, NULL));
+	assert_int_equal(out.cmd, VT_CTL_REPORT);
+	assert_null(out.vm);
+	vt_ctl_request_clear(&out);
+	for (unsigned int c = VT_CTL_LIST; c <= VT_CTL_REPORT; c++) {
 		struct vt_ctl_request r = { .cmd = c };
 		g_autofree char *t = NULL;
 
 		if (c == VT_CTL_ATTACH)
 			r.qmp = "/x.qmp";
 		if (c == VT_CTL_DETACH || c == VT_CTL_STATUS || c == VT_CTL_STATS ||
-		    c == VT_CTL_POLICY)
+		    c == VT_CTL_POLICY || c == VT_CTL_DEMOTE || c == VT_CTL_REPORT)
 			r.vm = "a.b-c_1";
 		t = vt_ctl_request_to_json(&r);
 		assert_true(vt_ctl_request_parse(t, strlen(t), &out, NULL));
@@ -54,6 +59,10 @@ static void test_bad(void **state)
 		"{\"v\":1,\"cmd\":\"explode\"}", "{\"v\":1,\"cmd\":\"\"}",
 		"{\"v\":1,\"cmd\":\"list\",\"extra\":1}",
 		"{\"v\":1,\"cmd\":\"status\"}",				/* needs vm */
+		"{\"v\":1,\"cmd\":\"report\",\"vm\":\"../x\"}",
+		"{\"v\":1,\"cmd\":\"report\",\"set\":[\"a=b\"]}",	/* no set */
+		"{\"v\":1,\"cmd\":\"report\",\"qmp\":\"/x\"}",
+		"{\"v\":1,\"cmd\":\"report\",\"vm\":7}",
 		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"\"}",
 		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"../etc\"}",
 		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"-x\"}",

@@ -39,7 +39,51 @@ static void test_good(void **state)
 	assert_int_equal(p.chunk_bytes, 4ULL << 20);
 	assert_true(vt_vm_policy_set(&p, "profiler", "damon-kernel", &e));
 	assert_string_equal(p.profiler, "damon-kernel");
+	assert_int_equal(p.placement, VT_PLACEMENT_WATERFALL);	/* the default */
+	assert_true(vt_vm_policy_set(&p, "placement", "tco", &e));
+	assert_int_equal(p.placement, VT_PLACEMENT_TCO);
+	assert_true(vt_vm_policy_set(&p, "tco_alpha", "0.3", &e));
+	assert_true(p.tco_alpha == 0.3);
+	assert_true(vt_vm_policy_set(&p, "tco_alpha", "0", &e));
+	assert_true(vt_vm_policy_set(&p, "tco_alpha", "1", &e));
+	assert_true(p.tco_alpha == 1.0);
+	assert_true(vt_vm_policy_set(&p, "placement", "waterfall", &e));
+	assert_int_equal(p.placement, VT_PLACEMENT_WATERFALL);
 	assert_null(e);
+}
+
+/* The TCO keys refuse what is not a placement or an alpha in [0, 1], and say so. */
+static void test_tco_keys_bad(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "placement", "" }, { "placement", "TCO" }, { "placement", "mtm" },
+		{ "placement", "tco " }, { "tco_alpha", "" }, { "tco_alpha", "-0.01" },
+		{ "tco_alpha", "1.0001" }, { "tco_alpha", "nan" }, { "tco_alpha", "inf" },
+		{ "tco_alpha", "-inf" }, { "tco_alpha", "0.3x" }, { "tco_alpha", "30%" },
+		{ "tco_alpha", "1e400" }, { "tco_alpha", "0x1p-2" "junk" },
+	};
+	struct vt_vm_policy p, before;
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	before = p;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_vm_policy_set(&p, bad[i][0], bad[i][1], &e));
+		assert_non_null(e);
+		assert_non_null(strstr(e->message, bad[i][0]));
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
+	{
+		g_autoptr(GError) e = NULL;
+		char *set[] = { "placement=tco", "tco_alpha=2" };
+
+		/* all or nothing: the good placement does not stay when alpha is refused */
+		assert_false(vt_vm_policy_apply(&p, set, 2, &e));
+		assert_non_null(strstr(e->message, "0..1"));
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
 }
 
 static void test_bad(void **state)
@@ -171,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_tco_keys_bad),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_order),
 	};

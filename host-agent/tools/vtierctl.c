@@ -23,11 +23,14 @@ static const char usage[] =
 	"  stats VM                      per-VM and per-tier counters\n"
 	"  policy VM [KEY=VALUE...]      show or change the policy (keys: mode, dram_limit,\n"
 	"                                dram_share, budget, window_ms, sample_ms, hot_threshold,\n"
-	"                                thrash_windows, thrash_step, chunk, profiler)\n"
+	"                                thrash_windows, thrash_step, chunk, profiler,\n"
+	"                                ctier_age_windows, placement, tco_alpha)\n"
 	"  tiers                         the host's memory tiers\n"
 	"  demote VM tier=NAME [gpa=ADDR len=SIZE]\n"
 	"                                move guest RAM (default: all of it) into compressed\n"
-	"                                tier NAME now (VMs whose QEMU handed its RAM over)\n";
+	"                                tier NAME now (VMs whose QEMU handed its RAM over)\n"
+	"  report VM | --all             memory TCO: bytes and cost per tier, the saving\n"
+	"                                against all-DRAM, estimated slowdown (docs/tco.md)\n";
 
 static gint64 iget(JsonObject *o, const char *k)
 {
@@ -126,6 +129,68 @@ static void print_stats(JsonObject *o)
 	       json_object_get_double_member_with_default(o, "hot_threshold_used", 0));
 }
 
+static double dget(JsonObject *o, const char *k)
+{
+	return json_object_get_double_member_with_default(o, k, 0);
+}
+
+static void print_report(JsonObject *o)
+{
+	JsonArray *t = json_object_get_array_member(o, "tiers");
+	JsonObject *sd = json_object_get_object_member(o, "slowdown");
+	JsonObject *pr = json_object_get_object_member(o, "profile");
+
+	printf("VM %s: placement %s (tco_alpha %.2f), %" G_GINT64_FORMAT " windows\n",
+	       sget(o, "name"), sget(o, "placement"), dget(o, "tco_alpha"), iget(o, "windows"));
+	printf("%-10s %-10s %10s %10s %7s %9s %10s %12s %12s\n", "TIER", "KIND", "MiB",
+	       "MiB/h avg", "RATIO", "USD/GiB", "LAT ns", "USD/h", "USD/h h-avg");
+	for (unsigned int i = 0; t && i < json_array_get_length(t); i++) {
+		JsonObject *r = json_array_get_object_element(t, i);
+		g_autofree char *now = mib(iget(r, "bytes"));
+
+		printf("%-10s %-10s %10s %10.1f %7.2f %9.3f %10.0f %12.6f %12.6f%s%s\n",
+		       sget(r, "tier"), sget(r, "kind"), now, dget(r, "bytes_hour_avg") / (1 << 20),
+		       dget(r, "ratio"), dget(r, "usd_per_gib"), dget(r, "latency_ns"),
+		       dget(r, "usd_per_hour"), dget(r, "usd_per_hour_hour_avg"),
+		       strcmp(sget(r, "latency_from"), "prior") == 0 ? " (latency: prior)" : "",
+		       strcmp(sget(r, "ratio_from"), "prior") == 0 ? " (ratio: prior)" : "");
+	}
+	printf("  total %.1f MiB: %.6f USD/h (hour average %.6f over %" G_GINT64_FORMAT
+	       " samples); all in DRAM %.6f USD/h\n", (double)iget(o, "bytes") / (1 << 20),
+	       dget(o, "usd_per_hour"), dget(o, "usd_per_hour_hour_avg"), iget(o, "hour_samples"),
+	       dget(o, "all_dram_usd_per_hour"));
+	printf("  saving %.1f %% = %.2f USD per month\n", dget(o, "saving_pct"),
+	       dget(o, "saving_usd_per_month"));
+	printf("  estimated slowdown: store faults %.3f %% of a vCPU, NUMA access latency +%.1f %%\n",
+	       sd ? dget(sd, "fault_time_pct") : 0, sd ? dget(sd, "numa_extra_latency_pct") : 0);
+	printf("  hot set %.1f MiB; profile stable for %" G_GINT64_FORMAT " windows (%"
+	       G_GINT64_FORMAT " phase changes)\n", (double)iget(o, "hot_set_bytes") / (1 << 20),
+	       pr ? iget(pr, "windows_since_phase_change") : 0, pr ? iget(pr, "phase_changes") : 0);
+}
+
+static void print_report_all(JsonArray *a)
+{
+	double total = 0, dram = 0;
+
+	printf("%-16s %-9s %5s %10s %12s %12s %8s %12s %8s %8s\n", "VM", "PLACEMENT", "ALPHA",
+	       "MiB", "USD/h", "ALL-DRAM/h", "SAVING%", "USD/month", "FAULT%", "NUMA+%");
+	for (unsigned int i = 0; i < json_array_get_length(a); i++) {
+		JsonObject *o = json_array_get_object_element(a, i);
+		JsonObject *sd = json_object_get_object_member(o, "slowdown");
+		g_autofree char *m = mib(iget(o, "bytes"));
+
+		printf("%-16s %-9s %5.2f %10s %12.6f %12.6f %8.1f %12.2f %8.3f %8.1f\n",
+		       sget(o, "name"), sget(o, "placement"), dget(o, "tco_alpha"), m,
+		       dget(o, "usd_per_hour"), dget(o, "all_dram_usd_per_hour"), dget(o, "saving_pct"),
+		       dget(o, "saving_usd_per_month"), sd ? dget(sd, "fault_time_pct") : 0,
+		       sd ? dget(sd, "numa_extra_latency_pct") : 0);
+		total += dget(o, "usd_per_hour");
+		dram += dget(o, "all_dram_usd_per_hour");
+	}
+	printf("%-16s %-9s %5s %10s %12.6f %12.6f %8.1f %12.2f\n", "(host)", "", "", "", total, dram,
+	       dram > 0 ? 100 * (1 - total / dram) : 0, (dram - total) * 730);
+}
+
 static void print_tiers(JsonArray *a)
 {
 	printf("%-4s %-10s %-8s %11s %11s %8s %9s %s\n", "#", "TIER", "NODES", "TOTAL MiB",
@@ -162,7 +227,7 @@ int main(int argc, char **argv)
 	g_autoptr(GError) e = NULL;
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autofree char *text = NULL, *reply = NULL;
-	bool json = false;
+	bool json = false, all = false;
 	JsonObject *root;
 	const char *cmd;
 	int i;
@@ -170,6 +235,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
+		else if (strcmp(argv[i], "--all") == 0)
+			all = true;
 		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
 			socket_path = argv[++i];
 		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
@@ -194,6 +261,10 @@ int main(int argc, char **argv)
 		req.cmd = VT_CTL_LIST;
 	else if (strcmp(cmd, "tiers") == 0 && pos->len == 1)
 		req.cmd = VT_CTL_TIERS;
+	else if (strcmp(cmd, "report") == 0 && (pos->len == 2) != all) {
+		req.cmd = VT_CTL_REPORT;
+		req.vm = all ? NULL : pos->pdata[1];
+	}
 	else if (strcmp(cmd, "attach") == 0 && pos->len == 2) {
 		req.cmd = VT_CTL_ATTACH;
 		req.qmp = pos->pdata[1];
@@ -208,6 +279,10 @@ int main(int argc, char **argv)
 		req.vm = pos->pdata[1];
 	} else {
 		fprintf(stderr, "vtierctl: bad command line for '%s'\n%s", cmd, usage);
+		return 2;
+	}
+	if (all && req.cmd != VT_CTL_REPORT) {
+		fprintf(stderr, "vtierctl: --all only goes with report\n");
 		return 2;
 	}
 	if (set->len && req.cmd != VT_CTL_ATTACH && req.cmd != VT_CTL_POLICY &&
@@ -274,6 +349,12 @@ int main(int argc, char **argv)
 			printf("%s: %" G_GINT64_FORMAT " bytes queued for tier %s\n", req.vm,
 			       iget(json_node_get_object(r), "queued_bytes"),
 			       sget(json_node_get_object(r), "tier"));
+			break;
+		case VT_CTL_REPORT:
+			if (req.vm)
+				print_report(json_node_get_object(r));
+			else
+				print_report_all(json_node_get_array(r));
 			break;
 		case VT_CTL_PING:
 			break;

@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!e || memcmp(&p, &before, sizeof(p)) != 0 || !g_utf8_validate(e->message, -1, NULL))
 			__builtin_trap();
 	} else if (p.sample_ms > p.window_ms || p.dram_share < 0 || p.dram_share > 1 ||
-		   p.chunk_bytes % (2 << 20)) {
+		   p.chunk_bytes % (2 << 20) || !(p.tco_alpha >= 0 && p.tco_alpha <= 1) ||
+		   (p.placement != VT_PLACEMENT_WATERFALL && p.placement != VT_PLACEMENT_TCO)) {
 		__builtin_trap();
 	}
 	g_clear_error(&e);

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A VM's memory TCO report: arithmetic and JSON. */
+#include <string.h>
+
+#include "tco.h"
+#include "tco_report.h"
+
+void vt_tco_history_add(struct vt_tco_history *h, gint64 now_us, const uint64_t *bytes)
+{
+	unsigned int last = (h->next + VT_TCO_HISTORY - 1) % VT_TCO_HISTORY;
+	struct vt_tco_sample *s;
+
+	if (h->len && now_us - h->s[last].at_us < VT_TCO_SAMPLE_US)
+		return;
+	s = &h->s[h->next];
+	s->at_us = now_us;
+	memcpy(s->bytes, bytes, sizeof(s->bytes));
+	h->next = (h->next + 1) % VT_TCO_HISTORY;
+	h->len = MIN(h->len + 1, (unsigned int)VT_TCO_HISTORY);
+}
+
+void vt_tco_report_compute(const struct vt_tco_report_input *in, struct vt_tco_report *out)
+{
+	const struct vt_tier_model *m = &in->model;
+	double dram = m->nr ? m->t[0].usd_per_gib : 0, weight = 0, extra = 0;
+	unsigned int nr = MIN(m->nr, (unsigned int)VT_MAX_TIERS);
+
+	memset(out, 0, sizeof(*out));
+	out->hour_samples = in->history.len;
+	for (unsigned int t = 0; t < nr; t++) {
+		struct vt_tco_report_tier *r = &out->tier[t];
+		double sum = 0;
+
+		r->bytes = in->bytes[t];
+		r->usd_per_hour = vt_tco_usd_per_hour(r->bytes, m->t[t].usd_per_gib);
+		for (unsigned int k = 0; k < in->history.len; k++) {
+			sum += (double)in->history.s[k].bytes[t];
+			r->bytes_hour_max = MAX(r->bytes_hour_max, in->history.s[k].bytes[t]);
+		}
+		r->bytes_hour_avg = in->history.len ? sum / in->history.len : (double)r->bytes;
+		r->usd_per_hour_hour_avg = vt_tco_usd_per_hour(1ULL << 30, m->t[t].usd_per_gib) *
+					   r->bytes_hour_avg / (double)(1ULL << 30);
+		out->bytes += r->bytes;
+		out->usd_per_hour += r->usd_per_hour;
+		out->usd_per_hour_hour_avg += r->usd_per_hour_hour_avg;
+		if (m->t[t].compressed) {
+			out->fault_time_pct += in->fault_ns_per_s[t] / 1e9 * 100;
+		} else {
+			weight += in->access_weight[t];
+			extra += in->access_weight[t] * (m->t[t].latency_ns - m->t[0].latency_ns);
+		}
+	}
+	out->all_dram_usd_per_hour = vt_tco_usd_per_hour(out->bytes, dram);
+	if (out->all_dram_usd_per_hour > 0) {
+		out->saving_pct = 100 * (1 - out->usd_per_hour / out->all_dram_usd_per_hour);
+		out->saving_usd_per_month = (out->all_dram_usd_per_hour - out->usd_per_hour) *
+					    VT_TCO_HOURS_PER_MONTH;
+	}
+	if (weight > 0 && nr)
+		out->numa_extra_latency_pct = 100 * extra / weight / m->t[0].latency_ns;
+}
+
+static void add_u64(JsonBuilder *b, const char *k, uint64_t v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_int_value(b, (gint64)v);
+}
+
+static void add_dbl(JsonBuilder *b, const char *k, double v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_double_value(b, v);
+}
+
+static void add_str(JsonBuilder *b, const char *k, const char *v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_string_value(b, v);
+}
+
+void vt_tco_report_to_json(const struct vt_tco_report_input *in, const struct vt_tco_report *r,
+			   JsonBuilder *b)
+{
+	const struct vt_tier_model *m = &in->model;
+
+	json_builder_begin_object(b);
+	add_str(b, "name", in->name);
+	add_str(b, "placement", in->placement);
+	add_dbl(b, "tco_alpha", in->tco_alpha);
+	add_u64(b, "windows", in->windows);
+	json_builder_set_member_name(b, "tiers");
+	json_builder_begin_array(b);
+	for (unsigned int t = 0; t < m->nr && t < VT_MAX_TIERS; t++) {
+		const struct vt_tier_model_entry *e = &m->t[t];
+
+		json_builder_begin_object(b);
+		add_str(b, "tier", e->name);
+		add_str(b, "kind", e->compressed ? "compressed" : "numa");
+		add_u64(b, "bytes", r->tier[t].bytes);
+		add_dbl(b, "bytes_hour_avg", r->tier[t].bytes_hour_avg);
+		add_u64(b, "bytes_hour_max", r->tier[t].bytes_hour_max);
+		add_dbl(b, "medium_usd_per_gib", e->medium_usd_per_gib);
+		add_dbl(b, "ratio", e->ratio);
+		add_str(b, "ratio_from", e->ratio_from);
+		add_dbl(b, "usd_per_gib", e->usd_per_gib);
+		add_dbl(b, "latency_ns", e->latency_ns);
+		add_str(b, "latency_from", e->latency_from);
+		add_dbl(b, "usd_per_hour", r->tier[t].usd_per_hour);
+		add_dbl(b, "usd_per_hour_hour_avg", r->tier[t].usd_per_hour_hour_avg);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	add_u64(b, "bytes", r->bytes);
+	add_dbl(b, "usd_per_hour", r->usd_per_hour);
+	add_dbl(b, "usd_per_hour_hour_avg", r->usd_per_hour_hour_avg);
+	add_u64(b, "hour_samples", r->hour_samples);
+	add_dbl(b, "all_dram_usd_per_hour", r->all_dram_usd_per_hour);
+	add_dbl(b, "saving_pct", r->saving_pct);
+	add_dbl(b, "saving_usd_per_month", r->saving_usd_per_month);
+	json_builder_set_member_name(b, "slowdown");
+	json_builder_begin_object(b);
+	add_dbl(b, "fault_time_pct", r->fault_time_pct);
+	add_dbl(b, "numa_extra_latency_pct", r->numa_extra_latency_pct);
+	json_builder_end_object(b);
+	add_u64(b, "hot_set_bytes", in->hot_bytes);
+	json_builder_set_member_name(b, "profile");
+	json_builder_begin_object(b);
+	add_u64(b, "windows_since_phase_change", in->stable_windows);
+	add_u64(b, "phase_changes", in->phase_changes);
+	json_builder_end_object(b);
+	json_builder_end_object(b);
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The tier model: price, latency and compression ratio of each of a VM's tiers. */
+#include <string.h>
+
+#include "tier_model.h"
+
+/*
+ * Priors, until a tier has VT_MODEL_MIN_FAULTS faults or VT_MODEL_MIN_BYTES
+ * in it (docs/tco.md): ratios as docs/ctier.md measured on guest pages (lz4
+ * ~1.8:1), zbud never beyond 2:1; latencies from the store fault p50 on this
+ * host (9.7-11.8 us, docs/vtierd.md), slower codecs and the file medium more.
+ */
+double vt_tier_model_prior_ratio(const struct vt_ctier_spec *spec)
+{
+	double r = spec->codec == VT_CODEC_LZ4 ? 1.8 : 2.5;
+
+	return spec->pool == VT_POOL_ZBUD ? MIN(r, 2.0) : r;
+}
+
+double vt_tier_model_prior_latency_ns(const struct vt_ctier_spec *spec)
+{
+	double ns = spec->codec == VT_CODEC_LZ4 ? 10000 : spec->codec == VT_CODEC_ZSTD ? 20000 : 40000;
+
+	return spec->medium == VT_MEDIUM_FILE ? ns + 100000 : ns;
+}
+
+static double medium_price(const struct vt_tiers *numa, const struct vt_ctier_spec *spec)
+{
+	int t;
+
+	if (spec->medium == VT_MEDIUM_FILE)
+		return VT_PRICE_FILE_USD_GIB;
+	t = vt_tiers_of_node(numa, spec->node);
+	/* a node in no tier: priced as the fastest (the dearest) tier, never as free memory */
+	return numa->tier[t >= 0 ? t : 0].price_usd_gib;
+}
+
+void vt_tier_model_build(struct vt_tier_model *m, const struct vt_tiers *numa,
+			 const struct vt_ctier_spec *specs, const double *ctier_price,
+			 unsigned int nr_ctier, const struct vt_ctier_measured *meas, bool zswap)
+{
+	memset(m, 0, sizeof(*m));
+	for (unsigned int i = 0; i < numa->nr && m->nr < VT_MAX_TIERS; i++) {
+		struct vt_tier_model_entry *e = &m->t[m->nr++];
+
+		g_strlcpy(e->name, numa->tier[i].name, sizeof(e->name));
+		e->medium_usd_per_gib = e->usd_per_gib = numa->tier[i].price_usd_gib;
+		e->ratio = 1;
+		e->ratio_from = "none";
+		e->latency_ns = MAX(numa->tier[i].latency_ns, 1u);
+		e->latency_from = strcmp(numa->tier[i].source, "config") == 0 ? "config" :
+				  "hmat-or-slit";
+	}
+	m->nr_numa = m->nr;
+	if (zswap && m->nr < VT_MAX_TIERS) {
+		struct vt_tier_model_entry *e = &m->t[m->nr++];
+		struct vt_ctier_spec lz = { .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC };
+
+		/* the kernel's pool: in DRAM, its ratio and faults are not ours to see */
+		g_strlcpy(e->name, "zswap", sizeof(e->name));
+		e->compressed = true;
+		e->medium_usd_per_gib = numa->nr ? numa->tier[0].price_usd_gib : 0;
+		e->ratio = vt_tier_model_prior_ratio(&lz);
+		e->ratio_from = "prior";
+		e->latency_ns = vt_tier_model_prior_latency_ns(&lz);
+		e->latency_from = "prior";
+		e->usd_per_gib = e->medium_usd_per_gib / e->ratio;
+		return;
+	}
+	for (unsigned int i = 0; i < nr_ctier && m->nr < VT_MAX_TIERS; i++) {
+		struct vt_tier_model_entry *e = &m->t[m->nr++];
+		const struct vt_ctier_measured *x = meas ? &meas[i] : NULL;
+
+		g_strlcpy(e->name, specs[i].name, sizeof(e->name));
+		e->compressed = true;
+		e->medium_usd_per_gib = ctier_price && ctier_price[i] >= 0 ? ctier_price[i] :
+					medium_price(numa, &specs[i]);
+		if (x && x->stored_bytes >= VT_MODEL_MIN_BYTES) {
+			/* all zero or same-filled pages take no pool space: cap what that means */
+			e->ratio = x->compressed_bytes ?
+				   CLAMP((double)x->stored_bytes / (double)x->compressed_bytes, 1.0, 64.0) :
+				   64.0;
+			e->ratio_from = "measured";
+		} else {
+			e->ratio = vt_tier_model_prior_ratio(&specs[i]);
+			e->ratio_from = "prior";
+		}
+		if (x && x->faults >= VT_MODEL_MIN_FAULTS && x->fault_p50_ns) {
+			e->latency_ns = (double)x->fault_p50_ns;
+			e->latency_from = "measured";
+		} else {
+			e->latency_ns = vt_tier_model_prior_latency_ns(&specs[i]);
+			e->latency_from = "prior";
+		}
+		e->usd_per_gib = e->medium_usd_per_gib / e->ratio;
+		e->stored_bytes = x ? x->stored_bytes : 0;
+		e->faults = x ? x->faults : 0;
+	}
+}
