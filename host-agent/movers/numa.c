@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* move_pages(2) in batches with per-page accounting. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,6 +144,55 @@ static int move_batch(pid_t pid, void **pages, unsigned int k, int node, int *no
 	return 0;
 }
 
+/*
+ * PAGEMAP_SCAN (Linux 6.7, include/uapi/linux/fs.h; Debian 12's headers are
+ * older): which parts of a range a PMD maps as one huge page.
+ */
+#define VT_PAGEMAP_SCAN _IOWR('f', 16, struct vt_pm_scan_arg)
+#define VT_PAGE_IS_HUGE (1 << 6)
+
+struct vt_page_region {
+	uint64_t start, end, categories;
+};
+
+struct vt_pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+
+#define HUGE (2ULL << 20)
+#define HUGE_PAGES (HUGE / 4096)
+
+/*
+ * Mark in @huge (one bit per 2 MiB block of [@hva, @hva + @len), @hva and
+ * @len 2 MiB-aligned) the blocks mapped by one PMD. False when the kernel
+ * cannot tell (no PAGEMAP_SCAN, or not allowed): then nothing is marked.
+ */
+static bool huge_blocks(int pagemap, uint64_t hva, uint64_t len, uint64_t *huge)
+{
+	struct vt_page_region vec[64];
+	struct vt_pm_scan_arg a = {
+		.size = sizeof(a), .start = hva, .end = hva + len,
+		.vec = (uintptr_t)vec, .vec_len = G_N_ELEMENTS(vec),
+		.category_mask = VT_PAGE_IS_HUGE, .return_mask = VT_PAGE_IS_HUGE,
+	};
+
+	while (a.start < a.end) {
+		long n = ioctl(pagemap, VT_PAGEMAP_SCAN, &a);
+
+		if (n < 0)
+			return false;
+		for (long i = 0; i < n; i++)
+			for (uint64_t b = (vec[i].start + HUGE - 1) & ~(HUGE - 1); b + HUGE <= vec[i].end;
+			     b += HUGE)
+				huge[(b - hva) / HUGE / 64] |= 1ULL << ((b - hva) / HUGE % 64);
+		if (a.walk_end <= a.start || a.walk_end >= a.end)
+			break;
+		a.start = a.walk_end;
+	}
+	return true;
+}
+
 int vt_numa_move_ranges(pid_t pid, struct vt_numa_range *r, unsigned int n, int node,
 			unsigned int page_step, struct vt_move_result *total)
 {
@@ -149,34 +201,69 @@ int vt_numa_move_ranges(pid_t pid, struct vt_numa_range *r, unsigned int n, int 
 	g_autofree int *status = g_new(int, VT_NUMA_RANGES_BATCH);
 	g_autofree int *before = g_new(int, VT_NUMA_RANGES_BATCH);
 	g_autofree unsigned int *owner = g_new(unsigned int, VT_NUMA_RANGES_BATCH);
+	g_autofree unsigned int *weight = g_new(unsigned int, VT_NUMA_RANGES_BATCH);
+	g_autofree uint64_t *huge = NULL;
 	uint64_t t0 = thread_ns(), step = page_step ? page_step : 4096;
 	unsigned int ri = 0;	/* the range being listed */
 	uint64_t at = 0;	/* the next page of r[ri] to list */
-	int ret = 0;
+	bool huge_known = false;
+	int ret = 0, pagemap = -1;
 
+	/*
+	 * A PMD-mapped THP moves whole when its head is asked, and each of its
+	 * other 511 entries costs a page walk and reports -EBUSY: ask the head
+	 * alone and count its answer for the 512 pages. (A THP split between
+	 * the scan and the move leaves its other pages where they were, and
+	 * the next residency query sees them.)
+	 */
+	if (step == 4096) {
+		g_autofree char *path = g_strdup_printf("/proc/%d/pagemap", (int)pid);
+
+		pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	while (ri < n) {
 		unsigned int k = 0;
 
 		/* list up to a batch of pages, across ranges */
 		while (ri < n && k < VT_NUMA_RANGES_BATCH) {
+			uint64_t addr = r[ri].hva + at * step, blk;
+
 			if (at >= r[ri].len / step) {
 				ri++;
 				at = 0;
+				huge_known = false;
 				continue;
 			}
+			if (at == 0 && pagemap >= 0 && !(r[ri].hva % HUGE) && !(r[ri].len % HUGE)) {
+				g_free(huge);
+				huge = g_new0(uint64_t, r[ri].len / HUGE / 64 + 1);
+				huge_known = huge_blocks(pagemap, r[ri].hva, r[ri].len, huge);
+			}
+			blk = (addr - r[ri].hva) / HUGE;
 			owner[k] = ri;
-			pages[k++] = (void *)(uintptr_t)(r[ri].hva + at++ * step);
+			if (huge_known && !(addr % HUGE) && (huge[blk / 64] >> (blk % 64) & 1)) {
+				weight[k] = HUGE_PAGES;
+				at += HUGE_PAGES;
+			} else {
+				weight[k] = 1;
+				at++;
+			}
+			pages[k++] = (void *)(uintptr_t)addr;
 		}
 		if (!k)
 			break;
+		total->entries += k;
 		ret = move_batch(pid, pages, k, node, nodes, status, before, total);
 		if (ret < 0)
 			break;
-		for (unsigned int i = 0; i < k; i++) {
-			count_page(&r[owner[i]].res, status[i], before[i], node);
-			count_page(total, status[i], before[i], node);
-		}
+		for (unsigned int i = 0; i < k; i++)
+			for (unsigned int w = 0; w < weight[i]; w++) {
+				count_page(&r[owner[i]].res, status[i], before[i], node);
+				count_page(total, status[i], before[i], node);
+			}
 	}
+	if (pagemap >= 0)
+		close(pagemap);
 	total->cost_ns += thread_ns() - t0;
 	return ret;
 }

@@ -22,6 +22,7 @@ struct vt_move_result {
 	uint64_t other;		/* any other per-page error */
 	uint64_t retried;	/* busy pages asked again (twice at most) */
 	uint64_t calls;
+	uint64_t entries;	/* addresses listed (a PMD-mapped THP: one for its 512 pages) */
 	uint64_t cost_ns;	/* thread CPU time in move_pages */
 };
 

@@ -39,7 +39,7 @@
 enum backing { BACKING_4K, BACKING_THP };
 
 enum method_kind {
-	M_MOVER,	/* vt_numa_move_ranges, 16 chunks per call, 4 KiB steps (the engine's call) */
+	M_MOVER,	/* vt_numa_move_ranges, @batch chunks per call (0: the engine's 16) */
 	M_PAGES,	/* move_pages, one entry per 4 KiB, @batch entries per call */
 	M_HEADS,	/* move_pages, one entry per 2 MiB (THP heads), @batch per call */
 	M_QUERY,	/* move_pages status query only (what the mover adds per batch) */
@@ -152,11 +152,13 @@ static int run_pages(struct bench *b, struct method *m, int node, uint64_t strid
 
 static int run_mover(struct bench *b, struct method *m, int node)
 {
-	/* as the engine calls it: the chunks in lists of VT_NUMA_RANGES_MAX */
-	for (unsigned int i = 0; i < b->chunks->len; i += VT_NUMA_RANGES_MAX) {
+	/* @batch chunks per call; the engine's: VT_NUMA_RANGES_MAX */
+	unsigned int per = m->batch ? MIN(m->batch, VT_NUMA_RANGES_MAX) : VT_NUMA_RANGES_MAX;
+
+	for (unsigned int i = 0; i < b->chunks->len; i += per) {
 		struct vt_numa_range r[VT_NUMA_RANGES_MAX] = { 0 };
 		struct vt_move_result t = { 0 };
-		unsigned int n = MIN(b->chunks->len - i, VT_NUMA_RANGES_MAX);
+		unsigned int n = MIN(b->chunks->len - i, per);
 		int ret;
 
 		for (unsigned int k = 0; k < n; k++) {
@@ -167,7 +169,7 @@ static int run_mover(struct bench *b, struct method *m, int node)
 		if (ret)
 			return ret;
 		m->calls += t.calls;
-		m->entries += t.pages + t.retried;
+		m->entries += t.entries + t.retried;
 		m->busy += t.busy;
 		m->retried += t.retried;
 		m->already += t.already;
@@ -527,6 +529,7 @@ static int run_pair(struct bench *b, enum backing backing, int node, int rounds)
 	const char *label = backing == BACKING_THP ? "thp" : "4k";
 	struct method ms[] = {
 		{ .name = "vtier mover (16-chunk lists)", .kind = M_MOVER },
+		{ .name = "vtier mover, 1 chunk per call", .kind = M_MOVER, .batch = 1 },
 		{ .name = "move_pages 4k b512", .kind = M_PAGES, .batch = 512 },
 		{ .name = "move_pages 4k b4096", .kind = M_PAGES, .batch = 4096 },
 		{ .name = "move_pages 4k whole", .kind = M_PAGES, .batch = 0 },
@@ -542,7 +545,7 @@ static int run_pair(struct bench *b, enum backing backing, int node, int rounds)
 
 	/* one entry per 2 MiB moves 1/512 of 4 KiB-backed memory: THP only */
 	if (backing == BACKING_4K) {
-		memmove(&ms[4], &ms[6], 2 * sizeof(ms[0]));
+		memmove(&ms[5], &ms[7], 2 * sizeof(ms[0]));	/* drop the 2M-heads rows */
 		nm -= 2;
 	}
 	ret = alloc_copy_buffers(b, node);
