@@ -40,11 +40,11 @@
 #define VTIER_GUEST_RING_OFFSET		0x2000	/* what the host writes in ring_offset */
 #define VTIER_GUEST_REGION_MIN		0x4000	/* 16 KiB: 256 records */
 #define VTIER_GUEST_REGION_MAX		0x4000000	/* 64 MiB */
-#define VTIER_GUEST_RING_MAX		(1u << 20)	/* records */
+#define VTIER_GUEST_RING_MAX		_BITUL(20)	/* records */
 
 /* Hint ranges: 4 KiB aligned, 4 KiB .. 1 GiB long, whatever the guest's page size */
 #define VTIER_GUEST_PAGE_SIZE		4096
-#define VTIER_GUEST_RANGE_MAX		(1ull << 30)
+#define VTIER_GUEST_RANGE_MAX		_BITULL(30)
 
 /* vtier_guest_host.flags: what the host is doing now */
 #define VTIER_GUEST_HOST_ACTIVE		_BITUL(0)	/* an agent polls the ring */
@@ -72,6 +72,7 @@ enum vtier_guest_kind {
 	/* given back to the guest's allocator (reclaim_seq @arg); do not touch */
 	VTIER_GUEST_DEFLATE = 5,
 };
+
 #define VTIER_GUEST_KIND_MAX		5
 
 /* vtier_guest_hint.flags, COLD only: clean file cache the guest can drop */
