@@ -382,8 +382,11 @@ static void vtg_cold_scan(struct vtg_dev *d)
 			len++;
 			continue;
 		}
-		if (len && (!max_records-- || !vtg_cold_flush(d, start, &len)))
-			break;
+		if (len) {
+			if (!max_records || !vtg_cold_flush(d, start, &len))
+				break;
+			max_records--;
+		}
 		if (len == 0 && vtg_cold_cache(pfn)) {
 			start = pfn;
 			len = 1;
