@@ -21,6 +21,7 @@ static const char *const cmd_names[] = {
 	[VT_CTL_PING] = "ping",
 	[VT_CTL_DEMOTE] = "demote",
 	[VT_CTL_REPORT] = "report",
+	[VT_CTL_HEATMAP] = "heatmap",
 };
 
 const char *vt_ctl_cmd_name(enum vt_ctl_cmd cmd)
@@ -194,7 +195,7 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 	if ((unsigned int)req->cmd == G_N_ELEMENTS(cmd_names)) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL,
 			    "request: unknown command '%s' (list, attach, detach, status, stats, "
-			    "policy, tiers, ping, demote, report)", cmd);
+			    "policy, tiers, ping, demote, report, heatmap)", cmd);
 		goto out;
 	}
 	if (!get_string(obj, "vm", VT_CTL_MAX_NAME - 1, &req->vm, error) ||
@@ -207,7 +208,8 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 		goto out;
 	}
 	need_vm = req->cmd == VT_CTL_DETACH || req->cmd == VT_CTL_STATUS ||
-		  req->cmd == VT_CTL_STATS || req->cmd == VT_CTL_POLICY || req->cmd == VT_CTL_DEMOTE;
+		  req->cmd == VT_CTL_STATS || req->cmd == VT_CTL_POLICY || req->cmd == VT_CTL_DEMOTE ||
+		  req->cmd == VT_CTL_HEATMAP;
 	if (need_vm && !req->vm) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: needs 'vm'", cmd);
 		goto out;

@@ -32,6 +32,7 @@ enum vt_ctl_cmd {
 	VT_CTL_PING,
 	VT_CTL_DEMOTE,		/* vm + set: tier=NAME [gpa=ADDR len=SIZE] */
 	VT_CTL_REPORT,		/* vm: its TCO report; without vm: every VM's */
+	VT_CTL_HEATMAP,		/* vm: address bins x windows of hotness and tiers */
 };
 
 struct vt_ctl_request {

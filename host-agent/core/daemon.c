@@ -997,6 +997,10 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 			json_builder_end_array(b);
 		}
 		break;
+	case VT_CTL_HEATMAP:
+		/* a copy of what the worker pushed at its windows: never waits on it */
+		vt_vm_heatmap_to_json(vm, b);
+		break;
 	case VT_CTL_POLICY: {
 		struct vt_vm_policy p;
 

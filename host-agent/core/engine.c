@@ -175,6 +175,7 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 
 	vt_engine_stop(vm);
 	choose_ctier(vm);
+	vt_vm_heatmap_layout(vm);
 	if (vm->mtm && vm->mtm->nr_tiers != vt_vm_nr_tiers(vm)) {
 		vt_mtm_free(vm->mtm);	/* the tiers changed: placement starts afresh */
 		vm->mtm = NULL;
@@ -705,6 +706,9 @@ bool vt_engine_window(struct vt_vm *vm)
 	g_autoptr(GPtrArray) backends = vt_vm_backends_ref(vm);
 	char err[sizeof(vm->last_error)] = "";
 	bool ok = window_body(vm, &st, backends, err, sizeof(err));
+
+	if (ok && st.windows > vm->stats.windows)
+		vt_vm_heatmap_window(vm, st.windows);
 
 	uint64_t bytes[VT_MAX_TIERS];
 

@@ -159,6 +159,9 @@ struct vt_vm {
 	struct vt_tco_history tco_history;	/* published under lock */
 	uint64_t ctier_faults_mark[VT_MAX_TIERS];
 	gint64 window_end_us;
+	/* vtierctl heatmap (core/heatmap.h): the worker writes under lock, the loop copies */
+	struct vt_heatmap *heatmap;
+	struct vt_heatmap_acc *heatmap_acc;	/* the worker's alone */
 };
 
 /* Run the VM's engine on its own thread from now on. 0 or -errno. */
@@ -194,5 +197,10 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b);
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
 /* The memory TCO report (core/tco_report.h) from the last window's figures, under the lock. */
 void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b);
+/* The heatmap (core/vm_heatmap.c): laid out at engine start, a column per window (worker). */
+void vt_vm_heatmap_layout(struct vt_vm *vm);
+void vt_vm_heatmap_window(struct vt_vm *vm, uint64_t window);
+/* For the main loop: a copy under the VM's lock, then the JSON (docs/abi-control.md). */
+void vt_vm_heatmap_to_json(struct vt_vm *vm, JsonBuilder *b);
 
 #endif

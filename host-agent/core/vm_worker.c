@@ -187,6 +187,8 @@ static void vm_release(struct vt_vm *vm)
 	vt_zswap_close(&vm->zswap);
 	vt_mtm_free(vm->mtm);
 	vt_phase_clear(&vm->phase);
+	g_free(vm->heatmap);
+	g_free(vm->heatmap_acc);
 	if (vm->ram)
 		g_array_free(vm->ram, TRUE);
 	if (vm->gpa_map)

@@ -4,6 +4,7 @@
  * for machines (the daemon's reply as is). Exit status: 0 ok, 1 the daemon
  * refused (its reason on stderr), 2 usage or connection error.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "control_socket.h"
 #include "ctl_proto.h"
+#include "heatmap.h"
 #include "json_guard.h"
 
 static const char usage[] =
@@ -30,7 +32,11 @@ static const char usage[] =
 	"                                move guest RAM (default: all of it) into compressed\n"
 	"                                tier NAME now (VMs whose QEMU handed its RAM over)\n"
 	"  report VM | --all             memory TCO: bytes and cost per tier, the saving\n"
-	"                                against all-DRAM, estimated slowdown (docs/tco.md)\n";
+	"                                against all-DRAM, estimated slowdown (docs/tco.md)\n"
+	"  heatmap VM [--svg FILE] [--max]\n"
+	"                                hotness by guest-physical address over the last\n"
+	"                                windows, with the tiers; --svg draws it into FILE\n"
+	"                                (--max: colour by the hottest chunk of each bin)\n";
 
 static gint64 iget(JsonObject *o, const char *k)
 {
@@ -218,16 +224,69 @@ static void print_tiers(JsonArray *a)
 	}
 }
 
+/* Draw the heatmap reply into @svg (when given), else print a summary. 0, 1 or 2. */
+static int do_heatmap(JsonNode *r, const char *svg, bool use_max, bool quiet)
+{
+	g_autofree struct vt_heatmap *h = g_new0(struct vt_heatmap, 1);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autofree char *title = NULL;
+	struct vt_heatmap_svg_opts o = { .use_max = use_max };
+	char name[VT_CTL_MAX_NAME];
+	gint64 window_ms;
+	int ret;
+
+	if (!vt_heatmap_from_json(r, h, name, sizeof(name), &e)) {
+		fprintf(stderr, "vtierctl: malformed reply from vtierd: %s\n", e->message);
+		return 2;
+	}
+	window_ms = iget(json_node_get_object(r), "window_ms");
+	if (!svg) {
+		const struct vt_heatmap_col *c = h->len ? &h->col[vt_heatmap_col_index(h, 0)] : NULL;
+
+		printf("VM %s: %u bins of %.1f MiB (%s), %u windows of %" G_GINT64_FORMAT " ms\n",
+		       name, h->nr_bins, (double)h->bin_bytes / (1 << 20), h->space, h->len, window_ms);
+		if (!c)
+			return 0;
+		printf("%-20s %-20s %8s %8s %s\n", "START", "END", "MEAN", "MAX", "TIER (newest window)");
+		for (unsigned int i = 0; i < h->nr_bins; i++)
+			if (c->max[i])
+				printf("0x%-18" G_GINT64_MODIFIER "x 0x%-18" G_GINT64_MODIFIER "x %8.4f %8.4f %s\n",
+				       h->bin[i].start, h->bin[i].end, c->mean[i] / (double)VT_HEATMAP_SCALE,
+				       c->max[i] / (double)VT_HEATMAP_SCALE,
+				       c->tier[i] >= 0 ? h->tier_name[c->tier[i]] : "-");
+		return 0;
+	}
+	title = g_strdup_printf("%s: hotness by %s, last %u windows of %" G_GINT64_FORMAT " ms",
+				name, strcmp(h->space, "gpa") == 0 ? "guest-physical address" :
+				"offset in guest RAM", h->len, window_ms);
+	o.title = title;
+	o.now_us = 0;	/* the columns' times are ages */
+	ret = vt_heatmap_svg(h, &o, out);
+	if (ret == -ENODATA) {
+		fprintf(stderr, "vtierctl: heatmap: %s has no profiled window yet (just attached, or "
+			"mode=off): nothing to draw\n", name);
+		return 1;
+	}
+	if (vt_heatmap_write_file(svg, out->str, out->len, &e) < 0) {
+		fprintf(stderr, "vtierctl: heatmap: %s\n", e->message);
+		return 2;
+	}
+	if (!quiet)
+		printf("%s: %u bins x %u windows written to %s\n", name, h->nr_bins, h->len, svg);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *socket_path = VT_CONTROL_SOCKET_DEFAULT, *name = NULL;
+	const char *socket_path = VT_CONTROL_SOCKET_DEFAULT, *name = NULL, *svg = NULL;
 	struct vt_ctl_request req = { 0 };
 	g_autoptr(GPtrArray) set = g_ptr_array_new();
 	g_autoptr(GPtrArray) pos = g_ptr_array_new();
 	g_autoptr(GError) e = NULL;
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autofree char *text = NULL, *reply = NULL;
-	bool json = false, all = false;
+	bool json = false, all = false, use_max = false;
 	JsonObject *root;
 	const char *cmd;
 	int i;
@@ -241,6 +300,10 @@ int main(int argc, char **argv)
 			socket_path = argv[++i];
 		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
 			name = argv[++i];
+		else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
+			svg = argv[++i];
+		else if (strcmp(argv[i], "--max") == 0)
+			use_max = true;
 		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(usage, stdout);
 			return 0;
@@ -271,14 +334,19 @@ int main(int argc, char **argv)
 		req.vm = (char *)name;
 	} else if (pos->len == 2 && (strcmp(cmd, "detach") == 0 || strcmp(cmd, "status") == 0 ||
 				     strcmp(cmd, "stats") == 0 || strcmp(cmd, "policy") == 0 ||
-				     strcmp(cmd, "demote") == 0)) {
+				     strcmp(cmd, "demote") == 0 || strcmp(cmd, "heatmap") == 0)) {
 		req.cmd = strcmp(cmd, "detach") == 0 ? VT_CTL_DETACH :
 			  strcmp(cmd, "demote") == 0 ? VT_CTL_DEMOTE :
+			  strcmp(cmd, "heatmap") == 0 ? VT_CTL_HEATMAP :
 			  strcmp(cmd, "status") == 0 ? VT_CTL_STATUS :
 			  strcmp(cmd, "stats") == 0 ? VT_CTL_STATS : VT_CTL_POLICY;
 		req.vm = pos->pdata[1];
 	} else {
 		fprintf(stderr, "vtierctl: bad command line for '%s'\n%s", cmd, usage);
+		return 2;
+	}
+	if ((svg || use_max) && req.cmd != VT_CTL_HEATMAP) {
+		fprintf(stderr, "vtierctl: --svg and --max only go with heatmap\n");
 		return 2;
 	}
 	if (all && req.cmd != VT_CTL_REPORT) {
@@ -319,6 +387,10 @@ int main(int argc, char **argv)
 	}
 	if (json) {
 		printf("%s\n", reply);
+		/* --json --svg: the reply on stdout and the drawing in the file */
+		if (req.cmd == VT_CTL_HEATMAP && svg)
+			return do_heatmap(json_object_get_member(root, "result"), svg, use_max,
+					  true);
 		return 0;
 	}
 	{
@@ -356,6 +428,8 @@ int main(int argc, char **argv)
 			else
 				print_report_all(json_node_get_array(r));
 			break;
+		case VT_CTL_HEATMAP:
+			return do_heatmap(r, svg, use_max, false);
 		case VT_CTL_PING:
 			break;
 		}
