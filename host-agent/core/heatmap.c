@@ -302,8 +302,9 @@ bool vt_heatmap_from_json(JsonNode *result, struct vt_heatmap *h, char *name, si
 	g_strlcpy(h->space, s, sizeof(h->space));
 	if (!get_int(o, "hot_scale", VT_HEATMAP_SCALE, VT_HEATMAP_SCALE, &v))
 		BAD("'hot_scale' must be %d", VT_HEATMAP_SCALE);
-	if (!get_int(o, "bin_bytes", (gint64)VT_HEATMAP_MIN_BIN, G_MAXINT64, &v) ||
-	    (v & (v - 1)) != 0)
+	/* 0 only for a map without bins (a VM without RAM ranges yet) */
+	if (!get_int(o, "bin_bytes", 0, G_MAXINT64, &v) || (v & (v - 1)) != 0 ||
+	    (v && v < (gint64)VT_HEATMAP_MIN_BIN))
 		BAD("'bin_bytes' must be a power of two of at least 2 MiB");
 	h->bin_bytes = (uint64_t)v;
 	tiers = get_array(o, "tiers", VT_MAX_TIERS);
@@ -323,6 +324,8 @@ bool vt_heatmap_from_json(JsonNode *result, struct vt_heatmap *h, char *name, si
 	if (!bins)
 		BAD("'bins' must be an array of at most %d bins", VT_HEATMAP_MAX_BINS);
 	h->nr_bins = json_array_get_length(bins);
+	if (h->nr_bins && !h->bin_bytes)
+		BAD("'bin_bytes' must be a power of two of at least 2 MiB");
 	for (unsigned int i = 0; i < h->nr_bins; i++) {
 		JsonNode *e = json_array_get_element(bins, i);
 		JsonObject *bo = JSON_NODE_HOLDS_OBJECT(e) ? json_node_get_object(e) : NULL;
