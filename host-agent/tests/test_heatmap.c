@@ -487,8 +487,8 @@ static void test_request(void **state)
 }
 
 /*
- * docs/heatmap-example.svg: a 160 MiB guest with a hole (96 MiB + 32 MiB at
- * 128 MiB), three tiers, 60 windows: a hot set that moves at window 30,
+ * docs/heatmap-example.svg: a 128 MiB guest with a hole (96 MiB at 0, 32 MiB
+ * at 128 MiB), three tiers, 60 windows: a hot set that moves at window 30,
  * promoted to dram two windows after each change, the rest aging to lz4.
  */
 static void write_example(const char *path)
@@ -499,15 +499,15 @@ static void write_example(const char *path)
 	struct vt_heatmap_svg_opts o = { .title = "vm0: hotness by guest-physical address, "
 					 "last 60 windows of 1000 ms (synthetic)", .now_us = 59000000 };
 	g_autoptr(GString) out = g_string_new(NULL);
-	double ema[80] = { 0 };
-	int tier[80];
+	double ema[64] = { 0 };
+	int tier[64];
 
-	for (unsigned int c = 0; c < 80; c++)
-		tier[c] = c < 40 ? 0 : 1;
+	for (unsigned int c = 0; c < 64; c++)
+		tier[c] = c < 32 ? 0 : 1;
 	for (unsigned int w = 0; w < 60; w++) {
 		vt_heatmap_acc_reset(a, h);
-		for (unsigned int c = 0; c < 80; c++) {
-			bool hot = w < 30 ? c >= 8 && c < 20 : c >= 50 && c < 66;
+		for (unsigned int c = 0; c < 64; c++) {
+			bool hot = w < 30 ? c >= 8 && c < 20 : c >= 44 && c < 58;
 			double access = hot ? 0.6 + 0.3 * ((c * 7 + w * 3) % 5) / 4.0 :
 					c < 4 ? 0.15 : 0.0;
 
