@@ -115,6 +115,9 @@ def find_binary(build, name):
 
 
 def parse_file_args(specs):
+    """[(src, dest)] from SRC:/DEST specs; the same pair twice counts once (a
+    suite's scenarios may each ask for a file), two sources for one
+    destination are an error."""
     out = []
     for spec in specs:
         src, sep, dst = spec.partition(":")
@@ -122,7 +125,12 @@ def parse_file_args(specs):
             raise SystemExit(f"testbed: bad file spec '{spec}' (want SRC:/ABS/DEST)")
         if not os.path.isfile(src):
             raise SystemExit(f"testbed: {src}: no such file")
-        out.append((os.path.abspath(src), dst))
+        pair = (os.path.abspath(src), dst)
+        other = [s for s, d in out if d == dst]
+        if other and other[0] != pair[0]:
+            raise SystemExit(f"testbed: two files for {dst}: {other[0]} and {pair[0]}")
+        if not other:
+            out.append(pair)
     return out
 
 
@@ -676,9 +684,9 @@ def run_l1(args, cfg, st, paths, build, imgdir, rundir, report):
             return False, (f"L1 exited (QEMU status {rc_qemu}, {cause}) without a result: "
                            "kernel panic or init failure? see the L1 console")
 
-        # Who L1's end is charged to, if it came before every scenario was done.
-        victim = current or next((n for n in names if n not in started), None)
-        if single or current or not started:
+        kind, who = ("scenario", names[0]) if single else tbsuite.l1_end(
+            names, started, current, stopped, bool(detail))
+        if kind == "scenario":
             if detail:
                 verdict = "FAIL"
             elif current:
@@ -688,15 +696,14 @@ def run_l1(args, cfg, st, paths, build, imgdir, rundir, report):
                 verdict, detail = read_result(os.path.join(out, "result")) or ("FAIL", exit_cause(None)[1])
                 if not single:
                     verdict = "FAIL"
-            charge(victim, verdict, detail)
-        elif victim and stopped and not detail:
-            log(f"suite: L1 stopped before {victim}: the rest runs in a fresh L1")
-        elif victim or detail:
-            # L1 ended between two scenarios (in the reset) or hung after the
-            # last: no scenario's failure, but the run's, unless the emulator's
+            charge(who, verdict, detail)
+        elif kind == "fresh":
+            log(f"suite: L1 stopped before {who}: the rest runs in a fresh L1")
+        elif kind == "between":
+            # in the reset after a scenario, or hung after the last one: no
+            # scenario's failure, but the run's, unless the emulator's
             emulator_reset, cause = exit_cause(None)
-            text = f"L1 ended after scenario {started[-1]}" + (f", before {victim}" if victim else "")
-            text += f": {detail or cause}"
+            text = f"L1 ended after scenario {who}, not on purpose: {detail or cause}"
             if emulator_reset and not detail:
                 log("!" * 72)
                 log(f"{text}: the rest runs in a fresh L1")

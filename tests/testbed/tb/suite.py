@@ -31,6 +31,30 @@ def parse_names(args):
     return names
 
 
+def l1_end(names, started, current, stopped, timed_out):
+    """What the end of an L1 boot means for its scenarios (names, in order;
+    started: those that began, current: the one running, if any; stopped:
+    l1.sh said it was stopping on purpose; timed_out: the runner killed it):
+      ("scenario", NAME)  charged to NAME: the one running, or the first if
+                          none began (a boot panic, a setup failure)
+      ("between", NAME)   L1 ended between two scenarios, in the reset after
+                          NAME, or hung after the last: the run's failure
+      ("fresh", NAME)     L1 stopped on purpose before NAME: the rest goes on
+                          in a fresh L1
+      ("done", None)      every scenario ran
+    """
+    if current:
+        return "scenario", current
+    rest = [n for n in names if n not in started]
+    if not started:
+        return "scenario", rest[0]
+    if rest and stopped and not timed_out:
+        return "fresh", rest[0]
+    if rest or timed_out:
+        return "between", started[-1]
+    return "done", None
+
+
 class Attempt:
     def __init__(self, verdict, detail, out, seconds, boot):
         self.verdict, self.detail, self.out = verdict, detail, out
