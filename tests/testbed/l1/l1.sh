@@ -162,5 +162,5 @@ if [ -n "$result" ]; then
     tb_mark "RESULT $result"
 else
     sync
-    tb_mark "suite: done"
+    tb_mark "suite: L1 powers off"
 fi

@@ -50,7 +50,7 @@ EMULATOR_RESET_RE = tbsuite.EMULATOR_RESET_RE
 # is written), and L1 stops on purpose (done, or the rest needs a fresh L1).
 START_RE = re.compile(r"VTIER-TB-L1: scenario (\S+): start\b")
 END_RE = re.compile(r"VTIER-TB-L1: scenario (\S+): end\b")
-STOP_RE = re.compile(r"VTIER-TB-L1: suite: (done|L1 stops|L1 not reusable)")
+STOP_RE = re.compile(r"VTIER-TB-L1: suite: L1 (powers off|stops|not reusable)")
 
 
 def log(msg):
@@ -702,7 +702,7 @@ def run_l1(args, cfg, st, paths, build, imgdir, rundir, report):
         elif kind == "between":
             # in the reset after a scenario, or hung after the last one: no
             # scenario's failure, but the run's, unless the emulator's
-            emulator_reset, cause = exit_cause(None)
+            emulator_reset, cause = exit_cause(os.path.join(out, who))
             text = f"L1 ended after scenario {who}, not on purpose: {detail or cause}"
             if emulator_reset and not detail:
                 log("!" * 72)
