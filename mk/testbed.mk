@@ -2,7 +2,8 @@
 # three memory tiers, L2 guests under KVM with nested paging inside it.
 #   make testbed-images              build the cached images (VTIER_CACHE, default /var/cache/vtier)
 #                                    and the QEMU that runs L1 (testbed-qemu-l1)
-#   make check-vm                    the real-VM tests (meson suite "vm"); part of make check
+#   make check-vm                    the real-VM tests (meson suite "vm": the scenarios in
+#                                    one shared L1, and the runner selftest); part of make check
 #   make testbed-run SCENARIO=NAME   run tests/testbed/scenarios/NAME.sh (the demo uses this)
 #   make testbed-shell               interactive shell in L1 (tb_l2_shell NAME for an L2 console)
 #   make testbed-qemu-l1             build (or find cached) the QEMU that runs L1 (tests/testbed/qemu-l1)

@@ -3,8 +3,9 @@
 #                       watch the hot set land on the DRAM node (first run: image build,
 #                       a few minutes; then about 2-3 minutes)
 #   make check-vtierd   just the vtierd scenarios in the testbed (meson suite vtierd-vm:
-#                       vm-vtierd-tiering with damon-kernel, vm-vtierd-tdp with host-kmod);
-#                       both are in suite vm too, so make check (check-vm) runs them
+#                       vm-vtierd-tiering with damon-kernel, vm-vtierd-tdp with host-kmod,
+#                       each in an L1 of its own); make check (check-vm) runs both in
+#                       suite vm's shared L1 (docs/testbed.md, "Suites")
 #   make vtierd-table   run both scenarios and print one table: damon-kernel and
 #                       Telescope over tdp side by side (tests/vtierd/result-table)
 

@@ -2,10 +2,16 @@
 # runner and started by the image's /init, so editing it needs no image rebuild.
 # Sets up the tiered KVM host, runs the scenario under a deadline, stops every
 # L2 guest, and leaves the result in /tb/out/result.
+# A suite (TB_SUITE=1, several scenarios in one boot; docs/testbed.md,
+# "Suites") runs the scenarios of /tb/in/suite one after the other, each with
+# its own deadline and its own /tb/out/NAME/ (result, scenario.log, l2/...),
+# and brings L1 back to its state after setup between them (suite.sh).
 . /tb/in/config.env
 . /tb/in/tb.sh
+. /tb/in/suite.sh
 
-mkdir -p "$TB_OUT/l2" /run/tb/l1
+mkdir -p /run/tb/l1
+[ "${TB_SUITE:-0}" = 1 ] || mkdir -p "$TB_OUT/l2"
 echo $$ > /run/tb/l1/pid
 tb_mark "L1 up at $(tb_uptime) s"
 echo "l1_init_s $(tb_uptime)" >> "$TB_OUT/timings"
@@ -21,18 +27,19 @@ for share in src build; do
     fi
 done
 
-result="FAIL setup"
-if tb_l1_setup > "$TB_OUT/l1-setup.log" 2>&1; then
-    cat "$TB_OUT/l1-setup.log"
-    tb_mark "L1 ready at $(tb_uptime) s"
-    echo "l1_ready_s $(tb_uptime)" >> "$TB_OUT/timings"
+# Runs one scenario script with $TB_OUT as its out directory, under
+# TB_SCENARIO_TIMEOUT; stops its guests and kills its session. Sets $result.
+tb_run_scenario() {
+    local script pipe_pid deadline t_end pgid rc d name cause t
+    script=$1
     rm -f /run/tb/l1/scenario.rc /run/tb/l1/scenario.pgid
+    echo "scenario_start_s $(tb_uptime)" >> "$TB_OUT/timings"
     # The scenario runs in its own session so that everything it started can
     # be killed at its deadline; its output goes to the console and to a log.
     (
         setsid sh -c 'echo $$ > /run/tb/l1/scenario.pgid
-            sh -c "set -e; . /tb/in/config.env; . /tb/in/tb.sh; cd /tb/out; . /tb/in/scenario.sh"
-            echo $? > /run/tb/l1/scenario.rc' 2>&1 | tee "$TB_OUT/scenario.log"
+            sh -c "set -e; . /tb/in/config.env; . /tb/in/tb.sh; cd \"\$TB_OUT\"; . $0"
+            echo $? > /run/tb/l1/scenario.rc' "$script" 2>&1 | tee "$TB_OUT/scenario.log"
     ) &
     pipe_pid=$!
     deadline=$(( $(tb_uptime_s) + TB_SCENARIO_TIMEOUT ))
@@ -80,11 +87,65 @@ if tb_l1_setup > "$TB_OUT/l1-setup.log" 2>&1; then
             fi
         done
     fi
+    echo "scenario_end_s $(tb_uptime)" >> "$TB_OUT/timings"
+}
+
+# The scenarios of a suite, each in /tb/out/NAME; L1 stops early (the runner
+# runs the rest in a fresh L1) after an emulator fault or a failed reset.
+tb_run_suite() {
+    local name n i
+    set -- $(cat /tb/in/suite)
+    n=$(( $# / 2 ))
+    i=0
+    tb_suite_baseline > /tb/out/suite-baseline.log 2>&1
+    while [ $# -gt 0 ]; do
+        name=$1
+        TB_ATTEMPT=$2
+        shift 2
+        i=$((i + 1))
+        TB_OUT=/tb/out/$name
+        export VTIER_TB_OUT=$TB_OUT TB_ATTEMPT
+        mkdir -p "$TB_OUT/l2"
+        tb_mark "scenario $name: start ($i of $n) at $(tb_uptime) s, kernel taint $(cat /proc/sys/kernel/tainted)"
+        tb_run_scenario "/tb/in/scenarios/$name.sh"
+        dmesg > "$TB_OUT/l1-dmesg.log" 2>&1
+        echo "$result" > "$TB_OUT/result"
+        sync
+        tb_mark "scenario $name: end at $(tb_uptime) s: $result"
+        TB_OUT=/tb/out
+        unset VTIER_TB_OUT
+        case "$result" in
+            "FAIL EMULATOR-RESET"*)
+                tb_mark "suite: L1 stops after an emulator fault; the rest runs in a fresh L1"
+                return 0 ;;
+        esac
+        [ "$i" = "$n" ] && break
+        if tb_suite_reset > "/tb/out/$name/l1-reset.log" 2>&1; then
+            tb_mark "suite: L1 reset after $name: $(tail -1 "/tb/out/$name/l1-reset.log")"
+        else
+            tb_mark "suite: L1 not reusable after $name: $(tail -1 "/tb/out/$name/l1-reset.log");" \
+                "the rest runs in a fresh L1"
+            return 0
+        fi
+    done
+}
+
+result="FAIL setup"
+if tb_l1_setup > "$TB_OUT/l1-setup.log" 2>&1; then
+    cat "$TB_OUT/l1-setup.log"
+    tb_mark "L1 ready at $(tb_uptime) s"
+    echo "l1_ready_s $(tb_uptime)" >> "$TB_OUT/timings"
+    if [ "${TB_SUITE:-0}" = 1 ]; then
+        tb_run_suite
+        result=""
+    else
+        tb_run_scenario "/tb/in/scenarios/$(cut -d' ' -f1 /tb/in/suite).sh"
+    fi
 else
     cat "$TB_OUT/l1-setup.log"
     result="FAIL L1 setup: $(tail -1 "$TB_OUT/l1-setup.log")"
+    echo "scenario_end_s $(tb_uptime)" >> "$TB_OUT/timings"
 fi
-echo "scenario_end_s $(tb_uptime)" >> "$TB_OUT/timings"
 
 if [ "${TB_SHELL:-0}" = 1 ]; then
     tb_mark "scenario result: $result"
@@ -95,6 +156,11 @@ fi
 tb_l2_stop_all
 dmesg > "$TB_OUT/l1-dmesg.log" 2>&1
 cat /sys/kernel/tracing/trace > "$TB_OUT/l1-kvm-trace.log" 2>/dev/null
-echo "$result" > "$TB_OUT/result"
-sync
-tb_mark "RESULT $result"
+if [ -n "$result" ]; then
+    echo "$result" > "$TB_OUT/result"
+    sync
+    tb_mark "RESULT $result"
+else
+    sync
+    tb_mark "suite: L1 powers off"
+fi

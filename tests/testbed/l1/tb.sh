@@ -21,7 +21,8 @@
 
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
-TB_OUT=/tb/out
+# A scenario's out directory: /tb/out, or /tb/out/NAME in a suite (l1.sh).
+TB_OUT=${VTIER_TB_OUT:-/tb/out}
 TB_RUN=/run/tb
 TB_L2_KERNEL=/opt/vtier-tb/l2/vmlinuz
 TB_L2_INITRD=$TB_RUN/l2.initrd

@@ -1,7 +1,8 @@
-"""Run a testbed scenario: boot L1 under TCG, let it run the scenario, collect results.
+"""Run testbed scenarios: boot L1 under TCG, let it run them, collect results.
 
 The run directory (shared with L1 over 9p as tag "tb", mounted at /tb):
-  in/    config.env, tb.sh, l1.sh, scenario.sh, shares, l1-overlay.cpio
+  in/    config.env, tb.sh, l1.sh, suite.sh, suite (the scenarios' names and
+         attempt numbers, in order), scenarios/NAME.sh, shares, l1-overlay.cpio
          (unpacked over L1's root: the project's binaries), l2-overlay.cpio
          (appended to the L2 initramfs: l2.sh and the project's binaries)
   out/   written by L1: result, timings, scenario.log, l1-setup.log,
@@ -9,11 +10,15 @@ The run directory (shared with L1 over 9p as tag "tb", mounted at /tb):
          written here: l1-console.log, l1-qemu.log, l1-qemu-debug.log (QEMU's
          -d cpu_reset,guest_errors: "Triple fault" lands here), l1-events.log
          (L1's QMP events: the SHUTDOWN reason), attempts (on a rerun)
+A suite (several scenarios in one boot, tb/suite.py) has each scenario's
+result, timings, scenario.log, l1-dmesg.log, l1-reset.log and l2/ in
+out/NAME/, and the L1 files in out/.
 L1 is one QEMU process in its own process group; it is killed (group-wide) on
 timeout, on any error, on SIGINT/SIGTERM, and if this process dies (PDEATHSIG).
 """
 
 import ctypes
+import io
 import json
 import os
 import re
@@ -27,6 +32,7 @@ import time
 
 from . import cpio
 from . import images
+from . import suite as tbsuite
 
 HERE = images.HERE
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -39,7 +45,12 @@ QEMU_L1_BUILD = os.path.join(HERE, "qemu-l1", "build.sh")
 TCG_MISSING = ["fxsr-opt", "misalignsse", "osvw", "topoext", "nrip-save", "xsavec"]
 RESULT_RE = re.compile(r"^(PASS|SKIP|FAIL)\b ?(.*)$")
 # A failure that the emulator caused (written by l1.sh for L2, by l1_exit_cause for L1).
-EMULATOR_RESET_RE = re.compile(r"^EMULATOR-RESET (L1|L2 \S+): (.*)$")
+EMULATOR_RESET_RE = tbsuite.EMULATOR_RESET_RE
+# l1.sh's console marks in a suite: a scenario starts, ends (its out/NAME/result
+# is written), and L1 stops on purpose (done, or the rest needs a fresh L1).
+START_RE = re.compile(r"VTIER-TB-L1: scenario (\S+): start\b")
+END_RE = re.compile(r"VTIER-TB-L1: scenario (\S+): end\b")
+STOP_RE = re.compile(r"VTIER-TB-L1: suite: L1 (powers off|stops|not reusable)")
 
 
 def log(msg):
@@ -104,6 +115,9 @@ def find_binary(build, name):
 
 
 def parse_file_args(specs):
+    """[(src, dest)] from SRC:/DEST specs; the same pair twice counts once (a
+    suite's scenarios may each ask for a file), two sources for one
+    destination are an error."""
     out = []
     for spec in specs:
         src, sep, dst = spec.partition(":")
@@ -111,11 +125,17 @@ def parse_file_args(specs):
             raise SystemExit(f"testbed: bad file spec '{spec}' (want SRC:/ABS/DEST)")
         if not os.path.isfile(src):
             raise SystemExit(f"testbed: {src}: no such file")
-        out.append((os.path.abspath(src), dst))
+        pair = (os.path.abspath(src), dst)
+        other = [s for s, d in out if d == dst]
+        if other and other[0] != pair[0]:
+            raise SystemExit(f"testbed: two files for {dst}: {other[0]} and {pair[0]}")
+        if not other:
+            out.append(pair)
     return out
 
 
-def prepare_rundir(rundir, cfg, scenario, build, l1_files, l2_files, shares):
+def prepare_rundir(rundir, cfg, scenarios, build, l1_files, l2_files, shares):
+    """scenarios: [(name, path, attempt)], run in this order."""
     indir = os.path.join(rundir, "in")
     os.makedirs(os.path.join(rundir, "out"))
     os.makedirs(indir)
@@ -124,7 +144,12 @@ def prepare_rundir(rundir, cfg, scenario, build, l1_files, l2_files, shares):
             f.write(f"{k}={shell_quote(cfg[k])}\n")
     shutil.copy(os.path.join(HERE, "l1/tb.sh"), indir)
     shutil.copy(os.path.join(HERE, "l1/l1.sh"), indir)
-    shutil.copy(scenario, os.path.join(indir, "scenario.sh"))
+    shutil.copy(os.path.join(HERE, "l1/suite.sh"), indir)
+    os.makedirs(os.path.join(indir, "scenarios"))
+    for name, path, _ in scenarios:
+        shutil.copy(path, os.path.join(indir, "scenarios", name + ".sh"))
+    with open(os.path.join(indir, "suite"), "w") as f:
+        f.write("".join(f"{name} {attempt}\n" for name, _, attempt in scenarios))
     with open(os.path.join(indir, "shares"), "w") as f:
         f.write("".join(s + "\n" for s in shares))
     tools = [find_binary(build, "vtier-workload"), find_binary(build, "vtier-tbctl")]
@@ -307,8 +332,10 @@ class EventLog(threading.Thread):
                         self.shutdown = msg.get("data", {})
 
 
-def l1_exit_cause(rundir, events):
-    """(emulator_reset, text): why L1 ended without writing a result."""
+def l1_exit_cause(rundir, events, scenario_out=None):
+    """(emulator_reset, text): why L1 ended without writing a result.
+    scenario_out: the out directory of the scenario that was running (its
+    L2 guests' events), when not out/ (a suite)."""
     out = os.path.join(rundir, "out")
     events.join(timeout=5)
     sd = events.shutdown
@@ -333,7 +360,7 @@ def l1_exit_cause(rundir, events):
     panic = stock_kernel_panic(console)
     if reason == "guest-reset" and guest and panic:
         return True, text + f", {panic}"
-    panic = panic_after_l2_triple_fault(console, l2_guest_resets(out))
+    panic = panic_after_l2_triple_fault(console, l2_guest_resets(scenario_out or out))
     if reason == "guest-reset" and guest and panic:
         return True, text + f", {panic}"
     return False, text + (", TCG logged a triple fault" if triple else "")
@@ -417,10 +444,11 @@ def stock_kernel_panic(console):
     return f"L1 kernel '{m.group(1).strip()}' with no module of ours loaded (Not tainted)"
 
 
-def tail(path, lines):
+def tail(path, lines, upto=None):
+    """The last lines of a file (of its first upto bytes, if given)."""
     try:
-        with open(path, errors="replace") as f:
-            data = f.readlines()
+        with open(path, "rb") as f:
+            data = io.StringIO(f.read(upto).decode(errors="replace"), newline=None).readlines()
     except OSError:
         return f"({path}: missing)\n"
     cut = data[-lines:]
@@ -428,20 +456,23 @@ def tail(path, lines):
     return head + "".join(cut)
 
 
-def attach_logs(rundir):
+def attach_logs(rundir, scenario_out=None, console_upto=None):
+    """Print the logs of a failed run. In a suite, scenario_out is the
+    scenario's out/NAME (its guests) and console_upto the L1 console's size
+    at the scenario's end (its part is the tail up to there)."""
     out = os.path.join(rundir, "out")
-    parts = [("L1 console", os.path.join(out, "l1-console.log"), 150),
-             ("L1 QEMU", os.path.join(out, "l1-qemu.log"), 40),
-             ("L1 QMP events", os.path.join(out, "l1-events.log"), 10),
-             ("L1 setup", os.path.join(out, "l1-setup.log"), 40)]
-    l2root = os.path.join(out, "l2")
+    parts = [("L1 console", os.path.join(out, "l1-console.log"), 150, console_upto),
+             ("L1 QEMU", os.path.join(out, "l1-qemu.log"), 40, None),
+             ("L1 QMP events", os.path.join(out, "l1-events.log"), 10, None),
+             ("L1 setup", os.path.join(out, "l1-setup.log"), 40, None)]
+    l2root = os.path.join(scenario_out or out, "l2")
     if os.path.isdir(l2root):
         for name in sorted(os.listdir(l2root)):
             for f in ("console.log", "qemu.log", "events.log"):
-                parts.append((f"L2 {name} {f}", os.path.join(l2root, name, f), 80))
-    for title, path, n in parts:
+                parts.append((f"L2 {name} {f}", os.path.join(l2root, name, f), 80, None))
+    for title, path, n, upto in parts:
         print(f"======== {title}: {path}")
-        sys.stdout.write(tail(path, n))
+        sys.stdout.write(tail(path, n, upto))
     # An L1 QEMU built with VTIER_L1_QEMU_DEBUG=1 (tests/testbed/qemu-l1/debug)
     # logs each vCPU's last events at a triple fault, and guest #PFs on
     # kernel addresses with the page walk re-done.
@@ -457,18 +488,18 @@ def attach_logs(rundir):
     print("======== end of logs")
 
 
-def keep_logs(base, attempts, keep=30, max_file=32 << 20):
-    """Copy the out/ of every attempt of a failed or rerun scenario to
-    $VTIER_CACHE/testbed/failed-runs/, which outlives the build directory
-    (CI runs in a clean clone that is removed afterwards): the evidence of an
-    emulator fault or a failure is read there later. Files over max_file are
-    cut to their last max_file bytes. Returns the directory, or None."""
+def keep_logs(name, outs, keep=30, max_file=32 << 20):
+    """Copy the out/ of every attempt of a failed or rerun scenario (outs,
+    oldest first) to $VTIER_CACHE/testbed/failed-runs/NAME/attemptN, which
+    outlives the build directory (CI runs in a clean clone that is removed
+    afterwards): the evidence of an emulator fault or a failure is read there
+    later. Files over max_file are cut to their last max_file bytes. Returns
+    the directory, or None."""
     root = os.path.join(images.cache_root(), "failed-runs")
-    dest = os.path.join(root, os.path.basename(base))
+    dest = os.path.join(root, name)
     try:
         os.makedirs(dest, exist_ok=True)
-        for i in range(1, attempts + 1):
-            src = os.path.join(base if i == 1 else f"{base}-attempt{i}", "out")
+        for i, src in enumerate(outs, 1):
             for dirpath, _dirs, files in os.walk(src):
                 rel = os.path.relpath(dirpath, src)
                 to = os.path.normpath(os.path.join(dest, f"attempt{i}", rel))
@@ -500,26 +531,81 @@ def prune_runs(parent, keep=10):
         shutil.rmtree(os.path.join(parent, d), ignore_errors=True)
 
 
-def run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt, attempts):
-    """One boot of L1 running the scenario: (verdict, detail)."""
+def read_timings(path):
+    timings = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                timings[k] = v.strip()
+    except OSError:
+        pass
+    return timings
+
+
+def l2_boot_times(timings):
+    return [f"L2 {k[3:-7]} boot {float(v):.1f} s" for k, v in timings.items()
+            if k.startswith("l2_") and k.endswith("_boot_s")]
+
+
+def read_result(path):
+    """(verdict, detail) from a result file, or None if there is none."""
+    try:
+        with open(path) as f:
+            m = RESULT_RE.match(f.read().strip())
+    except OSError:
+        return None
+    return (m.group(1), m.group(2)) if m else ("FAIL", "unreadable result")
+
+
+def run_l1(args, cfg, st, paths, build, imgdir, rundir, report):
+    """One boot of L1 running the scenarios st.pending(), in order (a single
+    run: the one scenario, with out/ as its out directory). Calls
+    report(rundir, name, verdict, detail, out, seconds, timings, console_upto)
+    for each result as it comes; whatever ends L1 early is charged to the
+    scenario that was running, or else to the first that had not started."""
+    single = len(st.scenarios) == 1
+    names = st.pending()
+    st.boots += 1
+    boot = st.boots
     t_start = time.monotonic()
     timeout = int(cfg["TB_TIMEOUT"])
-    cfg = dict(cfg, TB_ATTEMPT=str(attempt))
+    attempt_of = {n: len(st.get(n).attempts) + 1 for n in names}
+    if single:
+        cfg = dict(cfg, TB_ATTEMPT=str(attempt_of[names[0]]), TB_SUITE="0")
+    else:
+        # each scenario's attempt comes with its name (in/suite)
+        cfg = dict(cfg, TB_SUITE="1")
+        cfg.pop("TB_ATTEMPT", None)
     shares = {"src": REPO}
     if not build.startswith(REPO + os.sep):
         shares["build"] = build
-    prepare_rundir(rundir, cfg, scenario, build, parse_file_args(args.l1_file),
-                   parse_file_args(args.l2_file), list(shares))
+    prepare_rundir(rundir, cfg, [(n, paths[n], attempt_of[n]) for n in names], build,
+                   parse_file_args(args.l1_file), parse_file_args(args.l2_file), list(shares))
     cmd = qemu_command(cfg, imgdir, rundir, shares, args.shell)
     if args.print_cmd:
         print(" ".join(shell_quote(c) if re.search(r"[^\w,=./:+-]", c) else c for c in cmd))
-    log(f"scenario {name}: run directory {rundir}" + (f" (attempt {attempt}/{attempts})" if attempt > 1 else ""))
+    out = os.path.join(rundir, "out")
+    if single:
+        attempt = attempt_of[names[0]]
+        log(f"scenario {names[0]}: run directory {rundir}"
+            + (f" (attempt {attempt}/{st.max_attempts})" if attempt > 1 else ""))
+    else:
+        log(f"suite: L1 boot {boot}: run directory {rundir}: {', '.join(names)}")
 
     l1 = None
     events = None
-    verdict, detail = "FAIL", ""
-    console = os.path.join(rundir, "out", "l1-console.log")
+    console = os.path.join(out, "l1-console.log")
     t_boot = None
+    current, t_scenario, started, stopped = None, None, [], False
+    detail = ""
+
+    def charge(name, verdict, detail):
+        if not st.get(name).final:
+            report(rundir, name, verdict, detail, out if single else os.path.join(out, name),
+                   time.monotonic() - (t_scenario if name == current else t_start),
+                   read_timings(os.path.join(out if single else os.path.join(out, name), "timings")),
+                   None)
 
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -541,39 +627,97 @@ def run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt, attem
                         chunk = f.read()
                 except OSError:
                     chunk = b""
-                if chunk:
-                    end = chunk.rfind(b"\n") + 1
-                    for line in chunk[:end].decode(errors="replace").splitlines():
+                end = chunk.rfind(b"\n") + 1
+                for raw in chunk[:end].split(b"\n")[:-1]:
+                    pos += len(raw) + 1
+                    for line in raw.decode(errors="replace").splitlines():
                         if t_boot is None and "VTIER-TB-L1: init" in line:
                             t_boot = time.monotonic() - t0
                         print(f"L1| {line}", flush=True)
-                    pos += end
+                        if single:
+                            continue
+                        m = START_RE.search(line)
+                        if m and m.group(1) in names and m.group(1) not in started:
+                            current, t_scenario = m.group(1), time.monotonic()
+                            started.append(current)
+                            deadline = t_scenario + timeout
+                            attempt = attempt_of[current]
+                            log(f"scenario {current}: run directory {rundir} (out/{current})"
+                                + (f" (attempt {attempt}/{st.max_attempts})" if attempt > 1 else ""))
+                        m = END_RE.search(line)
+                        if m and m.group(1) == current:
+                            name, sout = current, os.path.join(out, current)
+                            verdict, text = read_result(os.path.join(sout, "result")) or (
+                                "FAIL", "no result file after the scenario ended")
+                            report(rundir, name, verdict, text, sout, time.monotonic() - t_scenario,
+                                   read_timings(os.path.join(sout, "timings")), pos)
+                            current = None
+                        if STOP_RE.search(line):
+                            stopped = True
             if l1.proc.poll() is not None:
                 break
             if deadline and time.monotonic() > deadline:
-                detail = f"TIMEOUT: L1 still running after {timeout} s; killed"
+                if single or current is None:
+                    detail = f"TIMEOUT: L1 still running after {timeout} s; killed"
+                else:
+                    detail = (f"TIMEOUT: L1 still running {timeout} s after scenario {current} "
+                              "started; killed")
                 break
             time.sleep(0.2)
         elapsed = time.monotonic() - t0
         rc_qemu = l1.proc.poll()
         l1.kill()
-        if detail:
-            verdict = "FAIL"
-        else:
-            try:
-                with open(os.path.join(rundir, "out", "result")) as f:
-                    m = RESULT_RE.match(f.read().strip())
-                verdict, detail = (m.group(1), m.group(2)) if m else ("FAIL", "unreadable result")
-            except OSError:
-                emulator_reset, cause = l1_exit_cause(rundir, events)
-                if emulator_reset:
-                    detail = f"EMULATOR-RESET L1: {cause}"
-                else:
-                    detail = (f"L1 exited (QEMU status {rc_qemu}, {cause}) without a result: "
-                              "kernel panic or init failure? see the L1 console")
+        timings = read_timings(os.path.join(out, "timings"))
+        summary = [f"total {elapsed:.1f} s"]
+        if t_boot is not None:
+            summary.append(f"L1 kernel to init {t_boot:.1f} s (wall)")
+        if "l1_ready_s" in timings:
+            summary.append(f"L1 ready at {timings['l1_ready_s']} s (L1 uptime)")
+        if single:
+            summary += l2_boot_times(timings)
+        log(f"timings: {'' if single else f'L1 boot {boot}: '}{'; '.join(summary)}")
+
+        def exit_cause(scenario_out):
+            emulator_reset, cause = l1_exit_cause(rundir, events, scenario_out)
+            if emulator_reset:
+                return True, f"EMULATOR-RESET L1: {cause}"
+            return False, (f"L1 exited (QEMU status {rc_qemu}, {cause}) without a result: "
+                           "kernel panic or init failure? see the L1 console")
+
+        kind, who = ("scenario", names[0]) if single else tbsuite.l1_end(
+            names, started, current, stopped, bool(detail))
+        if kind == "scenario":
+            if detail:
+                verdict = "FAIL"
+            elif current:
+                verdict, detail = "FAIL", exit_cause(os.path.join(out, current))[1]
+            else:
+                # a single run's result, or L1's setup failure in a suite
+                verdict, detail = read_result(os.path.join(out, "result")) or ("FAIL", exit_cause(None)[1])
+                if not single:
+                    verdict = "FAIL"
+            charge(who, verdict, detail)
+        elif kind == "fresh":
+            log(f"suite: L1 stopped before {who}: the rest runs in a fresh L1")
+        elif kind == "between":
+            # in the reset after a scenario, or hung after the last one: no
+            # scenario's failure, but the run's, unless the emulator's
+            emulator_reset, cause = exit_cause(os.path.join(out, who))
+            text = f"L1 ended after scenario {who}, not on purpose: {detail or cause}"
+            if emulator_reset and not detail:
+                log("!" * 72)
+                log(f"{text}: the rest runs in a fresh L1")
+                log("!" * 72)
+            else:
+                log(f"suite: {text}")
+                st.l1_failure(boot, text)
+                attach_logs(rundir)
     except KeyboardInterrupt as e:
-        verdict, detail = "FAIL", f"interrupted ({e})"
-        elapsed = time.monotonic() - t_start
+        st.interrupted = True
+        victim = current or next((n for n in names if n not in started), None)
+        if victim:
+            charge(victim, "FAIL", f"interrupted ({e})")
+        st.abort(f"interrupted ({e})")
     finally:
         if l1:
             l1.kill()
@@ -584,34 +728,17 @@ def run_attempt(args, cfg, scenario, name, build, imgdir, rundir, attempt, attem
         except OSError:
             pass
 
-    timings = {}
-    try:
-        with open(os.path.join(rundir, "out", "timings")) as f:
-            for line in f:
-                k, _, v = line.partition(" ")
-                timings[k] = v.strip()
-    except OSError:
-        pass
-    summary = [f"total {elapsed:.1f} s"]
-    if t_boot is not None:
-        summary.append(f"L1 kernel to init {t_boot:.1f} s (wall)")
-    if "l1_ready_s" in timings:
-        summary.append(f"L1 ready at {timings['l1_ready_s']} s (L1 uptime)")
-    for k, v in timings.items():
-        if k.startswith("l2_") and k.endswith("_boot_s"):
-            summary.append(f"L2 {k[3:-7]} boot {float(v):.1f} s")
-    log(f"timings: {'; '.join(summary)}")
-    if verdict != "PASS" and not args.shell:
-        attach_logs(rundir)
-    return verdict, detail
-
 
 def main(argv):
     import argparse
     ap = argparse.ArgumentParser(
         prog="tests/testbed/run",
-        description="Boot the L1 host VM (TCG) and run SCENARIO in it; see docs/testbed.md.")
-    ap.add_argument("scenario", help="name in tests/testbed/scenarios/ or a path to a .sh")
+        description="Boot the L1 host VM (TCG) and run SCENARIO in it; several scenarios "
+                    "(a suite) run one after the other in one L1 boot, each with its own "
+                    "deadline, out directory and result; see docs/testbed.md.")
+    ap.add_argument("scenario", nargs="+",
+                    help="name in tests/testbed/scenarios/ or a path to a .sh; several "
+                         "(or NAME,NAME,...): a suite")
     ap.add_argument("--build", default=os.environ.get("VTIER_BUILD", os.path.join(REPO, "build")),
                     help="meson build directory with the static testbed tools (default: build)")
     ap.add_argument("--rundir", help="run directory (default: BUILD/testbed-runs/SCENARIO-TIME)")
@@ -621,7 +748,8 @@ def main(argv):
                     help="copy a file into L1's root for this run")
     ap.add_argument("--l2-file", action="append", default=[], metavar="SRC:/DEST",
                     help="add a file to the L2 initramfs for this run")
-    ap.add_argument("--timeout", type=int, help="seconds for the whole run (TB_TIMEOUT)")
+    ap.add_argument("--timeout", type=int,
+                    help="seconds for the whole run (TB_TIMEOUT); in a suite, for each scenario")
     ap.add_argument("--print-cmd", action="store_true", help="print the L1 QEMU command")
     args = ap.parse_args(argv)
 
@@ -635,9 +763,16 @@ def main(argv):
     cfg["TB_SHELL"] = "1" if args.shell else "0"
     if parse_size(cfg["TB_L1_SWAP"]):
         cfg["TB_L1_SWAP_DEV_EXPECTED"] = "1"
-    scenario = find_scenario(args.scenario)
+    try:
+        paths = [find_scenario(n) for n in tbsuite.parse_names(args.scenario)]
+        names = tbsuite.parse_names([os.path.basename(p)[:-3] for p in paths])
+    except ValueError as e:
+        raise SystemExit(f"testbed: {e}")
+    paths = dict(zip(names, paths))
+    single = len(names) == 1
+    if args.shell and not single:
+        raise SystemExit("testbed: --shell runs one scenario, not a suite")
     build = os.path.abspath(args.build)
-    name = os.path.basename(scenario)[:-3]
     t_images = time.monotonic()
     imgdir = images.ensure_images()
     t_images = time.monotonic() - t_images
@@ -646,40 +781,62 @@ def main(argv):
     else:
         parent = os.path.join(build, "testbed-runs")
         prune_runs(parent)
-        base = os.path.join(parent, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{os.getpid()}")
+        base = os.path.join(parent, f"{time.strftime('%Y%m%d-%H%M%S')}-"
+                            f"{names[0] if single else 'suite'}-{os.getpid()}")
     log(f"images {imgdir} ({t_images:.1f} s to check/build)")
     cfg["TB_L1_QEMU_PATH"], what = l1_qemu(cfg)
     log(f"L1 QEMU {cfg['TB_L1_QEMU_PATH']} ({what})")
     # An emulator fault (a VM reset by TCG's nested SVM or by KVM on it, or a
     # panic of the untainted L1 kernel; never a scenario's assertion) gets the
-    # whole scenario rerun, up to TB_EMULATOR_ATTEMPTS attempts in all; see
-    # docs/testbed.md, "Emulator faults".
+    # whole scenario rerun in a fresh L1, up to TB_EMULATOR_ATTEMPTS attempts
+    # in all; see docs/testbed.md, "Emulator faults".
     attempts = max(1, int(cfg.get("TB_EMULATOR_ATTEMPTS", "3")))
-    history = []
-    for attempt in range(1, attempts + 1):
-        rundir = base if attempt == 1 else f"{base}-attempt{attempt}"
+    st = tbsuite.Suite(names, 1 if args.shell else attempts)
+    if not single:
+        log(f"suite: {len(names)} scenarios, one L1 boot while it stays healthy: {', '.join(names)}")
+
+    def report(rundir, name, verdict, detail, out, seconds, timings, console_upto):
+        if not single:
+            log(f"timings: {name}: {seconds:.1f} s" + "".join(f"; {t}" for t in l2_boot_times(timings)))
+        if verdict != "PASS" and not args.shell:
+            attach_logs(rundir, None if single else out, console_upto)
+        m = st.record(name, verdict, detail, out, seconds, st.boots)
+        tried = st.get(name).attempts
+        history = [a.line(i) for i, a in enumerate(tried, 1)]
+        if len(history) > 1:
+            os.makedirs(out, exist_ok=True)
+            with open(os.path.join(out, "attempts"), "w") as f:
+                f.write("".join(h + "\n" for h in history))
+        if m:
+            log("!" * 72)
+            log(f"{m.group(1)} VM reset by the emulator (cause: {m.group(2)}): rerunning scenario"
+                + ("" if single else f" {name} in a fresh L1")
+                + f" (attempt {len(tried) + 1}/{st.max_attempts})")
+            log("!" * 72)
+            return
+        if len(history) > 1:
+            log(f"scenario {name}: ran {len(history)} times after emulator faults:")
+            for h in history:
+                log(f"  {h}")
+        log(f"scenario {name}: {verdict}{' ' + detail if detail else ''} (logs: {out})")
+        if (verdict == "FAIL" or len(history) > 1) and not args.shell:
+            if single:
+                kept = keep_logs(os.path.basename(base), [a.out for a in tried])
+            else:
+                # the whole boot's out/: the L1 logs are there
+                kept = keep_logs(f"{os.path.basename(base)}-{name}",
+                                 [os.path.dirname(a.out) for a in tried if a.out != "-"])
+            if kept:
+                log(f"scenario {name}: logs of every attempt kept in {kept}")
+
+    while st.pending() and not st.interrupted:
+        boot = st.boots + 1
+        rundir = base if boot == 1 else f"{base}-{'attempt' if single else 'boot'}{boot}"
         if os.path.exists(rundir):
             raise SystemExit(f"testbed: {rundir} exists")
-        verdict, detail = run_attempt(args, cfg, scenario, name, build, imgdir, rundir,
-                                      attempt, attempts)
-        m = EMULATOR_RESET_RE.match(detail) if verdict == "FAIL" else None
-        history.append(f"attempt {attempt}: {verdict} {detail} (logs: {rundir}/out)")
-        if len(history) > 1:
-            with open(os.path.join(rundir, "out", "attempts"), "w") as f:
-                f.write("".join(h + "\n" for h in history))
-        if not m or args.shell or attempt == attempts:
-            break
-        log("!" * 72)
-        log(f"{m.group(1)} VM reset by the emulator (cause: {m.group(2)}): "
-            f"rerunning scenario (attempt {attempt + 1}/{attempts})")
-        log("!" * 72)
-    if len(history) > 1:
-        log(f"scenario {name}: ran {len(history)} times after emulator faults:")
-        for h in history:
-            log(f"  {h}")
-    log(f"scenario {name}: {verdict}{' ' + detail if detail else ''} (logs: {rundir}/out)")
-    if (verdict == "FAIL" or len(history) > 1) and not args.shell:
-        kept = keep_logs(base, len(history))
-        if kept:
-            log(f"scenario {name}: logs of every attempt kept in {kept}")
-    return {"PASS": 0, "SKIP": 77}.get(verdict, 1)
+        run_l1(args, cfg, st, paths, build, imgdir, rundir, report)
+    if not single:
+        log(f"suite: {len(names)} scenarios in {st.boots} L1 boot(s):")
+        for line in st.summary():
+            log(f"  {line}")
+    return st.exit_status()
