@@ -11,7 +11,8 @@
 
 #   make check-vtierd-ctier  vtierd as the patched QEMU's tier agent in the testbed:
 #                       compressed tiers, zswap, kill -9 (tests/testbed/scenarios/
-#                       vtierd-ctier.sh; about 15 min under TCG, not in make check)
+#                       vtierd-ctier.sh in an L1 of its own; about 4 min under TCG;
+#                       make check-vm runs it in the shared L1)
 
 .PHONY: demo-vm check-vtierd vtierd-table check-vtierd-ctier
 
