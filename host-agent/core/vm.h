@@ -192,7 +192,9 @@ bool vt_engine_start(struct vt_vm *vm, GError **error);
 void vt_engine_stop(struct vt_vm *vm);
 /* One window now (the timer calls it); false when the VM must be detached. */
 bool vt_engine_window(struct vt_vm *vm);
-/* For the main loop: a consistent view, under the VM's lock. */
+/* Bytes of the VM on each tier: the store's count for vtierd's pools, else the residency. */
+void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes);
+/* For the main loop (core/vm_json.c): a consistent view, under the VM's lock. */
 void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b);
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
 /* The memory TCO report (core/tco_report.h) from the last window's figures, under the lock. */
