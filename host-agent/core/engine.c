@@ -129,7 +129,7 @@ static gboolean window_cb(gpointer data)
 
 	if (vt_engine_window(vm))
 		return G_SOURCE_CONTINUE;
-	vt_vm_worker_failed(vm);
+	vm->engine_failed(vm, vm->engine_failed_opaque);
 	return G_SOURCE_CONTINUE;	/* the main loop detaches and stops us */
 }
 
@@ -146,7 +146,7 @@ static gboolean sample_cb(gpointer data)
 		return G_SOURCE_CONTINUE;
 	if (vt_engine_window(vm))
 		return G_SOURCE_CONTINUE;
-	vt_vm_worker_failed(vm);
+	vm->engine_failed(vm, vm->engine_failed_opaque);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -166,7 +166,8 @@ void vt_engine_stop(struct vt_vm *vm)
 	vt_snapshot_clear(&vm->snap);
 }
 
-bool vt_engine_start(struct vt_vm *vm, GError **error)
+bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
+		     GError **error)
 {
 	g_autofree struct vt_range *ranges = NULL;
 	g_autofree struct vt_range64 *r64 = NULL;
@@ -174,6 +175,8 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 	int ret;
 
 	vt_engine_stop(vm);
+	vm->engine_failed = failed;
+	vm->engine_failed_opaque = opaque;
 	choose_ctier(vm);
 	vt_vm_heatmap_layout(vm);
 	if (vm->mtm && vm->mtm->nr_tiers != vt_vm_nr_tiers(vm)) {
