@@ -16,12 +16,11 @@
 #include "backend.h"
 #include "daemon.h"
 #include "numa.h"
+#include "residency.h"
 #include "vm.h"
 #include "waterfall.h"
 
-#define RESIDENCY_STRIDE (16 * 1024)	/* one status sample per 16 KiB */
 #define TIER_RESERVE (32ULL << 20)	/* never fill a tier's last 32 MiB */
-#define VT_NODE_ZSWAP (-1000)		/* residency: the page is in swap */
 
 static uint64_t thread_ns(void)
 {
@@ -252,7 +251,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	vm->checks_mark = 0;
 	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
 		vt_mtm_free(vm->mtm);
-		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, RESIDENCY_STRIDE,
+		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
 				     vt_vm_nr_tiers(vm));
 	}
 	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
@@ -278,52 +277,6 @@ static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
 	const struct vt_mtm_region *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Where each chunk lives: one move_pages status per RESIDENCY_STRIDE. */
-static int query_residency(struct vt_vm *vm, GPtrArray *backends)
-{
-	struct vt_mtm *m = vm->mtm;
-	int nodes[VT_NUMA_BATCH];
-	unsigned int per_chunk = (unsigned int)(m->chunk_bytes / RESIDENCY_STRIDE);
-
-	vt_mtm_residency_reset(m);
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-		unsigned int n = (unsigned int)MIN(per_chunk, (c->end - c->start) / RESIDENCY_STRIDE);
-		struct vt_backend *b = vt_backend_of_hva(backends, c->start);
-		int ret;
-
-		n = MIN(MAX(n, 1u), (unsigned int)VT_NUMA_BATCH);
-		ret = vt_numa_query(vm->pid, c->start, RESIDENCY_STRIDE, n, nodes);
-		if (ret < 0)
-			return ret;
-		if (vm->ctier_kind == VT_CTIER_ZSWAP) {
-			bool swapped[VT_NUMA_BATCH];
-
-			/* not in memory: swapped out (zswap), or never touched */
-			if (vt_zswap_query(&vm->zswap, c->start, RESIDENCY_STRIDE, n, swapped) == 0)
-				for (unsigned int k = 0; k < n; k++)
-					if (nodes[k] < 0 && swapped[k])
-						nodes[k] = VT_NODE_ZSWAP;
-		}
-		for (unsigned int k = 0; k < n; k++) {
-			int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->tiers, nodes[k]) : -1;
-
-			if (nodes[k] == VT_NODE_ZSWAP)
-				tier = (int)vm->tiers.nr;
-
-			/* not in memory: maybe in a compressed tier of the hand-off */
-			if (nodes[k] < 0 && b) {
-				int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * RESIDENCY_STRIDE);
-
-				tier = ct >= 0 ? (int)vm->tiers.nr + ct : -1;
-			}
-			vt_mtm_residency_add(m, i, tier);
-		}
-	}
-	vt_mtm_residency_done(m);
-	return 0;
 }
 
 /* The node of tier @t with the most free memory. */
@@ -571,7 +524,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	if (vm->space == VT_SPACE_GPA)
 		g_array_sort(regions, cmp_mtm_region);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
-	ret = query_residency(vm, backends);
+	ret = vt_residency_query(vm, backends);
 	t2 = thread_ns();
 	s->residency_cost_ns = t2 - t1;
 	if (ret < 0) {
