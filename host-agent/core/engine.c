@@ -15,6 +15,7 @@
 #endif
 #include "backend.h"
 #include "daemon.h"
+#include "mover.h"
 #include "numa.h"
 #include "residency.h"
 #include "vm.h"
@@ -279,67 +280,6 @@ static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The node of tier @t with the most free memory. */
-static int tier_node(const struct vt_tiers *tiers, int t)
-{
-	const struct vt_tier *tr = &tiers->tier[t];
-	uint64_t best = 0;
-	int node = tr->nodes[0];
-
-	for (unsigned int j = 0; j < tr->nr_nodes; j++) {
-		g_autofree char *p = g_strdup_printf("%s/sys/devices/system/node/node%d/meminfo",
-						     tiers->root, tr->nodes[j]);
-		g_autofree char *text = NULL;
-		const char *f;
-
-		if (!g_file_get_contents(p, &text, NULL, NULL))
-			continue;
-		f = strstr(text, "MemFree:");
-		if (f && g_ascii_strtoull(f + 8, NULL, 10) > best) {
-			best = g_ascii_strtoull(f + 8, NULL, 10);
-			node = tr->nodes[j];
-		}
-	}
-	return node;
-}
-
-/*
- * An order into or out of a compressed tier: queued to the backend's mover
- * thread (it never runs here); its outcome shows in the next residency.
- */
-static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mtm_order *o,
-		       const struct vt_mtm_chunk *c, bool movers_busy)
-{
-	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
-	unsigned int nr_numa = vm->tiers.nr;
-	int64_t n;
-
-	if (vm->ctier_kind == VT_CTIER_ZSWAP) {
-		/* stock QEMU: the kernel compresses into zswap, and reads back on demand */
-		n = o->to_tier >= (int)nr_numa ?
-		    vt_zswap_pageout(&vm->zswap, c->start, c->end - c->start) :
-		    vt_zswap_willneed(&vm->zswap, c->start, c->end - c->start);
-		return n < 0 ? (int)n : 0;
-	}
-
-	if (!b || c->end - b->hva > b->size)
-		return -ENOENT;
-	/*
-	 * From one compressed tier to a deeper one saves less than compressing
-	 * memory that is still in RAM, and costs a decompression and a
-	 * compression: only in a window that began with the movers idle.
-	 */
-	if (o->from_tier >= (int)nr_numa && o->to_tier > o->from_tier && movers_busy)
-		return -EAGAIN;
-	/* back from a compressed tier: into the memfd (on the fast node); the NUMA
-	 * mover places it next window if it is not where the order wants it. The
-	 * mover only evicts deeper, so a promotion to a faster compressed tier
-	 * (placement=tco) fetches too, and the model places it again */
-	return vt_backend_queue(b, c->start - b->hva, c->end - c->start,
-				o->to_tier >= (int)nr_numa && !o->promote ?
-				o->to_tier - (int)nr_numa : -1);
-}
-
 /*
  * The VM's tier model from what its backends measured (store stats, fault
  * latencies per compressed tier), and the fault time per second since the
@@ -398,78 +338,6 @@ static void profile_figures(struct vt_vm *vm, struct vt_vm_stats *s, double thre
 		if (c->tier >= 0 && c->tier < VT_MAX_TIERS)
 			s->access_weight[c->tier] += c->ema * (double)(c->end - c->start);
 	}
-}
-
-/*
- * How many orders from @i on go to the same NUMA tier, one after the other
- * (the order of the orders stays: demotions that make room come first).
- */
-static unsigned int numa_run(struct vt_vm *vm, GArray *orders, unsigned int i)
-{
-	const struct vt_tiers *tiers = &vm->tiers;
-	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-	unsigned int n = 1;
-
-	while (i + n < orders->len && n < VT_NUMA_RANGES_MAX) {
-		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + n);
-
-		if (x->to_tier != o->to_tier || x->from_tier >= (int)tiers->nr)
-			break;
-		n++;
-	}
-	return n;
-}
-
-/*
- * Move the @n chunks of orders[@i..] to their tier's node (the one with the
- * most free memory, as for a single order) with one page list, then
- * count and commit each order as if alone. 0, or the -errno that stopped it.
- */
-static int numa_orders(struct vt_vm *vm, GArray *orders, unsigned int i, unsigned int n,
-		       const struct vt_mtm_params *mp, struct vt_vm_stats *s)
-{
-	struct vt_numa_range r[VT_NUMA_RANGES_MAX] = { 0 };
-	struct vt_move_result total = { 0 };
-	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-	int node = tier_node(&vm->tiers, o->to_tier), ret;
-
-	for (unsigned int k = 0; k < n; k++) {
-		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);
-		const struct vt_mtm_chunk *c =
-			&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, x->chunk);
-
-		r[k].hva = c->start;
-		r[k].len = c->end - c->start;
-	}
-	ret = vt_numa_move_ranges(vm->pid, r, n, node, 4096, &total);
-	if (ret < 0)
-		return ret;
-	for (unsigned int k = 0; k < n; k++) {
-		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);
-		const struct vt_move_result *res = &r[k].res;
-
-		s->bytes_moved += (res->moved - res->already) * 4096;
-		s->tier[x->to_tier].bytes_in += (res->moved - res->already) * 4096;
-		s->pages_already += res->already;
-		s->move_busy += res->busy;
-		s->move_absent += res->absent;
-		s->move_nomem += res->nomem;
-		s->move_other += res->other;
-		/* an order counts when at least half of the chunk's present pages got there */
-		if (res->moved * 2 < res->pages - res->absent || res->moved == 0) {
-			s->orders_failed++;
-			continue;
-		}
-		vt_mtm_commit(vm->mtm, x, mp);
-		if (x->promote) {
-			s->promotions++;
-			s->tier[x->to_tier].promoted_in++;
-		} else {
-			s->demotions++;
-			s->tier[x->to_tier].demoted_in++;
-		}
-	}
-	return 0;
 }
 
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
@@ -597,57 +465,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		s->tier[t].resident_bytes = ws.tier_bytes[t];
 	if (vm->policy.mode == VT_MODE_OBSERVE) {
 		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
-	} else {
-		/* moving is the slow part: stop at half a window, the rest waits a window */
-		gint64 stop_at = g_get_monotonic_time() + (gint64)vm->policy.window_ms * 500;
-		bool movers_busy = false;
-
-		for (unsigned int i = 0; backends && i < backends->len; i++)
-			movers_busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
-
-		for (unsigned int i = 0; i < orders->len;) {
-			const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-			const struct vt_mtm_chunk *c =
-				&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
-			unsigned int n;
-
-			if (g_get_monotonic_time() > stop_at) {
-				s->orders_deferred += orders->len - i;
-				break;
-			}
-			if (o->to_tier >= (int)tiers->nr || o->from_tier >= (int)tiers->nr) {
-				i++;
-				ret = ctier_order(vm, backends, o, c, movers_busy);
-				if (ret == -EAGAIN) {
-					s->orders_deferred++;	/* the mover is busy: next window */
-					continue;
-				}
-				if (ret < 0) {
-					s->orders_failed++;
-					continue;
-				}
-				vt_mtm_commit(vm->mtm, o, &mp);
-				s->tier[MIN(o->to_tier, VT_MAX_TIERS - 1)].bytes_in += c->end - c->start;
-				if (o->promote)
-					s->promotions++;
-				else
-					s->demotions++;
-				continue;
-			}
-			n = numa_run(vm, orders, i);
-			ret = numa_orders(vm, orders, i, n, &mp, s);
-			if (ret == -ESRCH) {
-				g_snprintf(err, err_len,
-					   "move_pages: QEMU pid %d is gone", (int)vm->pid);
-				return false;
-			}
-			if (ret < 0) {
-				g_snprintf(err, err_len, "move_pages: %s",
-					   g_strerror(-ret));
-				break;
-			}
-			i += n;
-		}
+	} else if (!vt_apply_orders(vm, backends, orders, &mp, s, err, err_len)) {
+		return false;
 	}
 	s->mover_cost_ns = thread_ns() - t3;
 	s->last_window_bytes = s->bytes_moved - moved_before;
