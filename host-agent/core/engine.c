@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The per-VM engine: every window, the profiler's snapshot feeds the chunk
- * EMAs, move_pages status samples say where each chunk lives, the policy
- * decides, and (mode auto) the NUMA mover carries the orders out.
+ * The per-VM engine: the window pipeline. Each window calls the stages in
+ * order, each on the last one's output, and times them:
+ *   profiler   (profile.c)    the profiler's window -> regions in QEMU's hva,
+ *                             which feed the chunk EMAs
+ *   residency  (residency.c)  where each chunk's pages are
+ *   policy     (placement.c)  the window's move orders
+ *   movers     (apply.c)      (mode auto) each order to the mover that takes
+ *                             it (mover.h: numa, ctier, zswap)
+ * then publishes the window's stats at once. A window after which the VM
+ * must go is reported to the engine's owner (vm_worker.c) by its callback.
  */
 #include <errno.h>
-#include <string.h>
 #include <time.h>
 
 #include "backend.h"
 #include "daemon.h"
 #include "mover.h"
-#include "numa.h"
 #include "placement.h"
 #include "profile.h"
 #include "residency.h"
