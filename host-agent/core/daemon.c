@@ -483,7 +483,7 @@ static void attach_discover(void *arg)
 		return;
 	}
 	/* the worker is not running yet: its context is ours to fill */
-	vt_engine_start(vm, error);
+	vt_vm_worker_engine_start(vm, error);
 }
 
 /* Back on the main loop: name the VM and let it in, unless someone was faster. */

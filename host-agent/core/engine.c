@@ -1,27 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The per-VM engine: every window, the profiler's snapshot feeds the chunk
- * EMAs, move_pages status samples say where each chunk lives, the policy
- * decides, and (mode auto) the NUMA mover carries the orders out.
+ * The per-VM engine: the window pipeline. Each window calls the stages in
+ * order, each on the last one's output, and times them:
+ *   profiler   (profile.c)    the profiler's window -> regions in QEMU's hva,
+ *                             which feed the chunk EMAs
+ *   residency  (residency.c)  where each chunk's pages are
+ *   policy     (placement.c)  the window's move orders
+ *   movers     (apply.c)      (mode auto) each order to the mover that takes
+ *                             it (mover.h: numa, ctier, zswap)
+ * then publishes the window's stats at once. A window after which the VM
+ * must go is reported to the engine's owner (vm_worker.c) by its callback.
  */
 #include <errno.h>
-#include <string.h>
 #include <time.h>
 
-#include "damon_kernel.h"
-#if __has_include("tdp_source.h")
-#include "tdp_source.h"
-#define VTIER_HAVE_TDP 1
-#endif
 #include "backend.h"
 #include "daemon.h"
-#include "numa.h"
+#include "mover.h"
+#include "placement.h"
+#include "profile.h"
+#include "residency.h"
 #include "vm.h"
-#include "waterfall.h"
-
-#define RESIDENCY_STRIDE (16 * 1024)	/* one status sample per 16 KiB */
-#define TIER_RESERVE (32ULL << 20)	/* never fill a tier's last 32 MiB */
-#define VT_NODE_ZSWAP (-1000)		/* residency: the page is in swap */
 
 static uint64_t thread_ns(void)
 {
@@ -29,72 +28,6 @@ static uint64_t thread_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static const char *tdp_device(void)
-{
-	const char *env = g_getenv("VTIER_TDP_DEVICE");
-
-	return env && *env ? env : "/dev/vtier-tdp";
-}
-
-/*
- * Which profiler and why; the log line is the caller's. With host-kmod
- * (/dev/vtier-tdp) and a gpa -> hva map, Telescope over tdp; otherwise the
- * host kernel's DAMON on the QEMU process. @src is set for tdp.
- */
-static int choose_profiler(struct vt_vm *vm, GError **error)
-{
-	bool tdp_dev = g_file_test(tdp_device(), G_FILE_TEST_EXISTS);
-	bool want_tdp = strcmp(vm->policy.profiler, "damon-kernel") != 0;
-	g_autofree char *tdp_why = NULL;
-	g_autofree char *why = NULL;
-	int ret;
-
-	if (want_tdp && tdp_dev && vm->gpa_map->len) {
-#ifdef VTIER_HAVE_TDP
-		g_autoptr(GError) e = NULL;
-		const char *name = strcmp(vm->policy.profiler, "auto") == 0 ? "telescope-flex" :
-				   vm->policy.profiler;
-
-		vm->src = vt_tdp_new_pid(vm->pid, &e);
-		if (vm->src) {
-			g_strlcpy(vm->profiler_name, name, sizeof(vm->profiler_name));
-			g_snprintf(vm->profiler_why, sizeof(vm->profiler_why),
-				   "host-kmod loaded (%s): %s over the tdp source (EPT/NPT accessed "
-				   "bits, guest-physical)", tdp_device(), name);
-			vm->space = VT_SPACE_GPA;
-			return 0;
-		}
-		tdp_why = g_strdup_printf("host-kmod is loaded but tdp attach failed (%s)", e->message);
-#else
-		tdp_why = g_strdup("host-kmod is loaded but this vtierd was built without the tdp "
-				   "source");
-#endif
-	} else if (want_tdp && tdp_dev) {
-		tdp_why = g_strdup("host-kmod is loaded but QEMU's flat memory view (info mtree -f) "
-				   "gave no gpa -> hva map");
-	} else if (want_tdp) {
-		tdp_why = g_strdup_printf("host-kmod not loaded (%s missing)", tdp_device());
-	}
-	if (strcmp(vm->policy.profiler, "auto") != 0 &&
-	    strcmp(vm->policy.profiler, "damon-kernel") != 0) {
-		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "profiler '%s' needs the tdp source: %s",
-			    vm->policy.profiler, tdp_why);
-		return -EOPNOTSUPP;
-	}
-	ret = vt_damon_kernel_probe(&why);
-	if (ret) {
-		g_set_error(error, VT_CORE_ERROR, -ret, "damon-kernel: %s%s%s", why,
-			    tdp_why ? "; and " : "", tdp_why ? tdp_why : "");
-		return ret;
-	}
-	g_strlcpy(vm->profiler_name, "damon-kernel", sizeof(vm->profiler_name));
-	g_snprintf(vm->profiler_why, sizeof(vm->profiler_why), "%s%susing the host kernel's "
-		   "DAMON on the QEMU process", tdp_why ? tdp_why : "profiler=damon-kernel",
-		   "; ");
-	vm->space = VT_SPACE_HVA;
-	return 0;
 }
 
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
@@ -129,7 +62,7 @@ static gboolean window_cb(gpointer data)
 
 	if (vt_engine_window(vm))
 		return G_SOURCE_CONTINUE;
-	vt_vm_worker_failed(vm);
+	vm->engine_failed(vm, vm->engine_failed_opaque);
 	return G_SOURCE_CONTINUE;	/* the main loop detaches and stops us */
 }
 
@@ -146,7 +79,7 @@ static gboolean sample_cb(gpointer data)
 		return G_SOURCE_CONTINUE;
 	if (vt_engine_window(vm))
 		return G_SOURCE_CONTINUE;
-	vt_vm_worker_failed(vm);
+	vm->engine_failed(vm, vm->engine_failed_opaque);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -159,21 +92,18 @@ void vt_engine_stop(struct vt_vm *vm)
 			*src = NULL;
 		}
 	}
-	vt_profiler_free(vm->prof);
-	vm->prof = NULL;
-	vt_source_destroy(vm->src);
-	vm->src = NULL;
-	vt_snapshot_clear(&vm->snap);
+	vt_profile_stop(vm);
 }
 
-bool vt_engine_start(struct vt_vm *vm, GError **error)
+bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
+		     GError **error)
 {
 	g_autofree struct vt_range *ranges = NULL;
 	g_autofree struct vt_range64 *r64 = NULL;
-	struct vt_profiler_attrs attrs;
-	int ret;
 
 	vt_engine_stop(vm);
+	vm->engine_failed = failed;
+	vm->engine_failed_opaque = opaque;
 	choose_ctier(vm);
 	vt_vm_heatmap_layout(vm);
 	if (vm->mtm && vm->mtm->nr_tiers != vt_vm_nr_tiers(vm)) {
@@ -187,8 +117,6 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 			  sizeof(vm->profiler_why));
 		return true;
 	}
-	if (choose_profiler(vm, error) < 0)
-		return false;
 	ranges = g_new0(struct vt_range, vm->ram->len);
 	r64 = g_new0(struct vt_range64, vm->ram->len);
 	for (unsigned int i = 0; i < vm->ram->len; i++) {
@@ -208,48 +136,11 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 			r64[j] = r64[j - 1];
 			r64[j - 1] = t64;
 		}
-	vt_profiler_attrs_default(&attrs);
-	attrs.sample_us = vm->policy.sample_ms * 1000;
-	attrs.window_us = vm->policy.window_ms * 1000;
-	/* at least one region per 8 MiB: DAMON's adaptive regions otherwise merge a
-	 * 64 MiB hot set with its cold neighbours (seen in the testbed: 15 regions
-	 * for 1 GiB, part of the hot set demoted under a tight DRAM limit) */
-	attrs.min_regions = (unsigned int)CLAMP(vm->ram_bytes / (8ULL << 20), 10, 500);
-	attrs.max_regions = 2000;
-	if (vm->space == VT_SPACE_GPA) {
-		vm->prof = vt_profiler_new(vm->profiler_name, vm->src, &attrs, error);
-		if (!vm->prof)
-			goto fail;
-	} else {
-		vm->src = vt_damon_kernel_source_new(vm->pid, ranges, vm->ram->len);
-		if (!vm->src) {
-			g_set_error(error, VT_CORE_ERROR, E2BIG, "too many RAM ranges (%u)",
-				    vm->ram->len);
-			return false;
-		}
-		/* one DAMON region per chunk (up to 4096 regions, then whole chunks
-		 * per region): a region's one sampled address speaks for a whole THP
-		 * frame, so coarser regions read cold chunks as hot (docs/vtierd.md) */
-		uint64_t chunks = (vm->ram_bytes + vm->policy.chunk_bytes - 1) / vm->policy.chunk_bytes;
-		uint64_t region_bytes = vm->policy.chunk_bytes * ((chunks + 4095) / 4096);
-
-		vm->prof = vt_damon_kernel_profiler_new(vm->src, &attrs, region_bytes, &ret);
-		if (!vm->prof) {
-			g_set_error(error, VT_CORE_ERROR, -ret, "damon-kernel: %s", g_strerror(-ret));
-			goto fail;
-		}
-	}
-	ret = vt_profiler_start(vm->prof);
-	if (ret < 0) {
-		g_set_error(error, VT_CORE_ERROR, -ret, "%s: cannot start on pid %d: %s",
-			    vm->profiler_name, (int)vm->pid, g_strerror(-ret));
-		goto fail;
-	}
-	vt_snapshot_init(&vm->snap);
-	vm->checks_mark = 0;
+	if (!vt_profile_start(vm, ranges, error))
+		return false;
 	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
 		vt_mtm_free(vm->mtm);
-		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, RESIDENCY_STRIDE,
+		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
 				     vt_vm_nr_tiers(vm));
 	}
 	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
@@ -265,162 +156,10 @@ bool vt_engine_start(struct vt_vm *vm, GError **error)
 		g_source_attach(vm->window_src, vm->ctx);
 	}
 	return true;
-fail:
-	vt_engine_stop(vm);
-	return false;
-}
-
-static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
-{
-	const struct vt_mtm_region *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Where each chunk lives: one move_pages status per RESIDENCY_STRIDE. */
-static int query_residency(struct vt_vm *vm, GPtrArray *backends)
-{
-	struct vt_mtm *m = vm->mtm;
-	int nodes[VT_NUMA_BATCH];
-	unsigned int per_chunk = (unsigned int)(m->chunk_bytes / RESIDENCY_STRIDE);
-
-	vt_mtm_residency_reset(m);
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-		unsigned int n = (unsigned int)MIN(per_chunk, (c->end - c->start) / RESIDENCY_STRIDE);
-		struct vt_backend *b = vt_backend_of_hva(backends, c->start);
-		int ret;
-
-		n = MIN(MAX(n, 1u), (unsigned int)VT_NUMA_BATCH);
-		ret = vt_numa_query(vm->pid, c->start, RESIDENCY_STRIDE, n, nodes);
-		if (ret < 0)
-			return ret;
-		if (vm->ctier_kind == VT_CTIER_ZSWAP) {
-			bool swapped[VT_NUMA_BATCH];
-
-			/* not in memory: swapped out (zswap), or never touched */
-			if (vt_zswap_query(&vm->zswap, c->start, RESIDENCY_STRIDE, n, swapped) == 0)
-				for (unsigned int k = 0; k < n; k++)
-					if (nodes[k] < 0 && swapped[k])
-						nodes[k] = VT_NODE_ZSWAP;
-		}
-		for (unsigned int k = 0; k < n; k++) {
-			int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->tiers, nodes[k]) : -1;
-
-			if (nodes[k] == VT_NODE_ZSWAP)
-				tier = (int)vm->tiers.nr;
-
-			/* not in memory: maybe in a compressed tier of the hand-off */
-			if (nodes[k] < 0 && b) {
-				int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * RESIDENCY_STRIDE);
-
-				tier = ct >= 0 ? (int)vm->tiers.nr + ct : -1;
-			}
-			vt_mtm_residency_add(m, i, tier);
-		}
-	}
-	vt_mtm_residency_done(m);
-	return 0;
-}
-
-/* The node of tier @t with the most free memory. */
-static int tier_node(const struct vt_tiers *tiers, int t)
-{
-	const struct vt_tier *tr = &tiers->tier[t];
-	uint64_t best = 0;
-	int node = tr->nodes[0];
-
-	for (unsigned int j = 0; j < tr->nr_nodes; j++) {
-		g_autofree char *p = g_strdup_printf("%s/sys/devices/system/node/node%d/meminfo",
-						     tiers->root, tr->nodes[j]);
-		g_autofree char *text = NULL;
-		const char *f;
-
-		if (!g_file_get_contents(p, &text, NULL, NULL))
-			continue;
-		f = strstr(text, "MemFree:");
-		if (f && g_ascii_strtoull(f + 8, NULL, 10) > best) {
-			best = g_ascii_strtoull(f + 8, NULL, 10);
-			node = tr->nodes[j];
-		}
-	}
-	return node;
-}
-
-/*
- * An order into or out of a compressed tier: queued to the backend's mover
- * thread (it never runs here); its outcome shows in the next residency.
- */
-static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mtm_order *o,
-		       const struct vt_mtm_chunk *c, bool movers_busy)
-{
-	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
-	unsigned int nr_numa = vm->tiers.nr;
-	int64_t n;
-
-	if (vm->ctier_kind == VT_CTIER_ZSWAP) {
-		/* stock QEMU: the kernel compresses into zswap, and reads back on demand */
-		n = o->to_tier >= (int)nr_numa ?
-		    vt_zswap_pageout(&vm->zswap, c->start, c->end - c->start) :
-		    vt_zswap_willneed(&vm->zswap, c->start, c->end - c->start);
-		return n < 0 ? (int)n : 0;
-	}
-
-	if (!b || c->end - b->hva > b->size)
-		return -ENOENT;
-	/*
-	 * From one compressed tier to a deeper one saves less than compressing
-	 * memory that is still in RAM, and costs a decompression and a
-	 * compression: only in a window that began with the movers idle.
-	 */
-	if (o->from_tier >= (int)nr_numa && o->to_tier > o->from_tier && movers_busy)
-		return -EAGAIN;
-	/* back from a compressed tier: into the memfd (on the fast node); the NUMA
-	 * mover places it next window if it is not where the order wants it. The
-	 * mover only evicts deeper, so a promotion to a faster compressed tier
-	 * (placement=tco) fetches too, and the model places it again */
-	return vt_backend_queue(b, c->start - b->hva, c->end - c->start,
-				o->to_tier >= (int)nr_numa && !o->promote ?
-				o->to_tier - (int)nr_numa : -1);
-}
-
-/*
- * The VM's tier model from what its backends measured (store stats, fault
- * latencies per compressed tier), and the fault time per second since the
- * last window. Runs on the worker; each backend's figures under its lock.
- */
-static void build_model(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends)
-{
-	struct vt_daemon *d = vm->d;
-	struct vt_ctier_measured meas[VT_CTIER_MAX] = { { 0 } };
-	g_autofree struct vt_latency_hist *hist = g_new0(struct vt_latency_hist, VT_CTIER_MAX);
-	gint64 now = g_get_monotonic_time();
-	double secs = vm->window_end_us ? (double)(now - vm->window_end_us) / 1e6 : 0;
-
-	if (vm->ctier_kind == VT_CTIER_HANDOFF) {
-		for (unsigned int i = 0; backends && i < backends->len; i++)
-			vt_backend_ctier_measure(g_ptr_array_index(backends, i), meas, hist,
-						 d->nr_ctier);
-		for (unsigned int i = 0; i < d->nr_ctier; i++)
-			meas[i].fault_p50_ns = vt_latency_percentile(&hist[i], 50);
-	}
-	vt_tier_model_build(&s->model, &vm->tiers, d->ctier, d->ctier_price,
-			    vm->ctier_kind == VT_CTIER_HANDOFF ? d->nr_ctier : 0, meas,
-			    vm->ctier_kind == VT_CTIER_ZSWAP);
-	s->model.nr = MIN(s->model.nr, vt_vm_nr_tiers(vm));
-	for (unsigned int t = 0; t < s->model.nr; t++) {
-		const struct vt_tier_model_entry *e = &s->model.t[t];
-		uint64_t delta = e->faults - MIN(vm->ctier_faults_mark[t], e->faults);
-
-		s->fault_ns_per_s[t] = e->compressed && secs > 0 ?
-				       (double)delta * e->latency_ns / secs : 0;
-		vm->ctier_faults_mark[t] = e->faults;
-	}
-	vm->window_end_us = now;
 }
 
 /* Bytes of the VM on each tier: the store's count for vtierd's pools, else the residency. */
-static void tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes)
+void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes)
 {
 	for (unsigned int t = 0; t < VT_MAX_TIERS; t++)
 		bytes[t] = t < s->model.nr && s->model.t[t].compressed &&
@@ -428,103 +167,13 @@ static void tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint
 			   s->tier[t].resident_bytes;
 }
 
-static void profile_figures(struct vt_vm *vm, struct vt_vm_stats *s, double threshold)
-{
-	if (!vm->phase.hot)
-		vt_phase_init(&vm->phase);
-	vt_phase_update(&vm->phase, vm->mtm, threshold);
-	s->stable_windows = vm->phase.stable_windows;
-	s->phase_changes = vm->phase.changes;
-	memset(s->access_weight, 0, sizeof(s->access_weight));
-	for (unsigned int i = 0; i < vm->mtm->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, i);
-
-		if (c->tier >= 0 && c->tier < VT_MAX_TIERS)
-			s->access_weight[c->tier] += c->ema * (double)(c->end - c->start);
-	}
-}
-
-/*
- * How many orders from @i on go to the same NUMA tier, one after the other
- * (the order of the orders stays: demotions that make room come first).
- */
-static unsigned int numa_run(struct vt_vm *vm, GArray *orders, unsigned int i)
-{
-	const struct vt_tiers *tiers = &vm->tiers;
-	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-	unsigned int n = 1;
-
-	while (i + n < orders->len && n < VT_NUMA_RANGES_MAX) {
-		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + n);
-
-		if (x->to_tier != o->to_tier || x->from_tier >= (int)tiers->nr)
-			break;
-		n++;
-	}
-	return n;
-}
-
-/*
- * Move the @n chunks of orders[@i..] to their tier's node (the one with the
- * most free memory, as for a single order) with one page list, then
- * count and commit each order as if alone. 0, or the -errno that stopped it.
- */
-static int numa_orders(struct vt_vm *vm, GArray *orders, unsigned int i, unsigned int n,
-		       const struct vt_mtm_params *mp, struct vt_vm_stats *s)
-{
-	struct vt_numa_range r[VT_NUMA_RANGES_MAX] = { 0 };
-	struct vt_move_result total = { 0 };
-	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-	int node = tier_node(&vm->tiers, o->to_tier), ret;
-
-	for (unsigned int k = 0; k < n; k++) {
-		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);
-		const struct vt_mtm_chunk *c =
-			&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, x->chunk);
-
-		r[k].hva = c->start;
-		r[k].len = c->end - c->start;
-	}
-	ret = vt_numa_move_ranges(vm->pid, r, n, node, 4096, &total);
-	if (ret < 0)
-		return ret;
-	for (unsigned int k = 0; k < n; k++) {
-		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);
-		const struct vt_move_result *res = &r[k].res;
-
-		s->bytes_moved += (res->moved - res->already) * 4096;
-		s->tier[x->to_tier].bytes_in += (res->moved - res->already) * 4096;
-		s->pages_already += res->already;
-		s->move_busy += res->busy;
-		s->move_absent += res->absent;
-		s->move_nomem += res->nomem;
-		s->move_other += res->other;
-		/* an order counts when at least half of the chunk's present pages got there */
-		if (res->moved * 2 < res->pages - res->absent || res->moved == 0) {
-			s->orders_failed++;
-			continue;
-		}
-		vt_mtm_commit(vm->mtm, x, mp);
-		if (x->promote) {
-			s->promotions++;
-			s->tier[x->to_tier].promoted_in++;
-		} else {
-			s->demotions++;
-			s->tier[x->to_tier].demoted_in++;
-		}
-	}
-	return 0;
-}
-
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
 			char *err, size_t err_len)
 {
-	struct vt_tiers *tiers = &vm->tiers;
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	g_autoptr(GArray) regions = NULL;
 	struct vt_mtm_window_stats ws;
 	struct vt_mtm_params mp;
-	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
 	uint64_t t0 = thread_ns(), t1, t2, t3, moved_before = s->bytes_moved;
 	uint64_t checks_now;
 	int ret;
@@ -542,33 +191,9 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
 	vm->checks_mark = checks_now;
 	s->profiler_regions = vm->snap.regions->len;
-	regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_mtm_region),
-				    vm->snap.regions->len);
-	for (unsigned int i = 0; i < vm->snap.regions->len; i++) {
-		const struct vt_snapshot_region *r =
-			&g_array_index(vm->snap.regions, struct vt_snapshot_region, i);
-		struct vt_mtm_region mr = { r->start, r->end, r->accesses };
-
-		if (vm->space == VT_SPACE_HVA) {
-			g_array_append_val(regions, mr);
-			continue;
-		}
-		/* guest-physical region map: the policy and the mover work on QEMU's hva */
-		for (unsigned int k = 0; k < vm->gpa_map->len; k++) {
-			const struct vt_gpa_map *g = &g_array_index(vm->gpa_map, struct vt_gpa_map, k);
-			uint64_t s0 = MAX(r->start, g->gpa), e0 = MIN(r->end, g->gpa + g->len);
-
-			if (e0 <= s0)
-				continue;
-			mr = (struct vt_mtm_region){ g->hva + (s0 - g->gpa), g->hva + (e0 - g->gpa),
-						     r->accesses };
-			g_array_append_val(regions, mr);
-		}
-	}
-	if (vm->space == VT_SPACE_GPA)
-		g_array_sort(regions, cmp_mtm_region);
+	regions = vt_profile_regions(vm);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
-	ret = query_residency(vm, backends);
+	ret = vt_residency_query(vm, backends);
 	t2 = thread_ns();
 	s->residency_cost_ns = t2 - t1;
 	if (ret < 0) {
@@ -576,61 +201,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 			   g_strerror(-ret));
 		return ret != -ESRCH;
 	}
-	vt_tiers_refresh(tiers);
-	for (unsigned int t = 0; t < tiers->nr && t < VT_MTM_MAX_TIERS; t++)
-		room[t] = tiers->tier[t].free_bytes > TIER_RESERVE ?
-			  tiers->tier[t].free_bytes - TIER_RESERVE : 0;
-	mp = (struct vt_mtm_params){
-		.allowance_bytes = vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes),
-		.budget_bytes = vm->policy.budget_bytes,
-		.hot_threshold = vm->policy.hot_threshold,
-		.thrash_windows = vm->policy.thrash_windows,
-		.thrash_step = vm->policy.thrash_step,
-	};
-	if (vm->ctier_kind == VT_CTIER_ZSWAP)
-		room[tiers->nr] = UINT64_MAX / 4;	/* the kernel's swap limits apply */
-	if (vm->ctier_kind == VT_CTIER_HANDOFF && backends->len)
-		for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
-			const struct vt_ctier_spec *cs = &vm->d->ctier[t - tiers->nr];
-
-			/* a pool's cap is its capacity; without one, the compressed tier takes any */
-			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;
-		}
-	vt_mtm_decide(vm->mtm, &mp, room, orders, &ws);
-	build_model(vm, s, backends);
-	profile_figures(vm, s, ws.threshold);
-	if (vm->policy.placement == VT_PLACEMENT_TCO) {
-		/* the analytical model instead of MTM's moves (MTM still keeps the EMAs) */
-		struct vt_tco_params tp = {
-			.alpha = vm->policy.tco_alpha,
-			.allowance_bytes = mp.allowance_bytes,
-			.budget_bytes = mp.budget_bytes,
-			.nr_tiers = MIN(s->model.nr, vt_vm_nr_tiers(vm)),
-		};
-		struct vt_tco_window_stats ts;
-
-		for (unsigned int t = 0; t < tp.nr_tiers; t++)
-			tp.tier[t] = (struct vt_tco_tier){ s->model.t[t].usd_per_gib,
-							   s->model.t[t].latency_ns, 0 };
-		ret = vt_tco_decide(vm->mtm, &tp, room, orders, &ts);
-		if (ret < 0) {
-			g_snprintf(err, err_len, "placement=tco: %s", g_strerror(-ret));
-			g_array_set_size(orders, 0);
-		}
-		s->tco = ts.sol;
-		s->tco_misplaced_bytes = ts.misplaced_bytes;
-		ws.promote_bytes = ts.promote_bytes;
-		ws.demote_bytes = ts.demote_bytes;
-	} else if (vm->policy.ctier_age_windows && vm->ctier_kind != VT_CTIER_NONE) {
-		struct vt_waterfall_params wp = {
-			.age_windows = vm->policy.ctier_age_windows,
-			.first_ctier = tiers->nr,
-			.budget_bytes = mp.budget_bytes - MIN(mp.budget_bytes,
-							      ws.promote_bytes + ws.demote_bytes),
-		};
-
-		ws.demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
-	}
+	vt_placement_decide(vm, backends, s, &mp, orders, &ws, err, err_len);
 	t3 = thread_ns();
 	s->policy_cost_ns = t3 - t2;
 	s->threshold = ws.threshold;
@@ -641,57 +212,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		s->tier[t].resident_bytes = ws.tier_bytes[t];
 	if (vm->policy.mode == VT_MODE_OBSERVE) {
 		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
-	} else {
-		/* moving is the slow part: stop at half a window, the rest waits a window */
-		gint64 stop_at = g_get_monotonic_time() + (gint64)vm->policy.window_ms * 500;
-		bool movers_busy = false;
-
-		for (unsigned int i = 0; backends && i < backends->len; i++)
-			movers_busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
-
-		for (unsigned int i = 0; i < orders->len;) {
-			const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-			const struct vt_mtm_chunk *c =
-				&g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
-			unsigned int n;
-
-			if (g_get_monotonic_time() > stop_at) {
-				s->orders_deferred += orders->len - i;
-				break;
-			}
-			if (o->to_tier >= (int)tiers->nr || o->from_tier >= (int)tiers->nr) {
-				i++;
-				ret = ctier_order(vm, backends, o, c, movers_busy);
-				if (ret == -EAGAIN) {
-					s->orders_deferred++;	/* the mover is busy: next window */
-					continue;
-				}
-				if (ret < 0) {
-					s->orders_failed++;
-					continue;
-				}
-				vt_mtm_commit(vm->mtm, o, &mp);
-				s->tier[MIN(o->to_tier, VT_MAX_TIERS - 1)].bytes_in += c->end - c->start;
-				if (o->promote)
-					s->promotions++;
-				else
-					s->demotions++;
-				continue;
-			}
-			n = numa_run(vm, orders, i);
-			ret = numa_orders(vm, orders, i, n, &mp, s);
-			if (ret == -ESRCH) {
-				g_snprintf(err, err_len,
-					   "move_pages: QEMU pid %d is gone", (int)vm->pid);
-				return false;
-			}
-			if (ret < 0) {
-				g_snprintf(err, err_len, "move_pages: %s",
-					   g_strerror(-ret));
-				break;
-			}
-			i += n;
-		}
+	} else if (!vt_apply_orders(vm, backends, orders, &mp, s, err, err_len)) {
+		return false;
 	}
 	s->mover_cost_ns = thread_ns() - t3;
 	s->last_window_bytes = s->bytes_moved - moved_before;
@@ -712,7 +234,7 @@ bool vt_engine_window(struct vt_vm *vm)
 
 	uint64_t bytes[VT_MAX_TIERS];
 
-	tier_bytes(vm, &st, bytes);
+	vt_vm_tier_bytes(vm, &st, bytes);
 	/* published at once, so that the main loop never sees a window half done */
 	g_mutex_lock(&vm->lock);
 	vm->stats = st;
@@ -721,166 +243,4 @@ bool vt_engine_window(struct vt_vm *vm)
 	g_strlcpy(vm->last_error, err, sizeof(vm->last_error));
 	g_mutex_unlock(&vm->lock);
 	return ok;
-}
-
-static void add_u64(JsonBuilder *b, const char *k, uint64_t v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_int_value(b, (gint64)v);
-}
-
-static void add_str(JsonBuilder *b, const char *k, const char *v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_string_value(b, v);
-}
-
-void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
-{
-	g_mutex_lock(&vm->lock);
-	json_builder_begin_object(b);
-	add_str(b, "name", vm->name);
-	add_str(b, "qmp", vm->qmp_path);
-	add_u64(b, "pid", (uint64_t)vm->pid);
-	add_str(b, "qemu", vm->qemu_version);
-	add_str(b, "state", vm->state);
-	add_str(b, "profiler", vm->profiler_name);
-	add_str(b, "profiler_reason", vm->profiler_why);
-	add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
-	/* which path a compressed tier takes for this VM */
-	add_str(b, "ctier_path", vm->ctier_kind == VT_CTIER_HANDOFF ? "hand-off (userfaultfd + "
-		"vtierd's compressed pools)" : vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap (stock QEMU: "
-		"process_madvise MADV_PAGEOUT into the host's zswap)" : !vm->d->nr_ctier ?
-		"none: no compressed tiers configured" : vm->d->zswap_ok ? "none" :
-		vm->d->zswap_why);
-	add_str(b, "attached_by", vm->by_handoff ? "hand-off" : "qmp");
-	add_u64(b, "ram_bytes", vm->ram_bytes);
-	add_u64(b, "windows", vm->stats.windows);
-	add_str(b, "last_error", vm->last_error);
-	json_builder_set_member_name(b, "policy");
-	vt_vm_policy_to_json(&vm->policy, b);
-	json_builder_set_member_name(b, "gpa_map");
-	json_builder_begin_array(b);
-	for (unsigned int i = 0; i < vm->gpa_map->len; i++) {
-		const struct vt_gpa_map *g = &g_array_index(vm->gpa_map, struct vt_gpa_map, i);
-
-		json_builder_begin_object(b);
-		add_u64(b, "gpa", g->gpa);
-		add_u64(b, "len", g->len);
-		add_u64(b, "hva", g->hva);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_set_member_name(b, "ram");
-	json_builder_begin_array(b);
-	for (unsigned int i = 0; i < vm->ram->len; i++) {
-		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
-
-		json_builder_begin_object(b);
-		add_str(b, "backend", r->backend);
-		add_str(b, "type", r->type);
-		add_u64(b, "size", r->size);
-		add_u64(b, "hva", r->hva);
-		add_u64(b, "page_size", r->page_size);
-		add_str(b, "policy", r->policy);
-		json_builder_set_member_name(b, "share");
-		json_builder_add_boolean_value(b, r->share);
-		json_builder_set_member_name(b, "thp");
-		json_builder_add_boolean_value(b, r->thp);
-		add_str(b, "mapping", r->mapping);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_end_object(b);
-	g_mutex_unlock(&vm->lock);
-}
-
-void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
-{
-	const struct vt_vm_stats *s = &vm->stats;
-
-	g_mutex_lock(&vm->lock);
-	json_builder_begin_object(b);
-	add_str(b, "name", vm->name);
-	add_str(b, "mode", vt_mode_name(vm->policy.mode));
-	add_str(b, "profiler", vm->profiler_name);
-	add_u64(b, "windows", s->windows);
-	add_u64(b, "promotions", s->promotions);
-	add_u64(b, "demotions", s->demotions);
-	add_u64(b, "bytes_moved", s->bytes_moved);
-	add_u64(b, "last_window_bytes", s->last_window_bytes);
-	add_u64(b, "pages_already_placed", s->pages_already);
-	add_u64(b, "move_fail_busy", s->move_busy);
-	add_u64(b, "move_fail_absent", s->move_absent);
-	add_u64(b, "move_fail_nomem", s->move_nomem);
-	add_u64(b, "move_fail_other", s->move_other);
-	add_u64(b, "orders_failed", s->orders_failed);
-	add_u64(b, "orders_deferred", s->orders_deferred);
-	add_u64(b, "observe_bytes", s->observe_bytes);
-	add_u64(b, "thrash_events", s->thrash_events);
-	add_u64(b, "max_moves_per_chunk", s->max_moves_per_chunk);
-	add_u64(b, "profiler_regions", s->profiler_regions);
-	add_u64(b, "profiler_checks", s->profiler_checks);
-	add_u64(b, "profiler_cpu_ns", s->profiler_cost_ns);
-	add_u64(b, "residency_cpu_ns", s->residency_cost_ns);
-	add_u64(b, "policy_cpu_ns", s->policy_cost_ns);
-	add_u64(b, "mover_cpu_ns", s->mover_cost_ns);
-	json_builder_set_member_name(b, "hot_threshold_used");
-	json_builder_add_double_value(b, s->threshold);
-	add_u64(b, "hot_chunks", s->hot_chunks);
-	add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
-	add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
-	json_builder_set_member_name(b, "tiers");
-	json_builder_begin_array(b);
-	for (unsigned int t = 0; t < tiers->nr; t++) {
-		json_builder_begin_object(b);
-		add_str(b, "tier", tiers->tier[t].name);
-		add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
-		add_u64(b, "promoted_in", s->tier[t].promoted_in);
-		add_u64(b, "demoted_in", s->tier[t].demoted_in);
-		add_u64(b, "bytes_in", s->tier[t].bytes_in);
-		json_builder_end_object(b);
-	}
-	for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
-		json_builder_begin_object(b);
-		add_str(b, "tier", vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" :
-			vm->d->ctier[t - tiers->nr].name);
-		add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
-		add_u64(b, "promoted_in", s->tier[t].promoted_in);
-		add_u64(b, "demoted_in", s->tier[t].demoted_in);
-		add_u64(b, "bytes_in", s->tier[t].bytes_in);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_set_member_name(b, "backends");
-	json_builder_begin_array(b);
-	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
-		vt_backend_stats_to_json(g_ptr_array_index(vm->backends, i), b);
-	json_builder_end_array(b);
-	json_builder_end_object(b);
-	g_mutex_unlock(&vm->lock);
-}
-
-void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
-{
-	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
-	struct vt_tco_report r;
-
-	/* a copy under the lock: the arithmetic and the JSON need no lock */
-	g_mutex_lock(&vm->lock);
-	g_strlcpy(in->name, vm->name, sizeof(in->name));
-	in->placement = vt_placement_name(vm->policy.placement);
-	in->tco_alpha = vm->policy.tco_alpha;
-	in->windows = vm->stats.windows;
-	in->model = vm->stats.model;
-	tier_bytes(vm, &vm->stats, in->bytes);
-	memcpy(in->access_weight, vm->stats.access_weight, sizeof(in->access_weight));
-	memcpy(in->fault_ns_per_s, vm->stats.fault_ns_per_s, sizeof(in->fault_ns_per_s));
-	in->hot_bytes = (uint64_t)vm->stats.hot_chunks * vm->policy.chunk_bytes;
-	in->stable_windows = vm->stats.stable_windows;
-	in->phase_changes = vm->stats.phase_changes;
-	in->history = vm->tco_history;
-	g_mutex_unlock(&vm->lock);
-	vt_tco_report_compute(in, &r);
-	vt_tco_report_to_json(in, &r, b);
 }

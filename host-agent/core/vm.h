@@ -101,6 +101,10 @@ struct vt_vm_stats {
 };
 
 struct vt_daemon;
+struct vt_vm;
+
+/* The engine's report of a window after which the VM must be detached. */
+typedef void (*vt_engine_failed_fn)(struct vt_vm *vm, void *opaque);
 
 /* Where a VM's compressed tiers are, chosen when its engine starts. */
 enum vt_ctier_kind {
@@ -162,6 +166,9 @@ struct vt_vm {
 	/* vtierctl heatmap (core/heatmap.h): the worker writes under lock, the loop copies */
 	struct vt_heatmap *heatmap;
 	struct vt_heatmap_acc *heatmap_acc;	/* the worker's alone */
+	/* the engine's owner, told of a failed window (set by vt_engine_start) */
+	vt_engine_failed_fn engine_failed;
+	void *engine_failed_opaque;
 };
 
 /* Run the VM's engine on its own thread from now on. 0 or -errno. */
@@ -176,8 +183,12 @@ void vt_vm_worker_post_policy(struct vt_vm *vm, const struct vt_vm_policy *polic
 			      vt_vm_policy_done_fn done, void *done_arg);
 /* Ask the worker to take new RAM (the arrays become the worker's) and restart the engine. */
 void vt_vm_worker_post_ram(struct vt_vm *vm, GArray *ram, GArray *gpa_map);
-/* From the worker: the VM is gone or broken; the main loop detaches it. */
-void vt_vm_worker_failed(struct vt_vm *vm);
+/*
+ * (Re)start the VM's engine with the worker as its owner: a failed window is
+ * reported to the main loop, which detaches the VM. On the worker, or before
+ * it runs.
+ */
+bool vt_vm_worker_engine_start(struct vt_vm *vm, GError **error);
 /*
  * Stop the worker and free the VM without blocking the caller: the engine
  * stops on a reaper thread once the window in progress ends. The main loop's
@@ -187,12 +198,19 @@ void vt_vm_retire(struct vt_vm *vm);
 
 /* Tiers of the VM's placement: the host's NUMA tiers, then the compressed tiers. */
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm);
-/* Engine: (re)start after attach or a policy change; stop before detach. */
-bool vt_engine_start(struct vt_vm *vm, GError **error);
+/*
+ * Engine: (re)start after attach or a policy change; stop before detach.
+ * @failed runs on the VM's worker after a window that left the VM gone or
+ * broken (the engine's timers keep running until its owner stops it).
+ */
+bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
+		     GError **error);
 void vt_engine_stop(struct vt_vm *vm);
 /* One window now (the timer calls it); false when the VM must be detached. */
 bool vt_engine_window(struct vt_vm *vm);
-/* For the main loop: a consistent view, under the VM's lock. */
+/* Bytes of the VM on each tier: the store's count for vtierd's pools, else the residency. */
+void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes);
+/* For the main loop (core/vm_json.c): a consistent view, under the VM's lock. */
 void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b);
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
 /* The memory TCO report (core/tco_report.h) from the last window's figures, under the lock. */

@@ -61,10 +61,10 @@ static gboolean apply_policy(gpointer data)
 	g_mutex_lock(&vm->lock);
 	old = vm->policy;
 	vm->policy = m->policy;
-	if (!vt_engine_start(vm, &e)) {
+	if (!vt_vm_worker_engine_start(vm, &e)) {
 		/* the old policy stays; the reason is where the operator looks */
 		vm->policy = old;
-		vt_engine_start(vm, NULL);
+		vt_vm_worker_engine_start(vm, NULL);
 		g_snprintf(vm->last_error, sizeof(vm->last_error), "policy refused: %s",
 			   e->message);
 		g_strlcpy(m->error, e->message, sizeof(m->error));
@@ -134,7 +134,7 @@ static gboolean apply_ram(gpointer data)
 	/* the chunks follow the RAM: rebuild the placement state */
 	vt_mtm_free(vm->mtm);
 	vm->mtm = NULL;
-	if (!vt_engine_start(vm, &e)) {
+	if (!vt_vm_worker_engine_start(vm, &e)) {
 		g_snprintf(vm->state, sizeof(vm->state), "error");
 		g_snprintf(vm->last_error, sizeof(vm->last_error), "%s", e->message);
 	}
@@ -171,14 +171,21 @@ static gboolean report_failed(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-void vt_vm_worker_failed(struct vt_vm *vm)
+/* From the worker: the VM is gone or broken; the main loop detaches it. */
+static void worker_failed(struct vt_vm *vm, void *opaque)
 {
 	struct failed_msg *m = g_new0(struct failed_msg, 1);
 
+	(void)opaque;
 	m->d = vm->d;
 	m->serial = vm->serial;
 	g_strlcpy(m->name, vm->name, sizeof(m->name));
 	g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, report_failed, m, g_free);
+}
+
+bool vt_vm_worker_engine_start(struct vt_vm *vm, GError **error)
+{
+	return vt_engine_start(vm, worker_failed, NULL, error);
 }
 
 static void vm_release(struct vt_vm *vm)

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The policy stage: with the chunks' EMAs and residency up to date, each
+ * tier's room, the VM's tier model (prices, ratios, fault latencies) and the
+ * window's move orders: MTM's, or TierScape's analytical model
+ * (placement=tco), or MTM's plus the waterfall into the compressed tiers.
+ */
+#include <string.h>
+
+#include "backend.h"
+#include "daemon.h"
+#include "placement.h"
+#include "waterfall.h"
+
+#define TIER_RESERVE (32ULL << 20)	/* never fill a tier's last 32 MiB */
+
+/*
+ * The VM's tier model from what its backends measured (store stats, fault
+ * latencies per compressed tier), and the fault time per second since the
+ * last window. Runs on the worker; each backend's figures under its lock.
+ */
+static void build_model(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends)
+{
+	struct vt_daemon *d = vm->d;
+	struct vt_ctier_measured meas[VT_CTIER_MAX] = { { 0 } };
+	g_autofree struct vt_latency_hist *hist = g_new0(struct vt_latency_hist, VT_CTIER_MAX);
+	gint64 now = g_get_monotonic_time();
+	double secs = vm->window_end_us ? (double)(now - vm->window_end_us) / 1e6 : 0;
+
+	if (vm->ctier_kind == VT_CTIER_HANDOFF) {
+		for (unsigned int i = 0; backends && i < backends->len; i++)
+			vt_backend_ctier_measure(g_ptr_array_index(backends, i), meas, hist,
+						 d->nr_ctier);
+		for (unsigned int i = 0; i < d->nr_ctier; i++)
+			meas[i].fault_p50_ns = vt_latency_percentile(&hist[i], 50);
+	}
+	vt_tier_model_build(&s->model, &vm->tiers, d->ctier, d->ctier_price,
+			    vm->ctier_kind == VT_CTIER_HANDOFF ? d->nr_ctier : 0, meas,
+			    vm->ctier_kind == VT_CTIER_ZSWAP);
+	s->model.nr = MIN(s->model.nr, vt_vm_nr_tiers(vm));
+	for (unsigned int t = 0; t < s->model.nr; t++) {
+		const struct vt_tier_model_entry *e = &s->model.t[t];
+		uint64_t delta = e->faults - MIN(vm->ctier_faults_mark[t], e->faults);
+
+		s->fault_ns_per_s[t] = e->compressed && secs > 0 ?
+				       (double)delta * e->latency_ns / secs : 0;
+		vm->ctier_faults_mark[t] = e->faults;
+	}
+	vm->window_end_us = now;
+}
+
+static void profile_figures(struct vt_vm *vm, struct vt_vm_stats *s, double threshold)
+{
+	if (!vm->phase.hot)
+		vt_phase_init(&vm->phase);
+	vt_phase_update(&vm->phase, vm->mtm, threshold);
+	s->stable_windows = vm->phase.stable_windows;
+	s->phase_changes = vm->phase.changes;
+	memset(s->access_weight, 0, sizeof(s->access_weight));
+	for (unsigned int i = 0; i < vm->mtm->chunks->len; i++) {
+		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, i);
+
+		if (c->tier >= 0 && c->tier < VT_MAX_TIERS)
+			s->access_weight[c->tier] += c->ema * (double)(c->end - c->start);
+	}
+}
+
+void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s,
+			 struct vt_mtm_params *mp, GArray *orders, struct vt_mtm_window_stats *ws,
+			 char *err, size_t err_len)
+{
+	struct vt_tiers *tiers = &vm->tiers;
+	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
+	int ret;
+
+	vt_tiers_refresh(tiers);
+	for (unsigned int t = 0; t < tiers->nr && t < VT_MTM_MAX_TIERS; t++)
+		room[t] = tiers->tier[t].free_bytes > TIER_RESERVE ?
+			  tiers->tier[t].free_bytes - TIER_RESERVE : 0;
+	*mp = (struct vt_mtm_params){
+		.allowance_bytes = vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes),
+		.budget_bytes = vm->policy.budget_bytes,
+		.hot_threshold = vm->policy.hot_threshold,
+		.thrash_windows = vm->policy.thrash_windows,
+		.thrash_step = vm->policy.thrash_step,
+	};
+	if (vm->ctier_kind == VT_CTIER_ZSWAP)
+		room[tiers->nr] = UINT64_MAX / 4;	/* the kernel's swap limits apply */
+	if (vm->ctier_kind == VT_CTIER_HANDOFF && backends->len)
+		for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
+			const struct vt_ctier_spec *cs = &vm->d->ctier[t - tiers->nr];
+
+			/* a pool's cap is its capacity; without one, the compressed tier takes any */
+			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;
+		}
+	vt_mtm_decide(vm->mtm, mp, room, orders, ws);
+	build_model(vm, s, backends);
+	profile_figures(vm, s, ws->threshold);
+	if (vm->policy.placement == VT_PLACEMENT_TCO) {
+		/* the analytical model instead of MTM's moves (MTM still keeps the EMAs) */
+		struct vt_tco_params tp = {
+			.alpha = vm->policy.tco_alpha,
+			.allowance_bytes = mp->allowance_bytes,
+			.budget_bytes = mp->budget_bytes,
+			.nr_tiers = MIN(s->model.nr, vt_vm_nr_tiers(vm)),
+		};
+		struct vt_tco_window_stats ts;
+
+		for (unsigned int t = 0; t < tp.nr_tiers; t++)
+			tp.tier[t] = (struct vt_tco_tier){ s->model.t[t].usd_per_gib,
+							   s->model.t[t].latency_ns, 0 };
+		ret = vt_tco_decide(vm->mtm, &tp, room, orders, &ts);
+		if (ret < 0) {
+			g_snprintf(err, err_len, "placement=tco: %s", g_strerror(-ret));
+			g_array_set_size(orders, 0);
+		}
+		s->tco = ts.sol;
+		s->tco_misplaced_bytes = ts.misplaced_bytes;
+		ws->promote_bytes = ts.promote_bytes;
+		ws->demote_bytes = ts.demote_bytes;
+	} else if (vm->policy.ctier_age_windows && vm->ctier_kind != VT_CTIER_NONE) {
+		struct vt_waterfall_params wp = {
+			.age_windows = vm->policy.ctier_age_windows,
+			.first_ctier = tiers->nr,
+			.budget_bytes = mp->budget_bytes - MIN(mp->budget_bytes,
+							       ws->promote_bytes + ws->demote_bytes),
+		};
+
+		ws->demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
+	}
+}
