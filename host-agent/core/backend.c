@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json_member.h"
 #include "backend.h"
 #include "tier_model.h"
 #include "daemon.h"
@@ -594,12 +595,6 @@ int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int ti
 	return ret;
 }
 
-static void add_u64(JsonBuilder *j, const char *k, uint64_t v)
-{
-	json_builder_set_member_name(j, k);
-	json_builder_add_int_value(j, (gint64)v);
-}
-
 void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 {
 	struct vt_store_tier_stats ts[VT_CTIER_MAX];
@@ -611,55 +606,55 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	json_builder_begin_object(j);
 	json_builder_set_member_name(j, "backend");
 	json_builder_add_string_value(j, b->id);
-	add_u64(j, "qemu_pid", (uint64_t)b->pid);
-	add_u64(j, "size", b->size);
-	add_u64(j, "generation", b->generation);
+	vt_json_add_u64(j, "qemu_pid", (uint64_t)b->pid);
+	vt_json_add_u64(j, "size", b->size);
+	vt_json_add_u64(j, "generation", b->generation);
 	json_builder_set_member_name(j, "store");
 	json_builder_add_string_value(j, b->store_dir);
-	add_u64(j, "faults_stored", ms.faults_stored);
-	add_u64(j, "faults_zero", ms.faults_zero);
-	add_u64(j, "zero_filled_around", ms.zero_filled_around);
-	add_u64(j, "faults_wp", ms.faults_wp);
-	add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
-	add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));
-	add_u64(j, "zero_fault_p50_ns", vt_latency_percentile(&ms.zero_ns, 50));
-	add_u64(j, "poisoned", ms.poisoned);
-	add_u64(j, "evicted", ms.evicted);
-	add_u64(j, "evict_e2big", ms.evict_e2big);
-	add_u64(j, "evict_busy", ms.evict_busy);
-	add_u64(j, "evict_absent", ms.evict_absent);
-	add_u64(j, "evict_nospc", ms.evict_nospc);
-	add_u64(j, "evict_failed", ms.evict_failed);
-	add_u64(j, "fetched", ms.fetched);
-	add_u64(j, "evict_runs", ms.evict_runs);
-	add_u64(j, "evict_ns", ms.evict_ns);
-	add_u64(j, "evict_protect_ns", ms.evict_protect_ns);
-	add_u64(j, "evict_store_ns", ms.evict_store_ns);
-	add_u64(j, "evict_punch_ns", ms.evict_punch_ns);
-	add_u64(j, "fetch_ns", ms.fetch_ns);
-	add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
-	add_u64(j, "reconciled", b->reconciled);
-	add_u64(j, "index_bytes", b->store ? vt_store_index_bytes(b->store) : 0);
+	vt_json_add_u64(j, "faults_stored", ms.faults_stored);
+	vt_json_add_u64(j, "faults_zero", ms.faults_zero);
+	vt_json_add_u64(j, "zero_filled_around", ms.zero_filled_around);
+	vt_json_add_u64(j, "faults_wp", ms.faults_wp);
+	vt_json_add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
+	vt_json_add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));
+	vt_json_add_u64(j, "zero_fault_p50_ns", vt_latency_percentile(&ms.zero_ns, 50));
+	vt_json_add_u64(j, "poisoned", ms.poisoned);
+	vt_json_add_u64(j, "evicted", ms.evicted);
+	vt_json_add_u64(j, "evict_e2big", ms.evict_e2big);
+	vt_json_add_u64(j, "evict_busy", ms.evict_busy);
+	vt_json_add_u64(j, "evict_absent", ms.evict_absent);
+	vt_json_add_u64(j, "evict_nospc", ms.evict_nospc);
+	vt_json_add_u64(j, "evict_failed", ms.evict_failed);
+	vt_json_add_u64(j, "fetched", ms.fetched);
+	vt_json_add_u64(j, "evict_runs", ms.evict_runs);
+	vt_json_add_u64(j, "evict_ns", ms.evict_ns);
+	vt_json_add_u64(j, "evict_protect_ns", ms.evict_protect_ns);
+	vt_json_add_u64(j, "evict_store_ns", ms.evict_store_ns);
+	vt_json_add_u64(j, "evict_punch_ns", ms.evict_punch_ns);
+	vt_json_add_u64(j, "fetch_ns", ms.fetch_ns);
+	vt_json_add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
+	vt_json_add_u64(j, "reconciled", b->reconciled);
+	vt_json_add_u64(j, "index_bytes", b->store ? vt_store_index_bytes(b->store) : 0);
 	json_builder_set_member_name(j, "ctiers");
 	json_builder_begin_array(j);
 	for (unsigned int i = 0; i < n; i++) {
 		json_builder_begin_object(j);
 		json_builder_set_member_name(j, "name");
 		json_builder_add_string_value(j, ts[i].name);
-		add_u64(j, "pages", ts[i].pages);
-		add_u64(j, "stored_bytes", ts[i].pages * b->page_size);
-		add_u64(j, "zero_pages", ts[i].zero_pages);
-		add_u64(j, "same_pages", ts[i].same_pages);
-		add_u64(j, "compressed_bytes", ts[i].compressed_bytes);
-		add_u64(j, "pool_bytes", ts[i].pool_bytes);
-		add_u64(j, "metadata_bytes", ts[i].metadata_bytes);
-		add_u64(j, "rejected_e2big", ts[i].rejected_e2big);
-		add_u64(j, "rejected_memo", ts[i].rejected_memo);
-		add_u64(j, "bad_checksum", ts[i].bad_checksum);
-		add_u64(j, "puts", ts[i].puts);
-		add_u64(j, "gets", ts[i].gets);
-		add_u64(j, "compress_ns", ts[i].compress_ns);
-		add_u64(j, "decompress_ns", ts[i].decompress_ns);
+		vt_json_add_u64(j, "pages", ts[i].pages);
+		vt_json_add_u64(j, "stored_bytes", ts[i].pages * b->page_size);
+		vt_json_add_u64(j, "zero_pages", ts[i].zero_pages);
+		vt_json_add_u64(j, "same_pages", ts[i].same_pages);
+		vt_json_add_u64(j, "compressed_bytes", ts[i].compressed_bytes);
+		vt_json_add_u64(j, "pool_bytes", ts[i].pool_bytes);
+		vt_json_add_u64(j, "metadata_bytes", ts[i].metadata_bytes);
+		vt_json_add_u64(j, "rejected_e2big", ts[i].rejected_e2big);
+		vt_json_add_u64(j, "rejected_memo", ts[i].rejected_memo);
+		vt_json_add_u64(j, "bad_checksum", ts[i].bad_checksum);
+		vt_json_add_u64(j, "puts", ts[i].puts);
+		vt_json_add_u64(j, "gets", ts[i].gets);
+		vt_json_add_u64(j, "compress_ns", ts[i].compress_ns);
+		vt_json_add_u64(j, "decompress_ns", ts[i].decompress_ns);
 		json_builder_end_object(j);
 	}
 	json_builder_end_array(j);

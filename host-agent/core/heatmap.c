@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "json_member.h"
 #include "ctl_proto.h"
 #include "heatmap.h"
 #include "vm_policy.h"
@@ -168,12 +169,6 @@ void vt_heatmap_push(struct vt_heatmap *h, const struct vt_heatmap_acc *a, gint6
 	h->len = MIN(h->len + 1, (unsigned int)VT_HEATMAP_WINDOWS);
 }
 
-static void add_u64(JsonBuilder *b, const char *k, uint64_t v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_int_value(b, (gint64)v);
-}
-
 void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t window_ms,
 			gint64 now_us, JsonBuilder *b)
 {
@@ -182,9 +177,9 @@ void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t w
 	json_builder_add_string_value(b, name);
 	json_builder_set_member_name(b, "space");
 	json_builder_add_string_value(b, h->space);
-	add_u64(b, "bin_bytes", h->bin_bytes);
-	add_u64(b, "window_ms", window_ms);
-	add_u64(b, "hot_scale", VT_HEATMAP_SCALE);
+	vt_json_add_u64(b, "bin_bytes", h->bin_bytes);
+	vt_json_add_u64(b, "window_ms", window_ms);
+	vt_json_add_u64(b, "hot_scale", VT_HEATMAP_SCALE);
 	json_builder_set_member_name(b, "tiers");
 	json_builder_begin_array(b);
 	for (unsigned int t = 0; t < h->nr_tiers; t++)
@@ -194,8 +189,8 @@ void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t w
 	json_builder_begin_array(b);
 	for (unsigned int i = 0; i < h->nr_bins; i++) {
 		json_builder_begin_object(b);
-		add_u64(b, "start", h->bin[i].start);
-		add_u64(b, "end", h->bin[i].end);
+		vt_json_add_u64(b, "start", h->bin[i].start);
+		vt_json_add_u64(b, "end", h->bin[i].end);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
@@ -206,8 +201,8 @@ void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t w
 		const struct vt_heatmap_col *c = &h->col[vt_heatmap_col_index(h, k)];
 
 		json_builder_begin_object(b);
-		add_u64(b, "window", c->window);
-		add_u64(b, "age_ms", (uint64_t)MAX(now_us - c->at_us, 0) / 1000);
+		vt_json_add_u64(b, "window", c->window);
+		vt_json_add_u64(b, "age_ms", (uint64_t)MAX(now_us - c->at_us, 0) / 1000);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);

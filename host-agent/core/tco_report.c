@@ -2,6 +2,7 @@
 /* A VM's memory TCO report: arithmetic and JSON. */
 #include <string.h>
 
+#include "json_member.h"
 #include "tco.h"
 #include "tco_report.h"
 
@@ -60,73 +61,55 @@ void vt_tco_report_compute(const struct vt_tco_report_input *in, struct vt_tco_r
 		out->numa_extra_latency_pct = 100 * extra / weight / m->t[0].latency_ns;
 }
 
-static void add_u64(JsonBuilder *b, const char *k, uint64_t v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_int_value(b, (gint64)v);
-}
-
-static void add_dbl(JsonBuilder *b, const char *k, double v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_double_value(b, v);
-}
-
-static void add_str(JsonBuilder *b, const char *k, const char *v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_string_value(b, v);
-}
-
 void vt_tco_report_to_json(const struct vt_tco_report_input *in, const struct vt_tco_report *r,
 			   JsonBuilder *b)
 {
 	const struct vt_tier_model *m = &in->model;
 
 	json_builder_begin_object(b);
-	add_str(b, "name", in->name);
-	add_str(b, "placement", in->placement);
-	add_dbl(b, "tco_alpha", in->tco_alpha);
-	add_u64(b, "windows", in->windows);
+	vt_json_add_str(b, "name", in->name);
+	vt_json_add_str(b, "placement", in->placement);
+	vt_json_add_dbl(b, "tco_alpha", in->tco_alpha);
+	vt_json_add_u64(b, "windows", in->windows);
 	json_builder_set_member_name(b, "tiers");
 	json_builder_begin_array(b);
 	for (unsigned int t = 0; t < m->nr && t < VT_MAX_TIERS; t++) {
 		const struct vt_tier_model_entry *e = &m->t[t];
 
 		json_builder_begin_object(b);
-		add_str(b, "tier", e->name);
-		add_str(b, "kind", e->compressed ? "compressed" : "numa");
-		add_u64(b, "bytes", r->tier[t].bytes);
-		add_dbl(b, "bytes_hour_avg", r->tier[t].bytes_hour_avg);
-		add_u64(b, "bytes_hour_max", r->tier[t].bytes_hour_max);
-		add_dbl(b, "medium_usd_per_gib", e->medium_usd_per_gib);
-		add_dbl(b, "ratio", e->ratio);
-		add_str(b, "ratio_from", e->ratio_from);
-		add_dbl(b, "usd_per_gib", e->usd_per_gib);
-		add_dbl(b, "latency_ns", e->latency_ns);
-		add_str(b, "latency_from", e->latency_from);
-		add_dbl(b, "usd_per_hour", r->tier[t].usd_per_hour);
-		add_dbl(b, "usd_per_hour_hour_avg", r->tier[t].usd_per_hour_hour_avg);
+		vt_json_add_str(b, "tier", e->name);
+		vt_json_add_str(b, "kind", e->compressed ? "compressed" : "numa");
+		vt_json_add_u64(b, "bytes", r->tier[t].bytes);
+		vt_json_add_dbl(b, "bytes_hour_avg", r->tier[t].bytes_hour_avg);
+		vt_json_add_u64(b, "bytes_hour_max", r->tier[t].bytes_hour_max);
+		vt_json_add_dbl(b, "medium_usd_per_gib", e->medium_usd_per_gib);
+		vt_json_add_dbl(b, "ratio", e->ratio);
+		vt_json_add_str(b, "ratio_from", e->ratio_from);
+		vt_json_add_dbl(b, "usd_per_gib", e->usd_per_gib);
+		vt_json_add_dbl(b, "latency_ns", e->latency_ns);
+		vt_json_add_str(b, "latency_from", e->latency_from);
+		vt_json_add_dbl(b, "usd_per_hour", r->tier[t].usd_per_hour);
+		vt_json_add_dbl(b, "usd_per_hour_hour_avg", r->tier[t].usd_per_hour_hour_avg);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
-	add_u64(b, "bytes", r->bytes);
-	add_dbl(b, "usd_per_hour", r->usd_per_hour);
-	add_dbl(b, "usd_per_hour_hour_avg", r->usd_per_hour_hour_avg);
-	add_u64(b, "hour_samples", r->hour_samples);
-	add_dbl(b, "all_dram_usd_per_hour", r->all_dram_usd_per_hour);
-	add_dbl(b, "saving_pct", r->saving_pct);
-	add_dbl(b, "saving_usd_per_month", r->saving_usd_per_month);
+	vt_json_add_u64(b, "bytes", r->bytes);
+	vt_json_add_dbl(b, "usd_per_hour", r->usd_per_hour);
+	vt_json_add_dbl(b, "usd_per_hour_hour_avg", r->usd_per_hour_hour_avg);
+	vt_json_add_u64(b, "hour_samples", r->hour_samples);
+	vt_json_add_dbl(b, "all_dram_usd_per_hour", r->all_dram_usd_per_hour);
+	vt_json_add_dbl(b, "saving_pct", r->saving_pct);
+	vt_json_add_dbl(b, "saving_usd_per_month", r->saving_usd_per_month);
 	json_builder_set_member_name(b, "slowdown");
 	json_builder_begin_object(b);
-	add_dbl(b, "fault_time_pct", r->fault_time_pct);
-	add_dbl(b, "numa_extra_latency_pct", r->numa_extra_latency_pct);
+	vt_json_add_dbl(b, "fault_time_pct", r->fault_time_pct);
+	vt_json_add_dbl(b, "numa_extra_latency_pct", r->numa_extra_latency_pct);
 	json_builder_end_object(b);
-	add_u64(b, "hot_set_bytes", in->hot_bytes);
+	vt_json_add_u64(b, "hot_set_bytes", in->hot_bytes);
 	json_builder_set_member_name(b, "profile");
 	json_builder_begin_object(b);
-	add_u64(b, "windows_since_phase_change", in->stable_windows);
-	add_u64(b, "phase_changes", in->phase_changes);
+	vt_json_add_u64(b, "windows_since_phase_change", in->stable_windows);
+	vt_json_add_u64(b, "phase_changes", in->phase_changes);
 	json_builder_end_object(b);
 	json_builder_end_object(b);
 }

@@ -6,44 +6,33 @@
  */
 #include <string.h>
 
+#include "json_member.h"
 #include "backend.h"
 #include "daemon.h"
 #include "vm.h"
-
-static void add_u64(JsonBuilder *b, const char *k, uint64_t v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_int_value(b, (gint64)v);
-}
-
-static void add_str(JsonBuilder *b, const char *k, const char *v)
-{
-	json_builder_set_member_name(b, k);
-	json_builder_add_string_value(b, v);
-}
 
 void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 {
 	g_mutex_lock(&vm->lock);
 	json_builder_begin_object(b);
-	add_str(b, "name", vm->name);
-	add_str(b, "qmp", vm->qmp_path);
-	add_u64(b, "pid", (uint64_t)vm->pid);
-	add_str(b, "qemu", vm->qemu_version);
-	add_str(b, "state", vm->state);
-	add_str(b, "profiler", vm->profiler_name);
-	add_str(b, "profiler_reason", vm->profiler_why);
-	add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
+	vt_json_add_str(b, "name", vm->name);
+	vt_json_add_str(b, "qmp", vm->qmp_path);
+	vt_json_add_u64(b, "pid", (uint64_t)vm->pid);
+	vt_json_add_str(b, "qemu", vm->qemu_version);
+	vt_json_add_str(b, "state", vm->state);
+	vt_json_add_str(b, "profiler", vm->profiler_name);
+	vt_json_add_str(b, "profiler_reason", vm->profiler_why);
+	vt_json_add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
 	/* which path a compressed tier takes for this VM */
-	add_str(b, "ctier_path", vm->ctier_kind == VT_CTIER_HANDOFF ? "hand-off (userfaultfd + "
+	vt_json_add_str(b, "ctier_path", vm->ctier_kind == VT_CTIER_HANDOFF ? "hand-off (userfaultfd + "
 		"vtierd's compressed pools)" : vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap (stock QEMU: "
 		"process_madvise MADV_PAGEOUT into the host's zswap)" : !vm->d->nr_ctier ?
 		"none: no compressed tiers configured" : vm->d->zswap_ok ? "none" :
 		vm->d->zswap_why);
-	add_str(b, "attached_by", vm->by_handoff ? "hand-off" : "qmp");
-	add_u64(b, "ram_bytes", vm->ram_bytes);
-	add_u64(b, "windows", vm->stats.windows);
-	add_str(b, "last_error", vm->last_error);
+	vt_json_add_str(b, "attached_by", vm->by_handoff ? "hand-off" : "qmp");
+	vt_json_add_u64(b, "ram_bytes", vm->ram_bytes);
+	vt_json_add_u64(b, "windows", vm->stats.windows);
+	vt_json_add_str(b, "last_error", vm->last_error);
 	json_builder_set_member_name(b, "policy");
 	vt_vm_policy_to_json(&vm->policy, b);
 	json_builder_set_member_name(b, "gpa_map");
@@ -52,9 +41,9 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 		const struct vt_gpa_map *g = &g_array_index(vm->gpa_map, struct vt_gpa_map, i);
 
 		json_builder_begin_object(b);
-		add_u64(b, "gpa", g->gpa);
-		add_u64(b, "len", g->len);
-		add_u64(b, "hva", g->hva);
+		vt_json_add_u64(b, "gpa", g->gpa);
+		vt_json_add_u64(b, "len", g->len);
+		vt_json_add_u64(b, "hva", g->hva);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
@@ -64,17 +53,17 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
 
 		json_builder_begin_object(b);
-		add_str(b, "backend", r->backend);
-		add_str(b, "type", r->type);
-		add_u64(b, "size", r->size);
-		add_u64(b, "hva", r->hva);
-		add_u64(b, "page_size", r->page_size);
-		add_str(b, "policy", r->policy);
+		vt_json_add_str(b, "backend", r->backend);
+		vt_json_add_str(b, "type", r->type);
+		vt_json_add_u64(b, "size", r->size);
+		vt_json_add_u64(b, "hva", r->hva);
+		vt_json_add_u64(b, "page_size", r->page_size);
+		vt_json_add_str(b, "policy", r->policy);
 		json_builder_set_member_name(b, "share");
 		json_builder_add_boolean_value(b, r->share);
 		json_builder_set_member_name(b, "thp");
 		json_builder_add_boolean_value(b, r->thp);
-		add_str(b, "mapping", r->mapping);
+		vt_json_add_str(b, "mapping", r->mapping);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
@@ -88,54 +77,54 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 
 	g_mutex_lock(&vm->lock);
 	json_builder_begin_object(b);
-	add_str(b, "name", vm->name);
-	add_str(b, "mode", vt_mode_name(vm->policy.mode));
-	add_str(b, "profiler", vm->profiler_name);
-	add_u64(b, "windows", s->windows);
-	add_u64(b, "promotions", s->promotions);
-	add_u64(b, "demotions", s->demotions);
-	add_u64(b, "bytes_moved", s->bytes_moved);
-	add_u64(b, "last_window_bytes", s->last_window_bytes);
-	add_u64(b, "pages_already_placed", s->pages_already);
-	add_u64(b, "move_fail_busy", s->move_busy);
-	add_u64(b, "move_fail_absent", s->move_absent);
-	add_u64(b, "move_fail_nomem", s->move_nomem);
-	add_u64(b, "move_fail_other", s->move_other);
-	add_u64(b, "orders_failed", s->orders_failed);
-	add_u64(b, "orders_deferred", s->orders_deferred);
-	add_u64(b, "observe_bytes", s->observe_bytes);
-	add_u64(b, "thrash_events", s->thrash_events);
-	add_u64(b, "max_moves_per_chunk", s->max_moves_per_chunk);
-	add_u64(b, "profiler_regions", s->profiler_regions);
-	add_u64(b, "profiler_checks", s->profiler_checks);
-	add_u64(b, "profiler_cpu_ns", s->profiler_cost_ns);
-	add_u64(b, "residency_cpu_ns", s->residency_cost_ns);
-	add_u64(b, "policy_cpu_ns", s->policy_cost_ns);
-	add_u64(b, "mover_cpu_ns", s->mover_cost_ns);
+	vt_json_add_str(b, "name", vm->name);
+	vt_json_add_str(b, "mode", vt_mode_name(vm->policy.mode));
+	vt_json_add_str(b, "profiler", vm->profiler_name);
+	vt_json_add_u64(b, "windows", s->windows);
+	vt_json_add_u64(b, "promotions", s->promotions);
+	vt_json_add_u64(b, "demotions", s->demotions);
+	vt_json_add_u64(b, "bytes_moved", s->bytes_moved);
+	vt_json_add_u64(b, "last_window_bytes", s->last_window_bytes);
+	vt_json_add_u64(b, "pages_already_placed", s->pages_already);
+	vt_json_add_u64(b, "move_fail_busy", s->move_busy);
+	vt_json_add_u64(b, "move_fail_absent", s->move_absent);
+	vt_json_add_u64(b, "move_fail_nomem", s->move_nomem);
+	vt_json_add_u64(b, "move_fail_other", s->move_other);
+	vt_json_add_u64(b, "orders_failed", s->orders_failed);
+	vt_json_add_u64(b, "orders_deferred", s->orders_deferred);
+	vt_json_add_u64(b, "observe_bytes", s->observe_bytes);
+	vt_json_add_u64(b, "thrash_events", s->thrash_events);
+	vt_json_add_u64(b, "max_moves_per_chunk", s->max_moves_per_chunk);
+	vt_json_add_u64(b, "profiler_regions", s->profiler_regions);
+	vt_json_add_u64(b, "profiler_checks", s->profiler_checks);
+	vt_json_add_u64(b, "profiler_cpu_ns", s->profiler_cost_ns);
+	vt_json_add_u64(b, "residency_cpu_ns", s->residency_cost_ns);
+	vt_json_add_u64(b, "policy_cpu_ns", s->policy_cost_ns);
+	vt_json_add_u64(b, "mover_cpu_ns", s->mover_cost_ns);
 	json_builder_set_member_name(b, "hot_threshold_used");
 	json_builder_add_double_value(b, s->threshold);
-	add_u64(b, "hot_chunks", s->hot_chunks);
-	add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
-	add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
+	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
+	vt_json_add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
+	vt_json_add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
 	json_builder_set_member_name(b, "tiers");
 	json_builder_begin_array(b);
 	for (unsigned int t = 0; t < tiers->nr; t++) {
 		json_builder_begin_object(b);
-		add_str(b, "tier", tiers->tier[t].name);
-		add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
-		add_u64(b, "promoted_in", s->tier[t].promoted_in);
-		add_u64(b, "demoted_in", s->tier[t].demoted_in);
-		add_u64(b, "bytes_in", s->tier[t].bytes_in);
+		vt_json_add_str(b, "tier", tiers->tier[t].name);
+		vt_json_add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
+		vt_json_add_u64(b, "promoted_in", s->tier[t].promoted_in);
+		vt_json_add_u64(b, "demoted_in", s->tier[t].demoted_in);
+		vt_json_add_u64(b, "bytes_in", s->tier[t].bytes_in);
 		json_builder_end_object(b);
 	}
 	for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
 		json_builder_begin_object(b);
-		add_str(b, "tier", vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" :
+		vt_json_add_str(b, "tier", vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" :
 			vm->d->ctier[t - tiers->nr].name);
-		add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
-		add_u64(b, "promoted_in", s->tier[t].promoted_in);
-		add_u64(b, "demoted_in", s->tier[t].demoted_in);
-		add_u64(b, "bytes_in", s->tier[t].bytes_in);
+		vt_json_add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
+		vt_json_add_u64(b, "promoted_in", s->tier[t].promoted_in);
+		vt_json_add_u64(b, "demoted_in", s->tier[t].demoted_in);
+		vt_json_add_u64(b, "bytes_in", s->tier[t].bytes_in);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One named member of the JSON object a JsonBuilder is in: the replies' bricks. */
+#ifndef VTIER_UTIL_JSON_MEMBER_H
+#define VTIER_UTIL_JSON_MEMBER_H
+
+#include <stdint.h>
+
+#include <json-glib/json-glib.h>
+
+static inline void vt_json_add_u64(JsonBuilder *b, const char *k, uint64_t v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_int_value(b, (gint64)v);
+}
+
+static inline void vt_json_add_dbl(JsonBuilder *b, const char *k, double v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_double_value(b, v);
+}
+
+static inline void vt_json_add_str(JsonBuilder *b, const char *k, const char *v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_string_value(b, v);
+}
+
+#endif
