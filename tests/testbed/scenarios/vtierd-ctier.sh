@@ -218,6 +218,10 @@ if echo "$PARTS" | grep -q compress; then
         "fault_p99_us=$(awk "BEGIN {printf \"%.1f\", $p99 / 1000}")" \
         "bare_copy_p50_us=$(field "$bare" bare_copy_p50_us) bad_pages=$bad"
     [ "$bad" = 0 ] || fail "$bad guest pages bad after compression"
+    # the operator's views of this VM: its TCO report and its heatmap
+    ctl report vm0 || fail "vtierctl report vm0"
+    ctl heatmap vm0 --svg "$TB_OUT/heatmap-vm0.svg" || fail "vtierctl heatmap vm0"
+    echo "heatmap: $(grep -c '<rect' "$TB_OUT/heatmap-vm0.svg") rect elements in out/heatmap-vm0.svg"
 fi
 
 if echo "$PARTS" | grep -q zswap; then
