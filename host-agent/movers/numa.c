@@ -55,21 +55,23 @@ int vt_numa_probe(pid_t pid)
 	return 0;
 }
 
-/* Count one page's outcome in @res. */
-static void count_page(struct vt_move_result *res, int status, int before, int node)
+/* Count the outcome of @n pages that share one answer in @res. */
+static void count_pages(struct vt_move_result *res, int status, int before, int node,
+			unsigned int n)
 {
-	res->pages++;
+	res->pages += n;
 	if (status == node) {
-		res->moved++;
-		res->already += before == node;
+		res->moved += n;
+		if (before == node)
+			res->already += n;
 	} else if (status == -EBUSY || status == -EAGAIN) {
-		res->busy++;
+		res->busy += n;
 	} else if (status == -ENOENT || status == -EFAULT) {
-		res->absent++;
+		res->absent += n;
 	} else if (status == -ENOMEM) {
-		res->nomem++;
+		res->nomem += n;
 	} else {
-		res->other++;
+		res->other += n;
 	}
 }
 
@@ -256,11 +258,10 @@ int vt_numa_move_ranges(pid_t pid, struct vt_numa_range *r, unsigned int n, int 
 		ret = move_batch(pid, pages, k, node, nodes, status, before, total);
 		if (ret < 0)
 			break;
-		for (unsigned int i = 0; i < k; i++)
-			for (unsigned int w = 0; w < weight[i]; w++) {
-				count_page(&r[owner[i]].res, status[i], before[i], node);
-				count_page(total, status[i], before[i], node);
-			}
+		for (unsigned int i = 0; i < k; i++) {
+			count_pages(&r[owner[i]].res, status[i], before[i], node, weight[i]);
+			count_pages(total, status[i], before[i], node, weight[i]);
+		}
 	}
 	if (pagemap >= 0)
 		close(pagemap);
