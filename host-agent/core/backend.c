@@ -471,6 +471,14 @@ static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_po
 	if (p->flags & VTIER_POLICY_F_MOVE_BUDGET)
 		g_ptr_array_add(set, g_strdup_printf("budget=%" G_GUINT64_FORMAT,
 						     (guint64)p->move_budget_bytes));
+	if (p->flags & VTIER_POLICY_F_TCO_ALPHA) {
+		/* QMP has no placement key: a TCO knob means the TCO model (docs/tco.md) */
+		g_ptr_array_add(set, g_strdup("placement=tco"));
+		g_ptr_array_add(set, g_strdup_printf("tco_alpha=%u.%03u", p->tco_alpha_milli / 1000,
+						     p->tco_alpha_milli % 1000));
+	}
+	if (p->flags & VTIER_POLICY_F_TIERS)
+		g_ptr_array_add(set, g_strdup_printf("tiers=%s", p->tiers));
 	if (!vt_daemon_set_policy(b->d, b->vm, (char *const *)set->pdata, set->len, NULL, &e)) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "%s", e->message);
 		return -EINVAL;

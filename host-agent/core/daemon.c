@@ -782,12 +782,20 @@ static int set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, u
 {
 	struct vt_vm_policy old, p;
 	struct policy_wait *w;
+	uint32_t mask;
+	bool ok;
 
 	g_mutex_lock(&vm->lock);
 	old = vm->policy;
 	g_mutex_unlock(&vm->lock);
 	p = old;
 	if (!vt_vm_policy_apply(&p, set, n, error))
+		return -1;
+	/* refused here, in the reply (QMP's policy-status too), not only by the worker */
+	g_mutex_lock(&vm->lock);
+	ok = vt_vm_tiers_mask(vm, p.tiers, &mask, error);
+	g_mutex_unlock(&vm->lock);
+	if (!ok)
 		return -1;
 	if (out)
 		*out = p;

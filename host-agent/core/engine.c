@@ -12,6 +12,7 @@
  * must go is reported to the engine's owner (vm_worker.c) by its callback.
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "backend.h"
@@ -33,6 +34,51 @@ static uint64_t thread_ns(void)
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
 {
 	return vm->nr_tiers ? vm->nr_tiers : vm->tiers.nr;
+}
+
+const char *vt_vm_tier_name(const struct vt_vm *vm, unsigned int t)
+{
+	if (t < vm->tiers.nr)
+		return vm->tiers.tier[t].name;
+	if (t >= vt_vm_nr_tiers(vm))
+		return "?";
+	return vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" : vm->d->ctier[t - vm->tiers.nr].name;
+}
+
+bool vt_vm_tiers_mask(const struct vt_vm *vm, const char *list, uint32_t *mask, GError **error)
+{
+	g_auto(GStrv) names = NULL;
+	unsigned int nr = vt_vm_nr_tiers(vm);
+
+	*mask = nr >= 32 ? UINT32_MAX : (1U << nr) - 1;
+	if (!list[0])
+		return true;
+	*mask = 0;
+	names = g_strsplit(list, ",", -1);
+	for (unsigned int i = 0; names[i]; i++) {
+		unsigned int t;
+
+		for (t = 0; t < nr && strcmp(names[i], vt_vm_tier_name(vm, t)) != 0; t++)
+			;
+		if (t == nr) {
+			g_autoptr(GString) have = g_string_new(NULL);
+
+			for (t = 0; t < nr; t++)
+				g_string_append_printf(have, "%s%s", t ? ", " : "",
+						       vt_vm_tier_name(vm, t));
+			g_set_error(error, VT_CORE_ERROR, ENOENT,
+				    "tiers: this VM has no tier '%s' (it has: %s)", names[i], have->str);
+			return false;
+		}
+		*mask |= 1U << t;
+	}
+	if (!(*mask & 1)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "tiers: the fastest tier '%s' must be in the list (faults bring pages back to it)",
+			    vt_vm_tier_name(vm, 0));
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -105,6 +151,8 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	vm->engine_failed = failed;
 	vm->engine_failed_opaque = opaque;
 	choose_ctier(vm);
+	if (!vt_vm_tiers_mask(vm, vm->policy.tiers, &vm->tiers_allowed, error))
+		return false;
 	vt_vm_heatmap_layout(vm);
 	if (vm->mtm && vm->mtm->nr_tiers != vt_vm_nr_tiers(vm)) {
 		vt_mtm_free(vm->mtm);	/* the tiers changed: placement starts afresh */

@@ -65,6 +65,49 @@ static void profile_figures(struct vt_vm *vm, struct vt_vm_stats *s, double thre
 	}
 }
 
+/*
+ * policy.tiers: chunks on a tier the VM may no longer use move to the next
+ * allowed tier below with room, else the nearest allowed one above, within
+ * what is left of the window's budget (counted in @ws).
+ */
+static void evacuate(struct vt_vm *vm, uint64_t budget, uint64_t *room, GArray *orders,
+		     struct vt_mtm_window_stats *ws)
+{
+	uint64_t used = 0;
+
+	for (unsigned int i = 0; i < vm->mtm->chunks->len; i++) {
+		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, i);
+		uint64_t len = c->end - c->start;
+		bool ordered = false;
+		int to = -1;
+
+		if (c->tier < 0 || (vm->tiers_allowed >> c->tier) & 1)
+			continue;
+		for (unsigned int o = 0; o < orders->len && !ordered; o++)
+			ordered = g_array_index(orders, struct vt_mtm_order, o).chunk == i;
+		if (ordered)
+			continue;
+		if (used + len > budget)
+			break;
+		for (int t = c->tier + 1; t < (int)vm->mtm->nr_tiers && to < 0; t++)
+			if ((vm->tiers_allowed >> t) & 1 && room[t] >= len)
+				to = t;
+		for (int t = c->tier - 1; t >= 0 && to < 0; t--)
+			if ((vm->tiers_allowed >> t) & 1 && room[t] >= len)
+				to = t;
+		if (to < 0)
+			continue;
+		g_array_append_val(orders, ((struct vt_mtm_order){
+			.chunk = i, .from_tier = c->tier, .to_tier = to, .promote = to < c->tier }));
+		room[to] -= len;
+		used += len;
+		if (to < c->tier)
+			ws->promote_bytes += len;
+		else
+			ws->demote_bytes += len;
+	}
+}
+
 void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s,
 			 struct vt_mtm_params *mp, GArray *orders, struct vt_mtm_window_stats *ws,
 			 char *err, size_t err_len)
@@ -93,6 +136,9 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 			/* a pool's cap is its capacity; without one, the compressed tier takes any */
 			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;
 		}
+	for (unsigned int t = 0; t < VT_MTM_MAX_TIERS; t++)
+		if (!((vm->tiers_allowed >> t) & 1))
+			room[t] = 0;	/* policy tiers=: not this one */
 	vt_mtm_decide(vm->mtm, mp, room, orders, ws);
 	build_model(vm, s, backends);
 	profile_figures(vm, s, ws->threshold);
@@ -128,4 +174,8 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 
 		ws->demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
 	}
+	if (vm->tiers_allowed != (1U << vt_vm_nr_tiers(vm)) - 1)
+		evacuate(vm, mp->budget_bytes - MIN(mp->budget_bytes,
+						    ws->promote_bytes + ws->demote_bytes),
+			 room, orders, ws);
 }

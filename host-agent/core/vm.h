@@ -156,6 +156,7 @@ struct vt_vm {
 	struct vt_tiers tiers;		/* the worker's copy (free bytes refreshed per window) */
 	enum vt_ctier_kind ctier_kind;	/* set by vt_engine_start */
 	unsigned int nr_tiers;		/* NUMA tiers + compressed ones of ctier_kind */
+	uint32_t tiers_allowed;		/* bit t: policy.tiers lets the VM on tier t */
 	struct vt_zswap zswap;		/* VT_CTIER_ZSWAP: the QEMU process */
 	uint64_t serial;		/* unique per attach: a stale failure report is ignored */
 	/* the worker's, for the TCO report: phases, per-minute bytes, fault counts */
@@ -198,6 +199,14 @@ void vt_vm_retire(struct vt_vm *vm);
 
 /* Tiers of the VM's placement: the host's NUMA tiers, then the compressed tiers. */
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm);
+/* Tier t's name: the NUMA tier's, then the compressed tier's ("zswap" for zswap). */
+const char *vt_vm_tier_name(const struct vt_vm *vm, unsigned int t);
+/*
+ * The tiers a policy's tiers= list allows, as bits of tier numbers (all of
+ * them for ""); false when a name is not one of the VM's tiers or the fastest
+ * tier is missing (faults bring pages back to it). Under the VM's lock.
+ */
+bool vt_vm_tiers_mask(const struct vt_vm *vm, const char *list, uint32_t *mask, GError **error);
 /*
  * Engine: (re)start after attach or a policy change; stop before detach.
  * @failed runs on the VM's worker after a window that left the VM gone or

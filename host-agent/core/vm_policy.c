@@ -7,6 +7,7 @@
 
 #include "json_guard.h"
 #include "profiler.h"
+#include "tiers.h"
 #include "vm_policy.h"
 #include "workload.h"
 
@@ -17,7 +18,7 @@ G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
 static const char *const keys[] = {
 	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
 	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", "placement",
-	"tco_alpha", NULL,
+	"tco_alpha", "tiers", NULL,
 };
 
 const char *const *vt_vm_policy_keys(void)
@@ -132,6 +133,58 @@ bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error)
 	return true;
 }
 
+/*
+ * tiers=NAME,NAME,...: tier names as the config and sysfs make them
+ * ([a-z0-9_:-], at most VT_MAX_TIERS, no repeats), or "all". Whether
+ * the host has them is the engine's check: tiers come and go with nodes.
+ */
+static bool parse_tiers(const char *value, char *out, size_t len, GError **error)
+{
+	g_auto(GStrv) names = NULL;
+	guint n;
+
+	if (strcmp(value, "all") == 0 || !value[0]) {
+		out[0] = '\0';
+		return true;
+	}
+	if (strlen(value) >= len) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "tiers: list longer than %zu characters",
+			    len - 1);
+		return false;
+	}
+	names = g_strsplit(value, ",", -1);
+	n = g_strv_length(names);
+	if (n > VT_MAX_TIERS) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "tiers: more than %d names",
+			    VT_MAX_TIERS);
+		return false;
+	}
+	for (guint i = 0; i < n; i++) {
+		const char *c = names[i];
+
+		if (!c[0]) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "tiers: empty name in '%s' (NAME,NAME,... or all)", value);
+			return false;
+		}
+		for (; *c; c++)
+			if (!g_ascii_islower(*c) && !g_ascii_isdigit(*c) && !strchr("_:-", *c)) {
+				g_set_error(error, VT_CORE_ERROR, EINVAL,
+					    "tiers: '%s' is not a tier name (a-z 0-9 _ : -)",
+					    names[i]);
+				return false;
+			}
+		for (guint j = 0; j < i; j++)
+			if (strcmp(names[i], names[j]) == 0) {
+				g_set_error(error, VT_CORE_ERROR, EINVAL,
+					    "tiers: '%s' named twice", names[i]);
+				return false;
+			}
+	}
+	g_strlcpy(out, value, len);
+	return true;
+}
+
 /* One key, checked on its own; cross-key constraints are the caller's. */
 static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
 {
@@ -215,6 +268,9 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 				    "chunk: '%s' is not a multiple of 2 MiB", value);
 			return false;
 		}
+	} else if (strcmp(key, "tiers") == 0) {
+		if (!parse_tiers(value, n.tiers, sizeof(n.tiers), error))
+			return false;
 	} else if (strcmp(key, "profiler") == 0) {
 		if (strcmp(value, "auto") != 0 && strcmp(value, "damon-kernel") != 0 &&
 		    !vt_profiler_lookup(value)) {
@@ -321,5 +377,7 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	json_builder_add_string_value(b, vt_placement_name(p->placement));
 	json_builder_set_member_name(b, "tco_alpha");
 	json_builder_add_double_value(b, p->tco_alpha);
+	json_builder_set_member_name(b, "tiers");
+	json_builder_add_string_value(b, p->tiers[0] ? p->tiers : "all");
 	json_builder_end_object(b);
 }

@@ -40,6 +40,7 @@ struct vt_vm_policy {
 	unsigned int ctier_age_windows;	/* waterfall: cold windows on a tier before the next (0: off) */
 	enum vt_placement placement;
 	double tco_alpha;		/* placement=tco: 0 the cheapest .. 1 the fastest placement */
+	char tiers[128];		/* tiers the VM may be placed on, "a,b,c"; "" = all */
 };
 
 void vt_vm_policy_default(struct vt_vm_policy *p);

@@ -86,6 +86,39 @@ static void test_tco_keys_bad(void **state)
 	}
 }
 
+/* tiers=: a list of tier names, or all; whether the host has them is the engine's check. */
+static void test_tiers_key(void **state)
+{
+	static const char *const bad[] = {
+		",", "dram,", ",dram", "dram,,lz4", "DRAM", "dram lz4", "dram;lz4", "../x",
+		"dram,lz4,dram", "a,b,c,d,e,f,g,h,i",
+		"a123456789012345678901234567890123456789012345678901234567890123456789"
+		"0123456789012345678901234567890123456789012345678901234567890123456789",
+	};
+	struct vt_vm_policy p, before;
+	g_autoptr(GError) e = NULL;
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	assert_string_equal(p.tiers, "");	/* the default: every tier */
+	assert_true(vt_vm_policy_set(&p, "tiers", "dram,lz4", &e));
+	assert_string_equal(p.tiers, "dram,lz4");
+	assert_true(vt_vm_policy_set(&p, "tiers", "node-1,cold_2,file:x", &e));
+	assert_true(vt_vm_policy_set(&p, "tiers", "a,b,c,d,e,f,g,h", &e));
+	assert_true(vt_vm_policy_set(&p, "tiers", "all", &e));
+	assert_string_equal(p.tiers, "");
+	assert_null(e);
+	before = p;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e2 = NULL;
+
+		assert_false(vt_vm_policy_set(&p, "tiers", bad[i], &e2));
+		assert_non_null(e2);
+		assert_non_null(strstr(e2->message, "tiers"));
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
+}
+
 static void test_bad(void **state)
 {
 	static const char *const bad[][2] = {
@@ -216,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_tco_keys_bad),
+		cmocka_unit_test(test_tiers_key),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_order),
 	};

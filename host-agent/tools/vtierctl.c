@@ -26,7 +26,7 @@ static const char usage[] =
 	"  policy VM [KEY=VALUE...]      show or change the policy (keys: mode, dram_limit,\n"
 	"                                dram_share, budget, window_ms, sample_ms, hot_threshold,\n"
 	"                                thrash_windows, thrash_step, chunk, profiler,\n"
-	"                                ctier_age_windows, placement, tco_alpha)\n"
+	"                                ctier_age_windows, placement, tco_alpha, tiers)\n"
 	"  tiers                         the host's memory tiers\n"
 	"  demote VM tier=NAME [gpa=ADDR len=SIZE]\n"
 	"                                move guest RAM (default: all of it) into compressed\n"

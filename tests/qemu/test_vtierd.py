@@ -210,7 +210,7 @@ def flip_bytes(places):
 
 
 def test():
-    t = Tap(28)
+    t = Tap(30)
     with Harness("vtierd") as h:
         d = Vtierd(h)
         try:
@@ -246,6 +246,30 @@ def run_test(t, h, d):
     st = d.run("status", vm)
     t.ok(r.returncode == 1 and "refused" in r.stderr and st["policy"]["mode"] == "off",
          f"an unusable policy is refused when the worker fails it: {r.stderr.strip()}")
+    # QEMU's set-memory-tier-policy reaches vtierd: a TCO knob selects the TCO
+    # model, a tier list restricts the VM's tiers; an unknown tier is refused
+    # with the VM's tiers named, and the old policy stays
+    fastest = d.run("tiers")[0]["name"]
+    q.command("set-memory-tier-policy", id="mem0", mode="off",
+              **{"tco-alpha": 0.3, "tiers": [fastest, "lz4"]})
+    info = wait_for("the agent's answer to the TCO policy", lambda: (
+        (i := q.tiers()["mem0"]) and "policy-status" in i and i), 10)
+    # the VM's worker applies it (restarting its engine) right after the reply
+    pol = wait_for("the TCO policy applied", lambda: (
+        (p := d.run("status", vm)["policy"]) and p["placement"] == "tco" and p), 10)
+    t.ok(info["policy-status"] == 0 and pol["placement"] == "tco" and
+         pol["tco_alpha"] == 0.3 and pol["tiers"] == f"{fastest},lz4",
+         f"QMP tco-alpha and tiers reach vtierd: placement {pol['placement']}, "
+         f"tco_alpha {pol['tco_alpha']}, tiers {pol['tiers']}")
+    q.command("set-memory-tier-policy", id="mem0", mode="off", tiers=[fastest, "nosuch"])
+    info = wait_for("the agent's refusal of a tier it lacks", lambda: (
+        (i := q.tiers()["mem0"]) and i.get("policy-status", 0) < 0 and i), 10)
+    pol = d.run("status", vm)["policy"]
+    t.ok("nosuch" in info["policy-message"] and "lz4" in info["policy-message"] and
+         pol["tiers"] == f"{fastest},lz4",
+         f"an unknown tier is refused, the old list stays: {info['policy-message']}")
+    d.run("policy", vm, "placement=waterfall", "tiers=all")
+
     def idle():
         b = backend(d.run("stats", vm))
         return b["backlog"] == 0 and b
