@@ -85,6 +85,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_u64(b, "demotions", s->demotions);
 	vt_json_add_u64(b, "bytes_moved", s->bytes_moved);
 	vt_json_add_u64(b, "last_window_bytes", s->last_window_bytes);
+	vt_json_add_u64(b, "tco_misplaced_bytes", s->tco_misplaced_bytes);
 	vt_json_add_u64(b, "pages_already_placed", s->pages_already);
 	vt_json_add_u64(b, "move_fail_busy", s->move_busy);
 	vt_json_add_u64(b, "move_fail_absent", s->move_absent);
@@ -119,8 +120,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	}
 	for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
 		json_builder_begin_object(b);
-		vt_json_add_str(b, "tier", vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" :
-			vm->d->ctier[t - tiers->nr].name);
+		vt_json_add_str(b, "tier", vt_vm_tier_name(vm, t));
 		vt_json_add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
 		vt_json_add_u64(b, "promoted_in", s->tier[t].promoted_in);
 		vt_json_add_u64(b, "demoted_in", s->tier[t].demoted_in);

@@ -25,7 +25,10 @@
 #     killed with SIGKILL at random moments (>= 20 times) and restarted; no page
 #     is lost or reads as zeros; RESULT-KILL kills= bad_pages= zero_pages=
 #     resume_p99_ms= (resume: vtierd started -> the VM re-adopted by its hand-off)
-# vtierd-compress.sh and vtierd-kill.sh run one part each.
+#   part tco ("tco"): placement=tco at alpha 1, 0, 0.5, 1 under a zipf workload
+#     (ctier/tco.sh); RESULT-TCO alpha= tco_saving_pct= slowdown_pct= bad_pages=
+#     per alpha
+# vtierd-compress.sh, vtierd-kill.sh and vtierd-tco.sh run one part each.
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${VTIERD_CTIER_PARTS:-compress zswap kill}
 W=${VTIERD_WINDOW_MS:-1000}
@@ -295,6 +298,9 @@ if echo "$PARTS" | grep -q kill; then
         END {i = int(NR * 0.99 + 0.999); if (i < 1) i = 1; print a[i]}')
     echo "RESULT-KILL kills=$KILLS bad_pages=$bad zero_pages=$zero resume_p99_ms=$p99"
     [ "$bad" = 0 ] || fail "$bad guest pages bad after $KILLS kills"
+fi
+if echo "$PARTS" | grep -q tco; then
+    . /src/tests/testbed/scenarios/ctier/tco.sh
 fi
 tb_l2_stop vm0
 grep -c "accepted" "$TB_OUT/vtierd.log" | sed 's/^/hand-offs accepted: /'
