@@ -28,9 +28,12 @@
 #   part tco ("tco"): placement=tco at alpha 1, 0, 0.5, 1 under a zipf workload
 #     (ctier/tco.sh); RESULT-TCO alpha= tco_saving_pct= slowdown_pct= bad_pages=
 #     per alpha
-# vtierd-compress.sh, vtierd-kill.sh and vtierd-tco.sh run one part each.
+#   part bench-tco ("bench-tco", make bench-tco): TierScape's Fig. 8 on this VM
+#     (ctier/bench-tco.sh, docs/bench-tco.md); RESULT-BENCH-TCO per placement
+# vtierd-compress.sh, vtierd-kill.sh, vtierd-tco.sh and bench-tco.sh run one part each.
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${VTIERD_CTIER_PARTS:-compress zswap kill}
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 W=${VTIERD_WINDOW_MS:-1000}
 SOCK=/run/vtier/vtierd.sock
 AGENT=/run/vtier/agent.sock
@@ -160,7 +163,7 @@ echo "cold extents: $(wc -l < /run/cold.ext)"
 # placement from here on (observe while the guest filled its memory)
 ctl policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
 
-if echo "$PARTS" | grep -q compress; then
+if has_part compress; then
     tb_step "compress: hot set 0-${HOT}M, the rest ages into the compressed tiers"
     tb_l2 vm0 "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
         vtier-workload ctl phase dist=uniform ranges=0-${HOT}M duration_ms=$((W * 2)) write_pct=5 ||
@@ -227,7 +230,7 @@ if echo "$PARTS" | grep -q compress; then
     echo "heatmap: $(grep -c '<rect' "$TB_OUT/heatmap-vm0.svg") rect elements in out/heatmap-vm0.svg"
 fi
 
-if echo "$PARTS" | grep -q zswap; then
+if has_part zswap; then
     tb_step "zswap: stock QEMU, anonymous RAM, attached by QMP"
     grep -q . /proc/swaps || fail "L1 has no swap"
     [ "$(cat /sys/module/zswap/parameters/enabled)" = Y ] || fail "L1's zswap is off"
@@ -259,7 +262,7 @@ if echo "$PARTS" | grep -q zswap; then
     tb_l2_stop vm1
 fi
 
-if echo "$PARTS" | grep -q kill; then
+if has_part kill; then
     KILLS=${VTIERD_KILLS:-20}
     tb_step "kill: $KILLS x kill -9 of vtierd while the guest writes and reads every page"
     # A fault storm: the whole region goes to the lz4 tier after every start
@@ -299,8 +302,11 @@ if echo "$PARTS" | grep -q kill; then
     echo "RESULT-KILL kills=$KILLS bad_pages=$bad zero_pages=$zero resume_p99_ms=$p99"
     [ "$bad" = 0 ] || fail "$bad guest pages bad after $KILLS kills"
 fi
-if echo "$PARTS" | grep -q tco; then
+if has_part tco; then
     . /src/tests/testbed/scenarios/ctier/tco.sh
+fi
+if has_part bench-tco; then
+    . /src/tests/testbed/scenarios/ctier/bench-tco.sh
 fi
 tb_l2_stop vm0
 grep -c "accepted" "$TB_OUT/vtierd.log" | sed 's/^/hand-offs accepted: /'

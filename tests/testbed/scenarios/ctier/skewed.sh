@@ -1,0 +1,70 @@
+# The skewed workload of parts tco and bench-tco (sourced), and how they
+# measure a placement: the guest runs zipf phases over its whole region
+# without pause (a few MiB take most accesses, a long tail the rest), each
+# phase logging its rate to /run/T.log.
+# Needs from vtierd-ctier.sh: ctl, fail, jfirst, jsum, ms_now, W, WL.
+
+SKEWED_PHASES=${VTIERD_SKEWED_PHASES:-4}
+SKEWED_ZIPF_S=${VTIERD_SKEWED_ZIPF_S:-1.0}
+
+# first "KEY":NUMBER of JSON $1, decimals kept
+jnum() { echo "$1" | grep -o "\"$2\":-\?[0-9][0-9.e+-]*" | head -1 | cut -d: -f2; }
+# % of the report $1's bytes on its fastest tier (the first "bytes"; the last is the total)
+report_dram_pct() {
+    awk -v d="$(echo "$1" | grep -o '"bytes":[0-9]*' | head -1 | cut -d: -f2)" \
+        -v a="$(echo "$1" | grep -o '"bytes":[0-9]*' | tail -1 | cut -d: -f2)" \
+        'BEGIN {printf "%.1f", a > 0 ? 100 * d / a : 0}'
+}
+# "NAME=MiB ..." of the report $1's tiers
+report_tier_mib() {
+    echo "$1" | grep -o '"tier":"[^"]*","kind":"[a-z]*","bytes":[0-9]*' |
+        sed 's/"tier":"\([^"]*\)".*"bytes":\([0-9]*\)/\1 \2/' |
+        awk '{printf "%s%s=%d", NR > 1 ? " " : "", $1, $2 / 1048576}'
+}
+# the median rate (accesses/s) of the phases logged after line $1 of /run/T.log
+skewed_rate_after() {
+    tb_l2 vm0 "tail -n +$(($1 + 1)) /run/T.log" | sed -n 's/.* rate=\([0-9]*\)\/s.*/\1/p' |
+        sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}'
+}
+skewed_phases_logged() { tb_l2 vm0 'grep -c " rate=" /run/T.log || true'; }
+
+skewed_start() {
+    tb_l2 vm0 "rm -f /run/T.stop; (while [ ! -e /run/T.stop ]; do
+        vtier-workload ctl phase dist=zipf zipf_s=$SKEWED_ZIPF_S ranges=0-${WL}M \
+            duration_ms=$((W * 2)) write_pct=5 || { echo FAILED; exit 1; }; done; echo done) \
+        > /run/T.log 2>&1 &"
+}
+skewed_stop() {
+    tb_l2 vm0 -t 300 'touch /run/T.stop; while ! grep -q "^done\|^FAILED" /run/T.log; do sleep 0.2; done
+        ! grep -q FAILED /run/T.log' || fail "zipf phases failed: $(tb_l2 vm0 'tail -3 /run/T.log')"
+}
+
+# Measure the placement as it is now, over the next SKEWED_PHASES phases
+# ($1 names it in errors). Sets m_rate (median accesses/s), m_faults (store
+# faults/s), and from the VM's TCO report m_saving (%), m_dram (% of its bytes
+# on the fastest tier), m_tiers ("NAME=MiB ..."), m_est_fault, m_est_numa.
+# No subshell: a failure here fails the scenario.
+skewed_measure() {
+    local n0 n f0 f1 t0 t1 rep
+    n0=$(skewed_phases_logged)
+    f0=$(jsum "$(ctl --json stats vm0)" faults_stored)
+    t0=$(ms_now)
+    for _ in $(seq 1 $((SKEWED_PHASES * 20))); do
+        sleep 0.5
+        n=$(skewed_phases_logged)
+        [ "$n" -ge $((n0 + SKEWED_PHASES)) ] && break
+    done
+    [ "$n" -ge $((n0 + SKEWED_PHASES)) ] || fail "$1: only $((n - n0)) workload phases" \
+        "in $((SKEWED_PHASES * 10)) s: $(tb_l2 vm0 'tail -3 /run/T.log')"
+    f1=$(jsum "$(ctl --json stats vm0)" faults_stored)
+    t1=$(ms_now)
+    m_rate=$(skewed_rate_after "$n0")
+    rep=$(ctl --json report vm0) || fail "vtierctl report vm0"
+    m_saving=$(jnum "$rep" saving_pct)
+    m_dram=$(report_dram_pct "$rep")
+    m_tiers=$(report_tier_mib "$rep")
+    m_faults=$(( (f1 - f0) * 1000 / (t1 - t0 > 0 ? t1 - t0 : 1) ))
+    m_est_fault=$(jnum "$rep" fault_time_pct)
+    m_est_numa=$(jnum "$rep" numa_extra_latency_pct)
+    [ -n "$m_rate" ] && [ -n "$m_saving" ] || fail "$1: no rate or saving: $rep"
+}
