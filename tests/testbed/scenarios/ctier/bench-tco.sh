@@ -41,7 +41,7 @@ bench_row() {
     local slow v bad
     skewed_measure "$1"
     [ -n "${bench_ref:-}" ] || bench_ref=$m_rate
-    slow=$(awk "BEGIN {printf \"%.1f\", $m_rate > 0 ? 100 * ($bench_ref / $m_rate - 1) : 1e9}")
+    slow=$(slowdown_pct "$bench_ref" "$m_rate")
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl verify report=5') || true
     bad=$(field "$v" bad)
     [ -n "$bad" ] || fail "$1: no verify result: $v"

@@ -13,19 +13,22 @@ jnum() { echo "$1" | grep -o "\"$2\":-\?[0-9][0-9.e+-]*" | head -1 | cut -d: -f2
 report_dram_pct() {
     awk -v d="$(echo "$1" | grep -o '"bytes":[0-9]*' | head -1 | cut -d: -f2)" \
         -v a="$(echo "$1" | grep -o '"bytes":[0-9]*' | tail -1 | cut -d: -f2)" \
-        'BEGIN {printf "%.1f", a > 0 ? 100 * d / a : 0}'
+        'BEGIN {printf "%.1f", (a > 0 ? 100 * d / a : 0)}'
 }
 # "NAME=MiB ..." of the report $1's tiers
 report_tier_mib() {
     echo "$1" | grep -o '"tier":"[^"]*","kind":"[a-z]*","bytes":[0-9]*' |
         sed 's/"tier":"\([^"]*\)".*"bytes":\([0-9]*\)/\1 \2/' |
-        awk '{printf "%s%s=%d", NR > 1 ? " " : "", $1, $2 / 1048576}'
+        awk '{printf "%s%s=%d", (NR > 1 ? " " : ""), $1, $2 / 1048576}'
 }
 # the median rate (accesses/s) of the phases logged after line $1 of /run/T.log
 skewed_rate_after() {
     tb_l2 vm0 "tail -n +$(($1 + 1)) /run/T.log" | sed -n 's/.* rate=\([0-9]*\)\/s.*/\1/p' |
         sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}'
 }
+# slowdown in % of rate $2 against the reference rate $1 (parentheses: in
+# awk's printf a bare > is a redirection)
+slowdown_pct() { awk "BEGIN {printf \"%.1f\", ($2 > 0 ? 100 * ($1 / $2 - 1) : 1e9)}"; }
 skewed_phases_logged() { tb_l2 vm0 'grep -c " rate=" /run/T.log || true'; }
 
 skewed_start() {

@@ -50,7 +50,7 @@ printf '%-6s %-12s %-12s %-9s %-9s %-9s %-14s %s\n' alpha rate/s slowdown% savin
 savings=""
 for alpha in 0 0.5 1; do
     tco_run "$alpha"
-    slow=$(awk "BEGIN {printf \"%.1f\", $m_rate > 0 ? 100 * ($ref / $m_rate - 1) : 1e9}")
+    slow=$(slowdown_pct "$ref" "$m_rate")
     printf '%-6s %-12s %-12s %-9s %-9s %-9s %-14s %s\n' "$alpha" "$m_rate" "$slow" \
         "$m_saving" "$m_dram" "$m_faults" "$m_est_fault" "$m_est_numa"
     echo "       MiB per tier: $m_tiers"
