@@ -26,6 +26,7 @@ struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint6
 				.tier = -1,
 				.last_demoted = VT_MTM_NEVER,
 				.last_promoted = VT_MTM_NEVER,
+				.sent_to = -1,
 			};
 
 			g_array_append_val(m->chunks, c);
@@ -110,6 +111,29 @@ void vt_mtm_residency_done(struct vt_mtm *m)
 	}
 }
 
+unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle)
+{
+	unsigned int refused = 0;
+
+	for (unsigned int i = 0; i < m->chunks->len; i++) {
+		struct vt_mtm_chunk *c = chunk(m, i);
+
+		if (c->refused && m->window - c->refused_window >= VT_MTM_REFUSED_WINDOWS)
+			c->refused = 0;
+		if (c->sent_to >= 0) {
+			if (c->tier == c->sent_to || c->tier < 0) {
+				c->sent_to = -1;	/* there, or nothing of it is anywhere */
+			} else if (movers_idle && m->window > c->sent_window) {
+				c->refused |= 1U << c->sent_to;
+				c->refused_window = m->window;
+				c->sent_to = -1;
+			}
+		}
+		refused += c->refused != 0;
+	}
+	return refused;
+}
+
 static uint64_t chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t)
 {
 	return (uint64_t)c->samples[t] * m->sample_stride;
@@ -179,6 +203,8 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 		c->samples[o->to_tier] = present;
 	}
 	c->tier = o->to_tier;
+	c->sent_to = o->to_tier;
+	c->sent_window = now;
 	c->cold_windows = 0;	/* cold again for a while before the next step down */
 	if (promote) {
 		c->last_promoted = now;

@@ -39,7 +39,19 @@ struct vt_mtm_chunk {
 	uint32_t promotions;
 	uint32_t demotions;
 	uint32_t cold_windows;		/* windows in a row with EMA below VT_MTM_COLD, since the last move */
+	int sent_to;			/* tier of the last order carried out, until it shows (-1: none) */
+	uint64_t sent_window;
+	uint32_t refused;		/* bit t: sent to tier t and did not get there (vt_mtm_arrivals) */
+	uint64_t refused_window;	/* window of the last refusal */
 };
+
+/*
+ * A chunk that was sent to a tier and is not there once the movers are idle
+ * did not get in (a compressed tier refuses what does not compress, a node
+ * may be full): placements leave that tier out for the chunk for this many
+ * windows, then try again (its content may have changed).
+ */
+#define VT_MTM_REFUSED_WINDOWS 64
 
 /* An EMA below this is a cold window for the waterfall (policy/waterfall.h). */
 #define VT_MTM_COLD 0.01
@@ -99,6 +111,13 @@ void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsig
 void vt_mtm_residency_reset(struct vt_mtm *m);
 void vt_mtm_residency_add(struct vt_mtm *m, unsigned int i, int tier);
 void vt_mtm_residency_done(struct vt_mtm *m);
+/*
+ * After the residency: the chunks sent somewhere last window that are there
+ * now; those that are not, when @movers_idle (no order still queued when the
+ * residency was read), are refused by that tier for VT_MTM_REFUSED_WINDOWS.
+ * Returns how many chunks have a refusal on record.
+ */
+unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle);
 /*
  * Decide this window's moves into @orders (struct vt_mtm_order), at most
  * @params->budget_bytes in all; @tier_room[t] is how many bytes tier t can
