@@ -42,6 +42,30 @@ skewed_stop() {
         ! grep -q FAILED /run/T.log' || fail "zipf phases failed: $(tb_l2 vm0 'tail -3 /run/T.log')"
 }
 
+# Let the placement settle: at most $1 windows, until two in a row with
+# nothing misplaced (placement=tco), no order queued to a mover (backlog) and
+# nothing moved between NUMA nodes. Prints one line per window; $2 labels them.
+placement_settle() {
+    local i js mis backlog moved calm=0
+    for i in $(seq 1 "$1"); do
+        sleep "$(awk "BEGIN {print $W / 1000}")"
+        js=$(ctl --json stats vm0)
+        mis=$(jfirst "$js" tco_misplaced_bytes)
+        backlog=$(jsum "$js" backlog)
+        moved=$(jfirst "$js" last_window_bytes)
+        if [ "${mis:-1}" = 0 ] && [ "$backlog" = 0 ] && [ "${moved:-1}" = 0 ]; then
+            calm=$((calm + 1))
+        else
+            calm=0
+        fi
+        echo "$2 window $i: misplaced $((${mis:-0} / MIB)) MiB, backlog $backlog," \
+            "moved $((${moved:-0} / MIB)) MiB, refused chunks $(jfirst "$js" refused_chunks)"
+        [ "$calm" -ge 2 ] && return 0
+    done
+    echo "$2: not settled after $1 windows (faults bring pages back as the placement" \
+        "sends them down); measuring anyway"
+}
+
 # Measure the placement as it is now, over the next SKEWED_PHASES phases
 # ($1 names it in errors). Sets m_rate (median accesses/s), m_faults (store
 # faults/s), and from the VM's TCO report m_saving (%), m_dram (% of its bytes

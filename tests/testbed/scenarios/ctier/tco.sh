@@ -4,7 +4,8 @@
 # long tail the rest) while vtierd places it with placement=tco, first at
 # alpha 1 (the fastest placement: everything touched in DRAM, the reference),
 # then at alpha 0, 0.5 and 1. For each alpha, once the model has placed the VM
-# (tco_misplaced_bytes 0 for two windows, or VTIERD_TCO_SETTLE_MAX windows),
+# (two windows with nothing misplaced, queued or moved: placement_settle,
+# at most VTIERD_TCO_SETTLE_MAX windows),
 # the workload's rate over the next VTIERD_SKEWED_PHASES phases (median) against
 # the reference's is the measured slowdown, and the VM's TCO report gives the
 # saving against all-DRAM; then the guest verifies every page. One line per
@@ -20,20 +21,9 @@ TCO_SETTLE_MAX=${VTIERD_TCO_SETTLE_MAX:-40}
 
 # Set alpha $1, wait until the model has placed the VM, measure (skewed_measure).
 tco_run() {
-    local alpha=$1 i js mis calm=0
-    ctl policy vm0 placement=tco tco_alpha="$alpha" > /dev/null || fail "policy tco_alpha=$alpha"
-    for i in $(seq 1 "$TCO_SETTLE_MAX"); do
-        sleep "$(awk "BEGIN {print $W / 1000}")"
-        js=$(ctl --json stats vm0)
-        mis=$(jfirst "$js" tco_misplaced_bytes)
-        [ "${mis:-1}" = 0 ] && calm=$((calm + 1)) || calm=0
-        echo "tco alpha=$alpha window $i: misplaced $((${mis:-0} / MIB)) MiB," \
-            "moved $(($(jfirst "$js" last_window_bytes) / MIB)) MiB"
-        [ "$calm" -ge 2 ] && break
-    done
-    [ "$calm" -ge 2 ] || echo "tco alpha=$alpha: not settled after $TCO_SETTLE_MAX windows" \
-        "(faults bring pages back as fast as the model sends them down); measuring anyway"
-    skewed_measure "alpha=$alpha"
+    ctl policy vm0 placement=tco tco_alpha="$1" > /dev/null || fail "policy tco_alpha=$1"
+    placement_settle "$TCO_SETTLE_MAX" "tco alpha=$1"
+    skewed_measure "alpha=$1"
 }
 
 tb_step "tco: placement=tco under a zipf workload; alpha 1 (reference), 0, 0.5, 1"
