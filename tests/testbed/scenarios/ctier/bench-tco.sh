@@ -11,7 +11,8 @@
 #   tco-0.1/0.5/0.9  placement=tco, every tier, alpha 0.1, 0.5, 0.9
 # Each settles (placement_settle: nothing misplaced, queued or moved for two
 # windows; at most VTIERD_BENCH_SETTLE windows), is measured over the next
-# VTIERD_SKEWED_PHASES phases (median rate; its slowdown against dram-only),
+# VTIERD_SKEWED_PHASES phases (median rate over the control rate of the same
+# minutes, ctier/skewed.sh; its slowdown against dram-only),
 # and the guest verifies every page after it. One line each:
 #   RESULT-BENCH-TCO config= tco_saving_pct= slowdown_pct= faults_per_s=
 #     dram_pct= bad_pages=
@@ -26,12 +27,12 @@ bench_rows=""
 bench_row() {
     local slow v bad
     skewed_measure "$1"
-    [ -n "${bench_ref:-}" ] || bench_ref=$m_rate
-    slow=$(slowdown_pct "$bench_ref" "$m_rate")
+    [ -n "${bench_ref:-}" ] || bench_ref=$m_norm
+    slow=$(slowdown_pct "$bench_ref" "$m_norm")
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl verify report=5') || true
     bad=$(field "$v" bad)
     [ -n "$bad" ] || fail "$1: no verify result: $v"
-    echo "  $1: rate $m_rate/s, MiB per tier: $m_tiers; est. fault time $m_est_fault %," \
+    echo "  $1: rate $m_rate/s, control $m_ctl/s, MiB per tier: $m_tiers; est. fault time $m_est_fault %," \
         "est. NUMA extra latency $m_est_numa %"
     echo "RESULT-BENCH-TCO config=$1 tco_saving_pct=$m_saving slowdown_pct=$slow" \
         "faults_per_s=$m_faults dram_pct=$m_dram bad_pages=$bad"

@@ -1,7 +1,11 @@
 # The skewed workload of parts tco and bench-tco (sourced), and how they
 # measure a placement: the guest runs zipf phases over its whole region
 # without pause (a few MiB take most accesses, a long tail the rest), each
-# phase logging its rate to /run/T.log.
+# followed by a control phase over one page, each phase logging its rate to
+# /run/T.log. The machine's speed under the emulation swings by several times
+# within minutes (other work on the host, L1's own threads): a zipf rate means
+# something only next to the control rate measured in the same minute on the
+# same vCPU, so a placement's figure is zipf rate / control rate.
 # Needs from vtierd-ctier.sh: ctl, fail, jfirst, jsum, ms_now, W, WL.
 
 SKEWED_PHASES=${VTIERD_SKEWED_PHASES:-4}
@@ -21,20 +25,23 @@ report_tier_mib() {
         sed 's/"tier":"\([^"]*\)".*"bytes":\([0-9]*\)/\1 \2/' |
         awk '{printf "%s%s=%d", (NR > 1 ? " " : ""), $1, $2 / 1048576}'
 }
-# the median rate (accesses/s) of the phases logged after line $1 of /run/T.log
+# the median rate (accesses/s) of the phases of dist $2 logged after line $1 of /run/T.log
 skewed_rate_after() {
-    tb_l2 vm0 "tail -n +$(($1 + 1)) /run/T.log" | sed -n 's/.* rate=\([0-9]*\)\/s.*/\1/p' |
+    tb_l2 vm0 "tail -n +$(($1 + 1)) /run/T.log" | grep "dist=$2 " |
+        sed -n 's/.* rate=\([0-9]*\)\/s.*/\1/p' |
         sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}'
 }
-# slowdown in % of rate $2 against the reference rate $1 (parentheses: in
+# slowdown in % of (normalized) rate $2 against the reference $1 (parentheses: in
 # awk's printf a bare > is a redirection)
 slowdown_pct() { awk "BEGIN {printf \"%.1f\", ($2 > 0 ? 100 * ($1 / $2 - 1) : 1e9)}"; }
-skewed_phases_logged() { tb_l2 vm0 'grep -c " rate=" /run/T.log || true'; }
+skewed_phases_logged() { tb_l2 vm0 'grep -c "dist=zipf .* rate=" /run/T.log || true'; }
 
 skewed_start() {
     tb_l2 vm0 "rm -f /run/T.stop; (while [ ! -e /run/T.stop ]; do
         vtier-workload ctl phase dist=zipf zipf_s=$SKEWED_ZIPF_S ranges=0-${WL}M \
-            duration_ms=$((W * 2)) write_pct=5 || { echo FAILED; exit 1; }; done; echo done) \
+            duration_ms=$((W * 2)) write_pct=5 || { echo FAILED; exit 1; }
+        vtier-workload ctl phase dist=uniform ranges=0-4K duration_ms=$((W / 2)) \
+            write_pct=5 || { echo FAILED; exit 1; }; done; echo done) \
         > /run/T.log 2>&1 &"
 }
 skewed_stop() {
@@ -67,7 +74,8 @@ placement_settle() {
 }
 
 # Measure the placement as it is now, over the next SKEWED_PHASES phases
-# ($1 names it in errors). Sets m_rate (median accesses/s), m_faults (store
+# ($1 names it in errors). Sets m_rate (median accesses/s of the zipf
+# phases), m_ctl (of the control phases), m_norm (m_rate / m_ctl), m_faults (store
 # faults/s), and from the VM's TCO report m_saving (%), m_dram (% of its bytes
 # on the fastest tier), m_tiers ("NAME=MiB ..."), m_est_fault, m_est_numa.
 # No subshell: a failure here fails the scenario.
@@ -85,7 +93,9 @@ skewed_measure() {
         "in $((SKEWED_PHASES * 10)) s: $(tb_l2 vm0 'tail -3 /run/T.log')"
     f1=$(jsum "$(ctl --json stats vm0)" faults_stored)
     t1=$(ms_now)
-    m_rate=$(skewed_rate_after "$n0")
+    m_rate=$(skewed_rate_after "$n0" zipf)
+    m_ctl=$(skewed_rate_after "$n0" uniform)
+    m_norm=$(awk "BEGIN {printf \"%.6f\", ($m_ctl > 0 ? $m_rate / $m_ctl : 0)}")
     rep=$(ctl --json report vm0) || fail "vtierctl report vm0"
     m_saving=$(jnum "$rep" saving_pct)
     m_dram=$(report_dram_pct "$rep")
@@ -93,5 +103,6 @@ skewed_measure() {
     m_faults=$(( (f1 - f0) * 1000 / (t1 - t0 > 0 ? t1 - t0 : 1) ))
     m_est_fault=$(jnum "$rep" fault_time_pct)
     m_est_numa=$(jnum "$rep" numa_extra_latency_pct)
-    [ -n "$m_rate" ] && [ -n "$m_saving" ] || fail "$1: no rate or saving: $rep"
+    [ -n "$m_rate" ] && [ -n "$m_saving" ] && [ "$m_ctl" -gt 0 ] ||
+        fail "$1: no rate, control rate or saving: $m_rate $m_ctl $rep"
 }
