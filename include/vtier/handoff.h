@@ -12,9 +12,9 @@
  * This header is the single source of the ABI. QEMU carries a byte
  * identical copy as include/system/vtier-handoff.h; docs live in
  * docs/abi-handoff.md. Changes are additive: one that extends a message
- * behind a flag of that message (VTIER_STATS_F_TIER_V2) keeps the version,
- * others bump VTIER_HANDOFF_VERSION; a receiver refuses versions it does
- * not know.
+ * behind a flag of that message (VTIER_STATS_F_TIER_V2, VTIER_STATS_F_TCO)
+ * keeps the version, others bump VTIER_HANDOFF_VERSION; a receiver refuses
+ * versions it does not know.
  */
 #ifndef VTIER_HANDOFF_H
 #define VTIER_HANDOFF_H
@@ -140,11 +140,61 @@ struct vtier_handoff_tier_v2 {
 
 /* vtier_handoff_stats.flags */
 #define VTIER_STATS_F_TIER_V2   (1u << 0) /* entries are tier_v2, not tier */
-#define VTIER_STATS_F_KNOWN     0x1u
+#define VTIER_STATS_F_TCO       (1u << 1) /* a TCO block follows the tiers */
+#define VTIER_STATS_F_KNOWN     0x3u
+
+/* vtier_handoff_tco_tier.kind */
+enum vtier_tco_tier_kind {
+    VTIER_TCO_TIER_NUMA = 0,        /* a NUMA node's memory */
+    VTIER_TCO_TIER_COMPRESSED = 1,  /* a compressed tier */
+};
+
+/*
+ * One tier of the VM's memory TCO report (VTIER_STATS_F_TCO). Money is in
+ * nano-USD (1e-9 USD), ratios and percentages in thousandths.
+ */
+struct vtier_handoff_tco_tier {
+    char name[VTIER_HANDOFF_TIER_NAME_LEN];     /* NUL-terminated, not "" */
+    uint32_t kind;              /* enum vtier_tco_tier_kind */
+    uint32_t ratio_milli;       /* compression ratio x 1000 (1000: none) */
+    uint64_t bytes;             /* the VM's guest bytes on the tier now */
+    uint64_t bytes_hour_avg;    /* average over the last hour's samples */
+    uint64_t bytes_hour_max;    /* maximum over the same */
+    uint64_t latency_ns;        /* access (NUMA) or fault (compressed) */
+    uint64_t price_nusd_per_gib;    /* per GiB of guest data on the tier */
+    uint64_t cost_nusd_per_hour;    /* bytes x price, per hour */
+    uint64_t cost_hour_avg_nusd_per_hour;   /* the same over the last hour */
+};
+
+/*
+ * The VM's memory TCO report (VTIER_STATS_F_TCO), after the tier entries,
+ * followed by n_tiers struct vtier_handoff_tco_tier. It describes the whole
+ * VM (every backend it handed over, and memory it did not), as of the
+ * agent's last profiling window.
+ */
+struct vtier_handoff_tco {
+    uint64_t windows;           /* profiling windows so far */
+    uint64_t bytes;             /* guest bytes on all tiers: sum of tiers */
+    uint64_t cost_nusd_per_hour;
+    uint64_t cost_hour_avg_nusd_per_hour;
+    uint64_t all_dram_nusd_per_hour;    /* the same bytes on the fastest tier */
+    int64_t saving_nusd_per_month;      /* all-DRAM cost - cost, x 730 h */
+    uint64_t hot_set_bytes;
+    uint64_t windows_since_phase_change;    /* <= windows */
+    uint64_t phase_changes;             /* <= windows */
+    int32_t saving_pct_milli;   /* % of the all-DRAM cost x 1000, <= 100000 */
+    uint32_t fault_time_pct_milli;      /* % of one vCPU's time x 1000 */
+    uint32_t numa_extra_latency_pct_milli;  /* % of tier 0's latency x 1000 */
+    uint32_t tco_alpha_milli;   /* the policy's alpha x 1000, <= 1000 */
+    uint32_t hour_samples;      /* samples of the last hour, <= 60 */
+    uint32_t n_tiers;           /* <= VTIER_HANDOFF_TIERS_MAX */
+    char placement[VTIER_HANDOFF_TIER_NAME_LEN];    /* NUL-terminated */
+};
 
 /*
  * Followed by n_tiers struct vtier_handoff_tier, or with
- * VTIER_STATS_F_TIER_V2 by n_tiers struct vtier_handoff_tier_v2.
+ * VTIER_STATS_F_TIER_V2 by n_tiers struct vtier_handoff_tier_v2; then, with
+ * VTIER_STATS_F_TCO, by struct vtier_handoff_tco and its tiers.
  */
 struct vtier_handoff_stats {
     uint64_t agent_time_ns;     /* agent's CLOCK_MONOTONIC at the report */
@@ -223,6 +273,8 @@ _Static_assert(sizeof(struct vtier_handoff_hello_reply) == 136, "reply ABI");
 _Static_assert(sizeof(struct vtier_handoff_tier) == 24, "tier ABI");
 _Static_assert(sizeof(struct vtier_handoff_tier_v2) == 72, "tier v2 ABI");
 _Static_assert(sizeof(struct vtier_handoff_stats) == 48, "stats ABI");
+_Static_assert(sizeof(struct vtier_handoff_tco) == 112, "tco ABI");
+_Static_assert(sizeof(struct vtier_handoff_tco_tier) == 80, "tco tier ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy) == 160, "policy ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy_reply) == 136,
                "policy reply ABI");
