@@ -33,6 +33,7 @@
 #define VTIER_HANDOFF_MESSAGE_LEN   128u
 #define VTIER_HANDOFF_TIER_NAME_LEN 16u
 #define VTIER_HANDOFF_TIER_LIST_LEN 128u
+#define VTIER_TCO_HOUR_SAMPLES_MAX  60u     /* one a minute */
 
 /* Number and order of the fds sent with SCM_RIGHTS along with a HELLO. */
 #define VTIER_HANDOFF_HELLO_NFDS    2
@@ -186,7 +187,7 @@ struct vtier_handoff_tco {
     uint32_t fault_time_pct_milli;      /* % of one vCPU's time x 1000 */
     uint32_t numa_extra_latency_pct_milli;  /* % of tier 0's latency x 1000 */
     uint32_t tco_alpha_milli;   /* the policy's alpha x 1000, <= 1000 */
-    uint32_t hour_samples;      /* samples of the last hour, <= 60 */
+    uint32_t hour_samples;      /* <= VTIER_TCO_HOUR_SAMPLES_MAX */
     uint32_t n_tiers;           /* <= VTIER_HANDOFF_TIERS_MAX */
     char placement[VTIER_HANDOFF_TIER_NAME_LEN];    /* NUL-terminated */
 };
