@@ -102,11 +102,21 @@ static void choose_ctier(struct vt_vm *vm)
 	vm->nr_tiers = MIN(vm->nr_tiers, (unsigned int)VT_MTM_MAX_TIERS);
 }
 
+/* One window from a timer; its owner hears of a good one. */
+static bool window_end(struct vt_vm *vm)
+{
+	if (!vt_engine_window(vm))
+		return false;
+	if (vm->engine_window)
+		vm->engine_window(vm);
+	return true;
+}
+
 static gboolean window_cb(gpointer data)
 {
 	struct vt_vm *vm = data;
 
-	if (vt_engine_window(vm))
+	if (window_end(vm))
 		return G_SOURCE_CONTINUE;
 	vm->engine_failed(vm, vm->engine_failed_opaque);
 	return G_SOURCE_CONTINUE;	/* the main loop detaches and stops us */
@@ -123,7 +133,7 @@ static gboolean sample_cb(gpointer data)
 	vt_profiler_sample(vm->prof);
 	if (vm->prof->samples < per_window)
 		return G_SOURCE_CONTINUE;
-	if (vt_engine_window(vm))
+	if (window_end(vm))
 		return G_SOURCE_CONTINUE;
 	vm->engine_failed(vm, vm->engine_failed_opaque);
 	return G_SOURCE_CONTINUE;

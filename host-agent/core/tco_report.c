@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* A VM's memory TCO report: arithmetic and JSON. */
+#include <math.h>
 #include <string.h>
 
 #include "json_member.h"
@@ -112,4 +113,63 @@ void vt_tco_report_to_json(const struct vt_tco_report_input *in, const struct vt
 	vt_json_add_u64(b, "phase_changes", in->phase_changes);
 	json_builder_end_object(b);
 	json_builder_end_object(b);
+}
+
+/* Fixed point of the hand-off: @v x @scale rounded, within [@lo, @hi]. */
+static int64_t fixed(double v, double scale, int64_t lo, int64_t hi)
+{
+	double x = round(v * scale);
+
+	if (!(x >= (double)lo))		/* NaN too */
+		return lo;
+	return x >= (double)hi ? hi : (int64_t)x;
+}
+
+#define NUSD 1e9
+#define MILLI 1e3
+
+void vt_tco_report_to_wire(const struct vt_tco_report_input *in, const struct vt_tco_report *r,
+			   struct vtier_handoff_tco *tco, struct vtier_handoff_tco_tier *tiers)
+{
+	const struct vt_tier_model *m = &in->model;
+	unsigned int nr = MIN(MIN(m->nr, (unsigned int)VT_MAX_TIERS), VTIER_HANDOFF_TIERS_MAX);
+
+	memset(tco, 0, sizeof(*tco));
+	tco->windows = in->windows;
+	tco->cost_nusd_per_hour = (uint64_t)fixed(r->usd_per_hour, NUSD, 0, INT64_MAX);
+	tco->cost_hour_avg_nusd_per_hour = (uint64_t)fixed(r->usd_per_hour_hour_avg, NUSD, 0,
+							   INT64_MAX);
+	tco->all_dram_nusd_per_hour = (uint64_t)fixed(r->all_dram_usd_per_hour, NUSD, 0, INT64_MAX);
+	tco->saving_nusd_per_month = fixed(r->saving_usd_per_month, NUSD, -INT64_MAX, INT64_MAX);
+	tco->hot_set_bytes = in->hot_bytes;
+	tco->windows_since_phase_change = MIN(in->stable_windows, in->windows);
+	tco->phase_changes = MIN(in->phase_changes, in->windows);
+	tco->saving_pct_milli = (int32_t)fixed(r->saving_pct, MILLI, INT32_MIN, 100000);
+	tco->fault_time_pct_milli = (uint32_t)fixed(r->fault_time_pct, MILLI, 0, UINT32_MAX);
+	tco->numa_extra_latency_pct_milli = (uint32_t)fixed(r->numa_extra_latency_pct, MILLI, 0,
+							    UINT32_MAX);
+	tco->tco_alpha_milli = (uint32_t)fixed(in->tco_alpha, MILLI, 0, 1000);
+	tco->hour_samples = MIN(r->hour_samples, VTIER_TCO_HOUR_SAMPLES_MAX);
+	tco->n_tiers = nr;
+	g_strlcpy(tco->placement, in->placement ? in->placement : "", sizeof(tco->placement));
+	for (unsigned int t = 0; t < nr; t++) {
+		const struct vt_tier_model_entry *e = &m->t[t];
+		const struct vt_tco_report_tier *rt = &r->tier[t];
+		struct vtier_handoff_tco_tier *w = &tiers[t];
+
+		memset(w, 0, sizeof(*w));
+		g_strlcpy(w->name, e->name[0] ? e->name : "?", sizeof(w->name));
+		w->kind = e->compressed ? VTIER_TCO_TIER_COMPRESSED : VTIER_TCO_TIER_NUMA;
+		w->ratio_milli = (uint32_t)fixed(e->ratio, MILLI, 1, UINT32_MAX);
+		w->bytes = rt->bytes;
+		w->bytes_hour_max = rt->bytes_hour_max;
+		w->bytes_hour_avg = MIN((uint64_t)fixed(rt->bytes_hour_avg, 1, 0, INT64_MAX),
+					r->hour_samples ? rt->bytes_hour_max : UINT64_MAX);
+		w->latency_ns = (uint64_t)fixed(e->latency_ns, 1, 0, INT64_MAX);
+		w->price_nusd_per_gib = (uint64_t)fixed(e->usd_per_gib, NUSD, 0, INT64_MAX);
+		w->cost_nusd_per_hour = (uint64_t)fixed(rt->usd_per_hour, NUSD, 0, INT64_MAX);
+		w->cost_hour_avg_nusd_per_hour = (uint64_t)fixed(rt->usd_per_hour_hour_avg, NUSD, 0,
+								 INT64_MAX);
+		tco->bytes += w->bytes;
+	}
 }

@@ -15,6 +15,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tier_model.h"
+#include <vtier/handoff.h>
 
 #define VT_TCO_HISTORY 60		/* one sample per minute: the last hour */
 #define VT_TCO_SAMPLE_US (60 * G_USEC_PER_SEC)
@@ -74,5 +75,14 @@ void vt_tco_report_compute(const struct vt_tco_report_input *in, struct vt_tco_r
 /* The report's JSON object (docs/abi-control.md, `report`). */
 void vt_tco_report_to_json(const struct vt_tco_report_input *in, const struct vt_tco_report *r,
 			   JsonBuilder *b);
+
+/*
+ * The report as STATS carries it to QEMU (VTIER_STATS_F_TCO, query-memory-tiers):
+ * money in nano-USD, percentages and ratios in thousandths, each rounded to the
+ * nearest; tier names longer than the hand-off's 15 bytes are cut. @tiers has
+ * room for VTIER_HANDOFF_TIERS_MAX; tco->n_tiers says how many are filled.
+ */
+void vt_tco_report_to_wire(const struct vt_tco_report_input *in, const struct vt_tco_report *r,
+			   struct vtier_handoff_tco *tco, struct vtier_handoff_tco_tier *tiers);
 
 #endif

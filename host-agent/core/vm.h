@@ -106,6 +106,8 @@ struct vt_vm;
 
 /* The engine's report of a window after which the VM must be detached. */
 typedef void (*vt_engine_failed_fn)(struct vt_vm *vm, void *opaque);
+/* The engine's report of a window that ended and was published (on the worker). */
+typedef void (*vt_engine_window_fn)(struct vt_vm *vm);
 
 /* Where a VM's compressed tiers are, chosen when its engine starts. */
 enum vt_ctier_kind {
@@ -171,6 +173,7 @@ struct vt_vm {
 	/* the engine's owner, told of a failed window (set by vt_engine_start) */
 	vt_engine_failed_fn engine_failed;
 	void *engine_failed_opaque;
+	vt_engine_window_fn engine_window;	/* optional, set by the owner */
 };
 
 /* Run the VM's engine on its own thread from now on. 0 or -errno. */
@@ -225,6 +228,12 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b);
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
 /* The memory TCO report (core/tco_report.h) from the last window's figures, under the lock. */
 void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b);
+/*
+ * The same report as STATS carries it to QEMU (vt_tco_report_to_wire); false
+ * before the VM's first window, when there is no report to send.
+ */
+bool vt_vm_report_to_wire(struct vt_vm *vm, struct vtier_handoff_tco *tco,
+			  struct vtier_handoff_tco_tier *tiers);
 /* The heatmap (core/vm_heatmap.c): laid out at engine start, a column per window (worker). */
 void vt_vm_heatmap_layout(struct vt_vm *vm);
 void vt_vm_heatmap_window(struct vt_vm *vm, uint64_t window);

@@ -138,12 +138,9 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	g_mutex_unlock(&vm->lock);
 }
 
-void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
+/* What the report is computed from: a copy under the lock, so that the arithmetic needs none. */
+static void report_input(struct vt_vm *vm, struct vt_tco_report_input *in)
 {
-	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
-	struct vt_tco_report r;
-
-	/* a copy under the lock: the arithmetic and the JSON need no lock */
 	g_mutex_lock(&vm->lock);
 	g_strlcpy(in->name, vm->name, sizeof(in->name));
 	in->placement = vt_placement_name(vm->policy.placement);
@@ -158,6 +155,28 @@ void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
 	in->phase_changes = vm->stats.phase_changes;
 	in->history = vm->tco_history;
 	g_mutex_unlock(&vm->lock);
+}
+
+void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
+{
+	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
+	struct vt_tco_report r;
+
+	report_input(vm, in);
 	vt_tco_report_compute(in, &r);
 	vt_tco_report_to_json(in, &r, b);
+}
+
+bool vt_vm_report_to_wire(struct vt_vm *vm, struct vtier_handoff_tco *tco,
+			  struct vtier_handoff_tco_tier *tiers)
+{
+	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
+	struct vt_tco_report r;
+
+	report_input(vm, in);
+	if (!in->windows)
+		return false;
+	vt_tco_report_compute(in, &r);
+	vt_tco_report_to_wire(in, &r, tco, tiers);
+	return true;
 }

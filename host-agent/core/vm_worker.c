@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 
+#include "backend.h"
 #include "daemon.h"
 #include "vm.h"
 
@@ -154,37 +155,72 @@ void vt_vm_worker_post_ram(struct vt_vm *vm, GArray *ram, GArray *gpa_map)
 	g_main_context_invoke_full(vm->ctx, G_PRIORITY_HIGH, apply_ram, m, ram_msg_free);
 }
 
-struct failed_msg {
+/* A message from the worker to the main loop about the VM, which may be gone by then. */
+struct vm_msg {
 	struct vt_daemon *d;
 	char name[64];
 	uint64_t serial;
 };
 
-static gboolean report_failed(gpointer data)
+/* On the main loop: @m's VM, unless it was detached (maybe another took its name) meanwhile. */
+static struct vt_vm *vm_msg_vm(const struct vm_msg *m)
 {
-	struct failed_msg *m = data;
 	struct vt_vm *vm = g_hash_table_lookup(m->d->vms, m->name);
 
-	/* the VM may have been detached (and another attached by that name) meanwhile */
-	if (vm && vm->serial == m->serial)
-		vt_daemon_vm_failed(m->d, vm);
+	return vm && vm->serial == m->serial ? vm : NULL;
+}
+
+static void post_to_loop(struct vt_vm *vm, GSourceFunc fn)
+{
+	struct vm_msg *m = g_new0(struct vm_msg, 1);
+
+	m->d = vm->d;
+	m->serial = vm->serial;
+	g_strlcpy(m->name, vm->name, sizeof(m->name));
+	g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, fn, m, g_free);
+}
+
+static gboolean report_failed(gpointer data)
+{
+	struct vt_vm *vm = vm_msg_vm(data);
+
+	if (vm)
+		vt_daemon_vm_failed(vm->d, vm);
 	return G_SOURCE_REMOVE;
 }
 
 /* From the worker: the VM is gone or broken; the main loop detaches it. */
 static void worker_failed(struct vt_vm *vm, void *opaque)
 {
-	struct failed_msg *m = g_new0(struct failed_msg, 1);
-
 	(void)opaque;
-	m->d = vm->d;
-	m->serial = vm->serial;
-	g_strlcpy(m->name, vm->name, sizeof(m->name));
-	g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, report_failed, m, g_free);
+	post_to_loop(vm, report_failed);
+}
+
+static gboolean send_stats(gpointer data)
+{
+	struct vt_vm *vm = vm_msg_vm(data);
+
+	/* QEMU's query-memory-tiers shows the window's report (docs/tco.md) */
+	for (unsigned int i = 0; vm && vm->backends && i < vm->backends->len; i++)
+		vt_backend_send_stats(g_ptr_array_index(vm->backends, i));
+	return G_SOURCE_REMOVE;
+}
+
+/* From the worker: a window ended; the main loop sends STATS on the VM's hand-offs. */
+static void worker_window(struct vt_vm *vm)
+{
+	bool handed;
+
+	g_mutex_lock(&vm->lock);
+	handed = vm->backends && vm->backends->len;
+	g_mutex_unlock(&vm->lock);
+	if (handed)
+		post_to_loop(vm, send_stats);
 }
 
 bool vt_vm_worker_engine_start(struct vt_vm *vm, GError **error)
 {
+	vm->engine_window = worker_window;
 	return vt_engine_start(vm, worker_failed, NULL, error);
 }
 

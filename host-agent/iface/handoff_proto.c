@@ -247,13 +247,53 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 	return vt_err_set(-EPROTO, err, err_len, "message type %u", hdr->type);
 }
 
+/* A TCO block whose size was checked: its figures must add up. */
+static int check_tco(const struct vtier_handoff_tco *tco, char *err, size_t err_len)
+{
+	const struct vtier_handoff_tco_tier *tiers = (const void *)(tco + 1);
+	uint64_t bytes = 0;
+
+	if (!terminated(tco->placement, sizeof(tco->placement)))
+		return vt_err_set(-EBADMSG, err, err_len, "STATS: TCO placement not terminated");
+	if (tco->saving_pct_milli > 100000 || tco->tco_alpha_milli > 1000 ||
+	    tco->hour_samples > VTIER_TCO_HOUR_SAMPLES_MAX)
+		return vt_err_set(-ERANGE, err, err_len, "STATS: TCO saving %d, alpha %u or "
+				  "hour samples %u out of range", tco->saving_pct_milli,
+				  tco->tco_alpha_milli, tco->hour_samples);
+	if (tco->windows_since_phase_change > tco->windows || tco->phase_changes > tco->windows)
+		return vt_err_set(-ERANGE, err, err_len, "STATS: TCO phase counts above %llu windows",
+				  (unsigned long long)tco->windows);
+	for (uint32_t i = 0; i < tco->n_tiers; i++) {
+		const struct vtier_handoff_tco_tier *t = &tiers[i];
+
+		if (!terminated(t->name, sizeof(t->name)) || !t->name[0])
+			return vt_err_set(-EBADMSG, err, err_len, "STATS: TCO tier %u has no name", i);
+		if (t->kind > VTIER_TCO_TIER_COMPRESSED || !t->ratio_milli)
+			return vt_err_set(-EBADMSG, err, err_len, "STATS: TCO tier %u of kind %u, "
+					  "ratio %u", i, t->kind, t->ratio_milli);
+		if (tco->hour_samples && t->bytes_hour_avg > t->bytes_hour_max)
+			return vt_err_set(-ERANGE, err, err_len, "STATS: TCO tier %u: hour average "
+					  "above the maximum", i);
+		if (t->bytes > UINT64_MAX - bytes)
+			return vt_err_set(-ERANGE, err, err_len, "STATS: TCO tier bytes overflow");
+		bytes += t->bytes;
+	}
+	if (bytes != tco->bytes)
+		return vt_err_set(-ERANGE, err, err_len, "STATS: TCO tiers hold %llu bytes, the "
+				  "total says %llu", (unsigned long long)bytes,
+				  (unsigned long long)tco->bytes);
+	return 0;
+}
+
 int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_stats *out,
 			   char *err, size_t err_len)
 {
 	const struct vtier_handoff_stats *s = payload;
 	const char *entries = (const char *)(s + 1);
+	const struct vtier_handoff_tco *tco = NULL;
 	bool v2;
-	size_t entry_size;
+	size_t entry_size, want;
+	int ret;
 
 	if (size < sizeof(*s))
 		return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes", size);
@@ -264,9 +304,21 @@ int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_s
 			    s->n_tiers, VTIER_HANDOFF_TIERS_MAX);
 	v2 = s->flags & VTIER_STATS_F_TIER_V2;
 	entry_size = v2 ? sizeof(struct vtier_handoff_tier_v2) : sizeof(struct vtier_handoff_tier);
-	if (size != sizeof(*s) + s->n_tiers * entry_size)
-		return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes, its count says %zu",
-			    size, sizeof(*s) + s->n_tiers * entry_size);
+	want = sizeof(*s) + s->n_tiers * entry_size;
+	if (s->flags & VTIER_STATS_F_TCO) {
+		/* the TCO block follows the tiers, its own tiers follow it */
+		tco = (const void *)(entries + s->n_tiers * entry_size);
+		if (size < want + sizeof(*tco))
+			return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes has no room "
+					  "for its TCO block", size);
+		if (tco->n_tiers > VTIER_HANDOFF_TIERS_MAX)
+			return vt_err_set(-EMSGSIZE, err, err_len, "STATS with %u TCO tiers (max %u)",
+					  tco->n_tiers, VTIER_HANDOFF_TIERS_MAX);
+		want += sizeof(*tco) + tco->n_tiers * sizeof(struct vtier_handoff_tco_tier);
+	}
+	if (size != want)
+		return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes, its counts say %zu",
+			    size, want);
 	/* Both entry forms start with the name. */
 	for (uint32_t i = 0; i < s->n_tiers; i++) {
 		const char *name = entries + i * entry_size;
@@ -274,10 +326,14 @@ int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_s
 		if (!terminated(name, VTIER_HANDOFF_TIER_NAME_LEN) || !name[0])
 			return vt_err_set(-EBADMSG, err, err_len, "STATS: tier %u has no name", i);
 	}
+	if (tco && (ret = check_tco(tco, err, err_len)))
+		return ret;
 	*out = (struct vt_handoff_stats) {
 		.fixed = s,
 		.tiers = v2 ? NULL : (const void *)entries,
 		.tiers_v2 = v2 ? (const void *)entries : NULL,
+		.tco = tco,
+		.tco_tiers = tco ? (const void *)(tco + 1) : NULL,
 	};
 	return 0;
 }

@@ -29,12 +29,15 @@ struct vt_handoff_hello {
 
 /*
  * A checked STATS report (what QEMU would accept): entries are @tiers, or
- * @tiers_v2 when fixed->flags has VTIER_STATS_F_TIER_V2 (the other is NULL).
+ * @tiers_v2 when fixed->flags has VTIER_STATS_F_TIER_V2 (the other is NULL);
+ * @tco and @tco_tiers with VTIER_STATS_F_TCO, else NULL.
  */
 struct vt_handoff_stats {
 	const struct vtier_handoff_stats *fixed;
 	const struct vtier_handoff_tier *tiers;		/* fixed->n_tiers */
 	const struct vtier_handoff_tier_v2 *tiers_v2;	/* fixed->n_tiers */
+	const struct vtier_handoff_tco *tco;
+	const struct vtier_handoff_tco_tier *tco_tiers;	/* tco->n_tiers */
 };
 
 /* Any checked message QEMU may send to an agent. */
@@ -85,9 +88,12 @@ bool vt_handoff_name_safe(const char *s);
 /*
  * Check a STATS payload of @size bytes as QEMU does: known flags, at most
  * VTIER_HANDOFF_TIERS_MAX entries of the form the flags say, a size that
- * matches, every tier named. The agent checks its own reports with it before
+ * matches, every tier named; a TCO block whose tiers are named, of a known
+ * kind and add up to its total, whose percentages and counters are in
+ * range (docs/abi-handoff.md). The agent checks its own reports with it before
  * sending, since QEMU drops the connection on a bad one. Returns 0 (with
- * @out filled, pointing into @payload) or -EBADMSG / -EMSGSIZE with @err set.
+ * @out filled, pointing into @payload) or -EBADMSG / -EMSGSIZE / -ERANGE with
+ * @err set.
  */
 int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_stats *out,
 			   char *err, size_t err_len);

@@ -408,13 +408,13 @@ static void test_stats(void **state)
 	/* The flag decides the entry size: either form read as the other. */
 	v1.s.flags = VTIER_STATS_F_TIER_V2;
 	assert_int_equal(vt_handoff_check_stats(&v1, sizeof(v1), &st, err, sizeof(err)), -EBADMSG);
-	assert_non_null(strstr(err, "its count says"));
+	assert_non_null(strstr(err, "its counts say"));
 	v1.s.flags = 0;
 	v2.s.flags = 0;
 	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
-	v2.s.flags = VTIER_STATS_F_TIER_V2 | 2;
+	v2.s.flags = VTIER_STATS_F_TIER_V2 | 4;
 	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
-	assert_non_null(strstr(err, "unknown flags 0x3"));
+	assert_non_null(strstr(err, "unknown flags 0x5"));
 	v2.s.flags = VTIER_STATS_F_TIER_V2;
 	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2) - 1, &st, err, sizeof(err)),
 			 -EBADMSG);
@@ -430,6 +430,169 @@ static void test_stats(void **state)
 	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
 }
 
+/* A STATS report with the VM's TCO block (VTIER_STATS_F_TCO) after one v2 tier. */
+struct tco_report {
+	struct vtier_handoff_stats s;
+	struct vtier_handoff_tier_v2 t[1];
+	struct vtier_handoff_tco tco;
+	struct vtier_handoff_tco_tier tt[2];
+};
+
+static void tco_report_init(struct tco_report *r)
+{
+	*r = (struct tco_report) {
+		.s = { .n_tiers = 1, .flags = VTIER_STATS_F_TIER_V2 | VTIER_STATS_F_TCO },
+		.t = { { .name = "memory", .resident_bytes = 4 << 20 } },
+		.tco = { .windows = 10, .bytes = 3 << 20, .cost_nusd_per_hour = 150000,
+			 .all_dram_nusd_per_hour = 200000, .saving_nusd_per_month = 36500000,
+			 .hot_set_bytes = 1 << 20, .windows_since_phase_change = 4,
+			 .phase_changes = 1, .saving_pct_milli = 25000, .tco_alpha_milli = 500,
+			 .hour_samples = 2, .n_tiers = 2, .placement = "tco" },
+		.tt = {
+			{ .name = "dram", .kind = VTIER_TCO_TIER_NUMA, .ratio_milli = 1000,
+			  .bytes = 2 << 20, .bytes_hour_avg = 2 << 20, .bytes_hour_max = 2 << 20 },
+			{ .name = "lz4", .kind = VTIER_TCO_TIER_COMPRESSED, .ratio_milli = 2500,
+			  .bytes = 1 << 20, .bytes_hour_avg = 1 << 19, .bytes_hour_max = 1 << 20 },
+		},
+	};
+}
+
+/* Ways to spoil a good TCO report, one per case of test_stats_tco. */
+enum tco_spoil {
+	TCO_SHORT,
+	TCO_NO_BLOCK,
+	TCO_TOO_MANY,
+	TCO_SUM,
+	TCO_OVERFLOW,
+	TCO_SAVING,
+	TCO_ALPHA,
+	TCO_SAMPLES,
+	TCO_PHASES,
+	TCO_STABLE,
+	TCO_PLACEMENT,
+	TCO_UNNAMED,
+	TCO_UNTERMINATED,
+	TCO_KIND,
+	TCO_RATIO,
+	TCO_HOUR_AVG,
+};
+
+static void tco_spoil(struct tco_report *r, size_t *size, enum tco_spoil how)
+{
+	switch (how) {
+	case TCO_SHORT:
+		*size -= sizeof(r->tt);			/* the TCO tiers are missing */
+		break;
+	case TCO_NO_BLOCK:
+		*size = sizeof(r->s) + sizeof(r->t) + sizeof(r->tco) - 1;
+		break;
+	case TCO_TOO_MANY:
+		r->tco.n_tiers = VTIER_HANDOFF_TIERS_MAX + 1;
+		break;
+	case TCO_SUM:
+		r->tco.bytes = 4 << 20;
+		break;
+	case TCO_OVERFLOW:
+		r->tt[0].bytes = UINT64_MAX;
+		r->tco.bytes = UINT64_MAX;		/* a sum that wraps would be 1 MiB - 1 */
+		break;
+	case TCO_SAVING:
+		r->tco.saving_pct_milli = 100001;
+		break;
+	case TCO_ALPHA:
+		r->tco.tco_alpha_milli = 1001;
+		break;
+	case TCO_SAMPLES:
+		r->tco.hour_samples = VTIER_TCO_HOUR_SAMPLES_MAX + 1;
+		break;
+	case TCO_PHASES:
+		r->tco.phase_changes = 11;
+		break;
+	case TCO_STABLE:
+		r->tco.windows_since_phase_change = 11;
+		break;
+	case TCO_PLACEMENT:
+		memset(r->tco.placement, 'x', sizeof(r->tco.placement));
+		break;
+	case TCO_UNNAMED:
+		r->tt[1].name[0] = '\0';
+		break;
+	case TCO_UNTERMINATED:
+		memset(r->tt[0].name, 'x', sizeof(r->tt[0].name));
+		break;
+	case TCO_KIND:
+		r->tt[1].kind = 2;
+		break;
+	case TCO_RATIO:
+		r->tt[0].ratio_milli = 0;
+		break;
+	case TCO_HOUR_AVG:
+		r->tt[1].bytes_hour_avg = (1 << 20) + 1;
+		break;
+	}
+}
+
+/* Every way a TCO block can be wrong is refused with its reason. */
+static void test_stats_tco(void **state)
+{
+	static const struct {
+		const char *what;
+		enum tco_spoil how;
+		int ret;
+		const char *err;
+	} cases[] = {
+		{ "short", TCO_SHORT, -EBADMSG, "its counts say" },
+		{ "no block", TCO_NO_BLOCK, -EBADMSG, "no room for its TCO block" },
+		{ "too many tiers", TCO_TOO_MANY, -EMSGSIZE, "TCO tiers (max" },
+		{ "sum", TCO_SUM, -ERANGE, "TCO tiers hold 3145728 bytes, the total says 4194304" },
+		{ "overflow", TCO_OVERFLOW, -ERANGE, "overflow" },
+		{ "saving", TCO_SAVING, -ERANGE, "saving 100001" },
+		{ "alpha", TCO_ALPHA, -ERANGE, "alpha 1001" },
+		{ "samples", TCO_SAMPLES, -ERANGE, "hour samples 61" },
+		{ "phases", TCO_PHASES, -ERANGE, "phase counts" },
+		{ "stable", TCO_STABLE, -ERANGE, "phase counts" },
+		{ "placement", TCO_PLACEMENT, -EBADMSG, "placement not terminated" },
+		{ "unnamed", TCO_UNNAMED, -EBADMSG, "TCO tier 1 has no name" },
+		{ "unterminated", TCO_UNTERMINATED, -EBADMSG, "TCO tier 0 has no name" },
+		{ "kind", TCO_KIND, -EBADMSG, "TCO tier 1 of kind 2" },
+		{ "ratio", TCO_RATIO, -EBADMSG, "ratio 0" },
+		{ "hour average", TCO_HOUR_AVG, -ERANGE, "hour average above the maximum" },
+	};
+	struct tco_report r;
+	struct vt_handoff_stats st;
+	char err[VT_HANDOFF_ERR_LEN];
+	size_t size;
+
+	(void)state;
+	tco_report_init(&r);
+	assert_int_equal(vt_handoff_check_stats(&r, sizeof(r), &st, err, sizeof(err)), 0);
+	assert_ptr_equal(st.tiers_v2, r.t);
+	assert_ptr_equal(st.tco, &r.tco);
+	assert_ptr_equal(st.tco_tiers, r.tt);
+	/* without hour samples the average is the current bytes, above a 0 maximum */
+	r.tco.hour_samples = 0;
+	r.tt[1].bytes_hour_max = 0;
+	assert_int_equal(vt_handoff_check_stats(&r, sizeof(r), &st, err, sizeof(err)), 0);
+	/* with v1 entries the block is not where these bytes have it */
+	tco_report_init(&r);
+	r.s.flags = VTIER_STATS_F_TCO;
+	assert_int_equal(vt_handoff_check_stats(&r, sizeof(r), &st, err, sizeof(err)), -EBADMSG);
+	/* without the flag the same bytes are a v2 report of the wrong size */
+	r.s.flags = VTIER_STATS_F_TIER_V2;
+	assert_int_equal(vt_handoff_check_stats(&r, sizeof(r), &st, err, sizeof(err)), -EBADMSG);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tco_report_init(&r);
+		size = sizeof(r);
+		tco_spoil(&r, &size, cases[i].how);
+		err[0] = '\0';
+		if (vt_handoff_check_stats(&r, size, &st, err, sizeof(err)) != cases[i].ret ||
+		    !strstr(err, cases[i].err))
+			fail_msg("case %s: got '%s', want %d '%s'", cases[i].what, err,
+				 cases[i].ret, cases[i].err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_stats_tco),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

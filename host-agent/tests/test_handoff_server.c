@@ -493,6 +493,14 @@ static void test_policy_and_stats(void **state)
 		  .compressed_bytes = 1 << 10, .pages_evicted = 9, .pages_faulted_back = 8,
 		  .fault_latency_p50_ns = 7000, .fault_latency_p99_ns = 21000 },
 	};
+	struct vtier_handoff_tco tco = { .windows = 3, .bytes = 5 << 20, .n_tiers = 2,
+					 .placement = "mtm" };
+	struct vtier_handoff_tco_tier tco_tiers[2] = {
+		{ .name = "dram", .ratio_milli = 1000, .bytes = 4 << 20,
+		  .cost_nusd_per_hour = 274000 },
+		{ .name = "lz4", .kind = VTIER_TCO_TIER_COMPRESSED, .ratio_milli = 3000,
+		  .bytes = 1 << 20, .cost_nusd_per_hour = 23000 },
+	};
 	const struct vtier_handoff_policy_reply *reply = (const void *)buf;
 	int fd = qemu_connect(a);
 
@@ -533,6 +541,29 @@ static void test_policy_and_stats(void **state)
 	assert_int_equal(((struct vtier_handoff_stats *)buf)->flags, VTIER_STATS_F_TIER_V2);
 	assert_int_equal(((struct vtier_handoff_stats *)buf)->faults_served, 43);
 	assert_memory_equal(buf + sizeof(stats), tiers_v2, sizeof(tiers_v2));
+
+	/* The VM's TCO report after the tiers; the sender sets both flags. */
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers), 0);
+	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
+	assert_int_equal(hdr.size, sizeof(stats) + sizeof(tiers_v2) + sizeof(tco) + sizeof(tco_tiers));
+	assert_int_equal(((struct vtier_handoff_stats *)buf)->flags,
+			 VTIER_STATS_F_TIER_V2 | VTIER_STATS_F_TCO);
+	assert_memory_equal(buf + sizeof(stats) + sizeof(tiers_v2), &tco, sizeof(tco));
+	assert_memory_equal(buf + sizeof(stats) + sizeof(tiers_v2) + sizeof(tco), tco_tiers,
+			    sizeof(tco_tiers));
+	/* without a block it is a v2 report */
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, NULL, NULL), 0);
+	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
+	assert_int_equal(hdr.size, sizeof(stats) + sizeof(tiers_v2));
+	assert_int_equal(((struct vtier_handoff_stats *)buf)->flags, VTIER_STATS_F_TIER_V2);
+	/* a block that does not add up is not sent */
+	tco.bytes++;
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers),
+			 -EINVAL);
+	tco.bytes--;
+	tco.n_tiers = VTIER_HANDOFF_TIERS_MAX + 1;
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers),
+			 -EINVAL);
 
 	/* Reports QEMU would refuse are not sent. */
 	tiers_v2[1].name[0] = '\0';

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "handoff_proto.h"
 #include "tco.h"
 #include "tco_report.h"
 
@@ -247,6 +248,74 @@ static void test_report_json(void **state)
 	assert_int_equal(json_object_get_int_member(prof, "phase_changes"), 2);
 }
 
+/* The report as STATS carries it: fixed point, rounded, and what QEMU accepts. */
+static void test_report_wire(void **state)
+{
+	struct {
+		struct vtier_handoff_stats s;
+		struct vtier_handoff_tco tco;
+		struct vtier_handoff_tco_tier t[VTIER_HANDOFF_TIERS_MAX];
+	} w = { .s = { .flags = VTIER_STATS_F_TCO } };
+	struct vt_tco_report_input in;
+	struct vt_tco_report r;
+	struct vt_handoff_stats st;
+	char err[VT_HANDOFF_ERR_LEN];
+	size_t size = sizeof(w.s) + sizeof(w.tco) + 3 * sizeof(w.t[0]);	/* 3 tiers */
+
+	(void)state;
+	input(&in);
+	vt_tco_report_compute(&in, &r);
+	vt_tco_report_to_wire(&in, &r, &w.tco, w.t);
+	assert_int_equal(w.tco.windows, 42);
+	assert_string_equal(w.tco.placement, "tco");
+	assert_int_equal(w.tco.tco_alpha_milli, 300);
+	assert_int_equal(w.tco.bytes, 6 * GIB);
+	/* 7.5 USD amortised over 43800 h: 171232.88 nano-USD per hour */
+	assert_int_equal(w.tco.cost_nusd_per_hour, 171233);
+	assert_int_equal(w.tco.cost_hour_avg_nusd_per_hour, 171233);
+	assert_int_equal(w.tco.all_dram_nusd_per_hour, 410959);
+	assert_int_equal(w.tco.saving_nusd_per_month, 175000000);
+	assert_int_equal(w.tco.saving_pct_milli, 58333);
+	assert_int_equal(w.tco.fault_time_pct_milli, 2000);
+	assert_int_equal(w.tco.numa_extra_latency_pct_milli, 37500);
+	assert_int_equal(w.tco.hot_set_bytes, 512 * MIB);
+	assert_int_equal(w.tco.windows_since_phase_change, 7);
+	assert_int_equal(w.tco.phase_changes, 2);
+	assert_int_equal(w.tco.hour_samples, 0);
+	assert_int_equal(w.tco.n_tiers, 3);
+	assert_string_equal(w.t[0].name, "dram");
+	assert_int_equal(w.t[0].kind, VTIER_TCO_TIER_NUMA);
+	assert_int_equal(w.t[0].ratio_milli, 1000);
+	assert_int_equal(w.t[0].latency_ns, 100);
+	assert_int_equal(w.t[0].price_nusd_per_gib, 3000000000ULL);
+	assert_int_equal(w.t[0].cost_nusd_per_hour, 68493);
+	assert_string_equal(w.t[2].name, "lz4");
+	assert_int_equal(w.t[2].kind, VTIER_TCO_TIER_COMPRESSED);
+	assert_int_equal(w.t[2].ratio_milli, 3000);
+	assert_int_equal(w.t[2].latency_ns, 15000);
+	assert_int_equal(w.t[2].price_nusd_per_gib, 500000000);
+	assert_int_equal(w.t[2].bytes, 3 * GIB);
+	/* no hour samples: the average is now's bytes, the maximum 0 */
+	assert_int_equal(w.t[2].bytes_hour_avg, 3 * GIB);
+	assert_int_equal(w.t[2].bytes_hour_max, 0);
+	assert_int_equal(vt_handoff_check_stats(&w, size, &st, err, sizeof(err)), 0);
+
+	/*
+	 * Out of range figures are clamped to what the wire holds: a tier dearer than
+	 * DRAM makes the saving negative; the name is cut to 15 bytes.
+	 */
+	g_strlcpy(in.model.t[1].name, "a-very-long-tier-name", sizeof(in.model.t[1].name));
+	in.model.t[1].usd_per_gib = 30;
+	in.stable_windows = 1000;
+	vt_tco_report_compute(&in, &r);
+	vt_tco_report_to_wire(&in, &r, &w.tco, w.t);
+	assert_string_equal(w.t[1].name, "a-very-long-tie");
+	assert_true(w.tco.saving_pct_milli < 0);
+	assert_true(w.tco.saving_nusd_per_month < 0);
+	assert_int_equal(w.tco.windows_since_phase_change, 42);
+	assert_int_equal(vt_handoff_check_stats(&w, size, &st, err, sizeof(err)), 0);
+}
+
 /* A VM with nothing present: no division by zero, no saving claimed. */
 static void test_report_empty(void **state)
 {
@@ -273,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_report_json),
 		cmocka_unit_test(test_report_empty),
+		cmocka_unit_test(test_report_wire),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
