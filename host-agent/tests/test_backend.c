@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,8 +28,11 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "handoff_proto.h"
 #include "daemon.h"
 #include "fake_qemu.h"
+#include "tier_model.h"
+#include "vm.h"
 
 #define PAGE 4096ul
 #define NPAGES 256ul
@@ -430,6 +434,138 @@ static void test_config_price(void **state)
 	vt_daemon_free(d);
 }
 
+/* Read @len bytes of @s (non-blocking), running the daemon's loop meanwhile. */
+static bool recv_all(int s, void *buf, size_t len, gint64 deadline)
+{
+	size_t got = 0;
+
+	while (got < len && g_get_monotonic_time() < deadline) {
+		ssize_t n = recv(s, (char *)buf + got, len - got, 0);
+
+		if (n > 0)
+			got += (size_t)n;
+		else if (n == 0)
+			return false;
+		else
+			g_main_context_iteration(NULL, FALSE);
+	}
+	return got == len;
+}
+
+/* The next STATS on @s within 5 s, checked as QEMU checks it; its payload in @buf. */
+static struct vt_handoff_stats next_stats(int s, void *buf, size_t cap)
+{
+	gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	struct vtier_handoff_hdr hdr;
+	struct vt_handoff_stats st;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	do {
+		assert_true(recv_all(s, &hdr, sizeof(hdr), deadline));
+		assert_true(hdr.size <= cap);
+		assert_true(recv_all(s, buf, hdr.size, deadline));
+	} while (hdr.type != VTIER_HANDOFF_STATS);
+	if (vt_handoff_check_stats(buf, hdr.size, &st, err, sizeof(err)))
+		fail_msg("vtierd sent a STATS QEMU refuses: %s", err);
+	return st;
+}
+
+static int64_t json_nusd(JsonObject *o, const char *key)
+{
+	return llround(json_object_get_double_member(o, key) * 1e9);
+}
+
+static int64_t json_milli(JsonObject *o, const char *key)
+{
+	return llround(json_object_get_double_member(o, key) * 1e3);
+}
+
+/*
+ * After a window of a handed-off VM, QEMU gets STATS with the VM's TCO report:
+ * the figures of `vtierctl report VM --json`, in the hand-off's fixed point.
+ */
+static void test_stats_carry_report(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_tiers numa = { .nr = 1 };
+	/* the store measured 3 MiB of guest data in 1 MiB: ratio 3 */
+	struct vt_ctier_measured meas = { 3 << 20, 1 << 20, 40, 20000 };
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonNode) root = NULL;
+	uint64_t buf[4096 / sizeof(uint64_t)];
+	struct vt_handoff_stats st;
+	JsonObject *o, *sd, *prof, *t;
+	JsonArray *tiers;
+	struct vt_vm *vm;
+	char msg[128];
+	int s;
+
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	/* mode=off, no window yet: per-tier figures only */
+	st = next_stats(s, buf, sizeof(buf));
+	assert_int_equal(st.fixed->flags, VTIER_STATS_F_TIER_V2);
+	assert_null(st.tco);
+
+	/* a window as the worker publishes one (no profiler runs on the test process) */
+	numa.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1,
+					 .latency_ns = 100, .price_usd_gib = 3.0 };
+	g_mutex_lock(&vm->lock);
+	vm->stats.windows = 5;
+	vt_tier_model_build(&vm->stats.model, &numa, f->d->ctier, f->d->ctier_price,
+			    f->d->nr_ctier, &meas, false);
+	vm->stats.tier[0].resident_bytes = 1 << 20;
+	vm->stats.access_weight[0] = 1;
+	vm->stats.fault_ns_per_s[1] = 3e6;
+	vm->stats.hot_chunks = 1;
+	vm->stats.stable_windows = 3;
+	vm->stats.phase_changes = 1;
+	g_mutex_unlock(&vm->lock);
+	vm->engine_window(vm);
+	st = next_stats(s, buf, sizeof(buf));
+	assert_non_null(st.tco);
+
+	vt_vm_report_to_json(vm, b);
+	root = json_builder_get_root(b);
+	o = json_node_get_object(root);
+	assert_int_equal(st.tco->windows, json_object_get_int_member(o, "windows"));
+	assert_string_equal(st.tco->placement, json_object_get_string_member(o, "placement"));
+	assert_int_equal(st.tco->bytes, json_object_get_int_member(o, "bytes"));
+	assert_int_equal(st.tco->bytes, 4 << 20);
+	assert_int_equal(st.tco->cost_nusd_per_hour, json_nusd(o, "usd_per_hour"));
+	assert_true(st.tco->cost_nusd_per_hour > 0);
+	assert_int_equal(st.tco->all_dram_nusd_per_hour, json_nusd(o, "all_dram_usd_per_hour"));
+	assert_int_equal(st.tco->saving_nusd_per_month, json_nusd(o, "saving_usd_per_month"));
+	assert_int_equal(st.tco->saving_pct_milli, json_milli(o, "saving_pct"));
+	assert_true(st.tco->saving_pct_milli > 0);
+	assert_int_equal(st.tco->hour_samples, json_object_get_int_member(o, "hour_samples"));
+	assert_int_equal(st.tco->hot_set_bytes, json_object_get_int_member(o, "hot_set_bytes"));
+	sd = json_object_get_object_member(o, "slowdown");
+	assert_int_equal(st.tco->fault_time_pct_milli, json_milli(sd, "fault_time_pct"));
+	assert_int_equal(st.tco->fault_time_pct_milli, 300);	/* 3 ms per s */
+	prof = json_object_get_object_member(o, "profile");
+	assert_int_equal(st.tco->windows_since_phase_change,
+			 json_object_get_int_member(prof, "windows_since_phase_change"));
+	assert_int_equal(st.tco->phase_changes, json_object_get_int_member(prof, "phase_changes"));
+	tiers = json_object_get_array_member(o, "tiers");
+	assert_int_equal(st.tco->n_tiers, json_array_get_length(tiers));
+	assert_int_equal(st.tco->n_tiers, 2);
+	for (unsigned int i = 0; i < st.tco->n_tiers; i++) {
+		t = json_array_get_object_element(tiers, i);
+		assert_string_equal(st.tco_tiers[i].name, json_object_get_string_member(t, "tier"));
+		assert_int_equal(st.tco_tiers[i].bytes, json_object_get_int_member(t, "bytes"));
+		assert_int_equal(st.tco_tiers[i].cost_nusd_per_hour, json_nusd(t, "usd_per_hour"));
+		assert_int_equal(st.tco_tiers[i].price_nusd_per_gib, json_nusd(t, "usd_per_gib"));
+		assert_int_equal(st.tco_tiers[i].ratio_milli, json_milli(t, "ratio"));
+	}
+	/* the compressed tier holds what the store measured */
+	assert_int_equal(st.tco_tiers[1].kind, VTIER_TCO_TIER_COMPRESSED);
+	assert_int_equal(st.tco_tiers[1].bytes, 3 << 20);
+	assert_int_equal(st.tco_tiers[1].ratio_milli, 3000);
+	close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +576,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reconnect_without_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_during_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_carry_report, setup, teardown),
 		cmocka_unit_test(test_config),
 	};
 
