@@ -18,7 +18,7 @@ PAGES = 16384          # 64 MiB
 
 
 def test():
-    t = Tap(32)
+    t = Tap(33)
     with Harness("handoff") as h:
         peer = h.peer()
         q = h.qemu("vm", peer.socket)
@@ -61,6 +61,27 @@ def test():
              f"stored: {6000 * 4096} bytes, compressed to {6000 * 4096} bytes (ratio 1.00)"
              in hmp and "pages evicted: 6000, faulted back: 0" in hmp,
              "HMP info memory-tiers")
+        # The VM's TCO report (STATS with VTIER_STATS_F_TCO): what the peer sent.
+        r = peer.cmd("tco 3 0.5")
+        tco = wait_for("a STATS report with the TCO block", lambda: (
+            (i := q.tiers()["mem0"].get("tco")) and i["windows"] == int(r["windows"]) and i), 10)
+        nusd = lambda v: round(v * 1e9)
+        qt = {x["name"]: x for x in tco["tiers"]}
+        hmp = q.command("human-monitor-command", **{"command-line": "info memory-tiers"})
+        t.ok(nusd(tco["usd-per-hour"]) == int(r["cost_nusd"]) > 0 and
+             nusd(tco["all-dram-usd-per-hour"]) == int(r["all_dram_nusd"]) and
+             nusd(tco["saving-usd-per-month"]) == int(r["saving_month_nusd"]) and
+             round(tco["saving-pct"] * 1000) == int(r["saving_pct_milli"]) > 0 and
+             tco["bytes"] == 128 << 20 and tco["placement"] == "peer" and
+             qt["dram"]["bytes"] == int(r["dram_bytes"]) == (128 << 20) - 6000 * 4096 and
+             qt["store"]["bytes"] == int(r["store_bytes"]) == 6000 * 4096 and
+             nusd(qt["store"]["usd-per-hour"]) == int(r["store_nusd"]) and
+             nusd(qt["dram"]["usd-per-hour"]) == int(r["dram_nusd"]) and
+             qt["dram"]["kind"] == "numa" and qt["store"]["kind"] == "compressed" and
+             qt["dram"]["usd-per-gib"] == 3 and qt["store"]["usd-per-gib"] == 0.5 and
+             "TCO of the VM (placement peer" in hmp and
+             f"tier store (compressed): {6000 * 4096} bytes" in hmp,
+             f"query-memory-tiers tco is the peer's: {r}; QMP {tco}")
         q.guest("half 0xbeef 3 0")
         v = q.guest("verify")
         st = peer.status()

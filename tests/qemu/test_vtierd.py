@@ -311,6 +311,8 @@ def run_test(t, h, d):
          f"from the store, p50 {b['fault_p50_ns'] / 1000:.1f} us, "
          f"p99 {b['fault_p99_ns'] / 1000:.1f} us")
 
+    run_tco(t, q, d, vm)
+
     # Hostile hand-offs change nothing.
     status, msg = hostile_hello(d.agent, q.proc.pid, "mem0")
     t.ok(status is not None and status < 0 and "peer is pid" in msg,
@@ -359,6 +361,83 @@ def run_test(t, h, d):
     t.ok(not os.listdir(d.store), f"QEMU exited: its store is removed ({os.listdir(d.store)})")
     t.ok(d.proc.poll() is None, "vtierd keeps running")
 
+
+
+def tco_mismatches(rep, tco):
+    """Where query-memory-tiers' tco differs from `vtierctl report --json` beyond the
+    hand-off's fixed point (nano-USD, thousandths, whole bytes and nanoseconds)."""
+    usd, milli = 1.5e-9, 1.5e-3
+    pairs = [("windows", "windows", 0), ("placement", "placement", None),
+             ("tco_alpha", "tco-alpha", milli), ("bytes", "bytes", 0),
+             ("usd_per_hour", "usd-per-hour", usd),
+             ("usd_per_hour_hour_avg", "usd-per-hour-hour-avg", usd),
+             ("hour_samples", "hour-samples", 0),
+             ("all_dram_usd_per_hour", "all-dram-usd-per-hour", usd),
+             ("saving_pct", "saving-pct", milli),
+             ("saving_usd_per_month", "saving-usd-per-month", usd),
+             ("hot_set_bytes", "hot-set-bytes", 0)]
+    pairs_tier = [("bytes", "bytes", 0), ("bytes_hour_avg", "bytes-hour-avg", 1),
+                  ("bytes_hour_max", "bytes-hour-max", 0), ("ratio", "ratio", milli),
+                  ("latency_ns", "latency-ns", 1), ("usd_per_gib", "usd-per-gib", usd),
+                  ("usd_per_hour", "usd-per-hour", usd),
+                  ("usd_per_hour_hour_avg", "usd-per-hour-hour-avg", usd),
+                  ("kind", "kind", None)]
+    rep = dict(rep, **{"fault_time_pct": rep["slowdown"]["fault_time_pct"],
+                       "numa_extra_latency_pct": rep["slowdown"]["numa_extra_latency_pct"],
+                       "windows_since_phase_change": rep["profile"]["windows_since_phase_change"],
+                       "phase_changes": rep["profile"]["phase_changes"]})
+    pairs += [("fault_time_pct", "fault-time-pct", milli),
+              ("numa_extra_latency_pct", "numa-extra-latency-pct", milli),
+              ("windows_since_phase_change", "windows-since-phase-change", 0),
+              ("phase_changes", "phase-changes", 0)]
+
+    def diff(where, a, b, pairs):
+        out = []
+        for ka, kb, tol in pairs:
+            x, y = a.get(ka), b.get(kb)
+            if x is None or y is None or (x != y if tol is None else abs(x - y) > tol):
+                out.append(f"{where}{ka}: report {x}, QMP {y}")
+        return out
+
+    out = diff("", rep, tco, pairs)
+    if len(rep["tiers"]) != len(tco["tiers"]):
+        return out + [f"{len(rep['tiers'])} tiers in the report, {len(tco['tiers'])} over QMP"]
+    for rt, qt in zip(rep["tiers"], tco["tiers"]):
+        if rt["tier"][:15] != qt["name"]:
+            out.append(f"tier {rt['tier']}: QMP names it {qt['name']}")
+        out += diff(f"tier {rt['tier']}: ", rt, qt, pairs_tier)
+    return out
+
+
+def run_tco(t, q, d, vm):
+    """query-memory-tiers shows the VM's TCO report: the figures of vtierctl report."""
+    rep, info = d.run("report", vm), q.tiers()["mem0"]
+    t.ok(rep["windows"] > 0 or "tco" not in info,
+         f"no TCO report over QMP before the VM's first window (windows {rep['windows']}, "
+         f"tco {'tco' in info})")
+    # Windows need a profiler: the host's DAMON (with vaddr operations) or host-kmod.
+    r = subprocess.run([os.path.join(d.bin, "vtierctl"), "--socket", d.ctl, "policy", vm,
+                        "mode=observe", "window_ms=500", "sample_ms=20"],
+                       capture_output=True, text=True, timeout=20)
+    if r.returncode:
+        t.skip("the TCO report over QMP needs the VM's profiling windows, and this host "
+               f"cannot profile it: {r.stderr.strip()}")
+        return
+    wait_for("two windows", lambda: d.run("report", vm)["windows"] >= 2, 30)
+    # A window may end between the two reads: take a pair from one window.
+    for _ in range(20):
+        before = d.run("report", vm)
+        tco = q.tiers()["mem0"].get("tco")
+        after = d.run("report", vm)
+        if tco and before["windows"] == after["windows"] == tco["windows"]:
+            break
+        time.sleep(0.1)
+    d.run("policy", vm, "mode=off")
+    bad = tco_mismatches(after, tco) if tco else ["no tco member in query-memory-tiers"]
+    t.ok(not bad and any(x["bytes"] for x in tco["tiers"] if x["kind"] == "compressed"),
+         f"query-memory-tiers' tco is vtierctl report's (window {after['windows']}, "
+         f"{after['usd_per_hour']:.9f} USD/h, saving {after['saving_pct']:.3f} %): "
+         + ("; ".join(bad) or json.dumps(tco)))
 
 
 def run_poison(t, h, d):

@@ -18,6 +18,10 @@
  *   corrupt N            flip a byte of the next N pages served (negative
  *                        control: the guest must then count bad pages)
  *   stats                send a STATS report to QEMU now (per-tier figures)
+ *   tco DRAM STORE       from now on add a TCO block to STATS (the VM's
+ *                        memory cost with these prices, USD per GiB, of
+ *                        its dram and its store) and send one now; replies
+ *                        with the figures sent
  *
  * Usage: vtier-test-peer --socket PATH --control PATH --store DIR
  */
@@ -112,6 +116,9 @@ static struct {
 	unsigned int slow_us;
 	unsigned int corrupt;
 	int control_fd;
+	/* `tco`: prices of its two tiers, nano-USD per GiB; reports sent with them */
+	uint64_t tco_price_nusd[2];
+	uint64_t tco_windows;
 } peer;
 
 static void die(const char *fmt, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
@@ -276,8 +283,55 @@ static void fault_latency(const struct backend *b, uint64_t *p50, uint64_t *p99)
 	*p99 = v[(b->lat_n * 99 + 99) / 100 - 1];
 }
 
+/* Per hour of @bytes at @nusd_per_gib nano-USD per GiB, amortised over 5 years as vtierd does. */
+static uint64_t tco_cost(uint64_t bytes, uint64_t nusd_per_gib)
+{
+	return (uint64_t)((unsigned __int128)bytes * nusd_per_gib / (1ull << 30) / 43800);
+}
+
+/*
+ * The TCO block (VTIER_STATS_F_TCO) once `tco` set prices: the peer's two
+ * tiers, the dram as a NUMA tier, the store (pages as they are, served on a
+ * fault) as the compressed kind with ratio 1. No profile: no hot set.
+ */
+static bool tco_fill(struct backend *b, struct vtier_handoff_tco *tco,
+		     struct vtier_handoff_tco_tier *t)
+{
+	uint64_t stored = b->meta->nr_stored * b->page_size, p99;
+
+	if (!peer.tco_windows)
+		return false;
+	t[0] = (struct vtier_handoff_tco_tier){ .name = "dram", .kind = VTIER_TCO_TIER_NUMA,
+						.ratio_milli = 1000, .bytes = b->size - stored,
+						.latency_ns = 100 };
+	t[1] = (struct vtier_handoff_tco_tier){ .name = "store",
+						.kind = VTIER_TCO_TIER_COMPRESSED,
+						.ratio_milli = 1000, .bytes = stored };
+	fault_latency(b, &t[1].latency_ns, &p99);
+	*tco = (struct vtier_handoff_tco){ .windows = peer.tco_windows, .bytes = b->size,
+					   .n_tiers = 2, .placement = "peer" };
+	for (unsigned int i = 0; i < 2; i++) {
+		t[i].bytes_hour_avg = t[i].bytes;	/* no hour samples */
+		t[i].price_nusd_per_gib = peer.tco_price_nusd[i];
+		t[i].cost_nusd_per_hour = t[i].cost_hour_avg_nusd_per_hour =
+			tco_cost(t[i].bytes, peer.tco_price_nusd[i]);
+		tco->cost_nusd_per_hour += t[i].cost_nusd_per_hour;
+	}
+	tco->cost_hour_avg_nusd_per_hour = tco->cost_nusd_per_hour;
+	tco->all_dram_nusd_per_hour = tco_cost(b->size, peer.tco_price_nusd[0]);
+	tco->saving_nusd_per_month = ((int64_t)tco->all_dram_nusd_per_hour -
+				      (int64_t)tco->cost_nusd_per_hour) * 730;
+	if (tco->all_dram_nusd_per_hour)
+		tco->saving_pct_milli = (int32_t)(((int64_t)tco->all_dram_nusd_per_hour -
+						   (int64_t)tco->cost_nusd_per_hour) * 100000 /
+						  (int64_t)tco->all_dram_nusd_per_hour);
+	return true;
+}
+
 static void send_stats(struct backend *b)
 {
+	struct vtier_handoff_tco tco;
+	struct vtier_handoff_tco_tier tco_tiers[2];
 	uint64_t stored = b->meta->nr_stored * b->page_size;
 	struct vtier_handoff_stats s = {
 		.agent_time_ns = g_get_monotonic_time() * 1000,
@@ -298,7 +352,8 @@ static void send_stats(struct backend *b)
 
 	fault_latency(b, &tiers[1].fault_latency_p50_ns, &tiers[1].fault_latency_p99_ns);
 	if (b->conn)
-		vt_handoff_conn_send_stats_v2(b->conn, &s, tiers);
+		vt_handoff_conn_send_stats_tco(b->conn, &s, tiers,
+					       tco_fill(b, &tco, tco_tiers) ? &tco : NULL, tco_tiers);
 }
 
 static void serve_faults(struct backend *b)
@@ -635,6 +690,36 @@ static void cmd_status(struct backend *b, GString *out)
 		b->ranges_updates, b->n_ranges ? b->ranges[0].gpa : 0, p50, p99);
 }
 
+static void cmd_tco(struct backend *b, const char *args, GString *out)
+{
+	struct vtier_handoff_tco tco;
+	struct vtier_handoff_tco_tier t[2];
+	double price[2];
+	char *end;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		price[i] = g_ascii_strtod(args, &end);
+		if (end == args || !(price[i] >= 0 && price[i] <= 1e6)) {
+			g_string_append(out, "ERR tco needs two prices in USD per GiB, 0..1e6");
+			return;
+		}
+		args = end;
+	}
+	for (unsigned int i = 0; i < 2; i++)
+		peer.tco_price_nusd[i] = (uint64_t)(price[i] * 1e9 + 0.5);
+	peer.tco_windows++;
+	tco_fill(b, &tco, t);
+	send_stats(b);
+	g_string_append_printf(out, "OK windows=%" PRIu64 " cost_nusd=%" PRIu64
+			       " all_dram_nusd=%" PRIu64 " saving_month_nusd=%" PRId64
+			       " saving_pct_milli=%d dram_bytes=%" PRIu64 " dram_nusd=%" PRIu64
+			       " store_bytes=%" PRIu64 " store_nusd=%" PRIu64 " store_latency_ns=%"
+			       PRIu64, tco.windows, tco.cost_nusd_per_hour, tco.all_dram_nusd_per_hour,
+			       tco.saving_nusd_per_month, tco.saving_pct_milli, t[0].bytes,
+			       t[0].cost_nusd_per_hour, t[1].bytes, t[1].cost_nusd_per_hour,
+			       t[1].latency_ns);
+}
+
 static void run_command(const char *line, GString *out)
 {
 	struct backend *b = first_backend();
@@ -655,6 +740,8 @@ static void run_command(const char *line, GString *out)
 	} else if (!strcmp(line, "stats")) {
 		send_stats(b);
 		g_string_append(out, "OK");
+	} else if (!strncmp(line, "tco ", 4)) {
+		cmd_tco(b, line + 4, out);
 	} else if (sscanf(line, "evict %" SCNx64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
 			  &a1, &a2, &a3, &a4) >= 3 && a3) {
 		cmd_evict(b, a1, a2, a3, a4, out);
