@@ -210,7 +210,7 @@ def flip_bytes(places):
 
 
 def test():
-    t = Tap(30)
+    t = Tap(32)
     with Harness("vtierd") as h:
         d = Vtierd(h)
         try:
