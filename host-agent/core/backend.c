@@ -697,16 +697,16 @@ int vt_backend_send_stats(struct vt_backend *b)
 	struct vtier_handoff_tier_v2 tiers[VTIER_HANDOFF_TIERS_MAX] = { 0 };
 	g_autofree struct vt_ctier_mover_stats *ms = g_new0(struct vt_ctier_mover_stats, 1);
 	struct vtier_handoff_stats st = { 0 };
-	struct vtier_handoff_tco tco;
-	struct vtier_handoff_tco_tier tco_tiers[VTIER_HANDOFF_TIERS_MAX];
-	bool have_tco;
 	unsigned int n;
 	uint64_t stored = 0, pool = 0;
+	int ret;
 
 	if (!b->conn || !b->store || !b->mover)
 		return -ENOTCONN;
 	/* the VM's report as `vtierctl report` shows it (the whole VM, as of its last window) */
-	have_tco = b->vm && vt_vm_report_to_wire(b->vm, &tco, tco_tiers);
+	ret = b->vm ? vt_vm_report_to_wire(b->vm, &b->tco, b->tco_tiers) : -ENODATA;
+	if (ret != -EBUSY)
+		b->have_tco = !ret;
 	n = MIN(vt_store_stats(b->store, ts, VT_CTIER_MAX), VTIER_HANDOFF_TIERS_MAX - 1);
 	vt_ctier_mover_get_stats(b->mover, ms);
 	for (unsigned int i = 0; i < n; i++) {
@@ -731,6 +731,6 @@ int vt_backend_send_stats(struct vt_backend *b)
 	st.demotions = ms->evicted;
 	st.compressed_bytes = pool;
 	st.n_tiers = n + 1;
-	return vt_handoff_conn_send_stats_tco(b->conn, &st, tiers, have_tco ? &tco : NULL,
-					      tco_tiers);
+	return vt_handoff_conn_send_stats_tco(b->conn, &st, tiers, b->have_tco ? &b->tco : NULL,
+					      b->tco_tiers);
 }

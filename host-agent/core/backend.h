@@ -48,6 +48,10 @@ struct vt_backend {
 	uint64_t reconciled;		/* store entries dropped at HELLO: the memfd had the page */
 	uint64_t stored_at_hello;
 	int failed_err;			/* set by the mover thread (atomic) */
+	/* the VM's TCO report last sent to QEMU (main loop), sent again while the VM is busy */
+	bool have_tco;
+	struct vtier_handoff_tco tco;
+	struct vtier_handoff_tco_tier tco_tiers[VTIER_HANDOFF_TIERS_MAX];
 	struct vt_daemon *d;
 	/*
 	 * The daemon's table holds one reference; a VM's worker takes one per

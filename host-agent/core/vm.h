@@ -229,11 +229,12 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 /* The memory TCO report (core/tco_report.h) from the last window's figures, under the lock. */
 void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b);
 /*
- * The same report as STATS carries it to QEMU (vt_tco_report_to_wire); false
- * before the VM's first window, when there is no report to send.
+ * The same report as STATS carries it to QEMU (vt_tco_report_to_wire): 0;
+ * -ENODATA before the VM's first window, when there is no report; -EBUSY when
+ * the worker holds the VM's lock (the main loop does not wait for it).
  */
-bool vt_vm_report_to_wire(struct vt_vm *vm, struct vtier_handoff_tco *tco,
-			  struct vtier_handoff_tco_tier *tiers);
+int vt_vm_report_to_wire(struct vt_vm *vm, struct vtier_handoff_tco *tco,
+			 struct vtier_handoff_tco_tier *tiers);
 /* The heatmap (core/vm_heatmap.c): laid out at engine start, a column per window (worker). */
 void vt_vm_heatmap_layout(struct vt_vm *vm);
 void vt_vm_heatmap_window(struct vt_vm *vm, uint64_t window);

@@ -4,6 +4,7 @@
  * engine's stats and its memory TCO report. The main loop calls these; each
  * reads the VM under its lock.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "json_member.h"
@@ -138,10 +139,12 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	g_mutex_unlock(&vm->lock);
 }
 
-/* What the report is computed from: a copy under the lock, so that the arithmetic needs none. */
+/*
+ * What the report is computed from: a copy under the lock (taken by the caller),
+ * so that the arithmetic needs none.
+ */
 static void report_input(struct vt_vm *vm, struct vt_tco_report_input *in)
 {
-	g_mutex_lock(&vm->lock);
 	g_strlcpy(in->name, vm->name, sizeof(in->name));
 	in->placement = vt_placement_name(vm->policy.placement);
 	in->tco_alpha = vm->policy.tco_alpha;
@@ -154,7 +157,6 @@ static void report_input(struct vt_vm *vm, struct vt_tco_report_input *in)
 	in->stable_windows = vm->stats.stable_windows;
 	in->phase_changes = vm->stats.phase_changes;
 	in->history = vm->tco_history;
-	g_mutex_unlock(&vm->lock);
 }
 
 void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
@@ -162,21 +164,27 @@ void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
 	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
 	struct vt_tco_report r;
 
+	g_mutex_lock(&vm->lock);
 	report_input(vm, in);
+	g_mutex_unlock(&vm->lock);
 	vt_tco_report_compute(in, &r);
 	vt_tco_report_to_json(in, &r, b);
 }
 
-bool vt_vm_report_to_wire(struct vt_vm *vm, struct vtier_handoff_tco *tco,
-			  struct vtier_handoff_tco_tier *tiers)
+int vt_vm_report_to_wire(struct vt_vm *vm, struct vtier_handoff_tco *tco,
+			 struct vtier_handoff_tco_tier *tiers)
 {
 	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
 	struct vt_tco_report r;
 
+	/* never wait for a worker that holds the lock (restarting its engine) */
+	if (!g_mutex_trylock(&vm->lock))
+		return -EBUSY;
 	report_input(vm, in);
+	g_mutex_unlock(&vm->lock);
 	if (!in->windows)
-		return false;
+		return -ENODATA;
 	vt_tco_report_compute(in, &r);
 	vt_tco_report_to_wire(in, &r, tco, tiers);
-	return true;
+	return 0;
 }

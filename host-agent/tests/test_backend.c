@@ -480,6 +480,29 @@ static int64_t json_milli(JsonObject *o, const char *key)
 	return llround(json_object_get_double_member(o, key) * 1e3);
 }
 
+/* A thread that holds a VM's lock until told to let go, as a busy worker does. */
+struct lock_holder {
+	struct vt_vm *vm;
+	GMutex m;
+	GCond c;
+	bool held, release;
+};
+
+static gpointer hold_lock(gpointer data)
+{
+	struct lock_holder *h = data;
+
+	g_mutex_lock(&h->vm->lock);
+	g_mutex_lock(&h->m);
+	h->held = true;
+	g_cond_signal(&h->c);
+	while (!h->release)
+		g_cond_wait(&h->c, &h->m);
+	g_mutex_unlock(&h->m);
+	g_mutex_unlock(&h->vm->lock);
+	return NULL;
+}
+
 /*
  * After a window of a handed-off VM, QEMU gets STATS with the VM's TCO report:
  * the figures of `vtierctl report VM --json`, in the hand-off's fixed point.
@@ -563,6 +586,43 @@ static void test_stats_carry_report(void **state)
 	assert_int_equal(st.tco_tiers[1].kind, VTIER_TCO_TIER_COMPRESSED);
 	assert_int_equal(st.tco_tiers[1].bytes, 3 << 20);
 	assert_int_equal(st.tco_tiers[1].ratio_milli, 3000);
+
+	/*
+	 * While the worker holds the VM's lock (restarting its engine), the main loop
+	 * does not wait for it: STATS goes out at once with the report sent last.
+	 */
+	{
+		struct vtier_handoff_tco last = *st.tco;
+		struct lock_holder h = { .vm = vm };
+		GThread *holder;
+		gint64 t0;
+
+		/* a window the main loop will not see until the lock is free */
+		g_mutex_lock(&vm->lock);
+		vm->stats.windows = 6;
+		g_mutex_unlock(&vm->lock);
+		holder = g_thread_new("holder", hold_lock, &h);
+		g_mutex_lock(&h.m);
+		while (!h.held)
+			g_cond_wait(&h.c, &h.m);
+		g_mutex_unlock(&h.m);
+		t0 = g_get_monotonic_time();
+		assert_int_equal(vt_backend_send_stats(g_ptr_array_index(vm->backends, 0)), 0);
+		st = next_stats(s, buf, sizeof(buf));
+		assert_true(g_get_monotonic_time() - t0 < G_USEC_PER_SEC);
+		assert_non_null(st.tco);
+		assert_memory_equal(st.tco, &last, sizeof(last));
+		g_mutex_lock(&h.m);
+		h.release = true;
+		g_cond_signal(&h.c);
+		g_mutex_unlock(&h.m);
+		g_thread_join(holder);
+		/* free again: the new window's report (after any the 1 s tick sent meanwhile) */
+		assert_int_equal(vt_backend_send_stats(g_ptr_array_index(vm->backends, 0)), 0);
+		for (st = next_stats(s, buf, sizeof(buf)); st.tco->windows != 6;
+		     st = next_stats(s, buf, sizeof(buf)))
+			assert_memory_equal(st.tco, &last, sizeof(last));
+	}
 	close(s);
 }
 
