@@ -84,6 +84,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			else if (!ret)
 				check_inside(st.tiers, st.fixed->n_tiers * sizeof(st.tiers[0]),
 					     payload, len);
+			if (!ret && st.tco) {
+				uint64_t bytes = 0;
+
+				check_inside(st.tco, sizeof(*st.tco), payload, len);
+				check_inside(st.tco_tiers, st.tco->n_tiers * sizeof(st.tco_tiers[0]),
+					     payload, len);
+				for (uint32_t i = 0; i < st.tco->n_tiers; i++)
+					bytes += st.tco_tiers[i].bytes;
+				assert(bytes == st.tco->bytes);	/* what QEMU checks too */
+			}
 		}
 		free(payload);
 		data += len;

@@ -36,6 +36,21 @@ def policy(mode=2, flags=0xF, tiers=b"dram,lz4"):
     return struct.pack("<IIQQII128s", mode, flags, 1 << 30, 64 << 20, 500, 0, tiers)
 
 
+def stats(tco_tiers=2, total=None, flags=0x3, short=0):
+    """A STATS report: one v2 tier, then (flag 0x2) a TCO block and its tiers."""
+    body = struct.pack("<QQQQQII", 1, 2, 3, 4, 5, 1, flags)
+    body += struct.pack("<16s7Q", b"memory", 1 << 20, 1 << 20, 1 << 20, 0, 0, 0, 0)
+    if flags & 0x2:
+        body += struct.pack("<QQQQQqQQQiIIIII16s", 7, (3 << 20) if total is None else total,
+                            150000, 150000, 200000, 36500000, 1 << 20, 3, 1, 25000, 0, 0,
+                            500, 0, tco_tiers, b"tco")
+        for i in range(tco_tiers):
+            b = max(2 - i, 0) << 20
+            body += struct.pack("<16sII7Q", b"dram" if i == 0 else b"lz4", min(i, 1), 1000 + 1500 * i,
+                                b, b, 0, 100, 3000000000, 1, 1)
+    return body[:len(body) - short]
+
+
 seeds = {
     "hello": msg(HELLO, hello(), nfds=2),
     "hello-profile": msg(HELLO, hello(n_ranges=2, profile=profile()), nfds=2),
@@ -62,6 +77,12 @@ seeds = {
     "hello-id-utf8": msg(HELLO, hello(backend=b"caf\xc3\xa9"), nfds=2),
     "hello-partial": msg(HELLO, hello(profile=profile()), nfds=2)[:4096],
     "hello-huge-size": msg(HELLO, hello(size=1 << 40), nfds=2),
+    # STATS (agent -> QEMU) with the VM's TCO block, good and bad
+    "stats-v2": msg(3, stats(flags=0x1)),
+    "stats-tco": msg(3, stats()),
+    "stats-tco-short": msg(3, stats(short=80)),
+    "stats-tco-sum": msg(3, stats(total=4 << 20)),
+    "stats-tco-count": msg(3, stats(tco_tiers=17)),
 }
 
 out = sys.argv[1]
