@@ -11,7 +11,9 @@
 # reference's is the measured slowdown, and the VM's TCO report gives the
 # saving against all-DRAM; then the guest verifies every page. One line per
 # alpha: RESULT-TCO alpha= tco_saving_pct= slowdown_pct= bad_pages=
-# Checks: alpha 1 puts at least 90 % of the VM's bytes in DRAM; alpha 0 saves
+# Checks: query-memory-tiers of the patched QEMU shows vtierd's report (the
+# saving within 2 points: a window may pass between the two reads); alpha 1
+# puts at least 90 % of the VM's bytes in DRAM; alpha 0 saves
 # at least 10 points more than alpha 1; the saving does not grow with alpha
 # (2 points of slack: the bytes move a little while the report is read).
 # Needs from vtierd-ctier.sh: ctl, fail, field, jfirst, W, WL, MIB; the
@@ -54,6 +56,17 @@ for alpha in 0 0.5 1; do
 done
 skewed_stop
 ctl report vm0
+# QEMU shows the same report: vtierd sends it with the backend's STATS after
+# each window (query-memory-tiers' tco, docs/abi-handoff.md)
+rep=$(ctl --json report vm0)
+q=$(tb_qmp vm0 '{"execute":"query-memory-tiers"}') || fail "query-memory-tiers: $q"
+qsave=$(echo "$q" | tr -d ' \n' | grep -o '"saving-pct":[0-9.e+-]*' | head -1 | cut -d: -f2)
+qalpha=$(echo "$q" | tr -d ' \n' | grep -o '"tco-alpha":[0-9.e+-]*' | head -1 | cut -d: -f2)
+echo "query-memory-tiers: saving-pct $qsave, tco-alpha $qalpha; vtierctl report: saving_pct" \
+    "$(jnum "$rep" saving_pct), tco_alpha $(jnum "$rep" tco_alpha)"
+[ -n "$qsave" ] || fail "query-memory-tiers has no tco report: $q"
+awk "BEGIN {d = $qsave - $(jnum "$rep" saving_pct); exit !(d < 2 && d > -2 && $qalpha == 1)}" ||
+    fail "query-memory-tiers' TCO report differs from vtierctl report's: $q"
 # shellcheck disable=SC2086
 set -- $savings
 awk "BEGIN {exit !($1 >= $3 + 10)}" ||
