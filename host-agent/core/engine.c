@@ -4,7 +4,8 @@
  * order, each on the last one's output, and times them:
  *   profiler   (profile.c)    the profiler's window -> regions in QEMU's hva,
  *                             which feed the chunk EMAs
- *   residency  (residency.c)  where each chunk's pages are
+ *   residency  (residency.c)  where the chunks' pages are: the ones moved
+ *                             and a round-robin slice (policy/refresh.h)
  *   policy     (placement.c)  the window's move orders
  *   movers     (apply.c)      (mode auto) each order to the mover that takes
  *                             it (mover.h: numa, ctier, zswap)
@@ -190,6 +191,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		vt_mtm_free(vm->mtm);
 		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
 				     vt_vm_nr_tiers(vm));
+		vt_residency_start(vm);
 	}
 	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
 		  sizeof(vm->state));
@@ -206,13 +208,41 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	return true;
 }
 
-/* Bytes of the VM on each tier: the store's count for vtierd's pools, else the residency. */
+/* Bytes of the VM on each tier, as the last window counted them (tier_bytes below). */
 void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes)
 {
+	(void)vm;
 	for (unsigned int t = 0; t < VT_MAX_TIERS; t++)
-		bytes[t] = t < s->model.nr && s->model.t[t].compressed &&
-			   vm->ctier_kind == VT_CTIER_HANDOFF ? s->model.t[t].stored_bytes :
-			   s->tier[t].resident_bytes;
+		bytes[t] = s->tier[t].resident_bytes;
+}
+
+/*
+ * The window's bytes per tier: the residency's samples (a chunk nobody moved
+ * is as old as its last turn in the round robin), except vtierd's own pools,
+ * whose stores count every page: a compressed tier holds what its store
+ * holds, and what the samples put there beyond it (faults and fetches since
+ * the chunk was read, evictions still queued) is in RAM, on the fastest tier
+ * where faults bring pages back.
+ */
+static void tier_bytes(const struct vt_vm *vm, const uint64_t *sampled, struct vt_vm_stats *s)
+{
+	unsigned int nr = MIN(vt_vm_nr_tiers(vm), (unsigned int)VT_MAX_TIERS);
+	uint64_t in_ram = sampled[0], more = 0;
+
+	for (unsigned int t = 0; t < nr; t++)
+		s->tier[t].resident_bytes = sampled[t];
+	if (vm->ctier_kind != VT_CTIER_HANDOFF)
+		return;
+	for (unsigned int t = vm->tiers.nr; t < nr && t < s->model.nr; t++) {
+		uint64_t stored = s->model.t[t].stored_bytes;
+
+		if (sampled[t] > stored)
+			in_ram += sampled[t] - stored;
+		else
+			more += stored - sampled[t];
+		s->tier[t].resident_bytes = stored;
+	}
+	s->tier[0].resident_bytes = in_ram - MIN(in_ram, more);
 }
 
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
@@ -256,12 +286,16 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->hot_chunks = ws.hot_chunks;
 	s->hot_on_tier0 = ws.hot_on_tier0;
 	s->thrash_events = vm->mtm->thrash_total;
-	for (unsigned int t = 0; t < vt_vm_nr_tiers(vm) && t < VT_MAX_TIERS; t++)
-		s->tier[t].resident_bytes = ws.tier_bytes[t];
+	tier_bytes(vm, ws.tier_bytes, s);
 	if (vm->policy.mode == VT_MODE_OBSERVE) {
 		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
-	} else if (!vt_apply_orders(vm, backends, orders, &mp, s, err, err_len)) {
-		return false;
+	} else {
+		bool ok = vt_apply_orders(vm, backends, orders, &mp, s, err, err_len);
+
+		/* the moved chunks' outcome: read next window */
+		vt_residency_moved(vm, orders);
+		if (!ok)
+			return false;
 	}
 	s->mover_cost_ns = thread_ns() - t3;
 	s->last_window_bytes = s->bytes_moved - moved_before;

@@ -1,57 +1,113 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The residency stage: where each chunk of a VM's guest RAM is, sampled once
+ * The residency stage: where the chunks of a VM's guest RAM are, sampled once
  * per VT_RESIDENCY_STRIDE: move_pages status for the NUMA tiers, pagemap for
- * zswap, the hand-off's store for vtierd's compressed tiers.
+ * zswap, the hand-off's store for vtierd's compressed tiers. Only the chunks
+ * of the window's refresh plan are read (policy/refresh.h): a window costs
+ * VT_RESIDENCY_SAMPLES plus the chunks moved, whatever the VM's size.
  */
 #include "backend.h"
 #include "numa.h"
+#include "refresh.h"
 #include "residency.h"
 
 #define VT_NODE_ZSWAP (-1000)		/* residency: the page is in swap */
 
-/* Where each chunk lives: one move_pages status per VT_RESIDENCY_STRIDE. */
-int vt_residency_query(struct vt_vm *vm, GPtrArray *backends)
+static unsigned int samples_per_chunk(const struct vt_mtm *m)
+{
+	return (unsigned int)MAX(m->chunk_bytes / VT_RESIDENCY_STRIDE, 1);
+}
+
+void vt_residency_start(struct vt_vm *vm)
+{
+	vt_refresh_free(vm->refresh);
+	vm->refresh = vt_refresh_new(vm->mtm->chunks->len,
+				     MAX(VT_RESIDENCY_SAMPLES / samples_per_chunk(vm->mtm), 1u));
+}
+
+/* Read chunk @i's pages into its residency; @nodes, @swapped: room for its samples. */
+static int read_chunk(struct vt_vm *vm, GPtrArray *backends, unsigned int i, int *nodes,
+		      bool *swapped)
 {
 	struct vt_mtm *m = vm->mtm;
-	int nodes[VT_NUMA_BATCH];
-	unsigned int per_chunk = (unsigned int)(m->chunk_bytes / VT_RESIDENCY_STRIDE);
+	const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
+	unsigned int n = (unsigned int)MIN(samples_per_chunk(m),
+					   MAX((c->end - c->start) / VT_RESIDENCY_STRIDE, 1));
+	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
+	uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
+	int ret;
 
-	vt_mtm_residency_reset(m);
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-		unsigned int n = (unsigned int)MIN(per_chunk, (c->end - c->start) / VT_RESIDENCY_STRIDE);
-		struct vt_backend *b = vt_backend_of_hva(backends, c->start);
-		int ret;
+	ret = vt_numa_query(vm->pid, c->start, VT_RESIDENCY_STRIDE, n, nodes);
+	if (ret < 0)
+		return ret;
+	/* not in memory: swapped out (zswap), or never touched */
+	if (vm->ctier_kind == VT_CTIER_ZSWAP &&
+	    vt_zswap_query(&vm->zswap, c->start, VT_RESIDENCY_STRIDE, n, swapped) == 0)
+		for (unsigned int k = 0; k < n; k++)
+			if (nodes[k] < 0 && swapped[k])
+				nodes[k] = VT_NODE_ZSWAP;
+	for (unsigned int k = 0; k < n; k++) {
+		int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->tiers, nodes[k]) : -1;
 
-		n = MIN(MAX(n, 1u), (unsigned int)VT_NUMA_BATCH);
-		ret = vt_numa_query(vm->pid, c->start, VT_RESIDENCY_STRIDE, n, nodes);
+		if (nodes[k] == VT_NODE_ZSWAP)
+			tier = (int)vm->tiers.nr;
+		/* not in memory: maybe in a compressed tier of the hand-off */
+		if (nodes[k] < 0 && b) {
+			int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * VT_RESIDENCY_STRIDE);
+
+			tier = ct >= 0 ? (int)vm->tiers.nr + ct : -1;
+		}
+		if (tier >= 0 && tier < VT_MTM_MAX_TIERS)
+			samples[tier]++;
+	}
+	vt_mtm_residency_set(m, i, samples, n);
+	return 0;
+}
+
+struct stage {
+	struct vt_vm *vm;
+	GPtrArray *backends;
+};
+
+/* A chunk queued to a hand-off's mover is read once that mover has nothing queued. */
+static bool mover_done(unsigned int i, void *opaque)
+{
+	struct stage *st = opaque;
+	const struct vt_mtm_chunk *c = &g_array_index(st->vm->mtm->chunks, struct vt_mtm_chunk, i);
+	struct vt_backend *b = vt_backend_of_hva(st->backends, c->start);
+
+	return !b || vt_backend_backlog(b) == 0;
+}
+
+int vt_residency_query(struct vt_vm *vm, GPtrArray *backends)
+{
+	struct stage st = { vm, backends };
+	unsigned int n = samples_per_chunk(vm->mtm);
+	g_autofree int *nodes = g_new(int, n);
+	g_autofree bool *swapped = g_new(bool, n);
+	g_autoptr(GArray) plan = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+
+	vt_refresh_plan(vm->refresh, mover_done, &st, plan);
+	for (unsigned int k = 0; k < plan->len; k++) {
+		int ret = read_chunk(vm, backends, g_array_index(plan, unsigned int, k), nodes,
+				     swapped);
+
 		if (ret < 0)
 			return ret;
-		if (vm->ctier_kind == VT_CTIER_ZSWAP) {
-			bool swapped[VT_NUMA_BATCH];
-
-			/* not in memory: swapped out (zswap), or never touched */
-			if (vt_zswap_query(&vm->zswap, c->start, VT_RESIDENCY_STRIDE, n, swapped) == 0)
-				for (unsigned int k = 0; k < n; k++)
-					if (nodes[k] < 0 && swapped[k])
-						nodes[k] = VT_NODE_ZSWAP;
-		}
-		for (unsigned int k = 0; k < n; k++) {
-			int tier = nodes[k] >= 0 ? vt_tiers_of_node(&vm->tiers, nodes[k]) : -1;
-
-			if (nodes[k] == VT_NODE_ZSWAP)
-				tier = (int)vm->tiers.nr;
-
-			/* not in memory: maybe in a compressed tier of the hand-off */
-			if (nodes[k] < 0 && b) {
-				int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * VT_RESIDENCY_STRIDE);
-
-				tier = ct >= 0 ? (int)vm->tiers.nr + ct : -1;
-			}
-			vt_mtm_residency_add(m, i, tier);
-		}
 	}
-	vt_mtm_residency_done(m);
 	return 0;
+}
+
+void vt_residency_moved(struct vt_vm *vm, const GArray *orders)
+{
+	for (unsigned int k = 0; k < orders->len; k++) {
+		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, k);
+		bool queued = vm->ctier_kind == VT_CTIER_HANDOFF &&
+			      (o->to_tier >= (int)vm->tiers.nr || o->from_tier >= (int)vm->tiers.nr);
+
+		if (queued)
+			vt_refresh_wait(vm->refresh, o->chunk);
+		else
+			vt_refresh_moved(vm->refresh, o->chunk);
+	}
 }

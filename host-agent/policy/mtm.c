@@ -75,44 +75,49 @@ void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsig
 	}
 }
 
-void vt_mtm_residency_reset(struct vt_mtm *m)
+uint64_t vt_mtm_chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t)
 {
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		memset(chunk(m, i)->samples, 0, sizeof(chunk(m, i)->samples));
-		chunk(m, i)->nr_samples = 0;
+	/* a chunk shorter than the stride has one sample: it speaks for the chunk alone */
+	return MIN((uint64_t)c->samples[t] * m->sample_stride, c->end - c->start);
+}
+
+/* Take chunk @c's bytes out of (@sign -1) or into (+1) the tier totals. */
+static void count_chunk(struct vt_mtm *m, const struct vt_mtm_chunk *c, int sign)
+{
+	for (unsigned int t = 0; t < m->nr_tiers; t++) {
+		uint64_t b = vt_mtm_chunk_tier_bytes(m, c, (int)t);
+
+		m->tier_bytes[t] = sign > 0 ? m->tier_bytes[t] + b : m->tier_bytes[t] - MIN(b, m->tier_bytes[t]);
 	}
 }
 
-void vt_mtm_residency_add(struct vt_mtm *m, unsigned int i, int tier)
+/* The tier with most present samples, -1 when none is present. */
+static int main_tier(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
+{
+	uint32_t best = 0;
+	int tier = -1;
+
+	for (unsigned int t = 0; t < m->nr_tiers; t++)
+		if (c->samples[t] > best) {
+			best = c->samples[t];
+			tier = (int)t;
+		}
+	return tier;
+}
+
+void vt_mtm_residency_set(struct vt_mtm *m, unsigned int i, const uint32_t *samples,
+			  uint32_t nr_samples)
 {
 	struct vt_mtm_chunk *c;
 
 	if (i >= m->chunks->len)
 		return;
 	c = chunk(m, i);
-	c->nr_samples++;
-	if (tier >= 0 && (unsigned int)tier < m->nr_tiers)
-		c->samples[tier]++;
-}
-
-void vt_mtm_residency_done(struct vt_mtm *m)
-{
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		struct vt_mtm_chunk *c = chunk(m, i);
-		uint32_t best = 0;
-
-		c->tier = -1;
-		for (unsigned int t = 0; t < m->nr_tiers; t++)
-			if (c->samples[t] > best) {
-				best = c->samples[t];
-				c->tier = (int)t;
-			}
-	}
-}
-
-static uint64_t chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t)
-{
-	return (uint64_t)c->samples[t] * m->sample_stride;
+	count_chunk(m, c, -1);
+	memcpy(c->samples, samples, m->nr_tiers * sizeof(*samples));
+	c->nr_samples = nr_samples;
+	c->tier = main_tier(m, c);
+	count_chunk(m, c, +1);
 }
 
 static uint64_t chunk_present_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
@@ -120,7 +125,7 @@ static uint64_t chunk_present_bytes(const struct vt_mtm *m, const struct vt_mtm_
 	uint64_t b = 0;
 
 	for (unsigned int t = 0; t < m->nr_tiers; t++)
-		b += chunk_tier_bytes(m, c, (int)t);
+		b += vt_mtm_chunk_tier_bytes(m, c, (int)t);
 	return b;
 }
 
@@ -169,14 +174,17 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 		c->penalty = MIN(c->penalty + p->thrash_step, 1.0);
 		m->thrash_total++;
 	}
-	/* until the next residency query, the chunk is where it was sent */
+	/* until the chunk is read again, it is where it was sent */
 	{
 		uint32_t present = 0;
 
+		count_chunk(m, c, -1);
 		for (unsigned int t = 0; t < m->nr_tiers; t++)
 			present += c->samples[t];
 		memset(c->samples, 0, sizeof(c->samples));
-		c->samples[o->to_tier] = present;
+		if (o->to_tier >= 0 && (unsigned int)o->to_tier < m->nr_tiers)
+			c->samples[o->to_tier] = present;
+		count_chunk(m, c, +1);
 	}
 	c->tier = o->to_tier;
 	c->cold_windows = 0;	/* cold again for a while before the next step down */
@@ -218,9 +226,8 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 
 		c->penalty = MAX(0.0, c->penalty - PENALTY_DECAY);
 		st->hist_bytes[bin_of(c->ema)] += c->end - c->start;
-		for (unsigned int t = 0; t < m->nr_tiers; t++)
-			st->tier_bytes[t] += chunk_tier_bytes(m, c, (int)t);
 	}
+	memcpy(st->tier_bytes, m->tier_bytes, sizeof(st->tier_bytes));
 	used0 = st->tier_bytes[0];
 	/* histogram: lowest bin edge above which the hottest bytes fit the allowance */
 	for (int b = VT_MTM_BINS - 1; b >= 0; b--) {
@@ -255,7 +262,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 	/* 1. over the allowance: demote the coldest until under it (slow, budgeted) */
 	while (used0 > p->allowance_bytes && ci < nc) {
 		struct vt_mtm_chunk *c = chunk(m, cold[ci]);
-		uint64_t b0 = chunk_tier_bytes(m, c, 0), len = c->end - c->start;
+		uint64_t b0 = vt_mtm_chunk_tier_bytes(m, c, 0), len = c->end - c->start;
 		int to;
 
 		if (len > budget)
@@ -274,7 +281,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 	for (unsigned int h = 0; h < nh; h++) {
 		struct vt_mtm_chunk *c = chunk(m, hot[h]);
 		uint64_t len = c->end - c->start;
-		uint64_t need = chunk_present_bytes(m, c) - chunk_tier_bytes(m, c, 0);
+		uint64_t need = chunk_present_bytes(m, c) - vt_mtm_chunk_tier_bytes(m, c, 0);
 		bool fits;
 
 		if (need == 0)
@@ -298,8 +305,8 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 						   ((struct vt_mtm_order){ cold[ci], 0, to, false }));
 				budget -= vlen;
 				room[to] -= MIN(room[to], chunk_present_bytes(m, v));
-				used0 -= MIN(used0, chunk_tier_bytes(m, v, 0));
-				room[0] += chunk_tier_bytes(m, v, 0);
+				used0 -= MIN(used0, vt_mtm_chunk_tier_bytes(m, v, 0));
+				room[0] += vt_mtm_chunk_tier_bytes(m, v, 0);
 				st->demote_bytes += vlen;
 				ci++;
 			}

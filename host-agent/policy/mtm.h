@@ -77,6 +77,8 @@ struct vt_mtm {
 	unsigned int nr_tiers;
 	uint64_t window;
 	uint64_t thrash_total;
+	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
+	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
 };
 
 struct vt_range64 {
@@ -95,10 +97,16 @@ struct vt_mtm_region {
 	double accesses;
 };
 void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsigned int n);
-/* Residency: reset samples, then add one sample of chunk @i on @tier (-1: not present). */
-void vt_mtm_residency_reset(struct vt_mtm *m);
-void vt_mtm_residency_add(struct vt_mtm *m, unsigned int i, int tier);
-void vt_mtm_residency_done(struct vt_mtm *m);
+/*
+ * Residency of chunk @i as last read: @samples[t] of its @nr_samples sampled
+ * pages (sample_stride apart) are on tier t (nr_tiers entries; the others
+ * were not present). Replaces what the chunk had, in m->tier_bytes too; the
+ * chunks not re-read keep theirs. An @i out of range is ignored.
+ */
+void vt_mtm_residency_set(struct vt_mtm *m, unsigned int i, const uint32_t *samples,
+			  uint32_t nr_samples);
+/* Bytes of chunk @c on tier @t by its samples (what m->tier_bytes adds up). */
+uint64_t vt_mtm_chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t);
 /*
  * Decide this window's moves into @orders (struct vt_mtm_order), at most
  * @params->budget_bytes in all; @tier_room[t] is how many bytes tier t can
@@ -107,7 +115,10 @@ void vt_mtm_residency_done(struct vt_mtm *m);
  */
 void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *params, const uint64_t *tier_room,
 		   GArray *orders, struct vt_mtm_window_stats *st);
-/* The mover carried @o out: record it (thrash control, counts). */
+/*
+ * The mover carried @o out: record it (thrash control, counts); until the
+ * chunk is read again, its present samples are on @o->to_tier.
+ */
 void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o,
 		   const struct vt_mtm_params *params);
 /* Most moves (promotions + demotions) of any single chunk so far. */

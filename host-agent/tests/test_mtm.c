@@ -37,11 +37,12 @@ static void toy_init(struct toy *t, unsigned int nr_tiers)
 
 static void toy_residency(struct toy *t)
 {
-	vt_mtm_residency_reset(t->m);
-	for (unsigned int i = 0; i < 256; i++)
-		for (unsigned int k = 0; k < PER_CHUNK; k++)
-			vt_mtm_residency_add(t->m, i, t->tier[i]);
-	vt_mtm_residency_done(t->m);
+	for (unsigned int i = 0; i < 256; i++) {
+		uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
+
+		samples[t->tier[i]] = PER_CHUNK;
+		vt_mtm_residency_set(t->m, i, samples, PER_CHUNK);
+	}
 }
 
 /* hot chunks [a, b) at accesses 0.8, the rest 0; one window; orders applied. */
@@ -189,7 +190,12 @@ static void test_observe_edges(void **state)
 	assert_true(g_array_index(m->chunks, struct vt_mtm_chunk, 0).ema == 0.25);
 	assert_true(g_array_index(m->chunks, struct vt_mtm_chunk, 1).ema == 0);
 	assert_true(g_array_index(m->chunks, struct vt_mtm_chunk, 2).ema == 0.5);
-	vt_mtm_residency_add(m, 99, 0);	/* out of range: ignored */
+	{
+		uint32_t samples[VT_MTM_MAX_TIERS] = { 7 };
+
+		vt_mtm_residency_set(m, 99, samples, 7);	/* out of range: ignored */
+		assert_int_equal(m->tier_bytes[0], 0);
+	}
 	vt_mtm_free(m);
 	vt_mtm_free(NULL);
 }
