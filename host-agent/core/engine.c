@@ -216,35 +216,6 @@ void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint6
 		bytes[t] = s->tier[t].resident_bytes;
 }
 
-/*
- * The window's bytes per tier: the residency's samples (a chunk nobody moved
- * is as old as its last turn in the round robin), except vtierd's own pools,
- * whose stores count every page: a compressed tier holds what its store
- * holds, and what the samples put there beyond it (faults and fetches since
- * the chunk was read, evictions still queued) is in RAM, on the fastest tier
- * where faults bring pages back.
- */
-static void tier_bytes(const struct vt_vm *vm, const uint64_t *sampled, struct vt_vm_stats *s)
-{
-	unsigned int nr = MIN(vt_vm_nr_tiers(vm), (unsigned int)VT_MAX_TIERS);
-	uint64_t in_ram = sampled[0], more = 0;
-
-	for (unsigned int t = 0; t < nr; t++)
-		s->tier[t].resident_bytes = sampled[t];
-	if (vm->ctier_kind != VT_CTIER_HANDOFF)
-		return;
-	for (unsigned int t = vm->tiers.nr; t < nr && t < s->model.nr; t++) {
-		uint64_t stored = s->model.t[t].stored_bytes;
-
-		if (sampled[t] > stored)
-			in_ram += sampled[t] - stored;
-		else
-			more += stored - sampled[t];
-		s->tier[t].resident_bytes = stored;
-	}
-	s->tier[0].resident_bytes = in_ram - MIN(in_ram, more);
-}
-
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
 			char *err, size_t err_len)
 {
@@ -286,7 +257,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->hot_chunks = ws.hot_chunks;
 	s->hot_on_tier0 = ws.hot_on_tier0;
 	s->thrash_events = vm->mtm->thrash_total;
-	tier_bytes(vm, ws.tier_bytes, s);
+	vt_residency_tier_bytes(vm, ws.tier_bytes, s);
 	if (vm->policy.mode == VT_MODE_OBSERVE) {
 		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
 	} else {

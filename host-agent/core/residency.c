@@ -111,3 +111,32 @@ void vt_residency_moved(struct vt_vm *vm, const GArray *orders)
 			vt_refresh_moved(vm->refresh, o->chunk);
 	}
 }
+
+/*
+ * vtierd's pools count every page: a compressed tier holds what its store
+ * holds, and what the samples put there beyond it (faults and fetches since
+ * the chunk was read, evictions still queued) is in RAM, on the fastest tier
+ * where faults bring pages back; what the store holds beyond the samples is
+ * not in RAM.
+ */
+void vt_residency_tier_bytes(const struct vt_vm *vm, const uint64_t *sampled,
+			     struct vt_vm_stats *s)
+{
+	unsigned int nr = MIN(vt_vm_nr_tiers(vm), (unsigned int)VT_MAX_TIERS);
+	uint64_t in_ram = sampled[0], more = 0;
+
+	for (unsigned int t = 0; t < nr; t++)
+		s->tier[t].resident_bytes = sampled[t];
+	if (vm->ctier_kind != VT_CTIER_HANDOFF)
+		return;
+	for (unsigned int t = vm->tiers.nr; t < nr && t < s->model.nr; t++) {
+		uint64_t stored = s->model.t[t].stored_bytes;
+
+		if (sampled[t] > stored)
+			in_ram += sampled[t] - stored;
+		else
+			more += stored - sampled[t];
+		s->tier[t].resident_bytes = stored;
+	}
+	s->tier[0].resident_bytes = in_ram - MIN(in_ram, more);
+}

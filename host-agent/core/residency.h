@@ -29,5 +29,13 @@ int vt_residency_query(struct vt_vm *vm, GPtrArray *backends);
  * read again next window, those queued to a hand-off's mover once it is idle.
  */
 void vt_residency_moved(struct vt_vm *vm, const GArray *orders);
+/*
+ * The window's bytes per tier into @s->tier[].resident_bytes from MTM's
+ * sampled totals @sampled (a chunk nobody moved is as old as its last turn
+ * in the round robin), vtierd's pools from their stores' page counts in
+ * @s->model (built for this window).
+ */
+void vt_residency_tier_bytes(const struct vt_vm *vm, const uint64_t *sampled,
+			     struct vt_vm_stats *s);
 
 #endif

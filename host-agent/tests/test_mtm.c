@@ -200,6 +200,42 @@ static void test_observe_edges(void **state)
 	vt_mtm_free(NULL);
 }
 
+/* Tier totals follow each chunk's re-read and each committed move, and nothing else. */
+static void test_tier_bytes_kept(void **state)
+{
+	struct vt_range64 r = { 0, 4 * CHUNK + MIB / 2 };	/* tail chunk of 512 KiB */
+	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 3);
+	struct vt_mtm_params p = { .budget_bytes = 1ULL << 30 };
+	uint32_t on0[VT_MTM_MAX_TIERS] = { PER_CHUNK };
+	uint32_t mixed[VT_MTM_MAX_TIERS] = { 10, 20, 30 };
+	uint32_t tail[VT_MTM_MAX_TIERS] = { 0, 0, 32 };
+
+	(void)state;
+	for (unsigned int i = 0; i < 4; i++)
+		vt_mtm_residency_set(m, i, on0, PER_CHUNK);
+	assert_int_equal(m->tier_bytes[0], 4 * CHUNK);
+	vt_mtm_residency_set(m, 1, mixed, PER_CHUNK);	/* 68 samples absent */
+	assert_int_equal(m->tier_bytes[0], 3 * CHUNK + 10 * STRIDE);
+	assert_int_equal(m->tier_bytes[1], 20 * STRIDE);
+	assert_int_equal(m->tier_bytes[2], 30 * STRIDE);
+	assert_int_equal(g_array_index(m->chunks, struct vt_mtm_chunk, 1).tier, 2);
+	vt_mtm_residency_set(m, 4, tail, 32);
+	assert_int_equal(m->tier_bytes[2], 30 * STRIDE + MIB / 2);
+	/* a committed move takes the chunk's present samples along */
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 1, 2, 0, true }, &p);
+	assert_int_equal(m->tier_bytes[0], 3 * CHUNK + 60 * STRIDE);
+	assert_int_equal(m->tier_bytes[1], 0);
+	assert_int_equal(m->tier_bytes[2], MIB / 2);
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 0, 0, 1, false }, &p);
+	assert_int_equal(m->tier_bytes[0], 2 * CHUNK + 60 * STRIDE);
+	assert_int_equal(m->tier_bytes[1], CHUNK);
+	/* re-read: the chunk's old bytes go, its new ones come */
+	vt_mtm_residency_set(m, 0, (uint32_t[VT_MTM_MAX_TIERS]){ 0 }, PER_CHUNK);
+	assert_int_equal(m->tier_bytes[1], 0);
+	assert_int_equal(g_array_index(m->chunks, struct vt_mtm_chunk, 0).tier, -1);
+	vt_mtm_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_thrash_penalty),
 		cmocka_unit_test(test_budget_and_room),
 		cmocka_unit_test(test_observe_edges),
+		cmocka_unit_test(test_tier_bytes_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
