@@ -162,7 +162,7 @@ struct vt_vm {
 	struct vt_zswap zswap;		/* VT_CTIER_ZSWAP: the QEMU process */
 	uint64_t serial;		/* unique per attach: a stale failure report is ignored */
 	/* the worker's, for the TCO report: phases, per-minute bytes, fault counts */
-	struct vt_phase phase;
+	struct vt_phase_tracker phase;
 	struct vt_tco_history tco_history;	/* published under lock */
 	uint64_t ctier_faults_mark[VT_MAX_TIERS];
 	gint64 window_end_us;

@@ -2,19 +2,19 @@
 /* Phase changes of the hot set: how long the profile has been stable. */
 #include "phase.h"
 
-void vt_phase_init(struct vt_phase *p)
+void vt_phase_init(struct vt_phase_tracker *p)
 {
-	*p = (struct vt_phase){ .hot = g_array_new(FALSE, TRUE, sizeof(guint8)) };
+	*p = (struct vt_phase_tracker){ .hot = g_array_new(FALSE, TRUE, sizeof(guint8)) };
 }
 
-void vt_phase_clear(struct vt_phase *p)
+void vt_phase_clear(struct vt_phase_tracker *p)
 {
 	if (p->hot)
 		g_array_free(p->hot, TRUE);
 	p->hot = NULL;
 }
 
-void vt_phase_update(struct vt_phase *p, const struct vt_mtm *m, double threshold)
+void vt_phase_update(struct vt_phase_tracker *p, const struct vt_mtm *m, double threshold)
 {
 	unsigned int n = m->chunks->len, before = 0, now = 0, diff = 0;
 

@@ -21,7 +21,7 @@ static void test_phases(void **state)
 {
 	struct vt_range64 r = { 0, 40 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, 2);
-	struct vt_phase p;
+	struct vt_phase_tracker p;
 
 	(void)state;
 	vt_phase_init(&p);
