@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The residency stage: where the chunks of a VM's guest RAM are, sampled once
- * per VT_RESIDENCY_STRIDE: move_pages status for the NUMA tiers, pagemap for
+ * per MTM's sample_stride (VT_RESIDENCY_STRIDE): move_pages status for the NUMA tiers, pagemap for
  * zswap, the hand-off's store for vtierd's compressed tiers. Only the chunks
  * of the window's refresh plan are read (policy/refresh.h): a window costs
  * VT_RESIDENCY_SAMPLES plus the chunks moved, whatever the VM's size.
@@ -15,7 +15,7 @@
 
 static unsigned int samples_per_chunk(const struct vt_mtm *m)
 {
-	return (unsigned int)MAX(m->chunk_bytes / VT_RESIDENCY_STRIDE, 1);
+	return (unsigned int)MAX(m->chunk_bytes / m->sample_stride, 1);
 }
 
 void vt_residency_start(struct vt_vm *vm)
@@ -31,18 +31,18 @@ static int read_chunk(struct vt_vm *vm, GPtrArray *backends, unsigned int i, int
 {
 	struct vt_mtm *m = vm->mtm;
 	const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-	unsigned int n = (unsigned int)MIN(samples_per_chunk(m),
-					   MAX((c->end - c->start) / VT_RESIDENCY_STRIDE, 1));
+	uint64_t stride = m->sample_stride;
+	unsigned int n = (unsigned int)MIN(samples_per_chunk(m), MAX((c->end - c->start) / stride, 1));
 	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
 	uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
 	int ret;
 
-	ret = vt_numa_query(vm->pid, c->start, VT_RESIDENCY_STRIDE, n, nodes);
+	ret = vt_numa_query(vm->pid, c->start, stride, n, nodes);
 	if (ret < 0)
 		return ret;
 	/* not in memory: swapped out (zswap), or never touched */
 	if (vm->ctier_kind == VT_CTIER_ZSWAP &&
-	    vt_zswap_query(&vm->zswap, c->start, VT_RESIDENCY_STRIDE, n, swapped) == 0)
+	    vt_zswap_query(&vm->zswap, c->start, stride, n, swapped) == 0)
 		for (unsigned int k = 0; k < n; k++)
 			if (nodes[k] < 0 && swapped[k])
 				nodes[k] = VT_NODE_ZSWAP;
@@ -53,7 +53,7 @@ static int read_chunk(struct vt_vm *vm, GPtrArray *backends, unsigned int i, int
 			tier = (int)vm->tiers.nr;
 		/* not in memory: maybe in a compressed tier of the hand-off */
 		if (nodes[k] < 0 && b) {
-			int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * VT_RESIDENCY_STRIDE);
+			int ct = vt_backend_tier_of(b, c->start + (uint64_t)k * stride);
 
 			tier = ct >= 0 ? (int)vm->tiers.nr + ct : -1;
 		}
