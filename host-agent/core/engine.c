@@ -228,13 +228,11 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	int ret;
 
 	ret = vt_profiler_window(vm->prof, &vm->snap);
-	t1 = thread_ns();
 	if (ret < 0) {
 		g_snprintf(err, err_len, "%s window: %s",
 			   vm->profiler_name, g_strerror(-ret));
 		return ret != -ESRCH;	/* kdamond gone: the process exited */
 	}
-	s->profiler_cost_ns = t1 - t0;
 	/* all checks since the last window end: the samples' and the window's */
 	checks_now = vt_source_checks_total(vm->src);
 	s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
@@ -242,6 +240,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->profiler_regions = vm->snap.regions->len;
 	regions = vt_profile_regions(vm);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
+	t1 = thread_ns();
+	s->profiler_cost_ns = t1 - t0;	/* the window and the chunk EMAs it feeds */
 	ret = vt_residency_query(vm, backends);
 	t2 = thread_ns();
 	s->residency_cost_ns = t2 - t1;

@@ -13,8 +13,13 @@
 
 #include "vm.h"
 
-#define VT_RESIDENCY_STRIDE (64 * 1024)	/* one status sample per 64 KiB */
-#define VT_RESIDENCY_SAMPLES 8192	/* sampled pages per window in the round robin */
+#define VT_RESIDENCY_STRIDE (128 * 1024)	/* one status sample per 128 KiB */
+/*
+ * Sampled pages per window in the round robin: 256 chunks of 2 MiB, 512 MiB
+ * of guest RAM per window, ~0.2 ms of move_pages status here
+ * (docs/bench-agent.md).
+ */
+#define VT_RESIDENCY_SAMPLES 4096
 
 /* A new plan for the VM's new MTM state (vm->mtm): its first window reads every chunk. */
 void vt_residency_start(struct vt_vm *vm);

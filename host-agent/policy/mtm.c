@@ -195,6 +195,7 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 		c->last_demoted = now;
 		c->demotions++;
 	}
+	m->max_moves = MAX(m->max_moves, c->promotions + c->demotions);
 }
 
 /* The slowest-needed tier below @from with room for @bytes, or -1. */
@@ -324,12 +325,5 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 
 uint32_t vt_mtm_max_moves(const struct vt_mtm *m)
 {
-	uint32_t best = 0;
-
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-
-		best = MAX(best, c->promotions + c->demotions);
-	}
-	return best;
+	return m->max_moves;
 }

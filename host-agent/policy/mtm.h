@@ -77,6 +77,7 @@ struct vt_mtm {
 	unsigned int nr_tiers;
 	uint64_t window;
 	uint64_t thrash_total;
+	uint32_t max_moves;		/* most promotions + demotions of one chunk */
 	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
 	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
 };

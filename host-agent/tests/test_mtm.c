@@ -200,7 +200,7 @@ static void test_observe_edges(void **state)
 	vt_mtm_free(NULL);
 }
 
-/* Tier totals follow each chunk's re-read and each committed move, and nothing else. */
+/* Tier totals (and the most moves of a chunk) follow re-reads and committed moves only. */
 static void test_tier_bytes_kept(void **state)
 {
 	struct vt_range64 r = { 0, 4 * CHUNK + MIB / 2 };	/* tail chunk of 512 KiB */
@@ -226,9 +226,14 @@ static void test_tier_bytes_kept(void **state)
 	assert_int_equal(m->tier_bytes[0], 3 * CHUNK + 60 * STRIDE);
 	assert_int_equal(m->tier_bytes[1], 0);
 	assert_int_equal(m->tier_bytes[2], MIB / 2);
+	assert_int_equal(vt_mtm_max_moves(m), 1);
 	vt_mtm_commit(m, &(struct vt_mtm_order){ 0, 0, 1, false }, &p);
 	assert_int_equal(m->tier_bytes[0], 2 * CHUNK + 60 * STRIDE);
 	assert_int_equal(m->tier_bytes[1], CHUNK);
+	assert_int_equal(vt_mtm_max_moves(m), 1);
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 1, 0, 1, false }, &p);
+	assert_int_equal(vt_mtm_max_moves(m), 2);
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 1, 1, 0, true }, &p);
 	/* re-read: the chunk's old bytes go, its new ones come */
 	vt_mtm_residency_set(m, 0, (uint32_t[VT_MTM_MAX_TIERS]){ 0 }, PER_CHUNK);
 	assert_int_equal(m->tier_bytes[1], 0);

@@ -106,7 +106,7 @@ static void test_first_window_reads_all(void **state)
 	assert_int_equal(chunk(f, 9)->tier, -1);
 	assert_int_equal(chunk(f, 10)->tier, -1);
 	assert_int_equal(chunk(f, 10)->nr_samples, CHUNK / VT_RESIDENCY_STRIDE);
-	/* the default slice: VT_RESIDENCY_SAMPLES pages of 64 KiB */
+	/* the default slice: VT_RESIDENCY_SAMPLES pages, VT_RESIDENCY_STRIDE apart */
 	assert_int_equal(f->vm.refresh->slice, VT_RESIDENCY_SAMPLES / (CHUNK / VT_RESIDENCY_STRIDE));
 }
 
