@@ -38,11 +38,19 @@ struct vt_mtm_chunk {
 	uint64_t last_promoted;
 	uint32_t promotions;
 	uint32_t demotions;
-	uint32_t cold_windows;		/* windows in a row with EMA below VT_MTM_COLD, since the last move */
+	uint32_t cold_windows;		/* read it with vt_mtm_cold_windows() */
+	bool active;			/* in m->active: EMA or penalty above 0 */
+	uint64_t idle_since;		/* not active: m->observed when it left */
 };
 
 /* An EMA below this is a cold window for the waterfall (policy/waterfall.h). */
 #define VT_MTM_COLD 0.01
+/*
+ * An EMA below this is 0: the chunk leaves the active set (a chunk at 1 gets
+ * there after 30 windows without access). Only active chunks cost anything
+ * per window, so a window costs what was accessed lately, not the VM's size.
+ */
+#define VT_MTM_EMA_MIN 1e-9
 
 struct vt_mtm_params {
 	uint64_t allowance_bytes;	/* tier-0 bytes the VM may use */
@@ -78,6 +86,17 @@ struct vt_mtm {
 	uint64_t window;
 	uint64_t thrash_total;
 	uint32_t max_moves;		/* most promotions + demotions of one chunk */
+	uint64_t observed;		/* vt_mtm_observe() calls */
+	uint64_t total_bytes;		/* of all chunks */
+	/*
+	 * unsigned int, ascending after each observe: the chunks whose EMA or
+	 * penalty is above 0. The others have EMA 0, no penalty, and grow one
+	 * cold window per observe without being visited.
+	 */
+	GArray *active;
+	unsigned int idle_hint;		/* no idle chunk at or above it has a page on tier 0 */
+	double *acc;			/* observe's scratch, per chunk */
+	GArray *touched;
 	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
 	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
 };
@@ -91,13 +110,21 @@ struct vt_range64 {
 struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint64_t chunk_bytes,
 			  uint64_t sample_stride, unsigned int nr_tiers);
 void vt_mtm_free(struct vt_mtm *m);
-/* Size-weighted accesses (0..1) of regions {start, end, accesses}, per chunk, into the EMA. */
+/*
+ * Size-weighted accesses (0..1) of regions {start, end, accesses}, per chunk,
+ * into the EMA; @regions sorted by start, not overlapping. Visits the chunks
+ * regions with accesses above 0 cover and the active ones.
+ */
 struct vt_mtm_region {
 	uint64_t start;
 	uint64_t end;
 	double accesses;
 };
 void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsigned int n);
+/* Windows in a row with EMA below VT_MTM_COLD, since the chunk last moved. */
+uint32_t vt_mtm_cold_windows(const struct vt_mtm *m, const struct vt_mtm_chunk *c);
+/* Set chunk @i's EMA as if observed (a profile from elsewhere; tests). */
+void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema);
 /*
  * Residency of chunk @i as last read: @samples[t] of its @nr_samples sampled
  * pages (sample_stride apart) are on tier t (nr_tiers entries; the others

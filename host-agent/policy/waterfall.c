@@ -28,7 +28,7 @@ uint64_t vt_waterfall_decide(struct vt_mtm *m, const struct vt_waterfall_params 
 
 		if (p->first_ctier && c->tier >= (int)p->first_ctier)
 			age *= VT_WATERFALL_CTIER_AGE;
-		if (c->tier < (int)p->first_tier || c->tier < 0 || c->cold_windows < age)
+		if (c->tier < (int)p->first_tier || c->tier < 0 || vt_mtm_cold_windows(m, c) < age)
 			continue;
 		if (used + len > p->budget_bytes)
 			break;

@@ -14,7 +14,7 @@
 static void set_hot(struct vt_mtm *m, unsigned int from, unsigned int to)
 {
 	for (unsigned int i = 0; i < m->chunks->len; i++)
-		g_array_index(m->chunks, struct vt_mtm_chunk, i).ema = i >= from && i < to ? 0.9 : 0;
+		vt_mtm_set_ema(m, i, i >= from && i < to ? 0.9 : 0);
 }
 
 static void test_phases(void **state)
