@@ -24,6 +24,7 @@ struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint6
 				.start = s,
 				.end = MIN(s + chunk_bytes, ranges[r].end),
 				.tier = -1,
+				.taken_tier = -1,
 				.last_demoted = VT_MTM_NEVER,
 				.last_promoted = VT_MTM_NEVER,
 			};
@@ -33,6 +34,7 @@ struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint6
 		}
 	m->active = g_array_new(FALSE, FALSE, sizeof(unsigned int));
 	m->touched = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	m->retiered = g_array_new(FALSE, FALSE, sizeof(unsigned int));
 	m->acc = g_new0(double, MAX(m->chunks->len, 1u));
 	return m;
 }
@@ -44,6 +46,7 @@ void vt_mtm_free(struct vt_mtm *m)
 	g_array_free(m->chunks, TRUE);
 	g_array_free(m->active, TRUE);
 	g_array_free(m->touched, TRUE);
+	g_array_free(m->retiered, TRUE);
 	g_free(m->acc);
 	g_free(m);
 }
@@ -57,6 +60,33 @@ static struct vt_mtm_chunk *chunk(struct vt_mtm *m, unsigned int i)
 static void maybe_cold(struct vt_mtm *m, unsigned int i)
 {
 	m->idle_hint = MAX(m->idle_hint, i + 1);
+}
+
+/* Chunk @i's tier is now @tier. */
+static void set_tier(struct vt_mtm *m, unsigned int i, int tier)
+{
+	struct vt_mtm_chunk *c = chunk(m, i);
+
+	c->tier = tier;
+	if (c->retiered || tier == c->taken_tier)
+		return;
+	c->retiered = true;
+	g_array_append_val(m->retiered, i);
+}
+
+void vt_mtm_take_retiered(struct vt_mtm *m, GArray *out)
+{
+	g_array_set_size(out, 0);
+	for (unsigned int k = 0; k < m->retiered->len; k++) {
+		unsigned int i = g_array_index(m->retiered, unsigned int, k);
+		struct vt_mtm_chunk *c = chunk(m, i);
+
+		c->retiered = false;
+		if (c->tier != c->taken_tier)
+			g_array_append_val(out, ((struct vt_mtm_retier){ i, c->taken_tier, c->tier }));
+		c->taken_tier = c->tier;
+	}
+	g_array_set_size(m->retiered, 0);
 }
 
 uint32_t vt_mtm_cold_windows(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
@@ -210,7 +240,7 @@ void vt_mtm_residency_set(struct vt_mtm *m, unsigned int i, const uint32_t *samp
 	count_chunk(m, c, -1);
 	memcpy(c->samples, samples, m->nr_tiers * sizeof(*samples));
 	c->nr_samples = nr_samples;
-	c->tier = main_tier(m, c);
+	set_tier(m, i, main_tier(m, c));
 	count_chunk(m, c, +1);
 	if (!c->active && c->samples[0])
 		maybe_cold(m, i);
@@ -284,7 +314,7 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 			c->samples[o->to_tier] = present;
 		count_chunk(m, c, +1);
 	}
-	c->tier = o->to_tier;
+	set_tier(m, o->chunk, o->to_tier);
 	c->cold_windows = 0;	/* cold again for a while before the next step down */
 	c->idle_since = m->observed;
 	if (!c->active && c->samples[0])

@@ -41,6 +41,8 @@ struct vt_mtm_chunk {
 	uint32_t cold_windows;		/* read it with vt_mtm_cold_windows() */
 	bool active;			/* in m->active: EMA or penalty above 0 */
 	uint64_t idle_since;		/* not active: m->observed when it left */
+	int taken_tier;			/* tier at the last vt_mtm_take_retiered() */
+	bool retiered;			/* in m->retiered */
 };
 
 /* An EMA below this is a cold window for the waterfall (policy/waterfall.h). */
@@ -97,6 +99,7 @@ struct vt_mtm {
 	unsigned int idle_hint;		/* no idle chunk at or above it has a page on tier 0 */
 	double *acc;			/* observe's scratch, per chunk */
 	GArray *touched;
+	GArray *retiered;		/* unsigned int: tier set since vt_mtm_take_retiered() */
 	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
 	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
 };
@@ -149,6 +152,18 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *params, const u
  */
 void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o,
 		   const struct vt_mtm_params *params);
+/* A chunk whose tier changed: from the tier it had at the last take, to the one it has. */
+struct vt_mtm_retier {
+	unsigned int chunk;
+	int from;
+	int to;
+};
+/*
+ * The chunks whose tier changed since the last call (or since the chunks were
+ * made) into @out (struct vt_mtm_retier, emptied first), for a view kept per
+ * tier without visiting every chunk (the heatmap).
+ */
+void vt_mtm_take_retiered(struct vt_mtm *m, GArray *out);
 /* Most moves (promotions + demotions) of any single chunk so far. */
 uint32_t vt_mtm_max_moves(const struct vt_mtm *m);
 
