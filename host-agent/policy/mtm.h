@@ -100,6 +100,7 @@ struct vt_mtm {
 	double *acc;			/* observe's scratch, per chunk */
 	GArray *touched;
 	GArray *retiered;		/* unsigned int: tier set since vt_mtm_take_retiered() */
+	unsigned int waterfall_next;	/* policy/waterfall.c: its round robin's next chunk */
 	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
 	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
 };
