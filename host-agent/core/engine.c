@@ -192,6 +192,9 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
 				     vt_vm_nr_tiers(vm));
 		vt_residency_start(vm);
+	} else {
+		/* the compressed tiers' kind may have changed: where is everything? */
+		vt_refresh_all(vm->refresh);
 	}
 	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
 		  sizeof(vm->state));

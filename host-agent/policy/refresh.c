@@ -25,6 +25,11 @@ void vt_refresh_free(struct vt_refresh *r)
 	g_free(r);
 }
 
+void vt_refresh_all(struct vt_refresh *r)
+{
+	r->all = true;
+}
+
 void vt_refresh_moved(struct vt_refresh *r, unsigned int i)
 {
 	if (i >= r->nr_chunks || r->queued[i])

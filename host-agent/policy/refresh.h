@@ -2,7 +2,8 @@
 /*
  * Which chunks' residency the engine re-reads in a window, so that a window
  * costs a constant plus the moves made, not the VM's size:
- *   - every chunk, once, in the first window of a new MTM state;
+ *   - every chunk, once, in the first window of a new MTM state or after
+ *     vt_refresh_all();
  *   - the chunks the movers were given orders for (their outcome), in the
  *     next window, or for a mover that works on its own thread, in the first
  *     window that finds it done;
@@ -31,6 +32,8 @@ struct vt_refresh {
 /* A plan over @nr_chunks chunks, @slice of the round robin per window; its first plan is all. */
 struct vt_refresh *vt_refresh_new(unsigned int nr_chunks, unsigned int slice);
 void vt_refresh_free(struct vt_refresh *r);
+/* The next plan is every chunk again (the VM's engine restarted: tiers or policy changed). */
+void vt_refresh_all(struct vt_refresh *r);
 /* The movers were given an order for chunk @i: re-read it in the next plan. */
 void vt_refresh_moved(struct vt_refresh *r, unsigned int i);
 /* Chunk @i's order was queued to a mover: re-read it in the first plan that finds it done. */

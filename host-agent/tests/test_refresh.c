@@ -52,6 +52,13 @@ static void test_first_plan_is_all(void **state)
 	vt_refresh_plan(r, never_done, NULL, plan);
 	assert_int_equal(plan->len, 7);
 	assert_int_equal(vt_refresh_windows(r), 143);
+	/* asked again: all, once, and the round robin goes on where it was */
+	vt_refresh_all(r);
+	vt_refresh_plan(r, never_done, NULL, plan);
+	assert_int_equal(plan->len, 1000);
+	vt_refresh_plan(r, never_done, NULL, plan);
+	assert_int_equal(plan->len, 7);
+	assert_int_equal(g_array_index(plan, unsigned int, 0), 7);
 	vt_refresh_free(r);
 	vt_refresh_free(NULL);
 }
