@@ -49,13 +49,11 @@ enum refresh { REFRESH_FULL, REFRESH_ROUND_ROBIN, NR_REFRESH };
 static const char *const refresh_names[NR_REFRESH] = { "full", "round-robin" };
 
 struct opts {
-	char *sizes;
 	int windows;
 	int window_ms;
 	int sample_ms;
 	int present_mib;
-	char *profiler;
-	char *refresh;
+	const char *profiler;
 };
 
 /* One engine over the RAM: a VM as vtierd builds it, with the simulated source. */
@@ -307,8 +305,9 @@ out:
 int vt_bench_agent(int argc, char **argv)
 {
 	struct opts o = { .windows = 10, .window_ms = 200, .sample_ms = 5, .present_mib = 1024 };
+	g_autofree char *sizes_arg = NULL, *profiler_arg = NULL, *refresh = NULL;
 	GOptionEntry entries[] = {
-		{ "sizes", 0, 0, G_OPTION_ARG_STRING, &o.sizes,
+		{ "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_arg,
 		  "guest RAM sizes in GiB, comma-separated (default 1,4,16,64,256,1024)", "LIST" },
 		{ "windows", 0, 0, G_OPTION_ARG_INT, &o.windows,
 		  "measured windows per size, after the first (default 10)", "N" },
@@ -319,9 +318,9 @@ int vt_bench_agent(int argc, char **argv)
 		{ "present-mib", 0, 0, G_OPTION_ARG_INT, &o.present_mib,
 		  "MiB of RAM touched from its start, besides the 256 MiB hot set (default 1024)",
 		  "MIB" },
-		{ "profiler", 0, 0, G_OPTION_ARG_STRING, &o.profiler,
+		{ "profiler", 0, 0, G_OPTION_ARG_STRING, &profiler_arg,
 		  "profiler over the simulated source (default telescope-flex, vtierd's)", "NAME" },
-		{ "refresh", 0, 0, G_OPTION_ARG_STRING, &o.refresh,
+		{ "refresh", 0, 0, G_OPTION_ARG_STRING, &refresh,
 		  "residency refresh: full, round-robin or both (default both, side by side)",
 		  "WHICH" },
 		{ NULL },
@@ -350,21 +349,20 @@ int vt_bench_agent(int argc, char **argv)
 			"positive, --sample-ms at most --window-ms, --present-mib not negative\n");
 		return 2;
 	}
-	if (o.refresh && strcmp(o.refresh, "both") != 0) {
-		want[REFRESH_FULL] = strcmp(o.refresh, "full") == 0;
-		want[REFRESH_ROUND_ROBIN] = strcmp(o.refresh, "round-robin") == 0;
+	if (refresh && strcmp(refresh, "both") != 0) {
+		want[REFRESH_FULL] = strcmp(refresh, "full") == 0;
+		want[REFRESH_ROUND_ROBIN] = strcmp(refresh, "round-robin") == 0;
 		if (!want[REFRESH_FULL] && !want[REFRESH_ROUND_ROBIN]) {
 			fprintf(stderr, "vtier-bench agent: --refresh: full, round-robin or both\n");
 			return 2;
 		}
 	}
-	if (!o.profiler)
-		o.profiler = g_strdup("telescope-flex");
+	o.profiler = profiler_arg ? profiler_arg : "telescope-flex";
 	if (!vt_profiler_lookup(o.profiler)) {
 		fprintf(stderr, "vtier-bench agent: unknown profiler '%s'\n", o.profiler);
 		return 2;
 	}
-	sizes = g_strsplit(o.sizes ? o.sizes : "1,4,16,64,256,1024", ",", -1);
+	sizes = g_strsplit(sizes_arg ? sizes_arg : "1,4,16,64,256,1024", ",", -1);
 	for (char **s = sizes; *s; s++) {
 		char *end;
 		guint64 gib = g_ascii_strtoull(*s, &end, 10);
@@ -390,8 +388,5 @@ int vt_bench_agent(int argc, char **argv)
 	for (char **s = sizes; *s && !status; s++)
 		status = run_size(g_ascii_strtoull(*s, NULL, 10) * GIB, want, d, &tiers, &o);
 	vt_daemon_free(d);
-	g_free(o.sizes);
-	g_free(o.profiler);
-	g_free(o.refresh);
 	return status;
 }
