@@ -25,21 +25,22 @@ void vt_residency_start(struct vt_vm *vm)
 				     MAX(VT_RESIDENCY_SAMPLES / samples_per_chunk(vm->mtm), 1u));
 }
 
-/* Read chunk @i's pages into its residency; @nodes, @swapped: room for its samples. */
-static int read_chunk(struct vt_vm *vm, GPtrArray *backends, unsigned int i, int *nodes,
-		      bool *swapped)
+static unsigned int samples_of(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
+{
+	return (unsigned int)MIN(samples_per_chunk(m), MAX((c->end - c->start) / m->sample_stride, 1));
+}
+
+/* Chunk @i's residency from where its sampled pages are (@nodes, room for @swapped). */
+static void count_chunk(struct vt_vm *vm, GPtrArray *backends, unsigned int i, int *nodes,
+			bool *swapped)
 {
 	struct vt_mtm *m = vm->mtm;
 	const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
 	uint64_t stride = m->sample_stride;
-	unsigned int n = (unsigned int)MIN(samples_per_chunk(m), MAX((c->end - c->start) / stride, 1));
+	unsigned int n = samples_of(m, c);
 	struct vt_backend *b = vt_backend_of_hva(backends, c->start);
 	uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
-	int ret;
 
-	ret = vt_numa_query(vm->pid, c->start, stride, n, nodes);
-	if (ret < 0)
-		return ret;
 	/* not in memory: swapped out (zswap), or never touched */
 	if (vm->ctier_kind == VT_CTIER_ZSWAP &&
 	    vt_zswap_query(&vm->zswap, c->start, stride, n, swapped) == 0)
@@ -61,7 +62,6 @@ static int read_chunk(struct vt_vm *vm, GPtrArray *backends, unsigned int i, int
 			samples[tier]++;
 	}
 	vt_mtm_residency_set(m, i, samples, n);
-	return 0;
 }
 
 struct stage {
@@ -79,21 +79,47 @@ static bool mover_done(unsigned int i, void *opaque)
 	return !b || vt_backend_backlog(b) == 0;
 }
 
+/*
+ * Sampled pages per move_pages status list: chunks are read together, a call
+ * costs ~2 us here on top of its pages (16 samples a chunk alone: +30 %).
+ */
+#define LIST_PAGES 4096
+
 int vt_residency_query(struct vt_vm *vm, GPtrArray *backends)
 {
+	struct vt_mtm *m = vm->mtm;
 	struct stage st = { vm, backends };
-	unsigned int n = samples_per_chunk(vm->mtm);
-	g_autofree int *nodes = g_new(int, n);
-	g_autofree bool *swapped = g_new(bool, n);
+	unsigned int cap = MAX(samples_per_chunk(m), (unsigned int)LIST_PAGES);
+	g_autofree uint64_t *addrs = g_new(uint64_t, cap);
+	g_autofree int *nodes = g_new(int, cap);
+	g_autofree bool *swapped = g_new(bool, samples_per_chunk(m));
 	g_autoptr(GArray) plan = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	unsigned int first = 0, n = 0;
 
 	vt_refresh_plan(vm->refresh, mover_done, &st, plan);
-	for (unsigned int k = 0; k < plan->len; k++) {
-		int ret = read_chunk(vm, backends, g_array_index(plan, unsigned int, k), nodes,
-				     swapped);
+	for (unsigned int k = 0; k <= plan->len; k++) {
+		const struct vt_mtm_chunk *c = k < plan->len ?
+			&g_array_index(m->chunks, struct vt_mtm_chunk, g_array_index(plan, unsigned int, k)) :
+			NULL;
+		unsigned int nc = c ? samples_of(m, c) : 0;
 
-		if (ret < 0)
-			return ret;
+		/* the list is full (or the plan done): where are its pages, then each chunk's count */
+		if (n && (!c || n + nc > cap)) {
+			int ret = vt_numa_query_list(vm->pid, addrs, n, nodes);
+
+			if (ret < 0)
+				return ret;
+			for (unsigned int j = first, at = 0; j < k; j++) {
+				unsigned int i = g_array_index(plan, unsigned int, j);
+
+				count_chunk(vm, backends, i, nodes + at, swapped);
+				at += samples_of(m, &g_array_index(m->chunks, struct vt_mtm_chunk, i));
+			}
+			first = k;
+			n = 0;
+		}
+		for (unsigned int s = 0; s < nc; s++)
+			addrs[n++] = c->start + (uint64_t)s * m->sample_stride;
 	}
 	return 0;
 }
