@@ -228,6 +228,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	struct vt_mtm_params mp;
 	uint64_t t0 = thread_ns(), t1, t2, t3, moved_before = s->bytes_moved;
 	uint64_t checks_now;
+	bool busy = false;
 	int ret;
 
 	ret = vt_profiler_window(vm->prof, &vm->snap);
@@ -245,6 +246,9 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
 	t1 = thread_ns();
 	s->profiler_cost_ns = t1 - t0;	/* the window and the chunk EMAs it feeds */
+	/* before the residency: idle now means the residency shows every move queued */
+	for (unsigned int i = 0; backends && i < backends->len; i++)
+		busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
 	ret = vt_residency_query(vm, backends);
 	t2 = thread_ns();
 	s->residency_cost_ns = t2 - t1;
@@ -253,6 +257,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 			   g_strerror(-ret));
 		return ret != -ESRCH;
 	}
+	s->refused_chunks = vt_mtm_arrivals(vm->mtm, !busy);
 	vt_placement_decide(vm, backends, s, &mp, orders, &ws, err, err_len);
 	t3 = thread_ns();
 	s->policy_cost_ns = t3 - t2;

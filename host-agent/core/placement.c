@@ -92,10 +92,10 @@ static void evacuate(struct vt_vm *vm, uint64_t budget, uint64_t *room, GArray *
 		if (used + len > budget)
 			break;
 		for (int t = c->tier + 1; t < (int)vm->mtm->nr_tiers && to < 0; t++)
-			if ((vm->tiers_allowed >> t) & 1 && room[t] >= len)
+			if ((vm->tiers_allowed >> t) & 1 && room[t] >= len && !((c->refused >> t) & 1))
 				to = t;
 		for (int t = c->tier - 1; t >= 0 && to < 0; t--)
-			if ((vm->tiers_allowed >> t) & 1 && room[t] >= len)
+			if ((vm->tiers_allowed >> t) & 1 && room[t] >= len && !((c->refused >> t) & 1))
 				to = t;
 		if (to < 0)
 			continue;

@@ -99,6 +99,7 @@ struct vt_vm_stats {
 	uint64_t phase_changes;
 	struct vt_tco_solution tco;		/* placement=tco: the model's last solution */
 	uint64_t tco_misplaced_bytes;		/* ... bytes not yet where it wants them */
+	uint32_t refused_chunks;		/* chunks a tier did not take (vt_mtm_arrivals), for a while */
 };
 
 struct vt_daemon;

@@ -86,6 +86,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_u64(b, "bytes_moved", s->bytes_moved);
 	vt_json_add_u64(b, "last_window_bytes", s->last_window_bytes);
 	vt_json_add_u64(b, "tco_misplaced_bytes", s->tco_misplaced_bytes);
+	vt_json_add_u64(b, "refused_chunks", s->refused_chunks);
 	vt_json_add_u64(b, "pages_already_placed", s->pages_already);
 	vt_json_add_u64(b, "move_fail_busy", s->move_busy);
 	vt_json_add_u64(b, "move_fail_absent", s->move_absent);

@@ -27,6 +27,7 @@ struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint6
 				.taken_tier = -1,
 				.last_demoted = VT_MTM_NEVER,
 				.last_promoted = VT_MTM_NEVER,
+				.sent_to = -1,
 			};
 
 			g_array_append_val(m->chunks, c);
@@ -35,6 +36,7 @@ struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint6
 	m->active = g_array_new(FALSE, FALSE, sizeof(unsigned int));
 	m->touched = g_array_new(FALSE, FALSE, sizeof(unsigned int));
 	m->retiered = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	m->arriving = g_array_new(FALSE, FALSE, sizeof(unsigned int));
 	m->acc = g_new0(double, MAX(m->chunks->len, 1u));
 	return m;
 }
@@ -47,6 +49,7 @@ void vt_mtm_free(struct vt_mtm *m)
 	g_array_free(m->active, TRUE);
 	g_array_free(m->touched, TRUE);
 	g_array_free(m->retiered, TRUE);
+	g_array_free(m->arriving, TRUE);
 	g_free(m->acc);
 	g_free(m);
 }
@@ -242,8 +245,50 @@ void vt_mtm_residency_set(struct vt_mtm *m, unsigned int i, const uint32_t *samp
 	c->nr_samples = nr_samples;
 	set_tier(m, i, main_tier(m, c));
 	count_chunk(m, c, +1);
+	c->read_window = m->window;
 	if (!c->active && c->samples[0])
 		maybe_cold(m, i);
+}
+
+/* Chunk @i has a move to see arrive or a refusal to expire. */
+static void arriving(struct vt_mtm *m, unsigned int i)
+{
+	struct vt_mtm_chunk *c = chunk(m, i);
+
+	if (c->arriving)
+		return;
+	c->arriving = true;
+	g_array_append_val(m->arriving, i);
+}
+
+unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle)
+{
+	unsigned int refused = 0, kept = 0;
+
+	/* only the chunks sent somewhere or refused: the others have nothing to check */
+	for (unsigned int k = 0; k < m->arriving->len; k++) {
+		unsigned int i = g_array_index(m->arriving, unsigned int, k);
+		struct vt_mtm_chunk *c = chunk(m, i);
+
+		if (c->refused && m->window - c->refused_window >= VT_MTM_REFUSED_WINDOWS)
+			c->refused = 0;
+		/* until it is read again a chunk is where it was sent: no verdict before */
+		if (c->sent_to >= 0 && c->read_window > c->sent_window) {
+			if (c->tier == c->sent_to || c->tier < 0) {
+				c->sent_to = -1;	/* there, or nothing of it is anywhere */
+			} else if (movers_idle && m->window > c->sent_window) {
+				c->refused |= 1U << c->sent_to;
+				c->refused_window = m->window;
+				c->sent_to = -1;
+			}
+		}
+		refused += c->refused != 0;
+		c->arriving = c->sent_to >= 0 || c->refused;
+		if (c->arriving)
+			g_array_index(m->arriving, unsigned int, kept++) = i;
+	}
+	g_array_set_size(m->arriving, kept);
+	return refused;
 }
 
 static uint64_t chunk_present_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
@@ -315,6 +360,9 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 		count_chunk(m, c, +1);
 	}
 	set_tier(m, o->chunk, o->to_tier);
+	c->sent_to = o->to_tier;
+	c->sent_window = now;
+	arriving(m, o->chunk);
 	c->cold_windows = 0;	/* cold again for a while before the next step down */
 	c->idle_since = m->observed;
 	if (!c->active && c->samples[0])

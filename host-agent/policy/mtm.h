@@ -43,7 +43,21 @@ struct vt_mtm_chunk {
 	uint64_t idle_since;		/* not active: m->observed when it left */
 	int taken_tier;			/* tier at the last vt_mtm_take_retiered() */
 	bool retiered;			/* in m->retiered */
+	int sent_to;			/* tier of the last order carried out, until it shows (-1: none) */
+	uint64_t sent_window;
+	uint32_t refused;		/* bit t: sent to tier t and did not get there (vt_mtm_arrivals) */
+	uint64_t refused_window;	/* window of the last refusal */
+	uint64_t read_window;		/* m->window when its residency was last read */
+	bool arriving;			/* in m->arriving */
 };
+
+/*
+ * A chunk that was sent to a tier and is not there once the movers are idle
+ * did not get in (a compressed tier refuses what does not compress, a node
+ * may be full): placements leave that tier out for the chunk for this many
+ * windows, then try again (its content may have changed).
+ */
+#define VT_MTM_REFUSED_WINDOWS 64
 
 /* An EMA below this is a cold window for the waterfall (policy/waterfall.h). */
 #define VT_MTM_COLD 0.01
@@ -101,6 +115,7 @@ struct vt_mtm {
 	GArray *touched;
 	GArray *retiered;		/* unsigned int: tier set since vt_mtm_take_retiered() */
 	unsigned int waterfall_next;	/* policy/waterfall.c: its round robin's next chunk */
+	GArray *arriving;		/* unsigned int: sent somewhere or refused (vt_mtm_arrivals) */
 	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
 	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
 };
@@ -139,6 +154,14 @@ void vt_mtm_residency_set(struct vt_mtm *m, unsigned int i, const uint32_t *samp
 			  uint32_t nr_samples);
 /* Bytes of chunk @c on tier @t by its samples (what m->tier_bytes adds up). */
 uint64_t vt_mtm_chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t);
+/*
+ * After the residency: the chunks sent somewhere that are there now, once
+ * read again since; those that are not, when @movers_idle (no order still
+ * queued when the residency was read), are refused by that tier for
+ * VT_MTM_REFUSED_WINDOWS. Returns how many chunks have a refusal on record.
+ * Visits the chunks sent somewhere or refused only.
+ */
+unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle);
 /*
  * Decide this window's moves into @orders (struct vt_mtm_order), at most
  * @params->budget_bytes in all; @tier_room[t] is how many bytes tier t can

@@ -110,7 +110,8 @@ static bool next_step(const struct solver *s, unsigned int i, int at, struct ste
 	for (unsigned int b = 0; b < s->nt; b++) {
 		struct step c = { .item = i, .from = at, .to = (int)b };
 
-		if (s->tiers[b].latency_ns >= s->tiers[at].latency_ns || !fits(s, (int)b, it->bytes))
+		if (s->tiers[b].latency_ns >= s->tiers[at].latency_ns || !fits(s, (int)b, it->bytes) ||
+		    (it->refused >> b) & 1)
 			continue;
 		c.dcost = cost(&s->tiers[b], it->bytes) - cost(&s->tiers[at], it->bytes);
 		c.dslow = it->rate * (s->tiers[at].latency_ns - s->tiers[b].latency_ns);
@@ -182,7 +183,8 @@ int vt_tco_solve(const struct vt_tco_tier *tiers, unsigned int nt, const struct 
 
 		base[i] = -1;
 		for (unsigned int j = 0; j < nt; j++)
-			if (fits(&s, (int)by_cost[j], items[i].bytes)) {
+			if (fits(&s, (int)by_cost[j], items[i].bytes) &&
+			    !((items[i].refused >> by_cost[j]) & 1)) {
 				base[i] = (int)by_cost[j];
 				s.held[base[i]] += items[i].bytes;
 				sol->tco_min += cost(&tiers[base[i]], items[i].bytes);
@@ -335,6 +337,8 @@ int vt_tco_decide(struct vt_mtm *m, const struct vt_tco_params *p, uint64_t *roo
 		items[i].bytes = c->end - c->start;
 		items[i].rate = MAX(c->ema, 0.0) * (double)items[i].bytes / PAGE;
 		items[i].tier = c->tier < (int)nt ? c->tier : -1;
+		/* never its own tier: it is there */
+		items[i].refused = items[i].tier >= 0 ? c->refused & ~(1U << items[i].tier) : c->refused;
 		if (items[i].tier >= 0)
 			held[items[i].tier] += items[i].bytes;
 	}

@@ -37,7 +37,7 @@ uint64_t vt_waterfall_decide(struct vt_mtm *m, const struct vt_waterfall_params 
 			break;
 		}
 		for (unsigned int t = (unsigned int)c->tier + 1; t < m->nr_tiers; t++)
-			if (room[t] >= len) {
+			if (room[t] >= len && !((c->refused >> t) & 1)) {
 				to = (int)t;
 				break;
 			}

@@ -80,6 +80,71 @@ static uint64_t on_tier0(const struct toy *t, unsigned int a, unsigned int b)
 	return n;
 }
 
+/*
+ * A chunk sent to a tier it does not reach is refused by that tier once the
+ * movers are idle (not while they may still carry the order out), for
+ * VT_MTM_REFUSED_WINDOWS windows; a chunk that arrives, or that nothing of
+ * is present anymore, is no refusal.
+ */
+static void test_refusal(void **state)
+{
+	struct toy t;
+	struct vt_mtm_params p = { .allowance_bytes = 1ULL << 40, .budget_bytes = 1ULL << 40 };
+	struct vt_mtm_order to2 = { .chunk = 5, .from_tier = 0, .to_tier = 2 };
+	struct vt_mtm_order to1 = { .chunk = 6, .from_tier = 0, .to_tier = 1 };
+	struct vt_mtm_order gone = { .chunk = 7, .from_tier = 0, .to_tier = 2 };
+	const struct vt_mtm_chunk *c5, *c6, *c7;
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	uint64_t room[3] = { 1ULL << 40, 1ULL << 40, 1ULL << 40 };
+	struct vt_mtm_window_stats st;
+
+	(void)state;
+	toy_init(&t, 3);
+	t.tier[5] = t.tier[6] = t.tier[7] = 0;
+	toy_residency(&t);
+	vt_mtm_decide(t.m, &p, room, orders, &st);	/* window 1 */
+	vt_mtm_commit(t.m, &to2, &p);
+	vt_mtm_commit(t.m, &to1, &p);
+	vt_mtm_commit(t.m, &gone, &p);
+	c5 = &g_array_index(t.m->chunks, struct vt_mtm_chunk, 5);
+	c6 = &g_array_index(t.m->chunks, struct vt_mtm_chunk, 6);
+	c7 = &g_array_index(t.m->chunks, struct vt_mtm_chunk, 7);
+	/* not read since: where it was sent, as far as anyone knows; no verdict */
+	assert_int_equal(vt_mtm_arrivals(t.m, true), 0);
+	assert_int_equal(c5->sent_to, 2);
+	assert_int_equal(t.m->arriving->len, 3);
+	/* chunk 5 stays on tier 0 (refused), 6 reaches tier 1, nothing of 7 is present */
+	t.tier[6] = 1;
+	for (unsigned int i = 5; i <= 7; i++) {
+		uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
+
+		if (i != 7)
+			samples[t.tier[i]] = PER_CHUNK;
+		vt_mtm_residency_set(t.m, i, samples, PER_CHUNK);
+	}
+	/* the movers still busy: no verdict yet */
+	assert_int_equal(vt_mtm_arrivals(t.m, false), 0);
+	assert_int_equal(c5->sent_to, 2);
+	assert_int_equal(c6->sent_to, -1);	/* arrived: known at once */
+	assert_int_equal(c7->sent_to, -1);
+	assert_int_equal(vt_mtm_arrivals(t.m, true), 1);
+	assert_int_equal(c5->refused, 1U << 2);
+	assert_int_equal(c6->refused | c7->refused, 0);
+	assert_int_equal(c5->sent_to, -1);
+	/* forgotten after VT_MTM_REFUSED_WINDOWS windows */
+	for (unsigned int w = 0; w < VT_MTM_REFUSED_WINDOWS - 1; w++) {
+		g_array_set_size(orders, 0);
+		vt_mtm_decide(t.m, &p, room, orders, &st);
+		assert_int_equal(vt_mtm_arrivals(t.m, true), 1);
+	}
+	g_array_set_size(orders, 0);
+	vt_mtm_decide(t.m, &p, room, orders, &st);
+	assert_int_equal(vt_mtm_arrivals(t.m, true), 0);
+	assert_int_equal(c5->refused, 0);
+	assert_int_equal(t.m->arriving->len, 0);	/* nothing left to look at */
+	vt_mtm_free(t.m);
+}
+
 static void test_hot_set_lands(void **state)
 {
 	struct vt_mtm_params p = {
@@ -351,6 +416,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hot_set_lands),
+		cmocka_unit_test(test_refusal),
 		cmocka_unit_test(test_phase_change_no_pingpong),
 		cmocka_unit_test(test_thrash_penalty),
 		cmocka_unit_test(test_budget_and_room),

@@ -117,6 +117,35 @@ static void test_alpha_zero_cheapest(void **state)
 	assert_close(s.tco, s.tco_min);
 }
 
+/*
+ * A tier that refused an item (a compressed tier that cannot compress it) is
+ * not among its options: alpha 0 puts it on the cheapest tier that takes it,
+ * never where it cannot go; alpha 1 is unchanged (DRAM takes everything).
+ */
+static void test_refused_tier(void **state)
+{
+	struct vt_tco_item it[4];
+	struct vt_tco_solution s;
+	int target[4];
+
+	(void)state;
+	memcpy(it, four, sizeof(it));
+	it[3].refused = 1U << 2;	/* never accessed, incompressible */
+	it[2].refused = (1U << 2) | (1U << 1);
+	assert_int_equal(vt_tco_solve(three, 3, it, 4, 0.0, target, &s), 0);
+	assert_int_equal(target[3], 1);
+	assert_int_equal(target[2], 0);
+	assert_int_equal(target[1], 2);
+	assert_int_equal(target[0], 2);
+	assert_close(s.tco_min, u(1.5 + 3.0 + 0.5 + 0.5));
+	for (unsigned int a = 0; a <= 10; a++) {
+		assert_int_equal(vt_tco_solve(three, 3, it, 4, a / 10.0, target, &s), 0);
+		assert_true(target[3] != 2 && target[2] == 0);
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		assert_int_equal(target[i], 0);
+}
+
 static void test_bad_arguments(void **state)
 {
 	struct vt_tco_tier t[3];
@@ -157,6 +186,7 @@ static void random_instance(GRand *r, struct vt_tco_tier *t, struct vt_tco_item 
 		it[i].rate = x < 0.3 ? 0 : pow(x, 8) * 512;
 		it[i].bytes = CHUNK;
 		it[i].tier = 0;
+		it[i].refused = 0;
 	}
 }
 
@@ -326,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_hand_checked),
 		cmocka_unit_test(test_alpha_one_fills_dram_within_limit),
 		cmocka_unit_test(test_alpha_zero_cheapest),
+		cmocka_unit_test(test_refused_tier),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_monotone_in_alpha),
 		cmocka_unit_test(test_brute_force),

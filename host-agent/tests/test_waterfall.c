@@ -62,6 +62,31 @@ static void test_steps_down(void **state)
 	vt_mtm_free(m);
 }
 
+/* A tier that refused a chunk (vt_mtm_arrivals) is skipped for it: the next one takes it. */
+static void test_skips_refused(void **state)
+{
+	struct vt_mtm *m = mtm();
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	uint64_t room[NR_TIERS] = { ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL };
+	struct vt_waterfall_params p = { .age_windows = 1, .budget_bytes = 8 * CHUNK,
+					 .first_ctier = 3 };
+	const struct vt_mtm_order *o;
+
+	(void)state;
+	for (unsigned int i = 0; i < NR_CHUNKS; i++)
+		chunk(m, i)->tier = -1;
+	/* on pmem, cold for long: lz4 refused it (it does not compress), zstd did not */
+	chunk(m, 0)->tier = 2, chunk(m, 0)->cold_windows = 99, chunk(m, 0)->refused = 1U << 3;
+	/* refused by both compressed tiers: stays */
+	chunk(m, 1)->tier = 2, chunk(m, 1)->cold_windows = 99;
+	chunk(m, 1)->refused = (1U << 3) | (1U << 4);
+	assert_int_equal(vt_waterfall_decide(m, &p, room, orders), CHUNK);
+	assert_int_equal(orders->len, 1);
+	o = &g_array_index(orders, struct vt_mtm_order, 0);
+	assert_true(o->chunk == 0 && o->from_tier == 2 && o->to_tier == 4);
+	vt_mtm_free(m);
+}
+
 static void test_budget_order_and_off(void **state)
 {
 	struct vt_mtm *m = mtm();
@@ -125,6 +150,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps_down),
+		cmocka_unit_test(test_skips_refused),
 		cmocka_unit_test(test_budget_order_and_off),
 		cmocka_unit_test(test_round_robin),
 	};

@@ -9,43 +9,30 @@
 #   dram+1ctier    placement=waterfall, tiers=DRAM,lz4 (what is elsewhere
 #                  moves back: the policy's evacuation)
 #   tco-0.1/0.5/0.9  placement=tco, every tier, alpha 0.1, 0.5, 0.9
-# Each settles for VTIERD_BENCH_SETTLE windows (tco: until nothing is
-# misplaced, at most that many), is measured over the next
-# VTIERD_SKEWED_PHASES phases (median rate; its slowdown against dram-only),
+# Each settles (placement_settle: nothing misplaced, queued or moved for two
+# windows; at most VTIERD_BENCH_SETTLE windows), is measured over the next
+# VTIERD_SKEWED_PHASES phases (median rate over the control rate of the same
+# minutes, ctier/skewed.sh; its slowdown against dram-only),
 # and the guest verifies every page after it. One line each:
 #   RESULT-BENCH-TCO config= tco_saving_pct= slowdown_pct= faults_per_s=
 #     dram_pct= bad_pages=
 # Needs from vtierd-ctier.sh: ctl, fail, field, jfirst, W, MIB.
 
 . /src/tests/testbed/scenarios/ctier/skewed.sh
-BENCH_SETTLE=${VTIERD_BENCH_SETTLE:-20}
+BENCH_SETTLE=${VTIERD_BENCH_SETTLE:-40}
 bench_rows=""
 
-# settle for at most $1 windows; with $2 = tco, stop once nothing is misplaced for two
-bench_settle() {
-    local i js mis calm=0
-    for i in $(seq 1 "$1"); do
-        sleep "$(awk "BEGIN {print $W / 1000}")"
-        js=$(ctl --json stats vm0)
-        mis=$(jfirst "$js" tco_misplaced_bytes)
-        [ "${mis:-1}" = 0 ] && calm=$((calm + 1)) || calm=0
-        echo "  window $i: moved $(($(jfirst "$js" last_window_bytes) / MIB)) MiB," \
-            "misplaced $((${mis:-0} / MIB)) MiB"
-        [ "${2:-}" = tco ] && [ "$calm" -ge 2 ] && break
-    done
-    return 0
-}
 
 # measure the placement now as config $1, verify every page, print its line
 bench_row() {
     local slow v bad
     skewed_measure "$1"
-    [ -n "${bench_ref:-}" ] || bench_ref=$m_rate
-    slow=$(awk "BEGIN {printf \"%.1f\", $m_rate > 0 ? 100 * ($bench_ref / $m_rate - 1) : 1e9}")
+    [ -n "${bench_ref:-}" ] || bench_ref=$m_norm
+    slow=$(slowdown_pct "$bench_ref" "$m_norm")
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl verify report=5') || true
     bad=$(field "$v" bad)
     [ -n "$bad" ] || fail "$1: no verify result: $v"
-    echo "  $1: rate $m_rate/s, MiB per tier: $m_tiers; est. fault time $m_est_fault %," \
+    echo "  $1: rate $m_rate/s, control $m_ctl/s, MiB per tier: $m_tiers; est. fault time $m_est_fault %," \
         "est. NUMA extra latency $m_est_numa %"
     echo "RESULT-BENCH-TCO config=$1 tco_saving_pct=$m_saving slowdown_pct=$slow" \
         "faults_per_s=$m_faults dram_pct=$m_dram bad_pages=$bad"
@@ -60,20 +47,20 @@ skewed_start
 
 echo "dram-only: placement=tco alpha=1 until placed, then mode=observe"
 ctl policy vm0 mode=auto placement=tco tco_alpha=1 > /dev/null || fail "policy alpha=1"
-bench_settle 40 tco
+placement_settle 40 dram-only
 ctl policy vm0 mode=observe > /dev/null || fail "policy mode=observe"
-bench_settle 2
+placement_settle 4 dram-only
 bench_row dram-only
 awk "BEGIN {exit !($m_dram >= 90)}" || fail "dram-only: only $m_dram % of the bytes in DRAM"
 
 echo "waterfall-all: placement=waterfall over every tier"
 ctl policy vm0 mode=auto placement=waterfall > /dev/null || fail "policy waterfall"
-bench_settle "$BENCH_SETTLE"
+placement_settle "$BENCH_SETTLE" waterfall-all
 bench_row waterfall-all
 
 echo "dram+1ctier: placement=waterfall, tiers=$fastest,lz4"
 ctl policy vm0 tiers="$fastest,lz4" > /dev/null || fail "policy tiers=$fastest,lz4"
-bench_settle "$BENCH_SETTLE"
+placement_settle "$BENCH_SETTLE" dram+1ctier
 bench_row dram+1ctier
 elsewhere=$(echo "$m_tiers" | tr ' ' '\n' | grep -v "^$fastest=\|^lz4=" | cut -d= -f2 |
     awk '{s += $1} END {print s + 0}')
@@ -84,7 +71,7 @@ for alpha in 0.1 0.5 0.9; do
     echo "tco-$alpha: placement=tco over every tier, alpha $alpha"
     ctl policy vm0 placement=tco tco_alpha="$alpha" tiers=all > /dev/null ||
         fail "policy tco alpha=$alpha"
-    bench_settle "$BENCH_SETTLE" tco
+    placement_settle "$BENCH_SETTLE" "tco-$alpha"
     bench_row "tco-$alpha"
 done
 skewed_stop

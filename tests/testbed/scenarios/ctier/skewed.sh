@@ -1,7 +1,11 @@
 # The skewed workload of parts tco and bench-tco (sourced), and how they
 # measure a placement: the guest runs zipf phases over its whole region
 # without pause (a few MiB take most accesses, a long tail the rest), each
-# phase logging its rate to /run/T.log.
+# followed by a control phase over one page, each phase logging its rate to
+# /run/T.log. The machine's speed under the emulation swings by several times
+# within minutes (other work on the host, L1's own threads): a zipf rate means
+# something only next to the control rate measured in the same minute on the
+# same vCPU, so a placement's figure is zipf rate / control rate.
 # Needs from vtierd-ctier.sh: ctl, fail, jfirst, jsum, ms_now, W, WL.
 
 SKEWED_PHASES=${VTIERD_SKEWED_PHASES:-4}
@@ -13,25 +17,31 @@ jnum() { echo "$1" | grep -o "\"$2\":-\?[0-9][0-9.e+-]*" | head -1 | cut -d: -f2
 report_dram_pct() {
     awk -v d="$(echo "$1" | grep -o '"bytes":[0-9]*' | head -1 | cut -d: -f2)" \
         -v a="$(echo "$1" | grep -o '"bytes":[0-9]*' | tail -1 | cut -d: -f2)" \
-        'BEGIN {printf "%.1f", a > 0 ? 100 * d / a : 0}'
+        'BEGIN {printf "%.1f", (a > 0 ? 100 * d / a : 0)}'
 }
 # "NAME=MiB ..." of the report $1's tiers
 report_tier_mib() {
     echo "$1" | grep -o '"tier":"[^"]*","kind":"[a-z]*","bytes":[0-9]*' |
         sed 's/"tier":"\([^"]*\)".*"bytes":\([0-9]*\)/\1 \2/' |
-        awk '{printf "%s%s=%d", NR > 1 ? " " : "", $1, $2 / 1048576}'
+        awk '{printf "%s%s=%d", (NR > 1 ? " " : ""), $1, $2 / 1048576}'
 }
-# the median rate (accesses/s) of the phases logged after line $1 of /run/T.log
+# the median rate (accesses/s) of the phases of dist $2 logged after line $1 of /run/T.log
 skewed_rate_after() {
-    tb_l2 vm0 "tail -n +$(($1 + 1)) /run/T.log" | sed -n 's/.* rate=\([0-9]*\)\/s.*/\1/p' |
+    tb_l2 vm0 "tail -n +$(($1 + 1)) /run/T.log" | grep "dist=$2 " |
+        sed -n 's/.* rate=\([0-9]*\)\/s.*/\1/p' |
         sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print 0}'
 }
-skewed_phases_logged() { tb_l2 vm0 'grep -c " rate=" /run/T.log || true'; }
+# slowdown in % of (normalized) rate $2 against the reference $1 (parentheses: in
+# awk's printf a bare > is a redirection)
+slowdown_pct() { awk "BEGIN {printf \"%.1f\", ($2 > 0 ? 100 * ($1 / $2 - 1) : 1e9)}"; }
+skewed_phases_logged() { tb_l2 vm0 'grep -c "dist=zipf .* rate=" /run/T.log || true'; }
 
 skewed_start() {
     tb_l2 vm0 "rm -f /run/T.stop; (while [ ! -e /run/T.stop ]; do
         vtier-workload ctl phase dist=zipf zipf_s=$SKEWED_ZIPF_S ranges=0-${WL}M \
-            duration_ms=$((W * 2)) write_pct=5 || { echo FAILED; exit 1; }; done; echo done) \
+            duration_ms=$((W * 2)) write_pct=5 || { echo FAILED; exit 1; }
+        vtier-workload ctl phase dist=uniform ranges=0-4K duration_ms=$((W / 2)) \
+            write_pct=5 || { echo FAILED; exit 1; }; done; echo done) \
         > /run/T.log 2>&1 &"
 }
 skewed_stop() {
@@ -39,8 +49,33 @@ skewed_stop() {
         ! grep -q FAILED /run/T.log' || fail "zipf phases failed: $(tb_l2 vm0 'tail -3 /run/T.log')"
 }
 
+# Let the placement settle: at most $1 windows, until two in a row with
+# nothing misplaced (placement=tco), no order queued to a mover (backlog) and
+# nothing moved between NUMA nodes. Prints one line per window; $2 labels them.
+placement_settle() {
+    local i js mis backlog moved calm=0
+    for i in $(seq 1 "$1"); do
+        sleep "$(awk "BEGIN {print $W / 1000}")"
+        js=$(ctl --json stats vm0)
+        mis=$(jfirst "$js" tco_misplaced_bytes)
+        backlog=$(jsum "$js" backlog)
+        moved=$(jfirst "$js" last_window_bytes)
+        if [ "${mis:-1}" = 0 ] && [ "$backlog" = 0 ] && [ "${moved:-1}" = 0 ]; then
+            calm=$((calm + 1))
+        else
+            calm=0
+        fi
+        echo "$2 window $i: misplaced $((${mis:-0} / MIB)) MiB, backlog $backlog," \
+            "moved $((${moved:-0} / MIB)) MiB, refused chunks $(jfirst "$js" refused_chunks)"
+        [ "$calm" -ge 2 ] && return 0
+    done
+    echo "$2: not settled after $1 windows (faults bring pages back as the placement" \
+        "sends them down); measuring anyway"
+}
+
 # Measure the placement as it is now, over the next SKEWED_PHASES phases
-# ($1 names it in errors). Sets m_rate (median accesses/s), m_faults (store
+# ($1 names it in errors). Sets m_rate (median accesses/s of the zipf
+# phases), m_ctl (of the control phases), m_norm (m_rate / m_ctl), m_faults (store
 # faults/s), and from the VM's TCO report m_saving (%), m_dram (% of its bytes
 # on the fastest tier), m_tiers ("NAME=MiB ..."), m_est_fault, m_est_numa.
 # No subshell: a failure here fails the scenario.
@@ -58,7 +93,9 @@ skewed_measure() {
         "in $((SKEWED_PHASES * 10)) s: $(tb_l2 vm0 'tail -3 /run/T.log')"
     f1=$(jsum "$(ctl --json stats vm0)" faults_stored)
     t1=$(ms_now)
-    m_rate=$(skewed_rate_after "$n0")
+    m_rate=$(skewed_rate_after "$n0" zipf)
+    m_ctl=$(skewed_rate_after "$n0" uniform)
+    m_norm=$(awk "BEGIN {printf \"%.6f\", ($m_ctl > 0 ? $m_rate / $m_ctl : 0)}")
     rep=$(ctl --json report vm0) || fail "vtierctl report vm0"
     m_saving=$(jnum "$rep" saving_pct)
     m_dram=$(report_dram_pct "$rep")
@@ -66,5 +103,6 @@ skewed_measure() {
     m_faults=$(( (f1 - f0) * 1000 / (t1 - t0 > 0 ? t1 - t0 : 1) ))
     m_est_fault=$(jnum "$rep" fault_time_pct)
     m_est_numa=$(jnum "$rep" numa_extra_latency_pct)
-    [ -n "$m_rate" ] && [ -n "$m_saving" ] || fail "$1: no rate or saving: $rep"
+    [ -n "$m_rate" ] && [ -n "$m_saving" ] && [ "$m_ctl" -gt 0 ] ||
+        fail "$1: no rate, control rate or saving: $m_rate $m_ctl $rep"
 }

@@ -4,9 +4,11 @@
 # long tail the rest) while vtierd places it with placement=tco, first at
 # alpha 1 (the fastest placement: everything touched in DRAM, the reference),
 # then at alpha 0, 0.5 and 1. For each alpha, once the model has placed the VM
-# (tco_misplaced_bytes 0 for two windows, or VTIERD_TCO_SETTLE_MAX windows),
-# the workload's rate over the next VTIERD_SKEWED_PHASES phases (median) against
-# the reference's is the measured slowdown, and the VM's TCO report gives the
+# (two windows with nothing misplaced, queued or moved: placement_settle,
+# at most VTIERD_TCO_SETTLE_MAX windows),
+# the workload's rate over the next VTIERD_SKEWED_PHASES phases (median, over
+# the control rate of the same minutes: ctier/skewed.sh) against the
+# reference's is the measured slowdown, and the VM's TCO report gives the
 # saving against all-DRAM; then the guest verifies every page. One line per
 # alpha: RESULT-TCO alpha= tco_saving_pct= slowdown_pct= bad_pages=
 # Checks: alpha 1 puts at least 90 % of the VM's bytes in DRAM; alpha 0 saves
@@ -20,38 +22,27 @@ TCO_SETTLE_MAX=${VTIERD_TCO_SETTLE_MAX:-40}
 
 # Set alpha $1, wait until the model has placed the VM, measure (skewed_measure).
 tco_run() {
-    local alpha=$1 i js mis calm=0
-    ctl policy vm0 placement=tco tco_alpha="$alpha" > /dev/null || fail "policy tco_alpha=$alpha"
-    for i in $(seq 1 "$TCO_SETTLE_MAX"); do
-        sleep "$(awk "BEGIN {print $W / 1000}")"
-        js=$(ctl --json stats vm0)
-        mis=$(jfirst "$js" tco_misplaced_bytes)
-        [ "${mis:-1}" = 0 ] && calm=$((calm + 1)) || calm=0
-        echo "tco alpha=$alpha window $i: misplaced $((${mis:-0} / MIB)) MiB," \
-            "moved $(($(jfirst "$js" last_window_bytes) / MIB)) MiB"
-        [ "$calm" -ge 2 ] && break
-    done
-    [ "$calm" -ge 2 ] || echo "tco alpha=$alpha: not settled after $TCO_SETTLE_MAX windows" \
-        "(faults bring pages back as fast as the model sends them down); measuring anyway"
-    skewed_measure "alpha=$alpha"
+    ctl policy vm0 placement=tco tco_alpha="$1" > /dev/null || fail "policy tco_alpha=$1"
+    placement_settle "$TCO_SETTLE_MAX" "tco alpha=$1"
+    skewed_measure "alpha=$1"
 }
 
 tb_step "tco: placement=tco under a zipf workload; alpha 1 (reference), 0, 0.5, 1"
 skewed_start
 ctl policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
 tco_run 1
-ref=$m_rate
-echo "tco reference (alpha 1): rate $ref/s, saving $m_saving %, $m_dram % of the bytes" \
+ref=$m_norm
+echo "tco reference (alpha 1): rate $m_rate/s (control $m_ctl/s), saving $m_saving %, $m_dram % of the bytes" \
     "in DRAM, $m_faults store faults/s; MiB per tier: $m_tiers"
-[ "$ref" -gt 0 ] || fail "the workload reported no rate"
+awk "BEGIN {exit !($ref > 0)}" || fail "the workload reported no rate"
 awk "BEGIN {exit !($m_dram >= 90)}" || fail "alpha=1 left only $m_dram % of the VM's bytes in DRAM"
-printf '%-6s %-12s %-12s %-9s %-9s %-9s %-14s %s\n' alpha rate/s slowdown% saving% dram% \
-    faults/s est_fault_time% est_numa_extra%
+printf '%-6s %-12s %-12s %-12s %-9s %-9s %-9s %-14s %s\n' alpha rate/s control/s slowdown% \
+    saving% dram% faults/s est_fault_time% est_numa_extra%
 savings=""
 for alpha in 0 0.5 1; do
     tco_run "$alpha"
-    slow=$(awk "BEGIN {printf \"%.1f\", $m_rate > 0 ? 100 * ($ref / $m_rate - 1) : 1e9}")
-    printf '%-6s %-12s %-12s %-9s %-9s %-9s %-14s %s\n' "$alpha" "$m_rate" "$slow" \
+    slow=$(slowdown_pct "$ref" "$m_norm")
+    printf '%-6s %-12s %-12s %-12s %-9s %-9s %-9s %-14s %s\n' "$alpha" "$m_rate" "$m_ctl" "$slow" \
         "$m_saving" "$m_dram" "$m_faults" "$m_est_fault" "$m_est_numa"
     echo "       MiB per tier: $m_tiers"
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl verify report=5') || true
