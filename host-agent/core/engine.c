@@ -4,7 +4,8 @@
  * order, each on the last one's output, and times them:
  *   profiler   (profile.c)    the profiler's window -> regions in QEMU's hva,
  *                             which feed the chunk EMAs
- *   residency  (residency.c)  where each chunk's pages are
+ *   residency  (residency.c)  where the chunks' pages are: the ones moved
+ *                             and a round-robin slice (policy/refresh.h)
  *   policy     (placement.c)  the window's move orders
  *   movers     (apply.c)      (mode auto) each order to the mover that takes
  *                             it (mover.h: numa, ctier, zswap)
@@ -200,6 +201,10 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		vt_mtm_free(vm->mtm);
 		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
 				     vt_vm_nr_tiers(vm));
+		vt_residency_start(vm);
+	} else {
+		/* the compressed tiers' kind may have changed: where is everything? */
+		vt_refresh_all(vm->refresh);
 	}
 	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
 		  sizeof(vm->state));
@@ -216,13 +221,12 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	return true;
 }
 
-/* Bytes of the VM on each tier: the store's count for vtierd's pools, else the residency. */
+/* Bytes of the VM on each tier, as the last window counted them (tier_bytes below). */
 void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes)
 {
+	(void)vm;
 	for (unsigned int t = 0; t < VT_MAX_TIERS; t++)
-		bytes[t] = t < s->model.nr && s->model.t[t].compressed &&
-			   vm->ctier_kind == VT_CTIER_HANDOFF ? s->model.t[t].stored_bytes :
-			   s->tier[t].resident_bytes;
+		bytes[t] = s->tier[t].resident_bytes;
 }
 
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
@@ -238,13 +242,11 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	int ret;
 
 	ret = vt_profiler_window(vm->prof, &vm->snap);
-	t1 = thread_ns();
 	if (ret < 0) {
 		g_snprintf(err, err_len, "%s window: %s",
 			   vm->profiler_name, g_strerror(-ret));
 		return ret != -ESRCH;	/* kdamond gone: the process exited */
 	}
-	s->profiler_cost_ns = t1 - t0;
 	/* all checks since the last window end: the samples' and the window's */
 	checks_now = vt_source_checks_total(vm->src);
 	s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
@@ -252,6 +254,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->profiler_regions = vm->snap.regions->len;
 	regions = vt_profile_regions(vm);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
+	t1 = thread_ns();
+	s->profiler_cost_ns = t1 - t0;	/* the window and the chunk EMAs it feeds */
 	/* before the residency: idle now means the residency shows every move queued */
 	for (unsigned int i = 0; backends && i < backends->len; i++)
 		busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
@@ -271,12 +275,16 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->hot_chunks = ws.hot_chunks;
 	s->hot_on_tier0 = ws.hot_on_tier0;
 	s->thrash_events = vm->mtm->thrash_total;
-	for (unsigned int t = 0; t < vt_vm_nr_tiers(vm) && t < VT_MAX_TIERS; t++)
-		s->tier[t].resident_bytes = ws.tier_bytes[t];
+	vt_residency_tier_bytes(vm, ws.tier_bytes, s);
 	if (vm->policy.mode == VT_MODE_OBSERVE) {
 		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
-	} else if (!vt_apply_orders(vm, backends, orders, &mp, s, err, err_len)) {
-		return false;
+	} else {
+		bool ok = vt_apply_orders(vm, backends, orders, &mp, s, err, err_len);
+
+		/* the moved chunks' outcome: read next window */
+		vt_residency_moved(vm, orders);
+		if (!ok)
+			return false;
 	}
 	s->mover_cost_ns = thread_ns() - t3;
 	s->last_window_bytes = s->bytes_moved - moved_before;

@@ -98,22 +98,29 @@ void vt_heatmap_acc_reset(struct vt_heatmap_acc *a, const struct vt_heatmap *h)
 		a->by_hva[i] = i;
 	g_qsort_with_data(a->by_hva, (gint)n, sizeof(a->by_hva[0]), cmp_bin_hva, (gpointer)h);
 	a->nr = n;
+	a->primed = false;
 }
 
-void vt_heatmap_acc_chunk(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
-			  uint64_t hva_end, double ema, int tier)
+/*
+ * Over the bins chunk [@hva, @hva_end) overlaps: add its bytes (@bytes), its
+ * hotness @ema (when >= 0) and move its bytes from tier @from to tier @to
+ * (-1: none).
+ */
+static void acc_add(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
+		    uint64_t hva_end, bool bytes, double ema, int from, int to)
 {
 	unsigned int lo = 0, hi = a->nr;
 	/* every bin is at most bin_bytes long: one that overlaps starts after this */
-	uint64_t from = hva > h->bin_bytes ? hva - h->bin_bytes : 0;
+	uint64_t from_hva = hva > h->bin_bytes ? hva - h->bin_bytes : 0;
 
-	if (!(ema >= 0))
-		ema = 0;	/* NaN too */
-	ema = MIN(ema, 1.0);
+	if (from >= (int)h->nr_tiers)
+		from = -1;
+	if (to >= (int)h->nr_tiers)
+		to = -1;
 	while (lo < hi) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
-		if (h->bin[a->by_hva[mid]].hva <= from)
+		if (h->bin[a->by_hva[mid]].hva <= from_hva)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -129,12 +136,48 @@ void vt_heatmap_acc_chunk(struct vt_heatmap_acc *a, const struct vt_heatmap *h, 
 		e = MIN(hva_end, bn->hva + (bn->end - bn->start));
 		if (e <= s)
 			continue;
-		a->bytes[i] += (double)(e - s);
-		a->weight[i] += ema * (double)(e - s);
-		a->max[i] = MAX(a->max[i], ema);
-		if (tier >= 0 && tier < (int)h->nr_tiers)
-			a->tier_bytes[i][tier] += e - s;
+		if (bytes)
+			a->bytes[i] += (double)(e - s);
+		if (ema >= 0) {
+			a->weight[i] += ema * (double)(e - s);
+			a->max[i] = MAX(a->max[i], ema);
+		}
+		if (from >= 0)
+			a->tier_bytes[i][from] -= MIN(a->tier_bytes[i][from], e - s);
+		if (to >= 0)
+			a->tier_bytes[i][to] += e - s;
 	}
+}
+
+static double clamp_ema(double ema)
+{
+	if (!(ema >= 0))
+		ema = 0;	/* NaN too */
+	return MIN(ema, 1.0);
+}
+
+void vt_heatmap_acc_chunk(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
+			  uint64_t hva_end, double ema, int tier)
+{
+	acc_add(a, h, hva, hva_end, true, clamp_ema(ema), -1, tier);
+}
+
+void vt_heatmap_acc_hot_clear(struct vt_heatmap_acc *a)
+{
+	memset(a->weight, 0, sizeof(a->weight));
+	memset(a->max, 0, sizeof(a->max));
+}
+
+void vt_heatmap_acc_hot(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
+			uint64_t hva_end, double ema)
+{
+	acc_add(a, h, hva, hva_end, false, clamp_ema(ema), -1, -1);
+}
+
+void vt_heatmap_acc_retier(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
+			   uint64_t hva_end, int from, int to)
+{
+	acc_add(a, h, hva, hva_end, false, -1, from, to);
 }
 
 static uint16_t quantise(double v)

@@ -70,6 +70,7 @@ struct vt_heatmap_acc {
 	uint64_t tier_bytes[VT_HEATMAP_MAX_BINS][VT_MAX_TIERS];
 	unsigned int by_hva[VT_HEATMAP_MAX_BINS];	/* bin indices sorted by hva */
 	unsigned int nr;			/* bins when by_hva was built */
+	bool primed;				/* holds every chunk's bytes and tier (vm_heatmap.c) */
 };
 
 /*
@@ -87,6 +88,16 @@ void vt_heatmap_acc_reset(struct vt_heatmap_acc *a, const struct vt_heatmap *h);
 /* A chunk at QEMU [@hva, @hva_end) with EMA @ema (0..1) on @tier (-1: none present). */
 void vt_heatmap_acc_chunk(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
 			  uint64_t hva_end, double ema, int tier);
+/*
+ * Kept from window to window instead (bytes and tiers change only where a
+ * chunk changed tier): the hotness cleared, a chunk's hotness added, a
+ * chunk's bytes moved from tier @from to tier @to (-1: none present).
+ */
+void vt_heatmap_acc_hot_clear(struct vt_heatmap_acc *a);
+void vt_heatmap_acc_hot(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
+			uint64_t hva_end, double ema);
+void vt_heatmap_acc_retier(struct vt_heatmap_acc *a, const struct vt_heatmap *h, uint64_t hva,
+			   uint64_t hva_end, int from, int to);
 /* The window's column from @a, ended at @now_us as the VM's window @window. */
 void vt_heatmap_push(struct vt_heatmap *h, const struct vt_heatmap_acc *a, gint64 now_us,
 		     uint64_t window);

@@ -5,34 +5,9 @@
  * one tier in one page list.
  */
 #include <errno.h>
-#include <string.h>
 
 #include "mover.h"
 #include "numa.h"
-
-/* The node of tier @t with the most free memory. */
-static int tier_node(const struct vt_tiers *tiers, int t)
-{
-	const struct vt_tier *tr = &tiers->tier[t];
-	uint64_t best = 0;
-	int node = tr->nodes[0];
-
-	for (unsigned int j = 0; j < tr->nr_nodes; j++) {
-		g_autofree char *p = g_strdup_printf("%s/sys/devices/system/node/node%d/meminfo",
-						     tiers->root, tr->nodes[j]);
-		g_autofree char *text = NULL;
-		const char *f;
-
-		if (!g_file_get_contents(p, &text, NULL, NULL))
-			continue;
-		f = strstr(text, "MemFree:");
-		if (f && g_ascii_strtoull(f + 8, NULL, 10) > best) {
-			best = g_ascii_strtoull(f + 8, NULL, 10);
-			node = tr->nodes[j];
-		}
-	}
-	return node;
-}
 
 /*
  * How many orders from @i on go to the same NUMA tier, one after the other
@@ -65,7 +40,8 @@ static int numa_orders(struct vt_vm *vm, GArray *orders, unsigned int i, unsigne
 	struct vt_numa_range r[VT_NUMA_RANGES_MAX] = { 0 };
 	struct vt_move_result total = { 0 };
 	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-	int node = tier_node(&vm->tiers, o->to_tier), ret;
+	/* free memory as read once for the window (vt_tiers_refresh in placement.c) */
+	int node = vt_tiers_roomiest_node(&vm->tiers, (unsigned int)o->to_tier), ret;
 
 	for (unsigned int k = 0; k < n; k++) {
 		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);

@@ -57,8 +57,10 @@ static void profile_figures(struct vt_vm *vm, struct vt_vm_stats *s, double thre
 	s->stable_windows = vm->phase.stable_windows;
 	s->phase_changes = vm->phase.changes;
 	memset(s->access_weight, 0, sizeof(s->access_weight));
-	for (unsigned int i = 0; i < vm->mtm->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, i);
+	/* the other chunks' EMA is 0 */
+	for (unsigned int k = 0; k < vm->mtm->active->len; k++) {
+		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk,
+			g_array_index(vm->mtm->active, unsigned int, k));
 
 		if (c->tier >= 0 && c->tier < VT_MAX_TIERS)
 			s->access_weight[c->tier] += c->ema * (double)(c->end - c->start);

@@ -81,6 +81,18 @@ static int choose_profiler(struct vt_vm *vm, GError **error)
 	return 0;
 }
 
+void vt_profile_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs)
+{
+	vt_profiler_attrs_default(attrs);
+	attrs->sample_us = vm->policy.sample_ms * 1000;
+	attrs->window_us = vm->policy.window_ms * 1000;
+	/* at least one region per 8 MiB: DAMON's adaptive regions otherwise merge a
+	 * 64 MiB hot set with its cold neighbours (seen in the testbed: 15 regions
+	 * for 1 GiB, part of the hot set demoted under a tight DRAM limit) */
+	attrs->min_regions = (unsigned int)CLAMP(vm->ram_bytes / (8ULL << 20), 10, 500);
+	attrs->max_regions = 2000;
+}
+
 bool vt_profile_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error)
 {
 	struct vt_profiler_attrs attrs;
@@ -88,14 +100,7 @@ bool vt_profile_start(struct vt_vm *vm, const struct vt_range *ranges, GError **
 
 	if (choose_profiler(vm, error) < 0)
 		return false;
-	vt_profiler_attrs_default(&attrs);
-	attrs.sample_us = vm->policy.sample_ms * 1000;
-	attrs.window_us = vm->policy.window_ms * 1000;
-	/* at least one region per 8 MiB: DAMON's adaptive regions otherwise merge a
-	 * 64 MiB hot set with its cold neighbours (seen in the testbed: 15 regions
-	 * for 1 GiB, part of the hot set demoted under a tight DRAM limit) */
-	attrs.min_regions = (unsigned int)CLAMP(vm->ram_bytes / (8ULL << 20), 10, 500);
-	attrs.max_regions = 2000;
+	vt_profile_attrs(vm, &attrs);
 	if (vm->space == VT_SPACE_GPA) {
 		vm->prof = vt_profiler_new(vm->profiler_name, vm->src, &attrs, error);
 		if (!vm->prof)

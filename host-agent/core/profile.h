@@ -19,6 +19,9 @@
  * with @error when there is none or it does not start.
  */
 bool vt_profile_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error);
+/* The profiler's attributes for the VM's policy (windows, samples) and size (regions). */
+struct vt_profiler_attrs;
+void vt_profile_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs);
 /* Stop and free the VM's profiler and source; the snapshot is cleared. */
 void vt_profile_stop(struct vt_vm *vm);
 /*

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The engine's residency stage (core/residency.c): after the profiler's
- * window and before the policy, where each chunk of the VM's MTM state is.
+ * window and before the policy, where the chunks of the VM's MTM state are.
+ * Each window re-reads only the chunks vm->refresh names (policy/refresh.h):
+ * the ones the last window's orders moved and a round-robin slice of
+ * VT_RESIDENCY_SAMPLES sampled pages; the others keep what they had.
  */
 #ifndef VTIER_CORE_RESIDENCY_H
 #define VTIER_CORE_RESIDENCY_H
@@ -10,13 +13,34 @@
 
 #include "vm.h"
 
-#define VT_RESIDENCY_STRIDE (16 * 1024)	/* one status sample per 16 KiB */
-
+#define VT_RESIDENCY_STRIDE (128 * 1024)	/* one status sample per 128 KiB */
 /*
- * Fill vm->mtm's residency (vt_mtm_residency_*) from the pages' places;
- * @backends: the VM's hand-offs (vt_vm_backends_ref). 0 or -errno of
- * move_pages (-ESRCH: QEMU is gone). On the worker.
+ * Sampled pages per window in the round robin: 256 chunks of 2 MiB, 512 MiB
+ * of guest RAM per window, ~0.2 ms of move_pages status here
+ * (docs/bench-agent.md).
+ */
+#define VT_RESIDENCY_SAMPLES 4096
+
+/* A new plan for the VM's new MTM state (vm->mtm): its first window reads every chunk. */
+void vt_residency_start(struct vt_vm *vm);
+/*
+ * Re-read the residency (vt_mtm_residency_set) of this window's chunks from
+ * the pages' places; @backends: the VM's hand-offs (vt_vm_backends_ref).
+ * 0 or -errno of move_pages (-ESRCH: QEMU is gone). On the worker.
  */
 int vt_residency_query(struct vt_vm *vm, GPtrArray *backends);
+/*
+ * The movers stage was given @orders (struct vt_mtm_order): their chunks are
+ * read again next window, those queued to a hand-off's mover once it is idle.
+ */
+void vt_residency_moved(struct vt_vm *vm, const GArray *orders);
+/*
+ * The window's bytes per tier into @s->tier[].resident_bytes from MTM's
+ * sampled totals @sampled (a chunk nobody moved is as old as its last turn
+ * in the round robin), vtierd's pools from their stores' page counts in
+ * @s->model (built for this window).
+ */
+void vt_residency_tier_bytes(const struct vt_vm *vm, const uint64_t *sampled,
+			     struct vt_vm_stats *s);
 
 #endif

@@ -347,9 +347,30 @@ void vt_tiers_refresh(struct vt_tiers *t)
 {
 	for (unsigned int i = 0; i < t->nr; i++) {
 		t->tier[i].free_bytes = 0;
-		for (unsigned int j = 0; j < t->tier[i].nr_nodes; j++)
-			t->tier[i].free_bytes += node_meminfo(t->root, t->tier[i].nodes[j], "MemFree");
+		for (unsigned int j = 0; j < t->tier[i].nr_nodes; j++) {
+			int node = t->tier[i].nodes[j];
+			uint64_t free_bytes = node_meminfo(t->root, node, "MemFree");
+
+			if (node >= 0 && node < VT_MAX_NODES)
+				t->node_free_bytes[node] = free_bytes;
+			t->tier[i].free_bytes += free_bytes;
+		}
 	}
+}
+
+int vt_tiers_roomiest_node(const struct vt_tiers *t, unsigned int tier)
+{
+	const struct vt_tier *tr = &t->tier[tier];
+	uint64_t best = 0;
+	int node = tr->nodes[0];
+
+	for (unsigned int j = 0; j < tr->nr_nodes; j++)
+		if (tr->nodes[j] >= 0 && tr->nodes[j] < VT_MAX_NODES &&
+		    t->node_free_bytes[tr->nodes[j]] > best) {
+			best = t->node_free_bytes[tr->nodes[j]];
+			node = tr->nodes[j];
+		}
+	return node;
 }
 
 int vt_tiers_of_node(const struct vt_tiers *t, int node)

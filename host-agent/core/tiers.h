@@ -33,13 +33,20 @@ struct vt_tiers {
 	struct vt_tier tier[VT_MAX_TIERS];
 	unsigned int nr;
 	int node_tier[VT_MAX_NODES];	/* node -> tier index, -1 when none */
+	uint64_t node_free_bytes[VT_MAX_NODES];	/* MemFree per node, at the last refresh */
 	char root[256];			/* sysfs root ("/" normally; a tree in tests) */
 };
 
 /* Discover from @root (e.g. "/"); apply @config groups [tier.NAME] when non-NULL. */
 bool vt_tiers_discover(struct vt_tiers *t, const char *root, GKeyFile *config, GError **error);
-/* Re-read MemFree of every tier's nodes. */
+/*
+ * Re-read MemFree of every tier's nodes (one read of each node's meminfo):
+ * the engine calls it once per window, everything else in the window uses
+ * tier[].free_bytes and node_free_bytes[].
+ */
 void vt_tiers_refresh(struct vt_tiers *t);
+/* The node of tier @t with the most free memory at the last refresh. */
+int vt_tiers_roomiest_node(const struct vt_tiers *t, unsigned int tier);
 int vt_tiers_of_node(const struct vt_tiers *t, int node);
 void vt_tiers_to_json(const struct vt_tiers *t, JsonBuilder *b);
 /* The same objects, inside an array the caller opened (to add more tiers). */

@@ -16,6 +16,7 @@
 
 #include "mtm.h"
 #include "phase.h"
+#include "refresh.h"
 #include "tco.h"
 #include "tco_report.h"
 #include "tier_model.h"
@@ -58,7 +59,7 @@ struct vt_gpa_map {
 bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GArray *gpa_map, GError **error);
 
 struct vt_tier_stats {
-	uint64_t resident_bytes;	/* estimated from move_pages status samples */
+	uint64_t resident_bytes;	/* estimated from status samples (core/residency.h) */
 	uint64_t promoted_in;		/* chunks promoted into this tier */
 	uint64_t demoted_in;		/* chunks demoted into this tier */
 	uint64_t bytes_in;		/* bytes moved into this tier */
@@ -135,6 +136,7 @@ struct vt_vm {
 	struct vt_snapshot snap;
 	uint64_t checks_mark;		/* source checks at the last window end */
 	struct vt_mtm *mtm;
+	struct vt_refresh *refresh;	/* which of mtm's chunks the residency re-reads */
 	GSource *window_src;		/* on ctx: the worker's timers */
 	GSource *sample_src;
 	char state[32];			/* "profiling", "observing", "off", "error: ..." */
@@ -163,7 +165,7 @@ struct vt_vm {
 	struct vt_zswap zswap;		/* VT_CTIER_ZSWAP: the QEMU process */
 	uint64_t serial;		/* unique per attach: a stale failure report is ignored */
 	/* the worker's, for the TCO report: phases, per-minute bytes, fault counts */
-	struct vt_phase phase;
+	struct vt_phase_tracker phase;
 	struct vt_tco_history tco_history;	/* published under lock */
 	uint64_t ctier_faults_mark[VT_MAX_TIERS];
 	gint64 window_end_us;

@@ -27,6 +27,7 @@ void vt_vm_heatmap_layout(struct vt_vm *vm)
 		vm->heatmap = g_new0(struct vt_heatmap, 1);
 	if (!vm->heatmap_acc)
 		vm->heatmap_acc = g_new0(struct vt_heatmap_acc, 1);
+	vm->heatmap_acc->primed = false;	/* other bins, maybe other chunks */
 	for (unsigned int t = 0; t < nr_tiers; t++)
 		names[t] = t < vm->tiers.nr ? vm->tiers.tier[t].name :
 			   vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" :
@@ -65,14 +66,41 @@ void vt_vm_heatmap_window(struct vt_vm *vm, uint64_t window)
 	struct vt_heatmap_acc *a = vm->heatmap_acc;
 	struct vt_heatmap *h = vm->heatmap;
 
-	/* the layout is the worker's to change: no lock needed to read it here */
-	if (!h || !a || !h->nr_bins || !vm->mtm)
-		return;
-	vt_heatmap_acc_reset(a, h);
-	for (unsigned int i = 0; i < vm->mtm->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, i);
+	struct vt_mtm *m = vm->mtm;
+	g_autoptr(GArray) retiered = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_retier));
 
-		vt_heatmap_acc_chunk(a, h, c->start, c->end, c->ema, c->tier);
+	/* the layout is the worker's to change: no lock needed to read it here */
+	if (!h || !a || !h->nr_bins || !m)
+		return;
+	/*
+	 * Every chunk's bytes and tier once (new bins or chunks), then only the
+	 * chunks whose tier changed, and the hotness of the active ones (the
+	 * others' EMA is 0): a window costs what changed, not the VM's size.
+	 */
+	vt_mtm_take_retiered(m, retiered);
+	if (!a->primed) {
+		vt_heatmap_acc_reset(a, h);
+		for (unsigned int i = 0; i < m->chunks->len; i++) {
+			const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
+
+			vt_heatmap_acc_chunk(a, h, c->start, c->end, 0, c->tier);
+		}
+		a->primed = true;
+	} else {
+		for (unsigned int k = 0; k < retiered->len; k++) {
+			const struct vt_mtm_retier *r = &g_array_index(retiered, struct vt_mtm_retier, k);
+			const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk,
+								      r->chunk);
+
+			vt_heatmap_acc_retier(a, h, c->start, c->end, r->from, r->to);
+		}
+	}
+	vt_heatmap_acc_hot_clear(a);
+	for (unsigned int k = 0; k < m->active->len; k++) {
+		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk,
+			g_array_index(m->active, unsigned int, k));
+
+		vt_heatmap_acc_hot(a, h, c->start, c->end, c->ema);
 	}
 	g_mutex_lock(&vm->lock);
 	vt_heatmap_push(h, a, g_get_monotonic_time(), window);

@@ -229,6 +229,7 @@ static void vm_release(struct vt_vm *vm)
 	vt_engine_stop(vm);
 	vt_zswap_close(&vm->zswap);
 	vt_mtm_free(vm->mtm);
+	vt_refresh_free(vm->refresh);
 	vt_phase_clear(&vm->phase);
 	g_free(vm->heatmap);
 	g_free(vm->heatmap_acc);

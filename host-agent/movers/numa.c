@@ -28,7 +28,9 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int vt_numa_query(pid_t pid, uint64_t hva, uint64_t stride, unsigned int n, int *nodes)
+/* Pages @done.. of a query: @addrs[i], or @hva + i * @stride without a list. */
+static int query(pid_t pid, const uint64_t *addrs, uint64_t hva, uint64_t stride, unsigned int n,
+		 int *nodes)
 {
 	void *pages[VT_NUMA_BATCH];
 
@@ -36,12 +38,23 @@ int vt_numa_query(pid_t pid, uint64_t hva, uint64_t stride, unsigned int n, int 
 		unsigned int k = MIN(n - done, VT_NUMA_BATCH);
 
 		for (unsigned int i = 0; i < k; i++)
-			pages[i] = (void *)(uintptr_t)(hva + (uint64_t)(done + i) * stride);
+			pages[i] = (void *)(uintptr_t)(addrs ? addrs[done + i] :
+						       hva + (uint64_t)(done + i) * stride);
 		if (sys_move_pages(pid, k, pages, NULL, nodes + done, 0) < 0)
 			return -errno;
 		done += k;
 	}
 	return 0;
+}
+
+int vt_numa_query(pid_t pid, uint64_t hva, uint64_t stride, unsigned int n, int *nodes)
+{
+	return query(pid, NULL, hva, stride, n, nodes);
+}
+
+int vt_numa_query_list(pid_t pid, const uint64_t *addrs, unsigned int n, int *nodes)
+{
+	return query(pid, addrs, 0, 0, n, nodes);
 }
 
 int vt_numa_probe(pid_t pid)

@@ -65,6 +65,8 @@ int vt_numa_move_ranges(pid_t pid, struct vt_numa_range *r, unsigned int n, int 
  * or a negative errno (-ENOENT: not present). Returns 0 or -errno.
  */
 int vt_numa_query(pid_t pid, uint64_t hva, uint64_t stride, unsigned int n, int *nodes);
+/* The same for the @n pages at @addrs (any order), VT_NUMA_BATCH per call. */
+int vt_numa_query_list(pid_t pid, const uint64_t *addrs, unsigned int n, int *nodes);
 /* Is move_pages usable on @pid? 0, -EPERM (needs CAP_SYS_NICE), -ESRCH, -ENOSYS. */
 int vt_numa_probe(pid_t pid);
 

@@ -24,13 +24,20 @@ struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint6
 				.start = s,
 				.end = MIN(s + chunk_bytes, ranges[r].end),
 				.tier = -1,
+				.taken_tier = -1,
 				.last_demoted = VT_MTM_NEVER,
 				.last_promoted = VT_MTM_NEVER,
 				.sent_to = -1,
 			};
 
 			g_array_append_val(m->chunks, c);
+			m->total_bytes += c.end - c.start;
 		}
+	m->active = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	m->touched = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	m->retiered = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	m->arriving = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	m->acc = g_new0(double, MAX(m->chunks->len, 1u));
 	return m;
 }
 
@@ -39,6 +46,11 @@ void vt_mtm_free(struct vt_mtm *m)
 	if (!m)
 		return;
 	g_array_free(m->chunks, TRUE);
+	g_array_free(m->active, TRUE);
+	g_array_free(m->touched, TRUE);
+	g_array_free(m->retiered, TRUE);
+	g_array_free(m->arriving, TRUE);
+	g_free(m->acc);
 	g_free(m);
 }
 
@@ -47,80 +59,221 @@ static struct vt_mtm_chunk *chunk(struct vt_mtm *m, unsigned int i)
 	return &g_array_index(m->chunks, struct vt_mtm_chunk, i);
 }
 
+/* Chunk @i may now be idle with a page on tier 0: a demotion candidate for the scan. */
+static void maybe_cold(struct vt_mtm *m, unsigned int i)
+{
+	m->idle_hint = MAX(m->idle_hint, i + 1);
+}
+
+/* Chunk @i's tier is now @tier. */
+static void set_tier(struct vt_mtm *m, unsigned int i, int tier)
+{
+	struct vt_mtm_chunk *c = chunk(m, i);
+
+	c->tier = tier;
+	if (c->retiered || tier == c->taken_tier)
+		return;
+	c->retiered = true;
+	g_array_append_val(m->retiered, i);
+}
+
+void vt_mtm_take_retiered(struct vt_mtm *m, GArray *out)
+{
+	g_array_set_size(out, 0);
+	for (unsigned int k = 0; k < m->retiered->len; k++) {
+		unsigned int i = g_array_index(m->retiered, unsigned int, k);
+		struct vt_mtm_chunk *c = chunk(m, i);
+
+		c->retiered = false;
+		if (c->tier != c->taken_tier)
+			g_array_append_val(out, ((struct vt_mtm_retier){ i, c->taken_tier, c->tier }));
+		c->taken_tier = c->tier;
+	}
+	g_array_set_size(m->retiered, 0);
+}
+
+uint32_t vt_mtm_cold_windows(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
+{
+	/* an idle chunk's EMA is 0: every observe since it went idle was a cold window */
+	return c->active ? c->cold_windows :
+	       c->cold_windows + (uint32_t)(m->observed - c->idle_since);
+}
+
+static void activate(struct vt_mtm *m, unsigned int i)
+{
+	struct vt_mtm_chunk *c = chunk(m, i);
+
+	if (c->active)
+		return;
+	c->cold_windows = vt_mtm_cold_windows(m, c);
+	c->active = true;
+	g_array_append_val(m->active, i);
+}
+
+void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema)
+{
+	if (i >= m->chunks->len)
+		return;
+	chunk(m, i)->ema = ema;
+	if (ema > 0)
+		activate(m, i);
+}
+
+/* The first chunk from @i on whose end is above @addr (chunks sorted, not overlapping). */
+static unsigned int first_chunk_after(struct vt_mtm *m, unsigned int i, uint64_t addr)
+{
+	unsigned int lo = i, hi = m->chunks->len;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (chunk(m, mid)->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_index(gconstpointer a, gconstpointer b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsigned int n)
 {
-	unsigned int r = 0;
+	g_autoptr(GArray) next = g_array_sized_new(FALSE, FALSE, sizeof(unsigned int),
+						   m->active->len + 64);
+	unsigned int i = 0, ti = 0, ai = 0;
 
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		struct vt_mtm_chunk *c = chunk(m, i);
-		double weighted = 0;
-		uint64_t covered = 0;
+	m->observed++;
+	/* the chunks that saw accesses, in address order, and their weighted accesses */
+	g_array_set_size(m->touched, 0);
+	for (unsigned int k = 0; k < n; k++) {
+		double a = regions[k].accesses;
 
-		while (r < n && regions[r].end <= c->start)
-			r++;
-		for (unsigned int k = r; k < n && regions[k].start < c->end; k++) {
+		if (!(a > 0))
+			continue;	/* NaN too: no access */
+		a = MIN(a, 1.0);
+		i = first_chunk_after(m, i, regions[k].start);
+		for (unsigned int j = i; j < m->chunks->len && chunk(m, j)->start < regions[k].end; j++) {
+			const struct vt_mtm_chunk *c = chunk(m, j);
 			uint64_t s = MAX(regions[k].start, c->start), e = MIN(regions[k].end, c->end);
-			double a = regions[k].accesses;
 
 			if (e <= s)
 				continue;
-			if (!(a >= 0))
-				a = 0;
-			weighted += MIN(a, 1.0) * (double)(e - s);
-			covered += e - s;
+			if (m->acc[j] == 0)
+				g_array_append_val(m->touched, j);
+			m->acc[j] += a * (double)(e - s);
 		}
-		/* a chunk no region covers saw no access */
-		c->ema = EMA_ALPHA * (covered ? weighted / (double)(c->end - c->start) : 0) +
+	}
+	/* every other chunk saw no access: the active ones decay, the idle ones stay 0 */
+	g_array_sort(m->active, cmp_index);
+	while (ti < m->touched->len || ai < m->active->len) {
+		unsigned int t = ti < m->touched->len ? g_array_index(m->touched, unsigned int, ti) :
+			G_MAXUINT;
+		unsigned int v = ai < m->active->len ? g_array_index(m->active, unsigned int, ai) :
+			G_MAXUINT;
+		unsigned int j = MIN(t, v);
+		struct vt_mtm_chunk *c = chunk(m, j);
+
+		ti += t == j;
+		ai += v == j;
+		if (!c->active)
+			c->cold_windows += (uint32_t)(m->observed - 1 - c->idle_since);
+		c->ema = EMA_ALPHA * (m->acc[j] / (double)(c->end - c->start)) +
 			 (1 - EMA_ALPHA) * c->ema;
+		m->acc[j] = 0;
+		if (c->ema < VT_MTM_EMA_MIN)
+			c->ema = 0;
 		c->cold_windows = c->ema < VT_MTM_COLD ? c->cold_windows + 1 : 0;
+		c->active = c->ema > 0 || c->penalty > 0;
+		if (c->active) {
+			g_array_append_val(next, j);
+		} else {
+			c->idle_since = m->observed;
+			if (c->samples[0])
+				maybe_cold(m, j);
+		}
 	}
+	g_array_set_size(m->active, 0);
+	g_array_append_vals(m->active, next->data, next->len);
 }
 
-void vt_mtm_residency_reset(struct vt_mtm *m)
+uint64_t vt_mtm_chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t)
 {
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		memset(chunk(m, i)->samples, 0, sizeof(chunk(m, i)->samples));
-		chunk(m, i)->nr_samples = 0;
+	/* a chunk shorter than the stride has one sample: it speaks for the chunk alone */
+	return MIN((uint64_t)c->samples[t] * m->sample_stride, c->end - c->start);
+}
+
+/* Take chunk @c's bytes out of (@sign -1) or into (+1) the tier totals. */
+static void count_chunk(struct vt_mtm *m, const struct vt_mtm_chunk *c, int sign)
+{
+	for (unsigned int t = 0; t < m->nr_tiers; t++) {
+		uint64_t b = vt_mtm_chunk_tier_bytes(m, c, (int)t);
+
+		m->tier_bytes[t] = sign > 0 ? m->tier_bytes[t] + b : m->tier_bytes[t] - MIN(b, m->tier_bytes[t]);
 	}
 }
 
-void vt_mtm_residency_add(struct vt_mtm *m, unsigned int i, int tier)
+/* The tier with most present samples, -1 when none is present. */
+static int main_tier(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
+{
+	uint32_t best = 0;
+	int tier = -1;
+
+	for (unsigned int t = 0; t < m->nr_tiers; t++)
+		if (c->samples[t] > best) {
+			best = c->samples[t];
+			tier = (int)t;
+		}
+	return tier;
+}
+
+void vt_mtm_residency_set(struct vt_mtm *m, unsigned int i, const uint32_t *samples,
+			  uint32_t nr_samples)
 {
 	struct vt_mtm_chunk *c;
 
 	if (i >= m->chunks->len)
 		return;
 	c = chunk(m, i);
-	c->nr_samples++;
-	if (tier >= 0 && (unsigned int)tier < m->nr_tiers)
-		c->samples[tier]++;
+	count_chunk(m, c, -1);
+	memcpy(c->samples, samples, m->nr_tiers * sizeof(*samples));
+	c->nr_samples = nr_samples;
+	set_tier(m, i, main_tier(m, c));
+	count_chunk(m, c, +1);
+	c->read_window = m->window;
+	if (!c->active && c->samples[0])
+		maybe_cold(m, i);
 }
 
-void vt_mtm_residency_done(struct vt_mtm *m)
+/* Chunk @i has a move to see arrive or a refusal to expire. */
+static void arriving(struct vt_mtm *m, unsigned int i)
 {
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		struct vt_mtm_chunk *c = chunk(m, i);
-		uint32_t best = 0;
+	struct vt_mtm_chunk *c = chunk(m, i);
 
-		c->tier = -1;
-		for (unsigned int t = 0; t < m->nr_tiers; t++)
-			if (c->samples[t] > best) {
-				best = c->samples[t];
-				c->tier = (int)t;
-			}
-	}
+	if (c->arriving)
+		return;
+	c->arriving = true;
+	g_array_append_val(m->arriving, i);
 }
 
 unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle)
 {
-	unsigned int refused = 0;
+	unsigned int refused = 0, kept = 0;
 
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
+	/* only the chunks sent somewhere or refused: the others have nothing to check */
+	for (unsigned int k = 0; k < m->arriving->len; k++) {
+		unsigned int i = g_array_index(m->arriving, unsigned int, k);
 		struct vt_mtm_chunk *c = chunk(m, i);
 
 		if (c->refused && m->window - c->refused_window >= VT_MTM_REFUSED_WINDOWS)
 			c->refused = 0;
-		if (c->sent_to >= 0) {
+		/* until it is read again a chunk is where it was sent: no verdict before */
+		if (c->sent_to >= 0 && c->read_window > c->sent_window) {
 			if (c->tier == c->sent_to || c->tier < 0) {
 				c->sent_to = -1;	/* there, or nothing of it is anywhere */
 			} else if (movers_idle && m->window > c->sent_window) {
@@ -130,13 +283,12 @@ unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle)
 			}
 		}
 		refused += c->refused != 0;
+		c->arriving = c->sent_to >= 0 || c->refused;
+		if (c->arriving)
+			g_array_index(m->arriving, unsigned int, kept++) = i;
 	}
+	g_array_set_size(m->arriving, kept);
 	return refused;
-}
-
-static uint64_t chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t)
-{
-	return (uint64_t)c->samples[t] * m->sample_stride;
 }
 
 static uint64_t chunk_present_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
@@ -144,7 +296,7 @@ static uint64_t chunk_present_bytes(const struct vt_mtm *m, const struct vt_mtm_
 	uint64_t b = 0;
 
 	for (unsigned int t = 0; t < m->nr_tiers; t++)
-		b += chunk_tier_bytes(m, c, (int)t);
+		b += vt_mtm_chunk_tier_bytes(m, c, (int)t);
 	return b;
 }
 
@@ -192,20 +344,29 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 	if (p->thrash_windows && other != VT_MTM_NEVER && now - other <= p->thrash_windows) {
 		c->penalty = MIN(c->penalty + p->thrash_step, 1.0);
 		m->thrash_total++;
+		if (c->penalty > 0)
+			activate(m, o->chunk);	/* its penalty decays per window */
 	}
-	/* until the next residency query, the chunk is where it was sent */
+	/* until the chunk is read again, it is where it was sent */
 	{
 		uint32_t present = 0;
 
+		count_chunk(m, c, -1);
 		for (unsigned int t = 0; t < m->nr_tiers; t++)
 			present += c->samples[t];
 		memset(c->samples, 0, sizeof(c->samples));
-		c->samples[o->to_tier] = present;
+		if (o->to_tier >= 0 && (unsigned int)o->to_tier < m->nr_tiers)
+			c->samples[o->to_tier] = present;
+		count_chunk(m, c, +1);
 	}
-	c->tier = o->to_tier;
+	set_tier(m, o->chunk, o->to_tier);
 	c->sent_to = o->to_tier;
 	c->sent_window = now;
+	arriving(m, o->chunk);
 	c->cold_windows = 0;	/* cold again for a while before the next step down */
+	c->idle_since = m->observed;
+	if (!c->active && c->samples[0])
+		maybe_cold(m, o->chunk);
 	if (promote) {
 		c->last_promoted = now;
 		c->promotions++;
@@ -213,6 +374,7 @@ void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o, const struct 
 		c->last_demoted = now;
 		c->demotions++;
 	}
+	m->max_moves = MAX(m->max_moves, c->promotions + c->demotions);
 }
 
 /* The slowest-needed tier below @from with room for @bytes, or -1. */
@@ -224,29 +386,90 @@ static int demotion_target(const struct vt_mtm *m, int from, uint64_t bytes, uin
 	return -1;
 }
 
+/*
+ * The demotion candidates, coldest first: chunks with a page on tier 0 by
+ * EMA, then address from the top (cmp_cold_first). Those at EMA 0 come from a
+ * scan down the idle chunks (from m->idle_hint, only as far as the window
+ * takes them) merged with the active ones at 0; then the active ones above 0.
+ */
+struct cold_iter {
+	struct vt_mtm *m;
+	unsigned int scan;		/* the idle scan's next candidate is below it */
+	bool scanned;			/* the scan found its first candidate (the new hint) */
+	const unsigned int *zero;	/* active at EMA 0, descending */
+	unsigned int nz, zi;
+	const unsigned int *warm;	/* active above 0, coldest first */
+	unsigned int nw, wi;
+};
+
+static bool idle_cold(struct vt_mtm *m, unsigned int i)
+{
+	const struct vt_mtm_chunk *c = chunk(m, i);
+
+	return !c->active && c->samples[0];
+}
+
+/* The next candidate without taking it; false when there is none. */
+static bool cold_peek(struct cold_iter *it, unsigned int *i)
+{
+	struct vt_mtm *m = it->m;
+
+	while (it->scan > 0 && !idle_cold(m, it->scan - 1))
+		it->scan--;
+	if (!it->scanned) {
+		/* nothing idle above the first candidate: the next window starts there */
+		m->idle_hint = it->scan;
+		it->scanned = true;
+	}
+	if (it->scan > 0 || it->zi < it->nz) {
+		unsigned int z = it->zi < it->nz ? it->zero[it->zi] + 1 : 0;
+
+		*i = MAX(it->scan, z) - 1;
+		return true;
+	}
+	if (it->wi < it->nw) {
+		*i = it->warm[it->wi];
+		return true;
+	}
+	return false;
+}
+
+static void cold_take(struct cold_iter *it, unsigned int i)
+{
+	if (it->scan > 0 && it->scan - 1 == i)
+		it->scan--;
+	else if (it->zi < it->nz && it->zero[it->zi] == i)
+		it->zi++;
+	else
+		it->wi++;
+}
+
 void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64_t *tier_room,
 		   GArray *orders, struct vt_mtm_window_stats *st)
 {
-	unsigned int n = m->chunks->len, nh = 0, nc = 0;
-	g_autofree unsigned int *hot = g_new(unsigned int, n + 1);
-	g_autofree unsigned int *cold = g_new(unsigned int, n + 1);
+	unsigned int na = m->active->len, nh = 0, nz = 0, nw = 0, v_i;
+	g_autofree unsigned int *hot = g_new(unsigned int, na + 1);
+	g_autofree unsigned int *zero = g_new(unsigned int, na + 1);
+	g_autofree unsigned int *warm = g_new(unsigned int, na + 1);
+	struct cold_iter it = { .m = m, .scan = m->idle_hint };
 	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
-	uint64_t used0 = 0, budget = p->budget_bytes, cum = 0;
+	uint64_t used0 = 0, budget = p->budget_bytes, cum = 0, active_bytes = 0;
 	double threshold = 1.0;
-	unsigned int ci = 0;
 
 	memset(st, 0, sizeof(*st));
 	g_array_set_size(orders, 0);
 	for (unsigned int t = 0; t < m->nr_tiers; t++)
 		room[t] = tier_room[t];
-	for (unsigned int i = 0; i < n; i++) {
-		struct vt_mtm_chunk *c = chunk(m, i);
+	/* the idle chunks have EMA 0 and no penalty: bin 0 */
+	for (unsigned int k = 0; k < na; k++) {
+		struct vt_mtm_chunk *c = chunk(m, g_array_index(m->active, unsigned int, k));
 
 		c->penalty = MAX(0.0, c->penalty - PENALTY_DECAY);
 		st->hist_bytes[bin_of(c->ema)] += c->end - c->start;
-		for (unsigned int t = 0; t < m->nr_tiers; t++)
-			st->tier_bytes[t] += chunk_tier_bytes(m, c, (int)t);
+		active_bytes += c->end - c->start;
 	}
+	st->hist_bytes[0] += m->total_bytes - MIN(m->total_bytes, active_bytes);
+	memcpy(st->tier_bytes, m->tier_bytes, sizeof(st->tier_bytes));
 	used0 = st->tier_bytes[0];
 	/* histogram: lowest bin edge above which the hottest bytes fit the allowance */
 	for (int b = VT_MTM_BINS - 1; b >= 0; b--) {
@@ -258,7 +481,8 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 	threshold = MAX(threshold, p->hot_threshold);
 	st->threshold = threshold;
 
-	for (unsigned int i = 0; i < n; i++) {
+	for (unsigned int k = na; k-- > 0;) {	/* from the top: zero[] descending */
+		unsigned int i = g_array_index(m->active, unsigned int, k);
 		struct vt_mtm_chunk *c = chunk(m, i);
 
 		if (c->ema >= threshold && c->ema > 0) {
@@ -270,18 +494,24 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		    c->ema >= threshold + c->penalty +
 			      (recent(m, c->last_demoted, p) ? p->thrash_step : 0))
 			hot[nh++] = i;
-		if (c->samples[0])
-			cold[nc++] = i;
+		if (c->samples[0] && c->ema > 0)
+			warm[nw++] = i;
+		else if (c->samples[0])
+			zero[nz++] = i;
 	}
 	sort_by_ema = m->chunks;
 	qsort(hot, nh, sizeof(*hot), cmp_hot_first);
-	qsort(cold, nc, sizeof(*cold), cmp_cold_first);
+	qsort(warm, nw, sizeof(*warm), cmp_cold_first);
 	sort_by_ema = NULL;
+	it.zero = zero;
+	it.nz = nz;
+	it.warm = warm;
+	it.nw = nw;
 
 	/* 1. over the allowance: demote the coldest until under it (slow, budgeted) */
-	while (used0 > p->allowance_bytes && ci < nc) {
-		struct vt_mtm_chunk *c = chunk(m, cold[ci]);
-		uint64_t b0 = chunk_tier_bytes(m, c, 0), len = c->end - c->start;
+	while (used0 > p->allowance_bytes && cold_peek(&it, &v_i)) {
+		struct vt_mtm_chunk *c = chunk(m, v_i);
+		uint64_t b0 = vt_mtm_chunk_tier_bytes(m, c, 0), len = c->end - c->start;
 		int to;
 
 		if (len > budget)
@@ -289,28 +519,28 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		to = demotion_target(m, 0, len, room);
 		if (to < 0)
 			break;
-		g_array_append_val(orders, ((struct vt_mtm_order){ cold[ci], 0, to, false }));
+		g_array_append_val(orders, ((struct vt_mtm_order){ v_i, 0, to, false }));
 		budget -= len;
 		room[to] -= MIN(room[to], chunk_present_bytes(m, c));
 		used0 -= b0;
 		st->demote_bytes += len;
-		ci++;
+		cold_take(&it, v_i);
 	}
 	/* 2. promote the hottest; make room by demoting colder chunks when needed */
 	for (unsigned int h = 0; h < nh; h++) {
 		struct vt_mtm_chunk *c = chunk(m, hot[h]);
 		uint64_t len = c->end - c->start;
-		uint64_t need = chunk_present_bytes(m, c) - chunk_tier_bytes(m, c, 0);
+		uint64_t need = chunk_present_bytes(m, c) - vt_mtm_chunk_tier_bytes(m, c, 0);
 		bool fits;
 
 		if (need == 0)
 			need = len;	/* nothing present yet: count it whole */
 		for (;;) {
 			fits = used0 + need <= p->allowance_bytes && room[0] >= need;
-			if (fits || ci >= nc)
+			if (fits || !cold_peek(&it, &v_i))
 				break;
 			{
-				struct vt_mtm_chunk *v = chunk(m, cold[ci]);
+				struct vt_mtm_chunk *v = chunk(m, v_i);
 				uint64_t vlen = v->end - v->start;
 				int to;
 
@@ -321,13 +551,13 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 				if (to < 0)
 					break;
 				g_array_append_val(orders,
-						   ((struct vt_mtm_order){ cold[ci], 0, to, false }));
+						   ((struct vt_mtm_order){ v_i, 0, to, false }));
 				budget -= vlen;
 				room[to] -= MIN(room[to], chunk_present_bytes(m, v));
-				used0 -= MIN(used0, chunk_tier_bytes(m, v, 0));
-				room[0] += chunk_tier_bytes(m, v, 0);
+				used0 -= MIN(used0, vt_mtm_chunk_tier_bytes(m, v, 0));
+				room[0] += vt_mtm_chunk_tier_bytes(m, v, 0);
 				st->demote_bytes += vlen;
-				ci++;
+				cold_take(&it, v_i);
 			}
 		}
 		if (!fits || len > budget)
@@ -343,12 +573,5 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 
 uint32_t vt_mtm_max_moves(const struct vt_mtm *m)
 {
-	uint32_t best = 0;
-
-	for (unsigned int i = 0; i < m->chunks->len; i++) {
-		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-
-		best = MAX(best, c->promotions + c->demotions);
-	}
-	return best;
+	return m->max_moves;
 }

@@ -38,11 +38,17 @@ struct vt_mtm_chunk {
 	uint64_t last_promoted;
 	uint32_t promotions;
 	uint32_t demotions;
-	uint32_t cold_windows;		/* windows in a row with EMA below VT_MTM_COLD, since the last move */
+	uint32_t cold_windows;		/* read it with vt_mtm_cold_windows() */
+	bool active;			/* in m->active: EMA or penalty above 0 */
+	uint64_t idle_since;		/* not active: m->observed when it left */
+	int taken_tier;			/* tier at the last vt_mtm_take_retiered() */
+	bool retiered;			/* in m->retiered */
 	int sent_to;			/* tier of the last order carried out, until it shows (-1: none) */
 	uint64_t sent_window;
 	uint32_t refused;		/* bit t: sent to tier t and did not get there (vt_mtm_arrivals) */
 	uint64_t refused_window;	/* window of the last refusal */
+	uint64_t read_window;		/* m->window when its residency was last read */
+	bool arriving;			/* in m->arriving */
 };
 
 /*
@@ -55,6 +61,12 @@ struct vt_mtm_chunk {
 
 /* An EMA below this is a cold window for the waterfall (policy/waterfall.h). */
 #define VT_MTM_COLD 0.01
+/*
+ * An EMA below this is 0: the chunk leaves the active set (a chunk at 1 gets
+ * there after 30 windows without access). Only active chunks cost anything
+ * per window, so a window costs what was accessed lately, not the VM's size.
+ */
+#define VT_MTM_EMA_MIN 1e-9
 
 struct vt_mtm_params {
 	uint64_t allowance_bytes;	/* tier-0 bytes the VM may use */
@@ -89,6 +101,23 @@ struct vt_mtm {
 	unsigned int nr_tiers;
 	uint64_t window;
 	uint64_t thrash_total;
+	uint32_t max_moves;		/* most promotions + demotions of one chunk */
+	uint64_t observed;		/* vt_mtm_observe() calls */
+	uint64_t total_bytes;		/* of all chunks */
+	/*
+	 * unsigned int, ascending after each observe: the chunks whose EMA or
+	 * penalty is above 0. The others have EMA 0, no penalty, and grow one
+	 * cold window per observe without being visited.
+	 */
+	GArray *active;
+	unsigned int idle_hint;		/* no idle chunk at or above it has a page on tier 0 */
+	double *acc;			/* observe's scratch, per chunk */
+	GArray *touched;
+	GArray *retiered;		/* unsigned int: tier set since vt_mtm_take_retiered() */
+	unsigned int waterfall_next;	/* policy/waterfall.c: its round robin's next chunk */
+	GArray *arriving;		/* unsigned int: sent somewhere or refused (vt_mtm_arrivals) */
+	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
+	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
 };
 
 struct vt_range64 {
@@ -100,22 +129,37 @@ struct vt_range64 {
 struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint64_t chunk_bytes,
 			  uint64_t sample_stride, unsigned int nr_tiers);
 void vt_mtm_free(struct vt_mtm *m);
-/* Size-weighted accesses (0..1) of regions {start, end, accesses}, per chunk, into the EMA. */
+/*
+ * Size-weighted accesses (0..1) of regions {start, end, accesses}, per chunk,
+ * into the EMA; @regions sorted by start, not overlapping. Visits the chunks
+ * regions with accesses above 0 cover and the active ones.
+ */
 struct vt_mtm_region {
 	uint64_t start;
 	uint64_t end;
 	double accesses;
 };
 void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsigned int n);
-/* Residency: reset samples, then add one sample of chunk @i on @tier (-1: not present). */
-void vt_mtm_residency_reset(struct vt_mtm *m);
-void vt_mtm_residency_add(struct vt_mtm *m, unsigned int i, int tier);
-void vt_mtm_residency_done(struct vt_mtm *m);
+/* Windows in a row with EMA below VT_MTM_COLD, since the chunk last moved. */
+uint32_t vt_mtm_cold_windows(const struct vt_mtm *m, const struct vt_mtm_chunk *c);
+/* Set chunk @i's EMA as if observed (a profile from elsewhere; tests). */
+void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema);
 /*
- * After the residency: the chunks sent somewhere last window that are there
- * now; those that are not, when @movers_idle (no order still queued when the
- * residency was read), are refused by that tier for VT_MTM_REFUSED_WINDOWS.
- * Returns how many chunks have a refusal on record.
+ * Residency of chunk @i as last read: @samples[t] of its @nr_samples sampled
+ * pages (sample_stride apart) are on tier t (nr_tiers entries; the others
+ * were not present). Replaces what the chunk had, in m->tier_bytes too; the
+ * chunks not re-read keep theirs. An @i out of range is ignored.
+ */
+void vt_mtm_residency_set(struct vt_mtm *m, unsigned int i, const uint32_t *samples,
+			  uint32_t nr_samples);
+/* Bytes of chunk @c on tier @t by its samples (what m->tier_bytes adds up). */
+uint64_t vt_mtm_chunk_tier_bytes(const struct vt_mtm *m, const struct vt_mtm_chunk *c, int t);
+/*
+ * After the residency: the chunks sent somewhere that are there now, once
+ * read again since; those that are not, when @movers_idle (no order still
+ * queued when the residency was read), are refused by that tier for
+ * VT_MTM_REFUSED_WINDOWS. Returns how many chunks have a refusal on record.
+ * Visits the chunks sent somewhere or refused only.
  */
 unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle);
 /*
@@ -126,9 +170,24 @@ unsigned int vt_mtm_arrivals(struct vt_mtm *m, bool movers_idle);
  */
 void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *params, const uint64_t *tier_room,
 		   GArray *orders, struct vt_mtm_window_stats *st);
-/* The mover carried @o out: record it (thrash control, counts). */
+/*
+ * The mover carried @o out: record it (thrash control, counts); until the
+ * chunk is read again, its present samples are on @o->to_tier.
+ */
 void vt_mtm_commit(struct vt_mtm *m, const struct vt_mtm_order *o,
 		   const struct vt_mtm_params *params);
+/* A chunk whose tier changed: from the tier it had at the last take, to the one it has. */
+struct vt_mtm_retier {
+	unsigned int chunk;
+	int from;
+	int to;
+};
+/*
+ * The chunks whose tier changed since the last call (or since the chunks were
+ * made) into @out (struct vt_mtm_retier, emptied first), for a view kept per
+ * tier without visiting every chunk (the heatmap).
+ */
+void vt_mtm_take_retiered(struct vt_mtm *m, GArray *out);
 /* Most moves (promotions + demotions) of any single chunk so far. */
 uint32_t vt_mtm_max_moves(const struct vt_mtm *m);
 

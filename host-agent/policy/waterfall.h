@@ -32,6 +32,13 @@ struct vt_waterfall_params {
 };
 
 #define VT_WATERFALL_CTIER_AGE 4
+/*
+ * Chunks looked at per window, in a round robin over all of them that goes on
+ * where the last window stopped (at this many, or where the budget ran out):
+ * a chunk due to step down is ordered within ceil(chunks / VT_WATERFALL_VISIT)
+ * windows of the budget letting it, whatever the VM's size.
+ */
+#define VT_WATERFALL_VISIT 16384
 
 /*
  * Append demotions to @orders (struct vt_mtm_order) for chunks not already

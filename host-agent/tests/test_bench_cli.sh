@@ -1,5 +1,5 @@
 #!/bin/sh
-# vtier-bench telemetry on bad input: a clear message, a non-zero exit, no crash.
+# vtier-bench on bad input: a clear message, a non-zero exit, no crash; agent runs.
 # usage: test_bench_cli.sh VTIER_BENCH SCRATCH_DIR   (TAP output)
 bench=$1
 dir=$2
@@ -26,7 +26,7 @@ printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"s
 printf '{"footprint":' >"$dir/truncated.json"
 printf '\377\376garbage' >"$dir/binary.json"
 
-echo "1..16"
+echo "1..21"
 expect 2 "unknown subcommand" frobnicate
 expect 2 "give --scenario" telemetry
 expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
@@ -43,4 +43,18 @@ expect 2 "is not KIND=WEIGHT" ctier --mix nope=1 --no-1tib
 expect 2 "--pages must be" ctier --pages 1 --no-1tib
 expect 2 "unexpected argument" ctier extra
 expect 1 "unknown codec 'lzo'" ctier --codec lzo --pool zbud --medium node:0 --no-1tib
+expect 2 "'0' is not a size in GiB" agent --sizes 1,0
+expect 2 "--refresh: full, round-robin or both" agent --refresh some
+expect 2 "unknown profiler 'nope'" agent --profiler nope
+expect 2 "must be positive" agent --windows 0
+
+# the engine itself, 1 GiB, both refreshes: one RESULT-AGENT line each
+n=$((n + 1))
+if "$bench" agent --sizes 1 --windows 2 --present-mib 0 >"$dir/agent" 2>"$dir/err" &&
+   [ "$(grep -c '^RESULT-AGENT ram_gib=1 us_per_window=[0-9.]* core_pct=[0-9.]* refresh=' "$dir/agent")" -eq 2 ]; then
+	echo "ok $n - agent --sizes 1"
+else
+	echo "not ok $n - agent --sizes 1: $(head -c 300 "$dir/err") $(head -c 600 "$dir/agent")"
+	fail=1
+fi
 exit $fail

@@ -37,11 +37,12 @@ static void toy_init(struct toy *t, unsigned int nr_tiers)
 
 static void toy_residency(struct toy *t)
 {
-	vt_mtm_residency_reset(t->m);
-	for (unsigned int i = 0; i < 256; i++)
-		for (unsigned int k = 0; k < PER_CHUNK; k++)
-			vt_mtm_residency_add(t->m, i, t->tier[i]);
-	vt_mtm_residency_done(t->m);
+	for (unsigned int i = 0; i < 256; i++) {
+		uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
+
+		samples[t->tier[i]] = PER_CHUNK;
+		vt_mtm_residency_set(t->m, i, samples, PER_CHUNK);
+	}
 }
 
 /* hot chunks [a, b) at accesses 0.8, the rest 0; one window; orders applied. */
@@ -108,13 +109,19 @@ static void test_refusal(void **state)
 	c5 = &g_array_index(t.m->chunks, struct vt_mtm_chunk, 5);
 	c6 = &g_array_index(t.m->chunks, struct vt_mtm_chunk, 6);
 	c7 = &g_array_index(t.m->chunks, struct vt_mtm_chunk, 7);
+	/* not read since: where it was sent, as far as anyone knows; no verdict */
+	assert_int_equal(vt_mtm_arrivals(t.m, true), 0);
+	assert_int_equal(c5->sent_to, 2);
+	assert_int_equal(t.m->arriving->len, 3);
 	/* chunk 5 stays on tier 0 (refused), 6 reaches tier 1, nothing of 7 is present */
 	t.tier[6] = 1;
-	vt_mtm_residency_reset(t.m);
-	for (unsigned int i = 0; i < 256; i++)
-		for (unsigned int k = 0; k < PER_CHUNK; k++)
-			vt_mtm_residency_add(t.m, i, i == 7 ? -1 : t.tier[i]);
-	vt_mtm_residency_done(t.m);
+	for (unsigned int i = 5; i <= 7; i++) {
+		uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
+
+		if (i != 7)
+			samples[t.tier[i]] = PER_CHUNK;
+		vt_mtm_residency_set(t.m, i, samples, PER_CHUNK);
+	}
 	/* the movers still busy: no verdict yet */
 	assert_int_equal(vt_mtm_arrivals(t.m, false), 0);
 	assert_int_equal(c5->sent_to, 2);
@@ -134,6 +141,7 @@ static void test_refusal(void **state)
 	vt_mtm_decide(t.m, &p, room, orders, &st);
 	assert_int_equal(vt_mtm_arrivals(t.m, true), 0);
 	assert_int_equal(c5->refused, 0);
+	assert_int_equal(t.m->arriving->len, 0);	/* nothing left to look at */
 	vt_mtm_free(t.m);
 }
 
@@ -247,9 +255,161 @@ static void test_observe_edges(void **state)
 	assert_true(g_array_index(m->chunks, struct vt_mtm_chunk, 0).ema == 0.25);
 	assert_true(g_array_index(m->chunks, struct vt_mtm_chunk, 1).ema == 0);
 	assert_true(g_array_index(m->chunks, struct vt_mtm_chunk, 2).ema == 0.5);
-	vt_mtm_residency_add(m, 99, 0);	/* out of range: ignored */
+	{
+		uint32_t samples[VT_MTM_MAX_TIERS] = { 7 };
+
+		vt_mtm_residency_set(m, 99, samples, 7);	/* out of range: ignored */
+		assert_int_equal(m->tier_bytes[0], 0);
+	}
 	vt_mtm_free(m);
 	vt_mtm_free(NULL);
+}
+
+/* Tier totals (and the most moves of a chunk) follow re-reads and committed moves only. */
+static void test_tier_bytes_kept(void **state)
+{
+	struct vt_range64 r = { 0, 4 * CHUNK + MIB / 2 };	/* tail chunk of 512 KiB */
+	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 3);
+	struct vt_mtm_params p = { .budget_bytes = 1ULL << 30 };
+	uint32_t on0[VT_MTM_MAX_TIERS] = { PER_CHUNK };
+	uint32_t mixed[VT_MTM_MAX_TIERS] = { 10, 20, 30 };
+	uint32_t tail[VT_MTM_MAX_TIERS] = { 0, 0, 32 };
+
+	(void)state;
+	for (unsigned int i = 0; i < 4; i++)
+		vt_mtm_residency_set(m, i, on0, PER_CHUNK);
+	assert_int_equal(m->tier_bytes[0], 4 * CHUNK);
+	vt_mtm_residency_set(m, 1, mixed, PER_CHUNK);	/* 68 samples absent */
+	assert_int_equal(m->tier_bytes[0], 3 * CHUNK + 10 * STRIDE);
+	assert_int_equal(m->tier_bytes[1], 20 * STRIDE);
+	assert_int_equal(m->tier_bytes[2], 30 * STRIDE);
+	assert_int_equal(g_array_index(m->chunks, struct vt_mtm_chunk, 1).tier, 2);
+	vt_mtm_residency_set(m, 4, tail, 32);
+	assert_int_equal(m->tier_bytes[2], 30 * STRIDE + MIB / 2);
+	/* a committed move takes the chunk's present samples along */
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 1, 2, 0, true }, &p);
+	assert_int_equal(m->tier_bytes[0], 3 * CHUNK + 60 * STRIDE);
+	assert_int_equal(m->tier_bytes[1], 0);
+	assert_int_equal(m->tier_bytes[2], MIB / 2);
+	assert_int_equal(vt_mtm_max_moves(m), 1);
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 0, 0, 1, false }, &p);
+	assert_int_equal(m->tier_bytes[0], 2 * CHUNK + 60 * STRIDE);
+	assert_int_equal(m->tier_bytes[1], CHUNK);
+	assert_int_equal(vt_mtm_max_moves(m), 1);
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 1, 0, 1, false }, &p);
+	assert_int_equal(vt_mtm_max_moves(m), 2);
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 1, 1, 0, true }, &p);
+	/* re-read: the chunk's old bytes go, its new ones come */
+	vt_mtm_residency_set(m, 0, (uint32_t[VT_MTM_MAX_TIERS]){ 0 }, PER_CHUNK);
+	assert_int_equal(m->tier_bytes[1], 0);
+	assert_int_equal(g_array_index(m->chunks, struct vt_mtm_chunk, 0).tier, -1);
+	vt_mtm_free(m);
+}
+
+/* A chunk nobody accesses costs nothing per window, and still ages (cold windows). */
+static void test_idle_chunks(void **state)
+{
+	struct vt_range64 r = { 0, 1000 * CHUNK };
+	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 2);
+	struct vt_mtm_region hot = { 10 * CHUNK, 13 * CHUNK, 1.0 };
+	struct vt_mtm_params p = { .budget_bytes = 1ULL << 30, .thrash_windows = 4,
+				   .thrash_step = 0.2 };
+	const struct vt_mtm_chunk *c10 = &g_array_index(m->chunks, struct vt_mtm_chunk, 10);
+	const struct vt_mtm_chunk *c500 = &g_array_index(m->chunks, struct vt_mtm_chunk, 500);
+
+	(void)state;
+	vt_mtm_observe(m, &hot, 1);
+	assert_int_equal(m->active->len, 3);
+	assert_int_equal(g_array_index(m->active, unsigned int, 0), 10);
+	/* EMA 0.5^w after w windows: active until it falls below VT_MTM_EMA_MIN (w = 30) */
+	for (unsigned int w = 2; w <= 31; w++) {
+		vt_mtm_observe(m, NULL, 0);
+		assert_int_equal(m->active->len, w < 30 ? 3 : 0);
+	}
+	assert_true(c10->ema == 0);
+	assert_false(c10->active);
+	/* cold windows: from the 7th (EMA 1/128 < VT_MTM_COLD) for chunk 10, all 31 for 500 */
+	assert_int_equal(vt_mtm_cold_windows(m, c10), 31 - 7 + 1);
+	assert_int_equal(vt_mtm_cold_windows(m, c500), 31);
+	/* a move starts the count again; idle, it still grows one per window */
+	vt_mtm_commit(m, &(struct vt_mtm_order){ 500, 0, 1, false }, &p);
+	assert_int_equal(vt_mtm_cold_windows(m, c500), 0);
+	vt_mtm_observe(m, NULL, 0);
+	vt_mtm_observe(m, NULL, 0);
+	assert_int_equal(vt_mtm_cold_windows(m, c500), 2);
+	/* back to life: accessed again, counted from the state it had */
+	vt_mtm_observe(m, &hot, 1);
+	assert_int_equal(vt_mtm_cold_windows(m, c10), 0);
+	assert_int_equal(m->active->len, 3);
+	vt_mtm_set_ema(m, 5000, 1.0);	/* out of range: ignored */
+	assert_int_equal(m->active->len, 3);
+	vt_mtm_free(m);
+}
+
+static void set_tier(struct vt_mtm *m, unsigned int i, int tier)
+{
+	uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
+
+	samples[tier] = PER_CHUNK;
+	vt_mtm_residency_set(m, i, samples, PER_CHUNK);
+}
+
+static void assert_orders(const GArray *orders, const unsigned int *want, unsigned int n)
+{
+	assert_int_equal(orders->len, n);
+	for (unsigned int k = 0; k < n; k++)
+		assert_int_equal(g_array_index(orders, struct vt_mtm_order, k).chunk, want[k]);
+}
+
+/*
+ * Demotions take the coldest first, EMA 0 from the top address down, found
+ * by a scan that resumes where it stopped, and that still sees a chunk that
+ * came back to tier 0 above that point.
+ */
+static void test_demotion_scan(void **state)
+{
+	struct vt_range64 r = { 0, 8 * CHUNK };
+	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 2);
+	struct vt_mtm_region warm = { 2 * CHUNK, 3 * CHUNK, 0.6 };
+	struct vt_mtm_params p = { .allowance_bytes = 5 * CHUNK, .budget_bytes = 1ULL << 30,
+				   .hot_threshold = 0.9 };
+	uint64_t room[2] = { 1ULL << 40, 1ULL << 40 };
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	struct vt_mtm_window_stats st;
+
+	(void)state;
+	for (unsigned int i = 0; i < 8; i++)
+		set_tier(m, i, 0);
+	vt_mtm_observe(m, &warm, 1);
+	vt_mtm_decide(m, &p, room, orders, &st);
+	assert_orders(orders, (const unsigned int[]){ 7, 6, 5 }, 3);
+	for (unsigned int k = 0; k < orders->len; k++)
+		vt_mtm_commit(m, &g_array_index(orders, struct vt_mtm_order, k), &p);
+	assert_int_equal(m->tier_bytes[0], 5 * CHUNK);
+	vt_mtm_observe(m, &warm, 1);
+	vt_mtm_decide(m, &p, room, orders, &st);
+	assert_int_equal(orders->len, 0);
+	/* the scan goes on below 5 */
+	p.allowance_bytes = 4 * CHUNK;
+	vt_mtm_observe(m, &warm, 1);
+	vt_mtm_decide(m, &p, room, orders, &st);
+	assert_orders(orders, (const unsigned int[]){ 4 }, 1);
+	vt_mtm_commit(m, &g_array_index(orders, struct vt_mtm_order, 0), &p);
+	/* chunk 6, above where the scan stopped, comes back to tier 0 behind the agent's back */
+	set_tier(m, 6, 0);
+	vt_mtm_observe(m, &warm, 1);
+	vt_mtm_decide(m, &p, room, orders, &st);
+	assert_orders(orders, (const unsigned int[]){ 6 }, 1);
+	vt_mtm_commit(m, &g_array_index(orders, struct vt_mtm_order, 0), &p);
+	/* the warm chunk goes last, after every chunk at EMA 0 */
+	p.allowance_bytes = 1 * CHUNK;
+	vt_mtm_observe(m, &warm, 1);
+	vt_mtm_decide(m, &p, room, orders, &st);
+	assert_orders(orders, (const unsigned int[]){ 3, 1, 0 }, 3);
+	p.allowance_bytes = 0;
+	vt_mtm_decide(m, &p, room, orders, &st);
+	assert_orders(orders, (const unsigned int[]){ 3, 1, 0, 2 }, 4);
+	vt_mtm_free(m);
 }
 
 int main(void)
@@ -261,6 +421,9 @@ int main(void)
 		cmocka_unit_test(test_thrash_penalty),
 		cmocka_unit_test(test_budget_and_room),
 		cmocka_unit_test(test_observe_edges),
+		cmocka_unit_test(test_tier_bytes_kept),
+		cmocka_unit_test(test_idle_chunks),
+		cmocka_unit_test(test_demotion_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

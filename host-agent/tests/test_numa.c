@@ -38,6 +38,18 @@ static void test_move_self(void **state)
 	assert_int_equal(nodes[0], 0);
 	assert_int_equal(nodes[999], 0);
 	assert_true(nodes[1000] < 0);	/* -ENOENT or -EFAULT: not present */
+	/* the same as a list, in any order, over more than one batch */
+	{
+		uint64_t addrs[PAGES];
+		int lnodes[PAGES];
+
+		for (unsigned int i = 0; i < PAGES; i++)
+			addrs[i] = (uint64_t)(uintptr_t)p + (uint64_t)(PAGES - 1 - i) * 4096;
+		assert_int_equal(vt_numa_query_list(getpid(), addrs, PAGES, lnodes), 0);
+		for (unsigned int i = 0; i < PAGES; i++)
+			assert_int_equal(lnodes[i] < 0, nodes[PAGES - 1 - i] < 0);
+		assert_int_equal(vt_numa_query_list(getpid(), addrs, 0, lnodes), 0);
+	}
 	assert_int_equal(vt_numa_move(getpid(), (uint64_t)(uintptr_t)p, len, 0, 4096, &r), 0);
 	assert_int_equal(r.pages, PAGES);
 	assert_int_equal(r.moved, 1000);

@@ -14,14 +14,14 @@
 static void set_hot(struct vt_mtm *m, unsigned int from, unsigned int to)
 {
 	for (unsigned int i = 0; i < m->chunks->len; i++)
-		g_array_index(m->chunks, struct vt_mtm_chunk, i).ema = i >= from && i < to ? 0.9 : 0;
+		vt_mtm_set_ema(m, i, i >= from && i < to ? 0.9 : 0);
 }
 
 static void test_phases(void **state)
 {
 	struct vt_range64 r = { 0, 40 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, 2);
-	struct vt_phase p;
+	struct vt_phase_tracker p;
 
 	(void)state;
 	vt_phase_init(&p);

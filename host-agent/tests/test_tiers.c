@@ -139,6 +139,34 @@ static void test_config(void **state)
 	rm_tree(root);
 }
 
+/* The mover's target node: the roomiest of the tier's nodes at the window's one refresh. */
+static void test_roomiest_node(void **state)
+{
+	g_autofree char *root = tree(true, true);
+	g_autoptr(GKeyFile) k = g_key_file_new();
+	struct vt_tiers t;
+	g_autoptr(GError) e = NULL;
+
+	(void)state;
+	assert_true(g_key_file_load_from_data(k, "[tier.dram]\nnodes=0\n[tier.slow]\nnodes=1-2\n",
+					      -1, 0, NULL));
+	assert_true(vt_tiers_discover(&t, root, k, &e));
+	vt_tiers_refresh(&t);
+	assert_int_equal(t.node_free_bytes[1], 2040ULL << 20);
+	assert_int_equal(t.tier[1].free_bytes, 3060ULL << 20);
+	assert_int_equal(vt_tiers_roomiest_node(&t, 1), 1);
+	assert_int_equal(vt_tiers_roomiest_node(&t, 0), 0);
+	/* node 2 frees memory: seen at the next refresh, not before */
+	node(root, 2, 4096, 4000, "30 20 10\n", 400);
+	assert_int_equal(vt_tiers_roomiest_node(&t, 1), 1);
+	vt_tiers_refresh(&t);
+	assert_int_equal(vt_tiers_roomiest_node(&t, 1), 2);
+	assert_int_equal(t.tier[1].free_bytes, 6040ULL << 20);
+	/* sysfs gone: the answer is still the last refresh's (no read of its own) */
+	rm_tree(root);
+	assert_int_equal(vt_tiers_roomiest_node(&t, 1), 2);
+}
+
 static void test_config_groups(void **state)
 {
 	/* each config fails with a message that says it, in valid UTF-8 */
@@ -247,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_testbed_shape),
 		cmocka_unit_test(test_no_tiering_no_hmat),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_roomiest_node),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_config_groups),
 		cmocka_unit_test(test_nodelist),

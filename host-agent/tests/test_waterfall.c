@@ -110,12 +110,49 @@ static void test_budget_order_and_off(void **state)
 	vt_mtm_free(m);
 }
 
+/* The round robin goes on where the budget stopped it, and looks at VT_WATERFALL_VISIT chunks a window. */
+static void test_round_robin(void **state)
+{
+	unsigned int n = VT_WATERFALL_VISIT + 10;
+	struct vt_range64 r = { 0, n * CHUNK };
+	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, NR_TIERS);
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	uint64_t room[NR_TIERS] = { ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL };
+	struct vt_waterfall_params p = { .age_windows = 1, .budget_bytes = 2 * CHUNK };
+
+	(void)state;
+	for (unsigned int i = 0; i < n; i++)
+		chunk(m, i)->tier = 1;
+	chunk(m, 3)->tier = chunk(m, 5)->tier = chunk(m, 8)->tier = 0;
+	chunk(m, 3)->cold_windows = chunk(m, 5)->cold_windows = chunk(m, 8)->cold_windows = 1;
+	chunk(m, n - 1)->tier = 0, chunk(m, n - 1)->cold_windows = 1;
+	assert_int_equal(vt_waterfall_decide(m, &p, room, orders), 2 * CHUNK);
+	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 0).chunk, 3);
+	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 1).chunk, 5);
+	/* next window: from chunk 8, not from 0 (3 and 5 are still due: not yet moved) */
+	g_array_set_size(orders, 0);
+	p.budget_bytes = CHUNK;
+	assert_int_equal(vt_waterfall_decide(m, &p, room, orders), CHUNK);
+	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 0).chunk, 8);
+	/* only the last chunk due, the round robin at 0: it is past VT_WATERFALL_VISIT chunks */
+	for (unsigned int i = 0; i < n - 1; i++)
+		chunk(m, i)->cold_windows = 0;
+	m->waterfall_next = 0;
+	g_array_set_size(orders, 0);
+	assert_int_equal(vt_waterfall_decide(m, &p, room, orders), 0);
+	assert_int_equal(m->waterfall_next, VT_WATERFALL_VISIT);
+	assert_int_equal(vt_waterfall_decide(m, &p, room, orders), CHUNK);
+	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 0).chunk, n - 1);
+	vt_mtm_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps_down),
 		cmocka_unit_test(test_skips_refused),
 		cmocka_unit_test(test_budget_order_and_off),
+		cmocka_unit_test(test_round_robin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,8 @@ static const struct {
 	  "compressed tiers: ratio, speed, metadata, userfaultfd fault latency" },
 	{ "move", vt_bench_move,
 	  "NUMA mover throughput on a live VM against move_pages loops and memcpy" },
+	{ "agent", vt_bench_agent,
+	  "vtierd's CPU per window (profiler, residency, policy, movers) against guest RAM" },
 };
 
 static int usage(FILE *f)

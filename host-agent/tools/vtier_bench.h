@@ -7,5 +7,6 @@ int vt_bench_telemetry(int argc, char **argv);
 int vt_bench_tdp(int argc, char **argv);
 int vt_bench_ctier(int argc, char **argv);
 int vt_bench_move(int argc, char **argv);
+int vt_bench_agent(int argc, char **argv);
 
 #endif
