@@ -539,6 +539,8 @@ static void test_stats_carry_report(void **state)
 	vt_tier_model_build(&vm->stats.model, &numa, f->d->ctier, f->d->ctier_price,
 			    f->d->nr_ctier, &meas, false);
 	vm->stats.tier[0].resident_bytes = 1 << 20;
+	/* the residency stage counts a hand-off's pools from their stores */
+	vm->stats.tier[1].resident_bytes = 3 << 20;
 	vm->stats.access_weight[0] = 1;
 	vm->stats.fault_ns_per_s[1] = 3e6;
 	vm->stats.hot_chunks = 1;
