@@ -34,7 +34,9 @@ skewed_rate_after() {
 # slowdown in % of (normalized) rate $2 against the reference $1 (parentheses: in
 # awk's printf a bare > is a redirection)
 slowdown_pct() { awk "BEGIN {printf \"%.1f\", ($2 > 0 ? 100 * ($1 / $2 - 1) : 1e9)}"; }
-skewed_phases_logged() { tb_l2 vm0 'grep -c "dist=zipf .* rate=" /run/T.log || true'; }
+# lines in /run/T.log, and zipf phases logged after line $1
+skewed_lines() { tb_l2 vm0 'wc -l < /run/T.log'; }
+skewed_zipf_after() { tb_l2 vm0 "tail -n +$(($1 + 1)) /run/T.log | grep -c 'dist=zipf .* rate=' || true"; }
 
 skewed_start() {
     tb_l2 vm0 "rm -f /run/T.stop; (while [ ! -e /run/T.stop ]; do
@@ -80,21 +82,21 @@ placement_settle() {
 # on the fastest tier), m_tiers ("NAME=MiB ..."), m_est_fault, m_est_numa.
 # No subshell: a failure here fails the scenario.
 skewed_measure() {
-    local n0 n f0 f1 t0 t1 rep
-    n0=$(skewed_phases_logged)
+    local l0 n=0 f0 f1 t0 t1 rep
+    l0=$(skewed_lines)
     f0=$(jsum "$(ctl --json stats vm0)" faults_stored)
     t0=$(ms_now)
     for _ in $(seq 1 $((SKEWED_PHASES * 20))); do
         sleep 0.5
-        n=$(skewed_phases_logged)
-        [ "$n" -ge $((n0 + SKEWED_PHASES)) ] && break
+        n=$(skewed_zipf_after "$l0")
+        [ "$n" -ge "$SKEWED_PHASES" ] && break
     done
-    [ "$n" -ge $((n0 + SKEWED_PHASES)) ] || fail "$1: only $((n - n0)) workload phases" \
+    [ "$n" -ge "$SKEWED_PHASES" ] || fail "$1: only $n workload phases" \
         "in $((SKEWED_PHASES * 10)) s: $(tb_l2 vm0 'tail -3 /run/T.log')"
     f1=$(jsum "$(ctl --json stats vm0)" faults_stored)
     t1=$(ms_now)
-    m_rate=$(skewed_rate_after "$n0" zipf)
-    m_ctl=$(skewed_rate_after "$n0" uniform)
+    m_rate=$(skewed_rate_after "$l0" zipf)
+    m_ctl=$(skewed_rate_after "$l0" uniform)
     m_norm=$(awk "BEGIN {printf \"%.6f\", ($m_ctl > 0 ? $m_rate / $m_ctl : 0)}")
     rep=$(ctl --json report vm0) || fail "vtierctl report vm0"
     m_saving=$(jnum "$rep" saving_pct)
