@@ -32,7 +32,7 @@
 #     (ctier/bench-tco.sh, docs/bench-tco.md); RESULT-BENCH-TCO per placement
 # vtierd-compress.sh, vtierd-kill.sh, vtierd-tco.sh and bench-tco.sh run one part each.
 export LD_LIBRARY_PATH=/opt/vtier/lib
-PARTS=${VTIERD_CTIER_PARTS:-compress zswap kill}
+PARTS=${VTIERD_CTIER_PARTS:-compress zswap kill tco}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 W=${VTIERD_WINDOW_MS:-1000}
 SOCK=/run/vtier/vtierd.sock
