@@ -40,6 +40,8 @@ struct vt_vm_policy {
 	unsigned int ctier_age_windows;	/* waterfall: cold windows on a tier before the next (0: off) */
 	enum vt_placement placement;
 	double tco_alpha;		/* placement=tco: 0 the cheapest .. 1 the fastest placement */
+	bool hints;			/* read the guest's hint channel (docs/vtierd.md) */
+	uint64_t balloon_bytes;		/* hints: what the guest's balloon should hold (0: none) */
 };
 
 void vt_vm_policy_default(struct vt_vm_policy *p);

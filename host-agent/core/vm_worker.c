@@ -9,6 +9,7 @@
 
 #include "daemon.h"
 #include "vm.h"
+#include "vm_hints.h"
 
 static gpointer worker_main(gpointer data)
 {
@@ -191,6 +192,7 @@ bool vt_vm_worker_engine_start(struct vt_vm *vm, GError **error)
 static void vm_release(struct vt_vm *vm)
 {
 	vt_engine_stop(vm);
+	vt_vm_hints_close(vm);
 	vt_zswap_close(&vm->zswap);
 	vt_mtm_free(vm->mtm);
 	vt_phase_clear(&vm->phase);

@@ -4,6 +4,7 @@
  * first, queued evictions and fetches in slices between them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <numaif.h>
 #include <poll.h>
 #include <string.h>
@@ -22,6 +23,8 @@
  */
 #define EVICT_SLICE_PAGES 32
 G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_RUN_MAX);
+#define DISCARDS_MAX 1024	/* ranges queued for discard (guest hints) */
+#define DISCARD_SLICE (2u << 20)	/* bytes discarded between two fault checks */
 #define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
 #define ZERO_WIN_MAX (2u << 20)
 
@@ -40,10 +43,14 @@ struct vt_ctier_mover {
 	GThread *thread;
 	int wake_fd;		/* eventfd: an order was queued, or stop */
 
-	GMutex lock;		/* orders, stats, stop */
+	GMutex lock;		/* orders, discards, stats, stop */
 	struct mover_order *orders;
 	unsigned int head, n;
 	bool working;			/* a slice taken off the queue is being done */
+	struct mover_order discards[DISCARDS_MAX];	/* tier unused */
+	unsigned int d_head, d_n;
+	bool discarding;		/* a discard slice is being done */
+	GCond discard_done;		/* signalled when a discard slice ends */
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
 	struct vt_ctier_mover_stats stats;
@@ -363,6 +370,84 @@ static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	return 0;
 }
 
+/* Bytes of [@start, @start + @len) of the memfd that hold data (not holes). */
+static uint64_t data_bytes(int fd, uint64_t start, uint64_t len)
+{
+	uint64_t sum = 0;
+	off_t at = (off_t)start, end = (off_t)(start + len);
+
+	while (at < end) {
+		off_t data = lseek(fd, at, SEEK_DATA), hole;
+
+		if (data < 0 || data >= end)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || hole > end)
+			hole = end;
+		sum += (uint64_t)(hole - data);
+		at = hole;
+	}
+	return sum;
+}
+
+/*
+ * Discard [@offset, @offset + @len): the guest said it is free and waits for
+ * the hint's acknowledgement before it uses it again, which the agent gives
+ * only once this is done (docs/abi-guest.md). Stored copies are dropped and
+ * the range is punched out of the memfd: the next touch is a MISSING fault,
+ * served with zeros. On this thread, so that no eviction of the range is
+ * half done meanwhile. 0 or -errno (the backend is lost).
+ */
+static int discard_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+{
+	uint64_t ps = m->pager.page_size, dropped = 0, resident;
+	uint64_t first = offset / ps, end = (offset + len) / ps;
+
+	for (uint64_t p = vt_store_next(m->store, first); p < end; p = vt_store_next(m->store, p + 1))
+		dropped += vt_store_drop(m->store, p) == 0;
+	resident = data_bytes(m->pager.memfd, m->pager.fd_offset + offset, len);
+	if (fallocate(m->pager.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)(m->pager.fd_offset + offset), (off_t)len) < 0)
+		return -errno;
+	g_mutex_lock(&m->lock);
+	m->stats.discard_runs++;
+	m->stats.discarded_resident_bytes += resident;
+	m->stats.discarded_stored_pages += dropped;
+	g_mutex_unlock(&m->lock);
+	return 0;
+}
+
+/* Discard up to DISCARD_SLICE bytes of the first queued range. 1 if more are queued. */
+static int discard_slice(struct vt_ctier_mover *m, int *err)
+{
+	struct mover_order o;
+	uint64_t len;
+	bool more;
+
+	g_mutex_lock(&m->lock);
+	if (!m->d_n) {
+		g_mutex_unlock(&m->lock);
+		return 0;
+	}
+	o = m->discards[m->d_head];
+	len = MIN(o.len, DISCARD_SLICE);
+	m->discards[m->d_head].offset += len;
+	m->discards[m->d_head].len -= len;
+	if (!m->discards[m->d_head].len) {
+		m->d_head = (m->d_head + 1) % DISCARDS_MAX;
+		m->d_n--;
+	}
+	m->discarding = true;
+	g_mutex_unlock(&m->lock);
+	*err = discard_run(m, o.offset, len);
+	g_mutex_lock(&m->lock);
+	m->discarding = false;
+	more = m->d_n > 0;
+	g_cond_broadcast(&m->discard_done);
+	g_mutex_unlock(&m->lock);
+	return *err ? 0 : more;
+}
+
 /* Carry out up to SLICE_PAGES pages of the first order. 1 if more work is queued. */
 static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 {
@@ -448,7 +533,11 @@ static gpointer mover_thread(gpointer data)
 		err = serve_faults(m, buf);
 		if (err)
 			break;
-		more = work_slice(m, buf, &err);
+		/* discards first: a guest waits for them */
+		more = discard_slice(m, &err);
+		if (err)
+			break;
+		more |= work_slice(m, buf, &err);
 		if (err)
 			break;
 	}
@@ -487,6 +576,7 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	m->failed = failed;
 	m->opaque = opaque;
 	g_mutex_init(&m->lock);
+	g_cond_init(&m->discard_done);
 	m->orders = g_new0(struct mover_order, ORDERS_MAX);
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (m->wake_fd < 0) {
@@ -528,6 +618,7 @@ void vt_ctier_mover_stop(struct vt_ctier_mover *m)
 	g_thread_join(m->thread);
 	close(m->wake_fd);
 	vt_pager_close(&m->pager);
+	g_cond_clear(&m->discard_done);
 	g_mutex_clear(&m->lock);
 	g_free(m->orders);
 	g_free(m);
@@ -564,6 +655,45 @@ int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 {
 	return queue(m, offset, len, -1);
+}
+
+int vt_ctier_mover_discard(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+{
+	uint64_t ps = m->pager.page_size;
+
+	if (offset % ps || len % ps || offset > m->pager.size || len > m->pager.size - offset)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	g_mutex_lock(&m->lock);
+	if (m->d_n == DISCARDS_MAX) {
+		g_mutex_unlock(&m->lock);
+		return -ENOSPC;
+	}
+	m->discards[(m->d_head + m->d_n) % DISCARDS_MAX] = (struct mover_order){ offset, len, 0 };
+	m->d_n++;
+	g_mutex_unlock(&m->lock);
+	kick(m);
+	return 0;
+}
+
+unsigned int vt_ctier_mover_discards_pending(struct vt_ctier_mover *m)
+{
+	unsigned int n;
+
+	g_mutex_lock(&m->lock);
+	n = m->d_n + m->discarding;
+	g_mutex_unlock(&m->lock);
+	return n;
+}
+
+void vt_ctier_mover_discard_cancel(struct vt_ctier_mover *m)
+{
+	g_mutex_lock(&m->lock);
+	m->d_n = 0;
+	while (m->discarding)
+		g_cond_wait(&m->discard_done, &m->lock);
+	g_mutex_unlock(&m->lock);
 }
 
 unsigned int vt_ctier_mover_backlog(struct vt_ctier_mover *m)
