@@ -240,6 +240,15 @@ out:
 	r->st.cpu_ns += spent;
 }
 
+bool vt_hint_reader_try_ack(struct vt_hint_reader *r, const struct vt_hint_env *env)
+{
+	if (r->unacked && !env->pending(env->opaque)) {
+		vt_ghint_commit(r->ch);
+		r->unacked = false;
+	}
+	return !r->unacked;
+}
+
 void vt_hint_reader_set_balloon(struct vt_hint_reader *r, uint64_t bytes)
 {
 	r->st.balloon_target_bytes = bytes / VTIER_GUEST_PAGE_SIZE * VTIER_GUEST_PAGE_SIZE;

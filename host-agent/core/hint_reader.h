@@ -94,6 +94,11 @@ int vt_hint_reader_open(struct vt_hint_reader **out, void *mem, size_t size,
  * and acknowledge them unless a discard is in progress.
  */
 void vt_hint_reader_window(struct vt_hint_reader *r, const struct vt_hint_env *env);
+/*
+ * After a window that queued discards: acknowledge now if they are done.
+ * True when nothing waits for an ack any more.
+ */
+bool vt_hint_reader_try_ack(struct vt_hint_reader *r, const struct vt_hint_env *env);
 /* Ask the guest to hold @bytes in its balloon (rounded down to 4 KiB pages). */
 void vt_hint_reader_set_balloon(struct vt_hint_reader *r, uint64_t bytes);
 /*

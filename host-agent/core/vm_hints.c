@@ -23,6 +23,12 @@
 
 #define RETRY_WINDOWS 10	/* a VM without a usable region: look again after this */
 #define CPU_PCT 1		/* the reader's CPU per window: 1 % of the window */
+/*
+ * A guest's free page report waits for its ack, and sends the next batch
+ * only then: the worker waits this long (a twentieth of the window at most)
+ * for the mover's discards, so that a batch costs one window, not two.
+ */
+#define ACK_WAIT_MS 50
 
 struct vt_vm_hints {
 	struct vt_hint_region region;
@@ -235,6 +241,9 @@ void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stat
 	h->window_backends = backends;
 	vt_hint_reader_window(h->reader, &env);
 	h->window_backends = NULL;
+	for (uint64_t waited = 0, most = MIN(ACK_WAIT_MS, vm->policy.window_ms / 20);
+	     !vt_hint_reader_try_ack(h->reader, &env) && waited < most; waited++)
+		g_usleep(1000);
 	vt_hint_reader_stats(h->reader, &s->hints);
 	s->hints.pageout_bytes = h->pageout_bytes;
 	s->hints.saved_bytes = saved_bytes(backends);

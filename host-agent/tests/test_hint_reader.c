@@ -201,6 +201,23 @@ static void test_free_acked_only_after_discard(void **state)
 	assert_int_equal(stats(f).ch.accepted[VTIER_GUEST_FREE], 2);
 }
 
+/* try_ack: the ack goes out as soon as the discards are done, not a window later. */
+static void test_try_ack(void **state)
+{
+	struct fix *f = *state;
+
+	f->discard_ret = 1;
+	push(f, VTIER_GUEST_FREE, 0, 0, 2 * MIB, 0);
+	vt_hint_reader_window(f->r, &f->env);
+	assert_false(vt_hint_reader_try_ack(f->r, &f->env));
+	assert_int_equal(host_cons(f), 0);
+	f->pending = 0;
+	assert_true(vt_hint_reader_try_ack(f->r, &f->env));
+	assert_int_equal(host_cons(f), 1);
+	assert_true(vt_hint_reader_try_ack(f->r, &f->env));
+	assert_int_equal(host_cons(f), 1);
+}
+
 /* A discard done at once (page-out) is acknowledged in the same window; a failed one too. */
 static void test_free_sync_and_failed(void **state)
 {
@@ -359,6 +376,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_free_acked_only_after_discard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_try_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_sync_and_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observe_only_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_ram, setup, teardown),
