@@ -31,8 +31,10 @@ G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_RUN_MAX);
 struct mover_order {
 	uint64_t offset;
 	uint64_t len;
-	int tier;		/* store tier, or -1: fetch */
+	int tier;		/* store tier, or -1: fetch, or TIER_DISCARD */
 };
+
+#define TIER_DISCARD (-2)
 
 struct vt_ctier_mover {
 	struct vt_pager pager;
@@ -47,7 +49,7 @@ struct vt_ctier_mover {
 	struct mover_order *orders;
 	unsigned int head, n;
 	bool working;			/* a slice taken off the queue is being done */
-	struct mover_order discards[DISCARDS_MAX];	/* tier unused */
+	struct mover_order discards[DISCARDS_MAX];	/* tier TIER_DISCARD */
 	unsigned int d_head, d_n;
 	bool discarding;		/* a discard slice is being done */
 	GCond discard_done;		/* signalled when a discard slice ends */
@@ -370,6 +372,27 @@ static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	return 0;
 }
 
+/*
+ * Take up to @most bytes off the first order of the ring @q (@size slots,
+ * @n queued from @head) into @o; the order leaves the ring once it is all
+ * taken. Returns the bytes taken. Caller holds m->lock and checked *@n.
+ */
+static uint64_t take_slice(struct mover_order *q, unsigned int size, unsigned int *head,
+			   unsigned int *n, uint64_t most, struct mover_order *o)
+{
+	uint64_t len;
+
+	*o = q[*head];
+	len = MIN(o->len, most);
+	q[*head].offset += len;
+	q[*head].len -= len;
+	if (!q[*head].len) {
+		*head = (*head + 1) % size;
+		(*n)--;
+	}
+	return len;
+}
+
 /* Bytes of [@start, @start + @len) of the memfd that hold data (not holes). */
 static uint64_t data_bytes(int fd, uint64_t start, uint64_t len)
 {
@@ -429,14 +452,7 @@ static int discard_slice(struct vt_ctier_mover *m, int *err)
 		g_mutex_unlock(&m->lock);
 		return 0;
 	}
-	o = m->discards[m->d_head];
-	len = MIN(o.len, DISCARD_SLICE);
-	m->discards[m->d_head].offset += len;
-	m->discards[m->d_head].len -= len;
-	if (!m->discards[m->d_head].len) {
-		m->d_head = (m->d_head + 1) % DISCARDS_MAX;
-		m->d_n--;
-	}
+	len = take_slice(m->discards, DISCARDS_MAX, &m->d_head, &m->d_n, DISCARD_SLICE, &o);
 	m->discarding = true;
 	g_mutex_unlock(&m->lock);
 	*err = discard_run(m, o.offset, len);
@@ -460,14 +476,8 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 		g_mutex_unlock(&m->lock);
 		return 0;
 	}
-	o = m->orders[m->head];
-	len = MIN(o.len, (o.tier >= 0 ? EVICT_SLICE_PAGES : SLICE_PAGES) * step);
-	m->orders[m->head].offset += len;
-	m->orders[m->head].len -= len;
-	if (!m->orders[m->head].len) {
-		m->head = (m->head + 1) % ORDERS_MAX;
-		m->n--;
-	}
+	len = take_slice(m->orders, ORDERS_MAX, &m->head, &m->n,
+			 (m->orders[m->head].tier >= 0 ? EVICT_SLICE_PAGES : SLICE_PAGES) * step, &o);
 	more = m->n > 0;
 	m->working = true;
 	g_mutex_unlock(&m->lock);
@@ -624,23 +634,28 @@ void vt_ctier_mover_stop(struct vt_ctier_mover *m)
 	g_free(m);
 }
 
+/* An order (@tier: store tier, -1 fetch) or a discard (TIER_DISCARD: its own ring). */
 static int queue(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, int tier)
 {
 	uint64_t ps = m->pager.page_size;
+	bool discard = tier == TIER_DISCARD;
+	struct mover_order *q = discard ? m->discards : m->orders;
+	unsigned int size = discard ? DISCARDS_MAX : ORDERS_MAX;
+	unsigned int *head = discard ? &m->d_head : &m->head, *n = discard ? &m->d_n : &m->n;
 
 	if (offset % ps || len % ps || offset > m->pager.size || len > m->pager.size - offset)
 		return -EINVAL;
 	if (!len)
 		return 0;
 	g_mutex_lock(&m->lock);
-	if (m->n == ORDERS_MAX) {
-		m->stats.orders_dropped++;
+	if (*n == size) {
+		m->stats.orders_dropped += !discard;
 		g_mutex_unlock(&m->lock);
 		return -ENOSPC;
 	}
-	m->orders[(m->head + m->n) % ORDERS_MAX] = (struct mover_order){ offset, len, tier };
-	m->n++;
-	m->stats.orders_queued++;
+	q[(*head + *n) % size] = (struct mover_order){ offset, len, tier };
+	(*n)++;
+	m->stats.orders_queued += !discard;
 	g_mutex_unlock(&m->lock);
 	kick(m);
 	return 0;
@@ -659,22 +674,7 @@ int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 
 int vt_ctier_mover_discard(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 {
-	uint64_t ps = m->pager.page_size;
-
-	if (offset % ps || len % ps || offset > m->pager.size || len > m->pager.size - offset)
-		return -EINVAL;
-	if (!len)
-		return 0;
-	g_mutex_lock(&m->lock);
-	if (m->d_n == DISCARDS_MAX) {
-		g_mutex_unlock(&m->lock);
-		return -ENOSPC;
-	}
-	m->discards[(m->d_head + m->d_n) % DISCARDS_MAX] = (struct mover_order){ offset, len, 0 };
-	m->d_n++;
-	g_mutex_unlock(&m->lock);
-	kick(m);
-	return 0;
+	return queue(m, offset, len, TIER_DISCARD);
 }
 
 unsigned int vt_ctier_mover_discards_pending(struct vt_ctier_mover *m)
