@@ -122,6 +122,8 @@ static gboolean apply_ram(gpointer data)
 	g_autoptr(GError) e = NULL;
 	GArray *t;
 
+	/* the hint channel checks ranges against the RAM it attached with: again */
+	vt_vm_hints_close(vm);
 	g_mutex_lock(&vm->lock);
 	t = vm->ram;
 	vm->ram = m->ram;
