@@ -7,7 +7,9 @@
 #     frees it. With hints off, the host memory it took stays (memfd blocks of
 #     QEMU's guest RAM, measured from L1, not from vtierd); with hints=on the
 #     guest's free page reports reach vtierd, which discards them: the host
-#     gets the memory back within reclaim_windows windows.
+#     gets the memory back within reclaim_windows windows. (The waterfall is
+#     off in this part: its evictions into the compressed tier punch the memfd
+#     too, which would blur what the hints gave back.)
 #     RESULT-HINTS freed_mib= reclaimed_mib= reclaim_windows= rejected= bad_pages=
 #     (reclaimed: memfd bytes gone in the hints phase; rejected: records vtierd
 #     refused; bad_pages: of the kept workload and of the freed one before it
@@ -122,7 +124,9 @@ tb_l2 vm0 'dmesg | grep -q "vtier_guest.*hint region of"' || fail "vtier_guest d
 tb_l2 vm0 "vtier-workload serve --size ${KEEP}M --mix $CORPUS --socket /run/keep.sock > /run/keep.log 2>&1 &"
 tb_l2 vm0 -t 600 'vtier-workload ctl --socket /run/keep.sock --wait 550 info' > /dev/null ||
     fail "kept workload: $(tb_l2 vm0 'cat /run/keep.log')"
-ctl policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
+# the free part measures QEMU's memfd: no waterfall meanwhile (its evictions
+# into the compressed tier punch the memfd too); the cold part turns it on
+ctl policy vm0 mode=auto ctier_age_windows=0 > /dev/null || fail "policy mode=auto"
 bad=0
 
 if echo "$PARTS" | grep -q free; then
@@ -223,7 +227,7 @@ if echo "$PARTS" | grep -q cold; then
     tb_l2 vm0 "for i in \$(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done; [ -b /dev/vda ]" ||
         fail "no /dev/vda in vm0"
     tb_step "cold: ${CACHE} MiB of clean cache, host telemetry alone (hints=off)"
-    ctl policy vm0 hints=off > /dev/null || fail "policy hints=off"
+    ctl policy vm0 hints=off ctier_age_windows=3 > /dev/null || fail "policy hints=off"
     t_off=$(cold_round "telemetry")
     tb_step "cold: the same with COLD hints (hints=on)"
     tb_l2 vm0 "sync; echo 1 > /proc/sys/vm/drop_caches"
