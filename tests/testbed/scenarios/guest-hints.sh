@@ -14,6 +14,10 @@
 #     (reclaimed: memfd bytes gone in the hints phase; rejected: records vtierd
 #     refused; bad_pages: of the kept workload and of the freed one before it
 #     was freed, the second time on memory the hints gave back)
+#   part balloon: `vtierctl policy vm0 balloon=256MiB` (the reclaim request):
+#     the guest's MemTotal shrinks by it and vtierd counts the INFLATEs it
+#     accepted and discarded; `balloon=0`: the guest gets it back (DEFLATE).
+#     RESULT-BALLOON asked_mib= inflated_mib= memtotal_drop_mib= deflated_mib=
 #   part cold: clean page cache (GUEST_HINTS_CACHE_MIB (128) MiB written to a
 #     virtio disk in the guest, then synced: clean, unmapped, unreferenced file
 #     pages, which vtier_guest reports as COLD) leaves DRAM (tier 0) earlier
@@ -22,7 +26,7 @@
 #     first with hints=off, then (cache dropped, written again) with hints=on.
 #     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks=
 export LD_LIBRARY_PATH=/opt/vtier/lib
-PARTS=${GUEST_HINTS_PARTS:-free cold}
+PARTS=${GUEST_HINTS_PARTS:-free balloon cold}
 W=${GUEST_HINTS_WINDOW_MS:-1000}
 BIG=${GUEST_HINTS_MIB:-512}
 CACHE=${GUEST_HINTS_CACHE_MIB:-128}
@@ -190,6 +194,38 @@ if echo "$PARTS" | grep -q free; then
     [ "$bad" = 0 ] || fail "$bad guest pages bad"
     [ $((reclaimed * MIB)) -ge "$want" ] ||
         fail "with hints the host got only $reclaimed of $BIG MiB back in $reclaim_windows windows"
+fi
+
+memtotal_mib() { tb_l2 vm0 "awk '/^MemTotal:/ {print int(\$2 / 1024)}' /proc/meminfo"; }
+if echo "$PARTS" | grep -q balloon; then
+    tb_step "balloon: vtierctl policy vm0 balloon=256MiB, then balloon=0"
+    ctl policy vm0 hints=on > /dev/null || fail "policy hints=on"
+    mt0=$(memtotal_mib)
+    ctl policy vm0 balloon=256MiB > /dev/null || fail "policy balloon=256MiB"
+    for i in $(seq 1 60); do
+        tick
+        inflated=$(( $(jfirst "$(ctl --json stats vm0)" guest_balloon_bytes) / MIB ))
+        echo "balloon, window +$i: vtierd accepted ${inflated} MiB of INFLATE"
+        [ "$inflated" -ge 256 ] && break
+    done
+    mt1=$(memtotal_mib)
+    ctl policy vm0 balloon=0 > /dev/null || fail "policy balloon=0"
+    for i in $(seq 1 60); do
+        tick
+        left=$(( $(jfirst "$(ctl --json stats vm0)" guest_balloon_bytes) / MIB ))
+        [ "$left" = 0 ] && break
+    done
+    mt2=$(memtotal_mib)
+    js=$(ctl --json stats vm0)
+    deflated=$(( $(echo "$js" | grep -o '"accepted_bytes":{[^}]*}' | grep -o '"deflate":[0-9]*' | cut -d: -f2) / MIB ))
+    echo "MemTotal: $mt0 MiB, ballooned $mt1 MiB, after the deflate $mt2 MiB"
+    echo "RESULT-BALLOON asked_mib=256 inflated_mib=$inflated memtotal_drop_mib=$((mt0 - mt1))" \
+        "deflated_mib=$deflated"
+    [ "$inflated" -ge 256 ] || fail "the guest inflated only $inflated MiB"
+    [ $((mt0 - mt1)) -ge 250 ] || fail "the guest's MemTotal dropped by $((mt0 - mt1)) MiB only"
+    [ "$left" = 0 ] && [ $((mt0 - mt2)) -le 6 ] || fail "the balloon was not given back ($left MiB left)"
+    v=$(tb_l2 vm0 -t 900 'vtier-workload ctl --socket /run/keep.sock verify report=5') || true
+    [ "$(field "$v" bad)" = 0 ] || fail "kept workload after the balloon: $v"
 fi
 
 # vtierd's tier-0 (DRAM) figure for vm0
