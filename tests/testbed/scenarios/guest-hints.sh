@@ -20,9 +20,10 @@
 #     RESULT-BALLOON asked_mib= inflated_mib= memtotal_drop_mib= deflated_mib=
 #   part cold: clean page cache (GUEST_HINTS_CACHE_MIB (128) MiB written to a
 #     virtio disk in the guest, then synced: clean, unmapped, unreferenced file
-#     pages, which vtier_guest reports as COLD) leaves DRAM (tier 0) earlier
+#     pages, which vtier_guest reports as COLD) leaves DRAM (node 0) earlier
 #     with hints than by the host's telemetry alone: windows after the write
-#     until vtierd's tier-0 figure has lost half of what the write added,
+#     until half of the cache pages that were on node 0 have left it (their
+#     extents from the guest's /proc/kpageflags, their place from move_pages),
 #     first with hints=off, then (cache dropped, written again) with hints=on.
 #     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks=
 export LD_LIBRARY_PATH=/opt/vtier/lib
@@ -228,48 +229,56 @@ if echo "$PARTS" | grep -q balloon; then
     [ "$(field "$v" bad)" = 0 ] || fail "kept workload after the balloon: $v"
 fi
 
-# vtierd's tier-0 (DRAM) figure for vm0
-tier0() { ctl --json stats vm0 | grep -o '"resident_bytes":[0-9]*' | head -1 | cut -d: -f2; }
-# Write the cache, then count windows until tier 0 lost half of what it gained.
+# Drop the guest's cache, write $CACHE MiB to its disk and sync: clean,
+# unreferenced file pages. Their guest-physical extents (vtier-tbcache in the
+# guest) at QEMU's RAM mapping, by move_pages status (vtier-tbnuma, not
+# vtierd's word): windows until half of those on node 0 (DRAM) left it, in $cold_windows.
 cold_round() {
-    local base top now i
-    # settle first: tier 0 stable for 3 windows (up to 120)
+    local n00 n0 i where d prev same
+    # first the waterfall's other work: until no demotion for 3 windows (its
+    # budget is shared, the cache must not wait behind the rest of the VM)
     prev=-1 same=0
-    for i in $(seq 1 120); do
+    for i in $(seq 1 180); do
         tick
-        now=$(tier0)
-        [ "$now" = "$prev" ] && same=$((same + 1)) || same=0
-        prev=$now
+        d=$(jfirst "$(ctl --json stats vm0)" demotions)
+        [ "$d" = "$prev" ] && same=$((same + 1)) || same=0
+        prev=$d
         [ "$same" -ge 3 ] && break
     done
-    base=$(tier0)
-    tb_l2 vm0 -t 300 "dd if=/dev/urandom of=/dev/vda bs=1M count=$CACHE 2> /dev/null && sync" ||
-        fail "writing the cache"
-    top=$base
+    echo "$1: placement settled after $i windows ($d demotions so far)"
+    tb_l2 vm0 "sync; echo 3 > /proc/sys/vm/drop_caches" || fail "drop_caches"
+    sleep 5
+    tb_l2 vm0 -t 300 "dd if=/dev/urandom of=/dev/vda bs=1M count=$CACHE 2> /dev/null && sync &&
+        vtier-tbcache > /run/cache.ext" || fail "writing the cache"
+    tb_l2 vm0 "cat /run/cache.ext" > /run/cache.ext || fail "copying the cache extents out"
+    where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
+    n00=$(field "$where" node0)
+    echo "$1: clean cache $(( $(field "$where" pages) / 256 )) MiB in $(wc -l < /run/cache.ext) extents, $((n00 / 256)) MiB on node 0"
+    [ "$n00" -ge $((CACHE * 256 / 4)) ] || fail "$1: the new cache is not in DRAM ($where)"
     for i in $(seq 1 120); do
         tick
-        now=$(tier0)
-        [ "$now" -gt "$top" ] && top=$now
-        echo "$1, window +$i: tier 0 $((now / MIB)) MiB (before the write $((base / MIB)), top $((top / MIB)))" >&2
-        [ $((top - base)) -ge $((CACHE * MIB / 4)) ] &&
-            [ $((now - base)) -le $(((top - base) / 2)) ] && { echo "$i"; return; }
+        where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
+        n0=$(field "$where" node0)
+        echo "$1, window +$i: cache on node 0 $((n0 / 256)) MiB ($where)"
+        [ "$n0" -le $((n00 / 2)) ] && { cold_windows=$i; return; }
     done
-    echo "$1: tier 0 did not lose half of what the write added in 120 windows (gained $(((top - base) / MIB)) MiB)" >&2
-    echo 999
+    cold_windows=999
 }
 
 if echo "$PARTS" | grep -q cold; then
     tb_l2 vm0 "insmod /opt/vtier/virtio_blk.ko" || fail "insmod virtio_blk.ko in vm0"
     tb_l2 vm0 "for i in \$(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done; [ -b /dev/vda ]" ||
         fail "no /dev/vda in vm0"
+    hva=$(jfirst "$(ctl --json status vm0)" hva)
     tb_step "cold: ${CACHE} MiB of clean cache, host telemetry alone (hints=off)"
     ctl policy vm0 hints=off ctier_age_windows=3 > /dev/null || fail "policy hints=off"
-    t_off=$(cold_round "telemetry")
+    cold_round telemetry
+    t_off=$cold_windows
     tb_step "cold: the same with COLD hints (hints=on)"
-    tb_l2 vm0 "sync; echo 1 > /proc/sys/vm/drop_caches"
     ctl policy vm0 hints=on > /dev/null || fail "policy hints=on"
     c0=$(jfirst "$(ctl --json stats vm0)" cold_chunks)
-    t_on=$(cold_round "hints")
+    cold_round hints
+    t_on=$cold_windows
     js=$(ctl --json stats vm0)
     echo "cold hints: $(jfirst "$js" cold_hint_bytes) bytes accepted," \
         "$(echo "$js" | grep -o '"rejected":{[^}]*}')"
