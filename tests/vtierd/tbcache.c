@@ -23,8 +23,8 @@
 #define KPF_MMAP	11
 #define KPF_ANON	12
 #define KPF_WRITEBACK	8
+#define KPF_SWAPBACKED	14
 #define KPF_UNEVICTABLE	18
-#define KPF_SWAPBACKED	19
 #define KPF_NOPAGE	20
 
 #define BIT(n) (1ull << (n))
@@ -33,7 +33,7 @@ int main(void)
 {
 	const uint64_t bad = BIT(KPF_DIRTY) | BIT(KPF_MMAP) | BIT(KPF_ANON) | BIT(KPF_WRITEBACK) |
 			     BIT(KPF_UNEVICTABLE) | BIT(KPF_SWAPBACKED) | BIT(KPF_NOPAGE);
-	uint64_t buf[4096], pfn = 0, start = 0, run = 0, total = 0;
+	uint64_t buf[4096], pfn = 0, start = 0, run = 0, total = 0, lru = 0, file = 0, frames = 0;
 	int fd = open("/proc/kpageflags", O_RDONLY);
 	ssize_t n;
 
@@ -43,6 +43,10 @@ int main(void)
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		for (ssize_t i = 0; i < n / 8; i++, pfn++) {
+			frames++;
+			lru += !!(buf[i] & BIT(KPF_LRU));
+			file += (buf[i] & (BIT(KPF_LRU) | BIT(KPF_ANON) | BIT(KPF_SWAPBACKED))) ==
+				BIT(KPF_LRU);
 			if ((buf[i] & BIT(KPF_LRU)) && !(buf[i] & bad)) {
 				if (!run)
 					start = pfn;
@@ -61,6 +65,9 @@ int main(void)
 		       (unsigned long long)run * 4096);
 	total += run;
 	close(fd);
-	fprintf(stderr, "pages=%llu\n", (unsigned long long)total);
+	/* what it saw, for a run that finds nothing */
+	fprintf(stderr, "pages=%llu frames=%llu lru=%llu lru_file=%llu\n",
+		(unsigned long long)total, (unsigned long long)frames, (unsigned long long)lru,
+		(unsigned long long)file);
 	return n < 0 ? 2 : 0;
 }
