@@ -6,7 +6,7 @@
  * LRU list, neither anonymous, swap-backed, mapped, dirty, under writeback
  * nor unevictable: the pages vtier_guest.ko may report as COLD when nobody
  * touched them. One line per extent, "gpa=0x.. bytes=0x.." (vtier-tbnuma's
- * where-gpa reads them), then "pages=N" on stderr.
+ * where-gpa reads them), then "pages=N frames=N lru=N lru_file=N" on stderr.
  *   vtier-tbcache > FILE
  * Static (the L2 root has no libraries); shares no code with vtier_guest.ko.
  */

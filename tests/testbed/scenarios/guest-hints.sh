@@ -235,13 +235,14 @@ fi
 # vtierd's word): windows until half of those on node 0 (DRAM) left it, in $cold_windows.
 cold_round() {
     local n00 n0 i where d prev same
-    # first the waterfall's other work: until no demotion for 3 windows (its
-    # budget is shared, the cache must not wait behind the rest of the VM)
-    prev=-1 same=0
-    for i in $(seq 1 180); do
+    # first the waterfall's bulk of work (its budget is shared: the cache
+    # must not wait behind the rest of the VM): until a window demotes less
+    # than 16 chunks (32 MiB, an eighth of the budget), 3 windows in a row
+    prev=$(jfirst "$(ctl --json stats vm0)" demotions) same=0
+    for i in $(seq 1 120); do
         tick
         d=$(jfirst "$(ctl --json stats vm0)" demotions)
-        [ "$d" = "$prev" ] && same=$((same + 1)) || same=0
+        [ $((d - prev)) -lt 16 ] && same=$((same + 1)) || same=0
         prev=$d
         [ "$same" -ge 3 ] && break
     done
