@@ -270,6 +270,8 @@ if echo "$PARTS" | grep -q cold; then
     tb_l2 vm0 "insmod /opt/vtier/virtio_blk.ko" || fail "insmod virtio_blk.ko in vm0"
     tb_l2 vm0 "for i in \$(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done; [ -b /dev/vda ]" ||
         fail "no /dev/vda in vm0"
+    # a block device's cache is dropped at its last close: keep it open
+    tb_l2 vm0 "sleep 100000 < /dev/vda > /dev/null 2>&1 &"
     hva=$(jfirst "$(ctl --json status vm0)" hva)
     tb_step "cold: ${CACHE} MiB of clean cache, host telemetry alone (hints=off)"
     ctl policy vm0 hints=off ctier_age_windows=3 > /dev/null || fail "policy hints=off"
