@@ -20,8 +20,9 @@
 #     RESULT-BALLOON asked_mib= inflated_mib= memtotal_drop_mib= deflated_mib=
 #   part cold: clean page cache (GUEST_HINTS_CACHE_MIB (128) MiB written to a
 #     virtio disk in the guest, then synced: clean, unmapped, unreferenced file
-#     pages, which vtier_guest reports as COLD) leaves DRAM (node 0) earlier
-#     with hints than by the host's telemetry alone: windows after the write
+#     pages, which vtier_guest reports as COLD; rewritten for 6 s first, so
+#     that the host saw it hot) leaves DRAM (node 0) earlier with hints than
+#     by the host's telemetry alone: windows after the last write
 #     until half of the cache pages that were on node 0 have left it (their
 #     extents from the guest's /proc/kpageflags, their place from move_pages),
 #     first with hints=off, then (cache dropped, written again) with hints=on.
@@ -229,12 +230,13 @@ if echo "$PARTS" | grep -q balloon; then
     [ "$(field "$v" bad)" = 0 ] || fail "kept workload after the balloon: $v"
 fi
 
-# Drop the guest's cache, write $CACHE MiB to its disk and sync: clean,
-# unreferenced file pages. Their guest-physical extents (vtier-tbcache in the
+# Drop the guest's cache, write $CACHE MiB to its disk 6 times a second apart
+# (the host sees it hot) and sync: clean, unreferenced file pages. Their guest-physical extents (vtier-tbcache in the
 # guest) at QEMU's RAM mapping, by move_pages status (vtier-tbnuma, not
 # vtierd's word): windows until half of those on node 0 (DRAM) left it, in $cold_windows.
 cold_round() {
     local n00 n0 i where d prev same
+    tb_l2 vm0 "sync; echo 3 > /proc/sys/vm/drop_caches" || fail "drop_caches"
     # first the waterfall's bulk of work (its budget is shared: the cache
     # must not wait behind the rest of the VM): until a window demotes less
     # than 16 chunks (32 MiB, an eighth of the budget), 3 windows in a row
@@ -247,10 +249,11 @@ cold_round() {
         [ "$same" -ge 3 ] && break
     done
     echo "$1: placement settled after $i windows ($d demotions so far)"
-    tb_l2 vm0 "sync; echo 3 > /proc/sys/vm/drop_caches" || fail "drop_caches"
-    sleep 5
-    tb_l2 vm0 -t 300 "dd if=/dev/urandom of=/dev/vda bs=1M count=$CACHE 2> /dev/null && sync &&
-        vtier-tbcache > /run/cache.ext" || fail "writing the cache"
+    # hot for the host for a few windows (rewritten: writes leave the guest's
+    # pages unreferenced), then left alone, clean
+    tb_l2 vm0 -t 300 "dd if=/dev/urandom of=/run/cache.src bs=1M count=$CACHE 2> /dev/null &&
+        for p in 1 2 3 4 5 6; do dd if=/run/cache.src of=/dev/vda bs=1M 2> /dev/null; sleep 1; done &&
+        rm /run/cache.src && sync && vtier-tbcache > /run/cache.ext" || fail "writing the cache"
     tb_l2 vm0 "cat /run/cache.ext" > /run/cache.ext || fail "copying the cache extents out"
     where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
     n00=$(field "$where" node0)
