@@ -103,6 +103,9 @@ echo "RESULT-HOSTILE records=$records rejected=$rejected agent_cpu_pct=$cpu_pct 
 [ "$bad" = 0 ] || fail "vm0 lost pages while vm1 lied"
 [ "$read1" -le $(( (SECS + 15) * 4096 + 1024 )) ] || fail "vtierd read $read1 records of vm1: over its cap"
 [ $((w1 - w0)) -ge $((SECS * 8 / 10)) ] || fail "vm0 did only $((w1 - w0)) windows in $SECS s"
-[ "$(jobj_sum "$js0" rejected)" = 0 ] || fail "vm0's honest hints were refused: $(echo "$js0" | grep -o '"rejected":{[^}]*}')"
+# an honest guest's COLD range over memory the host sees hot is refused as
+# contradicted (telemetry wins): any other refusal is vm1's doing
+r0=$(( $(jobj_sum "$js0" rejected) - $(jfirst "$js0" contradicted) ))
+[ "$r0" = 0 ] || fail "vm0's honest hints were refused: $(echo "$js0" | grep -o '"rejected":{[^}]*}')"
 tb_l2_stop vm1
 tb_l2_stop vm0
