@@ -603,6 +603,51 @@ int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int ti
 	return ret;
 }
 
+int vt_backend_discard(struct vt_backend *b, uint64_t offset, uint64_t len)
+{
+	int ret = -ENOTCONN;
+
+	g_mutex_lock(&b->lock);
+	if (b->mover)
+		ret = vt_ctier_mover_discard(b->mover, offset, len);
+	g_mutex_unlock(&b->lock);
+	return ret;
+}
+
+unsigned int vt_backend_discards_pending(struct vt_backend *b)
+{
+	unsigned int n;
+
+	g_mutex_lock(&b->lock);
+	n = b->mover ? vt_ctier_mover_discards_pending(b->mover) : 0;
+	g_mutex_unlock(&b->lock);
+	return n;
+}
+
+uint64_t vt_backend_discarded_bytes(struct vt_backend *b)
+{
+	struct vt_ctier_mover_stats *ms;
+	uint64_t n = 0;
+
+	g_mutex_lock(&b->lock);
+	if (b->mover) {
+		ms = g_new(struct vt_ctier_mover_stats, 1);	/* big: latency histograms */
+		vt_ctier_mover_get_stats(b->mover, ms);
+		n = ms->discarded_resident_bytes + ms->discarded_stored_pages * b->page_size;
+		g_free(ms);
+	}
+	g_mutex_unlock(&b->lock);
+	return n;
+}
+
+void vt_backend_discard_cancel(struct vt_backend *b)
+{
+	g_mutex_lock(&b->lock);
+	if (b->mover)
+		vt_ctier_mover_discard_cancel(b->mover);
+	g_mutex_unlock(&b->lock);
+}
+
 void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 {
 	struct vt_store_tier_stats ts[VT_CTIER_MAX];
@@ -635,6 +680,9 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "evict_failed", ms.evict_failed);
 	vt_json_add_u64(j, "fetched", ms.fetched);
 	vt_json_add_u64(j, "evict_runs", ms.evict_runs);
+	vt_json_add_u64(j, "discard_runs", ms.discard_runs);
+	vt_json_add_u64(j, "discarded_resident_bytes", ms.discarded_resident_bytes);
+	vt_json_add_u64(j, "discarded_stored_pages", ms.discarded_stored_pages);
 	vt_json_add_u64(j, "evict_ns", ms.evict_ns);
 	vt_json_add_u64(j, "evict_protect_ns", ms.evict_protect_ns);
 	vt_json_add_u64(j, "evict_store_ns", ms.evict_store_ns);

@@ -77,6 +77,17 @@ GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);
 unsigned int vt_backend_backlog(struct vt_backend *b);
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
 
+/*
+ * Guest hints (core/vm_hints.c): queue the discard of [@offset, +@len) of the
+ * backend (movers/ctier_mover.h), discards not done yet, and cancelling the
+ * queued ones (waits for the one in progress). Without a mover (the hand-off
+ * ended): -ENOTCONN, 0 pending, nothing to cancel.
+ */
+int vt_backend_discard(struct vt_backend *b, uint64_t offset, uint64_t len);
+unsigned int vt_backend_discards_pending(struct vt_backend *b);
+void vt_backend_discard_cancel(struct vt_backend *b);
+/* Host memory the discards freed: memfd bytes that held data + stored copies dropped. */
+uint64_t vt_backend_discarded_bytes(struct vt_backend *b);
 
 /*
  * The hand-off server's callbacks: handoff_server.h, opaque = the daemon.

@@ -80,10 +80,20 @@ bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GArray *gpa_map,
 		const struct vt_ramblock *blk = NULL;
 		const struct vt_mapping *map;
 		struct vt_vm_ram r = { 0 };
+		bool of_device = false;
 
-		for (unsigned int j = 0; j < blocks->len; j++)
-			if (strcmp(g_array_index(blocks, struct vt_ramblock, j).name, m->id) == 0)
+		for (unsigned int j = 0; j < blocks->len; j++) {
+			const char *name = g_array_index(blocks, struct vt_ramblock, j).name;
+			size_t n = strlen(name), k = strlen(m->id);
+
+			if (strcmp(name, m->id) == 0)
 				blk = &g_array_index(blocks, struct vt_ramblock, j);
+			/* "DEVICE/ID": a device's memory (ivshmem's BAR: a guest hint region) */
+			else if (n > k && name[n - k - 1] == '/' && strcmp(name + n - k, m->id) == 0)
+				of_device = true;
+		}
+		if (!blk && of_device)
+			continue;	/* not guest RAM: never tiered */
 		if (!blk) {
 			g_set_error(error, VT_CORE_ERROR, ENOENT,
 				    "memory backend '%s' has no RAM block (not used by the guest?)",

@@ -22,15 +22,9 @@
 #include "placement.h"
 #include "profile.h"
 #include "residency.h"
+#include "thread_ns.h"
+#include "vm_hints.h"
 #include "vm.h"
-
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
 {
@@ -170,6 +164,8 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		vm->mtm = NULL;
 	}
 	if (vm->policy.mode == VT_MODE_OFF) {
+		/* no windows: a guest waiting for an ack gets it now */
+		vt_vm_hints_close(vm);
 		g_strlcpy(vm->state, "off", sizeof(vm->state));
 		g_strlcpy(vm->profiler_name, "none", sizeof(vm->profiler_name));
 		g_strlcpy(vm->profiler_why, "mode=off: profiling detached",
@@ -236,7 +232,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	g_autoptr(GArray) regions = NULL;
 	struct vt_mtm_window_stats ws;
 	struct vt_mtm_params mp;
-	uint64_t t0 = thread_ns(), t1, t2, t3, moved_before = s->bytes_moved;
+	uint64_t t0 = vt_thread_ns(), t1, t2, t3, moved_before = s->bytes_moved;
 	uint64_t checks_now;
 	bool busy = false;
 	int ret;
@@ -254,13 +250,13 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->profiler_regions = vm->snap.regions->len;
 	regions = vt_profile_regions(vm);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
-	t1 = thread_ns();
+	t1 = vt_thread_ns();
 	s->profiler_cost_ns = t1 - t0;	/* the window and the chunk EMAs it feeds */
 	/* before the residency: idle now means the residency shows every move queued */
 	for (unsigned int i = 0; backends && i < backends->len; i++)
 		busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
 	ret = vt_residency_query(vm, backends);
-	t2 = thread_ns();
+	t2 = vt_thread_ns();
 	s->residency_cost_ns = t2 - t1;
 	if (ret < 0) {
 		g_snprintf(err, err_len, "move_pages status: %s",
@@ -268,8 +264,13 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		return ret != -ESRCH;
 	}
 	s->refused_chunks = vt_mtm_arrivals(vm->mtm, !busy);
+	/* the guest's hints: discards, and COLD chunks aged before the placement sees them */
+	vt_vm_hints_window(vm, backends, s);
+	t3 = vt_thread_ns();
+	s->hints_cost_ns = t3 - t2;
+	t2 = t3;
 	vt_placement_decide(vm, backends, s, &mp, orders, &ws, err, err_len);
-	t3 = thread_ns();
+	t3 = vt_thread_ns();
 	s->policy_cost_ns = t3 - t2;
 	s->threshold = ws.threshold;
 	s->hot_chunks = ws.hot_chunks;
@@ -286,7 +287,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		if (!ok)
 			return false;
 	}
-	s->mover_cost_ns = thread_ns() - t3;
+	s->mover_cost_ns = vt_thread_ns() - t3;
 	s->last_window_bytes = s->bytes_moved - moved_before;
 	s->max_moves_per_chunk = vt_mtm_max_moves(vm->mtm);
 	s->windows++;

@@ -25,6 +25,7 @@
 #include "qmp_client.h"
 #include "tiers.h"
 #include "vm_policy.h"
+#include "hint_reader.h"
 
 /* The address space of a VM's region map. */
 enum vt_addr_space {
@@ -86,6 +87,7 @@ struct vt_vm_stats {
 	uint64_t policy_cost_ns;
 	uint64_t mover_cost_ns;
 	uint64_t residency_cost_ns;
+	uint64_t hints_cost_ns;		/* the guest hint reader (hints=on) */
 	double threshold;
 	unsigned int hot_chunks;
 	unsigned int hot_on_tier0;
@@ -100,10 +102,12 @@ struct vt_vm_stats {
 	struct vt_tco_solution tco;		/* placement=tco: the model's last solution */
 	uint64_t tco_misplaced_bytes;		/* ... bytes not yet where it wants them */
 	uint32_t refused_chunks;		/* chunks a tier did not take (vt_mtm_arrivals), for a while */
+	struct vt_hint_stats hints;		/* the guest hint channel (policy hints=on) */
 };
 
 struct vt_daemon;
 struct vt_vm;
+struct vt_vm_hints;
 
 /* The engine's report of a window after which the VM must be detached. */
 typedef void (*vt_engine_failed_fn)(struct vt_vm *vm, void *opaque);
@@ -172,6 +176,8 @@ struct vt_vm {
 	/* vtierctl heatmap (core/heatmap.h): the worker writes under lock, the loop copies */
 	struct vt_heatmap *heatmap;
 	struct vt_heatmap_acc *heatmap_acc;	/* the worker's alone */
+	/* the guest hint channel (core/vm_hints.c): the worker's alone */
+	struct vt_vm_hints *hints;
 	/* the engine's owner, told of a failed window (set by vt_engine_start) */
 	vt_engine_failed_fn engine_failed;
 	void *engine_failed_opaque;

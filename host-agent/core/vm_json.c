@@ -72,6 +72,55 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	g_mutex_unlock(&vm->lock);
 }
 
+static const char *const hint_kinds[VTIER_GUEST_KIND_MAX + 1] = {
+	[VTIER_GUEST_FREE] = "free", [VTIER_GUEST_COLD] = "cold", [VTIER_GUEST_HOT] = "hot",
+	[VTIER_GUEST_INFLATE] = "inflate", [VTIER_GUEST_DEFLATE] = "deflate",
+};
+
+/* The guest hint channel's figures (docs/abi-control.md, "stats"). */
+static void hints_to_json(const struct vt_vm *vm, const struct vt_hint_stats *h, JsonBuilder *b)
+{
+	json_builder_set_member_name(b, "hints");
+	json_builder_begin_object(b);
+	vt_json_add_str(b, "channel", !vm->policy.hints ? "off" : h->attached ? "attached" :
+		       "not attached");
+	vt_json_add_str(b, "error", h->error);
+	vt_json_add_u64(b, "region_bytes", h->region_bytes);
+	vt_json_add_u64(b, "records", h->ch.records);
+	for (int pass = 0; pass < 2; pass++) {
+		json_builder_set_member_name(b, pass ? "accepted_bytes" : "accepted");
+		json_builder_begin_object(b);
+		for (int k = 1; k <= VTIER_GUEST_KIND_MAX; k++)
+			vt_json_add_u64(b, hint_kinds[k], pass ? h->ch.accepted_bytes[k] :
+				       h->ch.accepted[k]);
+		json_builder_end_object(b);
+	}
+	json_builder_set_member_name(b, "rejected");
+	json_builder_begin_object(b);
+	for (int r = 0; r < VT_GHINT_R_COUNT; r++)
+		vt_json_add_u64(b, vt_ghint_reject_name(r), h->ch.rejected[r]);
+	json_builder_end_object(b);
+	vt_json_add_u64(b, "bad_header", h->ch.bad_header);
+	vt_json_add_u64(b, "bad_index", h->ch.bad_index);
+	vt_json_add_u64(b, "skipped", h->ch.skipped);
+	vt_json_add_u64(b, "deferred", h->ch.deferred);
+	vt_json_add_u64(b, "guest_balloon_bytes", h->ch.balloon_bytes);
+	vt_json_add_u64(b, "balloon_target_bytes", h->balloon_target_bytes);
+	vt_json_add_u64(b, "discard_bytes", h->discard_bytes);
+	vt_json_add_u64(b, "discard_failed", h->discard_failed);
+	vt_json_add_u64(b, "observe_discard_bytes", h->observe_discard_bytes);
+	vt_json_add_u64(b, "pageout_bytes", h->pageout_bytes);
+	vt_json_add_u64(b, "saved_bytes", h->saved_bytes);
+	vt_json_add_u64(b, "cold_hint_bytes", h->cold_hint_bytes);
+	vt_json_add_u64(b, "cold_chunks", h->cold_chunks);
+	vt_json_add_u64(b, "ack_waits", h->ack_waits);
+	vt_json_add_u64(b, "polls", h->polls);
+	vt_json_add_u64(b, "cpu_ns", h->cpu_ns);
+	vt_json_add_u64(b, "cpu_ns_last", h->cpu_ns_last);
+	vt_json_add_u64(b, "cpu_capped", h->cpu_capped);
+	json_builder_end_object(b);
+}
+
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
 {
 	const struct vt_vm_stats *s = &vm->stats;
@@ -104,6 +153,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_u64(b, "residency_cpu_ns", s->residency_cost_ns);
 	vt_json_add_u64(b, "policy_cpu_ns", s->policy_cost_ns);
 	vt_json_add_u64(b, "mover_cpu_ns", s->mover_cost_ns);
+	vt_json_add_u64(b, "hints_cpu_ns", s->hints_cost_ns);
 	json_builder_set_member_name(b, "hot_threshold_used");
 	json_builder_add_double_value(b, s->threshold);
 	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
@@ -135,6 +185,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
 		vt_backend_stats_to_json(g_ptr_array_index(vm->backends, i), b);
 	json_builder_end_array(b);
+	hints_to_json(vm, &s->hints, b);
 	json_builder_end_object(b);
 	g_mutex_unlock(&vm->lock);
 }

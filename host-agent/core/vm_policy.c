@@ -18,7 +18,7 @@ G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
 static const char *const keys[] = {
 	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
 	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", "placement",
-	"tco_alpha", "tiers", NULL,
+	"tco_alpha", "tiers", "hints", "balloon", NULL,
 };
 
 const char *const *vt_vm_policy_keys(void)
@@ -128,6 +128,11 @@ bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error)
 			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
 			    G_GUINT64_FORMAT "): lower sample_ms or raise window_ms",
 			    (guint64)p->sample_ms, (guint64)p->window_ms);
+		return false;
+	}
+	if (p->balloon_bytes && !p->hints) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "balloon: asks the guest through its hint channel: set hints=on too");
 		return false;
 	}
 	return true;
@@ -257,6 +262,20 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 	} else if (strcmp(key, "tco_alpha") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.tco_alpha, error))
 			return false;
+	} else if (strcmp(key, "hints") == 0) {
+		if (strcmp(value, "on") == 0)
+			n.hints = true;
+		else if (strcmp(value, "off") == 0)
+			n.hints = false;
+		else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "hints: '%s' is not on or off", value);
+			return false;
+		}
+	} else if (strcmp(key, "balloon") == 0) {
+		if (strcmp(value, "0") == 0 || strcmp(value, "none") == 0)
+			n.balloon_bytes = 0;
+		else if (!parse_bytes(key, value, 4096, 1ULL << 50, &n.balloon_bytes, error))
+			return false;
 	} else if (strcmp(key, "thrash_step") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.thrash_step, error))
 			return false;
@@ -379,5 +398,9 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	json_builder_add_double_value(b, p->tco_alpha);
 	json_builder_set_member_name(b, "tiers");
 	json_builder_add_string_value(b, p->tiers[0] ? p->tiers : "all");
+	json_builder_set_member_name(b, "hints");
+	json_builder_add_string_value(b, p->hints ? "on" : "off");
+	json_builder_set_member_name(b, "balloon");
+	json_builder_add_int_value(b, (gint64)p->balloon_bytes);
 	json_builder_end_object(b);
 }

@@ -41,6 +41,8 @@ struct vt_vm_policy {
 	enum vt_placement placement;
 	double tco_alpha;		/* placement=tco: 0 the cheapest .. 1 the fastest placement */
 	char tiers[128];		/* tiers the VM may be placed on, "a,b,c"; "" = all */
+	bool hints;			/* read the guest's hint channel (docs/vtierd.md) */
+	uint64_t balloon_bytes;		/* hints: what the guest's balloon should hold (0: none) */
 };
 
 void vt_vm_policy_default(struct vt_vm_policy *p);

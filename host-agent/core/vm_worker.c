@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "daemon.h"
 #include "vm.h"
+#include "vm_hints.h"
 
 static gpointer worker_main(gpointer data)
 {
@@ -122,6 +123,8 @@ static gboolean apply_ram(gpointer data)
 	g_autoptr(GError) e = NULL;
 	GArray *t;
 
+	/* the hint channel checks ranges against the RAM it attached with: again */
+	vt_vm_hints_close(vm);
 	g_mutex_lock(&vm->lock);
 	t = vm->ram;
 	vm->ram = m->ram;
@@ -227,6 +230,7 @@ bool vt_vm_worker_engine_start(struct vt_vm *vm, GError **error)
 static void vm_release(struct vt_vm *vm)
 {
 	vt_engine_stop(vm);
+	vt_vm_hints_close(vm);
 	vt_zswap_close(&vm->zswap);
 	vt_mtm_free(vm->mtm);
 	vt_refresh_free(vm->refresh);

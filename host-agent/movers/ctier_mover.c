@@ -4,6 +4,7 @@
  * first, queued evictions and fetches in slices between them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <numaif.h>
 #include <poll.h>
 #include <string.h>
@@ -22,14 +23,18 @@
  */
 #define EVICT_SLICE_PAGES 32
 G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_RUN_MAX);
+#define DISCARDS_MAX 1024	/* ranges queued for discard (guest hints) */
+#define DISCARD_SLICE (2u << 20)	/* bytes discarded between two fault checks */
 #define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
 #define ZERO_WIN_MAX (2u << 20)
 
 struct mover_order {
 	uint64_t offset;
 	uint64_t len;
-	int tier;		/* store tier, or -1: fetch */
+	int tier;		/* store tier, or -1: fetch, or TIER_DISCARD */
 };
+
+#define TIER_DISCARD (-2)
 
 struct vt_ctier_mover {
 	struct vt_pager pager;
@@ -40,10 +45,14 @@ struct vt_ctier_mover {
 	GThread *thread;
 	int wake_fd;		/* eventfd: an order was queued, or stop */
 
-	GMutex lock;		/* orders, stats, stop */
+	GMutex lock;		/* orders, discards, stats, stop */
 	struct mover_order *orders;
 	unsigned int head, n;
 	bool working;			/* a slice taken off the queue is being done */
+	struct mover_order discards[DISCARDS_MAX];	/* tier TIER_DISCARD */
+	unsigned int d_head, d_n;
+	bool discarding;		/* a discard slice is being done */
+	GCond discard_done;		/* signalled when a discard slice ends */
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
 	struct vt_ctier_mover_stats stats;
@@ -363,6 +372,98 @@ static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	return 0;
 }
 
+/*
+ * Take up to @most bytes off the first order of the ring @q (@size slots,
+ * @n queued from @head) into @o; the order leaves the ring once it is all
+ * taken. Returns the bytes taken. Caller holds m->lock and checked *@n.
+ */
+static uint64_t take_slice(struct mover_order *q, unsigned int size, unsigned int *head,
+			   unsigned int *n, uint64_t most, struct mover_order *o)
+{
+	uint64_t len;
+
+	*o = q[*head];
+	len = MIN(o->len, most);
+	q[*head].offset += len;
+	q[*head].len -= len;
+	if (!q[*head].len) {
+		*head = (*head + 1) % size;
+		(*n)--;
+	}
+	return len;
+}
+
+/* Bytes of [@start, @start + @len) of the memfd that hold data (not holes). */
+static uint64_t data_bytes(int fd, uint64_t start, uint64_t len)
+{
+	uint64_t sum = 0;
+	off_t at = (off_t)start, end = (off_t)(start + len);
+
+	while (at < end) {
+		off_t data = lseek(fd, at, SEEK_DATA), hole;
+
+		if (data < 0 || data >= end)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || hole > end)
+			hole = end;
+		sum += (uint64_t)(hole - data);
+		at = hole;
+	}
+	return sum;
+}
+
+/*
+ * Discard [@offset, @offset + @len): the guest said it is free and waits for
+ * the hint's acknowledgement before it uses it again, which the agent gives
+ * only once this is done (docs/abi-guest.md). Stored copies are dropped and
+ * the range is punched out of the memfd: the next touch is a MISSING fault,
+ * served with zeros. On this thread, so that no eviction of the range is
+ * half done meanwhile. 0 or -errno (the backend is lost).
+ */
+static int discard_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+{
+	uint64_t ps = m->pager.page_size, dropped = 0, resident;
+	uint64_t first = offset / ps, end = (offset + len) / ps;
+
+	for (uint64_t p = vt_store_next(m->store, first); p < end; p = vt_store_next(m->store, p + 1))
+		dropped += vt_store_drop(m->store, p) == 0;
+	resident = data_bytes(m->pager.memfd, m->pager.fd_offset + offset, len);
+	if (fallocate(m->pager.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)(m->pager.fd_offset + offset), (off_t)len) < 0)
+		return -errno;
+	g_mutex_lock(&m->lock);
+	m->stats.discard_runs++;
+	m->stats.discarded_resident_bytes += resident;
+	m->stats.discarded_stored_pages += dropped;
+	g_mutex_unlock(&m->lock);
+	return 0;
+}
+
+/* Discard up to DISCARD_SLICE bytes of the first queued range. 1 if more are queued. */
+static int discard_slice(struct vt_ctier_mover *m, int *err)
+{
+	struct mover_order o;
+	uint64_t len;
+	bool more;
+
+	g_mutex_lock(&m->lock);
+	if (!m->d_n) {
+		g_mutex_unlock(&m->lock);
+		return 0;
+	}
+	len = take_slice(m->discards, DISCARDS_MAX, &m->d_head, &m->d_n, DISCARD_SLICE, &o);
+	m->discarding = true;
+	g_mutex_unlock(&m->lock);
+	*err = discard_run(m, o.offset, len);
+	g_mutex_lock(&m->lock);
+	m->discarding = false;
+	more = m->d_n > 0;
+	g_cond_broadcast(&m->discard_done);
+	g_mutex_unlock(&m->lock);
+	return *err ? 0 : more;
+}
+
 /* Carry out up to SLICE_PAGES pages of the first order. 1 if more work is queued. */
 static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 {
@@ -375,14 +476,8 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 		g_mutex_unlock(&m->lock);
 		return 0;
 	}
-	o = m->orders[m->head];
-	len = MIN(o.len, (o.tier >= 0 ? EVICT_SLICE_PAGES : SLICE_PAGES) * step);
-	m->orders[m->head].offset += len;
-	m->orders[m->head].len -= len;
-	if (!m->orders[m->head].len) {
-		m->head = (m->head + 1) % ORDERS_MAX;
-		m->n--;
-	}
+	len = take_slice(m->orders, ORDERS_MAX, &m->head, &m->n,
+			 (m->orders[m->head].tier >= 0 ? EVICT_SLICE_PAGES : SLICE_PAGES) * step, &o);
 	more = m->n > 0;
 	m->working = true;
 	g_mutex_unlock(&m->lock);
@@ -448,7 +543,11 @@ static gpointer mover_thread(gpointer data)
 		err = serve_faults(m, buf);
 		if (err)
 			break;
-		more = work_slice(m, buf, &err);
+		/* discards first: a guest waits for them */
+		more = discard_slice(m, &err);
+		if (err)
+			break;
+		more |= work_slice(m, buf, &err);
 		if (err)
 			break;
 	}
@@ -487,6 +586,7 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	m->failed = failed;
 	m->opaque = opaque;
 	g_mutex_init(&m->lock);
+	g_cond_init(&m->discard_done);
 	m->orders = g_new0(struct mover_order, ORDERS_MAX);
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (m->wake_fd < 0) {
@@ -528,28 +628,34 @@ void vt_ctier_mover_stop(struct vt_ctier_mover *m)
 	g_thread_join(m->thread);
 	close(m->wake_fd);
 	vt_pager_close(&m->pager);
+	g_cond_clear(&m->discard_done);
 	g_mutex_clear(&m->lock);
 	g_free(m->orders);
 	g_free(m);
 }
 
+/* An order (@tier: store tier, -1 fetch) or a discard (TIER_DISCARD: its own ring). */
 static int queue(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, int tier)
 {
 	uint64_t ps = m->pager.page_size;
+	bool discard = tier == TIER_DISCARD;
+	struct mover_order *q = discard ? m->discards : m->orders;
+	unsigned int size = discard ? DISCARDS_MAX : ORDERS_MAX;
+	unsigned int *head = discard ? &m->d_head : &m->head, *n = discard ? &m->d_n : &m->n;
 
 	if (offset % ps || len % ps || offset > m->pager.size || len > m->pager.size - offset)
 		return -EINVAL;
 	if (!len)
 		return 0;
 	g_mutex_lock(&m->lock);
-	if (m->n == ORDERS_MAX) {
-		m->stats.orders_dropped++;
+	if (*n == size) {
+		m->stats.orders_dropped += !discard;
 		g_mutex_unlock(&m->lock);
 		return -ENOSPC;
 	}
-	m->orders[(m->head + m->n) % ORDERS_MAX] = (struct mover_order){ offset, len, tier };
-	m->n++;
-	m->stats.orders_queued++;
+	q[(*head + *n) % size] = (struct mover_order){ offset, len, tier };
+	(*n)++;
+	m->stats.orders_queued += !discard;
 	g_mutex_unlock(&m->lock);
 	kick(m);
 	return 0;
@@ -564,6 +670,30 @@ int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 {
 	return queue(m, offset, len, -1);
+}
+
+int vt_ctier_mover_discard(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+{
+	return queue(m, offset, len, TIER_DISCARD);
+}
+
+unsigned int vt_ctier_mover_discards_pending(struct vt_ctier_mover *m)
+{
+	unsigned int n;
+
+	g_mutex_lock(&m->lock);
+	n = m->d_n + m->discarding;
+	g_mutex_unlock(&m->lock);
+	return n;
+}
+
+void vt_ctier_mover_discard_cancel(struct vt_ctier_mover *m)
+{
+	g_mutex_lock(&m->lock);
+	m->d_n = 0;
+	while (m->discarding)
+		g_cond_wait(&m->discard_done, &m->lock);
+	g_mutex_unlock(&m->lock);
 }
 
 unsigned int vt_ctier_mover_backlog(struct vt_ctier_mover *m)

@@ -49,6 +49,9 @@ struct vt_ctier_mover_stats {
 	uint64_t evict_nospc;		/* the tier's pool was full */
 	uint64_t evict_failed;		/* any other error */
 	uint64_t fetched;		/* pages brought back on order (promotion) */
+	uint64_t discard_runs;		/* discard slices done (guest FREE/INFLATE hints) */
+	uint64_t discarded_resident_bytes;	/* ... memfd bytes they punched that held data */
+	uint64_t discarded_stored_pages;	/* ... stored copies they dropped */
 	uint64_t evict_runs;		/* runs evicted (one protection + one punch each) */
 	uint64_t evict_ns;		/* time spent evicting, compression included: */
 	uint64_t evict_protect_ns;	/* ... protecting and copying runs */
@@ -95,6 +98,19 @@ int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 			 unsigned int tier);
 /* Queue: bring the stored pages of [@offset, @offset + @len) back into the memfd. */
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
+/*
+ * Queue: discard [@offset, @offset + @len) (guest memory the guest reported
+ * free): its stored copies are dropped and it is punched out of the memfd, so
+ * that the next touch reads zeros. Done before any eviction or fetch. Only
+ * for ranges whose hint the caller has not acknowledged yet: the caller waits
+ * until vt_ctier_mover_discards_pending() is 0, or cancels, before it
+ * acknowledges (docs/abi-guest.md). 0, -EINVAL, -ENOSPC (queue full).
+ */
+int vt_ctier_mover_discard(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
+/* Discards queued or in progress. */
+unsigned int vt_ctier_mover_discards_pending(struct vt_ctier_mover *m);
+/* Drop the queued discards and wait for the one in progress (one slice, 2 MiB). */
+void vt_ctier_mover_discard_cancel(struct vt_ctier_mover *m);
 /* Orders not yet carried out, the one in progress included: 0 when idle. */
 unsigned int vt_ctier_mover_backlog(struct vt_ctier_mover *m);
 void vt_ctier_mover_get_stats(struct vt_ctier_mover *m, struct vt_ctier_mover_stats *out);

@@ -295,6 +295,73 @@ static void test_zero_fault_around(void **state)
 	assert_true(st.zero_filled_around >= 15);
 }
 
+static void wait_discarded(struct fixture *f)
+{
+	for (int i = 0; i < 60000 && vt_ctier_mover_discards_pending(f->mover); i++)
+		g_usleep(500);
+	assert_int_equal(vt_ctier_mover_discards_pending(f->mover), 0);
+}
+
+/*
+ * A discard (a guest's FREE hint) drops the stored copies of its range and
+ * punches the rest: the range reads zeros afterwards, every page outside it
+ * keeps its content, and the counts say what was freed.
+ */
+static void test_discard(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	struct vt_store_tier_stats ts;
+	static const uint8_t zero[PAGE];
+
+	/* pages 0..255 to the store (the random quarter stays), then discard 128..383 */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, 256 * PAGE, 0), 0);
+	wait_idle(f);
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_int_equal(ts.pages, 192);
+	assert_int_equal(vt_ctier_mover_discard(f->mover, 128 * PAGE, 256 * PAGE), 0);
+	wait_discarded(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.discarded_stored_pages, 96);	/* 3 of 4 of 128..255 */
+	/* resident were the random quarter of 128..255 and all of 256..383 */
+	assert_int_equal(st.discarded_resident_bytes, (32 + 128) * PAGE);
+	assert_true(st.discard_runs >= 1);
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_int_equal(ts.pages, 96);
+	for (uint64_t p = 128; p < 384; p++)
+		assert_false(present(f, p));
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		if (p >= 128 && p < 384)
+			assert_memory_equal(f->map + p * PAGE, zero, PAGE);
+		else
+			assert_true(page_ok(f, p));
+	}
+}
+
+/* Bad discards are refused; cancel empties the queue and returns. */
+static void test_discard_bad_and_cancel(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(vt_ctier_mover_discard(f->mover, 1, PAGE), -EINVAL);
+	assert_int_equal(vt_ctier_mover_discard(f->mover, 0, PAGE + 1), -EINVAL);
+	assert_int_equal(vt_ctier_mover_discard(f->mover, NPAGES * PAGE, PAGE), -EINVAL);
+	assert_int_equal(vt_ctier_mover_discard(f->mover, PAGE, NPAGES * PAGE), -EINVAL);
+	assert_int_equal(vt_ctier_mover_discard(f->mover, 0, 0), 0);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(vt_ctier_mover_discard(f->mover, (uint64_t)i * 16 * PAGE,
+							16 * PAGE), 0);
+	vt_ctier_mover_discard_cancel(f->mover);
+	assert_int_equal(vt_ctier_mover_discards_pending(f->mover), 0);
+	/* whatever was discarded reads zeros; the rest is intact */
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		static const uint8_t zero[PAGE];
+
+		if (!page_ok(f, p))
+			assert_memory_equal(f->map + p * PAGE, zero, PAGE);
+	}
+}
+
 /* From one compressed tier to the next: every page moves, none is lost. */
 static void test_retier(void **state)
 {
@@ -457,6 +524,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retier, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_discard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_discard_bad_and_cancel, setup, teardown),
 		cmocka_unit_test(test_latency_hist),
 	};
 

@@ -35,6 +35,7 @@ static bool qemu_start(struct qemu *q)
 {
 	g_autofree char *exe = g_find_program_in_path("qemu-system-x86_64");
 	g_autofree char *file = NULL, *fileobj = NULL, *qmparg = NULL;
+	g_autofree char *hints = NULL, *hintsobj = NULL;
 	g_autoptr(GError) e = NULL;
 
 	if (!exe)
@@ -43,6 +44,10 @@ static bool qemu_start(struct qemu *q)
 	q->qmp = g_build_filename(q->dir, "qmp.sock", NULL);
 	file = g_build_filename(q->dir, "m2.ram", NULL);
 	fileobj = g_strdup_printf("memory-backend-file,id=m2,size=64M,mem-path=%s", file);
+	/* a guest hint region: device memory (ivshmem's BAR 2), not guest RAM */
+	hints = g_build_filename(q->dir, "vtier-hints-disc", NULL);
+	hintsobj = g_strdup_printf("memory-backend-file,id=vtier-hints,size=1M,share=on,mem-path=%s",
+				   hints);
 	qmparg = g_strdup_printf("unix:%s,server=on,wait=off", q->qmp);
 	{
 		const char *argv[] = {
@@ -51,6 +56,7 @@ static bool qemu_start(struct qemu *q)
 			"-object", "memory-backend-ram,id=m0,size=128M",
 			"-object", "memory-backend-memfd,id=m1,size=128M,share=on",
 			"-object", fileobj,
+			"-object", hintsobj, "-device", "ivshmem-plain,memdev=vtier-hints",
 			"-numa", "node,nodeid=0,memdev=m0,cpus=0",
 			"-numa", "node,nodeid=1,memdev=m1,cpus=1",
 			"-numa", "node,nodeid=2,memdev=m2,cpus=2",

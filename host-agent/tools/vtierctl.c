@@ -105,6 +105,36 @@ static void print_status(JsonObject *o)
 	print_policy(json_object_get_object_member(o, "policy"));
 }
 
+/* The guest hint channel: one line per group, every member of each group. */
+static void print_hints(JsonObject *h)
+{
+	static const char *const counters[] = {
+		"records", "bad_header", "bad_index", "skipped", "deferred", "discard_bytes",
+		"discard_failed", "observe_discard_bytes", "pageout_bytes", "saved_bytes",
+		"cold_hint_bytes", "cold_chunks", "guest_balloon_bytes", "balloon_target_bytes",
+		"ack_waits", "polls", "cpu_ns", "cpu_ns_last", "cpu_capped",
+	};
+	static const char *const groups[] = { "accepted", "accepted_bytes", "rejected" };
+
+	if (!h)
+		return;
+	printf("guest hints: %s%s%s\n", sget(h, "channel"), *sget(h, "error") ? ": " : "",
+	       sget(h, "error"));
+	if (strcmp(sget(h, "channel"), "attached") != 0)
+		return;
+	for (unsigned int g = 0; g < G_N_ELEMENTS(groups); g++) {
+		JsonObject *o = json_object_get_object_member(h, groups[g]);
+		g_autoptr(GList) m = o ? json_object_get_members(o) : NULL;
+
+		printf("  %-22s", groups[g]);
+		for (GList *l = m; l; l = l->next)
+			printf(" %s=%" G_GINT64_FORMAT, (const char *)l->data, iget(o, l->data));
+		printf("\n");
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(counters); i++)
+		printf("  %-22s %" G_GINT64_FORMAT "\n", counters[i], iget(h, counters[i]));
+}
+
 static void print_stats(JsonObject *o)
 {
 	JsonArray *t = json_object_get_array_member(o, "tiers");
@@ -114,7 +144,8 @@ static void print_stats(JsonObject *o)
 		"orders_failed", "orders_deferred",
 		"observe_bytes", "thrash_events", "max_moves_per_chunk", "profiler_regions",
 		"profiler_checks", "profiler_cpu_ns", "residency_cpu_ns", "policy_cpu_ns",
-		"mover_cpu_ns", "hot_chunks", "hot_chunks_on_tier0", "dram_allowance",
+		"mover_cpu_ns", "hints_cpu_ns", "hot_chunks", "hot_chunks_on_tier0",
+		"dram_allowance",
 	};
 
 	printf("VM %s: mode %s, profiler %s\n", sget(o, "name"), sget(o, "mode"),
@@ -133,6 +164,7 @@ static void print_stats(JsonObject *o)
 		printf("  %-22s %" G_GINT64_FORMAT "\n", counters[i], iget(o, counters[i]));
 	printf("  %-22s %.3f\n", "hot_threshold_used",
 	       json_object_get_double_member_with_default(o, "hot_threshold_used", 0));
+	print_hints(json_object_get_object_member(o, "hints"));
 }
 
 static double dget(JsonObject *o, const char *k)

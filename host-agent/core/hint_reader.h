@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A VM's guest hint reader: what vtierd does with the hints of one VM each
+ * window, on the VM's worker (docs/abi-guest.md, "The agent's side"):
+ *   FREE, INFLATE  discard the range (its hva pieces), when the policy moves
+ *                  memory (mode auto); in observe mode only counted
+ *   COLD           chunks that hints cover at least half of, and that host
+ *                  telemetry does not see hot, age at once to the waterfall's
+ *                  age: they are demoted earlier; a COLD range over a chunk the
+ *                  host sees hot is refused as contradicted
+ *   DEFLATE, HOT   counted; nothing is ever promoted or pinned on a hint
+ * and it acknowledges what it read only once every discard it asked for is
+ * done: a discard queued to a hand-off's mover thread holds the ack back to
+ * a later window, never the worker. Knows no VM, no file, no mover: the
+ * caller gives the VM's RAM map, chunks and a discard callback.
+ */
+#ifndef VTIER_CORE_HINT_READER_H
+#define VTIER_CORE_HINT_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest_hints.h"
+#include "mtm.h"
+
+#define VT_HINT_BATCH 256		/* records per vt_ghint_poll() */
+#define VT_HINT_POLLS_PER_WINDOW 16	/* at most 4096 records read per window */
+
+/* Cumulative figures of one VM's hint channel (vtierctl stats: "hints"). */
+struct vt_hint_stats {
+	bool attached;
+	char error[160];		/* why the channel is not attached ("" when it is) */
+	uint64_t region_bytes;
+	struct vt_ghint_stats ch;	/* records, accepted and rejected by reason */
+	uint64_t polls;
+	uint64_t ack_waits;		/* windows the ack waited for discards in progress */
+	uint64_t discard_bytes;		/* FREE + INFLATE bytes handed to a discard */
+	uint64_t discard_failed;	/* ... whose discard failed (not done: acknowledged anyway) */
+	uint64_t observe_discard_bytes;	/* mode observe: bytes it would have discarded */
+	uint64_t pageout_bytes;		/* of discard_bytes, anonymous RAM paged out instead */
+	uint64_t cold_hint_bytes;	/* COLD bytes accepted */
+	uint64_t cold_chunks;		/* chunks aged at once by COLD hints */
+	uint64_t saved_bytes;		/* host memory the discards freed (the movers' count) */
+	uint64_t cpu_ns;		/* the reader's CPU time, all windows */
+	uint64_t cpu_ns_last;		/* ... in the last window */
+	uint64_t cpu_capped;		/* windows that stopped reading at the CPU cap */
+	uint64_t balloon_target_bytes;	/* what the host asks the guest to hold */
+	uint64_t windows_attached;
+};
+
+/* A guest-physical range of RAM and QEMU's address of it (core/vm.h's vt_gpa_map). */
+struct vt_hint_map {
+	uint64_t gpa;
+	uint64_t len;
+	uint64_t hva;
+};
+
+/* What one window of the reader needs from its VM. */
+struct vt_hint_env {
+	const struct vt_hint_map *map;	/* sorted by gpa, no overlap */
+	size_t n_map;
+	struct vt_mtm *mtm;		/* chunks by hva; NULL: COLD hints are only counted */
+	double hot_threshold;		/* a chunk EMA at or above it is hot: COLD contradicted */
+	unsigned int cold_age;		/* the waterfall's age (policy ctier_age_windows) */
+	bool act;			/* discard (mode auto), else only count */
+	uint64_t cpu_budget_ns;		/* reading stops past it (checked between batches) */
+	uint64_t (*cpu_ns)(void);	/* the thread's CPU clock (vt_thread_ns) */
+	uint64_t now_ns;		/* for the channel's rate caps */
+	/*
+	 * Discard QEMU's [@hva, +@len): 1 queued (done later: the ack waits for
+	 * pending() == 0), 0 done now, -errno not done. For FREE and INFLATE
+	 * ranges not acknowledged yet, only.
+	 */
+	int (*discard)(void *opaque, uint64_t hva, uint64_t len);
+	unsigned int (*pending)(void *opaque);	/* discards queued and not done */
+	void (*cancel)(void *opaque);		/* drop them, wait for the one in progress */
+	void *opaque;
+};
+
+struct vt_hint_reader;
+
+/*
+ * Attach to the region @mem of @size bytes (mapped shared) for a VM with
+ * RAM @map[@n_map] (at most 64 pieces): FREE, COLD and RECLAIM hints wanted.
+ * 0 or -errno with @err set.
+ */
+int vt_hint_reader_open(struct vt_hint_reader **out, void *mem, size_t size,
+			const struct vt_hint_map *map, size_t n_map,
+			const struct vt_ghint_limits *lim, uint64_t now_ns, char *err, size_t err_len);
+/*
+ * One window: acknowledge what the last window read if its discards are
+ * done, else wait; then read, check and act on new records within the caps
+ * and acknowledge them unless a discard is in progress.
+ */
+void vt_hint_reader_window(struct vt_hint_reader *r, const struct vt_hint_env *env);
+/*
+ * After a window that queued discards: acknowledge now if they are done.
+ * True when nothing waits for an ack any more.
+ */
+bool vt_hint_reader_try_ack(struct vt_hint_reader *r, const struct vt_hint_env *env);
+/* Ask the guest to hold @bytes in its balloon (rounded down to 4 KiB pages). */
+void vt_hint_reader_set_balloon(struct vt_hint_reader *r, uint64_t bytes);
+/*
+ * Leave: cancel discards still queued (@env's cancel: required once a
+ * discard may have been queued), then acknowledge every record and clear the
+ * host's flags. NULL is fine.
+ */
+void vt_hint_reader_close(struct vt_hint_reader *r, const struct vt_hint_env *env);
+/* Its figures (the channel's included). */
+void vt_hint_reader_stats(const struct vt_hint_reader *r, struct vt_hint_stats *out);
+
+#endif
