@@ -374,7 +374,25 @@ int vt_tco_decide(struct vt_mtm *m, const struct vt_tco_params *p, uint64_t *roo
 	for (unsigned int i = 0; i < n; i++) {
 		struct move mv = { i, items[i].tier, target[i], items[i].bytes, items[i].rate, false };
 
-		if (items[i].tier < 0 || target[i] == items[i].tier)
+		if (items[i].tier >= 0 && target[i] == items[i].tier) {
+			/*
+			 * Where it should be by its majority, but some of its pages
+			 * are elsewhere (faulted back, moved in part): those follow,
+			 * the largest minority first, one a window.
+			 */
+			const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
+			int other = -1;
+
+			for (unsigned int t = 0; t < nt; t++)
+				if ((int)t != target[i] && c->samples[t] &&
+				    (other < 0 || c->samples[t] > c->samples[other]))
+					other = (int)t;
+			if (other < 0)
+				continue;
+			mv.from = other;
+			mv.bytes = MIN((uint64_t)c->samples[other] * m->sample_stride, items[i].bytes);
+		}
+		if (items[i].tier < 0 || mv.from == mv.to)
 			continue;
 		if (tiers[mv.to].latency_ns < tiers[mv.from].latency_ns)
 			up[np++] = mv;

@@ -289,6 +289,48 @@ static void test_brute_force(void **state)
 }
 
 /* Orders: the budget, the tiers' room and the DRAM allowance hold; room for a promotion is made. */
+/*
+ * A chunk on its target tier by majority with some pages elsewhere (faulted
+ * back, moved in part): the largest minority follows, one a window, charged
+ * by its own bytes; at alpha 1 nothing is left off DRAM for long.
+ */
+static void test_decide_minority(void **state)
+{
+	struct vt_range64 range = { 0, 2 * CHUNK };
+	struct vt_mtm *m = vt_mtm_new(&range, 1, CHUNK, 16384, 3);
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	struct vt_tco_params p = { .alpha = 1.0, .allowance_bytes = 8 * CHUNK,
+				   .budget_bytes = 8 * CHUNK, .nr_tiers = 3 };
+	uint64_t room[3] = { 100 * CHUNK, 100 * CHUNK, UNLIMITED / 4 };
+	struct vt_mtm_chunk *c0 = &g_array_index(m->chunks, struct vt_mtm_chunk, 0);
+	struct vt_mtm_chunk *c1 = &g_array_index(m->chunks, struct vt_mtm_chunk, 1);
+	struct vt_tco_window_stats st;
+	const struct vt_mtm_order *o;
+
+	(void)state;
+	memcpy(p.tier, three, sizeof(three));
+	/* chunk 0: 100 samples on dram, 20 on cxl, 8 compressed; chunk 1 all on dram */
+	c0->tier = 0, c0->ema = 0.5, c0->samples[0] = 100, c0->samples[1] = 20, c0->samples[2] = 8;
+	c1->tier = 0, c1->ema = 0.5, c1->samples[0] = 128;
+	assert_int_equal(vt_tco_decide(m, &p, room, orders, &st), 0);
+	assert_int_equal(orders->len, 1);
+	o = &g_array_index(orders, struct vt_mtm_order, 0);
+	assert_true(o->chunk == 0 && o->from_tier == 1 && o->to_tier == 0 && o->promote);
+	assert_int_equal(st.promote_bytes, 20 * 16384);
+	/* the next window, the compressed part */
+	c0->samples[0] = 120, c0->samples[1] = 0;
+	assert_int_equal(vt_tco_decide(m, &p, room, orders, &st), 0);
+	assert_int_equal(orders->len, 1);
+	o = &g_array_index(orders, struct vt_mtm_order, 0);
+	assert_true(o->chunk == 0 && o->from_tier == 2 && o->to_tier == 0 && o->promote);
+	/* all in place: nothing */
+	c0->samples[0] = 128, c0->samples[2] = 0;
+	assert_int_equal(vt_tco_decide(m, &p, room, orders, &st), 0);
+	assert_int_equal(orders->len, 0);
+	assert_int_equal(st.misplaced_bytes, 0);
+	vt_mtm_free(m);
+}
+
 static void test_decide(void **state)
 {
 	struct vt_range64 range = { 0, 8 * CHUNK };
@@ -361,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_monotone_in_alpha),
 		cmocka_unit_test(test_brute_force),
 		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_decide_minority),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
