@@ -77,17 +77,13 @@ static void evacuate(struct vt_vm *vm, uint64_t budget, uint64_t *room, GArray *
 {
 	uint64_t used = 0;
 
+	vt_mtm_mark_ordered(vm->mtm, orders);
 	for (unsigned int i = 0; i < vm->mtm->chunks->len; i++) {
 		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, i);
 		uint64_t len = c->end - c->start;
-		bool ordered = false;
 		int to = -1;
 
-		if (c->tier < 0 || (vm->tiers_allowed >> c->tier) & 1)
-			continue;
-		for (unsigned int o = 0; o < orders->len && !ordered; o++)
-			ordered = g_array_index(orders, struct vt_mtm_order, o).chunk == i;
-		if (ordered)
+		if (c->tier < 0 || (vm->tiers_allowed >> c->tier) & 1 || vt_mtm_ordered(vm->mtm, i))
 			continue;
 		if (used + len > budget)
 			break;

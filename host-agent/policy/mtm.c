@@ -38,6 +38,7 @@ struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint6
 	m->retiered = g_array_new(FALSE, FALSE, sizeof(unsigned int));
 	m->arriving = g_array_new(FALSE, FALSE, sizeof(unsigned int));
 	m->acc = g_new0(double, MAX(m->chunks->len, 1u));
+	m->ordered = g_new0(uint64_t, m->chunks->len / 64 + 1);
 	return m;
 }
 
@@ -51,7 +52,19 @@ void vt_mtm_free(struct vt_mtm *m)
 	g_array_free(m->retiered, TRUE);
 	g_array_free(m->arriving, TRUE);
 	g_free(m->acc);
+	g_free(m->ordered);
 	g_free(m);
+}
+
+void vt_mtm_mark_ordered(struct vt_mtm *m, const GArray *orders)
+{
+	memset(m->ordered, 0, (m->chunks->len / 64 + 1) * sizeof(*m->ordered));
+	for (unsigned int i = 0; i < orders->len; i++) {
+		unsigned int c = g_array_index(orders, struct vt_mtm_order, i).chunk;
+
+		if (c < m->chunks->len)
+			m->ordered[c / 64] |= 1ull << (c % 64);
+	}
 }
 
 static struct vt_mtm_chunk *chunk(struct vt_mtm *m, unsigned int i)

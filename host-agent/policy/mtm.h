@@ -118,6 +118,7 @@ struct vt_mtm {
 	GArray *arriving;		/* unsigned int: sent somewhere or refused (vt_mtm_arrivals) */
 	/* sampled bytes on each tier over all chunks, kept as chunks are re-read or moved */
 	uint64_t tier_bytes[VT_MTM_MAX_TIERS];
+	uint64_t *ordered;		/* one bit per chunk: vt_mtm_mark_ordered() */
 };
 
 struct vt_range64 {
@@ -142,6 +143,17 @@ struct vt_mtm_region {
 void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsigned int n);
 /* Windows in a row with EMA below VT_MTM_COLD, since the chunk last moved. */
 uint32_t vt_mtm_cold_windows(const struct vt_mtm *m, const struct vt_mtm_chunk *c);
+/*
+ * Marks the chunks @orders (struct vt_mtm_order) name, and no other, for
+ * vt_mtm_ordered(): a policy stage that adds orders after another one's
+ * calls it first and skips the chunks already ordered (one order per chunk
+ * and window). O(orders + chunks / 64).
+ */
+void vt_mtm_mark_ordered(struct vt_mtm *m, const GArray *orders);
+static inline bool vt_mtm_ordered(const struct vt_mtm *m, unsigned int chunk)
+{
+	return (m->ordered[chunk / 64] >> (chunk % 64)) & 1;
+}
 /* Set chunk @i's EMA as if observed (a profile from elsewhere; tests). */
 void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema);
 /*

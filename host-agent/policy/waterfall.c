@@ -2,14 +2,6 @@
 /* The waterfall: cold chunks age down one tier at a time. */
 #include "waterfall.h"
 
-static bool ordered(const GArray *orders, unsigned int chunk)
-{
-	for (unsigned int i = 0; i < orders->len; i++)
-		if (g_array_index(orders, struct vt_mtm_order, i).chunk == chunk)
-			return true;
-	return false;
-}
-
 uint64_t vt_waterfall_decide(struct vt_mtm *m, const struct vt_waterfall_params *p, uint64_t *room,
 			     GArray *orders)
 {
@@ -18,6 +10,7 @@ uint64_t vt_waterfall_decide(struct vt_mtm *m, const struct vt_waterfall_params 
 
 	if (!p->age_windows || !n)
 		return 0;
+	vt_mtm_mark_ordered(m, orders);
 	/* every chunk cold for age_windows is equally due: address order from where the last window stopped */
 	for (unsigned int k = 0; k < visit; k++) {
 		unsigned int i = (m->waterfall_next + k) % n;
@@ -41,7 +34,7 @@ uint64_t vt_waterfall_decide(struct vt_mtm *m, const struct vt_waterfall_params 
 				to = (int)t;
 				break;
 			}
-		if (to < 0 || ordered(orders, i))
+		if (to < 0 || vt_mtm_ordered(m, i))
 			continue;
 		o = (struct vt_mtm_order){ .chunk = i, .from_tier = c->tier, .to_tier = to,
 					   .promote = false };

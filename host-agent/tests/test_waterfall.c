@@ -111,6 +111,32 @@ static void test_budget_order_and_off(void **state)
 }
 
 /* The round robin goes on where the budget stopped it, and looks at VT_WATERFALL_VISIT chunks a window. */
+/* a chunk MTM (or another stage) already ordered this window gets no second order */
+static void test_skips_ordered(void **state)
+{
+	struct vt_range64 r = { 0, 130 * CHUNK };
+	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, NR_TIERS);
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	uint64_t room[NR_TIERS] = { ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL };
+	struct vt_waterfall_params p = { .age_windows = 1, .budget_bytes = ~0ULL, .first_ctier = 3 };
+	struct vt_mtm_order earlier = { .chunk = 129, .from_tier = 0, .to_tier = 2 };
+
+	(void)state;
+	assert_non_null(m);
+	for (unsigned int i = 0; i < m->chunks->len; i++)
+		chunk(m, i)->tier = -1;
+	chunk(m, 5)->tier = 0, chunk(m, 5)->cold_windows = 3;
+	chunk(m, 129)->tier = 0, chunk(m, 129)->cold_windows = 3;
+	g_array_append_val(orders, earlier);
+	/* a stale mark from an earlier window must not hide chunk 5 */
+	m->ordered[0] = ~0ULL;
+	assert_int_equal(vt_waterfall_decide(m, &p, room, orders), CHUNK);
+	assert_int_equal(orders->len, 2);
+	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 1).chunk, 5);
+	assert_true(vt_mtm_ordered(m, 129) && !vt_mtm_ordered(m, 128) && !vt_mtm_ordered(m, 5));
+	vt_mtm_free(m);
+}
+
 static void test_round_robin(void **state)
 {
 	unsigned int n = VT_WATERFALL_VISIT + 10;
@@ -151,6 +177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps_down),
 		cmocka_unit_test(test_skips_refused),
+		cmocka_unit_test(test_skips_ordered),
 		cmocka_unit_test(test_budget_order_and_off),
 		cmocka_unit_test(test_round_robin),
 	};
