@@ -298,7 +298,8 @@ tb_l2_exit_cause() {
 
 # A guest whose QEMU runs but whose agent does not answer: record in
 # l2/NAME/hang.log what its vCPU does (L1 thread states and CPU time, KVM's
-# exit counters, registers, twice 2 s apart), then whether an NMI wakes it.
+# exit counters, registers, twice 2 s apart; its virtio queues), then whether
+# a new request is answered, and if not whether an NMI wakes it.
 # Prints a one-line summary.
 tb_l2_hang_report() {
     local name pid f vm i t hmp
@@ -337,12 +338,25 @@ tb_l2_hang_report() {
             echo "== scenario's report"
             tb_on_hang "$name"
         fi
-        echo "== NMI at $(tb_uptime) s"
-        tb_qmp -t 5 "$name" '{"execute":"inject-nmi"}'
+        # Which side holds the lost message: a guest avail idx QEMU has not
+        # consumed (a lost kick) or a used idx the guest has not seen (a lost
+        # interrupt), per queue. Then a new request before any NMI: one that
+        # is answered says the channel works and one message was lost.
+        echo "== virtio queues at $(tb_uptime) s"
+        vtier-tbctl virtio -t 10 "$TB_RUN/$name.qmp"
+        echo "== a new request, no NMI, at $(tb_uptime) s"
         if vtier-tbctl exec -t 10 "$TB_RUN/$name.ctl" true > /dev/null 2>&1; then
-            echo "answers after the NMI"
+            echo "== virtio queues after it, at $(tb_uptime) s"
+            vtier-tbctl virtio -t 10 "$TB_RUN/$name.qmp"
+            echo "answers a new request without an NMI"
         else
-            echo "still no answer 10 s after the NMI"
+            echo "== NMI at $(tb_uptime) s"
+            tb_qmp -t 5 "$name" '{"execute":"inject-nmi"}'
+            if vtier-tbctl exec -t 10 "$TB_RUN/$name.ctl" true > /dev/null 2>&1; then
+                echo "answers after the NMI"
+            else
+                echo "still no answer 10 s after the NMI"
+            fi
         fi
     } > "$f" 2>&1
     echo "$(grep -m1 'RIP=' "$f" | sed 's/ RFL.*HLT=/ HLT=/');" \
