@@ -95,8 +95,11 @@ static bool policy_from_node(xmlNodePtr n, const char *const *keys, GPtrArray *s
 	char a[64], b[64];
 
 	if (strcmp((const char *)n->name, VT_LIBVIRT_POLICY_ELEMENT) != 0) {
-		XERR(error, "element '%s' in vtier's namespace: the only one is 'policy'",
-		     shown(a, sizeof(a), n->name));
+		/* virsh metadata --key vtier --set '<vtier:policy/>' stores "vtier:policy" as a name */
+		XERR(error, "element '%s' in vtier's namespace: the only one is 'policy'%s",
+		     shown(a, sizeof(a), n->name), strchr((const char *)n->name, ':') ?
+		     " (with virsh metadata --key " VT_LIBVIRT_POLICY_KEY ", write <policy .../>: "
+		     "virsh adds the prefix)" : "");
 		return false;
 	}
 	for (xmlAttrPtr at = n->properties; at; at = at->next) {

@@ -17,6 +17,7 @@
 #include "control_socket.h"
 #include "ctier_csum.h"
 #include "daemon.h"
+#include "libvirt_domains.h"
 
 #define VT_AGENT_SOCKET_DEFAULT "/run/vtier/agent.sock"
 #define VT_STORE_DIR_DEFAULT "/run/vtier/store"
@@ -81,6 +82,7 @@ int main(int argc, char **argv)
 {
 	g_autofree char *socket_path = NULL, *config_path = NULL, *sysfs = NULL;
 	g_autofree char *agent_path = NULL, *store_dir = NULL;
+	g_autofree char *libvirt_uri = NULL, *libvirt_attach = NULL;
 	g_auto(GStrv) attach = NULL;
 	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
@@ -96,6 +98,12 @@ int main(int argc, char **argv)
 		  "; must survive vtierd: tmpfs)", "DIR" },
 		{ "attach", 'a', 0, G_OPTION_ARG_FILENAME_ARRAY, &attach,
 		  "attach the VM of this QMP socket at start (repeatable)", "QMP" },
+		{ "libvirt-uri", 0, 0, G_OPTION_ARG_STRING, &libvirt_uri,
+		  "attach libvirt domains of this connection (e.g. " VT_LIBVIRT_URI_DEFAULT
+		  "; default: [libvirt] uri in the config, else off)", "URI" },
+		{ "libvirt-attach", 0, 0, G_OPTION_ARG_STRING, &libvirt_attach,
+		  "which running domains: those with a vtier policy in their metadata, or all "
+		  "(default policy)", "policy|all" },
 		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs,
 		  "read tiers from this tree instead of / (tests)", "DIR" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
@@ -183,6 +191,28 @@ int main(int argc, char **argv)
 		if (d->nr_ctier)
 			g_message("page checksums: CRC-32C by %s (the faster here)",
 				  vt_crc32c_impl());
+	}
+	/* [libvirt] uri = / attach = in the config; the command line wins */
+	if (config && !libvirt_uri)
+		libvirt_uri = g_key_file_get_string(config, "libvirt", "uri", NULL);
+	if (config && !libvirt_attach)
+		libvirt_attach = g_key_file_get_string(config, "libvirt", "attach", NULL);
+	if (libvirt_uri) {
+		enum vt_libvirt_attach how = VT_LIBVIRT_ATTACH_POLICY;
+
+		if (libvirt_attach && !vt_libvirt_attach_parse(libvirt_attach, &how, &e)) {
+			g_printerr("vtierd: %s\n", e->message);
+			vt_daemon_free(d);
+			vt_control_server_free(server);
+			return 2;
+		}
+		/* connects on a job, and again whenever libvirtd comes back */
+		vt_libvirt_new(d, libvirt_uri, how);
+	} else if (libvirt_attach) {
+		g_printerr("vtierd: --libvirt-attach needs --libvirt-uri (or [libvirt] uri =)\n");
+		vt_daemon_free(d);
+		vt_control_server_free(server);
+		return 2;
 	}
 	vt_control_server_set_notify(server, log_note, NULL);
 	d->ctl = server;	/* policy replies wait for the VM's worker, not the loop */
