@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""vtierd and a real libvirtd on this host (tests/libvirt/libvirtd-ns: a
+private libvirtd in a mount namespace of its own, QEMU under TCG, domains
+that stay in SeaBIOS: nothing to boot). vtierd attaches a domain with a vtier
+policy at its start event, and the ones already running when it connects;
+leaves a domain without policy alone until vtierctl attach --domain; applies
+virsh metadata --live at once and refuses a bad policy with its reason in
+vtierctl status, the old one kept; survives a libvirtd restart (and a start
+before libvirtd) and still gets events after it; detaches at virsh destroy.
+The domains run mode=off: this host's DAMON is not vtierd's to take, and
+the profiler is not what is tested here."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "qemu"))
+from vtier_qemu import TestFailure, wait_for  # noqa: E402
+
+NS = "http://vtier.dev/xmlns/libvirt/policy/1"
+URI = "qemu:///system"
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+
+    def ok(self, cond, what):
+        self.n += 1
+        print(f"{'ok' if cond else 'not ok'} {self.n} - {what}", flush=True)
+        if not cond:
+            raise TestFailure(what)
+
+
+def virsh(*args, check=True):
+    r = subprocess.run(["virsh", "-c", URI, *args], capture_output=True, text=True, timeout=60)
+    if check and r.returncode:
+        raise TestFailure(f"virsh {' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+class Env:
+    def __init__(self, d, tools):
+        self.dir = d
+        self.tools = tools
+        self.run = os.path.join(d, "run")
+        os.makedirs(self.run, mode=0o700, exist_ok=True)
+        self.ctl = os.path.join(self.run, "ctl.sock")
+        self.vtierd = None
+        self.starts = 0
+
+    def start_vtierd(self):
+        self.starts += 1
+        self.log = os.path.join(self.dir, f"vtierd.{self.starts}.log")
+        self.vtierd = subprocess.Popen(
+            [os.path.join(self.tools, "vtierd"), "--socket", self.ctl, "--agent-socket", "none",
+             "--libvirt-uri", URI, "--verbose"],
+            stdout=open(self.log, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        wait_for("vtierd's control socket", lambda: self.call("list", check=False) is not None, 10)
+
+    def stop_vtierd(self):
+        if self.vtierd and self.vtierd.poll() is None:
+            self.vtierd.send_signal(signal.SIGTERM)
+            self.vtierd.wait(timeout=30)
+        self.vtierd = None
+
+    def call(self, *args, check=True):
+        r = subprocess.run([os.path.join(self.tools, "vtierctl"), "--socket", self.ctl, "--json",
+                            *args], capture_output=True, text=True, timeout=30)
+        out = json.loads(r.stdout) if r.stdout.strip() else None
+        if r.returncode:
+            if check:
+                raise TestFailure(f"vtierctl {' '.join(args)}: {r.stderr.strip()}")
+            return out
+        return out["result"]
+
+    def vms(self):
+        return {v["name"]: v for v in self.call("list")}
+
+    def logged(self, text):
+        with open(self.log) as f:
+            return text in f.read()
+
+    def domain_xml(self, name, policy):
+        qmp = os.path.join(self.dir, f"{name}.qmp")
+        meta = f"<metadata><vtier:policy xmlns:vtier='{NS}' {policy}/></metadata>" \
+            if policy is not None else ""
+        path = os.path.join(self.dir, f"{name}.xml")
+        with open(path, "w") as f:
+            f.write(f"""<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
+  <name>{name}</name>
+  <memory unit='MiB'>64</memory>
+  <vcpu>1</vcpu>
+  <os><type arch='x86_64' machine='pc'>hvm</type></os>
+  {meta}
+  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices>
+  <qemu:commandline>
+    <qemu:arg value='-qmp'/>
+    <qemu:arg value='unix:{qmp},server=on,wait=off'/>
+  </qemu:commandline>
+</domain>
+""")
+        return path
+
+
+def test(env, t):
+    env.start_vtierd()
+    t0 = time.monotonic()
+    virsh("create", env.domain_xml("lv-a", 'mode="off" dram_limit="256MiB"'))
+    vm = wait_for("lv-a attached", lambda: env.vms().get("lv-a"), 20)
+    t.ok(vm["attached_by"] == "libvirt" and len(vm["domain_uuid"]) == 36,
+         f"started domain with a policy attached by its start event in "
+         f"{time.monotonic() - t0:.2f} s, as a libvirt domain")
+    t.ok(vm["policy"]["dram_limit"] == 256 << 20 and vm["policy"]["mode"] == "off",
+         "the metadata's policy is the VM's")
+
+    virsh("create", env.domain_xml("lv-b", None))
+    time.sleep(1)
+    t.ok("lv-b" not in env.vms(), "a domain without vtier policy is left alone")
+    r = env.call("attach", "--domain", "lv-b", "mode=off")
+    t.ok(r["name"] == "lv-b" and r["attached_by"] == "libvirt", "vtierctl attach --domain lv-b")
+    r = env.call("attach", "--domain", "lv-nosuch", "mode=off", check=False)
+    t.ok(r and not r["ok"] and r["errno"] == 2, f"attach --domain of no domain: {r and r['error']}")
+
+    t0 = time.monotonic()
+    virsh("metadata", "lv-a", "--uri", NS, "--key", "vtier", "--live",
+          "--set", '<policy mode="off" dram_limit="128MiB" tco_alpha="0.3"/>')
+    wait_for("the new dram_limit", lambda: env.call("policy", "lv-a")["dram_limit"] == 128 << 20, 5)
+    p = env.call("policy", "lv-a")
+    t.ok(p["tco_alpha"] == 0.3, f"virsh metadata --live applied in {time.monotonic() - t0:.2f} s")
+
+    virsh("metadata", "lv-a", "--uri", NS, "--key", "vtier", "--live",
+          "--set", '<policy mode="off" dram_limit="lots"/>')
+    st = wait_for("the refusal in status", lambda: (lambda s: s if "dram_limit" in s["last_error"]
+                                                    else None)(env.call("status", "lv-a")), 5)
+    t.ok("refused" in st["last_error"] and st["policy"]["dram_limit"] == 128 << 20,
+         f"bad policy refused, old one kept: {st['last_error']}")
+    t.ok(env.logged("lv-a: libvirt metadata policy refused"), "the refusal is in vtierd's log")
+
+    # libvirtd restarts under vtierd: VMs stay, events come again
+    subprocess.run([os.environ["LIBVIRTD_NS_RESTART"]], check=True, timeout=60)
+    wait_for("vtierd's reconnect", lambda: env.logged("connected, 2 running"), 40)
+    t.ok(set(env.vms()) == {"lv-a", "lv-b"}, "libvirtd restart: both VMs still attached")
+    virsh("metadata", "lv-a", "--uri", NS, "--key", "vtier", "--live",
+          "--set", '<policy mode="off" dram_limit="64MiB"/>')
+    wait_for("policy after reconnect", lambda: env.call("policy", "lv-a")["dram_limit"] == 64 << 20, 5)
+    t.ok(True, "metadata change after the restart applied (events registered again)")
+
+    virsh("destroy", "lv-a")
+    wait_for("lv-a detached", lambda: "lv-a" not in env.vms(), 10)
+    t.ok(True, "virsh destroy detaches")
+
+    # vtierd starts after the domains: attaches the running ones with a policy
+    env.stop_vtierd()
+    virsh("create", env.domain_xml("lv-c", 'mode="off"'))
+    env.start_vtierd()
+    wait_for("lv-c attached at connect", lambda: "lv-c" in env.vms(), 20)
+    t.ok("lv-b" not in env.vms(), "vtierd started after the domains: lv-c (policy) attached, "
+         "lv-b (none) not")
+
+    # vtierd starts before libvirtd: connects when it comes
+    env.stop_vtierd()
+    subprocess.run([os.environ["LIBVIRTD_NS_RESTART"], "stop"], check=True, timeout=60)
+    env.start_vtierd()
+    time.sleep(1.5)
+    t.ok(env.logged("retrying in"), "no libvirtd: vtierd says so and retries")
+    subprocess.run([os.environ["LIBVIRTD_NS_RESTART"]], check=True, timeout=60)
+    wait_for("lv-c attached after libvirtd came", lambda: "lv-c" in env.vms(), 40)
+    t.ok(True, "vtierd started before libvirtd attaches once it comes")
+    virsh("destroy", "lv-b")
+    virsh("destroy", "lv-c")
+    wait_for("every VM detached", lambda: not env.vms(), 10)
+    env.stop_vtierd()
+
+
+def main():
+    if os.geteuid() != 0 or not shutil.which("libvirtd") or not shutil.which("virsh"):
+        print("1..0 # SKIP needs root and libvirtd (scripts/deps.sh)")
+        return 0
+    tools = os.environ.get("VTIER_TOOLS")
+    if not os.environ.get("LIBVIRTD_NS_INSIDE"):
+        d = tempfile.mkdtemp(prefix="vtier-libvirt-", dir="/tmp")
+        r = subprocess.run([os.path.join(HERE, "libvirtd-ns"), os.path.join(d, "ns"),
+                            sys.executable, os.path.abspath(__file__), d])
+        if r.returncode == 0:
+            shutil.rmtree(d, ignore_errors=True)
+        else:
+            print(f"# scratch kept in {d}")
+        return r.returncode
+    env = Env(sys.argv[1], tools)
+    t = Tap()
+    try:
+        test(env, t)
+    except TestFailure as e:
+        print(f"not ok {t.n + 1} - {e}", flush=True)
+        print(f"1..{t.n + 1}")
+        env.stop_vtierd()
+        for i in range(1, env.starts + 1):
+            with open(os.path.join(env.dir, f"vtierd.{i}.log")) as f:
+                sys.stdout.write("".join(f"# {line}" for line in f.readlines()[-40:]))
+        return 1
+    finally:
+        if env.vtierd:
+            env.vtierd.kill()
+    print(f"1..{t.n}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
