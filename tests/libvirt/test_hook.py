@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The libvirt hook (qemu.d/50-vtier = vtier-libvirt-hook): its decision for
+each operation, run as libvirt runs it (argv, domain XML on stdin), and its
+time: it must exit 0 within 100 ms whatever vtierd does. vtierd up is a
+real vtierd; down is no socket; hung is a socket that accepts and never
+answers, and one whose backlog is full (never accepts); slow answers after
+300 ms. The p99 of 100 runs each is printed and checked. Usage:
+test_hook.py HOOK VTIERD GOLDEN_DIR"""
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HOOK, VTIERD, GOLDEN = sys.argv[1:4]
+BOUND_MS = 100
+RUNS = 100
+n = 0
+failed = 0
+
+
+def ok(cond, what):
+    global n, failed
+    n += 1
+    print(f"{'ok' if cond else 'not ok'} {n} - {what}", flush=True)
+    failed += not cond
+
+
+def hook(op, stdin=b"", env_sock=None, name="web-01", stdin_fd=None):
+    env = dict(os.environ)
+    if env_sock:
+        env["VTIER_SOCKET"] = env_sock
+    t0 = time.monotonic()
+    r = subprocess.run([HOOK, name, op, "begin", "-"], input=None if stdin_fd else stdin,
+                       stdin=stdin_fd, capture_output=True, env=env, timeout=10)
+    return r.returncode, r.stderr.decode(), (time.monotonic() - t0) * 1000
+
+
+def golden(name):
+    with open(os.path.join(GOLDEN, name), "rb") as f:
+        return f.read()
+
+
+def p99(op, sock, what):
+    times = []
+    for _ in range(RUNS):
+        rc, err, ms = hook(op, env_sock=sock)
+        if rc:
+            ok(False, f"{what}: exit {rc}")
+            return float("nan")
+        times.append(ms)
+    times.sort()
+    v = times[int(len(times) * 0.99) - 1]
+    ok(v < BOUND_MS, f"release, vtierd {what}: p99 {v:.1f} ms over {RUNS} runs (max "
+       f"{times[-1]:.1f}), bound {BOUND_MS} ms; last said: {err.strip()}")
+    return v
+
+
+def server(path, mode):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(0 if mode == "full" else 64)
+    held = []
+    if mode == "full":
+        # fill the backlog: no accept ever, the next connect fails with EAGAIN
+        while True:
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.setblocking(False)
+            try:
+                c.connect(path)
+                held.append(c)
+            except BlockingIOError:
+                c.close()
+                break
+        return s, held
+
+    def loop():
+        while True:
+            try:
+                c, _ = s.accept()
+            except OSError:
+                return
+            held.append(c)
+            if mode == "slow":
+                def answer(c=c):
+                    c.recv(65536)
+                    time.sleep(0.3)
+                    try:
+                        c.sendall(b'{"ok":true,"result":"web-01"}\n')
+                    except OSError:
+                        pass
+                threading.Thread(target=answer, daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+    return s, held
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="vtier-hook-", dir="/tmp")
+    # decisions at prepare / start
+    rc, err, _ = hook("prepare", golden("domain-good.xml"))
+    ok(rc == 0 and "policy checked: mode auto" in err, f"prepare, good policy: {err.strip()}")
+    rc, err, _ = hook("start", golden("domain-bad-policy.xml"))
+    ok(rc == 0 and "refused: dram_limit" in err and "starts untiered" in err,
+       f"start, bad policy: exit 0 and the reason: {err.strip()}")
+    rc, err, _ = hook("prepare", golden("domain-bad-two-policies.xml"))
+    ok(rc == 0 and "refused: two elements" in err, "prepare, malformed metadata: exit 0, reason")
+    rc, err, _ = hook("prepare", golden("domain-good-no-policy.xml"))
+    ok(rc == 0 and err == "", "prepare, no vtier policy: exit 0, silent")
+    rc, err, _ = hook("prepare", golden("domain-bad-policy.xml").replace(
+        b' dram_limit="lots"', b""))
+    ok(rc == 0 and "no QMP socket" in err, "prepare, policy without -qmp socket: says so")
+    rc, err, _ = hook("reconnect", b"\x00garbage<", env_sock="/nonexistent")
+    ok(rc == 0 and err == "", "reconnect: exit 0, nothing done, even on garbage")
+    rc, err, _ = hook("migrate", golden("domain-good.xml"))
+    ok(rc == 0 and err == "", "migrate: nothing")
+    # stdin that never closes: the check gives up in time
+    r, w = os.pipe()
+    os.write(w, golden("domain-good.xml")[:50])
+    rc, err, ms = hook("prepare", stdin_fd=r)
+    os.close(r)
+    os.close(w)
+    ok(rc == 0 and ms < BOUND_MS and "not read in time" in err,
+       f"prepare, stdin never closed: {ms:.1f} ms, skipped and said so")
+
+    # release against vtierd: up, down, hung (accepts), hung (backlog full), slow
+    run = os.path.join(d, "run")
+    os.mkdir(run, 0o700)
+    ctl = os.path.join(run, "ctl.sock")
+    vd = subprocess.Popen([VTIERD, "--socket", ctl, "--agent-socket", "none"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if os.path.exists(ctl):
+                break
+            time.sleep(0.05)
+        rc, err, _ = hook("release", env_sock=ctl)
+        ok(rc == 0 and "nothing to detach" in err, f"release, vtierd up: {err.strip()}")
+        up = p99("release", ctl, "up")
+    finally:
+        vd.terminate()
+        vd.wait()
+    down = p99("release", os.path.join(d, "none.sock"), "down")
+    hung_path = os.path.join(d, "hung.sock")
+    hs, held = server(hung_path, "hung")
+    hung = p99("release", hung_path, "hung (accepts, never answers)")
+    hs.close()
+    full_path = os.path.join(d, "full.sock")
+    fs, held2 = server(full_path, "full")
+    full = p99("release", full_path, "hung (never accepts, backlog full)")
+    fs.close()
+    slow_path = os.path.join(d, "slow.sock")
+    ss, held3 = server(slow_path, "slow")
+    slow = p99("release", slow_path, "slow (answers after 300 ms)")
+    rc, err, _ = hook("release", env_sock=slow_path)
+    ok("skipped" in err, f"release, vtierd slow: says what it skipped: {err.strip()}")
+    ss.close()
+    for c in held + held2 + held3:
+        c.close()
+    print(f"# RESULT-HOOK hook_p99_ms_up={up:.1f} hook_p99_ms_down={down:.1f} "
+          f"hook_p99_ms_hung={hung:.1f} hook_p99_ms_full={full:.1f} hook_p99_ms_slow={slow:.1f}")
+    print(f"1..{n}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
