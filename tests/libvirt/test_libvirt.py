@@ -8,6 +8,8 @@ leaves a domain without policy alone until vtierctl attach --domain; applies
 virsh metadata --live at once and refuses a bad policy with its reason in
 vtierctl status, the old one kept; survives a libvirtd restart (and a start
 before libvirtd) and still gets events after it; detaches at virsh destroy.
+The hook (qemu.d/50-vtier) is installed: domains start and stop with vtierd
+down and with a vtierd that accepts and never answers.
 The domains run mode=off: this host's DAMON is not vtierd's to take, and
 the profiler is not what is tested here."""
 
@@ -15,6 +17,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -50,9 +53,8 @@ class Env:
     def __init__(self, d, tools):
         self.dir = d
         self.tools = tools
-        self.run = os.path.join(d, "run")
-        os.makedirs(self.run, mode=0o700, exist_ok=True)
-        self.ctl = os.path.join(self.run, "ctl.sock")
+        # where the hook looks for vtierd (/run/vtier is private: libvirtd-ns)
+        self.ctl = "/run/vtier/vtierd.sock"
         self.vtierd = None
         self.starts = 0
 
@@ -178,6 +180,24 @@ def test(env, t):
     virsh("destroy", "lv-c")
     wait_for("every VM detached", lambda: not env.vms(), 10)
     env.stop_vtierd()
+
+    # the hook with vtierd down, then hung: domains start and stop as ever
+    hook = "/etc/libvirt/hooks/qemu.d/50-vtier"
+    t.ok(os.access(hook, os.X_OK), "the hook is installed in libvirtd's qemu.d")
+    for state in ("down", "hung"):
+        if state == "hung":
+            hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            hung.bind(env.ctl)
+            hung.listen(64)   # connections queue, nothing is ever read or answered
+        t0 = time.monotonic()
+        virsh("create", env.domain_xml("lv-h", 'mode="off"'))
+        t1 = time.monotonic()
+        virsh("destroy", "lv-h")
+        t.ok(True, f"vtierd {state}: domain start {(t1 - t0) * 1000:.0f} ms and stop "
+             f"{(time.monotonic() - t1) * 1000:.0f} ms through the hook")
+        if state == "hung":
+            hung.close()
+            os.unlink(env.ctl)
 
 
 def main():
