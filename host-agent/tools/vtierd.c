@@ -18,6 +18,8 @@
 #include "ctier_csum.h"
 #include "daemon.h"
 #include "libvirt_domains.h"
+#include "metrics.h"
+#include "metrics_http.h"
 
 #define VT_AGENT_SOCKET_DEFAULT "/run/vtier/agent.sock"
 #define VT_STORE_DIR_DEFAULT "/run/vtier/store"
@@ -73,6 +75,11 @@ static void startup_attached(struct vt_vm *vm, const GError *error, void *arg)
 		g_warning("attach %s: %s", (const char *)arg, error->message);
 }
 
+static char *metrics_text(void *arg)
+{
+	return vt_metrics_collect(arg);
+}
+
 static char *handle(const char *data, size_t len, void *arg)
 {
 	return vt_daemon_handle(arg, data, len);
@@ -82,7 +89,8 @@ int main(int argc, char **argv)
 {
 	g_autofree char *socket_path = NULL, *config_path = NULL, *sysfs = NULL;
 	g_autofree char *agent_path = NULL, *store_dir = NULL;
-	g_autofree char *libvirt_uri = NULL, *libvirt_attach = NULL;
+	g_autofree char *libvirt_uri = NULL, *libvirt_attach = NULL, *metrics_listen = NULL;
+	struct vt_metrics_http *metrics = NULL;
 	g_auto(GStrv) attach = NULL;
 	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
@@ -104,6 +112,9 @@ int main(int argc, char **argv)
 		{ "libvirt-attach", 0, 0, G_OPTION_ARG_STRING, &libvirt_attach,
 		  "which running domains: those with a vtier policy in their metadata, or all "
 		  "(default policy)", "policy|all" },
+		{ "metrics-listen", 0, 0, G_OPTION_ARG_STRING, &metrics_listen,
+		  "serve Prometheus metrics at http://ADDR:PORT/metrics (default: [metrics] listen "
+		  "in the config, else off)", "ADDR:PORT" },
 		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs,
 		  "read tiers from this tree instead of / (tests)", "DIR" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
@@ -214,6 +225,19 @@ int main(int argc, char **argv)
 		vt_control_server_free(server);
 		return 2;
 	}
+	if (config && !metrics_listen)
+		metrics_listen = g_key_file_get_string(config, "metrics", "listen", NULL);
+	if (metrics_listen) {
+		metrics = vt_metrics_http_new(metrics_listen, metrics_text, d, &e);
+		if (!metrics) {
+			g_printerr("vtierd: %s\n", e->message);
+			vt_daemon_free(d);
+			vt_control_server_free(server);
+			return 1;
+		}
+		g_message("metrics on http://%s/metrics (port %u)", metrics_listen,
+			  vt_metrics_http_port(metrics));
+	}
 	vt_control_server_set_notify(server, log_note, NULL);
 	d->ctl = server;	/* policy replies wait for the VM's worker, not the loop */
 	loop = g_main_loop_new(NULL, FALSE);
@@ -229,6 +253,7 @@ int main(int argc, char **argv)
 	g_message("serving on %s (pid %d)", socket_path, (int)getpid());
 	notify("READY=1\nSTATUS=serving");
 	g_main_loop_run(loop);
+	vt_metrics_http_free(metrics);
 	vt_daemon_free(d);
 	vt_control_server_free(server);
 	g_main_loop_unref(loop);

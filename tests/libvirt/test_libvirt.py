@@ -14,6 +14,7 @@ The domains run mode=off: this host's DAMON is not vtierd's to take, and
 the profiler is not what is tested here."""
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "qemu"))
@@ -63,9 +65,16 @@ class Env:
         self.log = os.path.join(self.dir, f"vtierd.{self.starts}.log")
         self.vtierd = subprocess.Popen(
             [os.path.join(self.tools, "vtierd"), "--socket", self.ctl, "--agent-socket", "none",
-             "--libvirt-uri", URI, "--verbose"],
+             "--libvirt-uri", URI, "--metrics-listen", "127.0.0.1:0", "--verbose"],
             stdout=open(self.log, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         wait_for("vtierd's control socket", lambda: self.call("list", check=False) is not None, 10)
+        with open(self.log) as f:
+            self.metrics_port = int(re.search(r"metrics on \S+ \(port (\d+)\)", f.read())[1])
+
+    def scrape(self):
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.headers["Content-Type"], r.read().decode()
 
     def stop_vtierd(self):
         if self.vtierd and self.vtierd.poll() is None:
@@ -122,6 +131,22 @@ def test(env, t):
          f"{time.monotonic() - t0:.2f} s, as a libvirt domain")
     t.ok(vm["policy"]["dram_limit"] == 256 << 20 and vm["policy"]["mode"] == "off",
          "the metadata's policy is the VM's")
+
+    ctype, text = env.scrape()
+    uuid = vm["domain_uuid"]
+    t.ok(ctype.startswith("text/plain; version=0.0.4") and
+         f'vtier_vm_info{{domain="lv-a",uuid="{uuid}",vm="lv-a",mode="off"' in text and
+         'vtier_libvirt_connected 1' in text, "metrics: the domain with its uuid, libvirt up")
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
+                           capture_output=True)
+        t.ok(r.returncode == 0, f"promtool check metrics on a real scrape {r.stdout}{r.stderr}")
+
+    with open(os.path.join(HERE, "..", "..", "docs", "grafana-vtier.json")) as f:
+        wanted = set(re.findall(r"vtier_[a-z0-9_]+", f.read()))
+    served = set(re.findall(r"^# TYPE (\S+)", text, re.M))
+    t.ok(wanted <= served, f"the Grafana dashboard reads only served metrics "
+         f"(missing: {sorted(wanted - served)})")
 
     virsh("create", env.domain_xml("lv-b", None))
     time.sleep(1)
