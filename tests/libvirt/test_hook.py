@@ -5,7 +5,10 @@ each operation, run as libvirt runs it (argv, domain XML on stdin), and its
 time: it must exit 0 within 100 ms whatever vtierd does. vtierd up is a
 real vtierd; down is no socket; hung is a socket that accepts and never
 answers, and one whose backlog is full (never accepts); slow answers after
-300 ms. The p99 of 100 runs each is printed and checked. Usage:
+300 ms. The p99 of 100 runs each is printed and checked. A sanitizer
+build's hook spends tens of ms starting and exiting (ASan, LeakSanitizer):
+there the bound is the p99 of a hook that does nothing (reconnect) plus the
+hook's own budget of 70 ms and 15 ms of slack. Usage:
 test_hook.py HOOK VTIERD GOLDEN_DIR"""
 
 import os
@@ -45,7 +48,7 @@ def golden(name):
         return f.read()
 
 
-def p99(op, sock, what):
+def p99(op, sock, what, check=True):
     times = []
     for _ in range(RUNS):
         rc, err, ms = hook(op, env_sock=sock)
@@ -55,6 +58,8 @@ def p99(op, sock, what):
         times.append(ms)
     times.sort()
     v = times[int(len(times) * 0.99) - 1]
+    if not check:
+        return v
     ok(v < BOUND_MS, f"release, vtierd {what}: p99 {v:.1f} ms over {RUNS} runs (max "
        f"{times[-1]:.1f}), bound {BOUND_MS} ms; last said: {err.strip()}")
     return v
@@ -99,7 +104,15 @@ def server(path, mode):
 
 
 def main():
+    global BOUND_MS
     d = tempfile.mkdtemp(prefix="vtier-hook-", dir="/tmp")
+    with open(HOOK, "rb") as f:
+        sanitized = b"__asan_init" in f.read()
+    if sanitized:
+        idle = p99("reconnect", None, "doing nothing", check=False)
+        BOUND_MS = idle + 70 + 15
+        print(f"# sanitizer build: a hook doing nothing takes {idle:.1f} ms (p99); "
+              f"bound {BOUND_MS:.1f} ms")
     # decisions at prepare / start
     rc, err, _ = hook("prepare", golden("domain-good.xml"))
     ok(rc == 0 and "policy checked: mode auto" in err, f"prepare, good policy: {err.strip()}")

@@ -201,6 +201,10 @@ def test(env, t):
     subprocess.run([os.environ["LIBVIRTD_NS_RESTART"]], check=True, timeout=60)
     wait_for("lv-c attached after libvirtd came", lambda: "lv-c" in env.vms(), 40)
     t.ok(True, "vtierd started before libvirtd attaches once it comes")
+    virsh("metadata", "lv-c", "--uri", NS, "--remove", "--live")
+    wait_for("lv-c detached", lambda: "lv-c" not in env.vms(), 5)
+    t.ok(env.logged("lv-c: detached: its libvirt domain's vtier policy was removed"),
+         "virsh metadata --remove detaches")
     virsh("destroy", "lv-b")
     virsh("destroy", "lv-c")
     wait_for("every VM detached", lambda: not env.vms(), 10)
