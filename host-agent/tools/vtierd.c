@@ -75,6 +75,28 @@ static void startup_attached(struct vt_vm *vm, const GError *error, void *arg)
 		g_warning("attach %s: %s", (const char *)arg, error->message);
 }
 
+/* The keys of vtierd's own groups: a misspelt one is an error, not a silent default. */
+static bool config_keys_known(GKeyFile *config, GError **error)
+{
+	static const char *const known[][3] = {
+		{ "libvirt", "uri", "attach" }, { "metrics", "listen", NULL },
+	};
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(known); i++) {
+		g_auto(GStrv) keys = g_key_file_get_keys(config, known[i][0], NULL, NULL);
+
+		for (unsigned int k = 0; keys && keys[k]; k++)
+			if (g_strcmp0(keys[k], known[i][1]) && g_strcmp0(keys[k], known[i][2])) {
+				g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+					    "[%s]: unknown key '%s' (%s%s%s)", known[i][0], keys[k],
+					    known[i][1], known[i][2] ? ", " : "",
+					    known[i][2] ? known[i][2] : "");
+				return false;
+			}
+	}
+	return true;
+}
+
 static char *metrics_text(void *arg)
 {
 	return vt_metrics_collect(arg);
@@ -203,7 +225,13 @@ int main(int argc, char **argv)
 			g_message("page checksums: CRC-32C by %s (the faster here)",
 				  vt_crc32c_impl());
 	}
-	/* [libvirt] uri = / attach = in the config; the command line wins */
+	/* [libvirt] uri = / attach =, [metrics] listen = in the config; the command line wins */
+	if (config && !config_keys_known(config, &e)) {
+		g_printerr("vtierd: config %s: %s\n", config_path, e->message);
+		vt_daemon_free(d);
+		vt_control_server_free(server);
+		return 1;
+	}
 	if (config && !libvirt_uri)
 		libvirt_uri = g_key_file_get_string(config, "libvirt", "uri", NULL);
 	if (config && !libvirt_attach)
