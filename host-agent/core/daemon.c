@@ -623,6 +623,18 @@ fail:
 	return NULL;
 }
 
+bool vt_daemon_qmp_taken(struct vt_daemon *d, const char *qmp_path)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, d->vms);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		if (strcmp(((struct vt_vm *)v)->qmp_path, qmp_path) == 0)
+			return true;
+	return attach_op_of(d, qmp_path, NULL, 0, NULL) != NULL;
+}
+
 bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
 		      GError **error)

@@ -67,6 +67,8 @@ typedef void (*vt_daemon_attach_cb)(struct vt_vm *vm, const GError *error, void 
 bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
 		      GError **error);
+/* Is the VM of QMP socket @qmp_path attached, or being attached? */
+bool vt_daemon_qmp_taken(struct vt_daemon *d, const char *qmp_path);
 /* The [ctier.NAME] groups of @config (NULL: none), in file order, and [policy] (VM defaults). */
 bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error);
 /* Serve hand-offs on @path (stores under d->store_root). */

@@ -228,7 +228,7 @@ static void domain_attached(struct vt_vm *vm, const GError *error, void *arg)
 		g_mutex_unlock(&vm->lock);
 		vt_daemon_log(a->d, G_LOG_LEVEL_MESSAGE, vm->name, "libvirt domain '%s' (%s)",
 			      shown(n, sizeof(n), a->name), a->uuid);
-	} else if (!a->cb && error->code != EEXIST) {
+	} else if (!a->cb) {
 		vt_daemon_log(a->d, G_LOG_LEVEL_WARNING, NULL, "libvirt domain '%s': not "
 			      "attached: %s", shown(n, sizeof(n), a->name), error->message);
 	}
@@ -324,6 +324,11 @@ static void domain_seen(struct vt_libvirt *lv, const char *xml, struct lv_op *op
 		vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "%s", e->message);
 		goto fail;
 	}
+	/* a start event and a listing may race: one attach is enough, and says so itself */
+	if (op->why != LV_WHY_REQUEST && vt_daemon_qmp_taken(d, dom.qmp_path)) {
+		vt_libvirt_domain_clear(&dom);
+		return;
+	}
 	set = policy_set(&dom, op->set, op->nr_set, &nr);
 	a = g_new0(struct lv_attach, 1);
 	a->d = d;
@@ -335,10 +340,6 @@ static void domain_seen(struct vt_libvirt *lv, const char *xml, struct lv_op *op
 			      set, nr, domain_attached, a, &e)) {
 		g_free(a->name);
 		g_free(a);
-		if (e->code == EEXIST && op->why != LV_WHY_REQUEST) {
-			vt_libvirt_domain_clear(&dom);
-			return;		/* a start event and a listing raced: one attach is enough */
-		}
 		vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "libvirt domain '%s': not attached: %s",
 			      shown(n, sizeof(n), dom.name), e->message);
 		goto fail;
