@@ -126,6 +126,7 @@ def test(env, t):
     t0 = time.monotonic()
     virsh("create", env.domain_xml("lv-a", 'mode="off" dram_limit="256MiB"'))
     vm = wait_for("lv-a attached", lambda: env.vms().get("lv-a"), 20)
+    result = {"attach_s": time.monotonic() - t0}
     t.ok(vm["attached_by"] == "libvirt" and len(vm["domain_uuid"]) == 36,
          f"started domain with a policy attached by its start event in "
          f"{time.monotonic() - t0:.2f} s, as a libvirt domain")
@@ -160,8 +161,9 @@ def test(env, t):
     virsh("metadata", "lv-a", "--uri", NS, "--key", "vtier", "--live",
           "--set", '<policy mode="off" dram_limit="128MiB" tco_alpha="0.3"/>')
     wait_for("the new dram_limit", lambda: env.call("policy", "lv-a")["dram_limit"] == 128 << 20, 5)
+    result["live_policy_s"] = time.monotonic() - t0
     p = env.call("policy", "lv-a")
-    t.ok(p["tco_alpha"] == 0.3, f"virsh metadata --live applied in {time.monotonic() - t0:.2f} s")
+    t.ok(p["tco_alpha"] == 0.3, f"virsh metadata --live applied in {result['live_policy_s']:.2f} s")
 
     virsh("metadata", "lv-a", "--uri", NS, "--key", "vtier", "--live",
           "--set", '<policy mode="off" dram_limit="lots"/>')
@@ -172,8 +174,10 @@ def test(env, t):
     t.ok(env.logged("lv-a: libvirt metadata policy refused"), "the refusal is in vtierd's log")
 
     # libvirtd restarts under vtierd: VMs stay, events come again
+    t0 = time.monotonic()
     subprocess.run([os.environ["LIBVIRTD_NS_RESTART"]], check=True, timeout=60)
     wait_for("vtierd's reconnect", lambda: env.logged("connected, 2 running"), 40)
+    result["reconnect_s"] = time.monotonic() - t0
     t.ok(set(env.vms()) == {"lv-a", "lv-b"}, "libvirtd restart: both VMs still attached")
     virsh("metadata", "lv-a", "--uri", NS, "--key", "vtier", "--live",
           "--set", '<policy mode="off" dram_limit="64MiB"/>')
@@ -224,9 +228,11 @@ def test(env, t):
         virsh("destroy", "lv-h")
         t.ok(True, f"vtierd {state}: domain start {(t1 - t0) * 1000:.0f} ms and stop "
              f"{(time.monotonic() - t1) * 1000:.0f} ms through the hook")
+        result[f"start_ms_vtierd_{state}"] = (t1 - t0) * 1000
         if state == "hung":
             hung.close()
             os.unlink(env.ctl)
+    print("# RESULT-LIBVIRT-HOST " + " ".join(f"{k}={v:.2f}" for k, v in result.items()))
 
 
 def main():
