@@ -77,9 +77,12 @@ class Env:
             return r.headers["Content-Type"], r.read().decode()
 
     def stop_vtierd(self):
+        """SIGTERM; vtierd exits 0 (a sanitizer build: with nothing to report)."""
         if self.vtierd and self.vtierd.poll() is None:
             self.vtierd.send_signal(signal.SIGTERM)
             self.vtierd.wait(timeout=30)
+        if self.vtierd and self.vtierd.returncode != 0:
+            raise TestFailure(f"vtierd exited {self.vtierd.returncode} on SIGTERM (see {self.log})")
         self.vtierd = None
 
     def call(self, *args, check=True):
