@@ -205,6 +205,43 @@ static void emit_backends(GString *out, const struct family *f, const struct vt_
 	}
 }
 
+/* backends[].fault_hist / zero_fault_hist as a Prometheus histogram (base name @f->name) */
+static void emit_fault_hist(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	static const char *const kinds[][2] = { { "fault_hist", "stored" },
+						{ "zero_fault_hist", "zero" } };
+	g_autofree char *bucket = g_strconcat(f->name, "_bucket", NULL);
+	g_autofree char *sum = g_strconcat(f->name, "_sum", NULL);
+	g_autofree char *count = g_strconcat(f->name, "_count", NULL);
+	JsonArray *a = array_of(v->stats, "backends");
+
+	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
+		JsonObject *b = json_array_get_object_element(a, i);
+		const char *be = str_of(b, "backend");
+
+		for (unsigned int k = 0; k < G_N_ELEMENTS(kinds); k++) {
+			JsonObject *h = object_of(b, kinds[k][0]);
+			JsonArray *le = array_of(h, "le_ns"), *c = array_of(h, "count");
+			char num[G_ASCII_DTOSTR_BUF_SIZE];
+
+			if (!le || !c || json_array_get_length(le) != json_array_get_length(c))
+				continue;
+			for (unsigned int j = 0; j < json_array_get_length(le); j++) {
+				g_ascii_dtostr(num, sizeof(num),
+					       (double)json_array_get_int_element(le, j) * 1e-9);
+				sample(out, bucket, v, (double)json_array_get_int_element(c, j),
+				       "backend", be, "kind", kinds[k][1], "le", num, NULL);
+			}
+			sample(out, bucket, v, num_of(h, "total"), "backend", be, "kind",
+			       kinds[k][1], "le", "+Inf", NULL);
+			sample(out, sum, v, num_of(h, "sum_ns") * 1e-9, "backend", be, "kind",
+			       kinds[k][1], NULL);
+			sample(out, count, v, num_of(h, "total"), "backend", be, "kind", kinds[k][1],
+			       NULL);
+		}
+	}
+}
+
 static const struct family families[] = {
 	{ "vtier_vm_info", "gauge", "An attached VM: its vtierd name, mode and profiler.",
 	  NULL, 1, emit_info },
@@ -240,6 +277,9 @@ static const struct family families[] = {
 	  "s:hints.saved_bytes", 1, NULL },
 	{ "vtier_vm_faults_total", "counter", "Page faults served from vtierd's page store, by "
 	  "kind.", "faults", 1, emit_backends },
+	{ "vtier_vm_fault_latency_seconds", "histogram", "Service time of a page fault from "
+	  "vtierd's store, by kind (stored page, zero page); _sum from bucket midpoints.", NULL, 1,
+	  emit_fault_hist },
 	{ "vtier_vm_fault_latency_p50_seconds", "gauge", "Median service time of a stored-page "
 	  "fault.", "fault_p50_ns", 1, emit_backends },
 	{ "vtier_vm_fault_latency_p99_seconds", "gauge", "99th percentile service time of a "

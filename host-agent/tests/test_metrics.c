@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "ctier_mover.h"
 #include "metrics.h"
 #include "metrics_http.h"
 
@@ -29,6 +30,8 @@ static const char stats_json[] =
 	"\"mover_cpu_ns\":30,\"hints_cpu_ns\":0,"
 	"\"backends\":[{\"backend\":\"pc.ram\",\"faults_stored\":100,\"faults_zero\":5,"
 	"\"faults_wp\":1,\"fault_p50_ns\":4000,\"fault_p99_ns\":90000,"
+	"\"fault_hist\":{\"le_ns\":[1000,5000,100000],\"count\":[0,60,99],\"total\":100,"
+	"\"sum_ns\":1200000},"
 	"\"ctiers\":[{\"name\":\"lz4\",\"stored_bytes\":1048576,\"pool_bytes\":400000}]}],"
 	"\"hints\":{\"channel\":\"attached\",\"accepted\":{\"free\":3,\"cold\":4},"
 	"\"rejected\":{\"range\":1},\"saved_bytes\":8192}}";
@@ -92,6 +95,12 @@ static void test_writer(void **state)
 	assert_non_null(strstr(text, "backend=\"pc.ram\"} 9.0000000000000006e-05\n"));
 	assert_non_null(strstr(text, "vtier_vm_info{domain=\"db \\\"2\\\"\\\\\\n\xc3\xa9\",uuid=\"\","
 				     "vm=\"vm1\",mode=\"off\",profiler=\"\"} 1\n"));
+	assert_non_null(strstr(text, "# TYPE vtier_vm_fault_latency_seconds histogram\n"));
+	assert_non_null(strstr(text, "backend=\"pc.ram\",kind=\"stored\",le=\"5.0000000000000004e-06\"} 60\n"));
+	assert_non_null(strstr(text, "backend=\"pc.ram\",kind=\"stored\",le=\"+Inf\"} 100\n"));
+	assert_non_null(strstr(text, "vtier_vm_fault_latency_seconds_sum{domain=\"web\""));
+	assert_non_null(strstr(text, "kind=\"stored\"} 0.0012000000000000001\n"));
+	assert_non_null(strstr(text, "vtier_vm_fault_latency_seconds_count{domain=\"web\""));
 	assert_non_null(strstr(text, "vtier_vms 2\n"));
 	assert_non_null(strstr(text, "vtier_libvirt_connected 1\n"));
 	/* a VM without a report's figures has no sample rather than a made-up 0 */
@@ -225,6 +234,29 @@ static void test_http_free_in_flight(void **state)
 	assert_int_equal(builds, 0);
 }
 
+/* The store's log-linear buckets as Prometheus buckets: never a sample above le. */
+static void test_latency_buckets(void **state)
+{
+	struct vt_latency_hist h = { 0 };
+	static const uint64_t samples[] = { 3, 900, 1000, 1001, 4999, 5000, 70000, 1ULL << 40 };
+	uint64_t sum = 0;
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(samples); i++) {
+		vt_latency_add(&h, samples[i]);
+		sum += samples[i];
+	}
+	assert_int_equal(vt_latency_count_le(&h, 2), 0);
+	assert_int_equal(vt_latency_count_le(&h, 3), 1);
+	/* 1000 and 1001 share the bucket [960, 1023]: counted once all of it is <= le */
+	assert_int_equal(vt_latency_count_le(&h, 1000), 2);
+	assert_int_equal(vt_latency_count_le(&h, 1023), 4);
+	assert_true(vt_latency_count_le(&h, 5000) <= 6);
+	assert_int_equal(vt_latency_count_le(&h, 1000000), 7);
+	assert_int_equal(vt_latency_count_le(&h, UINT64_MAX), 8);
+	assert_true(vt_latency_sum_estimate(&h) > sum / 2 && vt_latency_sum_estimate(&h) < sum * 2);
+}
+
 static void test_listen_bad(void **state)
 {
 	static const char *const bad[] = { "", "9477", "localhost:9477", "1.2.3.4:70000",
@@ -247,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_promtool_refuses),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_http_free_in_flight),
+		cmocka_unit_test(test_latency_buckets),
 		cmocka_unit_test(test_listen_bad),
 	};
 
