@@ -188,6 +188,29 @@ def test(env, t):
     wait_for("policy after reconnect", lambda: env.call("policy", "lv-a")["dram_limit"] == 64 << 20, 5)
     t.ok(True, "metadata change after the restart applied (events registered again)")
 
+    # libvirtd hangs (SIGSTOP): an attach --domain waits on its job, the loop answers
+    with open(os.path.join(env.dir, "ns", "libvirtd.pid")) as f:
+        lpid = int(f.read())
+    os.kill(lpid, signal.SIGSTOP)
+    try:
+        att = subprocess.Popen([os.path.join(env.tools, "vtierctl"), "--socket", env.ctl,
+                                "--json", "attach", "--domain", "lv-a"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        worst = 0
+        for _ in range(20):
+            t0 = time.monotonic()
+            env.call("list")
+            env.scrape()
+            worst = max(worst, time.monotonic() - t0)
+        t.ok(att.poll() is None and worst < 1,
+             f"libvirtd stopped: attach --domain waits, list + scrape answer meanwhile "
+             f"(worst {worst * 1000:.0f} ms)")
+    finally:
+        os.kill(lpid, signal.SIGCONT)
+    out, _ = att.communicate(timeout=30)
+    t.ok("already attached" in out, "libvirtd continued: the attach --domain answered (EEXIST)")
+
     virsh("destroy", "lv-a")
     wait_for("lv-a detached", lambda: "lv-a" not in env.vms(), 10)
     t.ok(True, "virsh destroy detaches")
