@@ -136,6 +136,11 @@ static void emit_info(GString *out, const struct family *f, const struct vt_metr
 	       str_of(v->stats, "profiler"), NULL);
 }
 
+static void emit_ram(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	sample(out, f->name, v, (double)v->ram_bytes, NULL);
+}
+
 static void emit_moves(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
 	sample(out, f->name, v, num_of(v->stats, "promotions"), "direction", "promote", NULL);
@@ -245,9 +250,10 @@ static void emit_fault_hist(GString *out, const struct family *f, const struct v
 static const struct family families[] = {
 	{ "vtier_vm_info", "gauge", "An attached VM: its vtierd name, mode and profiler.",
 	  NULL, 1, emit_info },
-	{ "vtier_vm_memory_bytes", "gauge", "Guest memory on each tier, bytes.", "bytes", 1,
+	{ "vtier_vm_memory_bytes", "gauge", "Guest memory on each tier, bytes (from the VM's first "
+	  "profiled window on).", "bytes", 1,
 	  emit_report_tiers },
-	{ "vtier_vm_ram_bytes", "gauge", "Guest RAM, bytes (all tiers).", "r:bytes", 1, NULL },
+	{ "vtier_vm_ram_bytes", "gauge", "Guest RAM, bytes.", NULL, 1, emit_ram },
 	{ "vtier_vm_cost_usd_per_hour", "gauge", "What the VM's memory costs on each tier, USD "
 	  "per hour (docs/tco.md).", "usd_per_hour", 1, emit_report_tiers },
 	{ "vtier_vm_all_dram_cost_usd_per_hour", "gauge", "The same memory all in DRAM, USD per "
@@ -340,6 +346,7 @@ char *vt_metrics_collect(struct vt_daemon *d)
 		struct vt_vm *vm = l->data;
 		g_autoptr(JsonBuilder) sb = json_builder_new(), rb = json_builder_new();
 		JsonNode *s, *r;
+		uint64_t ram;
 
 		/* the same objects as vtierctl stats and report, each read under the VM's lock */
 		vt_vm_stats_to_json(vm, &d->tiers, sb);
@@ -351,8 +358,10 @@ char *vt_metrics_collect(struct vt_daemon *d)
 		g_mutex_lock(&vm->lock);
 		g_ptr_array_add(names, g_strdup(vm->domain_uuid[0] ? vm->domain_name : vm->name));
 		g_ptr_array_add(names, g_strdup(vm->domain_uuid));
+		ram = vm->ram_bytes;
 		g_mutex_unlock(&vm->lock);
 		vms[i] = (struct vt_metrics_vm){
+			.ram_bytes = ram,
 			.vm = vm->name,
 			.domain = g_ptr_array_index(names, names->len - 2),
 			.uuid = g_ptr_array_index(names, names->len - 1),

@@ -12,6 +12,7 @@
 #define VTIER_CORE_METRICS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <json-glib/json-glib.h>
 
@@ -22,6 +23,7 @@ struct vt_metrics_vm {
 	const char *vm;		/* vtierd's name */
 	const char *domain;	/* libvirt's name, or @vm */
 	const char *uuid;	/* the domain's uuid, or "" */
+	uint64_t ram_bytes;	/* guest RAM, as discovery found it */
 	JsonObject *stats;
 	JsonObject *report;
 };

@@ -74,6 +74,7 @@ static void test_writer(void **state)
 	g_autoptr(JsonParser) p3 = json_parser_new(), p4 = json_parser_new();
 	struct vt_metrics_vm vms[2] = {
 		{ .vm = "web", .domain = "web", .uuid = "4dea22b3-1d52-d8f3-2516-782e98ab3fa0",
+		  .ram_bytes = 1ULL << 30,
 		  .stats = object(p1, stats_json), .report = object(p2, report_json) },
 		/* libvirt takes any name: quotes, backslashes, newlines, UTF-8 */
 		{ .vm = "vm1", .domain = "db \"2\"\\\n\xc3\xa9", .uuid = "",
@@ -103,8 +104,11 @@ static void test_writer(void **state)
 	assert_non_null(strstr(text, "vtier_vm_fault_latency_seconds_count{domain=\"web\""));
 	assert_non_null(strstr(text, "vtier_vms 2\n"));
 	assert_non_null(strstr(text, "vtier_libvirt_connected 1\n"));
+	assert_non_null(strstr(text, "vtier_vm_ram_bytes{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-"
+				     "2516-782e98ab3fa0\"} 1073741824\n"));
 	/* a VM without a report's figures has no sample rather than a made-up 0 */
-	assert_null(strstr(text, "vtier_vm_ram_bytes{domain=\"db"));
+	assert_null(strstr(text, "vtier_vm_memory_bytes{domain=\"db"));
+	assert_null(strstr(text, "vtier_vm_saving_ratio{domain=\"db"));
 	ret = promtool(text, &why);
 	if (ret < 0)
 		skip();

@@ -141,6 +141,9 @@ def test(env, t):
     t.ok(ctype.startswith("text/plain; version=0.0.4") and
          f'vtier_vm_info{{domain="lv-a",uuid="{uuid}",vm="lv-a",mode="off"' in text and
          'vtier_libvirt_connected 1' in text, "metrics: the domain with its uuid, libvirt up")
+    t.ok(f'vtier_vm_ram_bytes{{domain="lv-a",uuid="{uuid}"}} 67108864\n' in text and
+         "vtier_vm_memory_bytes{" not in text,
+         "metrics: the domain's RAM; no per-tier bytes before a profiled window (mode=off)")
     if shutil.which("promtool"):
         r = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
                            capture_output=True)
