@@ -129,8 +129,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 }
 
 /* "ADDR:PORT", "[ADDR6]:PORT" */
-static bool parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v6,
-			 GError **error)
+bool vt_metrics_listen_parse(const char *listen, struct sockaddr_storage *ss, GError **error)
 {
 	g_autofree char *host = NULL;
 	const char *colon, *port;
@@ -153,8 +152,7 @@ static bool parse_listen(const char *listen, struct sockaddr_storage *ss, bool *
 	}
 	if (!g_ascii_string_to_unsigned(port, 10, 0, 65535, &p, NULL))
 		goto bad;
-	*v6 = strchr(host, ':') != NULL;
-	if (*v6) {
+	if (strchr(host, ':')) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
 
 		a->sin6_family = AF_INET6;
@@ -184,8 +182,9 @@ struct vt_metrics_http *vt_metrics_http_new(const char *listen, vt_metrics_build
 	const union MHD_DaemonInfo *info;
 	bool v6;
 
-	if (!parse_listen(listen, &ss, &v6, error))
+	if (!vt_metrics_listen_parse(listen, &ss, error))
 		return NULL;
+	v6 = ss.ss_family == AF_INET6;
 	m = g_new0(struct vt_metrics_http, 1);
 	m->ctx = g_main_context_ref_thread_default();
 	m->build = build;

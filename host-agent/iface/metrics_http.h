@@ -10,6 +10,7 @@
 #ifndef VTIER_IFACE_METRICS_HTTP_H
 #define VTIER_IFACE_METRICS_HTTP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <glib.h>
@@ -27,6 +28,9 @@ typedef char *(*vt_metrics_build_fn)(void *arg);
 struct vt_metrics_http *vt_metrics_http_new(const char *listen, vt_metrics_build_fn build,
 					    void *arg, GError **error);
 uint16_t vt_metrics_http_port(const struct vt_metrics_http *m);
+/* The address of @listen ("ADDR:PORT", as vt_metrics_http_new takes it); @ss: a sockaddr_in(6). */
+struct sockaddr_storage;
+bool vt_metrics_listen_parse(const char *listen, struct sockaddr_storage *ss, GError **error);
 /* On the main loop. Requests in flight get 503. NULL is a no-op. */
 void vt_metrics_http_free(struct vt_metrics_http *m);
 

@@ -60,12 +60,12 @@ class Env:
         self.vtierd = None
         self.starts = 0
 
-    def start_vtierd(self):
+    def start_vtierd(self, *extra):
         self.starts += 1
         self.log = os.path.join(self.dir, f"vtierd.{self.starts}.log")
         self.vtierd = subprocess.Popen(
             [os.path.join(self.tools, "vtierd"), "--socket", self.ctl, "--agent-socket", "none",
-             "--libvirt-uri", URI, "--metrics-listen", "127.0.0.1:0", "--verbose"],
+             "--libvirt-uri", URI, "--metrics-listen", "127.0.0.1:0", "--verbose", *extra],
             stdout=open(self.log, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         wait_for("vtierd's control socket", lambda: self.call("list", check=False) is not None, 10)
         with open(self.log) as f:
@@ -179,6 +179,12 @@ def test(env, t):
     t.ok("refused" in st["last_error"] and st["policy"]["dram_limit"] == 128 << 20,
          f"bad policy refused, old one kept: {st['last_error']}")
     t.ok(env.logged("lv-a: libvirt metadata policy refused"), "the refusal is in vtierd's log")
+    virsh("metadata", "lv-a", "--uri", NS, "--key", "vtier", "--live",
+          "--set", '<policy mode="off" tiers="dram,nosuch"/>')
+    st = wait_for("the tiers refusal", lambda: (lambda s: s if "nosuch" in s["last_error"]
+                                                 else None)(env.call("status", "lv-a")), 5)
+    t.ok(st["policy"]["dram_limit"] == 128 << 20 and st["policy"]["tiers"] == "all",
+         f"a policy naming a tier this host lacks is refused too: {st['last_error']}")
 
     # libvirtd restarts under vtierd: VMs stay, events come again
     t0 = time.monotonic()
@@ -239,6 +245,17 @@ def test(env, t):
     wait_for("lv-c detached", lambda: "lv-c" not in env.vms(), 5)
     t.ok(env.logged("lv-c: detached: its libvirt domain's vtier policy was removed"),
          "virsh metadata --remove detaches")
+    # [libvirt] attach = all: every running domain with a -qmp socket, policy or not,
+    # with [policy]'s defaults
+    env.stop_vtierd()
+    conf = os.path.join(env.dir, "vtierd.conf")
+    with open(conf, "w") as f:
+        f.write("[libvirt]\nattach = all\n\n[policy]\nmode = off\ndram_share = 0.5\n")
+    env.start_vtierd("--config", conf)
+    wait_for("both attached", lambda: {"lv-b", "lv-c"} <= set(env.vms()), 20)
+    p = env.vms()["lv-b"]["policy"]
+    t.ok(p["mode"] == "off" and p["dram_share"] == 0.5,
+         "[libvirt] attach = all: domains without a policy attached too, with [policy]'s defaults")
     virsh("destroy", "lv-b")
     virsh("destroy", "lv-c")
     wait_for("every VM detached", lambda: not env.vms(), 10)
