@@ -318,9 +318,9 @@ static void domain_seen(struct vt_libvirt *lv, const char *xml, struct lv_op *op
 	}
 	if (!dom.qmp_path) {
 		g_set_error(&e, VT_CORE_ERROR, EOPNOTSUPP, "libvirt domain '%s' has no QMP socket "
-			    "for vtierd: add <qemu:arg value='-qmp'/><qemu:arg value='unix:/run/"
-			    "vtier/qmp/NAME.sock,server=on,wait=off'/> to its <qemu:commandline> "
-			    "(docs/libvirt.md)", shown(n, sizeof(n), dom.name));
+			    "for vtierd: add <qemu:arg value='-qmp'/><qemu:arg value='unix:/var/lib/"
+			    "libvirt/qemu/vtier-NAME.qmp,server=on,wait=off'/> to its "
+			    "<qemu:commandline> (docs/libvirt.md)", shown(n, sizeof(n), dom.name));
 		vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "%s", e->message);
 		goto fail;
 	}

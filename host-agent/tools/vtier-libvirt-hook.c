@@ -124,7 +124,8 @@ static void check_policy(const char *name)
 		    e->message);
 	} else if (!dom.qmp_path) {
 		say(LOG_WARNING, name, "vtier policy has no QMP socket for vtierd: add -qmp "
-		    "unix:PATH,server=on,wait=off to <qemu:commandline> (docs/libvirt.md)");
+		    "unix:/var/lib/libvirt/qemu/vtier-NAME.qmp,server=on,wait=off to "
+		    "<qemu:commandline> (docs/libvirt.md)");
 	} else {
 		say(LOG_INFO, name, "vtier policy checked: mode %s, %u setting(s); vtierd attaches "
 		    "through %s", vt_mode_name(p.mode), dom.policy->len, dom.qmp_path);
