@@ -27,6 +27,7 @@ struct vt_libvirt {
 	guint retry_timer;
 	unsigned int backoff_ms;
 	GPtrArray *jobs;		/* struct lv_op *, on their job threads */
+	bool dying;			/* freed with calls in flight: the last op frees it */
 };
 
 enum lv_op_kind {
@@ -47,6 +48,7 @@ struct lv_op {
 	enum lv_op_kind kind;
 	enum lv_why why;
 	struct vt_job *job;
+	gint ran;			/* op_run returned (atomic): the job ends at once */
 	virConnectPtr conn;		/* a reference of the op's own */
 	char *domain;			/* LV_FETCH: uuid, or name for a request */
 	GPtrArray *xmls;		/* results: domain XMLs */
@@ -182,6 +184,7 @@ static void op_run(void *arg)
 	/* the last reference's close is a call to libvirtd: here, not on the loop */
 	if (op->kind != LV_CONNECT)
 		g_clear_pointer(&op->conn, virConnectClose);
+	g_atomic_int_set(&op->ran, 1);
 }
 
 static struct vt_vm *vm_of_domain(struct vt_daemon *d, const char *uuid)
@@ -441,6 +444,13 @@ static void connect_done(struct vt_libvirt *lv, struct lv_op *op)
 		domain_seen(lv, g_ptr_array_index(op->xmls, i), op);
 }
 
+static void lv_release(struct vt_libvirt *lv)
+{
+	g_ptr_array_free(lv->jobs, TRUE);
+	g_free(lv->uri);
+	g_free(lv);
+}
+
 static void op_done(void *arg)
 {
 	struct lv_op *op = arg;
@@ -449,6 +459,13 @@ static void op_done(void *arg)
 	char n[128];
 
 	g_ptr_array_remove(lv->jobs, op);
+	if (lv->dying) {
+		/* vt_libvirt_free gave up waiting for this one: nothing to decide any more */
+		op_free(op);
+		if (!lv->jobs->len)
+			lv_release(lv);
+		return;
+	}
 	switch (op->kind) {
 	case LV_CONNECT:
 		connect_done(lv, op);
@@ -494,7 +511,7 @@ static void lifecycle_cb(virConnectPtr conn, virDomainPtr dom, int event, int de
 	char uuid[VIR_UUID_STRING_BUFLEN];
 	struct vt_vm *vm;
 
-	if (virDomainGetUUIDString(dom, uuid) < 0)	/* local: no call to libvirtd */
+	if (lv->dying || virDomainGetUUIDString(dom, uuid) < 0)	/* local: no call to libvirtd */
 		return;
 	if (event == VIR_DOMAIN_EVENT_STARTED) {
 		fetch(lv, conn, uuid, LV_WHY_LISTED);
@@ -518,7 +535,8 @@ static void metadata_cb(virConnectPtr conn, virDomainPtr dom, int type, const ch
 	struct vt_libvirt *lv = opaque;
 	char uuid[VIR_UUID_STRING_BUFLEN];
 
-	if (type != VIR_DOMAIN_METADATA_ELEMENT || !nsuri || strcmp(nsuri, VT_LIBVIRT_POLICY_NS) ||
+	if (lv->dying || type != VIR_DOMAIN_METADATA_ELEMENT || !nsuri ||
+	    strcmp(nsuri, VT_LIBVIRT_POLICY_NS) ||
 	    virDomainGetUUIDString(dom, uuid) < 0)
 		return;
 	fetch(lv, conn, uuid, LV_WHY_METADATA);
@@ -528,7 +546,7 @@ static void closed_cb(virConnectPtr conn, int reason, void *opaque)
 {
 	struct vt_libvirt *lv = opaque;
 
-	if (conn != lv->conn)
+	if (lv->dying || conn != lv->conn)
 		return;		/* connect_done sees it is not alive */
 	vt_daemon_log(lv->d, G_LOG_LEVEL_WARNING, NULL, "libvirt %s: connection closed (%s); "
 		      "attached VMs stay, reconnecting", lv->uri,
@@ -585,30 +603,59 @@ struct vt_libvirt *vt_libvirt_new(struct vt_daemon *d, const char *uri,
 	return lv;
 }
 
+/*
+ * Teardown waits this long for calls in flight (a hung libvirtd answers
+ * nothing, and its keepalive takes 15 s), then leaves them to the exit.
+ */
+#define TEARDOWN_WAIT_US (2 * G_USEC_PER_SEC)
+
 void vt_libvirt_free(struct vt_libvirt *lv)
 {
+	gint64 deadline = g_get_monotonic_time() + TEARDOWN_WAIT_US;
+	bool all_ran;
+
 	if (!lv)
 		return;
 	if (lv->retry_timer)
 		g_source_remove(lv->retry_timer);
-	while (lv->jobs->len) {
-		struct lv_op *op = g_ptr_array_steal_index(lv->jobs, 0);
-
-		vt_job_cancel(op->job);
-		if (op->kind == LV_CONNECT && op->conn)
-			drop_callbacks(op->conn, op->cb_lifecycle, op->cb_metadata);
-		op_free(op);
-	}
-	/* teardown: the calls to libvirtd are bounded by the keepalive */
-	if (lv->conn) {
-		drop_callbacks(lv->conn, lv->cb_lifecycle, lv->cb_metadata);
-		virConnectClose(lv->conn);
-	}
 	if (lv->d->libvirt == lv)
 		lv->d->libvirt = NULL;
-	g_ptr_array_free(lv->jobs, TRUE);
-	g_free(lv->uri);
-	g_free(lv);
+	/* callbacks off and the connection closed, like any close: on a job */
+	if (lv->conn) {
+		close_conn(lv, lv->conn, lv->cb_lifecycle, lv->cb_metadata);
+		lv->conn = NULL;
+	}
+	do {
+		all_ran = true;
+		for (unsigned int i = 0; i < lv->jobs->len; i++)
+			all_ran &= g_atomic_int_get(&((struct lv_op *)
+						      g_ptr_array_index(lv->jobs, i))->ran) != 0;
+		if (!all_ran)
+			g_usleep(10000);
+	} while (!all_ran && g_get_monotonic_time() < deadline);
+	for (unsigned int i = 0; i < lv->jobs->len;) {
+		struct lv_op *op = g_ptr_array_index(lv->jobs, i);
+
+		if (!g_atomic_int_get(&op->ran)) {
+			i++;
+			continue;
+		}
+		g_ptr_array_remove_index(lv->jobs, i);
+		vt_job_cancel(op->job);		/* its run returned: no wait */
+		if (op->kind == LV_CONNECT && op->conn) {
+			/* connected just now: closed here, bounded by the keepalive it has */
+			drop_callbacks(op->conn, op->cb_lifecycle, op->cb_metadata);
+		}
+		op_free(op);
+	}
+	if (lv->jobs->len) {
+		vt_daemon_log(lv->d, G_LOG_LEVEL_WARNING, NULL, "libvirt %s: %u call(s) still "
+			      "waiting on libvirtd after %d s: not waiting longer", lv->uri,
+			      lv->jobs->len, (int)(TEARDOWN_WAIT_US / G_USEC_PER_SEC));
+		lv->dying = true;	/* the last of them frees lv, if the loop runs again */
+		return;
+	}
+	lv_release(lv);
 }
 
 bool vt_libvirt_attach_domain(struct vt_libvirt *lv, const char *name, char *const *set,

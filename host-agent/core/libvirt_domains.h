@@ -36,7 +36,11 @@ enum vt_libvirt_attach {
  */
 struct vt_libvirt *vt_libvirt_new(struct vt_daemon *d, const char *uri,
 				  enum vt_libvirt_attach attach);
-/* Teardown: waits for the jobs in flight (bounded by libvirt's keepalive). NULL is a no-op. */
+/*
+ * Teardown: closes the connection and waits up to 2 s for the calls in
+ * flight; a hung libvirtd's are left to the process's exit (logged). NULL
+ * is a no-op.
+ */
 void vt_libvirt_free(struct vt_libvirt *lv);
 /*
  * vtierctl attach --domain NAME: look the running domain up and attach it

@@ -219,6 +219,26 @@ def test(env, t):
         os.kill(lpid, signal.SIGCONT)
     out, _ = att.communicate(timeout=30)
     t.ok("already attached" in out, "libvirtd continued: the attach --domain answered (EEXIST)")
+    # and vtierd stops on SIGTERM while libvirtd hangs under one of its calls
+    os.kill(lpid, signal.SIGSTOP)
+    try:
+        att = subprocess.Popen([os.path.join(env.tools, "vtierctl"), "--socket", env.ctl,
+                                "attach", "--domain", "lv-a"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        log = env.log
+        env.stop_vtierd()
+        dt = time.monotonic() - t0
+        with open(log) as f:
+            said = "still waiting on libvirtd" in f.read()
+        t.ok(dt < 5 and said, f"SIGTERM with libvirtd hung: vtierd exits 0 in {dt:.1f} s and "
+             f"says what it left")
+    finally:
+        os.kill(lpid, signal.SIGCONT)
+    att.wait(timeout=30)
+    env.start_vtierd()
+    wait_for("lv-a attached again", lambda: "lv-a" in env.vms(), 20)
 
     virsh("destroy", "lv-a")
     wait_for("lv-a detached", lambda: "lv-a" not in env.vms(), 10)
