@@ -677,12 +677,15 @@ static void attach_cancel_all(struct vt_daemon *d)
 
 bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GError **error)
 {
-	if (!g_hash_table_contains(d->vms, name)) {
-		g_set_error(error, VT_CORE_ERROR, ENOENT, "no VM named '%s' is attached", name);
+	/* @name may be the VM's own (vm->name): the VM goes with the remove */
+	g_autofree char *n = g_strdup(name);
+
+	if (!g_hash_table_contains(d->vms, n)) {
+		g_set_error(error, VT_CORE_ERROR, ENOENT, "no VM named '%s' is attached", n);
 		return false;
 	}
-	g_hash_table_remove(d->vms, name);
-	logf_vm(d, G_LOG_LEVEL_MESSAGE, name, "detached: %s", why);
+	g_hash_table_remove(d->vms, n);
+	logf_vm(d, G_LOG_LEVEL_MESSAGE, n, "detached: %s", why);
 	return true;
 }
 
