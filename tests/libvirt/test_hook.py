@@ -5,14 +5,17 @@ each operation, run as libvirt runs it (argv, domain XML on stdin), and its
 time: it must exit 0 within 100 ms whatever vtierd does. vtierd up is a
 real vtierd; down is no socket; hung is a socket that accepts and never
 answers, and one whose backlog is full (never accepts); slow answers after
-300 ms. The p99 of 200 runs each (after 10 not counted) is printed and checked. A sanitizer
-build's hook spends tens of ms more starting, waiting and exiting (ASan,
-LeakSanitizer), unevenly under load: there the times are printed and the
-bound is skipped with that reason (the decisions are still checked).
-Usage:
-test_hook.py HOOK VTIERD GOLDEN_DIR"""
+300 ms. 200 runs each (after 10 not counted):
+- the hook's own time (main to exit, VTIER_HOOK_TIMING=1): p99 within its
+  40 ms budget plus 10 ms, always judged (sanitizer builds too);
+- the time libvirt sees (fork to exit): p99 under 100 ms, judged when the
+  host leaves a hook that does nothing (reconnect) under 30 ms p99; a host
+  too loaded for that (this one's two cores run a TCG testbed) is a skip
+  that says so, as is a sanitizer build (ASan/LSan add tens of ms).
+Usage: test_hook.py HOOK VTIERD GOLDEN_DIR"""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -24,7 +27,11 @@ HOOK, VTIERD, GOLDEN = sys.argv[1:4]
 with open(HOOK, "rb") as f:
     SANITIZED = b"__asan_init" in f.read()
 BOUND_MS = 100
+OWN_BOUND_MS = 40 + 10
+IDLE_MAX_MS = 30
 RUNS = 200
+JUDGE_WALL = not SANITIZED
+WHY_NOT = "a sanitizer build" if SANITIZED else ""
 n = 0
 failed = 0
 
@@ -42,10 +49,12 @@ def skip(why):
     print(f"ok {n} # SKIP {why}", flush=True)
 
 
-def hook(op, stdin=b"", env_sock=None, name="web-01", stdin_fd=None):
+def hook(op, stdin=b"", env_sock=None, name="web-01", stdin_fd=None, timing=False):
     env = dict(os.environ)
     if env_sock:
         env["VTIER_SOCKET"] = env_sock
+    if timing:
+        env["VTIER_HOOK_TIMING"] = "1"
     t0 = time.monotonic()
     r = subprocess.run([HOOK, name, op, "begin", "-"], input=None if stdin_fd else stdin,
                        stdin=stdin_fd, capture_output=True, env=env, timeout=10)
@@ -57,24 +66,37 @@ def golden(name):
         return f.read()
 
 
+def quantile99(times):
+    times = sorted(times)
+    return times[int(len(times) * 0.99) - 1], times[-1]
+
+
+def idle_p99():
+    return quantile99([hook("reconnect")[2] for _ in range(RUNS)])[0]
+
+
 def p99(op, sock, what):
-    times = []
+    wall, own = [], []
     for _ in range(10):     # warm-up: page cache, and vtierd done starting
         hook(op, env_sock=sock)
     for _ in range(RUNS):
-        rc, err, ms = hook(op, env_sock=sock)
-        if rc:
-            ok(False, f"{what}: exit {rc}")
+        rc, err, ms = hook(op, env_sock=sock, timing=True)
+        m = re.search(r"timing: (\d+) us", err)
+        if rc or not m:
+            ok(False, f"{what}: exit {rc}, {err.strip()}")
             return float("nan")
-        times.append(ms)
-    times.sort()
-    v = times[int(len(times) * 0.99) - 1]
-    what = (f"release, vtierd {what}: p99 {v:.1f} ms over {RUNS} runs (max {times[-1]:.1f}), "
-            f"bound {BOUND_MS} ms; last said: {err.strip()}")
-    if SANITIZED:
-        skip(f"{what}: not judged in a sanitizer build")
-    else:
+        wall.append(ms)
+        own.append(int(m[1]) / 1000)
+    said = err.strip().splitlines()[0]
+    v, top = quantile99(own)
+    ok(v < OWN_BOUND_MS, f"release, vtierd {what}: the hook's own p99 {v:.1f} ms (max {top:.1f}), "
+       f"bound {OWN_BOUND_MS} ms; it said: {said}")
+    v, top = quantile99(wall)
+    what = f"release, vtierd {what}: fork to exit p99 {v:.1f} ms (max {top:.1f}), bound {BOUND_MS} ms"
+    if JUDGE_WALL:
         ok(v < BOUND_MS, what)
+    else:
+        skip(f"{what}: not judged: {WHY_NOT}")
     return v
 
 
@@ -117,7 +139,14 @@ def server(path, mode):
 
 
 def main():
+    global JUDGE_WALL, WHY_NOT
     d = tempfile.mkdtemp(prefix="vtier-hook-", dir="/tmp")
+    idle = idle_p99()
+    if JUDGE_WALL and idle >= IDLE_MAX_MS:
+        JUDGE_WALL = False
+        WHY_NOT = (f"host too loaded: a hook doing nothing takes {idle:.1f} ms p99 "
+                   f"(>= {IDLE_MAX_MS}) from fork to exit")
+    print(f"# a hook doing nothing: {idle:.1f} ms p99 from fork to exit")
     # decisions at prepare / start
     rc, err, _ = hook("prepare", golden("domain-good.xml"))
     ok(rc == 0 and "policy checked: mode auto" in err, f"prepare, good policy: {err.strip()}")
@@ -178,6 +207,9 @@ def main():
     ss.close()
     for c in held + held2 + held3:
         c.close()
+    idle_end = idle_p99()
+    if JUDGE_WALL and idle_end >= IDLE_MAX_MS:
+        print(f"# the host got loaded meanwhile: an idle hook {idle_end:.1f} ms p99 at the end")
     print(f"# RESULT-HOOK hook_p99_ms_up={up:.1f} hook_p99_ms_down={down:.1f} "
           f"hook_p99_ms_hung={hung:.1f} hook_p99_ms_full={full:.1f} hook_p99_ms_slow={slow:.1f}")
     print(f"1..{n}")
