@@ -648,6 +648,35 @@ void vt_backend_discard_cancel(struct vt_backend *b)
 	g_mutex_unlock(&b->lock);
 }
 
+/*
+ * A latency histogram for Prometheus (core/metrics.c): {le_ns[], count[]
+ * (cumulative, samples known to be <= le_ns), total, sum_ns (estimated from
+ * bucket midpoints)}.
+ */
+static void fault_histogram(JsonBuilder *j, const char *name, const struct vt_latency_hist *h)
+{
+	static const uint64_t le_ns[] = {
+		1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
+		1000000, 2000000, 5000000, 10000000, 50000000, 100000000, 1000000000,
+	};
+
+	json_builder_set_member_name(j, name);
+	json_builder_begin_object(j);
+	json_builder_set_member_name(j, "le_ns");
+	json_builder_begin_array(j);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(le_ns); i++)
+		json_builder_add_int_value(j, (gint64)le_ns[i]);
+	json_builder_end_array(j);
+	json_builder_set_member_name(j, "count");
+	json_builder_begin_array(j);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(le_ns); i++)
+		json_builder_add_int_value(j, (gint64)vt_latency_count_le(h, le_ns[i]));
+	json_builder_end_array(j);
+	vt_json_add_u64(j, "total", h->count);
+	vt_json_add_u64(j, "sum_ns", vt_latency_sum_estimate(h));
+	json_builder_end_object(j);
+}
+
 void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 {
 	struct vt_store_tier_stats ts[VT_CTIER_MAX];
@@ -671,6 +700,8 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
 	vt_json_add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));
 	vt_json_add_u64(j, "zero_fault_p50_ns", vt_latency_percentile(&ms.zero_ns, 50));
+	fault_histogram(j, "fault_hist", &ms.fault_ns);
+	fault_histogram(j, "zero_fault_hist", &ms.zero_ns);
 	vt_json_add_u64(j, "poisoned", ms.poisoned);
 	vt_json_add_u64(j, "evicted", ms.evicted);
 	vt_json_add_u64(j, "evict_e2big", ms.evict_e2big);

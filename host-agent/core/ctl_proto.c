@@ -45,6 +45,7 @@ void vt_ctl_request_clear(struct vt_ctl_request *req)
 {
 	g_clear_pointer(&req->vm, g_free);
 	g_clear_pointer(&req->qmp, g_free);
+	g_clear_pointer(&req->domain, g_free);
 	g_clear_pointer(&req->set, g_strfreev);
 	req->nr_set = 0;
 }
@@ -131,10 +132,21 @@ static bool check_members(JsonObject *obj, const char *const *allowed, GError **
 	return true;
 }
 
+/* libvirt takes any UTF-8 but '/'; names go into logs: no control characters either. */
+static bool domain_name_valid(const char *s)
+{
+	if (!g_utf8_validate(s, -1, NULL))
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '/')
+			return false;
+	return true;
+}
+
 bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *req,
 			  GError **error)
 {
-	static const char *const allowed[] = { "v", "cmd", "vm", "qmp", "set", NULL };
+	static const char *const allowed[] = { "v", "cmd", "vm", "qmp", "domain", "set", NULL };
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autoptr(GError) e = NULL;
 	JsonObject *obj;
@@ -200,6 +212,7 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 	}
 	if (!get_string(obj, "vm", VT_CTL_MAX_NAME - 1, &req->vm, error) ||
 	    !get_string(obj, "qmp", VT_CTL_MAX_PATH, &req->qmp, error) ||
+	    !get_string(obj, "domain", VT_CTL_MAX_DOMAIN, &req->domain, error) ||
 	    !get_set(obj, req, error))
 		goto out;
 	if (req->vm && !vt_ctl_name_valid(req->vm)) {
@@ -214,11 +227,21 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: needs 'vm'", cmd);
 		goto out;
 	}
-	if (req->cmd == VT_CTL_ATTACH && !req->qmp) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL, "attach: needs 'qmp' (the QMP socket path)");
+	if (req->cmd == VT_CTL_ATTACH && !req->qmp == !req->domain) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "attach: needs 'qmp' (the QMP socket path) "
+			    "or 'domain' (a libvirt domain's name), one of them");
 		goto out;
 	}
-	if (req->cmd == VT_CTL_ATTACH && req->qmp[0] != '/') {
+	if (req->domain && !domain_name_valid(req->domain)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "attach: 'domain' is not a libvirt "
+			    "domain name (UTF-8, no '/', no control characters)");
+		goto out;
+	}
+	if (req->domain && req->cmd != VT_CTL_ATTACH) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: 'domain' only goes with attach", cmd);
+		goto out;
+	}
+	if (req->cmd == VT_CTL_ATTACH && req->qmp && req->qmp[0] != '/') {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "attach: 'qmp' must be an absolute path");
 		goto out;
 	}
@@ -258,6 +281,10 @@ char *vt_ctl_request_to_json(const struct vt_ctl_request *req)
 	if (req->qmp) {
 		json_builder_set_member_name(b, "qmp");
 		json_builder_add_string_value(b, req->qmp);
+	}
+	if (req->domain) {
+		json_builder_set_member_name(b, "domain");
+		json_builder_add_string_value(b, req->domain);
 	}
 	if (req->nr_set) {
 		json_builder_set_member_name(b, "set");

@@ -20,6 +20,7 @@
 #define VT_CTL_MAX_ASSIGN 32
 #define VT_CTL_MAX_NAME 64
 #define VT_CTL_MAX_PATH 107		/* sun_path of a unix socket, minus NUL */
+#define VT_CTL_MAX_DOMAIN 255		/* bytes of a libvirt domain name */
 
 enum vt_ctl_cmd {
 	VT_CTL_LIST,
@@ -38,7 +39,8 @@ enum vt_ctl_cmd {
 struct vt_ctl_request {
 	enum vt_ctl_cmd cmd;
 	char *vm;		/* status, stats, detach, policy; attach: name to give (optional) */
-	char *qmp;		/* attach */
+	char *qmp;		/* attach: by QMP socket ... */
+	char *domain;		/* ... or by libvirt domain name (vtierd --libvirt-uri) */
 	char **set;		/* attach, policy: KEY=VALUE (NULL-terminated, may be empty) */
 	unsigned int nr_set;
 };

@@ -11,6 +11,7 @@
 #include "daemon.h"
 #include "job.h"
 #include "json_guard.h"
+#include "libvirt_domains.h"
 #include "numa.h"
 
 #define logf_vm vt_daemon_log
@@ -171,6 +172,7 @@ void vt_daemon_free(struct vt_daemon *d)
 {
 	if (!d)
 		return;
+	vt_libvirt_free(d->libvirt);
 	attach_cancel_all(d);
 	g_ptr_array_free(d->attaching, TRUE);
 	g_hash_table_destroy(d->vms);
@@ -621,6 +623,18 @@ fail:
 	return NULL;
 }
 
+bool vt_daemon_qmp_taken(struct vt_daemon *d, const char *qmp_path)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, d->vms);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		if (strcmp(((struct vt_vm *)v)->qmp_path, qmp_path) == 0)
+			return true;
+	return attach_op_of(d, qmp_path, NULL, 0, NULL) != NULL;
+}
+
 bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
 		      GError **error)
@@ -663,17 +677,21 @@ static void attach_cancel_all(struct vt_daemon *d)
 
 bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GError **error)
 {
-	if (!g_hash_table_contains(d->vms, name)) {
-		g_set_error(error, VT_CORE_ERROR, ENOENT, "no VM named '%s' is attached", name);
+	/* @name may be the VM's own (vm->name): the VM goes with the remove */
+	g_autofree char *n = g_strdup(name);
+
+	if (!g_hash_table_contains(d->vms, n)) {
+		g_set_error(error, VT_CORE_ERROR, ENOENT, "no VM named '%s' is attached", n);
 		return false;
 	}
-	g_hash_table_remove(d->vms, name);
-	logf_vm(d, G_LOG_LEVEL_MESSAGE, name, "detached: %s", why);
+	g_hash_table_remove(d->vms, n);
+	logf_vm(d, G_LOG_LEVEL_MESSAGE, n, "detached: %s", why);
 	return true;
 }
 
-static int set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
-		      struct vt_vm_policy *out, bool defer, GError **error);
+static int set_policy(struct vt_daemon *d, struct vt_vm *vm, const struct vt_vm_policy *base,
+		      char *const *set, unsigned int n, struct vt_vm_policy *out, bool defer,
+		      GError **error);
 static char *finish(JsonBuilder *b);
 static char *reply_error(const GError *e);
 
@@ -773,12 +791,23 @@ static void attach_replied(struct vt_vm *vm, const GError *error, void *arg)
 bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
 			  struct vt_vm_policy *out, GError **error)
 {
-	return set_policy(d, vm, set, n, out, false, error) >= 0;
+	return set_policy(d, vm, NULL, set, n, out, false, error) >= 0;
 }
 
-/* -1 refused (@error), 0 done or posted, 1 posted and the control reply deferred. */
-static int set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
-		      struct vt_vm_policy *out, bool defer, GError **error)
+bool vt_daemon_reset_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set,
+			    unsigned int n, GError **error)
+{
+	return set_policy(d, vm, &d->defaults, set, n, NULL, false, error) >= 0;
+}
+
+/*
+ * @set over @base (NULL: the VM's policy now); no assignment over a base is
+ * the base itself. -1 refused (@error), 0 done or posted, 1 posted and the
+ * control reply deferred.
+ */
+static int set_policy(struct vt_daemon *d, struct vt_vm *vm, const struct vt_vm_policy *base,
+		      char *const *set, unsigned int n, struct vt_vm_policy *out, bool defer,
+		      GError **error)
 {
 	struct vt_vm_policy old, p;
 	struct policy_wait *w;
@@ -788,8 +817,8 @@ static int set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, u
 	g_mutex_lock(&vm->lock);
 	old = vm->policy;
 	g_mutex_unlock(&vm->lock);
-	p = old;
-	if (!vt_vm_policy_apply(&p, set, n, error))
+	p = base ? *base : old;
+	if ((n || !base) && !vt_vm_policy_apply(&p, set, n, error))
 		return -1;
 	/* refused here, in the reply (QMP's policy-status too), not only by the worker */
 	g_mutex_lock(&vm->lock);
@@ -970,10 +999,33 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 			goto err;
 		}
 		w = g_new0(struct attach_wait, 1);
-		w->op = attach_start(d, req.qmp, req.vm, req.set, req.nr_set, attach_replied, w, &e);
-		if (!w->op) {
-			g_free(w);
-			goto err;
+		if (req.domain) {
+			/* looked up on a job; the attach that follows cannot be abandoned */
+			if (!d->libvirt) {
+				g_free(w);
+				g_set_error(&e, VT_CORE_ERROR, EOPNOTSUPP, "attach --domain: vtierd "
+					    "does not talk to libvirt (start it with --libvirt-uri, or "
+					    "[libvirt] uri = in its config)");
+				goto err;
+			}
+			if (req.vm) {
+				g_free(w);
+				g_set_error(&e, VT_CORE_ERROR, EINVAL, "attach --domain: the VM "
+					    "takes the domain's name; no --name");
+				goto err;
+			}
+			if (!vt_libvirt_attach_domain(d->libvirt, req.domain, req.set, req.nr_set,
+						      attach_replied, w, &e)) {
+				g_free(w);
+				goto err;
+			}
+		} else {
+			w->op = attach_start(d, req.qmp, req.vm, req.set, req.nr_set,
+					     attach_replied, w, &e);
+			if (!w->op) {
+				g_free(w);
+				goto err;
+			}
 		}
 		/* the attach's callback never runs before the handler returns */
 		w->reply = vt_control_defer(d->ctl, attach_reply_timeout_ms(d), attach_client_gone, w);
@@ -1015,7 +1067,7 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		g_mutex_lock(&vm->lock);
 		p = vm->policy;
 		g_mutex_unlock(&vm->lock);
-		ret = req.nr_set ? set_policy(d, vm, req.set, req.nr_set, &p, true, &e) : 0;
+		ret = req.nr_set ? set_policy(d, vm, NULL, req.set, req.nr_set, &p, true, &e) : 0;
 		if (ret < 0)
 			goto err;
 		if (ret > 0) {

@@ -16,6 +16,7 @@
 #include "vm.h"
 
 struct vt_backend;
+struct vt_libvirt;
 
 typedef void (*vt_log_fn)(GLogLevelFlags level, const char *vm, const char *message);
 
@@ -43,6 +44,7 @@ struct vt_daemon {
 	guint orphan_timer;
 	bool zswap_ok;			/* swap + zswap: the compressed tier of stock QEMU */
 	char zswap_why[160];
+	struct vt_libvirt *libvirt;	/* attach by libvirt domain (NULL: off) */
 };
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log);
@@ -65,6 +67,8 @@ typedef void (*vt_daemon_attach_cb)(struct vt_vm *vm, const GError *error, void 
 bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
 		      GError **error);
+/* Is the VM of QMP socket @qmp_path attached, or being attached? */
+bool vt_daemon_qmp_taken(struct vt_daemon *d, const char *qmp_path);
 /* The [ctier.NAME] groups of @config (NULL: none), in file order, and [policy] (VM defaults). */
 bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error);
 /* Serve hand-offs on @path (stores under d->store_root). */
@@ -81,6 +85,12 @@ void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm);
  */
 bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
 			  struct vt_vm_policy *out, GError **error);
+/*
+ * The same, over the daemon's default policy rather than the VM's current
+ * one: @set is the whole policy (a libvirt domain's metadata).
+ */
+bool vt_daemon_reset_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set,
+			    unsigned int n, GError **error);
 void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt,
 		   ...) G_GNUC_PRINTF(4, 5);
 bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GError **error);

@@ -222,15 +222,17 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 		const char *name;
 
 		/* [ctier.NAME]: compressed tiers (vt_ctier_spec_parse()); [policy]: VM
-		 * defaults (vt_daemon_load_ctiers()) */
-		if (g_str_has_prefix(groups[i], "ctier.") || strcmp(groups[i], "policy") == 0)
+		 * defaults (vt_daemon_load_ctiers()); [libvirt], [metrics]: vtierd's */
+		if (g_str_has_prefix(groups[i], "ctier.") || strcmp(groups[i], "policy") == 0 ||
+		    strcmp(groups[i], "libvirt") == 0 || strcmp(groups[i], "metrics") == 0)
 			continue;
 		if (!g_str_has_prefix(groups[i], "tier.")) {
 			char shown[80];
 
 			vt_text_printable(shown, sizeof(shown), groups[i], strlen(groups[i]));
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
-				    "config: unknown group [%s] (known: [tier.NAME], [ctier.NAME], [policy]): "
+				    "config: unknown group [%s] (known: [tier.NAME], [ctier.NAME], [policy], "
+				    "[libvirt], [metrics]): "
 				    "fix its spelling or remove it", shown);
 			return false;
 		}

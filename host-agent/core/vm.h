@@ -149,6 +149,9 @@ struct vt_vm {
 	struct vt_daemon *d;
 	GPtrArray *backends;		/* struct vt_backend *: hand-offs of this QEMU */
 	bool by_handoff;		/* attached by a hand-off, not by QMP */
+	/* attached as a libvirt domain (core/libvirt_domains.c); "" otherwise. Under lock. */
+	char domain_uuid[37];
+	char domain_name[256];
 
 	/*
 	 * The VM's worker thread runs its engine on ctx: windows, policy and

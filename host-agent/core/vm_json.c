@@ -30,7 +30,12 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 		"process_madvise MADV_PAGEOUT into the host's zswap)" : !vm->d->nr_ctier ?
 		"none: no compressed tiers configured" : vm->d->zswap_ok ? "none" :
 		vm->d->zswap_why);
-	vt_json_add_str(b, "attached_by", vm->by_handoff ? "hand-off" : "qmp");
+	vt_json_add_str(b, "attached_by", vm->by_handoff ? "hand-off" :
+			vm->domain_uuid[0] ? "libvirt" : "qmp");
+	if (vm->domain_uuid[0]) {
+		vt_json_add_str(b, "domain", vm->domain_name);
+		vt_json_add_str(b, "domain_uuid", vm->domain_uuid);
+	}
 	vt_json_add_u64(b, "ram_bytes", vm->ram_bytes);
 	vt_json_add_u64(b, "windows", vm->stats.windows);
 	vt_json_add_str(b, "last_error", vm->last_error);

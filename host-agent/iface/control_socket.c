@@ -401,7 +401,9 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 		return NULL;
 	}
 	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* non-blocking: a vtierd that stopped accepting (backlog full) fails the
+	 * connect at once instead of holding the caller past its deadline */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
@@ -410,14 +412,26 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 		g_set_error(error, VT_CONTROL_ERROR, e, "cannot reach vtierd at %s: %s%s", path,
 			    g_strerror(e), e == ENOENT || e == ECONNREFUSED ?
 			    " (is vtierd running? start it with: vtierd, or systemctl start vtierd)" :
-			    "");
+			    e == EAGAIN ? " (vtierd is not accepting connections: hung?)" : "");
 		return NULL;
 	}
 	while (off < len) {
-		ssize_t n = send(fd, request + off, len - off, MSG_NOSIGNAL);
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		gint64 left = (deadline - g_get_monotonic_time()) / 1000;
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
+		if (left <= 0) {
+			g_set_error(error, VT_CONTROL_ERROR, ETIMEDOUT, "vtierd did not take the "
+				    "request within %d ms", timeout_ms);
+			close(fd);
+			return NULL;
+		}
+		n = send(fd, request + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+			if (errno == EAGAIN)
+				poll(&pfd, 1, (int)left);
 			continue;
+		}
 		if (n < 0) {
 			g_set_error(error, VT_CONTROL_ERROR, errno, "send: %s", g_strerror(errno));
 			close(fd);
@@ -440,7 +454,7 @@ char *vt_control_call(const char *path, const char *request, int timeout_ms, GEr
 		if (poll(&pfd, 1, (int)left) <= 0)
 			continue;
 		n = recv(fd, tmp, sizeof(tmp), 0);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;

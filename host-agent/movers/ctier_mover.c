@@ -106,6 +106,34 @@ uint64_t vt_latency_percentile(const struct vt_latency_hist *h, double pct)
 	return 0;
 }
 
+/* Buckets a 64-bit ns value can reach (the last: [2^63 + 7 x 2^60, 2^64 - 1]). */
+#define LAT_BUCKETS_USED ((63 - 2) * 8 + 8)
+
+uint64_t vt_latency_count_le(const struct vt_latency_hist *h, uint64_t ns)
+{
+	uint64_t n = 0, lo, width;
+
+	for (unsigned int i = 0; i < LAT_BUCKETS_USED; i++) {
+		bucket_range(i, &lo, &width);
+		if (lo + width - 1 > ns)
+			break;
+		n += h->bucket[i];
+	}
+	return n;
+}
+
+uint64_t vt_latency_sum_estimate(const struct vt_latency_hist *h)
+{
+	uint64_t lo, width;
+	double sum = 0;
+
+	for (unsigned int i = 0; i < LAT_BUCKETS_USED; i++) {
+		bucket_range(i, &lo, &width);
+		sum += (double)h->bucket[i] * (double)(lo + width / 2);
+	}
+	return sum < 1.8e19 ? (uint64_t)sum : UINT64_MAX;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -28,6 +28,17 @@ static void test_roundtrip(void **state)
 	assert_string_equal(out.set[1], "dram_limit=256MiB");
 	assert_null(out.set[2]);
 	vt_ctl_request_clear(&out);
+	/* attach by libvirt domain: any UTF-8 name libvirt takes */
+	{
+		struct vt_ctl_request din = { .cmd = VT_CTL_ATTACH, .domain = "web 01 \xc3\xa9",
+					      .set = set, .nr_set = 1 };
+		g_autofree char *dtext = vt_ctl_request_to_json(&din);
+
+		assert_true(vt_ctl_request_parse(dtext, strlen(dtext), &out, &e));
+		assert_string_equal(out.domain, "web 01 \xc3\xa9");
+		assert_null(out.qmp);
+		vt_ctl_request_clear(&out);
+	}
 	/* report without a VM: every VM's */
 	assert_true(vt_ctl_request_parse("{\"v\":1,\"cmd\":\"report\"}", 22, &out, NULL));
 	assert_int_equal(out.cmd, VT_CTL_REPORT);
@@ -73,6 +84,12 @@ static void test_bad(void **state)
 		"{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"relative.qmp\"}",
 		"{\"v\":1,\"cmd\":\"attach\",\"qmp\":null}",
 		"{\"v\":1,\"cmd\":\"list\",\"qmp\":\"/x\"}",
+		"{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"/x\",\"domain\":\"d\"}",	/* one of them */
+		"{\"v\":1,\"cmd\":\"attach\",\"domain\":\"\"}",
+		"{\"v\":1,\"cmd\":\"attach\",\"domain\":\"a/b\"}",
+		"{\"v\":1,\"cmd\":\"attach\",\"domain\":\"a\\nb\"}",
+		"{\"v\":1,\"cmd\":\"attach\",\"domain\":7}",
+		"{\"v\":1,\"cmd\":\"status\",\"vm\":\"a\",\"domain\":\"a\"}",
 		"{\"v\":1,\"cmd\":\"stats\",\"vm\":\"a\",\"set\":[\"mode=off\"]}",
 		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":\"mode=off\"}",
 		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[1]}",

@@ -20,6 +20,8 @@ static const char usage[] =
 	"usage: vtierctl [--socket PATH] [--json] COMMAND\n"
 	"  list                          attached VMs\n"
 	"  attach QMP_SOCKET [--name NAME] [KEY=VALUE...]\n"
+	"  attach --domain NAME [KEY=VALUE...]  a libvirt domain (vtierd --libvirt-uri): its\n"
+	"                                metadata's vtier policy, then KEY=VALUE over it\n"
 	"  detach VM\n"
 	"  status VM                     discovery, profiler and policy of a VM\n"
 	"  stats VM                      per-VM and per-tier counters\n"
@@ -84,6 +86,8 @@ static void print_status(JsonObject *o)
 
 	printf("VM %s: %s, QEMU %s pid %" G_GINT64_FORMAT ", QMP %s\n", sget(o, "name"),
 	       sget(o, "state"), sget(o, "qemu"), iget(o, "pid"), sget(o, "qmp"));
+	if (*sget(o, "domain"))
+		printf("libvirt domain %s (%s)\n", sget(o, "domain"), sget(o, "domain_uuid"));
 	printf("profiler: %s (%s), address space %s, %" G_GINT64_FORMAT " windows\n",
 	       sget(o, "profiler"), sget(o, "profiler_reason"), sget(o, "address_space"),
 	       iget(o, "windows"));
@@ -312,6 +316,7 @@ static int do_heatmap(JsonNode *r, const char *svg, bool use_max, bool quiet)
 int main(int argc, char **argv)
 {
 	const char *socket_path = VT_CONTROL_SOCKET_DEFAULT, *name = NULL, *svg = NULL;
+	const char *domain = NULL;
 	struct vt_ctl_request req = { 0 };
 	g_autoptr(GPtrArray) set = g_ptr_array_new();
 	g_autoptr(GPtrArray) pos = g_ptr_array_new();
@@ -332,6 +337,8 @@ int main(int argc, char **argv)
 			socket_path = argv[++i];
 		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
 			name = argv[++i];
+		else if (strcmp(argv[i], "--domain") == 0 && i + 1 < argc)
+			domain = argv[++i];
 		else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
 			svg = argv[++i];
 		else if (strcmp(argv[i], "--max") == 0)
@@ -360,7 +367,10 @@ int main(int argc, char **argv)
 		req.cmd = VT_CTL_REPORT;
 		req.vm = all ? NULL : pos->pdata[1];
 	}
-	else if (strcmp(cmd, "attach") == 0 && pos->len == 2) {
+	else if (strcmp(cmd, "attach") == 0 && pos->len == 1 && domain && !name) {
+		req.cmd = VT_CTL_ATTACH;
+		req.domain = (char *)domain;
+	} else if (strcmp(cmd, "attach") == 0 && pos->len == 2 && !domain) {
 		req.cmd = VT_CTL_ATTACH;
 		req.qmp = pos->pdata[1];
 		req.vm = (char *)name;

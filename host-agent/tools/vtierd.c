@@ -17,6 +17,9 @@
 #include "control_socket.h"
 #include "ctier_csum.h"
 #include "daemon.h"
+#include "libvirt_domains.h"
+#include "metrics.h"
+#include "metrics_http.h"
 
 #define VT_AGENT_SOCKET_DEFAULT "/run/vtier/agent.sock"
 #define VT_STORE_DIR_DEFAULT "/run/vtier/store"
@@ -72,6 +75,33 @@ static void startup_attached(struct vt_vm *vm, const GError *error, void *arg)
 		g_warning("attach %s: %s", (const char *)arg, error->message);
 }
 
+/* The keys of vtierd's own groups: a misspelt one is an error, not a silent default. */
+static bool config_keys_known(GKeyFile *config, GError **error)
+{
+	static const char *const known[][3] = {
+		{ "libvirt", "uri", "attach" }, { "metrics", "listen", NULL },
+	};
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(known); i++) {
+		g_auto(GStrv) keys = g_key_file_get_keys(config, known[i][0], NULL, NULL);
+
+		for (unsigned int k = 0; keys && keys[k]; k++)
+			if (g_strcmp0(keys[k], known[i][1]) && g_strcmp0(keys[k], known[i][2])) {
+				g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+					    "[%s]: unknown key '%s' (%s%s%s)", known[i][0], keys[k],
+					    known[i][1], known[i][2] ? ", " : "",
+					    known[i][2] ? known[i][2] : "");
+				return false;
+			}
+	}
+	return true;
+}
+
+static char *metrics_text(void *arg)
+{
+	return vt_metrics_collect(arg);
+}
+
 static char *handle(const char *data, size_t len, void *arg)
 {
 	return vt_daemon_handle(arg, data, len);
@@ -81,6 +111,8 @@ int main(int argc, char **argv)
 {
 	g_autofree char *socket_path = NULL, *config_path = NULL, *sysfs = NULL;
 	g_autofree char *agent_path = NULL, *store_dir = NULL;
+	g_autofree char *libvirt_uri = NULL, *libvirt_attach = NULL, *metrics_listen = NULL;
+	struct vt_metrics_http *metrics = NULL;
 	g_auto(GStrv) attach = NULL;
 	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
@@ -96,6 +128,15 @@ int main(int argc, char **argv)
 		  "; must survive vtierd: tmpfs)", "DIR" },
 		{ "attach", 'a', 0, G_OPTION_ARG_FILENAME_ARRAY, &attach,
 		  "attach the VM of this QMP socket at start (repeatable)", "QMP" },
+		{ "libvirt-uri", 0, 0, G_OPTION_ARG_STRING, &libvirt_uri,
+		  "attach libvirt domains of this connection (e.g. " VT_LIBVIRT_URI_DEFAULT
+		  "; default: [libvirt] uri in the config, else off)", "URI" },
+		{ "libvirt-attach", 0, 0, G_OPTION_ARG_STRING, &libvirt_attach,
+		  "which running domains: those with a vtier policy in their metadata, or all "
+		  "(default policy)", "policy|all" },
+		{ "metrics-listen", 0, 0, G_OPTION_ARG_STRING, &metrics_listen,
+		  "serve Prometheus metrics at http://ADDR:PORT/metrics (default: [metrics] listen "
+		  "in the config, else off)", "ADDR:PORT" },
 		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs,
 		  "read tiers from this tree instead of / (tests)", "DIR" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
@@ -184,6 +225,47 @@ int main(int argc, char **argv)
 			g_message("page checksums: CRC-32C by %s (the faster here)",
 				  vt_crc32c_impl());
 	}
+	/* [libvirt] uri = / attach =, [metrics] listen = in the config; the command line wins */
+	if (config && !config_keys_known(config, &e)) {
+		g_printerr("vtierd: config %s: %s\n", config_path, e->message);
+		vt_daemon_free(d);
+		vt_control_server_free(server);
+		return 1;
+	}
+	if (config && !libvirt_uri)
+		libvirt_uri = g_key_file_get_string(config, "libvirt", "uri", NULL);
+	if (config && !libvirt_attach)
+		libvirt_attach = g_key_file_get_string(config, "libvirt", "attach", NULL);
+	if (libvirt_uri) {
+		enum vt_libvirt_attach how = VT_LIBVIRT_ATTACH_POLICY;
+
+		if (libvirt_attach && !vt_libvirt_attach_parse(libvirt_attach, &how, &e)) {
+			g_printerr("vtierd: %s\n", e->message);
+			vt_daemon_free(d);
+			vt_control_server_free(server);
+			return 2;
+		}
+		/* connects on a job, and again whenever libvirtd comes back */
+		vt_libvirt_new(d, libvirt_uri, how);
+	} else if (libvirt_attach) {
+		g_printerr("vtierd: --libvirt-attach needs --libvirt-uri (or [libvirt] uri =)\n");
+		vt_daemon_free(d);
+		vt_control_server_free(server);
+		return 2;
+	}
+	if (config && !metrics_listen)
+		metrics_listen = g_key_file_get_string(config, "metrics", "listen", NULL);
+	if (metrics_listen) {
+		metrics = vt_metrics_http_new(metrics_listen, metrics_text, d, &e);
+		if (!metrics) {
+			g_printerr("vtierd: %s\n", e->message);
+			vt_daemon_free(d);
+			vt_control_server_free(server);
+			return 1;
+		}
+		g_message("metrics on http://%s/metrics (port %u)", metrics_listen,
+			  vt_metrics_http_port(metrics));
+	}
 	vt_control_server_set_notify(server, log_note, NULL);
 	d->ctl = server;	/* policy replies wait for the VM's worker, not the loop */
 	loop = g_main_loop_new(NULL, FALSE);
@@ -199,6 +281,7 @@ int main(int argc, char **argv)
 	g_message("serving on %s (pid %d)", socket_path, (int)getpid());
 	notify("READY=1\nSTATUS=serving");
 	g_main_loop_run(loop);
+	vt_metrics_http_free(metrics);
 	vt_daemon_free(d);
 	vt_control_server_free(server);
 	g_main_loop_unref(loop);
