@@ -156,9 +156,13 @@ static int open_store(struct vt_backend *b, char *msg)
 			b->store = NULL;
 			return -EPERM;
 		}
-		if (owner.qemu_pid == (uint32_t)b->pid && owner.qemu_start_time == b->start_time &&
-		    !(b->flags & VTIER_HELLO_F_INCOMING))
-			goto own;	/* the same process: its pages, whatever the flags say */
+		/*
+		 * The same process: its pages, whatever the flags say. INCOMING
+		 * included: a QEMU that arrived by migration says so on every
+		 * reconnect, and its store holds what this agent evicted since.
+		 */
+		if (owner.qemu_pid == (uint32_t)b->pid && owner.qemu_start_time == b->start_time)
+			goto own;
 		/* the old owner is gone: its VM is over, start afresh */
 		vt_store_close(b->store);
 		b->store = NULL;

@@ -221,7 +221,12 @@ static void test_no_takeover(void **state)
 }
 
 /* Pages evicted by one agent come back through the next one. */
-static void test_reconnect_gets_its_pages(void **state)
+/*
+ * The agent dies with pages evicted; the next one gets them back from the
+ * store. @flags: more HELLO flags on both hand-offs (INCOMING: a QEMU that
+ * arrived by migration keeps saying so when it reconnects).
+ */
+static void reconnect_gets_its_pages(void **state, uint32_t flags)
 {
 	struct fixture *f = *state;
 	struct vt_backend *b;
@@ -232,7 +237,7 @@ static void test_reconnect_gets_its_pages(void **state)
 	g_autofree char *req = NULL;
 	g_autofree char *reply = NULL;
 
-	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s1, msg), 0);
+	assert_int_equal(hello(f, (uint32_t)getpid(), flags, 1, "mem0", &s1, msg), 0);
 	b = g_hash_table_lookup(f->d->backends, ((struct vt_backend *)
 		g_ptr_array_index(the_vm(f->d)->backends, 0))->key);
 	assert_non_null(b);
@@ -249,8 +254,8 @@ static void test_reconnect_gets_its_pages(void **state)
 	assert_int_equal(lseek(f->q.memfd, 0, SEEK_DATA) < 0 && errno == ENXIO, true);
 	f->d = daemon_new(f->dir);
 	assert_true(vt_daemon_listen_handoff(f->d, f->agent, &e));
-	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", &s2,
-			       msg), 0);
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT | flags, 2, "mem0",
+			       &s2, msg), 0);
 	/* each page as it was: the fault thread serves them while this thread reads */
 	for (uint64_t p = 0; p < NPAGES; p++) {
 		memset(want, 0, sizeof(want));
@@ -259,6 +264,17 @@ static void test_reconnect_gets_its_pages(void **state)
 	}
 	close(s2);
 	spin(50);
+}
+
+static void test_reconnect_gets_its_pages(void **state)
+{
+	reconnect_gets_its_pages(state, 0);
+}
+
+/* A VM that arrived by live migration: its reconnect is still INCOMING, its store still its own. */
+static void test_reconnect_after_incoming(void **state)
+{
+	reconnect_gets_its_pages(state, VTIER_HELLO_F_INCOMING);
 }
 
 /* A RECONNECT without a store is refused: never zeros for evicted pages. */
@@ -635,6 +651,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pid_is_the_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_takeover, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_gets_its_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reconnect_after_incoming, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_without_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_during_open, setup, teardown),
