@@ -9,7 +9,7 @@
 #include "profiler.h"
 #include "tiers.h"
 #include "vm_policy.h"
-#include "workload.h"
+#include "size.h"
 
 G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
 

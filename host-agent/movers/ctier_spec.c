@@ -10,7 +10,7 @@
 
 #include "ctier.h"
 #include "ctier_codec.h"
-#include "workload.h"
+#include "size.h"
 
 #define SPEC_ERR(error, ...) \
 	g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, __VA_ARGS__)

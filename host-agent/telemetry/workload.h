@@ -19,6 +19,7 @@
 #include <glib.h>
 
 #include "access_source.h"
+#include "size.h"
 
 enum vt_pattern {
 	VT_PATTERN_UNIFORM,
@@ -83,8 +84,6 @@ void vt_workload_free(struct vt_workload *w);
 typedef struct vt_workload vt_workload;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vt_workload, vt_workload_free)
 
-/* "10GiB", "4 KiB", "1TiB+3MiB+12KiB", "4096": bytes. */
-bool vt_parse_size(const char *text, uint64_t *out, GError **error);
 
 static inline unsigned int vt_workload_leaf_level(const struct vt_workload *w)
 {

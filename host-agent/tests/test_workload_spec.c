@@ -11,38 +11,6 @@
 
 #include "workload.h"
 
-static void test_sizes(void **state)
-{
-	static const struct {
-		const char *text;
-		uint64_t bytes;
-	} good[] = {
-		{ "4096", 4096 }, { "4KiB", 4096 }, { "4 KiB", 4096 }, { "2MiB", 2 << 20 },
-		{ "1TiB+3MiB+12KiB", (1ULL << 40) + (3 << 20) + (12 << 10) }, { "5T", 5ULL << 40 },
-		{ "0", 0 }, { "16PiB", 16ULL << 50 },
-	};
-	static const char *const bad[] = {
-		"", "KiB", "-4KiB", "4XiB", "4KiB+", "+4KiB", "99999999999999999999", "16385PiB",
-		"18446744073709551615+1", "4 KiB x", "0x10",
-	};
-	(void)state;
-	for (unsigned int i = 0; i < G_N_ELEMENTS(good); i++) {
-		uint64_t v = 1;
-		GError *e = NULL;
-
-		assert_true(vt_parse_size(good[i].text, &v, &e));
-		assert_int_equal(v, good[i].bytes);
-	}
-	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
-		uint64_t v;
-		g_autoptr(GError) e = NULL;
-
-		assert_false(vt_parse_size(bad[i], &v, &e));
-		assert_non_null(e);
-		assert_non_null(strstr(e->message, "size"));
-	}
-}
-
 static void test_builtins(void **state)
 {
 	(void)state;
@@ -184,7 +152,6 @@ static void test_unknown_and_missing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_full_spec),
 		cmocka_unit_test(test_malformed),

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Byte sizes as people write them: the forms accepted, and what is refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "size.h"
+
+static void test_sizes(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t bytes;
+	} good[] = {
+		{ "4096", 4096 }, { "4KiB", 4096 }, { "4 KiB", 4096 }, { "2MiB", 2 << 20 },
+		{ "1TiB+3MiB+12KiB", (1ULL << 40) + (3 << 20) + (12 << 10) }, { "5T", 5ULL << 40 },
+		{ "0", 0 }, { "16PiB", 16ULL << 50 },
+	};
+	static const char *const bad[] = {
+		"", "KiB", "-4KiB", "4XiB", "4KiB+", "+4KiB", "99999999999999999999", "16385PiB",
+		"18446744073709551615+1", "4 KiB x", "0x10",
+	};
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(good); i++) {
+		uint64_t v = 1;
+		GError *e = NULL;
+
+		assert_true(vt_parse_size(good[i].text, &v, &e));
+		assert_null(e);
+		assert_int_equal(v, good[i].bytes);
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		uint64_t v;
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_parse_size(bad[i], &v, &e));
+		assert_true(g_error_matches(e, VT_SIZE_ERROR, 0));
+		assert_non_null(strstr(e->message, "size"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
