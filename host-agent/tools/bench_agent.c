@@ -334,15 +334,8 @@ int vt_bench_agent(int argc, char **argv)
 	bool want[NR_REFRESH] = { true, true };
 	int status = 0;
 
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		fprintf(stderr, "vtier-bench agent: %s\n", error->message);
+	if (!vt_bench_options(ctx, entries, &argc, &argv, "agent"))
 		return 2;
-	}
-	if (argc > 1) {
-		fprintf(stderr, "vtier-bench agent: unexpected argument '%s'\n", argv[1]);
-		return 2;
-	}
 	if (o.windows < 1 || o.window_ms < 1 || o.sample_ms < 1 || o.sample_ms > o.window_ms ||
 	    o.present_mib < 0) {
 		fprintf(stderr, "vtier-bench agent: --windows, --window-ms and --sample-ms must be "

@@ -490,7 +490,6 @@ int vt_bench_ctier(int argc, char **argv)
 	static const char *const def_pools[] = { "zsmalloc", "zbud", NULL };
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- compressed tiers: ratio, speed, "
 							     "metadata, fault latency");
-	g_autoptr(GError) error = NULL;
 	g_autofree char *media_dir = NULL, *file_medium = NULL;
 	g_autofree uint8_t *data = NULL;
 	const char *const *codecs, *const *pools, *def_media[3] = { "node:0", NULL, NULL };
@@ -501,15 +500,8 @@ int vt_bench_ctier(int argc, char **argv)
 	struct utsname un;
 	int r, status = 0;
 
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		fprintf(stderr, "vtier-bench ctier: %s\n", error->message);
+	if (!vt_bench_options(ctx, entries, &argc, &argv, "ctier"))
 		return 2;
-	}
-	if (argc > 1) {
-		fprintf(stderr, "vtier-bench ctier: unexpected argument '%s'\n", argv[1]);
-		return 2;
-	}
 	if (o.pages < 64 || o.faults < 1) {
 		fprintf(stderr, "vtier-bench ctier: --pages must be >= 64, --faults >= 1\n");
 		return 2;

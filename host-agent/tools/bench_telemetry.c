@@ -688,15 +688,8 @@ static int telemetry_main(struct options *o, int argc, char **argv)
 	bool expect_ok = true;
 	int status = 0;
 
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		fprintf(stderr, "vtier-bench telemetry: %s\n", error->message);
+	if (!vt_bench_options(ctx, entries, &argc, &argv, "telemetry"))
 		return 2;
-	}
-	if (argc > 1) {
-		fprintf(stderr, "vtier-bench telemetry: unexpected argument '%s'\n", argv[1]);
-		return 2;
-	}
 	if (o->dump_spec) {
 		const char *json = vt_workload_builtin_json(o->dump_spec);
 		g_autoptr(JsonParser) parser = json_parser_new();

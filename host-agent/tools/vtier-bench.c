@@ -22,6 +22,23 @@ static const struct {
 	  "vtierd's CPU per window (profiler, residency, policy, movers) against guest RAM" },
 };
 
+bool vt_bench_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc,
+		      char ***argv, const char *cmd)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!g_option_context_parse(ctx, argc, argv, &error)) {
+		fprintf(stderr, "vtier-bench %s: %s\n", cmd, error->message);
+		return false;
+	}
+	if (*argc > 1) {
+		fprintf(stderr, "vtier-bench %s: unexpected argument '%s'\n", cmd, (*argv)[1]);
+		return false;
+	}
+	return true;
+}
+
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: vtier-bench SUBCOMMAND [OPTIONS]\n\nsubcommands:\n");

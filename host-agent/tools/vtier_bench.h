@@ -3,10 +3,22 @@
 #ifndef VTIER_TOOLS_VTIER_BENCH_H
 #define VTIER_TOOLS_VTIER_BENCH_H
 
+#include <stdbool.h>
+
+#include <glib.h>
+
 int vt_bench_telemetry(int argc, char **argv);
 int vt_bench_tdp(int argc, char **argv);
 int vt_bench_ctier(int argc, char **argv);
 int vt_bench_move(int argc, char **argv);
 int vt_bench_agent(int argc, char **argv);
+
+/*
+ * A subcommand's options: @entries into @ctx, parsed from @argc and @argv; a bad
+ * option or a stray argument is said on stderr as "vtier-bench @cmd: ...".
+ * False: exit with status 2.
+ */
+bool vt_bench_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc,
+		      char ***argv, const char *cmd);
 
 #endif
