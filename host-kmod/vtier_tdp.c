@@ -639,7 +639,7 @@ static long tdp_info(struct tdp_client *cl, unsigned int cmd, void __user *arg)
 	info.accessed_bit = __ffs64(cl->abit);
 	info.max_batch = VTIER_TDP_MAX_BATCH;
 	info.max_scan_checks = VTIER_TDP_MAX_SCAN_CHECKS;
-	info.root_cookie = cl->root_page ? cl->root_cookie : 0;
+	info.root_cookie = w.root ? cl->root_cookie : 0;
 	info.nr_flushes = cl->nr_flushes;
 	info.flush_ns = cl->flush_ns;
 	info.nr_cleared = cl->nr_cleared;
@@ -788,7 +788,7 @@ static long tdp_sample(struct tdp_client *cl, unsigned int cmd, void __user *arg
 	if (ret)
 		goto out_free;
 	memcpy(req.checks, w.checks, sizeof(req.checks));
-	req.root_cookie = cl->root_page ? cl->root_cookie : 0;
+	req.root_cookie = w.root ? cl->root_cookie : 0;
 	req.nr_cleared = w.nr_cleared;
 	req.nr_marked = w.nr_marked;
 	req.nr_yields = w.nr_yields;
@@ -886,7 +886,7 @@ static long tdp_scan(struct tdp_client *cl, unsigned int cmd, void __user *arg)
 	req.nr_young = c.nr_young;
 	req.next = c.pos;
 	memcpy(req.checks, w.checks, sizeof(req.checks));
-	req.root_cookie = cl->root_page ? cl->root_cookie : 0;
+	req.root_cookie = w.root ? cl->root_cookie : 0;
 	req.nr_cleared = w.nr_cleared;
 	req.nr_marked = w.nr_marked;
 	req.nr_yields = w.nr_yields;
