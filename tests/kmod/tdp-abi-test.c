@@ -799,8 +799,8 @@ static int test_live(pid_t pid)
 	struct vtier_tdp_scan sc;
 	struct vtier_tdp_info info = { .abi_version = VTIER_TDP_ABI_VERSION };
 	static uint64_t young[65536];
-	uint64_t start = 0, end = 0, checks[VTIER_TDP_MAX_LEVELS] = { 0 }, nyoung = 0;
-	int dev = open_dev(), vm = vm_fd_of(pid), r, n, calls = 0;
+	uint64_t start = 0, end = 0, checks[VTIER_TDP_MAX_LEVELS] = { 0 }, nyoung = 0, yields = 0;
+	int dev = open_dev(), vm = vm_fd_of(pid), r, n, calls = 0, long_calls = 0, long_no_yield = 0;
 
 	CHECK(vm >= 0, "pidfd_getfd the VM fd of QEMU %d", (int)pid);
 	if (vm < 0)
@@ -846,8 +846,20 @@ static int test_live(pid_t pid)
 			CHECK(0, "SCAN at 0x%llx: %s", (unsigned long long)a, strerror(-r));
 			break;
 		}
-		for (int l = 0; l < VTIER_TDP_MAX_LEVELS; l++)
-			checks[l] += sc.checks[l];
+		{
+			uint64_t ch = 0;
+
+			for (int l = 0; l < VTIER_TDP_MAX_LEVELS; l++) {
+				checks[l] += sc.checks[l];
+				ch += sc.checks[l];
+			}
+			/* every check reads an entry: past the hold limit, a drop */
+			if (ch > VTIER_TDP_HOLD_ENTRIES) {
+				long_calls++;
+				long_no_yield += !sc.nr_yields;
+			}
+		}
+		yields += sc.nr_yields;
 		nyoung += sc.nr_young;
 		if (sc.next <= a) {
 			CHECK(0, "SCAN made no progress at 0x%llx", (unsigned long long)a);
@@ -859,6 +871,9 @@ static int test_live(pid_t pid)
 	      (unsigned long long)start, (unsigned long long)end, (unsigned long long)nyoung, calls,
 	      (unsigned long long)checks[0], (unsigned long long)checks[1],
 	      (unsigned long long)checks[2], (unsigned long long)checks[3]);
+	CHECK(long_no_yield == 0,
+	      "SCAN lock hold: %llu drops in all; %d call(s) tested over %u entries, %d of them without a drop (want 0)",
+	      (unsigned long long)yields, long_calls, VTIER_TDP_HOLD_ENTRIES, long_no_yield);
 	close(dev);
 	return 0;
 }
