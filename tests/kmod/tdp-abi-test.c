@@ -34,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <vtier/tdp.h>
@@ -884,6 +885,7 @@ static int test_orphan(pid_t pid)
 	struct vtier_tdp_probe p;
 	struct vtier_tdp_sample s;
 	int dev = open_dev(), vm = vm_fd_of(pid), r;
+	pid_t racer;
 
 	CHECK(vm >= 0, "pidfd_getfd the VM fd of QEMU %d", (int)pid);
 	if (vm < 0)
@@ -891,10 +893,39 @@ static int test_orphan(pid_t pid)
 	r = attach(dev, vm);
 	CHECK(r == 0, "ATTACH: %s", strerror(-r));
 	close(vm);
+	/*
+	 * A caller racing the exit: INFO walks the whole table holding a
+	 * reference on QEMU's mm, so QEMU's exit can leave the last reference
+	 * to the module (dropped with mmput_async()). Every call must succeed
+	 * until ESRCH, and nothing may show in dmesg (the scenario checks).
+	 */
+	racer = fork();
+	if (racer == 0) {
+		for (long calls = 0;; calls++) {
+			struct vtier_tdp_info ri = { .abi_version = VTIER_TDP_ABI_VERSION };
+			int e = xioctl(dev, VTIER_TDP_INFO, &ri);
+
+			if (e == -ESRCH) {
+				printf("     racer: %ld INFO calls, then ESRCH\n", calls);
+				_exit(0);
+			}
+			if (e)
+				_exit(2);
+		}
+	}
+	usleep(300000);
 	kill(pid, SIGKILL);
 	for (int i = 0; i < 300 && kill(pid, 0) == 0; i++)
 		usleep(100000);
 	CHECK(kill(pid, 0) < 0, "QEMU %d exited", (int)pid);
+	if (racer > 0) {
+		int st = -1;
+
+		for (int i = 0; i < 300 && waitpid(racer, &st, WNOHANG) == 0; i++)
+			usleep(100000);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "INFO calls racing QEMU's exit: each succeeded until ESRCH (status 0x%x)", st);
+	}
 	r = sample1(dev, 1 << 20, 0, &s, &p);
 	CHECK(r == -ESRCH, "SAMPLE after the VM's process exited: %s (want ESRCH)", strerror(-r));
 	r = xioctl(dev, VTIER_TDP_INFO, &info);
