@@ -34,6 +34,10 @@ struct tdp_source {
 	struct vtier_tdp_probe *probes;	/* VTIER_TDP_MAX_BATCH */
 	uint64_t *young;		/* TDP_YOUNG_BUF */
 	uint32_t req_flags;		/* VTIER_TDP_HUGE_LEAVES when the module has it */
+	bool v1;			/* a version 1 module: the *_V1 ioctls */
+	enum vt_tdp_flush flush;
+	bool flush_pending;		/* the next SAMPLE/SCAN carries VTIER_TDP_FLUSH_TLB */
+	uint64_t last_root;		/* the last non-zero root cookie */
 };
 
 G_DEFINE_QUARK(vt-tdp-error-quark, vt_tdp_error)
@@ -51,6 +55,38 @@ static uint64_t wall_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The version 2 outputs of one SAMPLE or SCAN. */
+static void tdp_account(struct tdp_source *t, uint64_t cookie, uint64_t flush_ns, uint32_t marked,
+			uint32_t yields)
+{
+	if (t->v1)
+		return;
+	/* a zap leaves no root for a while (cookie 0): compare with the last root */
+	if (cookie && t->last_root && cookie != t->last_root)
+		t->stats.root_swaps++;
+	if (cookie)
+		t->last_root = cookie;
+	t->stats.root_cookie = cookie;
+	if (flush_ns) {
+		t->stats.flushes++;
+		t->stats.flush_ns += flush_ns;
+	}
+	t->stats.marked += marked;
+	t->stats.yields += yields;
+}
+
+/* Flags of the next SAMPLE or SCAN: the flush goes with the first of a window. */
+static uint32_t tdp_flags(struct tdp_source *t)
+{
+	uint32_t f = t->req_flags;
+
+	if (t->flush_pending) {
+		f |= VTIER_TDP_FLUSH_TLB;
+		t->flush_pending = false;
+	}
+	return f;
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -107,10 +143,10 @@ static int tdp_batch(struct vt_access_source *src, struct vt_probe *probes, size
 	for (size_t done = 0; done < n;) {
 		size_t chunk = MIN(n - done, (size_t)VTIER_TDP_MAX_BATCH);
 		struct vtier_tdp_sample req = {
-			.abi_version = VTIER_TDP_ABI_VERSION,
+			.abi_version = t->v1 ? 1 : VTIER_TDP_ABI_VERSION,
 			.n = (uint32_t)chunk,
 			.probes = (uintptr_t)t->probes,
-			.flags = t->req_flags,
+			.flags = tdp_flags(t),
 		};
 		uint64_t t0;
 		int ret;
@@ -121,11 +157,12 @@ static int tdp_batch(struct vt_access_source *src, struct vt_probe *probes, size
 			t->probes[i].result = 0;
 		}
 		t0 = wall_ns();
-		ret = ioctl(t->dev, VTIER_TDP_SAMPLE, &req);
+		ret = ioctl(t->dev, t->v1 ? VTIER_TDP_SAMPLE_V1 : VTIER_TDP_SAMPLE, &req);
 		t->stats.wall_ns += wall_ns() - t0;
 		t->stats.ioctls++;
 		if (ret < 0)
 			return -errno;
+		tdp_account(t, req.root_cookie, req.flush_ns, req.nr_marked, req.nr_yields);
 		for (unsigned int l = 0; l < VT_MAX_LEVELS; l++)
 			src->checks[l] += req.checks[l];
 		t->stats.noslot += req.nr_noslot;
@@ -157,22 +194,23 @@ static long tdp_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 
 	while (start < end) {
 		struct vtier_tdp_scan req = {
-			.abi_version = VTIER_TDP_ABI_VERSION,
+			.abi_version = t->v1 ? 1 : VTIER_TDP_ABI_VERSION,
 			.level = level,
 			.skip_from = skip_from,
 			.start = start,
 			.end = end,
 			.young = (uintptr_t)t->young,
 			.max_young = TDP_YOUNG_BUF,
-			.flags = t->req_flags,
+			.flags = tdp_flags(t),
 		};
 		uint64_t t0 = wall_ns();
-		int ret = ioctl(t->dev, VTIER_TDP_SCAN, &req);
+		int ret = ioctl(t->dev, t->v1 ? VTIER_TDP_SCAN_V1 : VTIER_TDP_SCAN, &req);
 
 		t->stats.wall_ns += wall_ns() - t0;
 		t->stats.ioctls++;
 		if (ret < 0)
 			return -errno;
+		tdp_account(t, req.root_cookie, req.flush_ns, req.nr_marked, req.nr_yields);
 		for (unsigned int l = 0; l < VT_MAX_LEVELS; l++)
 			src->checks[l] += req.checks[l];
 		for (uint32_t i = 0; i < req.nr_young; i++) {
@@ -232,6 +270,25 @@ bool vt_is_tdp(const struct vt_access_source *src)
 	return src && src->ops == &tdp_ops;
 }
 
+int vt_tdp_set_flush(struct vt_access_source *src, enum vt_tdp_flush mode)
+{
+	struct tdp_source *t = to_tdp(src);
+
+	if (mode != VT_TDP_FLUSH_NEVER && !(t->info.features & VTIER_TDP_F_FLUSH_TLB))
+		return -EOPNOTSUPP;
+	t->flush = mode;
+	t->flush_pending = false;
+	return 0;
+}
+
+void vt_tdp_window_begin(struct vt_access_source *src)
+{
+	struct tdp_source *t = to_tdp(src);
+
+	if (t->flush == VT_TDP_FLUSH_WINDOW)
+		t->flush_pending = true;
+}
+
 void vt_tdp_get_stats(const struct vt_access_source *src, struct vt_tdp_stats *out)
 {
 	*out = ((const struct tdp_source *)src)->stats;
@@ -244,9 +301,33 @@ static const char *tdp_device(void)
 	return d && *d ? d : VT_TDP_DEVICE_DEFAULT;
 }
 
-struct vt_access_source *vt_tdp_new(int vm_fd, GError **error)
+/*
+ * ATTACH, in version 2 and else in version 1: a version 1 module refuses
+ * version 2 (EPROTO) and knows only the version 1 sizes of INFO, SAMPLE and
+ * SCAN (the *_V1 numbers), which have no flush, cookie or counters.
+ */
+static int tdp_attach(struct tdp_source *t, int vm_fd)
 {
 	struct vtier_tdp_attach a = { .abi_version = VTIER_TDP_ABI_VERSION, .vm_fd = vm_fd };
+
+	if (ioctl(t->dev, VTIER_TDP_ATTACH, &a) == 0)
+		return 0;
+	if (errno != EPROTO)
+		return -1;
+	a.abi_version = 1;
+	t->v1 = true;
+	return ioctl(t->dev, VTIER_TDP_ATTACH, &a);
+}
+
+static int tdp_info(struct tdp_source *t)
+{
+	memset(&t->info, 0, sizeof(t->info));
+	t->info.abi_version = t->v1 ? 1 : VTIER_TDP_ABI_VERSION;
+	return ioctl(t->dev, t->v1 ? VTIER_TDP_INFO_V1 : VTIER_TDP_INFO, &t->info);
+}
+
+struct vt_access_source *vt_tdp_new(int vm_fd, GError **error)
+{
 	const char *dev = tdp_device();
 	struct tdp_source *t = g_new0(struct tdp_source, 1);
 	unsigned int l;
@@ -265,7 +346,7 @@ struct vt_access_source *vt_tdp_new(int vm_fd, GError **error)
 				    e == EACCES || e == EPERM ? " (needs CAP_SYS_ADMIN)" : "");
 		goto fail;
 	}
-	if (ioctl(t->dev, VTIER_TDP_ATTACH, &a) < 0) {
+	if (tdp_attach(t, vm_fd) < 0) {
 		int e = errno;
 
 		g_set_error(error, VT_TDP_ERROR, e, "attach fd %d: %s", vm_fd,
@@ -275,10 +356,11 @@ struct vt_access_source *vt_tdp_new(int vm_fd, GError **error)
 			    g_strerror(e));
 		goto fail;
 	}
-	t->info.abi_version = VTIER_TDP_ABI_VERSION;
-	if (ioctl(t->dev, VTIER_TDP_INFO, &t->info) < 0) {
-		g_set_error(error, VT_TDP_ERROR, errno, "INFO: %s%s", g_strerror(errno),
-			    errno == EPROTO ? " (KVM MMU layout differs from the module's; see dmesg)" : "");
+	if (tdp_info(t) < 0) {
+		int e = errno;
+
+		g_set_error(error, VT_TDP_ERROR, e, "INFO: %s%s", g_strerror(e),
+			    e == EPROTO ? " (KVM MMU layout differs from the module's; see dmesg)" : "");
 		goto fail;
 	}
 	if (t->info.levels != 4 && t->info.levels != 5) {
@@ -298,6 +380,9 @@ struct vt_access_source *vt_tdp_new(int vm_fd, GError **error)
 	if (t->info.features & VTIER_TDP_F_HUGE_LEAVES)
 		t->req_flags = VTIER_TDP_HUGE_LEAVES;
 	t->stats.format = t->info.format;
+	t->stats.abi_version = t->v1 ? 1 : VTIER_TDP_ABI_VERSION;
+	t->stats.root_cookie = t->info.root_cookie;
+	t->last_root = t->info.root_cookie;
 	memcpy(t->stats.leaves, t->info.leaves, sizeof(t->stats.leaves));
 	t->probes = g_new0(struct vtier_tdp_probe, VTIER_TDP_MAX_BATCH);
 	t->young = g_new0(uint64_t, TDP_YOUNG_BUF);

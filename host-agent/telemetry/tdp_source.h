@@ -28,6 +28,23 @@ struct vt_tdp_stats {
 	uint64_t ioctls;		/* SAMPLE + SCAN calls */
 	uint64_t wall_ns;		/* wall time inside SAMPLE and SCAN */
 	uint64_t noslot;		/* probes outside every memslot */
+	unsigned int abi_version;	/* the module's: 1 (old module) or 2 */
+	uint64_t root_cookie;		/* root of the last call (0: none) */
+	uint64_t root_swaps;		/* times the cookie changed from one root to another */
+	uint64_t flushes;		/* TLB flushes done (VT_TDP_FLUSH_WINDOW) */
+	uint64_t flush_ns;		/* their time, inside the module */
+	uint64_t marked;		/* host folios marked young by the module */
+	uint64_t yields;		/* mmu_lock drops inside the module */
+};
+
+/*
+ * When the module flushes the VM's TLBs after clearing accessed bits
+ * (VTIER_TDP_FLUSH_TLB): never, or once per window (the first SAMPLE or SCAN
+ * after vt_tdp_window_begin() carries the flag).
+ */
+enum vt_tdp_flush {
+	VT_TDP_FLUSH_NEVER = 0,
+	VT_TDP_FLUSH_WINDOW = 1,
 };
 
 /* The KVM VM fd of process @pid, duplicated into ours (pidfd_getfd). -errno on error. */
@@ -41,6 +58,10 @@ struct vt_access_source *vt_tdp_new(int vm_fd, GError **error);
 struct vt_access_source *vt_tdp_new_pid(pid_t pid, GError **error);
 
 bool vt_is_tdp(const struct vt_access_source *src);
+/* -EOPNOTSUPP when the loaded module cannot flush (version 1). */
+int vt_tdp_set_flush(struct vt_access_source *src, enum vt_tdp_flush mode);
+/* A window starts: with VT_TDP_FLUSH_WINDOW, its first call flushes. */
+void vt_tdp_window_begin(struct vt_access_source *src);
 void vt_tdp_get_stats(const struct vt_access_source *src, struct vt_tdp_stats *out);
 
 #define VT_TDP_ERROR (vt_tdp_error_quark())

@@ -34,8 +34,22 @@
 #define HUGE_GPA 0x200000ULL
 
 static bool fake_active;	/* else every ioctl is the real one */
+static bool fake_v1;		/* a version 1 module: refuses version 2 and the v2 sizes */
 static uint64_t fake_features;
 static uint32_t last_flags;
+static unsigned long last_req;
+static uint64_t fake_cookies[8];	/* root cookie of SAMPLE/SCAN call i (then the last) */
+static unsigned int fake_calls;
+static unsigned int fake_flushes;	/* calls that carried VTIER_TDP_FLUSH_TLB */
+
+static uint64_t fake_cookie(void)
+{
+	unsigned int i = fake_calls < G_N_ELEMENTS(fake_cookies) ? fake_calls :
+			 G_N_ELEMENTS(fake_cookies) - 1;
+
+	fake_calls++;
+	return fake_cookies[i];
+}
 
 int __real_ioctl(int fd, unsigned long req, ...);
 int __wrap_ioctl(int fd, unsigned long req, ...);
@@ -50,10 +64,25 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	if (!fake_active)
 		return __real_ioctl(fd, req, arg);
+	last_req = req;
+	if (fake_v1 && (req == VTIER_TDP_INFO || req == VTIER_TDP_SAMPLE || req == VTIER_TDP_SCAN)) {
+		errno = ENOTTY;
+		return -1;
+	}
+	if (!fake_v1 && (req == VTIER_TDP_INFO_V1 || req == VTIER_TDP_SAMPLE_V1 ||
+			 req == VTIER_TDP_SCAN_V1)) {
+		errno = ENOTTY;
+		return -1;
+	}
+	if (fake_v1 && *(uint32_t *)arg != 1) {
+		errno = EPROTO;
+		return -1;
+	}
 	switch (req) {
 	case VTIER_TDP_ATTACH:
 		return 0;
-	case VTIER_TDP_INFO: {
+	case VTIER_TDP_INFO:
+	case VTIER_TDP_INFO_V1: {
 		struct vtier_tdp_info *info = arg;
 
 		info->format = VTIER_TDP_FORMAT_NPT;
@@ -63,12 +92,18 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		info->leaves[1] = 172;
 		return 0;
 	}
-	case VTIER_TDP_SAMPLE: {
+	case VTIER_TDP_SAMPLE:
+	case VTIER_TDP_SAMPLE_V1: {
 		struct vtier_tdp_sample *s = arg;
 		struct vtier_tdp_probe *p = (struct vtier_tdp_probe *)(uintptr_t)s->probes;
 		bool tested = false;
 
 		last_flags = s->flags;
+		if (req == VTIER_TDP_SAMPLE) {
+			s->root_cookie = fake_cookie();
+			s->flush_ns = s->flags & VTIER_TDP_FLUSH_TLB ? 1000 : 0;
+			fake_flushes += !!(s->flags & VTIER_TDP_FLUSH_TLB);
+		}
 		for (uint32_t i = 0; i < s->n; i++) {
 			bool under = p[i].gpa >= HUGE_GPA && p[i].gpa < 2 * HUGE_GPA && p[i].level < 1;
 
@@ -85,11 +120,17 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		}
 		return 0;
 	}
-	case VTIER_TDP_SCAN: {
+	case VTIER_TDP_SCAN:
+	case VTIER_TDP_SCAN_V1: {
 		struct vtier_tdp_scan *s = arg;
 		uint64_t *young = (uint64_t *)(uintptr_t)s->young;
 
 		last_flags = s->flags;
+		if (req == VTIER_TDP_SCAN) {
+			s->root_cookie = fake_cookie();
+			s->flush_ns = s->flags & VTIER_TDP_FLUSH_TLB ? 1000 : 0;
+			fake_flushes += !!(s->flags & VTIER_TDP_FLUSH_TLB);
+		}
 		s->nr_young = 0;
 		if ((s->flags & VTIER_TDP_HUGE_LEAVES) && s->level < 1 &&
 		    s->start < 2 * HUGE_GPA && s->end > HUGE_GPA)
@@ -110,6 +151,8 @@ static struct vt_access_source *fake_source(uint64_t features)
 	g_autoptr(GError) error = NULL;
 	struct vt_access_source *src;
 
+	fake_calls = 0;
+	fake_flushes = 0;
 	fake_features = features;
 	fake_active = true;
 	/* the source opens this and sends its ioctls to the fake module */
@@ -266,6 +309,96 @@ static void test_old_module(void **state)
 	fake_active = false;
 }
 
+#define V2_FEATURES (VTIER_TDP_F_UPPER_ACCESSED | VTIER_TDP_F_SAMPLE | VTIER_TDP_F_SCAN | \
+		     VTIER_TDP_F_HUGE_LEAVES | VTIER_TDP_F_FLUSH_TLB | VTIER_TDP_F_ROOT_COOKIE)
+
+static void test_flush_once_per_window(void **state)
+{
+	struct vt_access_source *src;
+	struct vt_tdp_stats st;
+	struct vt_probe p = { .addr = 0x401000, .level = 0 };
+
+	(void)state;
+	memset(fake_cookies, 0, sizeof(fake_cookies));
+	src = fake_source(V2_FEATURES);
+	assert_non_null(src);
+	/* off by default: no call carries the flag, even at a window start */
+	vt_tdp_window_begin(src);
+	assert_int_equal(vt_source_batch(src, &p, 1), 0);
+	assert_int_equal(last_flags & VTIER_TDP_FLUSH_TLB, 0);
+	assert_int_equal(vt_tdp_set_flush(src, VT_TDP_FLUSH_WINDOW), 0);
+	for (int w = 0; w < 3; w++) {
+		vt_tdp_window_begin(src);
+		/* the window's first call flushes, the others do not */
+		assert_int_equal(vt_source_batch(src, &p, 1), 0);
+		assert_int_equal(last_flags & VTIER_TDP_FLUSH_TLB, VTIER_TDP_FLUSH_TLB);
+		assert_int_equal(vt_source_batch(src, &p, 1), 0);
+		assert_int_equal(last_flags & VTIER_TDP_FLUSH_TLB, 0);
+		assert_true(vt_source_scan(src, 0, 8 << 20, 0, 0, NULL, NULL) >= 0);
+		assert_int_equal(last_flags & VTIER_TDP_FLUSH_TLB, 0);
+	}
+	/* a window that starts with a scan: the scan carries it */
+	vt_tdp_window_begin(src);
+	assert_true(vt_source_scan(src, 0, 8 << 20, 0, 0, NULL, NULL) >= 0);
+	assert_int_equal(last_flags & VTIER_TDP_FLUSH_TLB, VTIER_TDP_FLUSH_TLB);
+	assert_int_equal(fake_flushes, 4);
+	vt_tdp_get_stats(src, &st);
+	assert_int_equal(st.flushes, 4);
+	assert_int_equal(st.flush_ns, 4000);
+	assert_int_equal(st.abi_version, 2);
+	vt_source_destroy(src);
+	fake_active = false;
+}
+
+static void test_root_swaps(void **state)
+{
+	static const uint64_t seq[] = { 1, 1, 0, 2, 2, 3, 3, 3 };
+	struct vt_access_source *src;
+	struct vt_tdp_stats st;
+	struct vt_probe p = { .addr = 0x401000, .level = 0 };
+
+	(void)state;
+	/* root 1; a zap (no root); root 2; root 3 right away: two swaps */
+	memcpy(fake_cookies, seq, sizeof(seq));
+	src = fake_source(V2_FEATURES);
+	assert_non_null(src);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(vt_source_batch(src, &p, 1), 0);
+	vt_tdp_get_stats(src, &st);
+	assert_int_equal(st.root_swaps, 2);
+	assert_int_equal(st.root_cookie, 3);
+	vt_source_destroy(src);
+	fake_active = false;
+	memset(fake_cookies, 0, sizeof(fake_cookies));
+}
+
+static void test_version1_module(void **state)
+{
+	struct vt_access_source *src;
+	struct vt_tdp_stats st;
+	struct vt_probe p = { .addr = 0x401000, .level = 0 };
+
+	(void)state;
+	/* a module of before version 2: attach in version 1, use its ioctl sizes */
+	fake_v1 = true;
+	src = fake_source(VTIER_TDP_F_UPPER_ACCESSED | VTIER_TDP_F_SAMPLE | VTIER_TDP_F_SCAN |
+			  VTIER_TDP_F_HUGE_LEAVES);
+	assert_non_null(src);
+	assert_int_equal(last_req, VTIER_TDP_INFO_V1);
+	assert_int_equal(vt_source_batch(src, &p, 1), 0);
+	assert_int_equal(last_req, VTIER_TDP_SAMPLE_V1);
+	assert_int_equal(p.result, VT_BIT_YOUNG);
+	assert_int_equal(vt_source_scan(src, 0, 8 << 20, 0, 0, NULL, NULL), 513);
+	assert_int_equal(last_req, VTIER_TDP_SCAN_V1);
+	/* it cannot flush: asking is an error, not a silent no-op */
+	assert_int_equal(vt_tdp_set_flush(src, VT_TDP_FLUSH_WINDOW), -EOPNOTSUPP);
+	vt_tdp_get_stats(src, &st);
+	assert_int_equal(st.abi_version, 1);
+	vt_source_destroy(src);
+	fake_active = false;
+	fake_v1 = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +408,9 @@ int main(void)
 		cmocka_unit_test(test_pid_of_socket),
 		cmocka_unit_test(test_huge_leaves),
 		cmocka_unit_test(test_old_module),
+		cmocka_unit_test(test_flush_once_per_window),
+		cmocka_unit_test(test_root_swaps),
+		cmocka_unit_test(test_version1_module),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,13 @@
  *
  * A phase change: --switch-after K --switch-cmd CMD runs CMD (sh -c) after
  * window K of the first profiler; from then on the second --hotset is the truth.
+ *
+ * --flush-tlb: the module flushes the VM's TLBs once per window, after the
+ * window's first clearing call (VTIER_TDP_FLUSH_TLB); its cost is reported.
+ * --result-tag TAG: one line per profiler for comparisons over time,
+ *   RESULT-TDP tag= profiler= flush=on|off windows= reached= p_mean= r_mean=
+ *   checks= walk_us= src_cpu_us= prof_us= ioctls= flushes= flush_us= root_swaps= marked=
+ * (per window means; reached: first scored window with P and R at the bar, -1 never).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +49,8 @@ struct opts {
 	gboolean per_window_snap;
 	gboolean no_age;
 	gboolean age;
+	gboolean flush_tlb;
+	char *result_tag;
 };
 
 struct phase_res {
@@ -193,6 +202,10 @@ struct prof_total {
 	unsigned int windows;
 	uint64_t checks[VT_MAX_LEVELS];
 	uint64_t src_wall_ns, src_cpu_ns, prof_cpu_ns, ioctls;
+	uint64_t flushes, flush_ns, root_swaps, marked;
+	int reached;		/* first scored window with P and R at the bar; -1 never */
+	unsigned int scored;
+	double sum_p, sum_r;
 };
 
 /* Run @name for o->windows windows. Returns 0, 1 (expectation failed) or 2 (error). */
@@ -215,6 +228,11 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		fprintf(stderr, "vtier-bench tdp: %s\n", error->message);
 		return 2;
 	}
+	if (o->flush_tlb && vt_tdp_set_flush(src, VT_TDP_FLUSH_WINDOW) < 0) {
+		fprintf(stderr, "vtier-bench tdp: --flush-tlb: the loaded vtier_tdp.ko cannot flush (no VTIER_TDP_F_FLUSH_TLB: a version 1 module; rebuild and reload it)\n");
+		vt_source_destroy(src);
+		return 2;
+	}
 	vt_profiler_attrs_default(&attrs);
 	attrs.sample_us = (uint64_t)o->sample_us;
 	attrs.window_us = (uint64_t)o->window_us;
@@ -229,6 +247,8 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 	       name, src->levels, src->leaf_level, (unsigned long long)st.leaves[0],
 	       (unsigned long long)st.leaves[1], (unsigned long long)st.leaves[2],
 	       st.format == 1 ? "NPT" : "EPT");
+	printf("# %s: module ABI %u, TLB flush %s, root cookie %llu\n", name, st.abi_version,
+	       o->flush_tlb ? "once per window" : "off", (unsigned long long)st.root_cookie);
 	if (o->age) {
 		/*
 		 * Age the table first, as the simulated runs start from an aged one:
@@ -274,6 +294,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 
 		memcpy(checks0, src->checks, sizeof(checks0));
 		vt_tdp_get_stats(src, &st0);
+		vt_tdp_window_begin(src);
 		for (unsigned int s = 0; s < samples && ret >= 0; s++) {
 			next += (uint64_t)attrs.sample_us * 1000;
 			sleep_until(next);
@@ -287,6 +308,11 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 			break;
 		}
 		vt_tdp_get_stats(src, &st1);
+		if (st1.root_swaps != st0.root_swaps)
+			printf("# %s: window %d: KVM replaced the NPT/EPT root (%llu time(s); cookie now %llu): "
+			       "everything mapped reads young once\n", name, w + 1,
+			       (unsigned long long)(st1.root_swaps - st0.root_swaps),
+			       (unsigned long long)st1.root_cookie);
 		if (w < 0) {
 			/* warm-up: the guest idles, nothing to score, not counted */
 			printf("%-19s %3d %5s %6s %6s %8.1f %7u\n", name, w + 1, "warm", "-", "-",
@@ -332,6 +358,17 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		tot->src_cpu_ns += src->cost_ns - cost0;
 		tot->prof_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 - (src->cost_ns - cost0);
 		tot->ioctls += st1.ioctls - st0.ioctls;
+		tot->flushes += st1.flushes - st0.flushes;
+		tot->flush_ns += st1.flush_ns - st0.flush_ns;
+		tot->root_swaps += st1.root_swaps - st0.root_swaps;
+		tot->marked += st1.marked - st0.marked;
+		if (nr_hs) {
+			tot->scored++;
+			tot->sum_p += P;
+			tot->sum_r += R;
+			if (tot->reached < 0 && P >= o->expect_p && R >= o->expect_r)
+				tot->reached = (int)tot->scored;
+		}
 		printf("%-19s %3d %5u %6.3f %6.3f %8.1f %7u %9llu %9llu %9llu %9llu %9llu %9.0f %9.0f %9.0f\n",
 		       name, w + 1, *cur, P, R, (double)hot / (1 << 20), snap.regions->len,
 		       (unsigned long long)sum,
@@ -400,6 +437,10 @@ int vt_bench_tdp(int argc, char **argv)
 		{ "regions", 0, 0, G_OPTION_ARG_NONE, &o.per_window_snap, "print the accessed regions of every window", NULL },
 		{ "no-age", 0, 0, G_OPTION_ARG_NONE, &o.no_age,
 		  "do not clear every accessed bit before a profiler starts", NULL },
+		{ "flush-tlb", 0, 0, G_OPTION_ARG_NONE, &o.flush_tlb,
+		  "flush the VM's TLBs once per window after clearing (VTIER_TDP_FLUSH_TLB)", NULL },
+		{ "result-tag", 0, 0, G_OPTION_ARG_STRING, &o.result_tag,
+		  "print a RESULT-TDP line per profiler, tagged TAG", "TAG" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- profile a live QEMU/KVM VM through vtier_tdp.ko");
@@ -477,6 +518,8 @@ int vt_bench_tdp(int argc, char **argv)
 	}
 	printf("# QEMU pid %d, %u windows of %d us, sampling every %d us\n", (int)pid, o.windows,
 	       o.window_us, o.sample_us);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(tot); i++)
+		tot[i].reached = -1;
 	for (unsigned int i = 0; i < nr_prof && rc != 2; i++) {
 		int r = run_profiler(&o, pid, profs[i], i == 0, hs, nr_hs, &cur, &tot[i], ph);
 
@@ -485,18 +528,36 @@ int vt_bench_tdp(int argc, char **argv)
 	if (rc == 2)
 		goto out;
 	printf("\n# cost per window (mean over windows)\n");
-	printf("# %-17s %8s %9s %9s %9s %9s %9s %10s %10s %10s %7s\n", "profiler", "windows", "checks",
-	       "pte", "pmd", "pud", "p4d", "walk_us", "src_cpu_us", "prof_us", "ioctls");
+	printf("# %-17s %8s %9s %9s %9s %9s %9s %10s %10s %10s %7s %8s %9s\n", "profiler", "windows",
+	       "checks", "pte", "pmd", "pud", "p4d", "walk_us", "src_cpu_us", "prof_us", "ioctls",
+	       "flushes", "flush_us");
 	for (unsigned int i = 0; i < nr_prof; i++) {
 		double n = tot[i].windows ? tot[i].windows : 1;
 		uint64_t sum = 0;
 
 		for (unsigned int l = 0; l < VT_MAX_LEVELS; l++)
 			sum += tot[i].checks[l];
-		printf("%-19s %8u %9.0f %9.0f %9.0f %9.0f %9.0f %10.0f %10.0f %10.0f %7.1f\n", profs[i],
-		       tot[i].windows, sum / n, tot[i].checks[0] / n, tot[i].checks[1] / n,
+		printf("%-19s %8u %9.0f %9.0f %9.0f %9.0f %9.0f %10.0f %10.0f %10.0f %7.1f %8.2f %9.1f\n",
+		       profs[i], tot[i].windows, sum / n, tot[i].checks[0] / n, tot[i].checks[1] / n,
 		       tot[i].checks[2] / n, tot[i].checks[3] / n, tot[i].src_wall_ns / n / 1e3,
-		       tot[i].src_cpu_ns / n / 1e3, tot[i].prof_cpu_ns / n / 1e3, tot[i].ioctls / n);
+		       tot[i].src_cpu_ns / n / 1e3, tot[i].prof_cpu_ns / n / 1e3, tot[i].ioctls / n,
+		       tot[i].flushes / n, tot[i].flush_ns / n / 1e3);
+	}
+	/* walk_us includes flush_us: the flush runs inside the SAMPLE/SCAN call that asks for it */
+	for (unsigned int i = 0; o.result_tag && i < nr_prof; i++) {
+		double n = tot[i].windows ? tot[i].windows : 1, sc = tot[i].scored ? tot[i].scored : 1;
+		uint64_t sum = 0;
+
+		for (unsigned int l = 0; l < VT_MAX_LEVELS; l++)
+			sum += tot[i].checks[l];
+		printf("RESULT-TDP tag=%s profiler=%s flush=%s windows=%u reached=%d p_mean=%.3f r_mean=%.3f "
+		       "checks=%.0f walk_us=%.0f src_cpu_us=%.0f prof_us=%.0f ioctls=%.1f flushes=%.2f "
+		       "flush_us=%.1f root_swaps=%llu marked=%.0f\n",
+		       o.result_tag, profs[i], o.flush_tlb ? "on" : "off", tot[i].windows, tot[i].reached,
+		       tot[i].sum_p / sc, tot[i].sum_r / sc, sum / n, tot[i].src_wall_ns / n / 1e3,
+		       tot[i].src_cpu_ns / n / 1e3, tot[i].prof_cpu_ns / n / 1e3, tot[i].ioctls / n,
+		       tot[i].flushes / n, tot[i].flush_ns / n / 1e3,
+		       (unsigned long long)tot[i].root_swaps, tot[i].marked / n);
 	}
 	if (nr_hs) {
 		printf("\n# %s per phase: P >= %.2f and R >= %.2f", profs[0], o.expect_p, o.expect_r);
@@ -534,5 +595,6 @@ out:
 	g_free(o.qmp);
 	g_free(o.switch_cmd);
 	g_free(o.start_cmd);
+	g_free(o.result_tag);
 	return rc;
 }

@@ -6,9 +6,12 @@
 # /opt/vtier/, vtier-bench with its libraries, tdp-abi-test.
 # The profiler first runs TDP_WARMUP windows on the idle guest (a profiler is
 # attached before an application starts), then hot set A starts.
+# Then both profilers again on hot set B, without and with the TLB flush once
+# per window (VTIER_TDP_FLUSH_TLB): convergence and cost side by side, one
+# RESULT-TDP line per profiler and run (vtier-bench tdp --result-tag).
 # Knobs (defaults below): windows per profiler, the window after which the hot
 # set moves, windows allowed to converge, hot set size, guest RAM, sampling
-# interval and window. Sampling is 10x the paper's (50 ms / 1 s) because L2 runs
+# interval and window, windows per profiler of the flush comparison. Sampling is 10x the paper's (50 ms / 1 s) because L2 runs
 # nested under TCG, ~1-2 M accesses/s over the hot set (measured each run).
 TDP_WINDOWS=${TDP_WINDOWS:-30}
 TDP_SWITCH=${TDP_SWITCH:-15}
@@ -19,6 +22,7 @@ TDP_MEM=${TDP_MEM:-2G}
 TDP_SAMPLE_US=${TDP_SAMPLE_US:-50000}
 TDP_WINDOW_US=${TDP_WINDOW_US:-1000000}
 TDP_BENCH_ARGS=${TDP_BENCH_ARGS:---regions}
+TDP_FLUSH_WINDOWS=${TDP_FLUSH_WINDOWS:-20}
 KO=/opt/vtier/vtier_tdp.ko
 BENCH="env LD_LIBRARY_PATH=/opt/vtier/lib /opt/vtier/bin/vtier-bench"
 
@@ -48,14 +52,20 @@ rmmod vtier_tdp
 insmod "$KO"
 tdp_dmesg_clean
 
-# 4 KiB NPT leaves: KVM maps a 2 MiB NPT leaf only where QEMU's memory is a THP.
-echo never > /sys/kernel/mm/transparent_hugepage/enabled
 # Automatic NUMA balancing (on by default in this 3-node L1) unmaps QEMU's pages
 # to take hinting faults, and KVM zaps their NPT entries on each such change:
 # the entries come back absent and their accessed bits are lost. vtier places
 # memory itself, so it runs with NUMA balancing off.
 echo "L1 numa_balancing was $(cat /proc/sys/kernel/numa_balancing); setting 0"
 echo 0 > /proc/sys/kernel/numa_balancing
+
+# Before THP goes off: the test's 2 MiB leaves need THP-backed memory.
+tb_step "ABI on a VM of our own whose vCPU writes known pages (THP $(cat /sys/kernel/mm/transparent_hugepage/enabled))"
+tdp-abi-test guest
+tdp_dmesg_clean
+
+# 4 KiB NPT leaves: KVM maps a 2 MiB NPT leaf only where QEMU's memory is a THP.
+echo never > /sys/kernel/mm/transparent_hugepage/enabled
 tb_l2_start vm0 --mem "$TDP_MEM" --no-wait
 sleep 2
 pid=$(tb_l2_pid vm0)
@@ -100,7 +110,7 @@ $BENCH tdp --qmp "/run/tb/vm0.qmp" --profiler telescope-bounded --profiler linea
     --hotset /tmp/hot-a.txt --hotset /tmp/hot-b.txt \
     --warmup "$TDP_WARMUP" --start-cmd "sh /tmp/start.sh" \
     --switch-after "$TDP_SWITCH" --switch-cmd "sh /tmp/switch.sh" \
-    --expect-within "$TDP_WITHIN" ${TDP_BENCH_ARGS:-} > /tmp/bench.txt 2>&1 || bench_rc=$?
+    --expect-within "$TDP_WITHIN" --result-tag main ${TDP_BENCH_ARGS:-} > /tmp/bench.txt 2>&1 || bench_rc=$?
 cat /tmp/bench.txt
 cp /tmp/bench.txt "$TB_OUT/tdp-bench.txt"
 
@@ -111,6 +121,27 @@ $BENCH tdp --qmp "/run/tb/vm0.qmp" --profiler telescope-flex --profiler scan --p
 grep -v '^  region' /tmp/bench-others.txt
 cp /tmp/bench-others.txt "$TB_OUT/tdp-bench-others.txt"
 [ "${others_rc:-0}" = 0 ] || tb_fail "vtier-bench tdp (other profilers): exit status $others_rc"
+tb_step "TLB flush once per window, off then on: telescope-bounded and linear on hot set B, $TDP_FLUSH_WINDOWS windows each"
+for f in off on; do
+    $BENCH tdp --qmp "/run/tb/vm0.qmp" --profiler telescope-bounded --profiler linear \
+        --windows "$TDP_FLUSH_WINDOWS" --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
+        --hotset /tmp/hot-b.txt --result-tag "flush-$f" $([ $f = on ] && echo --flush-tlb) \
+        > "/tmp/bench-flush-$f.txt" 2>&1 || flush_rc=$?
+    grep -v '^  region' "/tmp/bench-flush-$f.txt"
+    cp "/tmp/bench-flush-$f.txt" "$TB_OUT/tdp-bench-flush-$f.txt"
+    [ "${flush_rc:-0}" = 0 ] || tb_fail "vtier-bench tdp (flush $f): exit status $flush_rc"
+done
+# The flag reached the module on the real VM, and only when asked for.
+grep -h '^RESULT-TDP' /tmp/bench.txt /tmp/bench-flush-off.txt /tmp/bench-flush-on.txt
+if grep -h '^RESULT-TDP .* flush=on ' /tmp/bench-flush-on.txt | grep -q ' flushes=0.00 '; then
+    tb_fail "--flush-tlb: a profiler's windows made no TLB flush"
+fi
+if grep -h '^RESULT-TDP' /tmp/bench-flush-off.txt | grep -vq ' flushes=0.00 '; then
+    tb_fail "without --flush-tlb the module flushed"
+fi
+[ "$(grep -c '^RESULT-TDP' /tmp/bench-flush-on.txt)" = 2 ] || tb_fail "flush on: no RESULT-TDP lines"
+tdp_dmesg_clean
+
 tb_l2 vm0 'grep State /proc/$(cat /run/a.pid)/status; grep -E "thp_(fault_alloc|collapse_alloc|migration)|compact_(migrate_scanned|success)|pgmigrate_success|numa" /proc/vmstat' || true
 tdp_dmesg_clean
 
