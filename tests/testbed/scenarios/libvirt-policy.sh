@@ -73,6 +73,11 @@ mkdir -p /etc/libvirt/hooks/qemu.d /var/lib/libvirt/qemu /var/log/libvirt/qemu \
     /var/cache/libvirt /run/libvirt /run/vtier "$TB_OUT/l2/vm0" "$TB_OUT/l2/vm1"
 chmod 700 /run/vtier
 cp /opt/vtier/bin/vtier-libvirt-hook /etc/libvirt/hooks/qemu.d/50-vtier
+# the QEMU driver resolves its built-in default user before it reads qemu.conf
+grep -q '^libvirt-qemu:' /etc/passwd ||
+    echo 'libvirt-qemu:x:64055:64055:libvirt-qemu:/var/lib/libvirt:/bin/false' >> /etc/passwd
+grep -q '^libvirt-qemu:' /etc/group || echo 'libvirt-qemu:x:64055:' >> /etc/group
+grep -q '^kvm:' /etc/group || echo 'kvm:x:108:' >> /etc/group
 cat > /etc/libvirt/qemu.conf <<CONF
 stdio_handler = "file"
 user = "root"
@@ -115,8 +120,9 @@ stop_vtierd() {
     wait "$vtierd_pid" || fail "vtierd exited $? on SIGTERM"
 }
 # The testbed's L2 guest as a libvirt domain: its kernel, initrd and command
-# line, and (qemu:commandline) the testbed's control port and QMP sockets; the
-# second QMP socket is vtierd's (libvirt holds the domain's own monitor).
+# line, the testbed's control port as a virtio channel, and (qemu:commandline)
+# two QMP sockets: the testbed's and vtierd's (libvirt holds the domain's own
+# monitor).
 domain_xml() { # NAME MIB POLICY-ATTRS|"" > FILE
     local meta=""
     [ -n "$3" ] && meta="<metadata><vtier:policy xmlns:vtier='$NS' $3/></metadata>"
@@ -137,12 +143,13 @@ domain_xml() { # NAME MIB POLICY-ATTRS|"" > FILE
   <devices>
     <emulator>/usr/bin/qemu-system-x86_64</emulator>
     <serial type='file'><source path='$TB_OUT/l2/$1/console.log'/></serial>
+    <channel type='unix'>
+      <source mode='bind' path='$TB_RUN/$1.ctl'/>
+      <target type='virtio' name='vtier.ctl'/>
+    </channel>
     <memballoon model='none'/>
   </devices>
   <qemu:commandline>
-    <qemu:arg value='-device'/><qemu:arg value='virtio-serial-pci,id=tbserial'/>
-    <qemu:arg value='-chardev'/><qemu:arg value='socket,id=ctl,path=$TB_RUN/$1.ctl,server=on,wait=off'/>
-    <qemu:arg value='-device'/><qemu:arg value='virtserialport,chardev=ctl,name=vtier.ctl'/>
     <qemu:arg value='-qmp'/><qemu:arg value='unix:$TB_RUN/$1.qmp,server=on,wait=off'/>
     <qemu:arg value='-qmp'/><qemu:arg value='unix:$TB_RUN/$1.agent.qmp,server=on,wait=off'/>
   </qemu:commandline>
