@@ -10,6 +10,8 @@
  *                                               extents of FILE at BASE + gpa
  *   vtier-tbnuma spread PID HVA LEN NODES       move 2 MiB chunks round-robin to
  *                                               NODES (comma list)
+ *   vtier-tbnuma place-gpa PID BASE FILE NODE   move the pages of FILE's extents
+ *                                               at BASE + gpa to NODE
  *   vtier-tbnuma chunks PID BASE FILE           one character per 2 MiB of FILE's
  *                                               extents: the node most of its present
  *                                               pages are on, '-' when none is present
@@ -56,6 +58,29 @@ static int query(int pid, unsigned long long hva, unsigned long long len)
 				absent++;
 			else
 				other++;
+		}
+	}
+	return 0;
+}
+
+/* Move [hva, hva+len) to nodes[], round-robin per 2 MiB; absent pages are skipped. */
+static int move_range(int pid, unsigned long long hva, unsigned long long len, const int *nodes,
+		      int nn)
+{
+	void *p[BATCH];
+	int dst[BATCH], st[BATCH];
+
+	for (unsigned long long off = 0; off < len; off += BATCH * 4096ULL) {
+		unsigned long n = (unsigned long)((len - off) / 4096 < BATCH ? (len - off) / 4096 : BATCH);
+		int node = nodes[(off / (2ULL << 20)) % nn];
+
+		for (unsigned long i = 0; i < n; i++) {
+			p[i] = (void *)(uintptr_t)(hva + off + i * 4096ULL);
+			dst[i] = node;
+		}
+		if (mp(pid, n, p, dst, st, 2 /* MPOL_MF_MOVE */) < 0 && errno != ENOENT) {
+			fprintf(stderr, "vtier-tbnuma: move_pages(%d): %s\n", pid, strerror(errno));
+			return -1;
 		}
 	}
 	return 0;
@@ -133,32 +158,33 @@ int main(int argc, char **argv)
 		int pid = (int)num(argv[2]), nodes[MAXN], nn = 0;
 		unsigned long long hva = num(argv[3]), len = num(argv[4]);
 		char *tok, *save = NULL;
-		void *p[BATCH];
-		int dst[BATCH], st[BATCH];
 
 		for (tok = strtok_r(argv[5], ",", &save); tok && nn < MAXN;
 		     tok = strtok_r(NULL, ",", &save))
 			nodes[nn++] = (int)num(tok);
 		if (!nn)
 			return 2;
-		for (unsigned long long off = 0; off < len; off += BATCH * 4096ULL) {
-			unsigned long n = (unsigned long)((len - off) / 4096 < BATCH ? (len - off) / 4096 : BATCH);
-			int node = nodes[(off / (2ULL << 20)) % nn];
-
-			for (unsigned long i = 0; i < n; i++) {
-				p[i] = (void *)(uintptr_t)(hva + off + i * 4096ULL);
-				dst[i] = node;
-			}
-			if (mp(pid, n, p, dst, st, 2 /* MPOL_MF_MOVE */) < 0 && errno != ENOENT) {
-				fprintf(stderr, "vtier-tbnuma: move_pages(%d): %s\n", pid, strerror(errno));
-				return 2;
-			}
-		}
-		if (query(pid, hva, len))
+		if (move_range(pid, hva, len, nodes, nn) || query(pid, hva, len))
 			return 2;
+	} else if (argc == 6 && !strcmp(argv[1], "place-gpa")) {
+		FILE *f = fopen(argv[4], "r");
+		unsigned long long base = num(argv[3]), gpa, bytes;
+		int pid = (int)num(argv[2]), node = (int)num(argv[5]);
+		char line[256];
+
+		if (!f) {
+			fprintf(stderr, "vtier-tbnuma: %s: %s\n", argv[4], strerror(errno));
+			return 2;
+		}
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "gpa=%llx bytes=%llx", &gpa, &bytes) == 2 &&
+			    (move_range(pid, base + gpa, bytes, &node, 1) ||
+			     query(pid, base + gpa, bytes)))
+				return 2;
+		fclose(f);
 	} else {
 		fprintf(stderr, "usage: vtier-tbnuma where PID HVA LEN | where-gpa PID BASE FILE | "
-			"spread PID HVA LEN NODES\n");
+			"spread PID HVA LEN NODES | place-gpa PID BASE FILE NODE\n");
 		return 2;
 	}
 	print();

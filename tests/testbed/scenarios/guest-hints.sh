@@ -30,7 +30,7 @@
 #     DRAM; the two rounds' windows are printed (0: none of it was in DRAM).
 #     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks=
 export LD_LIBRARY_PATH=/opt/vtier/lib
-PARTS=${GUEST_HINTS_PARTS:-free balloon cold}
+PARTS=${TB_GUEST_HINTS_PARTS:-${GUEST_HINTS_PARTS:-free balloon cold}}
 W=${GUEST_HINTS_WINDOW_MS:-1000}
 BIG=${GUEST_HINTS_MIB:-512}
 CACHE=${GUEST_HINTS_CACHE_MIB:-128}
@@ -258,8 +258,14 @@ cold_round() {
         rm /run/cache.src && sync && vtier-tbcache > /run/cache.ext" || fail "writing the cache"
     tb_l2 vm0 "cat /run/cache.ext" > /run/cache.ext || fail "copying the cache extents out"
     where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
+    echo "$1: clean cache $(( $(field "$where" pages) / 256 )) MiB in $(wc -l < /run/cache.ext) extents, $(( $(field "$where" node0) / 256 )) MiB on node 0 as written"
+    # Both rounds start alike: where the guest put its cache depends on which
+    # free pages it reused (the second round reuses the first's, which vtierd
+    # demoted), so the cache is moved to node 0 (move_pages, not vtierd) and
+    # the round counts the windows until vtierd has taken half of it off.
+    where=$(vtier-tbnuma place-gpa "$pid" "$hva" /run/cache.ext 0) || fail "place-gpa: $where"
     n00=$(field "$where" node0)
-    echo "$1: clean cache $(( $(field "$where" pages) / 256 )) MiB in $(wc -l < /run/cache.ext) extents, $((n00 / 256)) MiB on node 0"
+    echo "$1: cache moved to node 0: $((n00 / 256)) MiB there ($where)"
     cold_windows=0
     [ "$n00" -gt 0 ] || return 0
     for i in $(seq 1 120); do
