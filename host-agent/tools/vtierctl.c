@@ -93,6 +93,12 @@ static void print_status(JsonObject *o)
 	       iget(o, "windows"));
 	if (*sget(o, "last_error"))
 		printf("last error: %s\n", sget(o, "last_error"));
+	if (json_object_has_member(o, "migration")) {
+		JsonObject *m = json_object_get_object_member(o, "migration");
+
+		printf("migration: %s%s%s\n", sget(m, "state"), *sget(m, "profile") ? "; " : "",
+		       sget(m, "profile"));
+	}
 	printf("%-12s %-22s %9s %18s %7s %-6s %s\n", "BACKEND", "TYPE", "MiB", "HVA", "PAGE",
 	       "SHARE", "MAPPING");
 	for (unsigned int i = 0; ram && i < json_array_get_length(ram); i++) {
