@@ -376,7 +376,11 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	g_array_append_vals(b->ranges, hello->ranges, h->n_ranges);
 	/* the source's profile, checked by the store job; a RECONNECT has run here since */
 	if ((h->flags & VTIER_HELLO_F_INCOMING) && !(h->flags & VTIER_HELLO_F_RECONNECT) &&
-	    h->profile_size) {
+	    h->profile_size && d->ignore_profiles) {
+		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: the source's profile of "
+			      "'%s' ignored (--ignore-migration-profiles)", b->id);
+	} else if ((h->flags & VTIER_HELLO_F_INCOMING) && !(h->flags & VTIER_HELLO_F_RECONNECT) &&
+		   h->profile_size) {
 		b->profile_buf = g_memdup2(hello->profile, h->profile_size);
 		b->profile_len = h->profile_size;
 	}

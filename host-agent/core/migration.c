@@ -137,11 +137,12 @@ static gboolean take_event(gpointer data)
 	struct vt_vm *vm = m->vm;
 	static const char *const what[] = { "?", "started", "completed", "failed or cancelled" };
 
+	/* each backend's hand-off says so: a migration counts once, on the VM's change */
 	g_mutex_lock(&vm->lock);
 	if (m->event == VTIER_MIGRATION_START) {
+		vm->stats.migration.started += vm->migration.state == VT_MIGRATION_NONE;
 		vm->migration.state = VT_MIGRATION_OUTGOING;
-		vm->stats.migration.started++;
-	} else {
+	} else if (vm->migration.state == VT_MIGRATION_OUTGOING) {
 		vm->migration.state = VT_MIGRATION_NONE;
 		if (m->event == VTIER_MIGRATION_COMPLETED)
 			vm->stats.migration.completed++;

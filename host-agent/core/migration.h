@@ -34,9 +34,9 @@ enum vt_migration_state {
 
 /* Published with the window's stats (struct vt_vm_stats). */
 struct vt_migration_stats {
-	uint64_t started;		/* outgoing migrations: MIGRATION events 1 */
-	uint64_t completed;		/* ... 2 */
-	uint64_t failed;		/* ... 3 (failed or cancelled) */
+	uint64_t started;		/* outgoing migrations (event 1 on any backend) */
+	uint64_t completed;		/* ... ended by event 2 */
+	uint64_t failed;		/* ... ended by event 3 (failed or cancelled) */
 	uint64_t profiles_written;	/* profiles written for QEMU to carry */
 	uint64_t profile_bytes;		/* size of the last one */
 	uint64_t profile_errors;	/* a profile could not be written (no state yet) */
