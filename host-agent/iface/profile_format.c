@@ -26,6 +26,19 @@ bool vt_profile_tier_name_ok(const char *name)
 	return true;
 }
 
+/* A name field: a valid name, and nothing but NULs after it (one encoding per name). */
+static bool name_field_ok(const char *field)
+{
+	size_t n;
+
+	if (!vt_profile_tier_name_ok(field))
+		return false;
+	for (n = strlen(field); n < VTIER_PROFILE_TIER_NAME_LEN; n++)
+		if (field[n])
+			return false;
+	return true;
+}
+
 static bool size_class_ok(unsigned int sc)
 {
 	return sc <= VTIER_PROFILE_SIZE_EIGHTHS || sc == VTIER_PROFILE_SIZE_INCOMPRESSIBLE;
@@ -112,9 +125,9 @@ static int read_v2(const uint8_t *buf, size_t size, uint64_t backend_size, struc
 		struct vtier_profile_tier pt;
 
 		memcpy(&pt, buf + sizeof(h) + t * sizeof(pt), sizeof(pt));
-		if (!vt_profile_tier_name_ok(pt.name))
+		if (!name_field_ok(pt.name))
 			return vt_err_set(-EBADMSG, err, err_len, "profile v2: tier %u has no valid "
-					  "name ([A-Za-z0-9._:-], 1..15 bytes, NUL-terminated)", t);
+					  "name ([A-Za-z0-9._:-], 1..15 bytes, NUL-padded)", t);
 		if (pt.kind > VTIER_PROFILE_TIER_COMPRESSED || pt.reserved)
 			return vt_err_set(-EBADMSG, err, err_len, "profile v2: tier %u '%s' of kind "
 					  "%u, reserved %u", t, pt.name, pt.kind, pt.reserved);
@@ -227,7 +240,8 @@ int vt_profile_v2_init(void *buf, uint64_t size_bytes, unsigned int chunk_shift,
 	for (unsigned int t = 0; t < n_tiers; t++) {
 		struct vtier_profile_tier pt = { .kind = tiers[t].kind };
 
-		memcpy(pt.name, tiers[t].name, sizeof(pt.name) - 1);
+		/* up to its NUL, the rest of the field stays 0 */
+		memcpy(pt.name, tiers[t].name, strnlen(tiers[t].name, sizeof(pt.name) - 1));
 		if (!vt_profile_tier_name_ok(pt.name) || pt.kind > VTIER_PROFILE_TIER_COMPRESSED)
 			return -EINVAL;
 		memcpy(p, &pt, sizeof(pt));

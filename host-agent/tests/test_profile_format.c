@@ -205,6 +205,8 @@ static const struct garble garbles[] = {
 	{ "tier name empty", OFF_TIER(1), 0, 1, 0, -EBADMSG, "name" },
 	{ "tier name with a slash", OFF_TIER(1), '/', 1, 0, -EBADMSG, "name" },
 	{ "tier name with a newline", OFF_TIER(1) + 1, '\n', 1, 0, -EBADMSG, "name" },
+	/* found by the fuzzer: a second encoding of the same name */
+	{ "tier name not NUL-padded", OFF_TIER(1) + 15, 1, 1, 0, -EBADMSG, "name" },
 	{ "tier kind 2", OFF_TIER(1) + 16, 2, 4, 0, -EBADMSG, "kind" },
 	{ "tier reserved", OFF_TIER(1) + 20, 1, 4, 0, -EBADMSG, "reserved" },
 	{ "tier 0 compressed", OFF_TIER(0) + 16, 1, 4, 0, -EBADMSG, "fastest" },

@@ -49,7 +49,7 @@ enum vtier_profile_tier_kind {
 };
 
 struct vtier_profile_tier {
-    char name[VTIER_PROFILE_TIER_NAME_LEN]; /* [A-Za-z0-9._:-], NUL-terminated */
+    char name[VTIER_PROFILE_TIER_NAME_LEN]; /* [A-Za-z0-9._:-], NUL-padded */
     uint32_t kind;              /* enum vtier_profile_tier_kind; tier 0 is NUMA */
     uint32_t reserved;          /* 0 */
 };

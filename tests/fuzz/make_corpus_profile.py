@@ -51,6 +51,7 @@ seeds = {
     "v2-size-class": FIXED + v2(chunks=[chunk(1, 0, 9)] * 32),
     "v2-tier0-compressed": FIXED + v2(tiers=[tier(b"lz4", 1), tier(b"dram")]),
     "v2-bad-name": FIXED + v2(tiers=[tier(b"dram"), tier(b"../x")]),
+    "v2-name-padding": FIXED + v2(tiers=[tier(b"dram"), tier(b"cxl\0\0\0\0\0\0\0\0\0\0\0\0\x01"), tier(b"lz4", 1)]),
     "v2-short": FIXED + v2()[:-1],
     "v2-count": FIXED + v2(n_chunks=0xFFFFFFFF),
     "v2-flags": FIXED + v2(flags=1),
