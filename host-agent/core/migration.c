@@ -131,6 +131,32 @@ static void event_msg_free(gpointer data)
 	g_free(m);
 }
 
+/* Compressed-tier bytes of the VM by its tier model (the stores' page counts). */
+static uint64_t stored_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned int t = vm->tiers.nr; t < s->model.nr; t++)
+		n += s->model.t[t].stored_bytes;
+	return n;
+}
+
+/* The start of an outgoing migration: what to evict again once it is read. */
+static void keep_start(struct vt_vm *vm)
+{
+	struct vt_vm_migration *mg = &vm->migration;
+
+	if (!mg->keep)
+		mg->keep = g_array_new(FALSE, FALSE, sizeof(struct vt_seed_order));
+	g_array_set_size(mg->keep, 0);
+	mg->stored_at_start = stored_bytes(vm, &vm->stats);
+	vm->stats.migration.extra_bytes = 0;
+	vm->stats.migration.extra_peak_bytes = 0;
+	if (vm->mtm && vm->ctier_kind == VT_CTIER_HANDOFF)
+		vt_migration_keep_plan(vm->mtm, vm->tiers.nr, mg->keep);
+	vm->stats.migration.keep_chunks = mg->keep->len;
+}
+
 static gboolean take_event(gpointer data)
 {
 	struct event_msg *m = data;
@@ -140,10 +166,15 @@ static gboolean take_event(gpointer data)
 	/* each backend's hand-off says so: a migration counts once, on the VM's change */
 	g_mutex_lock(&vm->lock);
 	if (m->event == VTIER_MIGRATION_START) {
-		vm->stats.migration.started += vm->migration.state == VT_MIGRATION_NONE;
+		if (vm->migration.state == VT_MIGRATION_NONE) {
+			vm->stats.migration.started++;
+			keep_start(vm);
+		}
 		vm->migration.state = VT_MIGRATION_OUTGOING;
 	} else if (vm->migration.state == VT_MIGRATION_OUTGOING) {
 		vm->migration.state = VT_MIGRATION_NONE;
+		if (vm->migration.keep)
+			g_array_set_size(vm->migration.keep, 0);
 		if (m->event == VTIER_MIGRATION_COMPLETED)
 			vm->stats.migration.completed++;
 		else
@@ -196,6 +227,8 @@ void vt_migration_seed(struct vt_vm *vm)
 	if (!mg->plan)
 		mg->plan = g_array_new(FALSE, FALSE, sizeof(struct vt_seed_order));
 	g_array_set_size(mg->plan, 0);	/* a new MTM state: old chunk numbers mean nothing */
+	if (mg->keep)
+		g_array_set_size(mg->keep, 0);
 	mg->plan_windows = 0;
 	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++) {
 		struct vt_backend *b = g_ptr_array_index(vm->backends, i);
@@ -243,11 +276,35 @@ void vt_migration_seed(struct vt_vm *vm)
 	st->plan_chunks = mg->plan->len;
 }
 
-void vt_migration_place(struct vt_vm *vm, uint64_t *room, GArray *orders,
+/* While outgoing: the chunks the migration faulted back, evicted again. */
+static void reevict(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArray *orders,
+		    struct vt_mtm_window_stats *ws, struct vt_vm_stats *s)
+{
+	struct vt_vm_migration *mg = &vm->migration;
+	uint64_t now = stored_bytes(vm, s);
+
+	s->migration.extra_bytes = mg->stored_at_start - MIN(now, mg->stored_at_start);
+	s->migration.extra_peak_bytes = MAX(s->migration.extra_peak_bytes,
+					    s->migration.extra_bytes);
+	if (!mg->keep || !mg->keep->len) {
+		s->migration.keep_chunks = 0;
+		return;
+	}
+	if (vm->policy.migration_extra_bytes &&
+	    s->migration.extra_bytes > vm->policy.migration_extra_bytes)
+		budget = UINT64_MAX;	/* over the bound: as fast as the mover goes */
+	s->migration.reevict_orders += vt_migration_reevict(vm->mtm, mg->keep, budget, room,
+							    orders, ws);
+	s->migration.keep_chunks = mg->keep->len;
+}
+
+void vt_migration_place(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArray *orders,
 			struct vt_mtm_window_stats *ws, struct vt_vm_stats *s)
 {
 	struct vt_vm_migration *mg = &vm->migration;
 
+	if (mg->state == VT_MIGRATION_OUTGOING)
+		reevict(vm, room, budget, orders, ws, s);
 	if (!mg->plan || !mg->plan->len)
 		return;
 	if (!mg->plan_windows) {
@@ -299,6 +356,9 @@ void vt_migration_clear(struct vt_vm *vm)
 	if (vm->migration.plan)
 		g_array_free(vm->migration.plan, TRUE);
 	vm->migration.plan = NULL;
+	if (vm->migration.keep)
+		g_array_free(vm->migration.keep, TRUE);
+	vm->migration.keep = NULL;
 }
 
 void vt_migration_status_to_json(const struct vt_vm_migration *m, JsonBuilder *b)
@@ -324,5 +384,9 @@ void vt_migration_stats_to_json(const struct vt_migration_stats *s, JsonBuilder 
 	vt_json_add_u64(b, "seeded_chunks", s->seeded_chunks);
 	vt_json_add_u64(b, "plan_orders", s->plan_orders);
 	vt_json_add_u64(b, "plan_chunks", s->plan_chunks);
+	vt_json_add_u64(b, "keep_chunks", s->keep_chunks);
+	vt_json_add_u64(b, "reevict_orders", s->reevict_orders);
+	vt_json_add_u64(b, "extra_bytes", s->extra_bytes);
+	vt_json_add_u64(b, "extra_peak_bytes", s->extra_peak_bytes);
 	json_builder_end_object(b);
 }

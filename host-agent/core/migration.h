@@ -46,6 +46,11 @@ struct vt_migration_stats {
 	uint64_t seeded_chunks;		/* chunks whose EMA and age came from a profile */
 	uint64_t plan_orders;		/* orders of the profile's placement */
 	uint64_t plan_chunks;		/* chunks the profile's placement still has to move */
+	/* outgoing: pages the migration faulted back from the compressed tiers */
+	uint64_t keep_chunks;		/* cold compressed chunks at the start, still cold */
+	uint64_t reevict_orders;	/* orders that evicted them again */
+	uint64_t extra_bytes;		/* stored at the start - stored now (last window) */
+	uint64_t extra_peak_bytes;	/* the most of it in the last migration */
 };
 
 /* The VM's part: written by its worker under the VM's lock. */
@@ -54,6 +59,8 @@ struct vt_vm_migration {
 	char note[200];			/* the last profile written or taken, or why refused */
 	GArray *plan;			/* struct vt_seed_order: the worker's alone */
 	unsigned int plan_windows;	/* windows the plan has left */
+	GArray *keep;			/* outgoing: struct vt_seed_order, the worker's alone */
+	uint64_t stored_at_start;	/* bytes in the compressed tiers when it started */
 	bool holding_profiles;		/* backends keep their profile until a window used it */
 };
 
@@ -89,8 +96,13 @@ void vt_migration_check_profile(struct vt_backend *b);
  * profiles are let go unused.
  */
 void vt_migration_seed(struct vt_vm *vm);
-/* Worker, placement stage: the plan's orders for this window (room is taken). */
-void vt_migration_place(struct vt_vm *vm, uint64_t *room, GArray *orders,
+/*
+ * Worker, placement stage (s->model built for this window): an incoming
+ * VM's plan, or while outgoing the chunks the migration faulted back,
+ * evicted again within @budget (what is left of the window's; unlimited
+ * past the policy's migration_extra). Room is taken.
+ */
+void vt_migration_place(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArray *orders,
 			struct vt_mtm_window_stats *ws, struct vt_vm_stats *s);
 /* Worker, after the policy: while outgoing, the window's promotions are dropped and counted. */
 void vt_migration_hold(struct vt_vm *vm, GArray *orders, struct vt_vm_stats *s);

@@ -221,3 +221,49 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 	g_array_set_size(plan, kept);
 	return added;
 }
+
+unsigned int vt_migration_keep_plan(const struct vt_mtm *m, unsigned int first_ctier,
+				    GArray *keep)
+{
+	g_array_set_size(keep, 0);
+	for (unsigned int i = 0; i < m->chunks->len; i++) {
+		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
+
+		if (c->tier >= (int)first_ctier && c->ema < VT_MTM_COLD)
+			g_array_append_val(keep, ((struct vt_seed_order){ i, c->tier }));
+	}
+	return keep->len;
+}
+
+unsigned int vt_migration_reevict(struct vt_mtm *m, GArray *keep, uint64_t budget,
+				  uint64_t *room, GArray *orders, struct vt_mtm_window_stats *ws)
+{
+	unsigned int kept = 0, added = 0;
+	uint64_t used = 0;
+
+	vt_mtm_mark_ordered(m, orders);
+	for (unsigned int k = 0; k < keep->len; k++) {
+		struct vt_seed_order so = g_array_index(keep, struct vt_seed_order, k);
+		const struct vt_mtm_chunk *c;
+		uint64_t len;
+
+		if (so.chunk >= m->chunks->len)
+			continue;
+		c = &g_array_index(m->chunks, struct vt_mtm_chunk, so.chunk);
+		if (c->ema >= VT_MTM_COLD)
+			continue;	/* the guest uses it: MTM's from now on */
+		g_array_index(keep, struct vt_seed_order, kept++) = so;
+		len = c->end - c->start;
+		if (!c->samples[0] || vt_mtm_ordered(m, so.chunk) || c->sent_to >= 0 ||
+		    ((c->refused >> so.tier) & 1) || used + len > budget || room[so.tier] < len)
+			continue;
+		g_array_append_val(orders, ((struct vt_mtm_order){
+			.chunk = so.chunk, .from_tier = 0, .to_tier = so.tier, .promote = false }));
+		room[so.tier] -= len;
+		used += len;
+		added++;
+		ws->demote_bytes += len;
+	}
+	g_array_set_size(keep, kept);
+	return added;
+}

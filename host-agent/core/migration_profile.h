@@ -75,4 +75,23 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 					uint64_t *room, GArray *orders,
 					struct vt_mtm_window_stats *ws);
 
+/*
+ * Source, at the start of an outgoing migration: the chunks of @m that are
+ * cold (EMA below VT_MTM_COLD) and on a compressed tier (@first_ctier on),
+ * into @keep with that tier. Reading guest RAM for the migration faults
+ * their pages back; these are the chunks to evict again.
+ */
+unsigned int vt_migration_keep_plan(const struct vt_mtm *m, unsigned int first_ctier,
+				    GArray *keep);
+
+/*
+ * Source, each window while outgoing: an order back to its tier for each
+ * chunk of @keep with pages on tier 0 again (its last residency), not
+ * ordered already this window, within @budget bytes (the rate limit) and
+ * the tier's @room. A chunk that got warm (the guest, not the migration,
+ * reads it) leaves @keep. Returns the orders added; @ws counts their bytes.
+ */
+unsigned int vt_migration_reevict(struct vt_mtm *m, GArray *keep, uint64_t budget,
+				  uint64_t *room, GArray *orders, struct vt_mtm_window_stats *ws);
+
 #endif

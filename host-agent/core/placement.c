@@ -174,7 +174,9 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 		ws->demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
 	}
 	/* an incoming migration: chunks to the tiers the source's profile names */
-	vt_migration_place(vm, room, orders, ws, s);
+	vt_migration_place(vm, room, mp->budget_bytes - MIN(mp->budget_bytes,
+							    ws->promote_bytes + ws->demote_bytes),
+			   orders, ws, s);
 	if (vm->tiers_allowed != (1U << vt_vm_nr_tiers(vm)) - 1)
 		evacuate(vm, mp->budget_bytes - MIN(mp->budget_bytes,
 						    ws->promote_bytes + ws->demote_bytes),

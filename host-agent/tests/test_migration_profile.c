@@ -291,6 +291,64 @@ static void test_seed_v1(void **state)
 	vt_mtm_free(m);
 }
 
+/*
+ * Source: the cold chunks on the compressed tier at the start are kept; the
+ * migration faults some back (present on tier 0 again); each window evicts
+ * them again within the budget; one the guest warms up leaves the plan.
+ */
+static void test_reevict(void **state)
+{
+	struct vt_mtm *m = mtm_new(3);
+	struct vt_mtm_region r[2] = {
+		{ HVA, HVA + 8 * CHUNK, 1.0 },
+		{ HVA + 8 * CHUNK, HVA + SIZE, 0 },
+	};
+	g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(struct vt_seed_order));
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	struct vt_mtm_window_stats ws = { 0 };
+	uint64_t room[3] = { 1ULL << 40, 1ULL << 40, 1ULL << 40 };
+	struct vt_mtm_region warm = { HVA + 40 * CHUNK, HVA + 41 * CHUNK, 1.0 };
+
+	(void)state;
+	vt_mtm_observe(m, r, 2);
+	for (unsigned int i = 0; i < NCHUNK; i++)
+		place(m, i, src_tier(i));
+	/* chunks 32..63 are cold on lz4 (tier 2); the hot set and cxl are not kept */
+	assert_int_equal(vt_migration_keep_plan(m, 2, keep), 32);
+	/* nothing faulted back yet: no order */
+	assert_int_equal(vt_migration_reevict(m, keep, UINT64_MAX, room, orders, &ws), 0);
+	/* the migration thread read chunks 32..43: present on tier 0 (partly) */
+	for (unsigned int i = 32; i < 44; i++) {
+		uint32_t samples[VT_MTM_MAX_TIERS] = { 0 };
+
+		samples[0] = 3;
+		samples[2] = PER_CHUNK - 3;
+		vt_mtm_residency_set(m, i, samples, PER_CHUNK);
+	}
+	/* chunk 33 already has an order this window; the budget takes 4 chunks */
+	g_array_append_val(orders, ((struct vt_mtm_order){ 33, 2, 1, false }));
+	assert_int_equal(vt_migration_reevict(m, keep, 4 * CHUNK, room, orders, &ws), 4);
+	assert_int_equal(orders->len, 5);
+	for (unsigned int k = 1; k < orders->len; k++) {
+		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, k);
+
+		assert_int_equal(o->to_tier, 2);
+		assert_false(o->promote);
+		assert_true(o->chunk >= 32 && o->chunk < 44 && o->chunk != 33);
+	}
+	assert_int_equal(ws.demote_bytes, 4 * CHUNK);
+	/* unlimited (past migration_extra): every chunk back on tier 0 */
+	g_array_set_size(orders, 0);
+	assert_int_equal(vt_migration_reevict(m, keep, UINT64_MAX, room, orders, &ws), 12);
+	/* the guest warms chunk 40 up: it is MTM's now, not re-evicted, out of the plan */
+	for (unsigned int w = 0; w < 3; w++)
+		vt_mtm_observe(m, &warm, 1);
+	g_array_set_size(orders, 0);
+	assert_int_equal(vt_migration_reevict(m, keep, UINT64_MAX, room, orders, &ws), 11);
+	assert_int_equal(keep->len, 31);
+	vt_mtm_free(m);
+}
+
 /* While a migration is outgoing, the window's promotions are held; demotions go on. */
 static void test_hold(void **state)
 {
@@ -322,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_seed_and_place),
 		cmocka_unit_test(test_place_limits),
 		cmocka_unit_test(test_seed_v1),
+		cmocka_unit_test(test_reevict),
 		cmocka_unit_test(test_hold),
 	};
 
