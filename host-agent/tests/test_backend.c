@@ -755,8 +755,11 @@ static void test_migration_source(void **state)
 	/* no state yet (mode=off): no profile, said so */
 	send_migration(s, VTIER_MIGRATION_START);
 	wait_state(vm, VT_MIGRATION_OUTGOING, 0);
-	spin(100);
-	ms = migration_of(vm, NULL, note, sizeof(note));
+	deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	do {	/* the worker writes (or fails to write) the profile right after */
+		g_main_context_iteration(NULL, FALSE);
+		ms = migration_of(vm, NULL, note, sizeof(note));
+	} while (!ms.profile_errors && g_get_monotonic_time() < deadline);
 	assert_int_equal(ms.profile_errors, 1);
 	assert_non_null(strstr(note, "no profile"));
 	send_migration(s, VTIER_MIGRATION_FAILED);
