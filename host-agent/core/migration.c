@@ -229,7 +229,7 @@ void vt_migration_seed(struct vt_vm *vm)
 	g_array_set_size(mg->plan, 0);	/* a new MTM state: old chunk numbers mean nothing */
 	if (mg->keep)
 		g_array_set_size(mg->keep, 0);
-	mg->plan_windows = 0;
+	mg->plan_age = mg->plan_idle = 0;
 	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++) {
 		struct vt_backend *b = g_ptr_array_index(vm->backends, i);
 		int map[VTIER_PROFILE_TIERS_MAX];
@@ -258,7 +258,6 @@ void vt_migration_seed(struct vt_vm *vm)
 		n = vt_migration_profile_seed(vm->mtm, b->hva, &b->profile, map, vm->tiers.nr,
 					      mg->plan);
 		mg->holding_profiles = true;
-		mg->plan_windows = VT_MIGRATION_PLAN_WINDOWS;
 		if (!b->profile_counted) {
 			b->profile_counted = true;
 			st->profiles_seeded++;
@@ -307,13 +306,16 @@ void vt_migration_place(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArra
 		reevict(vm, room, budget, orders, ws, s);
 	if (!mg->plan || !mg->plan->len)
 		return;
-	if (!mg->plan_windows) {
+	if (mg->plan_idle >= VT_MIGRATION_PLAN_IDLE_WINDOWS ||
+	    mg->plan_age >= VT_MIGRATION_PLAN_WINDOWS) {
 		g_array_set_size(mg->plan, 0);	/* the VM's own profile rules from now on */
 	} else {
-		mg->plan_windows--;
-		s->migration.plan_orders += vt_migration_profile_place(vm->mtm, mg->plan,
-								       vm->tiers_allowed, room,
-								       orders, ws);
+		unsigned int n = vt_migration_profile_place(vm->mtm, mg->plan, vm->tiers_allowed,
+							    room, orders, ws);
+
+		mg->plan_age++;
+		mg->plan_idle += !n;
+		s->migration.plan_orders += n;
 	}
 	s->migration.plan_chunks = mg->plan->len;
 }

@@ -58,14 +58,20 @@ struct vt_vm_migration {
 	enum vt_migration_state state;
 	char note[200];			/* the last profile written or taken, or why refused */
 	GArray *plan;			/* struct vt_seed_order: the worker's alone */
-	unsigned int plan_windows;	/* windows the plan has left */
+	unsigned int plan_age;		/* windows since the plan was made */
+	unsigned int plan_idle;		/* ... of those, windows in which it ordered nothing */
 	GArray *keep;			/* outgoing: struct vt_seed_order, the worker's alone */
 	uint64_t stored_at_start;	/* bytes in the compressed tiers when it started */
 	bool holding_profiles;		/* backends keep their profile until a window used it */
 };
 
-/* The profile's placement stops after this many windows: the VM's own profile rules then. */
-#define VT_MIGRATION_PLAN_WINDOWS 8
+/*
+ * The profile's placement stops after this many windows in which it ordered
+ * nothing (its chunks are placed, refused, or out of room), or after
+ * VT_MIGRATION_PLAN_WINDOWS in all: the VM's own profile rules then.
+ */
+#define VT_MIGRATION_PLAN_IDLE_WINDOWS 8
+#define VT_MIGRATION_PLAN_WINDOWS 64
 
 struct vt_vm;
 struct vt_backend;
