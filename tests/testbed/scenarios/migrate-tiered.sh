@@ -48,11 +48,11 @@ tb_on_hang() {
         [ -S "/run/vtier/$a.sock" ] && timeout 5 vtierctl --socket "/run/vtier/$a.sock" --json stats "$1" 2>&1 | head -c 3000
     done
 }
-# start_vtierd NAME [OPTIONS]: its sockets, store and log are its own
+# start_vtierd NAME CONFIG [OPTIONS]: its sockets, store and log are its own
 start_vtierd() {
-    local a=$1; shift
+    local a=$1 conf=$2; shift 2
     vtierd --socket "/run/vtier/$a.sock" --agent-socket "/run/vtier/$a.agent" \
-        --store-dir "/run/vtier/$a.store" --config /run/vtier/vtierd.conf "$@" \
+        --store-dir "/run/vtier/$a.store" --config "$conf" "$@" \
         >> "$TB_OUT/vtierd-$a.log" 2>&1 &
     for _ in $(seq 50); do ctl "$a" list > /dev/null 2>&1 && return 0; sleep 0.2; done
     fail "vtierd $a did not start: $(cat "$TB_OUT/vtierd-$a.log")"
@@ -153,8 +153,11 @@ codec = zstd:3
 pool = zbud
 medium = node:2
 EOF
-start_vtierd a
-start_vtierd b
+# the destinations tier what arrives from their first window (the source
+# observes while the guest fills its memory, then is switched to auto)
+sed 's/^mode = observe/mode = auto/' /run/vtier/vtierd.conf > /run/vtier/dest.conf
+start_vtierd a /run/vtier/vtierd.conf
+start_vtierd b /run/vtier/dest.conf
 ctl a tiers || fail "vtierd a: no tiers"
 
 tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd A"
@@ -219,7 +222,7 @@ bad1=$(field "$v" bad)
 [ -n "$bad1" ] || fail "no verify result on vm1: $v"
 
 tb_step "migration 2: vm1 (vtierd B) -> vm2 (vtierd C, --ignore-migration-profiles)"
-start_vtierd c --ignore-migration-profiles
+start_vtierd c /run/vtier/dest.conf --ignore-migration-profiles
 # shellcheck disable=SC2086
 tb_l2_start vm2 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/c.agent" -- \
     -uuid "$UUID" -incoming unix:/run/vtier/mig2.sock
