@@ -26,7 +26,7 @@ fuzz: deps
 	    case $$name in \
 	    qmp_reply|workload_spec) maxlen=262144;; \
 	    ctl_request) maxlen=70000;; \
-	    handoff) maxlen=65536;; \
+	    handoff|profile) maxlen=65536;; \
 	    *) maxlen=16384;; esac; \
 	    [ -z "$(FUZZ_MAX_LEN)" ] || maxlen=$(FUZZ_MAX_LEN); \
 	    corpus=$$(mktemp -d); cp $$seeds/* $$corpus/; \

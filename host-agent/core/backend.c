@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "handoff_peer.h"
 #include "job.h"
+#include "migration.h"
 
 /* Start time of @pid in clock ticks after boot, 0 if it is gone (handoff_peer.h). */
 static uint64_t proc_start(pid_t pid)
@@ -65,6 +66,7 @@ void vt_backend_unref(struct vt_backend *b)
 	backend_shut(b);
 	if (b->ranges)
 		g_array_free(b->ranges, TRUE);
+	g_free(b->profile_buf);
 	g_mutex_clear(&b->lock);
 	g_free(b);
 }
@@ -268,6 +270,8 @@ static void opening_run(void *arg)
 	o->ret = open_store(b, o->msg);
 	if (!o->ret)
 		reconcile(b, &o->pager);
+	if (!o->ret)
+		vt_migration_check_profile(b);	/* an incoming migration's: a hint, checked */
 }
 
 static void refused(struct vt_daemon *d, struct vt_backend *b, pid_t peer, const char *msg)
@@ -327,6 +331,10 @@ static void opening_done(void *arg)
 		      (int)b->pid, b->size >> 20, b->generation,
 		      (b->flags & VTIER_HELLO_F_RECONNECT) ? " (reconnect)" : "", b->store_dir,
 		      b->stored_at_hello, b->reconciled);
+	if (b->profile_why[0])
+		vt_daemon_log(d, G_LOG_LEVEL_WARNING, b->vm ? b->vm->name : NULL, "migration: the "
+			      "source's profile of '%s' refused: %s; profiling from scratch", b->id,
+			      b->profile_why);
 	/* a reply that cannot go closes the connection: closed_cb undoes the rest */
 	vt_handoff_conn_hello_done(o->conn, 0, NULL);
 	g_free(o);
@@ -366,6 +374,16 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	b->flags = h->flags;
 	b->ranges = g_array_new(FALSE, FALSE, sizeof(struct vtier_handoff_range));
 	g_array_append_vals(b->ranges, hello->ranges, h->n_ranges);
+	/* the source's profile, checked by the store job; a RECONNECT has run here since */
+	if ((h->flags & VTIER_HELLO_F_INCOMING) && !(h->flags & VTIER_HELLO_F_RECONNECT) &&
+	    h->profile_size && d->ignore_profiles) {
+		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: the source's profile of "
+			      "'%s' ignored (--ignore-migration-profiles)", b->id);
+	} else if ((h->flags & VTIER_HELLO_F_INCOMING) && !(h->flags & VTIER_HELLO_F_RECONNECT) &&
+		   h->profile_size) {
+		b->profile_buf = g_memdup2(hello->profile, h->profile_size);
+		b->profile_len = h->profile_size;
+	}
 	if (peer < 0 || peer != b->pid) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "HELLO claims qemu_pid %u but the "
 			   "socket's peer is pid %d: refused", h->qemu_pid, (int)peer);
@@ -490,6 +508,21 @@ static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_po
 	return 0;
 }
 
+static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_event event,
+			 void *opaque)
+{
+	struct vt_backend *b = vt_handoff_conn_get_user(conn);
+
+	if (!b)
+		return;
+	if (!b->vm) {
+		vt_daemon_log(opaque, G_LOG_LEVEL_WARNING, NULL, "migration event %u of '%s' (QEMU "
+			      "pid %d): no VM attached, no profile", event, b->id, (int)b->pid);
+		return;
+	}
+	vt_migration_post_event(b->vm, b, event);
+}
+
 static void ranges_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_range *ranges,
 		      uint32_t n_ranges, void *opaque)
 {
@@ -545,6 +578,7 @@ const struct vt_handoff_ops vt_backend_handoff_ops = {
 	.dropped = dropped_cb,
 	.policy = policy_cb,
 	.ranges = ranges_cb,
+	.migration = migration_cb,
 	.closed = closed_cb,
 };
 

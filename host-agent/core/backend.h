@@ -23,6 +23,7 @@
 #include "ctier.h"
 #include "ctier_mover.h"
 #include "handoff_server.h"
+#include "profile_format.h"
 
 struct vt_vm;
 struct vt_daemon;
@@ -53,6 +54,16 @@ struct vt_backend {
 	struct vtier_handoff_tco tco;
 	struct vtier_handoff_tco_tier tco_tiers[VTIER_HANDOFF_TIERS_MAX];
 	struct vt_daemon *d;
+	/*
+	 * The profile an incoming migration brought (core/migration.h): checked
+	 * by the store job, under lock from then on, kept until a window of the
+	 * VM used it. profile points into profile_buf.
+	 */
+	uint8_t *profile_buf;
+	size_t profile_len;
+	struct vt_profile profile;
+	char profile_why[VT_PROFILE_ERR_LEN];	/* why it was refused, "" if not */
+	bool profile_counted;		/* in the VM's stats already */
 	/*
 	 * The daemon's table holds one reference; a VM's worker takes one per
 	 * window. store and mover are closed on the main loop under lock when

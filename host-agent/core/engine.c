@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "daemon.h"
+#include "migration.h"
 #include "mover.h"
 #include "placement.h"
 #include "profile.h"
@@ -166,6 +167,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	if (vm->policy.mode == VT_MODE_OFF) {
 		/* no windows: a guest waiting for an ack gets it now */
 		vt_vm_hints_close(vm);
+		vt_migration_seed(vm);	/* no state to seed: an incoming profile is let go */
 		g_strlcpy(vm->state, "off", sizeof(vm->state));
 		g_strlcpy(vm->profiler_name, "none", sizeof(vm->profiler_name));
 		g_strlcpy(vm->profiler_why, "mode=off: profiling detached",
@@ -198,6 +200,8 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
 				     vt_vm_nr_tiers(vm));
 		vt_residency_start(vm);
+		/* an incoming migration's profile: warm EMAs and the source's placement */
+		vt_migration_seed(vm);
 	} else {
 		/* the compressed tiers' kind may have changed: where is everything? */
 		vt_refresh_all(vm->refresh);
@@ -270,6 +274,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->hints_cost_ns = t3 - t2;
 	t2 = t3;
 	vt_placement_decide(vm, backends, s, &mp, orders, &ws, err, err_len);
+	/* an outgoing migration: nothing the destination would not keep */
+	vt_migration_hold(vm, orders, s);
 	t3 = vt_thread_ns();
 	s->policy_cost_ns = t3 - t2;
 	s->threshold = ws.threshold;
@@ -313,6 +319,8 @@ bool vt_engine_window(struct vt_vm *vm)
 	if (ok && st.windows)
 		vt_tco_history_add(&vm->tco_history, g_get_monotonic_time(), bytes);
 	g_strlcpy(vm->last_error, err, sizeof(vm->last_error));
+	if (ok && st.windows)
+		vt_migration_window_done(vm);
 	g_mutex_unlock(&vm->lock);
 	return ok;
 }

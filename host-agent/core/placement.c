@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "daemon.h"
+#include "migration.h"
 #include "placement.h"
 #include "waterfall.h"
 
@@ -140,6 +141,16 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 	vt_mtm_decide(vm->mtm, mp, room, orders, ws);
 	build_model(vm, s, backends);
 	profile_figures(vm, s, ws->threshold);
+	/*
+	 * Live migration: an incoming VM's chunks to the tiers the source's
+	 * profile names, before the waterfall would step them down one tier at
+	 * a time; an outgoing one's chunks the migration faulted back, evicted
+	 * again. (placement=tco starts its orders afresh: after it.)
+	 */
+	if (vm->policy.placement != VT_PLACEMENT_TCO)
+		vt_migration_place(vm, room, mp->budget_bytes - MIN(mp->budget_bytes,
+								    ws->promote_bytes + ws->demote_bytes),
+				   orders, ws, s);
 	if (vm->policy.placement == VT_PLACEMENT_TCO) {
 		/* the analytical model instead of MTM's moves (MTM still keeps the EMAs) */
 		struct vt_tco_params tp = {
@@ -172,6 +183,10 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 
 		ws->demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
 	}
+	if (vm->policy.placement == VT_PLACEMENT_TCO)
+		vt_migration_place(vm, room, mp->budget_bytes - MIN(mp->budget_bytes,
+								    ws->promote_bytes + ws->demote_bytes),
+				   orders, ws, s);
 	if (vm->tiers_allowed != (1U << vt_vm_nr_tiers(vm)) - 1)
 		evacuate(vm, mp->budget_bytes - MIN(mp->budget_bytes,
 						    ws->promote_bytes + ws->demote_bytes),

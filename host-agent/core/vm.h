@@ -26,6 +26,7 @@
 #include "tiers.h"
 #include "vm_policy.h"
 #include "hint_reader.h"
+#include "migration.h"
 
 /* The address space of a VM's region map. */
 enum vt_addr_space {
@@ -103,6 +104,7 @@ struct vt_vm_stats {
 	uint64_t tco_misplaced_bytes;		/* ... bytes not yet where it wants them */
 	uint32_t refused_chunks;		/* chunks a tier did not take (vt_mtm_arrivals), for a while */
 	struct vt_hint_stats hints;		/* the guest hint channel (policy hints=on) */
+	struct vt_migration_stats migration;	/* live migration (core/migration.h) */
 };
 
 struct vt_daemon;
@@ -185,6 +187,8 @@ struct vt_vm {
 	vt_engine_failed_fn engine_failed;
 	void *engine_failed_opaque;
 	vt_engine_window_fn engine_window;	/* optional, set by the owner */
+	/* live migration (core/migration.h): the worker writes under lock */
+	struct vt_vm_migration migration;
 };
 
 /* Run the VM's engine on its own thread from now on. 0 or -errno. */

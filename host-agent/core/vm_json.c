@@ -39,6 +39,8 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	vt_json_add_u64(b, "ram_bytes", vm->ram_bytes);
 	vt_json_add_u64(b, "windows", vm->stats.windows);
 	vt_json_add_str(b, "last_error", vm->last_error);
+	json_builder_set_member_name(b, "migration");
+	vt_migration_status_to_json(&vm->migration, b);
 	json_builder_set_member_name(b, "policy");
 	vt_vm_policy_to_json(&vm->policy, b);
 	json_builder_set_member_name(b, "gpa_map");
@@ -191,6 +193,9 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 		vt_backend_stats_to_json(g_ptr_array_index(vm->backends, i), b);
 	json_builder_end_array(b);
 	hints_to_json(vm, &s->hints, b);
+	json_builder_set_member_name(b, "migration");
+	vt_migration_stats_to_json(&s->migration, b);
+	vt_json_add_str(b, "migration_state", vt_migration_state_name(vm->migration.state));
 	json_builder_end_object(b);
 	g_mutex_unlock(&vm->lock);
 }

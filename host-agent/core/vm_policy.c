@@ -18,7 +18,7 @@ G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
 static const char *const keys[] = {
 	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
 	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", "placement",
-	"tco_alpha", "tiers", "hints", "balloon", NULL,
+	"tco_alpha", "tiers", "hints", "balloon", "migration_extra", NULL,
 };
 
 const char *const *vt_vm_policy_keys(void)
@@ -228,6 +228,12 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 	} else if (strcmp(key, "budget") == 0) {
 		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 40, &n.budget_bytes, error))
 			return false;
+	} else if (strcmp(key, "migration_extra") == 0) {
+		if (strcmp(value, "none") == 0)
+			n.migration_extra_bytes = 0;
+		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, &n.migration_extra_bytes,
+				      error))
+			return false;
 	} else if (strcmp(key, "window_ms") == 0) {
 		if (!parse_u64(key, value, 100, 600000, &n.window_ms, error))
 			return false;
@@ -402,5 +408,7 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	json_builder_add_string_value(b, p->hints ? "on" : "off");
 	json_builder_set_member_name(b, "balloon");
 	json_builder_add_int_value(b, (gint64)p->balloon_bytes);
+	json_builder_set_member_name(b, "migration_extra");
+	json_builder_add_int_value(b, (gint64)p->migration_extra_bytes);
 	json_builder_end_object(b);
 }

@@ -43,6 +43,12 @@ struct vt_vm_policy {
 	char tiers[128];		/* tiers the VM may be placed on, "a,b,c"; "" = all */
 	bool hints;			/* read the guest's hint channel (docs/vtierd.md) */
 	uint64_t balloon_bytes;		/* hints: what the guest's balloon should hold (0: none) */
+	/*
+	 * Outgoing migration: pages the migration thread faulted back from the
+	 * compressed tiers are evicted again at the budget per window; past this
+	 * many bytes faulted back, without the budget (0: always at the budget).
+	 */
+	uint64_t migration_extra_bytes;
 };
 
 void vt_vm_policy_default(struct vt_vm_policy *p);

@@ -235,6 +235,7 @@ static void vm_release(struct vt_vm *vm)
 	vt_mtm_free(vm->mtm);
 	vt_refresh_free(vm->refresh);
 	vt_phase_clear(&vm->phase);
+	vt_migration_clear(vm);
 	g_free(vm->heatmap);
 	g_free(vm->heatmap_acc);
 	if (vm->ram)

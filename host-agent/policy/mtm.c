@@ -132,6 +132,46 @@ void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema)
 		activate(m, i);
 }
 
+static void arriving(struct vt_mtm *m, unsigned int i);
+
+void vt_mtm_seed(struct vt_mtm *m, unsigned int i, double ema, uint32_t cold_windows,
+		 uint32_t refused)
+{
+	struct vt_mtm_chunk *c;
+
+	if (i >= m->chunks->len)
+		return;
+	c = chunk(m, i);
+	vt_mtm_set_ema(m, i, ema > 1 ? 1 : ema < VT_MTM_EMA_MIN ? 0 : ema);
+	c->cold_windows = cold_windows;
+	if (!c->active)
+		c->idle_since = m->observed;	/* idle: its age grows from here */
+	refused &= m->nr_tiers >= 32 ? UINT32_MAX : (1U << m->nr_tiers) - 1;
+	if (refused) {
+		c->refused |= refused;
+		c->refused_window = m->window;
+		arriving(m, i);	/* so that the refusal expires */
+	}
+}
+
+int vt_mtm_chunk_at(const struct vt_mtm *m, uint64_t addr)
+{
+	unsigned int lo = 0, hi = m->chunks->len;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, mid);
+
+		if (addr < c->start)
+			hi = mid;
+		else if (addr >= c->end)
+			lo = mid + 1;
+		else
+			return (int)mid;
+	}
+	return -1;
+}
+
 /* The first chunk from @i on whose end is above @addr (chunks sorted, not overlapping). */
 static unsigned int first_chunk_after(struct vt_mtm *m, unsigned int i, uint64_t addr)
 {

@@ -157,6 +157,16 @@ static inline bool vt_mtm_ordered(const struct vt_mtm *m, unsigned int chunk)
 /* Set chunk @i's EMA as if observed (a profile from elsewhere; tests). */
 void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema);
 /*
+ * Seed chunk @i from another host's profile (an incoming live migration):
+ * its EMA, its age (@cold_windows, as vt_mtm_cold_windows() will say) and
+ * tiers that are known to refuse it (bit t, for VT_MTM_REFUSED_WINDOWS as
+ * if refused now). Before the chunk's first observe; @i out of range is ignored.
+ */
+void vt_mtm_seed(struct vt_mtm *m, unsigned int i, double ema, uint32_t cold_windows,
+		 uint32_t refused);
+/* The chunk holding address @addr, or -1. */
+int vt_mtm_chunk_at(const struct vt_mtm *m, uint64_t addr);
+/*
  * Residency of chunk @i as last read: @samples[t] of its @nr_samples sampled
  * pages (sample_stride apart) are on tier t (nr_tiers entries; the others
  * were not present). Replaces what the chunk had, in m->tier_bytes too; the

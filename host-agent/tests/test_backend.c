@@ -31,6 +31,8 @@
 #include "handoff_proto.h"
 #include "daemon.h"
 #include "fake_qemu.h"
+#include "migration.h"
+#include "profile_format.h"
 #include "tier_model.h"
 #include "vm.h"
 
@@ -46,9 +48,13 @@ struct fixture {
 
 static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
 
-/* Send a HELLO as QEMU does; returns the socket (non-blocking). */
-static int hello_send(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t generation,
-		      const char *backend_id)
+/*
+ * Send a HELLO as QEMU does, with @profile_len bytes of @profile after the
+ * range (a destination's); returns the socket (non-blocking).
+ */
+static int hello_send_profile(struct fixture *f, uint32_t pid, uint32_t flags,
+			      uint64_t generation, const char *backend_id, const void *profile,
+			      size_t profile_len)
 {
 	struct {
 		struct vtier_handoff_hdr hdr;
@@ -56,22 +62,24 @@ static int hello_send(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t 
 		struct vtier_handoff_range r;
 	} m = {
 		.hdr = { VTIER_HANDOFF_MAGIC, VTIER_HANDOFF_VERSION, VTIER_HANDOFF_HELLO,
-			 sizeof(struct vtier_handoff_hello) + sizeof(struct vtier_handoff_range), 7 },
+			 (uint32_t)(sizeof(struct vtier_handoff_hello) +
+				    sizeof(struct vtier_handoff_range) + profile_len), 7 },
 		.h = fake_qemu_hello(&f->q, backend_id, generation),
 		.r = { .gpa = 1ull << 32, .offset = 0, .size = NPAGES * PAGE },
 	};
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fds[2] = { f->q.memfd, f->q.uffd };
 	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
-	struct iovec iov = { &m, sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	struct iovec iov[2] = { { &m, sizeof(m) }, { (void *)profile, profile_len } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = profile_len ? 2 : 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	int s;
 
 	m.h.flags |= VTIER_HELLO_F_UUID | flags;
 	m.h.n_ranges = 1;
 	m.h.qemu_pid = pid;
+	m.h.profile_size = (uint32_t)profile_len;
 	memcpy(m.h.vm_uuid, uuid, 16);
 	g_strlcpy(m.h.vm_name, "vm0", sizeof(m.h.vm_name));
 	c->cmsg_level = SOL_SOCKET;
@@ -81,8 +89,14 @@ static int hello_send(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t 
 	g_strlcpy(sa.sun_path, f->agent, sizeof(sa.sun_path));
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	assert_int_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)sizeof(m));
+	assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)(sizeof(m) + profile_len));
 	return s;
+}
+
+static int hello_send(struct fixture *f, uint32_t pid, uint32_t flags, uint64_t generation,
+		      const char *backend_id)
+{
+	return hello_send_profile(f, pid, flags, generation, backend_id, NULL, 0);
 }
 
 /* Run the daemon's loop until the HELLO_REPLY on @s; return its status. */
@@ -644,6 +658,221 @@ static void test_stats_carry_report(void **state)
 	close(s);
 }
 
+static void send_migration(int s, uint32_t event)
+{
+	struct {
+		struct vtier_handoff_hdr hdr;
+		struct vtier_handoff_migration m;
+	} msg = {
+		{ VTIER_HANDOFF_MAGIC, VTIER_HANDOFF_VERSION, VTIER_HANDOFF_MIGRATION, 8, 9 },
+		{ event, 0 },
+	};
+
+	assert_int_equal(send(s, &msg, sizeof(msg), 0), (ssize_t)sizeof(msg));
+}
+
+/* The next message of @type on @s within 5 s (others skipped); its payload in @buf. */
+static size_t next_msg(int s, uint16_t type, void *buf, size_t cap)
+{
+	gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	struct vtier_handoff_hdr hdr;
+
+	do {
+		assert_true(recv_all(s, &hdr, sizeof(hdr), deadline));
+		assert_true(hdr.size <= cap);
+		assert_true(recv_all(s, buf, hdr.size, deadline));
+	} while (hdr.type != type);
+	return hdr.size;
+}
+
+static struct vt_migration_stats migration_of(struct vt_vm *vm, enum vt_migration_state *state,
+					      char *note, size_t note_len)
+{
+	struct vt_migration_stats ms;
+
+	g_mutex_lock(&vm->lock);
+	ms = vm->stats.migration;
+	if (state)
+		*state = vm->migration.state;
+	if (note)
+		g_strlcpy(note, vm->migration.note, note_len);
+	g_mutex_unlock(&vm->lock);
+	return ms;
+}
+
+/* Run the loop until the VM's migration state is @want (the worker takes events). */
+static void wait_state(struct vt_vm *vm, enum vt_migration_state want, uint64_t ended)
+{
+	gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	enum vt_migration_state st;
+	struct vt_migration_stats ms;
+
+	do {
+		g_main_context_iteration(NULL, FALSE);
+		ms = migration_of(vm, &st, NULL, 0);
+	} while ((st != want || ms.completed + ms.failed != ended) &&
+		 g_get_monotonic_time() < deadline);
+	assert_int_equal(st, want);
+}
+
+/*
+ * Source: MIGRATION started makes vtierd send the backend's profile (v2, read
+ * back here as the destination reads it) and hold promotions until the
+ * migration ends, which status and stats say; failed and completed end it.
+ */
+static void test_migration_source(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree uint8_t *buf = g_malloc(1 << 20);
+	g_autoptr(JsonBuilder) jb = json_builder_new();
+	g_autoptr(JsonNode) root = NULL;
+	struct vt_migration_stats ms;
+	enum vt_migration_state st;
+	struct vt_profile_chunk c;
+	struct vt_profile p;
+	struct vt_backend *b;
+	struct vt_vm *vm;
+	char err[VT_PROFILE_ERR_LEN], msg[128], note[200];
+	gint64 deadline;
+	unsigned int nr;
+	size_t len;
+	int s;
+
+	/* one memory tier, then the compressed one */
+	f->d->tiers.nr = 1;
+	f->d->tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	do {	/* the worker took the RAM (engine start, mode=off) */
+		g_main_context_iteration(NULL, FALSE);
+		g_mutex_lock(&vm->lock);
+		nr = vm->nr_tiers;
+		g_mutex_unlock(&vm->lock);
+	} while (nr != 2 && g_get_monotonic_time() < deadline);
+	assert_int_equal(nr, 2);
+	/* no state yet (mode=off): no profile, said so */
+	send_migration(s, VTIER_MIGRATION_START);
+	wait_state(vm, VT_MIGRATION_OUTGOING, 0);
+	deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	do {	/* the worker writes (or fails to write) the profile right after */
+		g_main_context_iteration(NULL, FALSE);
+		ms = migration_of(vm, NULL, note, sizeof(note));
+	} while (!ms.profile_errors && g_get_monotonic_time() < deadline);
+	assert_int_equal(ms.profile_errors, 1);
+	assert_non_null(strstr(note, "no profile"));
+	send_migration(s, VTIER_MIGRATION_FAILED);
+	wait_state(vm, VT_MIGRATION_NONE, 1);
+
+	/* the state a window leaves (no profiler runs on the test process) */
+	b = g_ptr_array_index(vm->backends, 0);
+	g_mutex_lock(&vm->lock);
+	vm->mtm = vt_mtm_new(&(struct vt_range64){ b->hva, b->hva + NPAGES * PAGE }, 1, 2 << 20,
+			     128 << 10, 2);
+	vt_mtm_set_ema(vm->mtm, 0, 0.5);
+	vm->stats.windows = 3;
+	g_mutex_unlock(&vm->lock);
+	send_migration(s, VTIER_MIGRATION_START);
+	len = next_msg(s, VTIER_HANDOFF_PROFILE, buf, 1 << 20);
+	assert_int_equal(vt_profile_read(buf, len, NPAGES * PAGE, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.version, 2);
+	assert_int_equal(p.windows, 3);
+	assert_int_equal(p.n_tiers, 2);
+	assert_string_equal(p.tiers[0].name, "dram");
+	assert_string_equal(p.tiers[1].name, "lz4");
+	assert_int_equal(p.tiers[1].kind, VTIER_PROFILE_TIER_COMPRESSED);
+	assert_int_equal(p.n_chunks, 1);
+	vt_profile_chunk(&p, 0, &c);
+	assert_true(fabs(c.ema - 0.5) < 1e-4);
+	ms = migration_of(vm, &st, NULL, 0);
+	assert_int_equal(st, VT_MIGRATION_OUTGOING);
+	assert_int_equal(ms.started, 2);
+	assert_int_equal(ms.profiles_written, 1);
+	assert_int_equal(ms.profile_bytes, len);
+	vt_vm_status_to_json(vm, jb);
+	root = json_builder_get_root(jb);
+	assert_string_equal(json_object_get_string_member(json_object_get_object_member(
+		json_node_get_object(root), "migration"), "state"), "outgoing");
+	send_migration(s, VTIER_MIGRATION_COMPLETED);
+	wait_state(vm, VT_MIGRATION_NONE, 2);
+	ms = migration_of(vm, NULL, NULL, 0);
+	assert_int_equal(ms.completed, 1);
+	assert_int_equal(ms.failed, 1);
+	close(s);
+}
+
+/* A v2 profile of the test's backend: one chunk on a tier of @tier_name. */
+static size_t good_profile(uint8_t *buf, const char *tier_name)
+{
+	struct vt_profile_tier t[2] = { { "dram", VTIER_PROFILE_TIER_NUMA } };
+	size_t len = vt_profile_v2_bytes(NPAGES * PAGE, 2, 21);
+
+	g_strlcpy(t[1].name, tier_name, sizeof(t[1].name));
+	t[1].kind = VTIER_PROFILE_TIER_COMPRESSED;
+	assert_int_equal(vt_profile_v2_init(buf, NPAGES * PAGE, 21, t, 2, 9), 0);
+	vt_profile_v2_set(buf, 0, &(struct vt_profile_chunk){ .ema = 0.25, .tier = 1 });
+	return len;
+}
+
+/*
+ * Destination: a HELLO with INCOMING and a garbled or foreign profile is
+ * accepted (the profile is a hint), the profile refused with its reason,
+ * counted, and the VM profiles from scratch; a good one with mode=off is let go.
+ */
+static void test_migration_incoming_refused(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t good[256], bad[256];
+	size_t good_len = good_profile(good, "lz4");
+	struct {
+		const char *what;
+		size_t off, len;	/* a byte of @good changed at @off, or cut to @len */
+		uint8_t value;
+		const char *reason;
+		uint32_t flags;
+	} cases[] = {
+		{ "bad magic", 0, 0, 0x11, "not a vtier profile", 0 },
+		{ "foreign backend size", 13, 0, 0x01, "backend", 0 },
+		{ "version 7", 4, 0, 7, "version 7", 0 },
+		{ "tier index out of its table", 32 + 2 * 24 + 2, 0, 5, "names tier 5", 0 },
+		{ "one byte short", 0, 1, 0, "bytes", 0 },
+		{ "good, mode=off", 0, 0, 0, "not used", 0 },
+	};
+
+	for (unsigned int k = 0; k < G_N_ELEMENTS(cases); k++) {
+		struct vt_migration_stats ms = { 0 };
+		char msg[128], note[200] = "";
+		size_t len = good_len - cases[k].len;
+		struct vt_vm *vm;
+		gint64 deadline;
+		int s;
+
+		memcpy(bad, good, good_len);
+		if (cases[k].off || cases[k].value)
+			bad[cases[k].off] = cases[k].value;
+		s = hello_send_profile(f, (uint32_t)getpid(), VTIER_HELLO_F_INCOMING, 1, "mem0",
+				       bad, len);
+		assert_int_equal(hello_wait(s, &s, msg), 0);
+		vm = the_vm(f->d);
+		assert_non_null(vm);
+		deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+		do {	/* the worker's engine start takes the profile */
+			g_main_context_iteration(NULL, FALSE);
+			ms = migration_of(vm, NULL, note, sizeof(note));
+		} while (!note[0] && g_get_monotonic_time() < deadline);
+		if (!strstr(note, cases[k].reason))
+			fail_msg("%s: note '%s', want '%s'", cases[k].what, note, cases[k].reason);
+		assert_int_equal(ms.profiles_refused, strstr(cases[k].what, "good") ? 0 : 1);
+		assert_int_equal(ms.profiles_seeded, 0);
+		close(s);
+		deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+		while (the_vm(f->d) && g_get_monotonic_time() < deadline)
+			g_main_context_iteration(NULL, FALSE);
+		assert_null(the_vm(f->d));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +885,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_during_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_carry_report, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test(test_config),
 	};
 

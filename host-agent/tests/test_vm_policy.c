@@ -26,6 +26,11 @@ static void test_good(void **state)
 	assert_int_equal(p.dram_limit_bytes, 256ULL << 20);
 	assert_true(vt_vm_policy_set(&p, "dram_limit", "none", &e));
 	assert_int_equal(p.dram_limit_bytes, 0);
+	assert_int_equal(p.migration_extra_bytes, 0);
+	assert_true(vt_vm_policy_set(&p, "migration_extra", "512MiB", &e));
+	assert_int_equal(p.migration_extra_bytes, 512ULL << 20);
+	assert_true(vt_vm_policy_set(&p, "migration_extra", "none", &e));
+	assert_int_equal(p.migration_extra_bytes, 0);
 	assert_true(vt_vm_policy_set(&p, "dram_share", "0.25", &e));
 	assert_true(p.dram_share == 0.25);
 	assert_true(vt_vm_policy_set(&p, "budget", "64M", &e));
@@ -124,6 +129,7 @@ static void test_bad(void **state)
 	static const char *const bad[][2] = {
 		{ "mode", "on" }, { "mode", "" }, { "mode", "AUTO" }, { "dram_limit", "-1" },
 		{ "dram_limit", "1k" }, { "dram_limit", "lots" }, { "dram_limit", "2PiB" },
+		{ "migration_extra", "1MiB" }, { "migration_extra", "-1" }, { "migration_extra", "" },
 		{ "dram_share", "1.5" }, { "dram_share", "-0.1" }, { "dram_share", "nan" },
 		{ "dram_share", "inf" }, { "dram_share", "0.5x" }, { "dram_share", "" },
 		{ "budget", "0" }, { "budget", "1MiB" }, { "window_ms", "0" }, { "window_ms", "99" },

@@ -28,7 +28,8 @@ static const char usage[] =
 	"  policy VM [KEY=VALUE...]      show or change the policy (keys: mode, dram_limit,\n"
 	"                                dram_share, budget, window_ms, sample_ms, hot_threshold,\n"
 	"                                thrash_windows, thrash_step, chunk, profiler,\n"
-	"                                ctier_age_windows, placement, tco_alpha, tiers)\n"
+	"                                ctier_age_windows, placement, tco_alpha, tiers, hints,\n"
+	"                                balloon, migration_extra)\n"
 	"  tiers                         the host's memory tiers\n"
 	"  demote VM tier=NAME [gpa=ADDR len=SIZE]\n"
 	"                                move guest RAM (default: all of it) into compressed\n"
@@ -93,6 +94,12 @@ static void print_status(JsonObject *o)
 	       iget(o, "windows"));
 	if (*sget(o, "last_error"))
 		printf("last error: %s\n", sget(o, "last_error"));
+	if (json_object_has_member(o, "migration")) {
+		JsonObject *m = json_object_get_object_member(o, "migration");
+
+		printf("migration: %s%s%s\n", sget(m, "state"), *sget(m, "profile") ? "; " : "",
+		       sget(m, "profile"));
+	}
 	printf("%-12s %-22s %9s %18s %7s %-6s %s\n", "BACKEND", "TYPE", "MiB", "HVA", "PAGE",
 	       "SHARE", "MAPPING");
 	for (unsigned int i = 0; ram && i < json_array_get_length(ram); i++) {

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	g_autofree char *libvirt_uri = NULL, *libvirt_attach = NULL, *metrics_listen = NULL;
 	struct vt_metrics_http *metrics = NULL;
 	g_auto(GStrv) attach = NULL;
-	gboolean verbose = FALSE;
+	gboolean verbose = FALSE, ignore_profiles = FALSE;
 	GOptionEntry entries[] = {
 		{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,
 		  "control socket (default " VT_CONTROL_SOCKET_DEFAULT ")", "PATH" },
@@ -139,6 +139,9 @@ int main(int argc, char **argv)
 		  "in the config, else off)", "ADDR:PORT" },
 		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs,
 		  "read tiers from this tree instead of / (tests)", "DIR" },
+		{ "ignore-migration-profiles", 0, 0, G_OPTION_ARG_NONE, &ignore_profiles,
+		  "profile VMs that arrive by live migration from scratch, without the "
+		  "source's profile", NULL },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
 		{ NULL },
 	};
@@ -201,6 +204,7 @@ int main(int argc, char **argv)
 	}
 	g_strlcpy(d->store_root, store_dir ? store_dir : VT_STORE_DIR_DEFAULT,
 		  sizeof(d->store_root));
+	d->ignore_profiles = ignore_profiles;
 	if (!socket_path)
 		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
 	server = vt_control_server_new(socket_path, handle, d, &e);

@@ -1,0 +1,248 @@
+# migrate-tiered: live migration of a tiered VM between two patched QEMUs in
+# L1, each with its own vtierd (own sockets and stores, as two hosts would
+# have), issue 15. The L2 guest's workload fills MIGRATE_WL_MIB (128) MiB
+# with a mix of zeros, text and random bytes and keeps its first quarter
+# hot; vtierd A places it (hot on DRAM, the cold part in lz4 on the CXL node
+# and zstd on the PMEM node). Then:
+#   1. vm0 -> vm1: vtierd A sends its profile, QEMU carries it, vtierd B
+#      seeds vm1 from it. Windows of vtierd B until the destination is
+#      placed (>= 70 % of the cold pages in compressed tiers, >= 90 % of the
+#      present hot pages on node 0, read independently of vtierd with
+#      move_pages status of the pages' guest-physical extents); vm0's memfd
+#      sampled every 0.2 s during the migration (the source's extra memory);
+#      QEMU's total time and downtime.
+#   2. vm1 -> vm2 under vtierd C started with --ignore-migration-profiles:
+#      the same count without a profile (the baseline).
+# The guest checks every page of its region on vm1 and on vm2.
+#   RESULT-MIGRATE dest_windows_with_profile= dest_windows_without=
+#     src_peak_extra_mib= total_s= downtime_ms= bad_pages=
+# (windows: of the destination's vtierd, from its adoption of the VM until
+# placed, polled twice a window; MIGRATE_MAX_WINDOWS (120) more than at the
+# first look when never; total_s and downtime_ms of the first migration;
+# bad_pages: both verifies.)
+export LD_LIBRARY_PATH=/opt/vtier/lib
+W=${VTIERD_WINDOW_MS:-1000}
+QEMU=/opt/vtier/qemu/qemu-system-x86_64
+CORPUS=/opt/vtier/corpus
+MIB=1048576
+WL=${MIGRATE_WL_MIB:-128}
+HOT=$((WL / 4))
+MAXW=${MIGRATE_MAX_WINDOWS:-120}
+UUID=5a1e0000-1111-4222-8333-444455556666
+field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
+jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
+jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+# ctl A|B|C ARGS: vtierctl of that vtierd
+ctl() { local a=$1; shift; vtierctl --socket "/run/vtier/$a.sock" "$@"; }
+fail() {
+    for a in a b c; do
+        [ -S "/run/vtier/$a.sock" ] || continue
+        echo "---- vtierd $a"
+        ctl "$a" --json list 2>&1 | head -c 3000; echo
+        tail -30 "$TB_OUT/vtierd-$a.log" 2>&1
+    done
+    tb_fail "$@"
+}
+tb_on_hang() {
+    for a in a b c; do
+        [ -S "/run/vtier/$a.sock" ] && timeout 5 vtierctl --socket "/run/vtier/$a.sock" --json stats "$1" 2>&1 | head -c 3000
+    done
+}
+# start_vtierd NAME CONFIG [OPTIONS]: its sockets, store and log are its own
+start_vtierd() {
+    local a=$1 conf=$2; shift 2
+    vtierd --socket "/run/vtier/$a.sock" --agent-socket "/run/vtier/$a.agent" \
+        --store-dir "/run/vtier/$a.store" --config "$conf" "$@" \
+        >> "$TB_OUT/vtierd-$a.log" 2>&1 &
+    for _ in $(seq 50); do ctl "$a" list > /dev/null 2>&1 && return 0; sleep 0.2; done
+    fail "vtierd $a did not start: $(cat "$TB_OUT/vtierd-$a.log")"
+}
+# bytes of guest RAM in the memfd of QEMU pid $1 (what is not evicted)
+memfd_bytes() {
+    for fd in /proc/"$1"/fd/*; do
+        case $(readlink "$fd") in
+        /memfd:*)
+            set -- $(stat -L -c '%s %b' "$fd")
+            [ "$1" -ge $((512 * MIB)) ] && { echo $(($2 * 512)); return; } ;;
+        esac
+    done
+    echo 0
+}
+# until vtierd $1 has adopted VM $2 by its hand-off
+wait_adopted() {
+    for _ in $(seq 600); do
+        ctl "$1" --json status "$2" 2>/dev/null | grep -q '"attached_by":"hand-off"' && return 0
+        sleep 0.1
+    done
+    fail "vtierd $1 did not adopt $2 within 60 s"
+}
+# Where VM $2 under vtierd $1 is: cold_pct (cold pages absent from QEMU's
+# mapping = in a compressed tier) and hot_pct (present hot pages on node 0).
+# Sets globals (a failure in $(...) would only leave the subshell).
+placement() {
+    local st pid hva c h
+    st=$(ctl "$1" --json status "$2") || fail "status $2"
+    pid=$(tb_l2_pid "$2")
+    hva=$(jfirst "$st" hva)
+    c=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cold.ext) || fail "where-gpa cold: $c"
+    h=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/hot.ext) || fail "where-gpa hot: $h"
+    cold_pct=$(( $(field "$c" absent) * 100 / cold_pages ))
+    hot_pct=$(( $(field "$h" node0) * 100 / ($(field "$h" pages) - $(field "$h" absent) + 1) ))
+}
+# migrate FROM TO SOCKET: until completed; sets mig_total_ms, mig_down_ms
+migrate() {
+    local r st
+    r=$(tb_qmp "$1" "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"unix:$3\"}}") ||
+        fail "migrate $1 -> $2: $r"
+    for _ in $(seq 3000); do
+        st=$(tb_qmp "$1" '{"execute":"query-migrate"}')
+        case $st in
+        *'"status": "completed"'*|*'"status":"completed"'*) break ;;
+        *'"status": "failed"'*|*'"status":"failed"'*|*cancelled*) fail "migration $1 -> $2: $st" ;;
+        esac
+        sleep 0.2
+    done
+    echo "$st" | grep -q completed || fail "migration $1 -> $2 did not complete in 600 s: $st"
+    mig_total_ms=$(echo "$st" | grep -o '"total-time": *[0-9]*' | grep -o '[0-9]*$')
+    mig_down_ms=$(echo "$st" | grep -o '"downtime": *[0-9]*' | grep -o '[0-9]*$')
+}
+# windows of vtierd $1 (since it adopted VM $2) until the VM is placed, for at
+# most $3 windows from the first look: sets placed_windows ($3 more when never)
+windows_to_place() {
+    local i w w0 js
+    printf '%-6s %-8s %-9s %-8s %-10s %s\n' poll windows cold_pct hot_pct stored_MiB plan
+    w0=""
+    for i in $(seq 1 $(($3 * 4))); do
+        js=$(ctl "$1" --json stats "$2") || fail "stats $2"
+        w=$(jfirst "$js" windows)
+        w=${w:-0}
+        w0=${w0:-$w}
+        placed_windows=$((w0 + $3))
+        placement "$1" "$2"
+        printf '%-6s %-8s %-9s %-8s %-10s %s\n' "$i" "$w" "$cold_pct%" "$hot_pct%" \
+            $(( $(jsum "$js" stored_bytes) / MIB )) \
+            "$(jfirst "$js" plan_orders)/$(jfirst "$js" plan_chunks)"
+        if [ "$cold_pct" -ge 70 ] && [ "$hot_pct" -ge 90 ]; then
+            placed_windows=$w
+            return
+        fi
+        [ "$w" -ge "$placed_windows" ] && return
+        sleep "$(awk "BEGIN {print $W / 2000}")"
+    done
+}
+
+tb_step "L1: host-kmod, three vtierds (source A, destination B, baseline C)"
+[ -x "$QEMU" ] || fail "$QEMU missing (tests/vtierd/run-scenario copies the patched QEMU in)"
+insmod /opt/vtier/vtier_tdp.ko || fail "insmod vtier_tdp.ko"
+echo 0 > /proc/sys/kernel/numa_balancing
+mkdir -p /run/vtier && chmod 700 /run/vtier
+cat > /run/vtier/vtierd.conf <<EOF
+[policy]
+mode = observe
+window_ms = $W
+ctier_age_windows = 1
+budget = 256MiB
+
+[ctier.lz4]
+codec = lz4
+pool = zsmalloc
+medium = node:1
+
+[ctier.zstd]
+codec = zstd:3
+pool = zbud
+medium = node:2
+EOF
+# the destinations tier what arrives from their first window (the source
+# observes while the guest fills its memory, then is switched to auto)
+sed 's/^mode = observe/mode = auto/' /run/vtier/vtierd.conf > /run/vtier/dest.conf
+start_vtierd a /run/vtier/vtierd.conf
+start_vtierd b /run/vtier/dest.conf
+ctl a tiers || fail "vtierd a: no tiers"
+
+tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd A"
+TB_L2_BOOT_TIMEOUT=$((TB_L2_BOOT_TIMEOUT * 3))
+L2OPTS="--mem 512M --memdev memfd --qemu $QEMU"
+# shellcheck disable=SC2086
+tb_l2_start vm0 $L2OPTS --backend-opts ",tier-agent=/run/vtier/a.agent" -- -uuid "$UUID"
+tb_l2_check_kvm vm0
+wait_adopted a vm0
+tb_l2 vm0 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
+tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
+    fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
+kinds=$(tb_l2 vm0 "vtier-workload ctl kinds from=${HOT}M") || fail "workload kinds: $kinds"
+cold_pages=$(( $(field "$kinds" zero) + $(field "$kinds" corpus) ))
+tb_l2 vm0 "vtier-workload ctl extents from=${HOT}M out=/run/cold.ext" || fail "cold extents"
+tb_l2 vm0 "cat /run/cold.ext" > /run/cold.ext || fail "copying the cold extents out"
+echo "workload: $kinds; $(wc -l < /run/cold.ext) cold extents"
+ctl a policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
+# the hot set stays hot in the guest through both migrations
+tb_l2 vm0 "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
+    vtier-workload ctl phase dist=uniform ranges=0-${HOT}M duration_ms=$((W * 2)) write_pct=5 ||
+        { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
+# the hot set's guest-physical extents (the phases' ranges), once one phase ran
+sleep "$(awk "BEGIN {print $W * 3 / 1000}")"
+tb_l2 vm0 "vtier-workload ctl hotset source=ranges out=/run/hot.ext" || fail "hotset"
+tb_l2 vm0 "cat /run/hot.ext" > /run/hot.ext || fail "copying the hot extents out"
+echo "hot set: $(wc -l < /run/hot.ext) extents"
+
+tb_step "vtierd A places vm0"
+windows_to_place a vm0 300
+placement a vm0
+[ "$cold_pct" -ge 70 ] && [ "$hot_pct" -ge 90 ] ||
+    fail "vtierd A did not place vm0 in 300 windows: cold $cold_pct %, hot $hot_pct %"
+ctl a stats vm0 | head -5
+pid0=$(tb_l2_pid vm0)
+
+tb_step "migration 1: vm0 (vtierd A) -> vm1 (vtierd B), with the profile"
+# shellcheck disable=SC2086
+tb_l2_start vm1 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent" -- \
+    -uuid "$UUID" -incoming unix:/run/vtier/mig1.sock
+for _ in $(seq 100); do [ -S /run/vtier/mig1.sock ] && break; sleep 0.2; done
+base=$(memfd_bytes "$pid0")
+(while [ ! -e /run/sample.stop ]; do memfd_bytes "$pid0"; sleep 0.2; done) > /run/memfd.samples &
+migrate vm0 vm1 /run/vtier/mig1.sock
+total_ms=$mig_total_ms down_ms=$mig_down_ms
+touch /run/sample.stop
+peak=$(sort -n /run/memfd.samples | tail -1)
+extra=$(( (${peak:-0} - base) / MIB ))
+echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${base} bytes" \
+    "before, ${peak} at most during it ($(wc -l < /run/memfd.samples) samples)"
+ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*' || true
+tb_l2_stop vm0
+wait_adopted b vm1
+tb_l2_wait vm1 120
+ctl b status vm1 | grep '^migration:' || true
+windows_to_place b vm1 "$MAXW"
+with=$placed_windows
+ctl b --json stats vm1 | grep -o '"migration":{[^}]*}' || true
+v=$(tb_l2 vm1 -t 900 'vtier-workload ctl verify report=5') || true
+echo "$v"
+bad1=$(field "$v" bad)
+[ -n "$bad1" ] || fail "no verify result on vm1: $v"
+
+tb_step "migration 2: vm1 (vtierd B) -> vm2 (vtierd C, --ignore-migration-profiles)"
+start_vtierd c /run/vtier/dest.conf --ignore-migration-profiles
+# shellcheck disable=SC2086
+tb_l2_start vm2 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/c.agent" -- \
+    -uuid "$UUID" -incoming unix:/run/vtier/mig2.sock
+for _ in $(seq 100); do [ -S /run/vtier/mig2.sock ] && break; sleep 0.2; done
+migrate vm1 vm2 /run/vtier/mig2.sock
+echo "migration 2: total $mig_total_ms ms, downtime $mig_down_ms ms"
+tb_l2_stop vm1
+wait_adopted c vm2
+tb_l2_wait vm2 120
+grep "ignored" "$TB_OUT/vtierd-c.log" || fail "vtierd C did not ignore the profile"
+windows_to_place c vm2 "$MAXW"
+without=$placed_windows
+v=$(tb_l2 vm2 -t 900 'vtier-workload ctl verify report=5') || true
+echo "$v"
+bad2=$(field "$v" bad)
+[ -n "$bad2" ] || fail "no verify result on vm2: $v"
+tb_l2 vm2 'touch /run/A.stop' || true
+
+echo "RESULT-MIGRATE dest_windows_with_profile=$with dest_windows_without=$without" \
+    "src_peak_extra_mib=$extra total_s=$(awk "BEGIN {printf \"%.1f\", $total_ms / 1000}")" \
+    "downtime_ms=$down_ms bad_pages=$((bad1 + bad2))"
+[ "$((bad1 + bad2))" = 0 ] || fail "$((bad1 + bad2)) guest pages bad after migration"
+tb_l2_stop vm2
