@@ -67,6 +67,8 @@ node0_mib() {
 
 tb_step "L1: libvirt's directories and configuration"
 echo 0 > /proc/sys/kernel/numa_balancing
+# the metrics endpoint listens on loopback, which L1's init leaves down
+ip link set lo up || fail "cannot bring lo up"
 [ -d /sys/kernel/mm/damon/admin ] || tb_skip "L1 kernel has no DAMON sysfs"
 command -v libvirtd > /dev/null || fail "no libvirtd in L1 (run-scenario copies it in)"
 mkdir -p /etc/libvirt/hooks/qemu.d /var/lib/libvirt/qemu /var/log/libvirt/qemu \
