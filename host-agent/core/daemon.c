@@ -64,7 +64,7 @@ static void vm_free(struct vt_vm *vm)
 	vm->qmp_watch = 0;
 	vt_qmp_free(vm->qmp);
 	vm->qmp = NULL;
-	vt_vm_retire(vm);
+	vt_vm_retire(vm, vm->d && vm->d->exiting);
 }
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
@@ -174,6 +174,7 @@ void vt_daemon_free(struct vt_daemon *d)
 		return;
 	vt_libvirt_free(d->libvirt);
 	attach_cancel_all(d);
+	d->exiting = true;
 	g_ptr_array_free(d->attaching, TRUE);
 	g_hash_table_destroy(d->vms);
 	if (d->stats_timer)
@@ -332,7 +333,7 @@ bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError *
 		g_set_error(error, VT_CORE_ERROR, EAGAIN, "no thread for the VM's worker");
 		g_ptr_array_set_size(vm->backends, 0);
 		b->vm = NULL;
-		vt_vm_retire(vm);
+		vt_vm_retire(vm, false);
 		return false;
 	}
 	g_hash_table_insert(d->vms, vm->name, vm);

@@ -46,6 +46,7 @@ struct vt_daemon {
 	bool zswap_ok;			/* swap + zswap: the compressed tier of stock QEMU */
 	char zswap_why[160];
 	struct vt_libvirt *libvirt;	/* attach by libvirt domain (NULL: off) */
+	bool exiting;			/* vt_daemon_free: VMs' engines stop before it returns */
 };
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log);

@@ -212,9 +212,11 @@ bool vt_vm_worker_engine_start(struct vt_vm *vm, GError **error);
 /*
  * Stop the worker and free the VM without blocking the caller: the engine
  * stops on a reaper thread once the window in progress ends. The main loop's
- * parts (QMP, backends' links) must be released before.
+ * parts (QMP, backends' links) must be released before. @wait: stop it here
+ * instead (the daemon's exit: a process that ends leaves a reaper no time to
+ * stop the engine, and a kernel DAMON it started would keep running).
  */
-void vt_vm_retire(struct vt_vm *vm);
+void vt_vm_retire(struct vt_vm *vm, bool wait);
 
 /* Tiers of the VM's placement: the host's NUMA tiers, then the compressed tiers. */
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm);

@@ -266,7 +266,7 @@ static gpointer reaper(gpointer data)
 	return NULL;
 }
 
-void vt_vm_retire(struct vt_vm *vm)
+void vt_vm_retire(struct vt_vm *vm, bool wait)
 {
 	GThread *t;
 
@@ -275,11 +275,13 @@ void vt_vm_retire(struct vt_vm *vm)
 		return;
 	}
 	g_main_loop_quit(vm->loop);
-	t = g_thread_try_new("vtier-reap", reaper, vm, NULL);
-	if (t) {
-		g_thread_unref(t);
-		return;
+	if (!wait) {
+		t = g_thread_try_new("vtier-reap", reaper, vm, NULL);
+		if (t) {
+			g_thread_unref(t);
+			return;
+		}
 	}
-	/* no thread to spare: wait here, once */
+	/* at exit, or no thread to spare: wait here, once */
 	reaper(vm);
 }
