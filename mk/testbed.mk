@@ -21,7 +21,8 @@ testbed-images: deps testbed-qemu-l1
 	tests/testbed/images path
 
 check-vm: build testbed-images
-	$(MESON) test -C $(BUILD) --suite vm --print-errorlogs
+	$(MESON) test -C $(BUILD) --suite vm --print-errorlogs || \
+		{ tests/testbed/failure-digest $(BUILD)/meson-logs/testlog.txt; exit 1; }
 
 testbed-run: build testbed-images
 	tests/testbed/run --build $(BUILD) $(SCENARIO)

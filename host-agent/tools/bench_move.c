@@ -411,28 +411,6 @@ out:
 	return ret;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(GArray *v, double *lo, double *hi)
-{
-	g_autofree double *s = NULL;
-
-	if (!v->len) {
-		*lo = *hi = 0;
-		return 0;
-	}
-	s = g_memdup2(v->data, v->len * sizeof(double));
-	qsort(s, v->len, sizeof(double), cmp_double);
-	*lo = s[0];
-	*hi = s[v->len - 1];
-	return v->len % 2 ? s[v->len / 2] : (s[v->len / 2 - 1] + s[v->len / 2]) / 2;
-}
-
 /* @bytes of anonymous memory bound to @node (mbind, MPOL_BIND), or NULL. */
 static char *alloc_on_node(uint64_t bytes, int node)
 {
@@ -491,7 +469,7 @@ static void print_table(struct method *ms, unsigned int nm, const char *label, i
 	       "%best", "calls/trip", "pages/call", "busy/tr", "retry/tr");
 	for (unsigned int i = 0; i < nm; i++) {
 		struct method *m = &ms[i];
-		double lo, hi, med = median(m->mbps, &lo, &hi);
+		double lo, hi, med = vt_bench_median(m->mbps, &lo, &hi);
 		unsigned int t = MAX(m->trips, 1);
 
 		printf("%-22s %9.1f %9.1f %9.1f", m->name, med, lo, hi);
@@ -580,7 +558,7 @@ static int run_pair(struct bench *b, enum backing backing, int node, int rounds)
 		goto out;
 	}
 	for (unsigned int i = 0; i < nm; i++) {
-		double med = median(ms[i].mbps, &lo, &hi);
+		double med = vt_bench_median(ms[i].mbps, &lo, &hi);
 
 		if ((ms[i].kind == M_PAGES || ms[i].kind == M_HEADS) && med > best) {
 			best = med;
@@ -588,8 +566,8 @@ static int run_pair(struct bench *b, enum backing backing, int node, int rounds)
 		}
 	}
 	print_table(ms, nm, label, node, best, rounds);
-	mover = median(ms[0].mbps, &lo, &hi);
-	mem = median(ms[nm - 1].mbps, &lo, &hi);
+	mover = vt_bench_median(ms[0].mbps, &lo, &hi);
+	mem = vt_bench_median(ms[nm - 1].mbps, &lo, &hi);
 	printf("mover: %.1f calls, %.1f busy, %.1f retried, %.1f already per round trip; "
 	       "CPU in vt_numa_move %.1f ms per round trip\n",
 	       (double)ms[0].calls / MAX(ms[0].trips, 1), (double)ms[0].busy / MAX(ms[0].trips, 1),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* vtier-bench: benchmarks of vtier's parts. `vtier-bench SUBCOMMAND --help`. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vtier_bench.h"
@@ -59,4 +60,32 @@ int main(int argc, char **argv)
 			return subcommands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "vtier-bench: unknown subcommand '%s'\n\n", argv[1]);
 	return usage(stderr);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double vt_bench_median(const GArray *v, double *lo, double *hi)
+{
+	g_autofree double *s = NULL;
+	unsigned int n = v ? v->len : 0;
+
+	if (!n) {
+		if (lo)
+			*lo = 0;
+		if (hi)
+			*hi = 0;
+		return 0;
+	}
+	s = g_memdup2(v->data, n * sizeof(double));
+	qsort(s, n, sizeof(double), cmp_double);
+	if (lo)
+		*lo = s[0];
+	if (hi)
+		*hi = s[n - 1];
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }

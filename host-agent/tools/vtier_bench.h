@@ -21,4 +21,7 @@ int vt_bench_agent(int argc, char **argv);
 bool vt_bench_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc,
 		      char ***argv, const char *cmd);
 
+/* The median of the doubles in @v (0 if empty); its least and greatest in @lo, @hi if not NULL. */
+double vt_bench_median(const GArray *v, double *lo, double *hi);
+
 #endif
