@@ -207,7 +207,7 @@ static void *writer_main(void *opaque)
 		for (uint64_t p = 2; p < NPAGES; p += 16)
 			write_page(w->f, p, v);
 		v++;
-		w->writes++;
+		__atomic_add_fetch(&w->writes, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -219,14 +219,27 @@ static void test_writes_race_eviction(void **state)
 	struct writer w = { .f = f };
 	pthread_t t;
 
+	uint64_t start, raced;
+
 	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
-	for (int round = 0; round < 4; round++) {
+	/* the writer is under way before the first eviction ... */
+	for (int i = 0; i < 30000 && !__atomic_load_n(&w.writes, __ATOMIC_ACQUIRE); i++)
+		g_usleep(1000);
+	start = __atomic_load_n(&w.writes, __ATOMIC_ACQUIRE);
+	assert_true(start > 0);
+	/* ... and sweeps its pages at least twice while they are evicted, however slow
+	 * a loaded machine makes it (four rounds at least, 30 s at most) */
+	for (int round = 0; round < 4 || (__atomic_load_n(&w.writes, __ATOMIC_ACQUIRE) - start < 2 &&
+					  round < 3000); round++) {
 		assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
 		wait_idle(f);
+		if (round >= 4)
+			g_usleep(10000);
 	}
 	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	assert_true(w.writes > 0);
+	raced = w.writes - start;
+	assert_true(raced >= 2);
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
 }
