@@ -641,6 +641,19 @@ int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int ti
 	return ret;
 }
 
+int vt_backend_queue_bulk(struct vt_backend *b, uint64_t offset, uint64_t len, unsigned int tier)
+{
+	int ret = -ENOTCONN;
+
+	g_mutex_lock(&b->lock);
+	if (b->mover && vt_ctier_mover_backlog(b->mover) >= VT_BACKEND_BULK_BACKLOG_MAX)
+		ret = -EAGAIN;
+	else if (b->mover)
+		ret = vt_ctier_mover_evict_bulk(b->mover, offset, len, tier);
+	g_mutex_unlock(&b->lock);
+	return ret;
+}
+
 int vt_backend_discard(struct vt_backend *b, uint64_t offset, uint64_t len)
 {
 	int ret = -ENOTCONN;

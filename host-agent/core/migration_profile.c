@@ -210,7 +210,7 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 			continue;
 		g_array_append_val(orders, ((struct vt_mtm_order){
 			.chunk = so.chunk, .from_tier = c->tier, .to_tier = so.tier,
-			.promote = so.tier < c->tier }));
+			.promote = so.tier < c->tier, .bulk = true }));
 		room[so.tier] -= len;
 		added++;
 		if (so.tier < c->tier)

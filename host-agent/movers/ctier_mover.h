@@ -103,6 +103,15 @@ void vt_ctier_mover_stop(struct vt_ctier_mover *m);
  */
 int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 			 unsigned int tier);
+/*
+ * The same, for a placement known ahead (a migration profile's cold chunks):
+ * taken with the bulk orders queued right after it that go on where it ends
+ * into the same tier, in spans of up to VT_PAGER_SPAN_MAX pages, each with
+ * one write-protection and one punch (handoff_pager.h). Faults wait while a
+ * span is stored: a few hundred ms per 16 MiB where compression is slow.
+ */
+int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
+			      unsigned int tier);
 /* Queue: bring the stored pages of [@offset, @offset + @len) back into the memfd. */
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
 /*

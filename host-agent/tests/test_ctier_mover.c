@@ -231,6 +231,66 @@ static void test_writes_race_eviction(void **state)
 		assert_true(page_ok(f, p));
 }
 
+/*
+ * A bulk eviction (a migration profile's placement): the whole backend in one
+ * span, one protection and one punch, every page as it was when read back.
+ */
+static void test_bulk_one_span(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+
+	assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, NPAGES * PAGE, 1), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.evict_runs, 1);
+	assert_int_equal(st.evicted, NPAGES * 3 / 4);	/* the random quarter stays */
+	assert_int_equal(st.evicted_by_tier[1], NPAGES * 3 / 4);
+	assert_int_equal(present_pages(f), NPAGES / 4);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+}
+
+/*
+ * Bulk orders queued one behind the other are taken as spans of several
+ * (fewer runs than orders; a run of the ordinary path is 32 pages), while a
+ * vCPU writes into them: no write is lost, pages in a faster tier move down.
+ */
+static void test_bulk_spans_race_writes(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	struct writer w = { .f = f };
+	uint64_t order = NPAGES / 8 * PAGE;
+	pthread_t t;
+
+	/* a quarter of it in tier 0 first: the bulk orders take it down to tier 1 */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES / 4 * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.evicted_by_tier[0], NPAGES / 4 * 3 / 4);
+	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	for (int round = 0; round < 4; round++) {
+		uint64_t runs;
+
+		vt_ctier_mover_get_stats(f->mover, &st);
+		runs = st.evict_runs;
+		for (uint64_t o = 0; o < NPAGES * PAGE; o += order)
+			assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, o, order, 1), 0);
+		wait_idle(f);
+		vt_ctier_mover_get_stats(f->mover, &st);
+		assert_true(st.evict_runs - runs <= 8);
+	}
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	assert_true(w.writes > 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_true(st.evicted_by_tier[1] > 0);
+	assert_true(st.fetched > 0);	/* tier 0's pages, on their way down */
+}
+
 /* Fetch brings stored pages back without a fault. */
 static void test_fetch(void **state)
 {
@@ -519,6 +579,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_evict_and_fault_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_race_eviction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_one_span, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_spans_race_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),

@@ -216,6 +216,7 @@ static void test_seed_and_place(void **state)
 		assert_int_equal(o->from_tier, 0);
 		assert_int_equal(o->to_tier, o->chunk == 40 ? 1 : src_tier(o->chunk));
 		assert_false(o->promote);
+		assert_true(o->bulk);	/* known ahead: the movers take it in spans */
 		to[o->to_tier]++;
 	}
 	assert_int_equal(to[1], 24 + 1);
@@ -334,6 +335,7 @@ static void test_reevict(void **state)
 
 		assert_int_equal(o->to_tier, 2);
 		assert_false(o->promote);
+		assert_false(o->bulk);	/* the source runs the guest: ordinary runs */
 		assert_true(o->chunk >= 32 && o->chunk < 44 && o->chunk != 33);
 	}
 	assert_int_equal(ws.demote_bytes, 4 * CHUNK);

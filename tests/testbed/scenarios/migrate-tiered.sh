@@ -110,7 +110,11 @@ migrate() {
 # most $3 windows from the first look: sets placed_windows ($3 more when never)
 windows_to_place() {
     local i w w0 js
-    printf '%-6s %-8s %-9s %-8s %-10s %s\n' poll windows cold_pct hot_pct stored_MiB plan
+    # the mover's side (where a destination's time goes): pages evicted, runs
+    # (one write-protection and one punch each), ms evicting in all and in
+    # protecting + copying / storing (compression) / punching + unprotecting
+    printf '%-6s %-8s %-9s %-8s %-10s %-9s %s\n' poll windows cold_pct hot_pct stored_MiB plan \
+        "evicted runs evict_ms protect_ms store_ms punch_ms backlog"
     w0=""
     for i in $(seq 1 $(($3 * 4))); do
         js=$(ctl "$1" --json stats "$2") || fail "stats $2"
@@ -119,9 +123,13 @@ windows_to_place() {
         w0=${w0:-$w}
         placed_windows=$((w0 + $3))
         placement "$1" "$2"
-        printf '%-6s %-8s %-9s %-8s %-10s %s\n' "$i" "$w" "$cold_pct%" "$hot_pct%" \
-            $(( $(jsum "$js" stored_bytes) / MIB )) \
-            "$(jfirst "$js" plan_orders)/$(jfirst "$js" plan_chunks)"
+        printf '%-6s %-8s %-9s %-8s %-10s %-9s %s %s %s %s %s %s %s\n' "$i" "$w" "$cold_pct%" \
+            "$hot_pct%" $(( $(jsum "$js" stored_bytes) / MIB )) \
+            "$(jfirst "$js" plan_orders)/$(jfirst "$js" plan_chunks)" \
+            "$(jsum "$js" evicted)" "$(jsum "$js" evict_runs)" \
+            $(( $(jsum "$js" evict_ns) / 1000000 )) $(( $(jsum "$js" evict_protect_ns) / 1000000 )) \
+            $(( $(jsum "$js" evict_store_ns) / 1000000 )) $(( $(jsum "$js" evict_punch_ns) / 1000000 )) \
+            "$(jsum "$js" backlog)"
         if [ "$cold_pct" -ge 70 ] && [ "$hot_pct" -ge 90 ]; then
             placed_windows=$w
             return
