@@ -207,7 +207,7 @@ static void *writer_main(void *opaque)
 		for (uint64_t p = 2; p < NPAGES; p += 16)
 			write_page(w->f, p, v);
 		v++;
-		w->writes++;
+		__atomic_add_fetch(&w->writes, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -220,6 +220,8 @@ static void test_writes_race_eviction(void **state)
 	pthread_t t;
 
 	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	while (!__atomic_load_n(&w.writes, __ATOMIC_ACQUIRE))
+		g_usleep(1000);	/* the writer is at it before the first order */
 	for (int round = 0; round < 4; round++) {
 		assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
 		wait_idle(f);
@@ -270,6 +272,8 @@ static void test_bulk_spans_race_writes(void **state)
 	vt_ctier_mover_get_stats(f->mover, &st);
 	assert_int_equal(st.evicted_by_tier[0], NPAGES / 4 * 3 / 4);
 	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	while (!__atomic_load_n(&w.writes, __ATOMIC_ACQUIRE))
+		g_usleep(1000);	/* the writer is at it before the first order */
 	for (int round = 0; round < 4; round++) {
 		uint64_t runs;
 

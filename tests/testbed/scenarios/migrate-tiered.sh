@@ -13,13 +13,17 @@
 #      QEMU's total time and downtime.
 #   2. vm1 -> vm2 under vtierd C started with --ignore-migration-profiles:
 #      the same count without a profile (the baseline).
-# The guest checks every page of its region on vm1 and on vm2.
+#   3. the same VM without vtier (vm3 -> vm4: the same QEMU, guest, workload
+#      and hot set, a plain memfd backend, no tier agent): total time and
+#      downtime to compare the first migration's with.
+# The guest checks every page of its region on vm1, vm2 and vm4.
 #   RESULT-MIGRATE dest_windows_with_profile= dest_windows_without=
-#     src_peak_extra_mib= total_s= downtime_ms= bad_pages=
+#     src_peak_extra_mib= total_s= downtime_ms= bad_pages= total_s_plain=
+#     downtime_ms_plain=
 # (windows: of the destination's vtierd, from its adoption of the VM until
 # placed, polled twice a window; MIGRATE_MAX_WINDOWS (120) more than at the
 # first look when never; total_s and downtime_ms of the first migration;
-# bad_pages: both verifies.)
+# bad_pages: every verify; *_plain: migration 3.)
 export LD_LIBRARY_PATH=/opt/vtier/lib
 W=${VTIERD_WINDOW_MS:-1000}
 QEMU=/opt/vtier/qemu/qemu-system-x86_64
@@ -175,9 +179,26 @@ L2OPTS="--mem 512M --memdev memfd --qemu $QEMU"
 tb_l2_start vm0 $L2OPTS --backend-opts ",tier-agent=/run/vtier/a.agent" -- -uuid "$UUID"
 tb_l2_check_kvm vm0
 wait_adopted a vm0
-tb_l2 vm0 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
-tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
-    fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
+# workload VM: the guest's region filled, its first quarter kept hot (through migrations)
+workload() {
+    tb_l2 "$1" "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
+    tb_l2 "$1" -t 900 'vtier-workload ctl --wait 850 info' ||
+        fail "workload: $(tb_l2 "$1" 'cat /run/wl.log')"
+}
+hot_loop() {
+    tb_l2 "$1" "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
+        vtier-workload ctl phase dist=uniform ranges=0-${HOT}M duration_ms=$((W * 2)) write_pct=5 ||
+            { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
+}
+# verify VM: every page of its region; sets bad
+verify() {
+    local v
+    v=$(tb_l2 "$1" -t 900 'vtier-workload ctl verify report=5') || true
+    echo "$v"
+    bad=$(field "$v" bad)
+    [ -n "$bad" ] || fail "no verify result on $1: $v"
+}
+workload vm0
 kinds=$(tb_l2 vm0 "vtier-workload ctl kinds from=${HOT}M") || fail "workload kinds: $kinds"
 cold_pages=$(( $(field "$kinds" zero) + $(field "$kinds" corpus) ))
 tb_l2 vm0 "vtier-workload ctl extents from=${HOT}M out=/run/cold.ext" || fail "cold extents"
@@ -185,9 +206,7 @@ tb_l2 vm0 "cat /run/cold.ext" > /run/cold.ext || fail "copying the cold extents 
 echo "workload: $kinds; $(wc -l < /run/cold.ext) cold extents"
 ctl a policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
 # the hot set stays hot in the guest through both migrations
-tb_l2 vm0 "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
-    vtier-workload ctl phase dist=uniform ranges=0-${HOT}M duration_ms=$((W * 2)) write_pct=5 ||
-        { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
+hot_loop vm0
 # the hot set's guest-physical extents (the phases' ranges), once one phase ran
 sleep "$(awk "BEGIN {print $W * 3 / 1000}")"
 tb_l2 vm0 "vtier-workload ctl hotset source=ranges out=/run/hot.ext" || fail "hotset"
@@ -224,10 +243,8 @@ ctl b status vm1 | grep '^migration:' || true
 windows_to_place b vm1 "$MAXW"
 with=$placed_windows
 ctl b --json stats vm1 | grep -o '"migration":{[^}]*}' || true
-v=$(tb_l2 vm1 -t 900 'vtier-workload ctl verify report=5') || true
-echo "$v"
-bad1=$(field "$v" bad)
-[ -n "$bad1" ] || fail "no verify result on vm1: $v"
+verify vm1
+bad1=$bad
 
 tb_step "migration 2: vm1 (vtierd B) -> vm2 (vtierd C, --ignore-migration-profiles)"
 start_vtierd c /run/vtier/dest.conf --ignore-migration-profiles
@@ -243,14 +260,32 @@ tb_l2_wait vm2 120
 grep "ignored" "$TB_OUT/vtierd-c.log" || fail "vtierd C did not ignore the profile"
 windows_to_place c vm2 "$MAXW"
 without=$placed_windows
-v=$(tb_l2 vm2 -t 900 'vtier-workload ctl verify report=5') || true
-echo "$v"
-bad2=$(field "$v" bad)
-[ -n "$bad2" ] || fail "no verify result on vm2: $v"
+verify vm2
+bad2=$bad
 tb_l2 vm2 'touch /run/A.stop' || true
-
-echo "RESULT-MIGRATE dest_windows_with_profile=$with dest_windows_without=$without" \
-    "src_peak_extra_mib=$extra total_s=$(awk "BEGIN {printf \"%.1f\", $total_ms / 1000}")" \
-    "downtime_ms=$down_ms bad_pages=$((bad1 + bad2))"
-[ "$((bad1 + bad2))" = 0 ] || fail "$((bad1 + bad2)) guest pages bad after migration"
 tb_l2_stop vm2
+
+tb_step "migration 3: the same VM without vtier (vm3 -> vm4, no tier agent)"
+# shellcheck disable=SC2086
+tb_l2_start vm3 $L2OPTS -- -uuid "$UUID"
+workload vm3
+hot_loop vm3
+sleep "$(awk "BEGIN {print $W * 3 / 1000}")"
+# shellcheck disable=SC2086
+tb_l2_start vm4 $L2OPTS --no-wait -- -uuid "$UUID" -incoming unix:/run/vtier/mig3.sock
+for _ in $(seq 100); do [ -S /run/vtier/mig3.sock ] && break; sleep 0.2; done
+migrate vm3 vm4 /run/vtier/mig3.sock
+echo "migration 3 (no vtier): total $mig_total_ms ms, downtime $mig_down_ms ms"
+tb_l2_stop vm3
+tb_l2_wait vm4 120
+verify vm4
+bad3=$bad
+tb_l2 vm4 'touch /run/A.stop' || true
+tb_l2_stop vm4
+
+secs() { awk "BEGIN {printf \"%.1f\", $1 / 1000}"; }
+echo "RESULT-MIGRATE dest_windows_with_profile=$with dest_windows_without=$without" \
+    "src_peak_extra_mib=$extra total_s=$(secs "$total_ms")" \
+    "downtime_ms=$down_ms bad_pages=$((bad1 + bad2 + bad3))" \
+    "total_s_plain=$(secs "$mig_total_ms") downtime_ms_plain=$mig_down_ms"
+[ "$((bad1 + bad2 + bad3))" = 0 ] || fail "$((bad1 + bad2 + bad3)) guest pages bad after migration"
