@@ -181,6 +181,8 @@ static gboolean take_event(gpointer data)
 			vm->stats.migration.failed++;
 	}
 	g_mutex_unlock(&vm->lock);
+	/* the never-touched memory the migration reads is zero-filled: punched again once read */
+	vt_backend_track_zeros(m->b, m->event == VTIER_MIGRATION_START);
 	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (backend '%s')%s",
 		      what[m->event <= 3 ? m->event : 0], m->b->id,
 		      m->event == VTIER_MIGRATION_START ? ": promotions held until it ends" :

@@ -35,6 +35,14 @@ G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_RUN_MAX);
 G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
 #define DISCARDS_MAX 1024	/* ranges queued for discard (guest hints) */
 #define DISCARD_SLICE (2u << 20)	/* bytes discarded between two fault checks */
+/*
+ * While a migration reads guest RAM (vt_ctier_mover_track_zeros()), the
+ * never-touched memory it faults in is zero-filled, and punched out again
+ * once it has been read: a range a second after its fill (the migration
+ * thread reads each page once; a re-read only costs another fill).
+ */
+#define ZERO_RANGES_MAX 2048
+#define ZERO_REPUNCH_AFTER_NS (1000ull * 1000 * 1000)
 #define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
 #define ZERO_WIN_MAX (2u << 20)
 
@@ -66,7 +74,12 @@ struct vt_ctier_mover {
 	GCond discard_done;		/* signalled when a discard slice ends */
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
-	uint8_t *span_buf;		/* copies of a bulk span: thread-only, while bulk work lasts */
+	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
+	bool track_zeros;		/* lock: zero fills to punch again (an outgoing migration) */
+	struct zero_range {
+		uint64_t offset, len, filled_ns;
+	} zr[ZERO_RANGES_MAX];		/* thread-only: zero fills while tracking, oldest first */
+	unsigned int zr_head, zr_n;
 	struct vt_ctier_mover_stats stats;
 };
 
@@ -199,6 +212,13 @@ static int zero_around(struct vt_ctier_mover *m, uint64_t offset)
 		return (int)n;
 	g_mutex_lock(&m->lock);
 	m->stats.zero_filled_around += (uint64_t)filled;
+	if (m->track_zeros && filled > 0) {
+		if (m->zr_n < ZERO_RANGES_MAX)
+			m->zr[(m->zr_head + m->zr_n++) % ZERO_RANGES_MAX] =
+				(struct zero_range){ start, end - start, now_ns() };
+		else
+			m->stats.zero_untracked++;
+	}
 	g_mutex_unlock(&m->lock);
 	return filled > 0 ? 1 : 0;
 }
@@ -588,9 +608,74 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 		m->stats.fetch_ns += now_ns() - t0;
 	m->working = false;
 	g_mutex_unlock(&m->lock);
-	if (!more)
-		g_clear_pointer(&m->span_buf, g_free);	/* 4 MiB: only while bulk work lasts */
 	return *err ? 0 : more;
+}
+
+static bool all_zero(const uint8_t *p, uint64_t len)
+{
+	return !p[0] && !memcmp(p, p + 1, len - 1);
+}
+
+/*
+ * Punch again what a zero fill put into [@offset, @offset + @len) that is
+ * still all zeros: protected, read and punched as a span, so a write racing
+ * it keeps its page; a page that holds data now, or has a copy in the store,
+ * stays. 0 or -errno (the backend is lost).
+ */
+static int repunch_zeros(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+{
+	uint64_t ps = m->pager.page_size, n = len / ps;
+	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
+	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
+	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
+	int ret;
+
+	if (!m->span_buf)
+		m->span_buf = g_malloc(BULK_SPAN_PAGES * ps);
+	ret = vt_pager_evict_begin_span(&m->pager, offset, len, m->span_buf, present);
+	if (ret < 0)
+		return ret;
+	for (uint64_t i = 0; i < n; i++) {
+		if (has_page(present, i) && vt_store_tier_of(m->store, offset / ps + i) < 0 &&
+		    all_zero(m->span_buf + i * ps, ps))
+			keep[i / 64] |= 1ull << (i % 64);
+	}
+	ret = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
+	g_mutex_lock(&m->lock);
+	m->stats.zero_repunched += pages_of(punched, n);
+	m->stats.zero_repunch_runs++;
+	g_mutex_unlock(&m->lock);
+	return ret;
+}
+
+/*
+ * The oldest tracked zero fill, once it is due: punched again. Returns the ms
+ * until the next one is due (0: now), or -1 when none is tracked.
+ */
+static int repunch_slice(struct vt_ctier_mover *m, int *err)
+{
+	struct zero_range r;
+	uint64_t now = now_ns();
+	bool track;
+
+	g_mutex_lock(&m->lock);
+	track = m->track_zeros;
+	if (!track)
+		m->zr_n = 0;	/* the migration ended: what is left stays */
+	if (!m->zr_n) {
+		g_mutex_unlock(&m->lock);
+		return -1;
+	}
+	r = m->zr[m->zr_head];
+	if (now < r.filled_ns + ZERO_REPUNCH_AFTER_NS) {
+		g_mutex_unlock(&m->lock);
+		return (int)((r.filled_ns + ZERO_REPUNCH_AFTER_NS - now) / 1000000 + 1);
+	}
+	m->zr_head = (m->zr_head + 1) % ZERO_RANGES_MAX;
+	m->zr_n--;
+	g_mutex_unlock(&m->lock);
+	*err = repunch_zeros(m, r.offset, r.len);
+	return 0;
 }
 
 static gpointer mover_thread(gpointer data)
@@ -602,7 +687,7 @@ static gpointer mover_thread(gpointer data)
 		{ .fd = m->wake_fd, .events = POLLIN },
 	};
 	bool more = false;
-	int err = 0;
+	int err = 0, due_ms = -1;
 
 	if (m->fill_node >= 0 && m->fill_node < 64) {
 		unsigned long mask = 1UL << m->fill_node;
@@ -621,7 +706,7 @@ static gpointer mover_thread(gpointer data)
 		 * wait in the pager, not in the fd, so poll() would not report
 		 * them. Never sleep with faults in hand.
 		 */
-		if (poll(pfd, 2, more || m->pager.n_pending ? 0 : -1) < 0 && errno != EINTR) {
+		if (poll(pfd, 2, more || m->pager.n_pending ? 0 : due_ms) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
@@ -642,6 +727,13 @@ static gpointer mover_thread(gpointer data)
 		more |= work_slice(m, buf, &err);
 		if (err)
 			break;
+		/* zero fills of an outgoing migration, once read: after the orders */
+		due_ms = more ? -1 : repunch_slice(m, &err);
+		if (err)
+			break;
+		more |= due_ms == 0;
+		if (!more && due_ms < 0)
+			g_clear_pointer(&m->span_buf, g_free);	/* 4 MiB: only while needed */
 	}
 	if (err) {
 		if (err != -ESRCH)
@@ -764,6 +856,14 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
 			      unsigned int tier)
 {
 	return queue(m, offset, len, (int)tier, true);
+}
+
+void vt_ctier_mover_track_zeros(struct vt_ctier_mover *m, bool on)
+{
+	g_mutex_lock(&m->lock);
+	m->track_zeros = on;
+	g_mutex_unlock(&m->lock);
+	kick(m);
 }
 
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)

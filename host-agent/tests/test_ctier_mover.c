@@ -5,6 +5,7 @@
  * directory. The test's own threads play the vCPUs and check every page.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/userfaultfd.h>
@@ -293,6 +294,77 @@ static void test_bulk_spans_race_writes(void **state)
 	vt_ctier_mover_get_stats(f->mover, &st);
 	assert_true(st.evicted_by_tier[1] > 0);
 	assert_true(st.fetched > 0);	/* tier 0's pages, on their way down */
+}
+
+static bool zeros_at(struct fixture *f, uint64_t page)
+{
+	static const uint8_t zero[PAGE];
+
+	return memcmp(f->map + page * PAGE, zero, PAGE) == 0;
+}
+
+/*
+ * An outgoing migration reads never-touched memory: the zero fills are
+ * punched again once read, a page written meanwhile (by a racing vCPU too)
+ * keeps its data, and nothing is tracked once the migration ends.
+ */
+static void test_zero_fills_punched_again(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st = { 0 };
+	struct writer w = { .f = f };
+	unsigned char vec[NPAGES / 2];
+	uint64_t hole = NPAGES / 2, left;
+	pthread_t t;
+
+	/* the second half never touched (a hole of the memfd) */
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(hole * PAGE), (off_t)(hole * PAGE)), 0);
+	vt_ctier_mover_track_zeros(f->mover, true);
+	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	/* the migration thread reads it: zero fills */
+	for (uint64_t p = hole; p < NPAGES; p++) {
+		if ((p - 2) % 16)
+			assert_true(zeros_at(f, p));
+	}
+	write_page(f, hole + 100, 9);	/* the guest writes one after it was read */
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	/* a second after each fill, and until no run is done for 0.3 s */
+	for (int i = 0, quiet = 0; i < 10000 && (i < 1200 || quiet < 300); i++) {
+		uint64_t runs = st.zero_repunch_runs;
+
+		vt_ctier_mover_get_stats(f->mover, &st);
+		quiet = st.zero_repunch_runs == runs ? quiet + 1 : 0;
+		g_usleep(1000);
+	}
+	assert_true(st.zero_repunched > hole / 2);
+	assert_true(st.zero_repunch_runs > 0);
+	/* only pages with data stayed: the written one and the writer's */
+	assert_int_equal(mincore(f->map + hole * PAGE, hole * PAGE, vec), 0);
+	left = 0;
+	for (uint64_t i = 0; i < hole; i++) {
+		left += vec[i] & 1;
+		if ((vec[i] & 1) && i != 100 && (hole + i - 2) % 16)
+			fail_msg("page %" PRIu64 " (all zeros) is still in the memfd", hole + i);
+	}
+	assert_true(left >= 1);
+	/* the migration ended: nothing is tracked from here on */
+	vt_ctier_mover_track_zeros(f->mover, false);
+	/* every page as the guest left it: zeros where nothing was written */
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		if (p >= hole && p != hole + 100 && (p - 2) % 16)
+			assert_true(zeros_at(f, p));
+		else
+			assert_true(page_ok(f, p));
+	}
+	/* ... so the fills of those reads stay */
+	vt_ctier_mover_get_stats(f->mover, &st);
+	left = st.zero_repunched;
+	g_usleep(1500 * 1000);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.zero_repunched, left);
+	assert_int_equal(present_pages(f), NPAGES);
 }
 
 /* Fetch brings stored pages back without a fault. */
@@ -585,6 +657,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writes_race_eviction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_one_span, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_spans_race_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_fills_punched_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),

@@ -256,7 +256,7 @@ peak=$(sort -n /run/memfd.samples | tail -1)
 extra=$(( (${peak:-0} - base) / MIB ))
 echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${base} bytes" \
     "before, ${peak} at most during it ($(wc -l < /run/memfd.samples) samples)"
-ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*' || true
+ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*\|"zero_repunch[a-z_]*":[0-9]*\|"zero_untracked":[0-9]*' || true
 tb_l2_stop vm0
 wait_adopted b vm1
 tb_l2_wait vm1 120
