@@ -222,6 +222,30 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 	return added;
 }
 
+unsigned int vt_migration_profile_at_handoff(const struct vt_mtm *m, const GArray *plan,
+					     unsigned int from, unsigned int first_ctier,
+					     uint32_t allowed, uint64_t start, uint64_t end,
+					     GArray *out)
+{
+	unsigned int n = 0;
+
+	for (unsigned int k = from; k < plan->len; k++) {
+		struct vt_seed_order so = g_array_index(plan, struct vt_seed_order, k);
+		const struct vt_mtm_chunk *c;
+
+		if (so.chunk >= m->chunks->len || so.tier < (int)first_ctier || so.tier >= 32 ||
+		    !((allowed >> so.tier) & 1))
+			continue;
+		c = &g_array_index(m->chunks, struct vt_mtm_chunk, so.chunk);
+		if (c->start < start || c->end > end)
+			continue;
+		g_array_append_val(out, ((struct vt_mtm_order){
+			.chunk = so.chunk, .from_tier = -1, .to_tier = so.tier, .bulk = true }));
+		n++;
+	}
+	return n;
+}
+
 unsigned int vt_migration_keep_plan(const struct vt_mtm *m, unsigned int first_ctier,
 				    GArray *keep)
 {
