@@ -641,6 +641,27 @@ int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int ti
 	return ret;
 }
 
+int vt_backend_queue_bulk(struct vt_backend *b, uint64_t offset, uint64_t len, unsigned int tier)
+{
+	int ret = -ENOTCONN;
+
+	g_mutex_lock(&b->lock);
+	if (b->mover && vt_ctier_mover_backlog(b->mover) >= VT_BACKEND_BULK_BACKLOG_MAX)
+		ret = -EAGAIN;
+	else if (b->mover)
+		ret = vt_ctier_mover_evict_bulk(b->mover, offset, len, tier);
+	g_mutex_unlock(&b->lock);
+	return ret;
+}
+
+void vt_backend_track_zeros(struct vt_backend *b, bool on)
+{
+	g_mutex_lock(&b->lock);
+	if (b->mover)
+		vt_ctier_mover_track_zeros(b->mover, on);
+	g_mutex_unlock(&b->lock);
+}
+
 int vt_backend_discard(struct vt_backend *b, uint64_t offset, uint64_t len)
 {
 	int ret = -ENOTCONN;
@@ -748,6 +769,9 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "evict_nospc", ms.evict_nospc);
 	vt_json_add_u64(j, "evict_failed", ms.evict_failed);
 	vt_json_add_u64(j, "fetched", ms.fetched);
+	vt_json_add_u64(j, "zero_repunched", ms.zero_repunched);
+	vt_json_add_u64(j, "zero_repunch_runs", ms.zero_repunch_runs);
+	vt_json_add_u64(j, "zero_untracked", ms.zero_untracked);
 	vt_json_add_u64(j, "evict_runs", ms.evict_runs);
 	vt_json_add_u64(j, "discard_runs", ms.discard_runs);
 	vt_json_add_u64(j, "discarded_resident_bytes", ms.discarded_resident_bytes);

@@ -82,11 +82,18 @@ GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);
  * Queue for the mover: evict [@offset, +@len) into compressed tier @tier, or
  * fetch (@tier < 0). -EAGAIN when the mover has VT_BACKEND_BACKLOG_MAX orders
  * waiting already: the policy asks again next window rather than pile up.
+ * vt_backend_queue_bulk(): an eviction known ahead (a migration profile's
+ * placement), taken in spans (vt_ctier_mover_evict_bulk()); queued up to
+ * VT_BACKEND_BULK_BACKLOG_MAX orders, so that a plan goes out in one window.
  */
 #define VT_BACKEND_BACKLOG_MAX 16
+#define VT_BACKEND_BULK_BACKLOG_MAX 4096
 /* Orders queued in the backend's mover and not done yet (0 without a mover). */
 unsigned int vt_backend_backlog(struct vt_backend *b);
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
+int vt_backend_queue_bulk(struct vt_backend *b, uint64_t offset, uint64_t len, unsigned int tier);
+/* An outgoing migration: the zero fills it causes are punched again once read (or not, @on false). */
+void vt_backend_track_zeros(struct vt_backend *b, bool on);
 
 /*
  * Guest hints (core/vm_hints.c): queue the discard of [@offset, +@len) of the

@@ -181,6 +181,8 @@ static gboolean take_event(gpointer data)
 			vm->stats.migration.failed++;
 	}
 	g_mutex_unlock(&vm->lock);
+	/* the never-touched memory the migration reads is zero-filled: punched again once read */
+	vt_backend_track_zeros(m->b, m->event == VTIER_MIGRATION_START);
 	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (backend '%s')%s",
 		      what[m->event <= 3 ? m->event : 0], m->b->id,
 		      m->event == VTIER_MIGRATION_START ? ": promotions held until it ends" :
@@ -217,6 +219,33 @@ void vt_migration_check_profile(struct vt_backend *b)
 	b->profile_len = 0;
 }
 
+/*
+ * The plan's chunks @from.. that go to a compressed tier, queued to @b's mover
+ * at once as bulk evictions: the destination starts placing when it accepts
+ * the hand-off, not a window later (mode auto only). The plan keeps them: the
+ * first window orders again what is not there yet (an order of pages already
+ * evicted costs a look at the memfd).
+ */
+static unsigned int place_at_handoff(struct vt_vm *vm, struct vt_backend *b, unsigned int from)
+{
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	unsigned int n = 0, nr_numa = vm->tiers.nr;
+
+	if (vm->policy.mode != VT_MODE_AUTO || vm->ctier_kind != VT_CTIER_HANDOFF)
+		return 0;
+	vt_migration_profile_at_handoff(vm->mtm, vm->migration.plan, from, nr_numa,
+					vm->tiers_allowed, b->hva, b->hva + b->size, orders);
+	for (unsigned int k = 0; k < orders->len; k++) {
+		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, k);
+		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk,
+							      o->chunk);
+
+		n += vt_backend_queue_bulk(b, c->start - b->hva, c->end - c->start,
+					   (unsigned int)(o->to_tier - (int)nr_numa)) == 0;
+	}
+	return n;
+}
+
 void vt_migration_seed(struct vt_vm *vm)
 {
 	struct vt_migration_stats *st = &vm->stats.migration;
@@ -234,6 +263,9 @@ void vt_migration_seed(struct vt_vm *vm)
 		struct vt_backend *b = g_ptr_array_index(vm->backends, i);
 		int map[VTIER_PROFILE_TIERS_MAX];
 		unsigned int n;
+
+		unsigned int from = mg->plan->len;
+		bool fresh = false;
 
 		g_mutex_lock(&b->lock);
 		if (b->profile_why[0] && !b->profile_counted) {
@@ -258,6 +290,7 @@ void vt_migration_seed(struct vt_vm *vm)
 		n = vt_migration_profile_seed(vm->mtm, b->hva, &b->profile, map, vm->tiers.nr,
 					      mg->plan);
 		mg->holding_profiles = true;
+		fresh = !b->profile_counted;
 		if (!b->profile_counted) {
 			b->profile_counted = true;
 			st->profiles_seeded++;
@@ -271,6 +304,11 @@ void vt_migration_seed(struct vt_vm *vm)
 				      "seeded, %u to place", mg->note, n, mg->plan->len);
 		}
 		g_mutex_unlock(&b->lock);
+		if (fresh) {
+			n = place_at_handoff(vm, b, from);
+			st->plan_orders += n;
+			st->handoff_orders += n;
+		}
 	}
 	st->plan_chunks = mg->plan->len;
 }
@@ -385,6 +423,7 @@ void vt_migration_stats_to_json(const struct vt_migration_stats *s, JsonBuilder 
 	vt_json_add_u64(b, "profiles_refused", s->profiles_refused);
 	vt_json_add_u64(b, "seeded_chunks", s->seeded_chunks);
 	vt_json_add_u64(b, "plan_orders", s->plan_orders);
+	vt_json_add_u64(b, "handoff_orders", s->handoff_orders);
 	vt_json_add_u64(b, "plan_chunks", s->plan_chunks);
 	vt_json_add_u64(b, "keep_chunks", s->keep_chunks);
 	vt_json_add_u64(b, "reevict_orders", s->reevict_orders);

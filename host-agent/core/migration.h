@@ -45,6 +45,7 @@ struct vt_migration_stats {
 	uint64_t profiles_refused;	/* incoming profiles refused: profiled from scratch */
 	uint64_t seeded_chunks;		/* chunks whose EMA and age came from a profile */
 	uint64_t plan_orders;		/* orders of the profile's placement */
+	uint64_t handoff_orders;	/* ... queued when the hand-off was accepted */
 	uint64_t plan_chunks;		/* chunks the profile's placement still has to move */
 	/* outgoing: pages the migration faulted back from the compressed tiers */
 	uint64_t keep_chunks;		/* cold compressed chunks at the start, still cold */

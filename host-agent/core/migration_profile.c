@@ -210,7 +210,7 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 			continue;
 		g_array_append_val(orders, ((struct vt_mtm_order){
 			.chunk = so.chunk, .from_tier = c->tier, .to_tier = so.tier,
-			.promote = so.tier < c->tier }));
+			.promote = so.tier < c->tier, .bulk = true }));
 		room[so.tier] -= len;
 		added++;
 		if (so.tier < c->tier)
@@ -220,6 +220,30 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 	}
 	g_array_set_size(plan, kept);
 	return added;
+}
+
+unsigned int vt_migration_profile_at_handoff(const struct vt_mtm *m, const GArray *plan,
+					     unsigned int from, unsigned int first_ctier,
+					     uint32_t allowed, uint64_t start, uint64_t end,
+					     GArray *out)
+{
+	unsigned int n = 0;
+
+	for (unsigned int k = from; k < plan->len; k++) {
+		struct vt_seed_order so = g_array_index(plan, struct vt_seed_order, k);
+		const struct vt_mtm_chunk *c;
+
+		if (so.chunk >= m->chunks->len || so.tier < (int)first_ctier || so.tier >= 32 ||
+		    !((allowed >> so.tier) & 1))
+			continue;
+		c = &g_array_index(m->chunks, struct vt_mtm_chunk, so.chunk);
+		if (c->start < start || c->end > end)
+			continue;
+		g_array_append_val(out, ((struct vt_mtm_order){
+			.chunk = so.chunk, .from_tier = -1, .to_tier = so.tier, .bulk = true }));
+		n++;
+	}
+	return n;
 }
 
 unsigned int vt_migration_keep_plan(const struct vt_mtm *m, unsigned int first_ctier,

@@ -76,6 +76,18 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 					struct vt_mtm_window_stats *ws);
 
 /*
+ * The entries of @plan from @from on that go to a compressed tier
+ * (@first_ctier on) the policy allows (@allowed) and lie inside [@start,
+ * @end): what the destination evicts as soon as it accepts the hand-off,
+ * before its first window. Appended to @out as orders (bulk, from tier -1:
+ * not read yet). Returns how many.
+ */
+unsigned int vt_migration_profile_at_handoff(const struct vt_mtm *m, const GArray *plan,
+					     unsigned int from, unsigned int first_ctier,
+					     uint32_t allowed, uint64_t start, uint64_t end,
+					     GArray *out);
+
+/*
  * Source, at the start of an outgoing migration: the chunks of @m that are
  * cold (EMA below VT_MTM_COLD) and on a compressed tier (@first_ctier on),
  * into @keep with that tier. Reading guest RAM for the migration faults

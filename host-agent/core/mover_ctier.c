@@ -28,6 +28,9 @@ static int ctier_order(struct vt_vm *vm, GPtrArray *backends, const struct vt_mt
 	 */
 	if (o->from_tier >= (int)nr_numa && o->to_tier > o->from_tier && movers_busy)
 		return -EAGAIN;
+	if (o->bulk && o->to_tier >= (int)nr_numa && !o->promote)
+		return vt_backend_queue_bulk(b, c->start - b->hva, c->end - c->start,
+					     (unsigned int)(o->to_tier - (int)nr_numa));
 	/* back from a compressed tier: into the memfd (on the fast node); the NUMA
 	 * mover places it next window if it is not where the order wants it. The
 	 * mover only evicts deeper, so a promotion to a faster compressed tier

@@ -173,23 +173,52 @@ void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset)
 	uffd_protect(p, offset, p->page_size, false);
 }
 
+static bool span_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
+{
+	return pager_offset_ok(p, offset, len) && len / p->page_size <= VT_PAGER_SPAN_MAX;
+}
+
 static bool run_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
 {
 	return pager_offset_ok(p, offset, len) && len / p->page_size <= VT_PAGER_RUN_MAX;
 }
 
-static uint64_t bits(unsigned int from, unsigned int to)
+static bool bit_of(const uint64_t *mask, uint64_t i)
 {
-	return (to - from == 64 ? ~0ull : ((1ull << (to - from)) - 1)) << from;
+	return (mask[i / 64] >> (i % 64)) & 1;
 }
 
-int vt_pager_present_mask(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present)
+/* Set bits [@from, @to) of @mask. */
+static void set_bits(uint64_t *mask, uint64_t from, uint64_t to)
+{
+	for (uint64_t i = from; i < to; i++)
+		mask[i / 64] |= 1ull << (i % 64);
+}
+
+/* [*@first, *@end): from the first to past the last set bit of @mask (@n bits); false if none */
+static bool mask_span(const uint64_t *mask, uint64_t n, uint64_t *first, uint64_t *end)
+{
+	uint64_t words = VT_PAGER_SPAN_WORDS(n), lo = UINT64_MAX, hi = 0;
+
+	for (uint64_t w = 0; w < words; w++) {
+		if (!mask[w])
+			continue;
+		if (lo == UINT64_MAX)
+			lo = w * 64 + (uint64_t)__builtin_ctzll(mask[w]);
+		hi = w * 64 + 64 - (uint64_t)__builtin_clzll(mask[w]);
+	}
+	*first = lo;
+	*end = hi;
+	return lo != UINT64_MAX;
+}
+
+int vt_pager_present_span(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present)
 {
 	off_t base = (off_t)p->fd_offset, at = base + (off_t)offset, end = at + (off_t)len;
 
-	*present = 0;
-	if (!run_ok(p, offset, len))
+	if (!span_ok(p, offset, len))
 		return -EINVAL;
+	memset(present, 0, VT_PAGER_SPAN_WORDS(len / p->page_size) * sizeof(*present));
 	while (at < end) {
 		off_t data = lseek(p->memfd, at, SEEK_DATA), hole;
 
@@ -202,41 +231,37 @@ int vt_pager_present_mask(struct vt_pager *p, uint64_t offset, uint64_t len, uin
 			return -errno;
 		if (hole > end)
 			hole = end;
-		*present |= bits((unsigned int)((data - base - (off_t)offset) / (off_t)p->page_size),
-				 (unsigned int)((hole - base - (off_t)offset + (off_t)p->page_size - 1) /
-						(off_t)p->page_size));
+		set_bits(present, (uint64_t)(data - base - (off_t)offset) / p->page_size,
+			 ((uint64_t)(hole - base - (off_t)offset) + p->page_size - 1) / p->page_size);
 		at = hole;
 	}
 	return 0;
 }
 
-/* [first, last] page of @mask: the span a protection or a read must cover */
-static void mask_span(uint64_t mask, unsigned int *first, unsigned int *end)
+int vt_pager_present_mask(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present)
 {
-	*first = (unsigned int)__builtin_ctzll(mask);
-	*end = 64 - (unsigned int)__builtin_clzll(mask);
+	*present = 0;
+	return run_ok(p, offset, len) ? vt_pager_present_span(p, offset, len, present) : -EINVAL;
 }
 
-int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
-			     uint64_t *present)
+int vt_pager_evict_begin_span(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
+			      uint64_t *present)
 {
-	unsigned int first, end;
-	uint64_t at, span;
+	uint64_t first, end, at, span;
 	ssize_t n;
 	int ret;
 
-	ret = vt_pager_present_mask(p, offset, len, present);
-	if (ret < 0 || !*present)
+	ret = vt_pager_present_span(p, offset, len, present);
+	if (ret < 0 || !mask_span(present, len / p->page_size, &first, &end))
 		return ret;
-	mask_span(*present, &first, &end);
 	at = offset + first * p->page_size;
 	span = (end - first) * p->page_size;
-	/* From here on a write to the run waits for us: the copies are final. */
+	/* From here on a write to the span waits for us: the copies are final. */
 	ret = uffd_protect(p, at, span, true);
 	if (ret)
 		goto fail;
 	/* holes inside the span read as zeros; nobody uses those copies */
-	n = pread(p->memfd, (char *)out + first * p->page_size, span, p->fd_offset + at);
+	n = pread(p->memfd, (char *)out + first * p->page_size, span, (off_t)(p->fd_offset + at));
 	if (n != (ssize_t)span) {
 		ret = n < 0 ? -errno : -EIO;
 		uffd_protect(p, at, span, false);
@@ -244,63 +269,96 @@ int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, 
 	}
 	return 0;
 fail:
+	memset(present, 0, VT_PAGER_SPAN_WORDS(len / p->page_size) * sizeof(*present));
+	return ret;
+}
+
+int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
+			     uint64_t *present)
+{
 	*present = 0;
+	return run_ok(p, offset, len) ? vt_pager_evict_begin_span(p, offset, len, out, present) :
+					-EINVAL;
+}
+
+/* Clear in @go (a span at @offset of @n pages) the pages a queued write waits for. */
+static void drop_written(struct vt_pager *p, uint64_t offset, uint64_t n, uint64_t *go)
+{
+	for (unsigned int k = 0; k < p->n_pending; k++) {
+		const struct uffd_msg *m = &p->pending[(p->pending_head + k) % VT_PAGER_PENDING_MAX];
+		uint64_t addr = m->arg.pagefault.address, i;
+
+		if (!(m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) || addr < p->hva + offset)
+			continue;
+		i = (addr - p->hva - offset) / p->page_size;
+		if (i < n && bit_of(go, i)) {
+			go[i / 64] &= ~(1ull << (i % 64));
+			p->nr_evict_aborted++;
+		}
+	}
+}
+
+int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len,
+			       const uint64_t *present, const uint64_t *keep, uint64_t *punched)
+{
+	uint64_t n = len / p->page_size, go[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
+	uint64_t first, end, i, j;
+	int ret;
+
+	if (!span_ok(p, offset, len))
+		return -EINVAL;
+	memset(punched, 0, VT_PAGER_SPAN_WORDS(n) * sizeof(*punched));
+	if (!mask_span(present, n, &first, &end))
+		return 0;
+	for (uint64_t w = 0; w < VT_PAGER_SPAN_WORDS(n); w++)
+		go[w] = keep[w] & present[w];
+	ret = pager_drain(p);
+	if (ret)
+		memset(go, 0, sizeof(go));
+	else
+		drop_written(p, offset, n, go);
+	/*
+	 * Punch the kept pages, holes between them included (punching a hole
+	 * is a no-op, and no fault is served while the span is protected: a
+	 * hole is still one): usually the whole span at once. A page that
+	 * stays splits the punch.
+	 */
+	for (i = 0; i < n; i = j + 1) {
+		uint64_t a = UINT64_MAX, b = 0;
+
+		for (j = i; j < n && (bit_of(go, j) || !bit_of(present, j)); j++) {
+			if (bit_of(go, j)) {
+				a = a == UINT64_MAX ? j : a;
+				b = j + 1;
+			}
+		}
+		if (a == UINT64_MAX)
+			continue;
+		if (fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)(p->fd_offset + offset + a * p->page_size),
+			      (off_t)((b - a) * p->page_size))) {
+			ret = -errno;
+			break;
+		}
+		for (uint64_t k = a; k < b; k++) {
+			if (bit_of(go, k)) {
+				punched[k / 64] |= 1ull << (k % 64);
+				p->nr_evicted++;
+			}
+		}
+	}
+	/* drop the protection of the whole span in one go, waking any writer */
+	uffd_protect(p, offset + first * p->page_size, (end - first) * p->page_size, false);
 	return ret;
 }
 
 int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t present,
 			      uint64_t keep, uint64_t *punched)
 {
-	unsigned int n = (unsigned int)(len / p->page_size), first, end, i, j;
-	uint64_t go = keep & present;
-	int ret;
-
 	*punched = 0;
 	if (!run_ok(p, offset, len))
 		return -EINVAL;
-	if (!present)
-		return 0;
-	ret = pager_drain(p);
-	for (i = 0; !ret && i < n; i++) {
-		if ((go & (1ull << i)) && pager_write_pending(p, offset + i * p->page_size)) {
-			go &= ~(1ull << i);
-			p->nr_evict_aborted++;
-		}
-	}
-	if (ret)
-		go = 0;
-	/*
-	 * Punch the kept pages, holes between them included (punching a hole
-	 * is a no-op): usually the whole run at once. A page that stays splits
-	 * the punch.
-	 */
-	for (i = 0; i < n && go; i = j) {
-		uint64_t stretch;
-
-		for (j = i; j < n && ((go | ~present) & (1ull << j)); j++)
-			;
-		stretch = go & bits(i, j > i ? j : i + 1);
-		if (j > i && stretch) {
-			unsigned int a, b;
-
-			mask_span(stretch, &a, &b);
-			if (fallocate(p->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      p->fd_offset + offset + a * p->page_size,
-				      (b - a) * p->page_size)) {
-				ret = -errno;
-				break;
-			}
-			*punched |= stretch;
-			go &= ~stretch;
-			p->nr_evicted += (uint64_t)__builtin_popcountll(stretch);
-		}
-		if (j == i)
-			j++;
-	}
-	/* drop the protection of the whole span in one go, waking any writer */
-	mask_span(present, &first, &end);
-	uffd_protect(p, offset + first * p->page_size, (end - first) * p->page_size, false);
-	return ret;
+	return vt_pager_evict_commit_span(p, offset, len, &present, &keep, punched);
 }
 
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f)

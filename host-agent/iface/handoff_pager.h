@@ -121,6 +121,24 @@ int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, 
 int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t present,
 			      uint64_t keep, uint64_t *punched);
 
+/*
+ * The same for a span of up to VT_PAGER_SPAN_MAX pages (16 MiB of 4 KiB
+ * pages): the masks are arrays of VT_PAGER_SPAN_WORDS(pages) words, bit i of
+ * word i / 64 for page i. One protection, one read and usually one punch for
+ * the whole span: for bulk placement (a migration profile's cold chunks),
+ * where what the span costs the guest is a few flushes, not one per 64
+ * pages. Faults of the span's pages wait until its commit: the caller keeps
+ * the time between begin and commit short (it stores the copies, nothing
+ * else).
+ */
+#define VT_PAGER_SPAN_MAX 4096
+#define VT_PAGER_SPAN_WORDS(pages) (((pages) + 63) / 64)
+int vt_pager_present_span(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present);
+int vt_pager_evict_begin_span(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
+			      uint64_t *present);
+int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len,
+			       const uint64_t *present, const uint64_t *keep, uint64_t *punched);
+
 /* The next fault to serve: 0 and @f filled, -EAGAIN if none, -errno. */
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f);
 

@@ -81,6 +81,8 @@ struct vt_mtm_order {
 	int from_tier;
 	int to_tier;
 	bool promote;
+	/* known ahead (a migration profile's placement): a mover may take it in bulk */
+	bool bulk;
 };
 
 struct vt_mtm_window_stats {

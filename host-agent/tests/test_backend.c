@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -873,6 +874,73 @@ static void test_migration_incoming_refused(void **state)
 	}
 }
 
+struct page_writer {
+	uint8_t *map;
+	volatile bool stop;
+	uint64_t last;		/* the value written last into word 3 of pages 3, 100 and 200 */
+};
+
+static void *page_writer_main(void *opaque)
+{
+	struct page_writer *w = opaque;
+
+	for (uint64_t v = 1; !__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE); v++) {
+		for (unsigned int k = 0; k < 3; k++)
+			((volatile uint64_t *)(w->map + (k ? k * 100 : 3) * PAGE))[3] = v;
+		w->last = v;
+	}
+	return NULL;
+}
+
+/*
+ * The destination's placement of an incoming VM through the real hand-off:
+ * bulk orders (a plan's chunks, more than the ordinary backlog of 16) are all
+ * queued, evicted in spans while a vCPU writes into them, and every page
+ * reads back as it was, the written ones with their last write.
+ */
+static void test_incoming_bulk_placement(void **state)
+{
+	struct fixture *f = *state;
+	struct page_writer w = { .map = f->q.map };
+	struct vt_ctier_mover_stats st;
+	struct vt_backend *b;
+	uint8_t want[PAGE];
+	pthread_t t;
+	char msg[128];
+	int s;
+
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_INCOMING, 1, "mem0", &s, msg), 0);
+	b = g_ptr_array_index(the_vm(f->d)->backends, 0);
+	for (int round = 0; round < 2; round++) {
+		/* 4 orders of 64 pages (at most a span each: the ordinary path takes 8
+		 * runs of 32), then 32 of 8 (more than the ordinary backlog takes) */
+		uint64_t order = (round ? 8 : 64) * PAGE;
+
+		w.stop = false;
+		assert_int_equal(pthread_create(&t, NULL, page_writer_main, &w), 0);
+		for (uint64_t o = 0; o < NPAGES * PAGE; o += order)
+			assert_int_equal(vt_backend_queue_bulk(b, o, order, 0), 0);
+		for (int i = 0; i < 5000 && vt_backend_backlog(b); i++)
+			spin(1);
+		assert_int_equal(vt_backend_backlog(b), 0);
+		__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+		pthread_join(t, NULL);
+		vt_ctier_mover_get_stats(b->mover, &st);
+		assert_true(st.evicted > NPAGES / 2);
+		if (!round)
+			assert_true(st.evict_runs <= 4);
+		for (uint64_t p = 0; p < NPAGES; p++) {
+			memset(want, 0, sizeof(want));
+			memset(want, (int)(p % 7), PAGE / 2);
+			if (p == 3 || p == 100 || p == 200)
+				((uint64_t *)want)[3] = w.last;
+			assert_memory_equal(f->q.map + p * PAGE, want, PAGE);
+		}
+	}
+	close(s);
+	spin(50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -887,6 +955,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats_carry_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
 		cmocka_unit_test(test_config),
 	};
 

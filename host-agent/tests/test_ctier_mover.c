@@ -5,6 +5,7 @@
  * directory. The test's own threads play the vCPUs and check every page.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/userfaultfd.h>
@@ -242,6 +243,143 @@ static void test_writes_race_eviction(void **state)
 	assert_true(raced >= 2);
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
+}
+
+/*
+ * A bulk eviction (a migration profile's placement): the whole backend in one
+ * span, one protection and one punch, every page as it was when read back.
+ */
+static void test_bulk_one_span(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+
+	assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, NPAGES * PAGE, 1), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.evict_runs, 1);
+	assert_int_equal(st.evicted, NPAGES * 3 / 4);	/* the random quarter stays */
+	assert_int_equal(st.evicted_by_tier[1], NPAGES * 3 / 4);
+	assert_int_equal(present_pages(f), NPAGES / 4);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+}
+
+/*
+ * Bulk orders queued one behind the other are taken as spans of several
+ * (fewer runs than orders; a run of the ordinary path is 32 pages), while a
+ * vCPU writes into them: no write is lost, pages in a faster tier move down.
+ */
+static void test_bulk_spans_race_writes(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	struct writer w = { .f = f };
+	uint64_t order = NPAGES / 8 * PAGE;
+	pthread_t t;
+
+	/* a quarter of it in tier 0 first: the bulk orders take it down to tier 1 */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES / 4 * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.evicted_by_tier[0], NPAGES / 4 * 3 / 4);
+	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	while (!__atomic_load_n(&w.writes, __ATOMIC_ACQUIRE))
+		g_usleep(1000);	/* the writer is at it before the first order */
+	for (int round = 0; round < 4; round++) {
+		uint64_t runs;
+
+		vt_ctier_mover_get_stats(f->mover, &st);
+		runs = st.evict_runs;
+		for (uint64_t o = 0; o < NPAGES * PAGE; o += order)
+			assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, o, order, 1), 0);
+		wait_idle(f);
+		vt_ctier_mover_get_stats(f->mover, &st);
+		assert_true(st.evict_runs - runs <= 8);
+	}
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	assert_true(w.writes > 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_true(st.evicted_by_tier[1] > 0);
+	assert_true(st.fetched > 0);	/* tier 0's pages, on their way down */
+}
+
+static bool zeros_at(struct fixture *f, uint64_t page)
+{
+	static const uint8_t zero[PAGE];
+
+	return memcmp(f->map + page * PAGE, zero, PAGE) == 0;
+}
+
+/*
+ * An outgoing migration reads never-touched memory: the zero fills are
+ * punched again once read, a page written meanwhile (by a racing vCPU too)
+ * keeps its data, and nothing is tracked once the migration ends.
+ */
+static void test_zero_fills_punched_again(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st = { 0 };
+	struct writer w = { .f = f };
+	unsigned char vec[NPAGES / 2];
+	uint64_t hole = NPAGES / 2, left;
+	pthread_t t;
+
+	/* the second half never touched (a hole of the memfd) */
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(hole * PAGE), (off_t)(hole * PAGE)), 0);
+	vt_ctier_mover_track_zeros(f->mover, true);
+	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	/* the migration thread reads it: zero fills */
+	for (uint64_t p = hole; p < NPAGES; p++) {
+		if ((p - 2) % 16)
+			assert_true(zeros_at(f, p));
+	}
+	write_page(f, hole + 101, 9);	/* the guest writes one (not a zero page) after it was read */
+	/* and the writer went over all its pages at least once since */
+	for (uint64_t seen = __atomic_load_n(&w.writes, __ATOMIC_ACQUIRE);
+	     __atomic_load_n(&w.writes, __ATOMIC_ACQUIRE) < seen + 2;)
+		g_usleep(1000);
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	/* a second after each fill, and until no run is done for 0.3 s */
+	for (int i = 0, quiet = 0; i < 10000 && (i < 1200 || quiet < 300); i++) {
+		uint64_t runs = st.zero_repunch_runs;
+
+		vt_ctier_mover_get_stats(f->mover, &st);
+		quiet = st.zero_repunch_runs == runs ? quiet + 1 : 0;
+		g_usleep(1000);
+	}
+	assert_true(st.zero_repunched > hole / 2);
+	assert_true(st.zero_repunch_runs > 0);
+	/* only pages with data stayed: the written one and the writer's */
+	assert_int_equal(mincore(f->map + hole * PAGE, hole * PAGE, vec), 0);
+	left = 0;
+	for (uint64_t i = 0; i < hole; i++) {
+		left += vec[i] & 1;
+		if ((vec[i] & 1) && i != 101 && (hole + i - 2) % 16)
+			fail_msg("page %" PRIu64 " (all zeros) is still in the memfd", hole + i);
+	}
+	assert_true(left >= 1 + hole / 16);	/* page 101 and the writer's */
+	/* the migration ended: nothing is tracked from here on */
+	vt_ctier_mover_track_zeros(f->mover, false);
+	/* every page as the guest left it: zeros where nothing was written */
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		if (p >= hole && p != hole + 101 && (p - 2) % 16)
+			assert_true(zeros_at(f, p));
+		else
+			assert_true(page_ok(f, p));
+	}
+	/* ... so the fills of those reads stay */
+	vt_ctier_mover_get_stats(f->mover, &st);
+	left = st.zero_repunched;
+	g_usleep(1500 * 1000);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.zero_repunched, left);
+	assert_int_equal(present_pages(f), NPAGES);
 }
 
 /* Fetch brings stored pages back without a fault. */
@@ -532,6 +670,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_evict_and_fault_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_race_eviction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_one_span, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_spans_race_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_fills_punched_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),

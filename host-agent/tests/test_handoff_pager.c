@@ -31,7 +31,7 @@
 #include "handoff_pager.h"
 
 #define PAGE 4096ul
-#define NPAGES 64ul
+#define NPAGES 192ul	/* a span of more than one run (64 pages) */
 
 struct fixture {
 	int memfd;		/* QEMU's fds: they outlive any pager */
@@ -352,6 +352,78 @@ static void test_racing_write_keeps_its_page_of_a_run(void **state)
 	free(buf);
 }
 
+static bool bit(const uint64_t *mask, uint64_t i)
+{
+	return (mask[i / 64] >> (i % 64)) & 1;
+}
+
+/*
+ * A span of three runs (a bulk eviction) goes out with one protection: the
+ * holes are skipped, a page not kept stays, a write racing the span keeps
+ * its page (and the write), every other page comes back intact.
+ */
+static void test_span_with_racing_write(void **state)
+{
+	struct fixture *f = *state;
+	struct pollfd pfd = { .fd = f->uffd, .events = POLLIN };
+	uint64_t present[3], keep[3], punched[3], big[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX + 1)];
+	uint8_t *buf = malloc(NPAGES * PAGE);
+	uint64_t unprotected;
+	struct vcpu v;
+
+	assert_non_null(buf);
+	fill_all(f, 1);
+	evict(f, 70);		/* holes at 70 and 130 */
+	evict(f, 130);
+	assert_int_equal(vt_pager_present_span(&f->pager, 0, NPAGES * PAGE, present), 0);
+	assert_int_equal(present[0], ~0ull);
+	assert_int_equal(present[1], ~(1ull << 6));
+	assert_int_equal(present[2], ~(1ull << 2));
+	assert_int_equal(vt_pager_present_span(&f->pager, 0, 3, present), -EINVAL);
+	assert_int_equal(vt_pager_present_span(&f->pager, 0, (VT_PAGER_SPAN_MAX + 1) * PAGE, big),
+			 -EINVAL);
+
+	assert_int_equal(vt_pager_evict_begin_span(&f->pager, 0, NPAGES * PAGE, buf, present), 0);
+	memcpy(keep, present, sizeof(keep));
+	keep[1] &= ~(1ull << (100 - 64));	/* page 100: its copy was refused */
+	for (uint64_t i = 0; i < NPAGES; i++) {
+		if (!bit(present, i))
+			continue;
+		assert_true(page_is(buf + i * PAGE, i, 1));
+		if (bit(keep, i)) {
+			memcpy(f->store[i], buf + i * PAGE, PAGE);
+			f->stored[i] = true;
+		}
+	}
+	/* a write into the span (page 150) waits on its protection */
+	vcpu_start(&v, f, vcpu_write_word, 150);
+	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	usleep(20000);
+	assert_false(vcpu_done(&v));
+	assert_int_equal(vt_pager_evict_commit_span(&f->pager, 0, NPAGES * PAGE, present, keep,
+						    punched), 0);
+	assert_int_equal(f->pager.nr_evict_aborted, 1);
+	for (uint64_t i = 0; i < NPAGES; i++)
+		assert_int_equal(bit(punched, i), bit(keep, i) && i != 150);
+	f->stored[150] = false;	/* its copy is stale */
+	serve_until_done(f, &v);
+	for (uint64_t i = 0; i < NPAGES; i++)
+		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), i == 100 || i == 150);
+	assert_int_equal(((uint64_t *)(f->qemu_map + 150 * PAGE))[3], 0xfeed);
+	assert_int_equal(((uint64_t *)(f->qemu_map + 150 * PAGE))[4], pattern(150, 4, 1));
+	/* page 100 stayed and is not protected: a write goes through without a fault */
+	unprotected = f->pager.nr_unprotected;	/* page 150's, served above */
+	vcpu_start(&v, f, vcpu_write_word, 100);
+	serve_until_done(f, &v);
+	assert_int_equal(f->pager.nr_unprotected, unprotected);
+	/* the rest comes back from the copies: pages 100 and 150 were written */
+	vcpu_start(&v, f, vcpu_read_all, 1);
+	serve_until_done(f, &v);
+	assert_int_equal(v.bad, 2);
+	assert_int_equal(f->pager.nr_filled, NPAGES - 2);
+	free(buf);
+}
+
 static void test_untouched_page_is_zero(void **state)
 {
 	struct fixture *f = *state;
@@ -467,6 +539,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_evict_run_and_serve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_write_keeps_its_page_of_a_run, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_span_with_racing_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untouched_page_is_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_after_evict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_write_aborts_eviction, setup, teardown),

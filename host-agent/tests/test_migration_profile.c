@@ -206,6 +206,27 @@ static void test_seed_and_place(void **state)
 	assert_true(g_array_index(m->chunks, struct vt_mtm_chunk, 40).refused & (1U << 2));
 	/* the plan: every cold chunk below tier 0, none to tier 0 (MTM's, by the EMAs) */
 	assert_int_equal(plan->len, NCHUNK - 8);
+	/* at the hand-off, before any residency: the compressed tier's chunks, in bulk */
+	n = vt_migration_profile_at_handoff(m, plan, 0, 2, 0x7, HVA, HVA + SIZE, orders);
+	assert_int_equal(n, 31);
+	for (unsigned int k = 0; k < orders->len; k++) {
+		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, k);
+
+		assert_int_equal(o->to_tier, 2);
+		assert_int_equal(src_tier(o->chunk), 2);
+		assert_true(o->bulk);
+		to[0] += o->chunk < 48;
+	}
+	g_array_set_size(orders, 0);
+	/* only inside the backend's range, only tiers the policy allows, only from @from on */
+	assert_int_equal(vt_migration_profile_at_handoff(m, plan, 0, 2, 0x7, HVA,
+							 HVA + 48 * CHUNK, orders), to[0]);
+	assert_int_equal(to[0], 15);	/* 32..47 but 40 (refused) */
+	g_array_set_size(orders, 0);
+	assert_int_equal(vt_migration_profile_at_handoff(m, plan, 0, 2, 0x3, HVA, HVA + SIZE, orders), 0);
+	assert_int_equal(vt_migration_profile_at_handoff(m, plan, plan->len, 2, 0x7, HVA, HVA + SIZE,
+							 orders), 0);
+	to[0] = 0;
 	for (unsigned int i = 0; i < NCHUNK; i++)
 		place(m, i, 0);
 	n = vt_migration_profile_place(m, plan, 0x7, room, orders, &ws);
@@ -216,6 +237,7 @@ static void test_seed_and_place(void **state)
 		assert_int_equal(o->from_tier, 0);
 		assert_int_equal(o->to_tier, o->chunk == 40 ? 1 : src_tier(o->chunk));
 		assert_false(o->promote);
+		assert_true(o->bulk);	/* known ahead: the movers take it in spans */
 		to[o->to_tier]++;
 	}
 	assert_int_equal(to[1], 24 + 1);
@@ -334,6 +356,7 @@ static void test_reevict(void **state)
 
 		assert_int_equal(o->to_tier, 2);
 		assert_false(o->promote);
+		assert_false(o->bulk);	/* the source runs the guest: ordinary runs */
 		assert_true(o->chunk >= 32 && o->chunk < 44 && o->chunk != 33);
 	}
 	assert_int_equal(ws.demote_bytes, 4 * CHUNK);

@@ -13,14 +13,31 @@
 #      QEMU's total time and downtime.
 #   2. vm1 -> vm2 under vtierd C started with --ignore-migration-profiles:
 #      the same count without a profile (the baseline).
-# The guest checks every page of its region on vm1 and on vm2.
+#   3. the same VM without vtier (vm3 -> vm4: the same QEMU, guest, workload
+#      and hot set, a plain memfd backend, no tier agent): total time and
+#      downtime to compare the first migration's with.
+# The guest checks every page of its region on vm1, vm2 and vm4.
 #   RESULT-MIGRATE dest_windows_with_profile= dest_windows_without=
-#     src_peak_extra_mib= total_s= downtime_ms= bad_pages=
+#     src_peak_extra_mib= total_s= downtime_ms= bad_pages= total_s_plain=
+#     downtime_ms_plain=
 # (windows: of the destination's vtierd, from its adoption of the VM until
 # placed, polled twice a window; MIGRATE_MAX_WINDOWS (120) more than at the
 # first look when never; total_s and downtime_ms of the first migration;
-# bad_pages: both verifies.)
+# bad_pages: every verify; *_plain: migration 3.)
+# Part "kill" instead (MIGRATE_PARTS=kill, scenario migrate-kill): the same
+# placed vm0, then
+#   K1. vm0 -> vm1 (vtierd B) while vtierd A, the source's, is killed -9 at a
+#       random second of the migration and restarted a second later;
+#   K2. on to vm2 (vtierd C, with profiles) while vtierd C, the destination's,
+#       is killed -9 at a random second of the migration and again at a random
+#       moment of its placement after the hand-off, restarted each time.
+# Each migration completes or fails cleanly (then the guest runs on at the
+# source); the guest checks every page wherever it runs afterwards.
+#   RESULT-MIGRATE-KILL src_kill_s= src_outcome= dest_kill_s= dest_kill2_s=
+#     dest_outcome= bad_pages=
 export LD_LIBRARY_PATH=/opt/vtier/lib
+PARTS=${MIGRATE_PARTS:-place}
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 W=${VTIERD_WINDOW_MS:-1000}
 QEMU=/opt/vtier/qemu/qemu-system-x86_64
 CORPUS=/opt/vtier/corpus
@@ -54,6 +71,7 @@ start_vtierd() {
     vtierd --socket "/run/vtier/$a.sock" --agent-socket "/run/vtier/$a.agent" \
         --store-dir "/run/vtier/$a.store" --config "$conf" "$@" \
         >> "$TB_OUT/vtierd-$a.log" 2>&1 &
+    echo $! > "/run/vtier/$a.pid"
     for _ in $(seq 50); do ctl "$a" list > /dev/null 2>&1 && return 0; sleep 0.2; done
     fail "vtierd $a did not start: $(cat "$TB_OUT/vtierd-$a.log")"
 }
@@ -89,16 +107,22 @@ placement() {
     cold_pct=$(( $(field "$c" absent) * 100 / cold_pages ))
     hot_pct=$(( $(field "$h" node0) * 100 / ($(field "$h" pages) - $(field "$h" absent) + 1) ))
 }
-# migrate FROM TO SOCKET: until completed; sets mig_total_ms, mig_down_ms
+# migrate FROM TO SOCKET [may-fail]: until completed; sets mig_total_ms,
+# mig_down_ms, and mig_status (completed, or with may-fail: failed)
 migrate() {
     local r st
+    mig_status=completed mig_total_ms="" mig_down_ms=""
     r=$(tb_qmp "$1" "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"unix:$3\"}}") ||
         fail "migrate $1 -> $2: $r"
     for _ in $(seq 3000); do
         st=$(tb_qmp "$1" '{"execute":"query-migrate"}')
         case $st in
         *'"status": "completed"'*|*'"status":"completed"'*) break ;;
-        *'"status": "failed"'*|*'"status":"failed"'*|*cancelled*) fail "migration $1 -> $2: $st" ;;
+        *'"status": "failed"'*|*'"status":"failed"'*|*cancelled*)
+            [ "$4" = may-fail ] || fail "migration $1 -> $2: $st"
+            echo "migration $1 -> $2 failed: $st"
+            mig_status=failed
+            return 0 ;;
         esac
         sleep 0.2
     done
@@ -110,7 +134,11 @@ migrate() {
 # most $3 windows from the first look: sets placed_windows ($3 more when never)
 windows_to_place() {
     local i w w0 js
-    printf '%-6s %-8s %-9s %-8s %-10s %s\n' poll windows cold_pct hot_pct stored_MiB plan
+    # the mover's side (where a destination's time goes): pages evicted, runs
+    # (one write-protection and one punch each), ms evicting in all and in
+    # protecting + copying / storing (compression) / punching + unprotecting
+    printf '%-6s %-8s %-9s %-8s %-10s %-9s %s\n' poll windows cold_pct hot_pct stored_MiB plan \
+        "evicted runs evict_ms protect_ms store_ms punch_ms backlog"
     w0=""
     for i in $(seq 1 $(($3 * 4))); do
         js=$(ctl "$1" --json stats "$2") || fail "stats $2"
@@ -119,9 +147,13 @@ windows_to_place() {
         w0=${w0:-$w}
         placed_windows=$((w0 + $3))
         placement "$1" "$2"
-        printf '%-6s %-8s %-9s %-8s %-10s %s\n' "$i" "$w" "$cold_pct%" "$hot_pct%" \
-            $(( $(jsum "$js" stored_bytes) / MIB )) \
-            "$(jfirst "$js" plan_orders)/$(jfirst "$js" plan_chunks)"
+        printf '%-6s %-8s %-9s %-8s %-10s %-9s %s %s %s %s %s %s %s\n' "$i" "$w" "$cold_pct%" \
+            "$hot_pct%" $(( $(jsum "$js" stored_bytes) / MIB )) \
+            "$(jfirst "$js" plan_orders)/$(jfirst "$js" plan_chunks)" \
+            "$(jsum "$js" evicted)" "$(jsum "$js" evict_runs)" \
+            $(( $(jsum "$js" evict_ns) / 1000000 )) $(( $(jsum "$js" evict_protect_ns) / 1000000 )) \
+            $(( $(jsum "$js" evict_store_ns) / 1000000 )) $(( $(jsum "$js" evict_punch_ns) / 1000000 )) \
+            "$(jsum "$js" backlog)"
         if [ "$cold_pct" -ge 70 ] && [ "$hot_pct" -ge 90 ]; then
             placed_windows=$w
             return
@@ -167,9 +199,26 @@ L2OPTS="--mem 512M --memdev memfd --qemu $QEMU"
 tb_l2_start vm0 $L2OPTS --backend-opts ",tier-agent=/run/vtier/a.agent" -- -uuid "$UUID"
 tb_l2_check_kvm vm0
 wait_adopted a vm0
-tb_l2 vm0 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
-tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
-    fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
+# workload VM: the guest's region filled, its first quarter kept hot (through migrations)
+workload() {
+    tb_l2 "$1" "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
+    tb_l2 "$1" -t 900 'vtier-workload ctl --wait 850 info' ||
+        fail "workload: $(tb_l2 "$1" 'cat /run/wl.log')"
+}
+hot_loop() {
+    tb_l2 "$1" "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
+        vtier-workload ctl phase dist=uniform ranges=0-${HOT}M duration_ms=$((W * 2)) write_pct=5 ||
+            { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
+}
+# verify VM: every page of its region; sets bad
+verify() {
+    local v
+    v=$(tb_l2 "$1" -t 900 'vtier-workload ctl verify report=5') || true
+    echo "$v"
+    bad=$(field "$v" bad)
+    [ -n "$bad" ] || fail "no verify result on $1: $v"
+}
+workload vm0
 kinds=$(tb_l2 vm0 "vtier-workload ctl kinds from=${HOT}M") || fail "workload kinds: $kinds"
 cold_pages=$(( $(field "$kinds" zero) + $(field "$kinds" corpus) ))
 tb_l2 vm0 "vtier-workload ctl extents from=${HOT}M out=/run/cold.ext" || fail "cold extents"
@@ -177,9 +226,7 @@ tb_l2 vm0 "cat /run/cold.ext" > /run/cold.ext || fail "copying the cold extents 
 echo "workload: $kinds; $(wc -l < /run/cold.ext) cold extents"
 ctl a policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
 # the hot set stays hot in the guest through both migrations
-tb_l2 vm0 "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
-    vtier-workload ctl phase dist=uniform ranges=0-${HOT}M duration_ms=$((W * 2)) write_pct=5 ||
-        { echo FAILED; exit 1; }; done; echo done) > /run/A.log 2>&1 &"
+hot_loop vm0
 # the hot set's guest-physical extents (the phases' ranges), once one phase ran
 sleep "$(awk "BEGIN {print $W * 3 / 1000}")"
 tb_l2 vm0 "vtier-workload ctl hotset source=ranges out=/run/hot.ext" || fail "hotset"
@@ -194,6 +241,7 @@ placement a vm0
 ctl a stats vm0 | head -5
 pid0=$(tb_l2_pid vm0)
 
+if has_part place; then
 tb_step "migration 1: vm0 (vtierd A) -> vm1 (vtierd B), with the profile"
 # shellcheck disable=SC2086
 tb_l2_start vm1 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent" -- \
@@ -208,7 +256,7 @@ peak=$(sort -n /run/memfd.samples | tail -1)
 extra=$(( (${peak:-0} - base) / MIB ))
 echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${base} bytes" \
     "before, ${peak} at most during it ($(wc -l < /run/memfd.samples) samples)"
-ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*' || true
+ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*\|"zero_repunch[a-z_]*":[0-9]*\|"zero_untracked":[0-9]*' || true
 tb_l2_stop vm0
 wait_adopted b vm1
 tb_l2_wait vm1 120
@@ -216,10 +264,8 @@ ctl b status vm1 | grep '^migration:' || true
 windows_to_place b vm1 "$MAXW"
 with=$placed_windows
 ctl b --json stats vm1 | grep -o '"migration":{[^}]*}' || true
-v=$(tb_l2 vm1 -t 900 'vtier-workload ctl verify report=5') || true
-echo "$v"
-bad1=$(field "$v" bad)
-[ -n "$bad1" ] || fail "no verify result on vm1: $v"
+verify vm1
+bad1=$bad
 
 tb_step "migration 2: vm1 (vtierd B) -> vm2 (vtierd C, --ignore-migration-profiles)"
 start_vtierd c /run/vtier/dest.conf --ignore-migration-profiles
@@ -235,14 +281,113 @@ tb_l2_wait vm2 120
 grep "ignored" "$TB_OUT/vtierd-c.log" || fail "vtierd C did not ignore the profile"
 windows_to_place c vm2 "$MAXW"
 without=$placed_windows
-v=$(tb_l2 vm2 -t 900 'vtier-workload ctl verify report=5') || true
-echo "$v"
-bad2=$(field "$v" bad)
-[ -n "$bad2" ] || fail "no verify result on vm2: $v"
+verify vm2
+bad2=$bad
 tb_l2 vm2 'touch /run/A.stop' || true
-
-echo "RESULT-MIGRATE dest_windows_with_profile=$with dest_windows_without=$without" \
-    "src_peak_extra_mib=$extra total_s=$(awk "BEGIN {printf \"%.1f\", $total_ms / 1000}")" \
-    "downtime_ms=$down_ms bad_pages=$((bad1 + bad2))"
-[ "$((bad1 + bad2))" = 0 ] || fail "$((bad1 + bad2)) guest pages bad after migration"
 tb_l2_stop vm2
+
+tb_step "migration 3: the same VM without vtier (vm3 -> vm4, no tier agent)"
+# shellcheck disable=SC2086
+tb_l2_start vm3 $L2OPTS -- -uuid "$UUID"
+workload vm3
+hot_loop vm3
+sleep "$(awk "BEGIN {print $W * 3 / 1000}")"
+# shellcheck disable=SC2086
+tb_l2_start vm4 $L2OPTS --no-wait -- -uuid "$UUID" -incoming unix:/run/vtier/mig3.sock
+for _ in $(seq 100); do [ -S /run/vtier/mig3.sock ] && break; sleep 0.2; done
+migrate vm3 vm4 /run/vtier/mig3.sock
+echo "migration 3 (no vtier): total $mig_total_ms ms, downtime $mig_down_ms ms"
+tb_l2_stop vm3
+tb_l2_wait vm4 120
+verify vm4
+bad3=$bad
+tb_l2 vm4 'touch /run/A.stop' || true
+tb_l2_stop vm4
+
+secs() { awk "BEGIN {printf \"%.1f\", $1 / 1000}"; }
+echo "RESULT-MIGRATE dest_windows_with_profile=$with dest_windows_without=$without" \
+    "src_peak_extra_mib=$extra total_s=$(secs "$total_ms")" \
+    "downtime_ms=$down_ms bad_pages=$((bad1 + bad2 + bad3))" \
+    "total_s_plain=$(secs "$mig_total_ms") downtime_ms_plain=$mig_down_ms"
+[ "$((bad1 + bad2 + bad3))" = 0 ] || fail "$((bad1 + bad2 + bad3)) guest pages bad after migration"
+fi
+
+# kill -9 vtierd $1 at $2 s from now, restart it a second later with CONFIG $3 [OPTIONS]
+kill_later() {
+    local a=$1 at=$2 conf=$3
+    shift 3
+    sleep "$at"
+    echo "kill -9 vtierd $a ($(cat "/run/vtier/$a.pid")) at +$at s"
+    kill -9 "$(cat "/run/vtier/$a.pid")"
+    sleep 1
+    start_vtierd "$a" "$conf" "$@"
+    echo "vtierd $a restarted ($(cat "/run/vtier/$a.pid"))"
+}
+rand_s() { awk -v lo="$1" -v hi="$2" -v seed="$3" 'BEGIN {srand(seed); printf "%.1f", lo + rand() * (hi - lo)}'; }
+if has_part kill; then
+seed=$(date +%s)
+echo "kill times from seed $seed"
+src_kill=$(rand_s 1 20 "$seed")
+dest_kill=$(rand_s 1 20 "$((seed + 1))")
+dest_kill2=$(rand_s 0.2 3 "$((seed + 2))")
+bad_all=0
+
+tb_step "kill 1: vm0 (vtierd A) -> vm1 (vtierd B), vtierd A killed -9 at +$src_kill s"
+# shellcheck disable=SC2086
+tb_l2_start vm1 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent" -- \
+    -uuid "$UUID" -incoming unix:/run/vtier/mig1.sock
+for _ in $(seq 100); do [ -S /run/vtier/mig1.sock ] && break; sleep 0.2; done
+kill_later a "$src_kill" /run/vtier/vtierd.conf &
+killer=$!
+migrate vm0 vm1 /run/vtier/mig1.sock may-fail
+src_outcome=$mig_status
+wait "$killer"
+echo "kill 1: migration $src_outcome (total ${mig_total_ms:-} ms, downtime ${mig_down_ms:-} ms)"
+if [ "$src_outcome" = completed ]; then
+    tb_l2_stop vm0
+    here=vm1 here_vtierd=b
+    wait_adopted b vm1
+    tb_l2_wait vm1 120
+else
+    tb_l2_stop vm1
+    here=vm0 here_vtierd=a
+    wait_adopted a vm0
+fi
+verify "$here"
+bad_all=$((bad_all + bad))
+ctl "$here_vtierd" stats "$here" | head -3
+
+tb_step "kill 2: $here -> vm2 (vtierd C), vtierd C killed -9 at +$dest_kill s and at +$dest_kill2 s after its hand-off"
+start_vtierd c /run/vtier/dest.conf
+# shellcheck disable=SC2086
+tb_l2_start vm2 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/c.agent" -- \
+    -uuid "$UUID" -incoming unix:/run/vtier/mig2.sock
+for _ in $(seq 100); do [ -S /run/vtier/mig2.sock ] && break; sleep 0.2; done
+kill_later c "$dest_kill" /run/vtier/dest.conf &
+killer=$!
+migrate "$here" vm2 /run/vtier/mig2.sock may-fail
+dest_outcome=$mig_status
+wait "$killer"
+echo "kill 2: migration $dest_outcome (total ${mig_total_ms:-} ms, downtime ${mig_down_ms:-} ms)"
+if [ "$dest_outcome" = completed ]; then
+    tb_l2_stop "$here"
+    wait_adopted c vm2
+    # the destination's vtierd dies again while it places what arrived
+    kill_later c "$dest_kill2" /run/vtier/dest.conf
+    wait_adopted c vm2
+    tb_l2_wait vm2 120
+    here=vm2 here_vtierd=c
+else
+    tb_l2_stop vm2
+    dest_kill2=none
+fi
+verify "$here"
+bad_all=$((bad_all + bad))
+ctl "$here_vtierd" stats "$here" | head -3
+grep -h "hand-off of\|RECONNECT\|store" "$TB_OUT"/vtierd-[abc].log | tail -12 || true
+tb_l2 "$here" 'touch /run/A.stop' || true
+echo "RESULT-MIGRATE-KILL src_kill_s=$src_kill src_outcome=$src_outcome dest_kill_s=$dest_kill" \
+    "dest_kill2_s=$dest_kill2 dest_outcome=$dest_outcome bad_pages=$bad_all"
+[ "$bad_all" = 0 ] || fail "$bad_all guest pages bad after migrations with kill -9"
+tb_l2_stop "$here"
+fi
