@@ -98,6 +98,8 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->level = MAX(left->level, right->level);
 	left->warm |= right->warm;
 	left->resolved = false;
+	left->swept = false;	/* the union's cover has entries never cleared */
+	left->texture |= right->texture;
 	left->bounded_only |= right->bounded_only;
 	left->end = right->end;
 	for (unsigned int k = 0; k < right->nr_prepared && left->nr_prepared < VT_REGION_MAX_PROBES; k++)
@@ -134,6 +136,8 @@ void vt_regions_end_window(GArray *regions, double threshold)
 		r->accesses = r->nr_checks ? (double)r->nr_young / r->nr_checks : 0;
 		if (fabs(r->accesses - r->last_accesses) > threshold)
 			r->age = 0;
+		if (fabs(r->accesses - r->last_accesses) > 2.5 * threshold)
+			r->texture = false;	/* changed: look at its runs afresh */
 		else
 			r->age++;
 		r->nr_young = 0;
@@ -279,7 +283,7 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 	/* the batch still holds (and s->seen indexes) the entries just checked */
 	g_array_set_size(s->batch, checked);
 	vt_for_each_region(r, regions) {
-		if ((s->interval + i++) % every || r->nr_prepared)
+		if ((s->interval + i++) % every || r->nr_prepared || r->swept)
 			continue;
 		for (unsigned int k = 0; k < r->nr_probes && k < VT_REGION_MAX_PROBES; k++) {
 			uint64_t addr = r->start + (uint64_t)(g_rand_double(rng) *

@@ -28,6 +28,10 @@ struct vt_region {
 	bool bounded_only;		/* flex overshoot misled: sample within the region */
 	unsigned int waited;		/* windows a wanted split was put off (budget) */
 	bool resolved;			/* a leaf-level cut found its edges exact */
+	bool swept;			/* cold, and its cover was tested at the last window end:
+					 * watched by the sweep instead of samples (telescope) */
+	bool texture;			/* young entries found scattered, not in runs: lukewarm
+					 * at the level below, kept whole (telescope) */
 	unsigned int nr_prepared;
 	struct vt_probe prepared[VT_REGION_MAX_PROBES];
 	/* probes checked at the last interval, with their results */

@@ -26,11 +26,15 @@
 #include <errno.h>
 #include <math.h>
 
+#include "cover.h"
 #include "region.h"
 
 #define TELESCOPE_MAX_SPLIT_ENTRIES 4096
 #define TELESCOPE_STABLE_AGE 8
 #define TELESCOPE_STABLE_PERIOD 4
+#define TELESCOPE_TEXTURE_RUNS 16
+#define TELESCOPE_HOT 0.5		/* accesses that score hot (eval.h) */
+#define TELESCOPE_TEXTURE_MEAN 8
 
 struct telescope {
 	bool flex;
@@ -121,11 +125,41 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.fresh = true;
 	piece.warm = warm;
 	piece.resolved = false;
+	piece.swept = false;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
 			piece.prepared[piece.nr_prepared++] = parent->prepared[k];
 	g_array_append_val(out, piece);
+}
+
+static unsigned int count_runs(GArray *young, uint64_t size)
+{
+	unsigned int runs = 0;
+
+	for (unsigned int i = 0; i < young->len; i++)
+		if (!i || g_array_index(young, uint64_t, i) != g_array_index(young, uint64_t, i - 1) + size)
+			runs++;
+	return runs;
+}
+
+/*
+ * Lukewarm texture: at least TELESCOPE_TEXTURE_RUNS runs of young entries,
+ * short on average, yet at least half of the span young: gaps as short and
+ * as many as the runs. A hot set makes a few long runs; scattered small hot
+ * ranges make many short runs far apart.
+ */
+static bool is_texture(GArray *young, uint64_t size)
+{
+	unsigned int runs = count_runs(young, size);
+	uint64_t span, first, last;
+
+	if (runs < TELESCOPE_TEXTURE_RUNS)
+		return false;
+	first = g_array_index(young, uint64_t, 0);
+	last = g_array_index(young, uint64_t, young->len - 1) + size;
+	span = (last - first) / size;
+	return young->len <= TELESCOPE_TEXTURE_MEAN * runs && 2 * young->len >= span;
 }
 
 /*
@@ -144,24 +178,40 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 	uint64_t cut = r->start;	/* start of the piece being built */
 	uint64_t edges[2 * TELESCOPE_MAX_SPLIT_ENTRIES];
 	unsigned int nr_edges = 0;
+	bool texture;
 
-	if (s == p->src->leaf_level) {
+	texture = s > p->src->leaf_level && (r->texture || is_texture(young, size));
+	if (s == p->src->leaf_level || texture) {
+		/*
+		 * At the leaf, the young entries of one window are too sparse to
+		 * cut runs by. Above it, young entries scattered all over and not
+		 * in runs mean memory touched thinly everywhere (lukewarm): it
+		 * reads hot at the level above and cold at this one, so cutting it
+		 * finer would cost checks and report it cold. Either way, keep the
+		 * span from the first to the last young entry, and descend no
+		 * further; lukewarm memory that reads hot as it is sampled now is
+		 * not even trimmed, or it would lose the level that resolves it.
+		 */
 		uint64_t first = g_array_index(young, uint64_t, 0);
 		uint64_t last = g_array_index(young, uint64_t, young->len - 1) + size;
+		unsigned int mid;
 
-		if (first == lo)
+		if (first == lo || (texture && r->accesses >= TELESCOPE_HOT))
 			first = r->start;
-		if (last == hi)
+		if (last == hi || (texture && r->accesses >= TELESCOPE_HOT))
 			last = r->end;
 		if (first == r->start && last == r->end) {
 			g_array_append_val(out, *r);
-			g_array_index(out, struct vt_region, out->len - 1).warm = true;
-			g_array_index(out, struct vt_region, out->len - 1).resolved = true;
-			return;
+			mid = out->len - 1;
+		} else {
+			push_piece(out, r, r->start, first, false);
+			mid = out->len;
+			push_piece(out, r, first, last, true);
+			push_piece(out, r, last, r->end, false);
 		}
-		push_piece(out, r, r->start, first, false);
-		push_piece(out, r, first, last, true);
-		push_piece(out, r, last, r->end, false);
+		g_array_index(out, struct vt_region, mid).warm = true;
+		g_array_index(out, struct vt_region, mid).resolved = first == r->start && last == r->end;
+		g_array_index(out, struct vt_region, mid).texture = texture;
 		return;
 	}
 	for (unsigned int i = 0; i < young->len;) {
@@ -248,16 +298,6 @@ static bool add_checked(const struct vt_region *r, unsigned int s, uint64_t lo, 
 			g_array_index(young, uint64_t, out++) = g_array_index(young, uint64_t, i);
 	g_array_set_size(young, out);
 	return out > 0;
-}
-
-static unsigned int count_runs(GArray *young, uint64_t size)
-{
-	unsigned int runs = 0;
-
-	for (unsigned int i = 0; i < young->len; i++)
-		if (!i || g_array_index(young, uint64_t, i) != g_array_index(young, uint64_t, i - 1) + size)
-			runs++;
-	return runs;
 }
 
 /* Is @n, a neighbour of @r, adjacent and colder by more than @thr? */
