@@ -13,6 +13,8 @@
 #ifndef VTIER_TELEMETRY_COVER_H
 #define VTIER_TELEMETRY_COVER_H
 
+#include <glib.h>
+
 #include "access_source.h"
 
 struct vt_cover_span {
@@ -28,5 +30,19 @@ unsigned int vt_cover_spans(const struct vt_access_source *src, uint64_t start, 
 			    struct vt_cover_span *out);
 /* Number of entries in the cover of [@start, @end). */
 uint64_t vt_cover_entries(const struct vt_access_source *src, uint64_t start, uint64_t end);
+
+/*
+ * Test and clear entries of the cover of [@start, @end) at levels @min_level
+ * and up (the ones below are left alone): all entries of the
+ * cover's highest level, and of the lower (partial) levels those whose
+ * index is @phase modulo @stride, so that successive phases visit them all
+ * and a young run of @stride entries or more is seen at any phase. Young
+ * entries are appended to @young (of struct vt_cover_span) widened by the
+ * untested entries beside them (stride - 1 on each side, within their span),
+ * overlapping and adjacent ones joined (level: the lowest among them).
+ * Returns the number of young entries or -errno.
+ */
+long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
+		   unsigned int min_level, unsigned int stride, uint64_t phase, GArray *young);
 
 #endif

@@ -33,6 +33,7 @@
 #define TELESCOPE_STABLE_AGE 8
 #define TELESCOPE_STABLE_PERIOD 4
 #define TELESCOPE_TEXTURE_RUNS 16
+#define TELESCOPE_SWEEP_STRIDE 8
 #define TELESCOPE_HOT 0.5		/* accesses that score hot (eval.h) */
 #define TELESCOPE_TEXTURE_MEAN 8
 
@@ -41,6 +42,7 @@ struct telescope {
 	GArray *regions;
 	GArray *next;		/* scratch for splits */
 	GArray *young;		/* uint64_t entry starts found by a split scan */
+	GArray *runs;		/* struct vt_cover_span: young runs found by the sweep */
 	struct vt_sampler sampler;
 	uint64_t total;
 	uint64_t split_checks;	/* checks spent on splits in the last window */
@@ -345,8 +347,17 @@ static void telescope_split(struct vt_profiler *p)
 		struct split_candidate c = { .idx = i };
 		uint64_t nr_full;
 
+		/*
+		 * A stable region is re-examined at once when its samples move
+		 * from or to nothing, or by more than twice the merge threshold
+		 * (edges a leaf cut resolved flicker by less); otherwise every
+		 * TELESCOPE_STABLE_PERIOD windows.
+		 */
+		bool changed = (r->accesses > 0) != (r->last_accesses > 0) ||
+			       fabs(r->accesses - r->last_accesses) > 2 * thr;
+
 		if (vt_region_seen(r) &&
-		    !((r->age >= TELESCOPE_STABLE_AGE || r->resolved) &&
+		    !((r->age >= TELESCOPE_STABLE_AGE || r->resolved) && !changed &&
 		      p->windows % TELESCOPE_STABLE_PERIOD)) {
 			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
 				     (fit_level(p->src, r->start, r->end, &nr_full) > leaf ? 0.25 : 0) +
@@ -419,6 +430,72 @@ static void telescope_split(struct vt_profiler *p)
 	t->regions = out;
 }
 
+/*
+ * The cold sweep. Regions where nothing was seen are not sampled; at every
+ * window end the accessed bits of their cover (cover.h) are tested instead,
+ * which tells whether anything in them was touched during the window,
+ * wherever it lies: a cold region's sample lands on new hot data with the
+ * odds of its bytes, so a 128 MiB range appearing in a 60 GiB region waited
+ * tens of windows. Young runs of the cover become regions of their own,
+ * fresh and warm, sampled from the next interval and split as usual; a run
+ * of one entry has its children cleared for the next window's split scan.
+ * A region not swept at the last window end (new, or grown by a merge) has
+ * its cover cleared first, and what it reads is not trusted.
+ */
+static void telescope_sweep(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	unsigned int n = t->regions->len, total = n;
+	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), n);
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+		bool primed = r->swept;
+		uint64_t cut = r->start;
+
+		if (vt_region_seen(r) || r->fresh || r->waited) {
+			r->swept = false;
+			g_array_append_val(out, *r);
+			continue;
+		}
+		g_array_set_size(t->runs, 0);
+		r->swept = vt_cover_test(p->src, r->start, r->end, VT_LEVEL_PMD,
+					 primed ? TELESCOPE_SWEEP_STRIDE : 1,
+					 p->windows, t->runs) >= 0;
+		if (!primed || !t->runs->len || total + 2 * t->runs->len > p->attrs.max_regions) {
+			if (primed && t->runs->len) {
+				/* no room to cut: the split will look at it */
+				r->warm = true;
+				r->swept = false;
+			}
+			g_array_append_val(out, *r);
+			continue;
+		}
+		for (unsigned int k = 0; k < t->runs->len; k++) {
+			const struct vt_cover_span *run = &g_array_index(t->runs, struct vt_cover_span, k);
+			struct vt_region *piece;
+
+			if (run->start > cut) {
+				push_piece(out, r, cut, run->start, false);
+				piece = &g_array_index(out, struct vt_region, out->len - 1);
+				piece->fresh = false;
+				piece->swept = true;
+			}
+			push_piece(out, r, run->start, run->end, true);
+			preclear_children(p, &g_array_index(out, struct vt_region, out->len - 1));
+			cut = run->end;
+			total += 2;
+		}
+		if (cut < r->end) {
+			push_piece(out, r, cut, r->end, false);
+			g_array_index(out, struct vt_region, out->len - 1).fresh = false;
+			g_array_index(out, struct vt_region, out->len - 1).swept = true;
+		}
+	}
+	g_array_free(t->regions, TRUE);
+	t->regions = out;
+}
+
 static int telescope_init(struct vt_profiler *p)
 {
 	struct telescope *t = g_new0(struct telescope, 1);
@@ -427,6 +504,7 @@ static int telescope_init(struct vt_profiler *p)
 	t->regions = vt_regions_new();
 	t->next = vt_regions_new();
 	t->young = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	t->runs = g_array_new(FALSE, FALSE, sizeof(struct vt_cover_span));
 	vt_sampler_init(&t->sampler);
 	p->priv = t;
 	return 0;
@@ -479,6 +557,7 @@ static int telescope_window(struct vt_profiler *p, struct vt_snapshot *snap)
 					      vt_level_size(p->src->leaf_level)), true);
 	before = vt_source_checks_total(p->src);
 	telescope_split(p);
+	telescope_sweep(p);
 	t->split_checks = vt_source_checks_total(p->src) - before;
 	vt_for_each_region(r, t->regions)
 		r->level = 0;
@@ -496,6 +575,7 @@ static void telescope_destroy(struct vt_profiler *p)
 	g_array_free(t->regions, TRUE);
 	g_array_free(t->next, TRUE);
 	g_array_free(t->young, TRUE);
+	g_array_free(t->runs, TRUE);
 	vt_sampler_fini(&t->sampler);
 	g_free(t);
 }
