@@ -88,8 +88,17 @@ void vt_regions_split_evenly(GArray *regions, unsigned int min, uint64_t align)
 	}
 }
 
+static bool hot_resolved(const struct vt_region *a, const struct vt_region *b)
+{
+	/* both warm: a scan saw their young entries, not only an overshooting sample */
+	return a->accesses >= VT_REGION_HOT && b->accesses >= VT_REGION_HOT &&
+	       a->warm && b->warm && (a->resolved || b->resolved);
+}
+
 static void merge_into(struct vt_region *left, const struct vt_region *right)
 {
+	bool resolved = hot_resolved(left, right);
+
 	double ls = (double)vt_region_size(left), rs = (double)vt_region_size(right);
 
 	left->accesses = (left->accesses * ls + right->accesses * rs) / (ls + rs);
@@ -97,7 +106,7 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->age = (unsigned int)((left->age * ls + right->age * rs) / (ls + rs));
 	left->level = MAX(left->level, right->level);
 	left->warm |= right->warm;
-	left->resolved = false;
+	left->resolved = resolved;
 	left->swept = false;	/* the union's cover has entries never cleared */
 	left->texture |= right->texture;
 	left->bounded_only |= right->bounded_only;
@@ -116,7 +125,8 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 
 		if (prev && !prev->fresh && !r->fresh && !prev->waited && !r->waited &&
 		    prev->end == r->start &&
-		    fabs(prev->accesses - r->accesses) <= threshold &&
+		    (fabs(prev->accesses - r->accesses) <= threshold || hot_resolved(prev, r)) &&
+		    !(prev->resolved && !r->warm) && !(r->resolved && !prev->warm) &&
 		    (!zero_apart || vt_region_seen(prev) == vt_region_seen(r)) &&
 		    vt_region_size(prev) + vt_region_size(r) <= size_limit) {
 			merge_into(prev, r);
@@ -315,23 +325,30 @@ void vt_sampler_budget(struct vt_sampler *s, GArray *regions, uint64_t budget,
 {
 	/* a probe costs up to two checks per interval: the check and the clear */
 	double per_probe = 2.0 * samples_per_window, avail, base, extra, weights = 0;
+	unsigned int sampled = 0;
 
 	s->every = 1;
-	vt_for_each_region(r, regions)
+	vt_for_each_region(r, regions) {
 		r->nr_probes = 1;
-	if (!budget || !regions->len)
+		sampled += !r->swept;	/* swept regions take no probes */
+	}
+	if (!budget || !sampled)
 		return;
 	avail = (double)(budget > 2 * reserved ? budget - reserved : budget / 2);
-	base = per_probe * regions->len;
+	base = per_probe * sampled;
 	if (base > avail) {
 		s->every = (unsigned int)ceil(base / avail);
 		return;
 	}
 	extra = floor((avail - base) / per_probe);
 	vt_for_each_region(r, regions)
-		weights += fabs(r->accesses - r->last_accesses) + 0.01;
+		if (!r->swept)
+			weights += fabs(r->accesses - r->last_accesses) + 0.01;
 	vt_for_each_region(r, regions) {
 		double w = (fabs(r->accesses - r->last_accesses) + 0.01) / weights;
+
+		if (r->swept)
+			continue;
 
 		r->nr_probes = MIN(VT_REGION_MAX_PROBES, 1 + (unsigned int)floor(extra * w));
 	}

@@ -12,6 +12,8 @@
 #include "profiler.h"
 
 #define VT_REGION_MAX_PROBES 8
+/* accesses at which a region reads hot: the scoring rule's (sim/eval.h) */
+#define VT_REGION_HOT 0.5
 
 struct vt_region {
 	uint64_t start;
@@ -27,7 +29,8 @@ struct vt_region {
 	bool warm;			/* a window-end scan found young entries in it */
 	bool bounded_only;		/* flex overshoot misled: sample within the region */
 	unsigned int waited;		/* windows a wanted split was put off (budget) */
-	bool resolved;			/* a leaf-level cut found its edges exact */
+	bool resolved;			/* its hot edges are exact (a leaf-level cut found
+					 * them), kept through merges of hot regions */
 	bool swept;			/* cold, and its cover was tested at the last window end:
 					 * watched by the sweep instead of samples (telescope) */
 	bool texture;			/* young entries found scattered, not in runs: lukewarm
@@ -68,7 +71,12 @@ void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr);
 /*
  * DAMON's merge: adjacent regions whose accesses differ by at most @threshold
  * merge if the result is no larger than @size_limit; accesses and age are
- * averaged by size. Fresh regions, and regions waiting for a split the
+ * averaged by size. Two hot, warm regions (accesses >= VT_REGION_HOT) of which
+ * one is resolved merge whatever their difference, and the union stays resolved:
+ * a page-level edge piece reads ~0.7 beside its 1.0 neighbour, and used to
+ * stay apart, sampled and re-cut, for ever. A resolved region never merges
+ * with one that is not warm: beyond an exact edge lies memory that only an
+ * overshooting flex sample reads hot. Fresh regions, and regions waiting for a split the
  * budget put off, do not merge. With @zero_apart, a region
  * where no access was seen (by samples or by a scan: warm) never merges with
  * one where some was.

@@ -32,9 +32,9 @@
 #define TELESCOPE_MAX_SPLIT_ENTRIES 4096
 #define TELESCOPE_STABLE_AGE 8
 #define TELESCOPE_STABLE_PERIOD 4
+#define TELESCOPE_EDGE_PAGES 4
 #define TELESCOPE_TEXTURE_RUNS 16
 #define TELESCOPE_SWEEP_STRIDE 8
-#define TELESCOPE_HOT 0.5		/* accesses that score hot (eval.h) */
 #define TELESCOPE_TEXTURE_MEAN 8
 
 struct telescope {
@@ -161,7 +161,7 @@ static bool is_texture(GArray *young, uint64_t size)
 	first = g_array_index(young, uint64_t, 0);
 	last = g_array_index(young, uint64_t, young->len - 1) + size;
 	span = (last - first) / size;
-	return young->len <= TELESCOPE_TEXTURE_MEAN * runs && 2 * young->len >= span;
+	return young->len <= TELESCOPE_TEXTURE_MEAN * runs && 4 * young->len >= span;
 }
 
 /*
@@ -182,7 +182,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 	unsigned int nr_edges = 0;
 	bool texture;
 
-	texture = s > p->src->leaf_level && (r->texture || is_texture(young, size));
+	texture = r->texture || is_texture(young, size);
 	if (s == p->src->leaf_level || texture) {
 		/*
 		 * At the leaf, the young entries of one window are too sparse to
@@ -198,9 +198,9 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		uint64_t last = g_array_index(young, uint64_t, young->len - 1) + size;
 		unsigned int mid;
 
-		if (first == lo || (texture && r->accesses >= TELESCOPE_HOT))
+		if (first == lo || (texture && r->accesses >= VT_REGION_HOT))
 			first = r->start;
-		if (last == hi || (texture && r->accesses >= TELESCOPE_HOT))
+		if (last == hi || (texture && r->accesses >= VT_REGION_HOT))
 			last = r->end;
 		if (first == r->start && last == r->end) {
 			g_array_append_val(out, *r);
@@ -212,7 +212,8 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			push_piece(out, r, last, r->end, false);
 		}
 		g_array_index(out, struct vt_region, mid).warm = true;
-		g_array_index(out, struct vt_region, mid).resolved = first == r->start && last == r->end;
+		g_array_index(out, struct vt_region, mid).resolved = !texture && first == r->start &&
+								     last == r->end;
 		g_array_index(out, struct vt_region, mid).texture = texture;
 		return;
 	}
@@ -324,6 +325,64 @@ static gint by_priority(gconstpointer a, gconstpointer b)
 }
 
 /*
+ * Resolved edges are remembered, not re-found: instead of a scan of the
+ * region, TELESCOPE_EDGE_PAGES leaves on each side of each edge it shares
+ * with a neighbour where nothing was seen are tested every window (their
+ * bits were cleared by the last window's test). The edge holds while some
+ * leaf inside was young and none outside; otherwise it moved, and the region
+ * is examined as usual. Fills @moved (one flag per region).
+ */
+static void check_edges(struct vt_profiler *p, bool *moved)
+{
+	struct telescope *t = to_tel(p);
+	unsigned int leaf = p->src->leaf_level, n = t->regions->len;
+	uint64_t page = vt_level_size(leaf);
+	g_autoptr(GArray) probes = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	/* probes of region i's side s: [first[2i + s], first[2i + s + 1]), inside/outside pairs */
+	g_autofree unsigned int *first = g_new0(unsigned int, 2 * n + 1);
+
+	for (unsigned int i = 0; i < n; i++) {
+		const struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+
+		for (unsigned int side = 0; side < 2; side++) {
+			const struct vt_region *nb = side ? (i + 1 < n ? r + 1 : NULL) : (i ? r - 1 : NULL);
+			uint64_t edge = side ? r->end : r->start;
+
+			first[2 * i + side] = probes->len;
+			if (!r->resolved || !nb || (side ? nb->start : nb->end) != edge ||
+			    vt_region_seen(nb))
+				continue;
+			for (unsigned int k = 0; k < TELESCOPE_EDGE_PAGES; k++) {
+				struct vt_probe in = { .addr = side ? edge - (k + 1) * page : edge + k * page,
+						       .level = (uint8_t)leaf };
+				struct vt_probe out = { .addr = side ? edge + k * page : edge - (k + 1) * page,
+							.level = (uint8_t)leaf };
+
+				if (in.addr < r->start || in.addr >= r->end ||
+				    out.addr < nb->start || out.addr >= nb->end)
+					break;
+				g_array_append_val(probes, in);
+				g_array_append_val(probes, out);
+			}
+		}
+	}
+	first[2 * n] = probes->len;
+	if (vt_source_batch(p->src, (struct vt_probe *)(void *)probes->data, probes->len) < 0)
+		return;
+	for (unsigned int g = 0; g < 2 * n; g++) {
+		bool inside = false, outside = false;
+
+		if (first[g] == first[g + 1])
+			continue;
+		for (unsigned int j = first[g]; j < first[g + 1]; j += 2) {
+			inside |= g_array_index(probes, struct vt_probe, j).result == VT_BIT_YOUNG;
+			outside |= g_array_index(probes, struct vt_probe, j + 1).result == VT_BIT_YOUNG;
+		}
+		moved[g / 2] |= !inside || outside;
+	}
+}
+
+/*
  * Re-cut the regions after a window. Candidates are regions where accesses
  * were seen; under a budget (half of it for splits) they are served in order
  * of need, as MTM shares its budget: most first where accesses moved most,
@@ -340,7 +399,10 @@ static void telescope_split(struct vt_profiler *p)
 	g_autofree unsigned int *first = g_new0(unsigned int, n);
 	g_autofree unsigned int *count = g_new0(unsigned int, n);
 	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(struct split_candidate));
+	g_autofree bool *moved = g_new0(bool, n);
 	unsigned int total = n;
+
+	check_edges(p, moved);
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
@@ -349,16 +411,18 @@ static void telescope_split(struct vt_profiler *p)
 
 		/*
 		 * A stable region is re-examined at once when its samples move
-		 * from or to nothing, or by more than twice the merge threshold
-		 * (edges a leaf cut resolved flicker by less); otherwise every
-		 * TELESCOPE_STABLE_PERIOD windows.
+		 * by more than twice the merge threshold (page-level pieces
+		 * flicker by less), otherwise every TELESCOPE_STABLE_PERIOD
+		 * windows. A resolved region, only when its samples move or its
+		 * edges did (check_edges()): they are known to the page.
 		 */
-		bool changed = (r->accesses > 0) != (r->last_accesses > 0) ||
-			       fabs(r->accesses - r->last_accesses) > 2 * thr;
+		bool changed = fabs(r->accesses - r->last_accesses) > 2 * thr || moved[i] ||
+			       (!r->resolved && (r->accesses > 0) != (r->last_accesses > 0));
 
-		if (vt_region_seen(r) &&
-		    !((r->age >= TELESCOPE_STABLE_AGE || r->resolved) && !changed &&
-		      p->windows % TELESCOPE_STABLE_PERIOD)) {
+		bool rest = !changed && (r->resolved || (r->age >= TELESCOPE_STABLE_AGE &&
+							 p->windows % TELESCOPE_STABLE_PERIOD));
+
+		if (vt_region_seen(r) && !rest) {
 			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
 				     (fit_level(p->src, r->start, r->end, &nr_full) > leaf ? 0.25 : 0) +
 				     r->waited;
@@ -405,6 +469,7 @@ static void telescope_split(struct vt_profiler *p)
 				if (r->accesses > 0 && r->level > l)
 					r->bounded_only = true;
 				r->warm = false;
+				r->resolved = false;
 				continue;
 			}
 			if (total + 4 * count_runs(t->young, size) + 1 > p->attrs.max_regions)

@@ -312,12 +312,15 @@ static void test_discovery_bounded(void **state)
 
 static void test_budget_holds(void **state)
 {
-	struct run_result free_run = run("multi-phase", "telescope-bounded", 0, 40);
 	struct run_result tight = run("multi-phase", "telescope-bounded", 1500, 40);
 
+	/*
+	 * Since the cold sweep the free run costs ~1000 checks per window here,
+	 * below this budget: the budget must hold, not save. (A budget below a
+	 * workload's sweep and edge checks is not held: docs/telemetry.md.)
+	 */
 	(void)state;
 	assert_true(tight.mean_checks <= 1500 * 1.1);
-	assert_true(tight.mean_checks < free_run.mean_checks);
 	assert_true(tight.p >= 0.9 && tight.r >= 0.9);
 }
 
