@@ -213,7 +213,11 @@ void vt_sampler_init(struct vt_sampler *s)
 {
 	s->batch = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
 	s->slot = g_array_new(FALSE, FALSE, sizeof(guint));
-	s->seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+	s->keys = NULL;
+	s->index = NULL;
+	s->stamp = NULL;
+	s->cap = 0;
+	s->cur = 1;
 	s->every = 1;
 }
 
@@ -223,26 +227,76 @@ void vt_sampler_fini(struct vt_sampler *s)
 		g_array_free(s->batch, TRUE);
 	if (s->slot)
 		g_array_free(s->slot, TRUE);
-	if (s->seen)
-		g_hash_table_destroy(s->seen);
+	g_free(s->keys);
+	g_free(s->index);
+	g_free(s->stamp);
 }
 
-static gpointer entry_key(uint64_t addr, unsigned int level)
+static uint64_t entry_key(uint64_t addr, unsigned int level)
 {
-	return GSIZE_TO_POINTER(((addr >> vt_level_shift(level)) << 3 | level) + 1);
+	return (addr >> vt_level_shift(level)) << 3 | level;
+}
+
+/* Forget every entry of the batch (a new stamp: no slot is in use). */
+static void seen_clear(struct vt_sampler *s)
+{
+	if (++s->cur == 0) {
+		memset(s->stamp, 0, s->cap * sizeof(*s->stamp));
+		s->cur = 1;
+	}
+}
+
+/* The slot of @key: its own, or the free one where it would go. */
+static size_t seen_slot(const struct vt_sampler *s, uint64_t key)
+{
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 20) & (s->cap - 1);
+
+	while (s->stamp[i] == s->cur && s->keys[i] != key)
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+/* Keep the table at most half full: grow, and enter the batch's entries again. */
+static void seen_reserve(struct vt_sampler *s)
+{
+	if (2 * (s->batch->len + 1) <= s->cap)
+		return;
+	s->cap = MAX(1024, 2 * s->cap);
+	g_free(s->keys);
+	g_free(s->index);
+	g_free(s->stamp);
+	s->keys = g_new(uint64_t, s->cap);
+	s->index = g_new(unsigned int, s->cap);
+	s->stamp = g_new0(unsigned int, s->cap);
+	s->cur = 1;
+	for (unsigned int b = 0; b < s->batch->len; b++) {
+		const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe, b);
+		uint64_t key = entry_key(p->addr, p->level);
+		size_t i = seen_slot(s, key);
+
+		if (s->stamp[i] == s->cur)
+			continue;	/* an entry twice in the batch: keep the first */
+		s->keys[i] = key;
+		s->index[i] = b;
+		s->stamp[i] = s->cur;
+	}
 }
 
 /* Add a probe to the batch unless its entry is already there; return its index. */
 static unsigned int batch_add(struct vt_sampler *s, uint64_t addr, unsigned int level)
 {
-	gpointer key = entry_key(addr, level);
-	unsigned int idx = GPOINTER_TO_UINT(g_hash_table_lookup(s->seen, key));
+	uint64_t key = entry_key(addr, level);
 	struct vt_probe p = { .addr = addr, .level = (uint8_t)level };
+	size_t i;
 
-	if (idx)
-		return idx - 1;
+	seen_reserve(s);
+	i = seen_slot(s, key);
+	if (s->stamp[i] == s->cur)
+		return s->index[i];
 	g_array_append_val(s->batch, p);
-	g_hash_table_insert(s->seen, key, GUINT_TO_POINTER(s->batch->len));
+	s->keys[i] = key;
+	s->index[i] = s->batch->len - 1;
+	s->stamp[i] = s->cur;
 	return s->batch->len - 1;
 }
 
@@ -253,7 +307,7 @@ int vt_sampler_check(struct vt_sampler *s, struct vt_access_source *src, GArray 
 
 	g_array_set_size(s->batch, 0);
 	g_array_set_size(s->slot, 0);
-	g_hash_table_remove_all(s->seen);
+	seen_clear(s);
 	vt_for_each_region(r, regions) {
 		for (unsigned int k = 0; k < r->nr_prepared; k++) {
 			guint idx = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
@@ -290,7 +344,7 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 	unsigned int checked = s->checked, i = 0;
 	int ret = 0;
 
-	/* the batch still holds (and s->seen indexes) the entries just checked */
+	/* the batch still holds (and the table indexes) the entries just checked */
 	g_array_set_size(s->batch, checked);
 	vt_for_each_region(r, regions) {
 		if ((s->interval + i++) % every || r->nr_prepared || r->swept)
@@ -314,7 +368,7 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 		ret = vt_source_batch(src, &g_array_index(s->batch, struct vt_probe, checked),
 				      s->batch->len - checked);
 	/* later prepares in this interval must not take these for checked ones */
-	g_hash_table_remove_all(s->seen);
+	seen_clear(s);
 	s->checked = 0;
 	g_array_set_size(s->batch, 0);
 	return ret < 0 ? ret : 0;

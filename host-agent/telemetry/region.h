@@ -101,7 +101,12 @@ typedef unsigned int (*vt_pick_level_fn)(const struct vt_region *r, uint64_t add
 struct vt_sampler {
 	GArray *batch;		/* struct vt_probe */
 	GArray *slot;		/* guint: batch index of each region's prepared probe, in order */
-	GHashTable *seen;	/* entry key -> batch index + 1 */
+	/* entries in the batch this interval: open addressing, key -> batch index */
+	uint64_t *keys;
+	unsigned int *index;
+	unsigned int *stamp;	/* a slot is in use when its stamp is the current one */
+	unsigned int cur;	/* current stamp; bumped to forget every entry at once */
+	size_t cap;		/* slots, a power of two */
 	unsigned int every;	/* sample each region every N intervals (budget) */
 	uint64_t interval;
 	unsigned int checked;	/* entries in the batch from the last check */
