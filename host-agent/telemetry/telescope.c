@@ -165,15 +165,49 @@ static bool is_texture(GArray *young, uint64_t size)
 }
 
 /*
+ * Append the piece [@start, @end) of a young run of @r found at level @s.
+ * Each of its level-@s entries read young, but an entry reads young when any
+ * page in it was touched: cold memory up to two entries long can lie between
+ * two partly hot entries, unseen at this level, and a resolved neighbour would
+ * carry it into a union that is not examined again. So, as the paper cuts a
+ * region along the level below the one it is sampled at, a piece of several
+ * entries whose children fit in one split scan is cut at every entry, each
+ * with its children cleared, to be examined one level finer next window.
+ * Larger pieces stay whole: what they can hide is two entries in many.
+ * Returns whether the piece was cut.
+ */
+static bool push_run(struct vt_profiler *p, GArray *out, const struct vt_region *r,
+		     unsigned int s, uint64_t start, uint64_t end, bool descend)
+{
+	uint64_t size = vt_level_size(s), lo = align_up(start, size), hi = vt_entry_start(end, s);
+	uint64_t cut = start;
+
+	if (!descend || s == p->src->leaf_level || hi <= lo || (hi - lo) / size < 2 ||
+	    (hi - lo) / vt_level_size(s - 1) > TELESCOPE_MAX_SPLIT_ENTRIES) {
+		push_piece(out, r, start, end, true);
+		return false;
+	}
+	for (uint64_t e = lo + size; e <= hi; e += size) {
+		uint64_t piece_end = e == hi ? end : e;
+
+		push_piece(out, r, cut, piece_end, true);
+		preclear_children(p, &g_array_index(out, struct vt_region, out->len - 1));
+		cut = piece_end;
+	}
+	return true;
+}
+
+/*
  * Cut @r along the young runs found among its whole level-@s entries
  * [@lo, @hi) and append the pieces to @out. The partial ends of @r (finer than
  * level @s) go with the run next to them. The first and last entry of a young
  * run become pieces of their own where the run borders colder memory: an old
  * run inside @r, or a colder neighbour region (@left_colder, @right_colder).
+ * With @descend (@r is new or changed), runs are cut finer (push_run()).
  */
 static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned int s,
 		     uint64_t lo, uint64_t hi, GArray *young, bool left_colder, bool right_colder,
-		     GArray *out)
+		     bool descend, GArray *out)
 {
 	uint64_t size = vt_level_size(s);
 	unsigned int before = out->len;
@@ -239,14 +273,14 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			cut = run_start + size;
 		}
 		if (peel_right && run_end - size > cut) {
-			push_piece(out, r, cut, run_end - size, true);
+			push_run(p, out, r, s, cut, run_end - size, descend);
 			cut = run_end - size;
 		}
 		{
 			uint64_t end = run_end == hi ? r->end : run_end;
 
-			push_piece(out, r, cut, end, true);
-			if (peel_right || (peel_left && run_end - run_start == size))
+			if (!push_run(p, out, r, s, cut, end, descend) &&
+			    (peel_right || (peel_left && run_end - run_start == size)))
 				edges[nr_edges++] = cut;
 			cut = end;
 		}
@@ -400,6 +434,7 @@ static void telescope_split(struct vt_profiler *p)
 	g_autofree unsigned int *count = g_new0(unsigned int, n);
 	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(struct split_candidate));
 	g_autofree bool *moved = g_new0(bool, n);
+	g_autofree bool *news = g_new0(bool, n);	/* fresh or changed */
 	unsigned int total = n;
 
 	check_edges(p, moved);
@@ -428,6 +463,7 @@ static void telescope_split(struct vt_profiler *p)
 				     r->waited;
 			g_array_append_val(order, c);
 		}
+		news[i] = changed || r->fresh;
 		r->fresh = false;
 	}
 	g_array_sort(order, by_priority);
@@ -436,7 +472,7 @@ static void telescope_split(struct vt_profiler *p)
 		unsigned int i = g_array_index(order, struct split_candidate, k).idx;
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
 		uint64_t nr_full, size, lo, hi, used = vt_source_checks_total(p->src) - used0;
-		unsigned int l, s, before = t->next->len;
+		unsigned int l, s, runs, before = t->next->len;
 
 		if (total + 2 > p->attrs.max_regions)
 			break;
@@ -472,11 +508,14 @@ static void telescope_split(struct vt_profiler *p)
 				r->resolved = false;
 				continue;
 			}
-			if (total + 4 * count_runs(t->young, size) + 1 > p->attrs.max_regions)
+			runs = count_runs(t->young, size);
+			if (total + 4 * runs + 1 > p->attrs.max_regions)
 				continue;
+			/* push_run() makes up to 2 x 8 pieces of a run (512 children an entry) */
 			cut_runs(p, r, s, lo, hi, t->young,
 				 colder(r, i ? r - 1 : NULL, thr),
-				 colder(r, i + 1 < n ? r + 1 : NULL, thr), t->next);
+				 colder(r, i + 1 < n ? r + 1 : NULL, thr),
+				 news[i] && total + 20 * runs + 1 <= p->attrs.max_regions, t->next);
 		}
 		first[i] = before;
 		count[i] = t->next->len - before;
