@@ -109,6 +109,7 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->resolved = resolved;
 	left->swept = false;	/* the union's cover has entries never cleared */
 	left->texture |= right->texture;
+	left->fine = left->fine && right->fine;
 	left->bounded_only |= right->bounded_only;
 	left->end = right->end;
 	for (unsigned int k = 0; k < right->nr_prepared && left->nr_prepared < VT_REGION_MAX_PROBES; k++)
@@ -124,6 +125,7 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
 
 		if (prev && !prev->fresh && !r->fresh && !prev->waited && !r->waited &&
+		    !prev->nr_thin && !r->nr_thin &&
 		    prev->end == r->start &&
 		    (fabs(prev->accesses - r->accesses) <= threshold || hot_resolved(prev, r)) &&
 		    !(prev->resolved && !r->warm) && !(r->resolved && !prev->warm) &&

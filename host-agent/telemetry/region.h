@@ -12,6 +12,7 @@
 #include "profiler.h"
 
 #define VT_REGION_MAX_PROBES 8
+#define VT_REGION_THIN_PROBES 4
 /* accesses at which a region reads hot: the scoring rule's (sim/eval.h) */
 #define VT_REGION_HOT 0.5
 
@@ -35,6 +36,12 @@ struct vt_region {
 					 * watched by the sweep instead of samples (telescope) */
 	bool texture;			/* young entries found scattered, not in runs: lukewarm
 					 * at the level below, kept whole (telescope) */
+	bool fine;			/* fewer than half its pages young, scattered: sampled at
+					 * the page, where it reads as it is (telescope) */
+	/* entries whose children were cleared to tell lukewarm from hot (telescope) */
+	unsigned int nr_thin;
+	unsigned int thin_level;
+	uint64_t thin[VT_REGION_THIN_PROBES];
 	unsigned int nr_prepared;
 	struct vt_probe prepared[VT_REGION_MAX_PROBES];
 	/* probes checked at the last interval, with their results */
@@ -76,8 +83,8 @@ void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr);
  * a page-level edge piece reads ~0.7 beside its 1.0 neighbour, and used to
  * stay apart, sampled and re-cut, for ever. A resolved region never merges
  * with one that is not warm: beyond an exact edge lies memory that only an
- * overshooting flex sample reads hot. Fresh regions, and regions waiting for a split the
- * budget put off, do not merge. With @zero_apart, a region
+ * overshooting flex sample reads hot. Fresh regions, regions waiting for a split the
+ * budget put off, and regions whose texture is being tested (nr_thin) do not merge. With @zero_apart, a region
  * where no access was seen (by samples or by a scan: warm) never merges with
  * one where some was.
  */

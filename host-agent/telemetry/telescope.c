@@ -86,6 +86,8 @@ static unsigned int telescope_pick(const struct vt_region *r, uint64_t addr, voi
 	const struct pick_arg *a = arg;
 	const struct vt_access_source *src = a->p->src;
 
+	if (r->fine)
+		return src->leaf_level;
 	for (unsigned int l = vt_top_level(src); l > src->leaf_level; l--) {
 		uint64_t size = vt_level_size(l), e = vt_entry_start(addr, l);
 		uint64_t lo = MAX(e, r->start), hi = MIN(e + size, r->end);
@@ -128,6 +130,8 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.warm = warm;
 	piece.resolved = false;
 	piece.swept = false;
+	piece.nr_thin = 0;
+	piece.fine = false;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
@@ -162,6 +166,51 @@ static bool is_texture(GArray *young, uint64_t size)
 	last = g_array_index(young, uint64_t, young->len - 1) + size;
 	span = (last - first) / size;
 	return young->len <= TELESCOPE_TEXTURE_MEAN * runs && 4 * young->len >= span;
+}
+
+static void count_young(uint64_t entry_start, unsigned int level, void *arg)
+{
+	(void)entry_start;
+	(void)level;
+	(*(uint64_t *)arg)++;
+}
+
+/*
+ * Many small hot ranges make the same scattered runs of young entries as
+ * lukewarm memory, but their entries are young all through, not in a few
+ * pages. So before a region is taken for lukewarm, the children of up to
+ * VT_REGION_THIN_PROBES of its young level-@s entries, spread over them, are
+ * cleared (thin_prepare(), into @piece, the region kept as it is) and tested
+ * one window later (thin_below()): lukewarm when fewer than half of them
+ * were young, by the scoring rule.
+ */
+static void thin_prepare(struct vt_profiler *p, GArray *young, unsigned int s,
+			 struct vt_region *piece)
+{
+	unsigned int n = MIN(young->len, VT_REGION_THIN_PROBES);
+
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t e = g_array_index(young, uint64_t, (uint64_t)k * young->len / n);
+
+		vt_source_scan(p->src, e, e + vt_level_size(s), s - 1, s - 1, NULL, NULL);
+		piece->thin[k] = e;
+	}
+	piece->nr_thin = n;
+	piece->thin_level = s;
+}
+
+static bool thin_below(struct vt_profiler *p, const struct vt_region *r)
+{
+	unsigned int s = r->thin_level;
+	uint64_t size = vt_level_size(s), nr_young = 0, nr_children = 0;
+
+	for (unsigned int k = 0; k < r->nr_thin; k++) {
+		if (vt_source_scan(p->src, r->thin[k], r->thin[k] + size, s - 1, s - 1, count_young,
+				   &nr_young) < 0)
+			return false;
+		nr_children += size / vt_level_size(s - 1);
+	}
+	return 2 * nr_young < nr_children;
 }
 
 /*
@@ -214,10 +263,23 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 	uint64_t cut = r->start;	/* start of the piece being built */
 	uint64_t edges[2 * TELESCOPE_MAX_SPLIT_ENTRIES];
 	unsigned int nr_edges = 0;
-	bool texture;
+	bool texture, leaf, thin, whole;
 
-	texture = r->texture || is_texture(young, size);
-	if (s == p->src->leaf_level || texture) {
+	leaf = s == p->src->leaf_level;
+	/* at the leaf, the scan itself tells lukewarm (thin) from hot */
+	thin = leaf && 2 * young->len < (hi - lo) / size;
+	texture = leaf ? !thin && (r->texture || is_texture(young, size)) :
+		  r->texture || (r->nr_thin && is_texture(young, size));
+	if (texture && !leaf && !r->texture) {
+		texture = thin_below(p, r);
+	} else if (!texture && !leaf && !r->nr_thin && is_texture(young, size)) {
+		/* lukewarm or many small hot ranges: tell next window */
+		g_array_append_val(out, *r);
+		g_array_index(out, struct vt_region, before).warm = true;
+		thin_prepare(p, young, s, &g_array_index(out, struct vt_region, before));
+		return;
+	}
+	if (leaf || texture) {
 		/*
 		 * At the leaf, the young entries of one window are too sparse to
 		 * cut runs by. Above it, young entries scattered all over and not
@@ -227,14 +289,20 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		 * span from the first to the last young entry, and descend no
 		 * further; lukewarm memory that reads hot as it is sampled now is
 		 * not even trimmed, or it would lose the level that resolves it.
+		 * At the leaf, pages of which fewer than half were young,
+		 * scattered, are not kept whole but trimmed, and the span is
+		 * sampled at the page (fine): through the entry above, or a flex
+		 * overshoot, it would read up to 512 times hotter than it is (6 MiB
+		 * of a real guest's kernel memory beside its hot set did).
 		 */
 		uint64_t first = g_array_index(young, uint64_t, 0);
 		uint64_t last = g_array_index(young, uint64_t, young->len - 1) + size;
 		unsigned int mid;
 
-		if (first == lo || (texture && r->accesses >= VT_REGION_HOT))
+		whole = texture && r->accesses >= VT_REGION_HOT;
+		if (first == lo || whole)
 			first = r->start;
-		if (last == hi || (texture && r->accesses >= VT_REGION_HOT))
+		if (last == hi || whole)
 			last = r->end;
 		if (first == r->start && last == r->end) {
 			g_array_append_val(out, *r);
@@ -249,6 +317,8 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		g_array_index(out, struct vt_region, mid).resolved = !texture && first == r->start &&
 								     last == r->end;
 		g_array_index(out, struct vt_region, mid).texture = texture;
+		g_array_index(out, struct vt_region, mid).nr_thin = 0;
+		g_array_index(out, struct vt_region, mid).fine = thin && is_texture(young, size);
 		return;
 	}
 	for (unsigned int i = 0; i < young->len;) {
@@ -291,6 +361,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		/* one piece: r itself, nothing learnt but that it is warm */
 		g_array_index(out, struct vt_region, before) = *r;
 		g_array_index(out, struct vt_region, before).warm = true;
+		g_array_index(out, struct vt_region, before).nr_thin = 0;
 		return;
 	}
 	/* edge pieces: clear their children so that next window's scan is exact */
@@ -452,10 +523,11 @@ static void telescope_split(struct vt_profiler *p)
 		 * edges did (check_edges()): they are known to the page.
 		 */
 		bool changed = fabs(r->accesses - r->last_accesses) > 2 * thr || moved[i] ||
-			       (!r->resolved && (r->accesses > 0) != (r->last_accesses > 0));
+			       (!r->resolved && !r->fine && (r->accesses > 0) != (r->last_accesses > 0));
 
-		bool rest = !changed && (r->resolved || (r->age >= TELESCOPE_STABLE_AGE &&
-							 p->windows % TELESCOPE_STABLE_PERIOD));
+		bool rest = !changed && !r->nr_thin &&
+			    (r->resolved || (r->age >= TELESCOPE_STABLE_AGE &&
+					     p->windows % TELESCOPE_STABLE_PERIOD));
 
 		if (vt_region_seen(r) && !rest) {
 			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
