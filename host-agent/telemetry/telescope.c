@@ -266,8 +266,9 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 	bool texture, leaf, thin, whole;
 
 	leaf = s == p->src->leaf_level;
-	/* at the leaf, the scan itself tells lukewarm (thin) from hot */
-	thin = leaf && 2 * young->len < (hi - lo) / size;
+	/* at the leaf, the scan itself tells lukewarm (thin) from hot: in its young span */
+	thin = leaf && 2 * young->len < (g_array_index(young, uint64_t, young->len - 1) + size -
+					 g_array_index(young, uint64_t, 0)) / size;
 	texture = leaf ? !thin && (r->texture || is_texture(young, size)) :
 		  r->texture || (r->nr_thin && is_texture(young, size));
 	if (texture && !leaf && !r->texture) {
@@ -289,11 +290,11 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		 * span from the first to the last young entry, and descend no
 		 * further; lukewarm memory that reads hot as it is sampled now is
 		 * not even trimmed, or it would lose the level that resolves it.
-		 * At the leaf, pages of which fewer than half were young,
-		 * scattered, are not kept whole but trimmed, and the span is
-		 * sampled at the page (fine): through the entry above, or a flex
-		 * overshoot, it would read up to 512 times hotter than it is (6 MiB
-		 * of a real guest's kernel memory beside its hot set did).
+		 * At the leaf, a young span of which fewer than half the pages
+		 * were young is not kept whole nor resolved but sampled at the
+		 * page (fine): through the entry above, or a flex overshoot, it
+		 * would read up to 512 times hotter than it is (6 MiB of a real
+		 * guest's kernel memory beside its hot set did).
 		 */
 		uint64_t first = g_array_index(young, uint64_t, 0);
 		uint64_t last = g_array_index(young, uint64_t, young->len - 1) + size;
@@ -314,11 +315,11 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			push_piece(out, r, last, r->end, false);
 		}
 		g_array_index(out, struct vt_region, mid).warm = true;
-		g_array_index(out, struct vt_region, mid).resolved = !texture && first == r->start &&
-								     last == r->end;
+		g_array_index(out, struct vt_region, mid).resolved = !texture && !thin &&
+								     first == r->start && last == r->end;
 		g_array_index(out, struct vt_region, mid).texture = texture;
 		g_array_index(out, struct vt_region, mid).nr_thin = 0;
-		g_array_index(out, struct vt_region, mid).fine = thin && is_texture(young, size);
+		g_array_index(out, struct vt_region, mid).fine = thin;
 		return;
 	}
 	for (unsigned int i = 0; i < young->len;) {
