@@ -41,3 +41,7 @@ run scaling --scaling --profiler telescope-bounded --profiler telescope-flex \
     --profiler damon-like --windows 100
 run scattered-200 --spec "$(dirname "$0")/../tests/scenarios/scattered-200.json" \
     --profiler telescope-bounded --profiler telescope-flex --profiler damon-like
+for spec in moved-half lukewarm drift huge-2m mixed-patterns; do
+    run "$spec" --spec "$(dirname "$0")/../tests/scenarios/$spec.json" \
+        --profiler telescope-bounded --profiler telescope-flex
+done

@@ -86,11 +86,19 @@ void vt_profile_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs)
 	vt_profiler_attrs_default(attrs);
 	attrs->sample_us = vm->policy.sample_ms * 1000;
 	attrs->window_us = vm->policy.window_ms * 1000;
+	attrs->max_regions = 2000;
+	/*
+	 * Telescope keeps the default minimum (10): its cold regions are watched
+	 * whole by the window-end sweep of their cover, and hot edges are found
+	 * by splits, so more regions only cost checks (500 regions were 42k
+	 * checks and most of vtierd's window from 4 GiB up: docs/bench-agent.md).
+	 */
+	if (g_str_has_prefix(vm->profiler_name, "telescope"))
+		return;
 	/* at least one region per 8 MiB: DAMON's adaptive regions otherwise merge a
 	 * 64 MiB hot set with its cold neighbours (seen in the testbed: 15 regions
 	 * for 1 GiB, part of the hot set demoted under a tight DRAM limit) */
 	attrs->min_regions = (unsigned int)CLAMP(vm->ram_bytes / (8ULL << 20), 10, 500);
-	attrs->max_regions = 2000;
 }
 
 bool vt_profile_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error)

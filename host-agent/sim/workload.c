@@ -289,7 +289,7 @@ uint64_t vt_phase_draw(const struct vt_workload *w, const struct vt_phase *p, GR
 	return r->start + (page << w->page_shift);
 }
 
-uint64_t vt_phase_hot_bytes(const struct vt_phase *p, uint64_t a, uint64_t b)
+static uint64_t phase_bytes(const struct vt_phase *p, uint64_t a, uint64_t b, bool scored)
 {
 	uint64_t sum = 0;
 
@@ -297,16 +297,21 @@ uint64_t vt_phase_hot_bytes(const struct vt_phase *p, uint64_t a, uint64_t b)
 		uint64_t lo = MAX(a, p->ranges[i].start);
 		uint64_t hi = MIN(b, p->ranges[i].start + p->ranges[i].size);
 
-		if (hi > lo)
+		if (hi > lo && !(scored && p->ranges[i].unscored))
 			sum += hi - lo;
 	}
 	return sum;
 }
 
+uint64_t vt_phase_hot_bytes(const struct vt_phase *p, uint64_t a, uint64_t b)
+{
+	return phase_bytes(p, a, b, true);
+}
+
 bool vt_workload_ever_accessed(const struct vt_workload *w, uint64_t a, uint64_t b)
 {
 	for (unsigned int i = 0; i < w->nr_phases; i++)
-		if (w->phases[i].access_rate > 0 && vt_phase_hot_bytes(&w->phases[i], a, b))
+		if (w->phases[i].access_rate > 0 && phase_bytes(&w->phases[i], a, b, false))
 			return true;
 	return false;
 }

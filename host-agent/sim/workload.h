@@ -33,6 +33,7 @@ struct vt_hot_range {
 	double weight;
 	enum vt_pattern pattern;
 	double param;
+	bool unscored;		/* accessed, but not in the hot set the score counts */
 };
 
 struct vt_phase {
@@ -106,7 +107,7 @@ uint64_t vt_phase_draw(const struct vt_workload *w, const struct vt_phase *p, GR
 double vt_rand_gaussian(GRand *rng);
 /* Does any phase access [@a, @b)? */
 bool vt_workload_ever_accessed(const struct vt_workload *w, uint64_t a, uint64_t b);
-/* Bytes of [@a, @b) inside the hot ranges of @phase. */
+/* Bytes of [@a, @b) inside the hot ranges of @phase that are scored (the ground truth). */
 uint64_t vt_phase_hot_bytes(const struct vt_phase *p, uint64_t a, uint64_t b);
 uint64_t vt_phase_hot_total(const struct vt_phase *p);
 

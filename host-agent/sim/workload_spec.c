@@ -71,7 +71,7 @@ static bool parse_range(struct vt_workload *w, JsonNode *node, unsigned int pi, 
 			struct vt_hot_range *r, GError **error)
 {
 	static const char *const keys[] = { "start", "size", "weight", "pattern", "sigma",
-					     "exponent", NULL };
+					     "exponent", "scored", NULL };
 	g_autofree char *what = g_strdup_printf("phases[%u].hot[%u]", pi, ri);
 	JsonObject *obj;
 	JsonNode *n;
@@ -98,6 +98,13 @@ static bool parse_range(struct vt_workload *w, JsonNode *node, unsigned int pi, 
 	r->weight = 1;
 	if ((n = member(obj, "weight")) && !node_number(n, what, &r->weight, error))
 		return false;
+	if ((n = member(obj, "scored"))) {
+		if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_BOOLEAN) {
+			SPEC_ERR(error, "%s: 'scored' must be true or false", what);
+			return false;
+		}
+		r->unscored = !json_node_get_boolean(n);
+	}
 	r->pattern = VT_PATTERN_UNIFORM;
 	if ((n = member(obj, "pattern"))) {
 		const char *name = JSON_NODE_HOLDS_VALUE(n) &&

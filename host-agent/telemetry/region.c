@@ -88,8 +88,17 @@ void vt_regions_split_evenly(GArray *regions, unsigned int min, uint64_t align)
 	}
 }
 
+static bool hot_resolved(const struct vt_region *a, const struct vt_region *b)
+{
+	/* both warm: a scan saw their young entries, not only an overshooting sample */
+	return a->accesses >= VT_REGION_HOT && b->accesses >= VT_REGION_HOT &&
+	       a->warm && b->warm && (a->resolved || b->resolved);
+}
+
 static void merge_into(struct vt_region *left, const struct vt_region *right)
 {
+	bool resolved = hot_resolved(left, right);
+
 	double ls = (double)vt_region_size(left), rs = (double)vt_region_size(right);
 
 	left->accesses = (left->accesses * ls + right->accesses * rs) / (ls + rs);
@@ -97,7 +106,10 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->age = (unsigned int)((left->age * ls + right->age * rs) / (ls + rs));
 	left->level = MAX(left->level, right->level);
 	left->warm |= right->warm;
-	left->resolved = false;
+	left->resolved = resolved;
+	left->swept = false;	/* the union's cover has entries never cleared */
+	left->texture |= right->texture;
+	left->fine = left->fine && right->fine;
 	left->bounded_only |= right->bounded_only;
 	left->end = right->end;
 	for (unsigned int k = 0; k < right->nr_prepared && left->nr_prepared < VT_REGION_MAX_PROBES; k++)
@@ -113,8 +125,10 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
 
 		if (prev && !prev->fresh && !r->fresh && !prev->waited && !r->waited &&
+		    !prev->nr_thin && !r->nr_thin &&
 		    prev->end == r->start &&
-		    fabs(prev->accesses - r->accesses) <= threshold &&
+		    (fabs(prev->accesses - r->accesses) <= threshold || hot_resolved(prev, r)) &&
+		    !(prev->resolved && !r->warm) && !(r->resolved && !prev->warm) &&
 		    (!zero_apart || vt_region_seen(prev) == vt_region_seen(r)) &&
 		    vt_region_size(prev) + vt_region_size(r) <= size_limit) {
 			merge_into(prev, r);
@@ -134,6 +148,8 @@ void vt_regions_end_window(GArray *regions, double threshold)
 		r->accesses = r->nr_checks ? (double)r->nr_young / r->nr_checks : 0;
 		if (fabs(r->accesses - r->last_accesses) > threshold)
 			r->age = 0;
+		if (fabs(r->accesses - r->last_accesses) > 2.5 * threshold)
+			r->texture = false;	/* changed: look at its runs afresh */
 		else
 			r->age++;
 		r->nr_young = 0;
@@ -199,7 +215,11 @@ void vt_sampler_init(struct vt_sampler *s)
 {
 	s->batch = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
 	s->slot = g_array_new(FALSE, FALSE, sizeof(guint));
-	s->seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+	s->keys = NULL;
+	s->index = NULL;
+	s->stamp = NULL;
+	s->cap = 0;
+	s->cur = 1;
 	s->every = 1;
 }
 
@@ -209,26 +229,76 @@ void vt_sampler_fini(struct vt_sampler *s)
 		g_array_free(s->batch, TRUE);
 	if (s->slot)
 		g_array_free(s->slot, TRUE);
-	if (s->seen)
-		g_hash_table_destroy(s->seen);
+	g_free(s->keys);
+	g_free(s->index);
+	g_free(s->stamp);
 }
 
-static gpointer entry_key(uint64_t addr, unsigned int level)
+static uint64_t entry_key(uint64_t addr, unsigned int level)
 {
-	return GSIZE_TO_POINTER(((addr >> vt_level_shift(level)) << 3 | level) + 1);
+	return (addr >> vt_level_shift(level)) << 3 | level;
+}
+
+/* Forget every entry of the batch (a new stamp: no slot is in use). */
+static void seen_clear(struct vt_sampler *s)
+{
+	if (++s->cur == 0) {
+		memset(s->stamp, 0, s->cap * sizeof(*s->stamp));
+		s->cur = 1;
+	}
+}
+
+/* The slot of @key: its own, or the free one where it would go. */
+static size_t seen_slot(const struct vt_sampler *s, uint64_t key)
+{
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 20) & (s->cap - 1);
+
+	while (s->stamp[i] == s->cur && s->keys[i] != key)
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+/* Keep the table at most half full: grow, and enter the batch's entries again. */
+static void seen_reserve(struct vt_sampler *s)
+{
+	if (2 * (s->batch->len + 1) <= s->cap)
+		return;
+	s->cap = MAX(1024, 2 * s->cap);
+	g_free(s->keys);
+	g_free(s->index);
+	g_free(s->stamp);
+	s->keys = g_new(uint64_t, s->cap);
+	s->index = g_new(unsigned int, s->cap);
+	s->stamp = g_new0(unsigned int, s->cap);
+	s->cur = 1;
+	for (unsigned int b = 0; b < s->batch->len; b++) {
+		const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe, b);
+		uint64_t key = entry_key(p->addr, p->level);
+		size_t i = seen_slot(s, key);
+
+		if (s->stamp[i] == s->cur)
+			continue;	/* an entry twice in the batch: keep the first */
+		s->keys[i] = key;
+		s->index[i] = b;
+		s->stamp[i] = s->cur;
+	}
 }
 
 /* Add a probe to the batch unless its entry is already there; return its index. */
 static unsigned int batch_add(struct vt_sampler *s, uint64_t addr, unsigned int level)
 {
-	gpointer key = entry_key(addr, level);
-	unsigned int idx = GPOINTER_TO_UINT(g_hash_table_lookup(s->seen, key));
+	uint64_t key = entry_key(addr, level);
 	struct vt_probe p = { .addr = addr, .level = (uint8_t)level };
+	size_t i;
 
-	if (idx)
-		return idx - 1;
+	seen_reserve(s);
+	i = seen_slot(s, key);
+	if (s->stamp[i] == s->cur)
+		return s->index[i];
 	g_array_append_val(s->batch, p);
-	g_hash_table_insert(s->seen, key, GUINT_TO_POINTER(s->batch->len));
+	s->keys[i] = key;
+	s->index[i] = s->batch->len - 1;
+	s->stamp[i] = s->cur;
 	return s->batch->len - 1;
 }
 
@@ -239,7 +309,7 @@ int vt_sampler_check(struct vt_sampler *s, struct vt_access_source *src, GArray 
 
 	g_array_set_size(s->batch, 0);
 	g_array_set_size(s->slot, 0);
-	g_hash_table_remove_all(s->seen);
+	seen_clear(s);
 	vt_for_each_region(r, regions) {
 		for (unsigned int k = 0; k < r->nr_prepared; k++) {
 			guint idx = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
@@ -276,10 +346,10 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 	unsigned int checked = s->checked, i = 0;
 	int ret = 0;
 
-	/* the batch still holds (and s->seen indexes) the entries just checked */
+	/* the batch still holds (and the table indexes) the entries just checked */
 	g_array_set_size(s->batch, checked);
 	vt_for_each_region(r, regions) {
-		if ((s->interval + i++) % every || r->nr_prepared)
+		if ((s->interval + i++) % every || r->nr_prepared || r->swept)
 			continue;
 		for (unsigned int k = 0; k < r->nr_probes && k < VT_REGION_MAX_PROBES; k++) {
 			uint64_t addr = r->start + (uint64_t)(g_rand_double(rng) *
@@ -300,7 +370,7 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 		ret = vt_source_batch(src, &g_array_index(s->batch, struct vt_probe, checked),
 				      s->batch->len - checked);
 	/* later prepares in this interval must not take these for checked ones */
-	g_hash_table_remove_all(s->seen);
+	seen_clear(s);
 	s->checked = 0;
 	g_array_set_size(s->batch, 0);
 	return ret < 0 ? ret : 0;
@@ -311,23 +381,30 @@ void vt_sampler_budget(struct vt_sampler *s, GArray *regions, uint64_t budget,
 {
 	/* a probe costs up to two checks per interval: the check and the clear */
 	double per_probe = 2.0 * samples_per_window, avail, base, extra, weights = 0;
+	unsigned int sampled = 0;
 
 	s->every = 1;
-	vt_for_each_region(r, regions)
+	vt_for_each_region(r, regions) {
 		r->nr_probes = 1;
-	if (!budget || !regions->len)
+		sampled += !r->swept;	/* swept regions take no probes */
+	}
+	if (!budget || !sampled)
 		return;
 	avail = (double)(budget > 2 * reserved ? budget - reserved : budget / 2);
-	base = per_probe * regions->len;
+	base = per_probe * sampled;
 	if (base > avail) {
 		s->every = (unsigned int)ceil(base / avail);
 		return;
 	}
 	extra = floor((avail - base) / per_probe);
 	vt_for_each_region(r, regions)
-		weights += fabs(r->accesses - r->last_accesses) + 0.01;
+		if (!r->swept)
+			weights += fabs(r->accesses - r->last_accesses) + 0.01;
 	vt_for_each_region(r, regions) {
 		double w = (fabs(r->accesses - r->last_accesses) + 0.01) / weights;
+
+		if (r->swept)
+			continue;
 
 		r->nr_probes = MIN(VT_REGION_MAX_PROBES, 1 + (unsigned int)floor(extra * w));
 	}

@@ -12,6 +12,9 @@
 #include "profiler.h"
 
 #define VT_REGION_MAX_PROBES 8
+#define VT_REGION_THIN_PROBES 4
+/* accesses at which a region reads hot: the scoring rule's (sim/eval.h) */
+#define VT_REGION_HOT 0.5
 
 struct vt_region {
 	uint64_t start;
@@ -27,7 +30,18 @@ struct vt_region {
 	bool warm;			/* a window-end scan found young entries in it */
 	bool bounded_only;		/* flex overshoot misled: sample within the region */
 	unsigned int waited;		/* windows a wanted split was put off (budget) */
-	bool resolved;			/* a leaf-level cut found its edges exact */
+	bool resolved;			/* its hot edges are exact (a leaf-level cut found
+					 * them), kept through merges of hot regions */
+	bool swept;			/* cold, and its cover was tested at the last window end:
+					 * watched by the sweep instead of samples (telescope) */
+	bool texture;			/* young entries found scattered, not in runs: lukewarm
+					 * at the level below, kept whole (telescope) */
+	bool fine;			/* fewer than half its pages young, scattered: sampled at
+					 * the page, where it reads as it is (telescope) */
+	/* entries whose children were cleared to tell lukewarm from hot (telescope) */
+	unsigned int nr_thin;
+	unsigned int thin_level;
+	uint64_t thin[VT_REGION_THIN_PROBES];
 	unsigned int nr_prepared;
 	struct vt_probe prepared[VT_REGION_MAX_PROBES];
 	/* probes checked at the last interval, with their results */
@@ -64,8 +78,13 @@ void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr);
 /*
  * DAMON's merge: adjacent regions whose accesses differ by at most @threshold
  * merge if the result is no larger than @size_limit; accesses and age are
- * averaged by size. Fresh regions, and regions waiting for a split the
- * budget put off, do not merge. With @zero_apart, a region
+ * averaged by size. Two hot, warm regions (accesses >= VT_REGION_HOT) of which
+ * one is resolved merge whatever their difference, and the union stays resolved:
+ * a page-level edge piece reads ~0.7 beside its 1.0 neighbour, and used to
+ * stay apart, sampled and re-cut, for ever. A resolved region never merges
+ * with one that is not warm: beyond an exact edge lies memory that only an
+ * overshooting flex sample reads hot. Fresh regions, regions waiting for a split the
+ * budget put off, and regions whose texture is being tested (nr_thin) do not merge. With @zero_apart, a region
  * where no access was seen (by samples or by a scan: warm) never merges with
  * one where some was.
  */
@@ -89,7 +108,12 @@ typedef unsigned int (*vt_pick_level_fn)(const struct vt_region *r, uint64_t add
 struct vt_sampler {
 	GArray *batch;		/* struct vt_probe */
 	GArray *slot;		/* guint: batch index of each region's prepared probe, in order */
-	GHashTable *seen;	/* entry key -> batch index + 1 */
+	/* entries in the batch this interval: open addressing, key -> batch index */
+	uint64_t *keys;
+	unsigned int *index;
+	unsigned int *stamp;	/* a slot is in use when its stamp is the current one */
+	unsigned int cur;	/* current stamp; bumped to forget every entry at once */
+	size_t cap;		/* slots, a power of two */
 	unsigned int every;	/* sample each region every N intervals (budget) */
 	uint64_t interval;
 	unsigned int checked;	/* entries in the batch from the last check */

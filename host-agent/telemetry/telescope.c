@@ -26,17 +26,23 @@
 #include <errno.h>
 #include <math.h>
 
+#include "cover.h"
 #include "region.h"
 
 #define TELESCOPE_MAX_SPLIT_ENTRIES 4096
 #define TELESCOPE_STABLE_AGE 8
 #define TELESCOPE_STABLE_PERIOD 4
+#define TELESCOPE_EDGE_PAGES 4
+#define TELESCOPE_TEXTURE_RUNS 16
+#define TELESCOPE_SWEEP_STRIDE 8
+#define TELESCOPE_TEXTURE_MEAN 8
 
 struct telescope {
 	bool flex;
 	GArray *regions;
 	GArray *next;		/* scratch for splits */
 	GArray *young;		/* uint64_t entry starts found by a split scan */
+	GArray *runs;		/* struct vt_cover_span: young runs found by the sweep */
 	struct vt_sampler sampler;
 	uint64_t total;
 	uint64_t split_checks;	/* checks spent on splits in the last window */
@@ -80,6 +86,8 @@ static unsigned int telescope_pick(const struct vt_region *r, uint64_t addr, voi
 	const struct pick_arg *a = arg;
 	const struct vt_access_source *src = a->p->src;
 
+	if (r->fine)
+		return src->leaf_level;
 	for (unsigned int l = vt_top_level(src); l > src->leaf_level; l--) {
 		uint64_t size = vt_level_size(l), e = vt_entry_start(addr, l);
 		uint64_t lo = MAX(e, r->start), hi = MIN(e + size, r->end);
@@ -121,11 +129,121 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.fresh = true;
 	piece.warm = warm;
 	piece.resolved = false;
+	piece.swept = false;
+	piece.nr_thin = 0;
+	piece.fine = false;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
 			piece.prepared[piece.nr_prepared++] = parent->prepared[k];
 	g_array_append_val(out, piece);
+}
+
+static unsigned int count_runs(GArray *young, uint64_t size)
+{
+	unsigned int runs = 0;
+
+	for (unsigned int i = 0; i < young->len; i++)
+		if (!i || g_array_index(young, uint64_t, i) != g_array_index(young, uint64_t, i - 1) + size)
+			runs++;
+	return runs;
+}
+
+/*
+ * Lukewarm texture: at least TELESCOPE_TEXTURE_RUNS runs of young entries,
+ * short on average, yet at least half of the span young: gaps as short and
+ * as many as the runs. A hot set makes a few long runs; scattered small hot
+ * ranges make many short runs far apart.
+ */
+static bool is_texture(GArray *young, uint64_t size)
+{
+	unsigned int runs = count_runs(young, size);
+	uint64_t span, first, last;
+
+	if (runs < TELESCOPE_TEXTURE_RUNS)
+		return false;
+	first = g_array_index(young, uint64_t, 0);
+	last = g_array_index(young, uint64_t, young->len - 1) + size;
+	span = (last - first) / size;
+	return young->len <= TELESCOPE_TEXTURE_MEAN * runs && 4 * young->len >= span;
+}
+
+static void count_young(uint64_t entry_start, unsigned int level, void *arg)
+{
+	(void)entry_start;
+	(void)level;
+	(*(uint64_t *)arg)++;
+}
+
+/*
+ * Many small hot ranges make the same scattered runs of young entries as
+ * lukewarm memory, but their entries are young all through, not in a few
+ * pages. So before a region is taken for lukewarm, the children of up to
+ * VT_REGION_THIN_PROBES of its young level-@s entries, spread over them, are
+ * cleared (thin_prepare(), into @piece, the region kept as it is) and tested
+ * one window later (thin_below()): lukewarm when fewer than half of them
+ * were young, by the scoring rule.
+ */
+static void thin_prepare(struct vt_profiler *p, GArray *young, unsigned int s,
+			 struct vt_region *piece)
+{
+	unsigned int n = MIN(young->len, VT_REGION_THIN_PROBES);
+
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t e = g_array_index(young, uint64_t, (uint64_t)k * young->len / n);
+
+		vt_source_scan(p->src, e, e + vt_level_size(s), s - 1, s - 1, NULL, NULL);
+		piece->thin[k] = e;
+	}
+	piece->nr_thin = n;
+	piece->thin_level = s;
+}
+
+static bool thin_below(struct vt_profiler *p, const struct vt_region *r)
+{
+	unsigned int s = r->thin_level;
+	uint64_t size = vt_level_size(s), nr_young = 0, nr_children = 0;
+
+	for (unsigned int k = 0; k < r->nr_thin; k++) {
+		if (vt_source_scan(p->src, r->thin[k], r->thin[k] + size, s - 1, s - 1, count_young,
+				   &nr_young) < 0)
+			return false;
+		nr_children += size / vt_level_size(s - 1);
+	}
+	return 2 * nr_young < nr_children;
+}
+
+/*
+ * Append the piece [@start, @end) of a young run of @r found at level @s.
+ * Each of its level-@s entries read young, but an entry reads young when any
+ * page in it was touched: cold memory up to two entries long can lie between
+ * two partly hot entries, unseen at this level, and a resolved neighbour would
+ * carry it into a union that is not examined again. So, as the paper cuts a
+ * region along the level below the one it is sampled at, a piece of several
+ * entries whose children fit in one split scan is cut at every entry, each
+ * with its children cleared, to be examined one level finer next window.
+ * Larger pieces stay whole: what they can hide is two entries in many.
+ * Returns whether the piece was cut.
+ */
+static bool push_run(struct vt_profiler *p, GArray *out, const struct vt_region *r,
+		     unsigned int s, uint64_t start, uint64_t end, bool descend)
+{
+	uint64_t size = vt_level_size(s), lo = align_up(start, size), hi = vt_entry_start(end, s);
+	uint64_t cut = start;
+
+	if (!descend || s == p->src->leaf_level || hi <= lo || (hi - lo) / size < 2 ||
+	    (hi - lo) / vt_level_size(s - 1) > TELESCOPE_MAX_SPLIT_ENTRIES) {
+		push_piece(out, r, start, end, true);
+		return false;
+	}
+	for (uint64_t e = lo + size; e <= hi; e += size) {
+		uint64_t piece_end = e == hi ? end : e;
+
+		push_piece(out, r, cut, piece_end, true);
+		preclear_children(p, &g_array_index(out, struct vt_region, out->len - 1));
+		cut = piece_end;
+	}
+	return true;
 }
 
 /*
@@ -134,34 +252,74 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
  * level @s) go with the run next to them. The first and last entry of a young
  * run become pieces of their own where the run borders colder memory: an old
  * run inside @r, or a colder neighbour region (@left_colder, @right_colder).
+ * With @descend (@r is new or changed), runs are cut finer (push_run()).
  */
 static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned int s,
 		     uint64_t lo, uint64_t hi, GArray *young, bool left_colder, bool right_colder,
-		     GArray *out)
+		     bool descend, GArray *out)
 {
 	uint64_t size = vt_level_size(s);
 	unsigned int before = out->len;
 	uint64_t cut = r->start;	/* start of the piece being built */
 	uint64_t edges[2 * TELESCOPE_MAX_SPLIT_ENTRIES];
 	unsigned int nr_edges = 0;
+	bool texture, leaf, thin, whole;
 
-	if (s == p->src->leaf_level) {
+	leaf = s == p->src->leaf_level;
+	/* at the leaf, the scan itself tells lukewarm (thin) from hot: in its young span */
+	thin = leaf && 2 * young->len < (g_array_index(young, uint64_t, young->len - 1) + size -
+					 g_array_index(young, uint64_t, 0)) / size;
+	texture = leaf ? !thin && (r->texture || is_texture(young, size)) :
+		  r->texture || (r->nr_thin && is_texture(young, size));
+	if (texture && !leaf && !r->texture) {
+		texture = thin_below(p, r);
+	} else if (!texture && !leaf && !r->nr_thin && is_texture(young, size)) {
+		/* lukewarm or many small hot ranges: tell next window */
+		g_array_append_val(out, *r);
+		g_array_index(out, struct vt_region, before).warm = true;
+		thin_prepare(p, young, s, &g_array_index(out, struct vt_region, before));
+		return;
+	}
+	if (leaf || texture) {
+		/*
+		 * At the leaf, the young entries of one window are too sparse to
+		 * cut runs by. Above it, young entries scattered all over and not
+		 * in runs mean memory touched thinly everywhere (lukewarm): it
+		 * reads hot at the level above and cold at this one, so cutting it
+		 * finer would cost checks and report it cold. Either way, keep the
+		 * span from the first to the last young entry, and descend no
+		 * further; lukewarm memory that reads hot as it is sampled now is
+		 * not even trimmed, or it would lose the level that resolves it.
+		 * At the leaf, a young span of which fewer than half the pages
+		 * were young is not kept whole nor resolved but sampled at the
+		 * page (fine): through the entry above, or a flex overshoot, it
+		 * would read up to 512 times hotter than it is (6 MiB of a real
+		 * guest's kernel memory beside its hot set did).
+		 */
 		uint64_t first = g_array_index(young, uint64_t, 0);
 		uint64_t last = g_array_index(young, uint64_t, young->len - 1) + size;
+		unsigned int mid;
 
-		if (first == lo)
+		whole = texture && r->accesses >= VT_REGION_HOT;
+		if (first == lo || whole)
 			first = r->start;
-		if (last == hi)
+		if (last == hi || whole)
 			last = r->end;
 		if (first == r->start && last == r->end) {
 			g_array_append_val(out, *r);
-			g_array_index(out, struct vt_region, out->len - 1).warm = true;
-			g_array_index(out, struct vt_region, out->len - 1).resolved = true;
-			return;
+			mid = out->len - 1;
+		} else {
+			push_piece(out, r, r->start, first, false);
+			mid = out->len;
+			push_piece(out, r, first, last, true);
+			push_piece(out, r, last, r->end, false);
 		}
-		push_piece(out, r, r->start, first, false);
-		push_piece(out, r, first, last, true);
-		push_piece(out, r, last, r->end, false);
+		g_array_index(out, struct vt_region, mid).warm = true;
+		g_array_index(out, struct vt_region, mid).resolved = !texture && !thin &&
+								     first == r->start && last == r->end;
+		g_array_index(out, struct vt_region, mid).texture = texture;
+		g_array_index(out, struct vt_region, mid).nr_thin = 0;
+		g_array_index(out, struct vt_region, mid).fine = thin;
 		return;
 	}
 	for (unsigned int i = 0; i < young->len;) {
@@ -186,14 +344,14 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			cut = run_start + size;
 		}
 		if (peel_right && run_end - size > cut) {
-			push_piece(out, r, cut, run_end - size, true);
+			push_run(p, out, r, s, cut, run_end - size, descend);
 			cut = run_end - size;
 		}
 		{
 			uint64_t end = run_end == hi ? r->end : run_end;
 
-			push_piece(out, r, cut, end, true);
-			if (peel_right || (peel_left && run_end - run_start == size))
+			if (!push_run(p, out, r, s, cut, end, descend) &&
+			    (peel_right || (peel_left && run_end - run_start == size)))
 				edges[nr_edges++] = cut;
 			cut = end;
 		}
@@ -204,6 +362,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		/* one piece: r itself, nothing learnt but that it is warm */
 		g_array_index(out, struct vt_region, before) = *r;
 		g_array_index(out, struct vt_region, before).warm = true;
+		g_array_index(out, struct vt_region, before).nr_thin = 0;
 		return;
 	}
 	/* edge pieces: clear their children so that next window's scan is exact */
@@ -250,16 +409,6 @@ static bool add_checked(const struct vt_region *r, unsigned int s, uint64_t lo, 
 	return out > 0;
 }
 
-static unsigned int count_runs(GArray *young, uint64_t size)
-{
-	unsigned int runs = 0;
-
-	for (unsigned int i = 0; i < young->len; i++)
-		if (!i || g_array_index(young, uint64_t, i) != g_array_index(young, uint64_t, i - 1) + size)
-			runs++;
-	return runs;
-}
-
 /* Is @n, a neighbour of @r, adjacent and colder by more than @thr? */
 static bool colder(const struct vt_region *r, const struct vt_region *n, double thr)
 {
@@ -282,6 +431,64 @@ static gint by_priority(gconstpointer a, gconstpointer b)
 }
 
 /*
+ * Resolved edges are remembered, not re-found: instead of a scan of the
+ * region, TELESCOPE_EDGE_PAGES leaves on each side of each edge it shares
+ * with a neighbour where nothing was seen are tested every window (their
+ * bits were cleared by the last window's test). The edge holds while some
+ * leaf inside was young and none outside; otherwise it moved, and the region
+ * is examined as usual. Fills @moved (one flag per region).
+ */
+static void check_edges(struct vt_profiler *p, bool *moved)
+{
+	struct telescope *t = to_tel(p);
+	unsigned int leaf = p->src->leaf_level, n = t->regions->len;
+	uint64_t page = vt_level_size(leaf);
+	g_autoptr(GArray) probes = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	/* probes of region i's side s: [first[2i + s], first[2i + s + 1]), inside/outside pairs */
+	g_autofree unsigned int *first = g_new0(unsigned int, 2 * n + 1);
+
+	for (unsigned int i = 0; i < n; i++) {
+		const struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+
+		for (unsigned int side = 0; side < 2; side++) {
+			const struct vt_region *nb = side ? (i + 1 < n ? r + 1 : NULL) : (i ? r - 1 : NULL);
+			uint64_t edge = side ? r->end : r->start;
+
+			first[2 * i + side] = probes->len;
+			if (!r->resolved || !nb || (side ? nb->start : nb->end) != edge ||
+			    vt_region_seen(nb))
+				continue;
+			for (unsigned int k = 0; k < TELESCOPE_EDGE_PAGES; k++) {
+				struct vt_probe in = { .addr = side ? edge - (k + 1) * page : edge + k * page,
+						       .level = (uint8_t)leaf };
+				struct vt_probe out = { .addr = side ? edge + k * page : edge - (k + 1) * page,
+							.level = (uint8_t)leaf };
+
+				if (in.addr < r->start || in.addr >= r->end ||
+				    out.addr < nb->start || out.addr >= nb->end)
+					break;
+				g_array_append_val(probes, in);
+				g_array_append_val(probes, out);
+			}
+		}
+	}
+	first[2 * n] = probes->len;
+	if (vt_source_batch(p->src, (struct vt_probe *)(void *)probes->data, probes->len) < 0)
+		return;
+	for (unsigned int g = 0; g < 2 * n; g++) {
+		bool inside = false, outside = false;
+
+		if (first[g] == first[g + 1])
+			continue;
+		for (unsigned int j = first[g]; j < first[g + 1]; j += 2) {
+			inside |= g_array_index(probes, struct vt_probe, j).result == VT_BIT_YOUNG;
+			outside |= g_array_index(probes, struct vt_probe, j + 1).result == VT_BIT_YOUNG;
+		}
+		moved[g / 2] |= !inside || outside;
+	}
+}
+
+/*
  * Re-cut the regions after a window. Candidates are regions where accesses
  * were seen; under a budget (half of it for splits) they are served in order
  * of need, as MTM shares its budget: most first where accesses moved most,
@@ -298,21 +505,38 @@ static void telescope_split(struct vt_profiler *p)
 	g_autofree unsigned int *first = g_new0(unsigned int, n);
 	g_autofree unsigned int *count = g_new0(unsigned int, n);
 	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(struct split_candidate));
+	g_autofree bool *moved = g_new0(bool, n);
+	g_autofree bool *news = g_new0(bool, n);	/* fresh or changed */
 	unsigned int total = n;
+
+	check_edges(p, moved);
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
 		struct split_candidate c = { .idx = i };
 		uint64_t nr_full;
 
-		if (vt_region_seen(r) &&
-		    !((r->age >= TELESCOPE_STABLE_AGE || r->resolved) &&
-		      p->windows % TELESCOPE_STABLE_PERIOD)) {
+		/*
+		 * A stable region is re-examined at once when its samples move
+		 * by more than twice the merge threshold (page-level pieces
+		 * flicker by less), otherwise every TELESCOPE_STABLE_PERIOD
+		 * windows. A resolved region, only when its samples move or its
+		 * edges did (check_edges()): they are known to the page.
+		 */
+		bool changed = fabs(r->accesses - r->last_accesses) > 2 * thr || moved[i] ||
+			       (!r->resolved && !r->fine && (r->accesses > 0) != (r->last_accesses > 0));
+
+		bool rest = !changed && !r->nr_thin &&
+			    (r->resolved || (r->age >= TELESCOPE_STABLE_AGE &&
+					     p->windows % TELESCOPE_STABLE_PERIOD));
+
+		if (vt_region_seen(r) && !rest) {
 			c.priority = fabs(r->accesses - r->last_accesses) + (r->fresh ? 0.5 : 0) +
 				     (fit_level(p->src, r->start, r->end, &nr_full) > leaf ? 0.25 : 0) +
 				     r->waited;
 			g_array_append_val(order, c);
 		}
+		news[i] = changed || r->fresh;
 		r->fresh = false;
 	}
 	g_array_sort(order, by_priority);
@@ -321,7 +545,7 @@ static void telescope_split(struct vt_profiler *p)
 		unsigned int i = g_array_index(order, struct split_candidate, k).idx;
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
 		uint64_t nr_full, size, lo, hi, used = vt_source_checks_total(p->src) - used0;
-		unsigned int l, s, before = t->next->len;
+		unsigned int l, s, runs, before = t->next->len;
 
 		if (total + 2 > p->attrs.max_regions)
 			break;
@@ -354,13 +578,17 @@ static void telescope_split(struct vt_profiler *p)
 				if (r->accesses > 0 && r->level > l)
 					r->bounded_only = true;
 				r->warm = false;
+				r->resolved = false;
 				continue;
 			}
-			if (total + 4 * count_runs(t->young, size) + 1 > p->attrs.max_regions)
+			runs = count_runs(t->young, size);
+			if (total + 4 * runs + 1 > p->attrs.max_regions)
 				continue;
+			/* push_run() makes up to 2 x 8 pieces of a run (512 children an entry) */
 			cut_runs(p, r, s, lo, hi, t->young,
 				 colder(r, i ? r - 1 : NULL, thr),
-				 colder(r, i + 1 < n ? r + 1 : NULL, thr), t->next);
+				 colder(r, i + 1 < n ? r + 1 : NULL, thr),
+				 news[i] && total + 20 * runs + 1 <= p->attrs.max_regions, t->next);
 		}
 		first[i] = before;
 		count[i] = t->next->len - before;
@@ -379,6 +607,72 @@ static void telescope_split(struct vt_profiler *p)
 	t->regions = out;
 }
 
+/*
+ * The cold sweep. Regions where nothing was seen are not sampled; at every
+ * window end the accessed bits of their cover (cover.h) are tested instead,
+ * which tells whether anything in them was touched during the window,
+ * wherever it lies: a cold region's sample lands on new hot data with the
+ * odds of its bytes, so a 128 MiB range appearing in a 60 GiB region waited
+ * tens of windows. Young runs of the cover become regions of their own,
+ * fresh and warm, sampled from the next interval and split as usual; a run
+ * of one entry has its children cleared for the next window's split scan.
+ * A region not swept at the last window end (new, or grown by a merge) has
+ * its cover cleared first, and what it reads is not trusted.
+ */
+static void telescope_sweep(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	unsigned int n = t->regions->len, total = n;
+	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), n);
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+		bool primed = r->swept;
+		uint64_t cut = r->start;
+
+		if (vt_region_seen(r) || r->fresh || r->waited) {
+			r->swept = false;
+			g_array_append_val(out, *r);
+			continue;
+		}
+		g_array_set_size(t->runs, 0);
+		r->swept = vt_cover_test(p->src, r->start, r->end, VT_LEVEL_PMD,
+					 primed ? TELESCOPE_SWEEP_STRIDE : 1,
+					 p->windows, t->runs) >= 0;
+		if (!primed || !t->runs->len || total + 2 * t->runs->len > p->attrs.max_regions) {
+			if (primed && t->runs->len) {
+				/* no room to cut: the split will look at it */
+				r->warm = true;
+				r->swept = false;
+			}
+			g_array_append_val(out, *r);
+			continue;
+		}
+		for (unsigned int k = 0; k < t->runs->len; k++) {
+			const struct vt_cover_span *run = &g_array_index(t->runs, struct vt_cover_span, k);
+			struct vt_region *piece;
+
+			if (run->start > cut) {
+				push_piece(out, r, cut, run->start, false);
+				piece = &g_array_index(out, struct vt_region, out->len - 1);
+				piece->fresh = false;
+				piece->swept = true;
+			}
+			push_piece(out, r, run->start, run->end, true);
+			preclear_children(p, &g_array_index(out, struct vt_region, out->len - 1));
+			cut = run->end;
+			total += 2;
+		}
+		if (cut < r->end) {
+			push_piece(out, r, cut, r->end, false);
+			g_array_index(out, struct vt_region, out->len - 1).fresh = false;
+			g_array_index(out, struct vt_region, out->len - 1).swept = true;
+		}
+	}
+	g_array_free(t->regions, TRUE);
+	t->regions = out;
+}
+
 static int telescope_init(struct vt_profiler *p)
 {
 	struct telescope *t = g_new0(struct telescope, 1);
@@ -387,6 +681,7 @@ static int telescope_init(struct vt_profiler *p)
 	t->regions = vt_regions_new();
 	t->next = vt_regions_new();
 	t->young = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	t->runs = g_array_new(FALSE, FALSE, sizeof(struct vt_cover_span));
 	vt_sampler_init(&t->sampler);
 	p->priv = t;
 	return 0;
@@ -439,6 +734,7 @@ static int telescope_window(struct vt_profiler *p, struct vt_snapshot *snap)
 					      vt_level_size(p->src->leaf_level)), true);
 	before = vt_source_checks_total(p->src);
 	telescope_split(p);
+	telescope_sweep(p);
 	t->split_checks = vt_source_checks_total(p->src) - before;
 	vt_for_each_region(r, t->regions)
 		r->level = 0;
@@ -456,6 +752,7 @@ static void telescope_destroy(struct vt_profiler *p)
 	g_array_free(t->regions, TRUE);
 	g_array_free(t->next, TRUE);
 	g_array_free(t->young, TRUE);
+	g_array_free(t->runs, TRUE);
 	vt_sampler_fini(&t->sampler);
 	g_free(t);
 }

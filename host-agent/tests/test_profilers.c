@@ -147,10 +147,9 @@ struct run_result {
 	double mean_checks;
 };
 
-static struct run_result run(const char *scenario, const char *profiler, uint64_t budget,
-			     unsigned int windows)
+static struct run_result run_workload(const struct vt_workload *w, const char *profiler,
+				      uint64_t budget, unsigned int windows)
 {
-	g_autoptr(vt_workload) w = vt_workload_builtin(scenario, NULL);
 	struct vt_access_source *src = vt_sim_new(w, 2);
 	struct vt_profiler_attrs attrs;
 	struct vt_profiler *p;
@@ -187,6 +186,22 @@ static struct run_result run(const char *scenario, const char *profiler, uint64_
 	return res;
 }
 
+static struct run_result run(const char *scenario, const char *profiler, uint64_t budget,
+			     unsigned int windows)
+{
+	g_autoptr(vt_workload) w = vt_workload_builtin(scenario, NULL);
+
+	return run_workload(w, profiler, budget, windows);
+}
+
+static struct run_result run_spec(const char *json, const char *profiler, unsigned int windows)
+{
+	g_autoptr(vt_workload) w = vt_workload_from_json(json, -1, NULL);
+
+	assert_non_null(w);
+	return run_workload(w, profiler, 0, windows);
+}
+
 static void test_telescope_finds_hot_set(void **state)
 {
 	static const char *const profilers[] = { "telescope-bounded", "telescope-flex" };
@@ -205,14 +220,107 @@ static void test_telescope_finds_hot_set(void **state)
 	assert_true(run("multi-phase", "damon-like", 0, 20).r < 0.1);
 }
 
-static void test_budget_holds(void **state)
+/*
+ * A large lukewarm range (each 2 MiB touched ~1.2 times per window, its
+ * pages almost never in 5 ms) reads hot through its PUDs. It used to be cut
+ * along its scattered young PMDs, the pieces cut again to the page, merged
+ * and cut again: ~70k checks per window for nothing, and the pieces read
+ * cold. Now it is kept whole at the level that reads it hot.
+ */
+static void test_lukewarm_kept_coarse(void **state)
 {
-	struct run_result free_run = run("multi-phase", "telescope-bounded", 0, 40);
-	struct run_result tight = run("multi-phase", "telescope-bounded", 1500, 40);
+	static const char *spec =
+		"{\"footprint\":\"256GiB\",\"phases\":[{\"duration_s\":8,\"access_rate\":5e7,"
+		"\"hot\":[{\"start\":\"100GiB+5MiB+12KiB\",\"size\":\"32GiB\",\"weight\":1},"
+		"{\"start\":\"132GiB+5MiB+12KiB\",\"size\":\"16MiB\",\"weight\":499}]}]}";
+	static const char *const profilers[] = { "telescope-bounded", "telescope-flex" };
 
 	(void)state;
+	for (unsigned int i = 0; i < 2; i++) {
+		struct run_result res = run_spec(spec, profilers[i], 40);
+
+		if (res.r < 0.95 || res.p < 0.95 || res.mean_checks > 6000)
+			fail_msg("%s: P %.3f R %.3f, %.0f checks per window (at most 6000)",
+				 profilers[i], res.p, res.r, res.mean_checks);
+	}
+}
+
+/*
+ * New hot data next to a known hot range, or far from it, is found within a
+ * few windows however long the cold memory around it stayed cold: a 1 GiB
+ * range sliding up 128 MiB every 2 s (drift.json in small), and then a jump
+ * far away. Before the cold sweep, a cold region's samples found the new
+ * 128 MiB with the odds of its bytes (~0.1 % per sample): recall fell 5 %
+ * per step and never came back. Recall within 5 windows for both variants;
+ * precision too for bounded (flex samples the shrunk range through a PUD
+ * that still reads young, and sees the cooled 128 MiB only when the region
+ * is re-examined, up to 8 windows).
+ */
+static void test_discovery_bounded(void **state)
+{
+	static const char *spec =
+		"{\"footprint\":\"512GiB\",\"phases\":["
+		"{\"duration_s\":2,\"access_rate\":5e7,\"hot\":[{\"start\":\"100GiB+3MiB+12KiB\",\"size\":\"1GiB\"}]},"
+		"{\"duration_s\":2,\"access_rate\":5e7,\"hot\":[{\"start\":\"100GiB+131MiB+12KiB\",\"size\":\"1GiB\"}]},"
+		"{\"duration_s\":2,\"access_rate\":5e7,\"hot\":[{\"start\":\"100GiB+259MiB+12KiB\",\"size\":\"1GiB\"}]},"
+		"{\"duration_s\":2,\"access_rate\":5e7,\"hot\":[{\"start\":\"300GiB+5MiB\",\"size\":\"256MiB\"}]}]}";
+	static const char *const profilers[] = { "telescope-bounded", "telescope-flex" };
+	g_autoptr(vt_workload) w = vt_workload_from_json(spec, -1, NULL);
+
+	(void)state;
+	assert_non_null(w);
+	for (unsigned int i = 0; i < 2; i++) {
+		struct vt_access_source *src = vt_sim_new(w, 1);
+		struct vt_profiler_attrs attrs;
+		struct vt_profiler *p;
+		struct vt_snapshot snap;
+		int settled[4] = { -1, -1, -1, -1 }, since[4] = { 0 };
+
+		vt_profiler_attrs_default(&attrs);
+		p = vt_profiler_new(profilers[i], src, &attrs, NULL);
+		vt_profiler_start(p);
+		vt_snapshot_init(&snap);
+		for (unsigned int win = 0; win < 40; win++) {
+			unsigned int ph;
+			struct vt_score sc;
+
+			for (unsigned int s = 0; s < 40; s++) {
+				vt_sim_advance(src, 5000000);
+				vt_profiler_sample(p);
+			}
+			vt_profiler_window(p, &snap);
+			ph = vt_workload_phase_at(w, vt_sim_now_ns(src) / 1e9 - 1e-9);
+			if (!since[ph])
+				since[ph] = (int)win;
+			vt_score_snapshot(w, ph, &snap, &sc);
+			if ((i == 1 || sc.precision >= 0.95) && sc.recall >= 0.95) {
+				if (settled[ph] < 0)
+					settled[ph] = (int)win - since[ph] + 1;
+			} else {
+				settled[ph] = -1;
+			}
+		}
+		for (unsigned int ph = 1; ph < 4; ph++)
+			if (settled[ph] < 0 || settled[ph] > 5)
+				fail_msg("%s phase %u: settled after %d windows (at most 5)", profilers[i],
+					 ph + 1, settled[ph]);
+		vt_snapshot_clear(&snap);
+		vt_profiler_free(p);
+		vt_source_destroy(src);
+	}
+}
+
+static void test_budget_holds(void **state)
+{
+	struct run_result tight = run("multi-phase", "telescope-bounded", 1500, 40);
+
+	/*
+	 * Since the cold sweep the free run costs ~1000 checks per window here,
+	 * below this budget: the budget must hold, not save. (A budget below a
+	 * workload's sweep and edge checks is not held: docs/telemetry.md.)
+	 */
+	(void)state;
 	assert_true(tight.mean_checks <= 1500 * 1.1);
-	assert_true(tight.mean_checks < free_run.mean_checks);
 	assert_true(tight.p >= 0.9 && tight.r >= 0.9);
 }
 
@@ -223,6 +331,8 @@ int main(void)
 		cmocka_unit_test(test_level_picking),
 		cmocka_unit_test(test_telescope_finds_hot_set),
 		cmocka_unit_test(test_budget_holds),
+		cmocka_unit_test(test_lukewarm_kept_coarse),
+		cmocka_unit_test(test_discovery_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,7 +42,8 @@ static void test_full_spec(void **state)
 			   "\"page_size\":\"2MiB\",\"levels\":5,\"initial_bits\":\"young\",\"phases\":["
 			   "{\"name\":\"a\",\"duration_s\":1.5,\"access_rate\":1000,\"hot\":["
 			   "{\"start\":\"0\",\"size\":\"2MiB\",\"weight\":3,\"pattern\":\"zipf\",\"exponent\":1.2},"
-			   "{\"start\":\"4MiB\",\"size\":\"8MiB\",\"pattern\":\"gaussian\",\"sigma\":0.1}]},"
+			   "{\"start\":\"4MiB\",\"size\":\"8MiB\",\"pattern\":\"gaussian\",\"sigma\":0.1},"
+			   "{\"start\":\"16MiB\",\"size\":\"2MiB\",\"scored\":false}]},"
 			   "{\"duration_s\":2,\"access_rate\":0,\"hot\":[]}]}";
 	g_autoptr(GError) e = NULL;
 	g_autoptr(vt_workload) w = vt_workload_from_json(json, -1, &e);
@@ -55,7 +56,11 @@ static void test_full_spec(void **state)
 	assert_int_equal(w->phases[0].ranges[0].start, 1ULL << 30);
 	assert_int_equal(w->phases[0].ranges[0].pattern, VT_PATTERN_ZIPF);
 	assert_true(w->phases[0].ranges[0].param == 1.2);
-	assert_true(w->phases[0].weight_sum == 4);
+	assert_true(w->phases[0].weight_sum == 5);
+	/* accessed, not in the ground truth: outside the hot bytes, inside ever-accessed */
+	assert_true(w->phases[0].ranges[2].unscored && !w->phases[0].ranges[1].unscored);
+	assert_int_equal(vt_phase_hot_total(&w->phases[0]), 10ULL << 20);
+	assert_true(vt_workload_ever_accessed(w, (1ULL << 30) + (16ULL << 20), (1ULL << 30) + (18ULL << 20)));
 	assert_string_equal(w->phases[1].name, "phase 2");
 	assert_true(w->total_s == 3.5);
 	assert_int_equal(vt_workload_leaf_level(w), VT_LEVEL_PMD);
@@ -109,6 +114,8 @@ static void test_malformed(void **state)
 		  "parameter" },
 		{ "{\"footprint\":\"1GiB\",\"phases\":[{\"duration_s\":1,\"access_rate\":1,\"hot\":[{\"start\":0,\"size\":\"4KiB\",\"weight\":0}]}]}",
 		  "weight" },
+		{ "{\"footprint\":\"1GiB\",\"phases\":[{\"duration_s\":1,\"access_rate\":1,\"hot\":[{\"start\":0,\"size\":\"4KiB\",\"scored\":0}]}]}",
+		  "scored" },
 		{ "{\"footprint\":\"1GiB\",\"base\":\"18446744073709551615\",\"phases\":[{\"duration_s\":1,\"access_rate\":1,\"hot\":[]}]}",
 		  "footprint" },
 		{ "{\"footprint\":\"300TiB\",\"phases\":[{\"duration_s\":1,\"access_rate\":1,\"hot\":[]}]}",

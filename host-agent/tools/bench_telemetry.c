@@ -70,6 +70,8 @@ struct options {
 	gboolean scaling;
 	gboolean exact;
 	int expect_converge;
+	gint64 expect_checks;
+	double expect_pr;
 	char *dump_spec;
 };
 
@@ -492,8 +494,13 @@ static bool write_svg(const char *path, const struct vt_workload *w, GPtrArray *
 			   w->nr_phases ? w->nr_phases - 1 : 0);
 }
 
-/* Did every Telescope run settle within @limit windows of every phase change? */
-static bool check_expectation(GPtrArray *runs, int limit)
+/*
+ * The bars of --expect-*: did every Telescope run settle within
+ * expect_converge windows of every phase change, hold P and R (means after
+ * settling) at expect_pr or more, and spend at most expect_checks checks per
+ * window on average? Each miss is one FAIL line.
+ */
+static bool check_expectation(GPtrArray *runs, const struct options *o)
 {
 	bool ok = true;
 
@@ -502,13 +509,28 @@ static bool check_expectation(GPtrArray *runs, int limit)
 
 		if (r->skipped || !g_str_has_prefix(r->profiler, "telescope"))
 			continue;
+		if (o->expect_checks > 0 && r->mean_checks > (double)o->expect_checks) {
+			fprintf(stderr, "FAIL: %s on %s: %.0f checks per window, expected at most %"
+				G_GINT64_FORMAT "\n", r->profiler, r->scenario, r->mean_checks,
+				o->expect_checks);
+			ok = false;
+		}
 		for (unsigned int ph = 0; ph < r->nr_phases; ph++) {
-			if (!r->phases[ph].ran)
+			const struct phase_summary *s = &r->phases[ph];
+
+			if (!s->ran)
 				continue;
-			if (r->phases[ph].converge < 0 || r->phases[ph].converge > limit) {
+			if (o->expect_converge > 0 &&
+			    (s->converge < 0 || s->converge > o->expect_converge)) {
 				fprintf(stderr, "FAIL: %s on %s phase %u: converged after %d windows, "
 					"expected at most %d\n", r->profiler, r->scenario, ph + 1,
-					r->phases[ph].converge, limit);
+					s->converge, o->expect_converge);
+				ok = false;
+			}
+			if (o->expect_pr > 0 && (s->mean_p < o->expect_pr || s->mean_r < o->expect_pr)) {
+				fprintf(stderr, "FAIL: %s on %s phase %u: P %.3f R %.3f, expected both "
+					">= %.3f\n", r->profiler, r->scenario, ph + 1, s->mean_p, s->mean_r,
+					o->expect_pr);
 				ok = false;
 			}
 		}
@@ -538,7 +560,7 @@ static int run_scenario(struct vt_workload *w, const struct options *o, JsonBuil
 		fprintf(stderr, "vtier-bench: cannot write %s: %s\n", svg_path, g_strerror(errno));
 		return 1;
 	}
-	if (o->expect_converge > 0 && !check_expectation(runs, o->expect_converge))
+	if (!check_expectation(runs, o))
 		*expect_ok = false;
 	return 0;
 }
@@ -679,6 +701,11 @@ static int telemetry_main(struct options *o, int argc, char **argv)
 		{ "expect-converge", 0, 0, G_OPTION_ARG_INT, &o->expect_converge,
 		  "exit 1 unless telescope-* settle at P,R >= 0.95 within N windows of every phase",
 		  "N" },
+		{ "expect-checks", 0, 0, G_OPTION_ARG_INT64, &o->expect_checks,
+		  "exit 1 unless telescope-* spend at most N checks per window on average", "N" },
+		{ "expect-pr", 0, 0, G_OPTION_ARG_DOUBLE, &o->expect_pr,
+		  "exit 1 unless telescope-* hold P and R (means after settling) >= X in every phase",
+		  "X" },
 		{ NULL },
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- score profilers on simulated workloads");

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The cover of a range by the highest page-table entries that fit (cover.h). */
+#include "cover.h"
+
+unsigned int vt_cover_spans(const struct vt_access_source *src, uint64_t start, uint64_t end,
+			    struct vt_cover_span *out)
+{
+	struct vt_cover_span right[VT_MAX_LEVELS];
+	unsigned int n = 0, nr_right = 0;
+	uint64_t lo = start, hi = end;
+
+	/* peel the partial ends from the leaf up, until the top level's entries */
+	for (unsigned int l = src->leaf_level; l < vt_top_level(src) && lo < hi; l++) {
+		uint64_t up = vt_level_size(l + 1);
+		uint64_t lo_next = (lo + up - 1) & ~(up - 1), hi_next = hi & ~(up - 1);
+
+		if (lo_next >= hi_next) {
+			/* no whole entry of level l + 1 inside: the rest is level l */
+			break;
+		}
+		if (lo < lo_next)
+			out[n++] = (struct vt_cover_span){ lo, lo_next, l };
+		if (hi_next < hi)
+			right[nr_right++] = (struct vt_cover_span){ hi_next, hi, l };
+		lo = lo_next;
+		hi = hi_next;
+	}
+	if (lo < hi) {
+		unsigned int l = src->leaf_level;
+
+		/* the middle: the highest level whose entries tile [lo, hi) */
+		for (unsigned int k = vt_top_level(src); k > src->leaf_level; k--) {
+			uint64_t size = vt_level_size(k);
+
+			if (!(lo & (size - 1)) && !(hi & (size - 1))) {
+				l = k;
+				break;
+			}
+		}
+		out[n++] = (struct vt_cover_span){ lo, hi, l };
+	}
+	while (nr_right)
+		out[n++] = right[--nr_right];
+	return n;
+}
+
+uint64_t vt_cover_entries(const struct vt_access_source *src, uint64_t start, uint64_t end)
+{
+	struct vt_cover_span spans[VT_COVER_MAX_SPANS];
+	unsigned int n = vt_cover_spans(src, start, end, spans);
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		sum += (spans[i].end - spans[i].start) >> vt_level_shift(spans[i].level);
+	return sum;
+}
+
+static void add_young(GArray *young, uint64_t start, uint64_t end, unsigned int level)
+{
+	if (young->len) {
+		struct vt_cover_span *last = &g_array_index(young, struct vt_cover_span,
+							    young->len - 1);
+
+		if (last->end >= start) {
+			last->end = MAX(last->end, end);
+			last->level = MIN(last->level, level);
+			return;
+		}
+	}
+	g_array_append_val(young, ((struct vt_cover_span){ start, end, level }));
+}
+
+long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
+		   unsigned int min_level, unsigned int stride, uint64_t phase, GArray *young)
+{
+	struct vt_cover_span spans[VT_COVER_MAX_SPANS];
+	unsigned int n = vt_cover_spans(src, start, end, spans), top = 0, kept = 0;
+	g_autoptr(GArray) probes = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	long found = 0;
+	int ret;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (spans[i].level >= min_level)
+			spans[kept++] = spans[i];
+	n = kept;
+	for (unsigned int i = 0; i < n; i++)
+		top = MAX(top, spans[i].level);
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int shift = vt_level_shift(spans[i].level);
+		uint64_t k = spans[i].level == top || stride < 2 ? 1 : stride;
+
+		for (uint64_t e = spans[i].start >> shift; e < spans[i].end >> shift; e++) {
+			struct vt_probe pr = { .addr = e << shift, .level = (uint8_t)spans[i].level };
+
+			if (k == 1 || e % k == phase % k)
+				g_array_append_val(probes, pr);
+		}
+	}
+	ret = vt_source_batch(src, (struct vt_probe *)(void *)probes->data, probes->len);
+	if (ret < 0)
+		return ret;
+	for (unsigned int i = 0, j = 0; i < n; i++) {
+		unsigned int level = spans[i].level;
+		uint64_t size = vt_level_size(level);
+		uint64_t widen = (level == top || stride < 2 ? 0 : stride - 1) * size;
+
+		for (; j < probes->len; j++) {
+			const struct vt_probe *pr = &g_array_index(probes, struct vt_probe, j);
+
+			if (pr->addr >= spans[i].end)
+				break;
+			if (pr->result != VT_BIT_YOUNG)
+				continue;
+			found++;
+			add_young(young, MAX(spans[i].start, pr->addr >= widen ? pr->addr - widen : 0),
+				  MIN(spans[i].end, pr->addr + size + widen), level);
+		}
+	}
+	return found;
+}
