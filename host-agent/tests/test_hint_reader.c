@@ -330,6 +330,19 @@ static void test_cold_counts_once(void **state)
 	assert_int_equal(stats(f).cold_chunks, 1);
 }
 
+/* No waterfall (cold_age 0: no compressed tier, placement=tco): COLD is only counted. */
+static void test_cold_without_waterfall(void **state)
+{
+	struct fix *f = *state;
+
+	f->env.cold_age = 0;
+	push(f, VTIER_GUEST_COLD, 0, 40 * MIB, 2 * MIB, 0);
+	vt_hint_reader_window(f->r, &f->env);
+	assert_int_equal(stats(f).cold_hint_bytes, 2 * MIB);
+	assert_int_equal(chunk_at(f, HVA0 + 40 * MIB)->cold_windows, 0);
+	assert_int_equal(stats(f).cold_chunks, 0);
+}
+
 /* HOT is not asked for; DEFLATE only counts; nothing is promoted or discarded. */
 static void test_hot_and_deflate_move_nothing(void **state)
 {
@@ -418,6 +431,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_outside_ram, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cold_counts_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cold_without_waterfall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hot_and_deflate_move_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_cancels_first, setup, teardown),
