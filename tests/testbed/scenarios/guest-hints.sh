@@ -20,15 +20,18 @@
 #     RESULT-BALLOON asked_mib= inflated_mib= memtotal_drop_mib= deflated_mib=
 #   part cold: clean page cache (GUEST_HINTS_CACHE_MIB (128) MiB written to a
 #     virtio disk in the guest, then synced: clean, unmapped, unreferenced file
-#     pages, which vtier_guest reports as COLD; rewritten for 6 s first, so
-#     that the host saw it hot) leaves DRAM (node 0) earlier with hints than
-#     by the host's telemetry alone: windows after the last write
-#     until half of the cache pages that were on node 0 have left it (their
-#     extents from the guest's /proc/kpageflags, their place from move_pages),
-#     first with hints=off, then (cache dropped, written again) with hints=on.
+#     pages, which vtier_guest reports as COLD) leaves DRAM (node 0) earlier
+#     with hints than by the host's telemetry alone. Two rounds, first with
+#     hints=off, then (cache dropped, written again) with hints=on, both at
+#     ctier_age_windows=GUEST_HINTS_COLD_AGE (10): each waits until vtierd's
+#     placement has settled, moves the cache to node 0 (move_pages, not
+#     vtierd: both start alike), rewrites it 3 times a second apart (used on
+#     node 0) and syncs it, then counts vtierd's windows from that sync until
+#     half of the cache pages have left node 0 (their extents from the
+#     guest's /proc/kpageflags, their place from move_pages).
 #     Asserted: the COLD hints are accepted, age chunks, the cache leaves
-#     DRAM; the two rounds' windows are printed (0: none of it was in DRAM).
-#     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks=
+#     DRAM; the two rounds' windows are printed.
+#     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks= age_windows=
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${TB_GUEST_HINTS_PARTS:-${GUEST_HINTS_PARTS:-free balloon cold}}
 W=${GUEST_HINTS_WINDOW_MS:-1000}
