@@ -32,6 +32,9 @@
 #     Asserted: the COLD hints are accepted, age chunks, the cache leaves
 #     DRAM; the two rounds' windows are printed.
 #     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks= age_windows=
+#       telemetry_node0_mib_at_sync= hinted_node0_mib_at_sync=
+#     (windows 0: half of the cache had left node 0 by the end of its writes;
+#     node0_mib_at_sync: the cache on node 0 then, of cache_mib placed there)
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${TB_GUEST_HINTS_PARTS:-${GUEST_HINTS_PARTS:-free balloon cold}}
 W=${GUEST_HINTS_WINDOW_MS:-1000}
@@ -279,9 +282,12 @@ cold_round() {
         sync && rm /run/cache.src" || fail "rewriting the cache"
     w0=$(windows)
     where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
-    echo "$1: rewritten 3 times and synced at window $w0: cache on node 0 $(( $(field "$where" node0) / 256 )) MiB ($where)"
+    n0=$(field "$where" node0)
+    node0_mib_at_sync=$((n0 / 256))
+    echo "$1: rewritten 3 times and synced at window $w0: cache on node 0 $((n0 / 256)) MiB ($where)"
+    # 0: half of it had left node 0 by the end of the writes already
     cold_windows=0
-    [ "$n00" -gt 0 ] || return 0
+    [ "$n00" -gt 0 ] && [ "$n0" -gt $((n00 / 2)) ] || return 0
     for i in $(seq 1 120); do
         tick
         where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
@@ -292,7 +298,9 @@ cold_round() {
     [ "$n0" -le $((n00 / 2)) ] || cold_windows=999
     # the pages measured are the cache's still (the guest did not move it meanwhile)
     tb_l2 vm0 "vtier-tbcache" > /run/cache.ext2 || fail "vtier-tbcache after the round"
-    echo "$1: cache extents after the round: $(cmp -s /run/cache.ext /run/cache.ext2 && echo unchanged || echo changed)"
+    where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext2) || fail "where-gpa: $where"
+    echo "$1: cache after the round: $(grep -cxFf /run/cache.ext /run/cache.ext2) of its" \
+        "$(wc -l < /run/cache.ext) extents as they were, $(wc -l < /run/cache.ext2) now ($where)"
 }
 
 if echo "$PARTS" | grep -q cold; then
@@ -305,18 +313,19 @@ if echo "$PARTS" | grep -q cold; then
     tb_step "cold: ${CACHE} MiB of clean cache, host telemetry alone (hints=off, ctier_age_windows=$AGE)"
     ctl policy vm0 hints=off ctier_age_windows=$AGE > /dev/null || fail "policy hints=off"
     cold_round telemetry
-    t_off=$cold_windows
+    t_off=$cold_windows t_off_mib=$node0_mib_at_sync
     tb_step "cold: the same with COLD hints (hints=on, ctier_age_windows=$AGE)"
     ctl policy vm0 hints=on > /dev/null || fail "policy hints=on"
     c0=$(jfirst "$(ctl --json stats vm0)" cold_chunks)
     cold_round hints
-    t_on=$cold_windows
+    t_on=$cold_windows t_on_mib=$node0_mib_at_sync
     js=$(ctl --json stats vm0)
     echo "cold hints: $(jfirst "$js" cold_hint_bytes) bytes accepted," \
         "$(echo "$js" | grep -o '"rejected":{[^}]*}')"
     cold=$(( $(jfirst "$js" cold_chunks) - ${c0:-0} ))
     echo "RESULT-COLD cache_mib=$CACHE telemetry_windows=$t_off hinted_windows=$t_on" \
-        "cold_chunks=$cold age_windows=$AGE"
+        "cold_chunks=$cold age_windows=$AGE telemetry_node0_mib_at_sync=$t_off_mib" \
+        "hinted_node0_mib_at_sync=$t_on_mib"
     # What this part asserts: the guest's COLD hints for its clean cache reach
     # vtierd, are accepted, age chunks, and the cache leaves DRAM with them.
     # Whether that is earlier than telemetry alone is printed, not asserted:
