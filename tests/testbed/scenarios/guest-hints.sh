@@ -288,13 +288,13 @@ cold_round() {
     echo "$1: rewritten 6 times and synced at window $w0: cache on node 0 $((n0 / 256)) MiB ($where)"
     # 0: half of it had left node 0 by the end of the writes already
     cold_windows=0
-    [ "$n00" -gt 0 ] && [ "$n0" -gt $((n00 / 2)) ] || return 0
+    [ "$n00" -gt 0 ] || return 0
     for i in $(seq 1 120); do
+        [ "$n0" -le $((n00 / 2)) ] && break
         tick
         where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
-        n0=$(field "$where" node0) d=$(( $(windows) - w0 ))
-        echo "$1, window +$d: cache on node 0 $((n0 / 256)) MiB ($where)"
-        [ "$n0" -le $((n00 / 2)) ] && { cold_windows=$d; break; }
+        n0=$(field "$where" node0) cold_windows=$(( $(windows) - w0 ))
+        echo "$1, window +$cold_windows: cache on node 0 $((n0 / 256)) MiB ($where)"
     done
     [ "$n0" -le $((n00 / 2)) ] || cold_windows=999
     # the pages measured are the cache's still (the guest did not move it meanwhile)
