@@ -23,7 +23,7 @@
 #     pages, which vtier_guest reports as COLD) leaves DRAM (node 0) earlier
 #     with hints than by the host's telemetry alone. Two rounds, first with
 #     hints=off, then (cache dropped, written again) with hints=on, both at
-#     ctier_age_windows=GUEST_HINTS_COLD_AGE (10): each waits until vtierd's
+#     ctier_age_windows=TB_GUEST_HINTS_COLD_AGE (10): each waits until vtierd's
 #     placement has settled, moves the cache to node 0 (move_pages, not
 #     vtierd: both start alike), rewrites it 6 times a second apart (used on
 #     node 0) and syncs it, then counts vtierd's windows from that sync until
@@ -41,7 +41,7 @@ W=${GUEST_HINTS_WINDOW_MS:-1000}
 BIG=${GUEST_HINTS_MIB:-512}
 CACHE=${GUEST_HINTS_CACHE_MIB:-128}
 # part cold: the waterfall's age in both rounds (ctier_age_windows)
-AGE=${GUEST_HINTS_COLD_AGE:-10}
+AGE=${TB_GUEST_HINTS_COLD_AGE:-${GUEST_HINTS_COLD_AGE:-10}}
 KEEP=128
 SOCK=/run/vtier/vtierd.sock
 AGENT=/run/vtier/agent.sock
