@@ -331,7 +331,7 @@ if echo "$PARTS" | grep -q cold; then
     # vtierd, are accepted, age chunks, and the cache leaves DRAM with them
     # before it does by telemetry alone: at ctier_age_windows=10 the hint
     # saves about 11 windows of host aging (docs/vtierd.md, "COLD hints
-    # against the host's aging": 11 against 0-1 in every run so far).
+    # against the host's aging": 10-11 against 0-1 in every run so far).
     [ "$(jfirst "$js" cold_hint_bytes)" -ge $((CACHE * MIB / 2)) ] ||
         fail "vtierd accepted only $(jfirst "$js" cold_hint_bytes) bytes of COLD hints"
     [ "$cold" -gt 0 ] || fail "no chunk aged by COLD hints"
