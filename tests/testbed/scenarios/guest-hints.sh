@@ -251,8 +251,8 @@ fi
 # (move_pages by vtier-tbnuma, not vtierd), so that both rounds start alike.
 # Then the same pages are rewritten over and over for 6 s (the host sees
 # them used, on node 0; a pass a second was too little: the profiler missed
-# some chunks' rewrites, which went on aging, all of them at
-# ctier_age_windows=3) and synced: $cold_windows is vtierd's windows from
+# some chunks' rewrites, which went on aging: 108 of 128 MiB left node 0
+# during the passes at ctier_age_windows=3) and synced: $cold_windows is vtierd's windows from
 # the end of that sync until half of the cache has left node 0 (where-gpa:
 # move_pages status, not vtierd's word).
 cold_round() {
