@@ -19,8 +19,12 @@ struct vt_hint_reader {
 	 */
 	bool unacked;
 	const struct vt_hint_env *env;	/* during a window: for the contradiction check */
-	/* COLD bytes hinted per chunk of env->mtm, until the chunk ages or is seen hot */
-	uint64_t *cold_bytes;
+	/*
+	 * Per chunk of env->mtm, bit u: accepted COLD hints covered its u-th
+	 * 64th, until the chunk ages or is seen hot. A range the guest reports
+	 * again (it walks its frames each poll) covers nothing more.
+	 */
+	uint64_t *cold_units;
 	unsigned int n_cold;
 	const struct vt_mtm *cold_mtm;
 	struct vt_hint_stats st;
@@ -134,7 +138,21 @@ static void act_discard(struct vt_hint_reader *r, const struct vt_hint_env *env,
 		r->st.discard_failed++;	/* not discarded: acknowledging it is still safe */
 }
 
-/* COLD: count the hinted bytes on each chunk of the range. */
+#define COLD_UNITS 64
+
+/* The 64ths of @c that [@s, @e) (inside @c) covers whole, as bits. */
+static uint64_t units_covered(const struct vt_mtm_chunk *c, uint64_t s, uint64_t e)
+{
+	uint64_t len = c->end - c->start, unit = (len + COLD_UNITS - 1) / COLD_UNITS;
+	uint64_t first = (s - c->start + unit - 1) / unit;
+	uint64_t last = e == c->end ? COLD_UNITS : (e - c->start) / unit;
+
+	if (first >= last)
+		return 0;
+	return (last - first == COLD_UNITS ? UINT64_MAX : ((1ull << (last - first)) - 1)) << first;
+}
+
+/* COLD: mark the parts of each chunk of the range it covers. */
 static void note_cold(struct vt_hint_reader *r, const struct vt_hint_env *env,
 		      const struct vt_ghint *h)
 {
@@ -144,37 +162,38 @@ static void note_cold(struct vt_hint_reader *r, const struct vt_hint_env *env,
 	unsigned int i;
 
 	r->st.cold_hint_bytes += h->size_bytes;
-	if (!m || !r->cold_bytes)
+	if (!m || !r->cold_units)
 		return;
 	hva = m->hva + (h->gpa - m->gpa);
-	for_each_chunk_in(env->mtm, i, c, hva, hva + h->size_bytes) {
-		uint64_t s = MAX(c->start, hva), e = MIN(c->end, hva + h->size_bytes);
-
-		r->cold_bytes[i] += e - s;
-	}
+	for_each_chunk_in(env->mtm, i, c, hva, hva + h->size_bytes)
+		r->cold_units[i] |= units_covered(c, MAX(c->start, hva),
+						  MIN(c->end, hva + h->size_bytes));
 }
 
 /*
  * Chunks the guest's COLD hints cover at least half of, and that the host
  * does not see hot, are due for the waterfall now instead of after
- * cold_age windows of telemetry: demoted earlier, never promoted.
+ * cold_age windows of telemetry: demoted earlier, never promoted. A chunk
+ * already that old is left as it is (and not counted).
  */
 static void age_cold_chunks(struct vt_hint_reader *r, const struct vt_hint_env *env)
 {
-	for (unsigned int i = 0; r->cold_bytes && i < r->n_cold; i++) {
+	for (unsigned int i = 0; r->cold_units && i < r->n_cold; i++) {
 		struct vt_mtm_chunk *c = &g_array_index(env->mtm->chunks, struct vt_mtm_chunk, i);
+		uint32_t age;
 
-		if (!r->cold_bytes[i])
+		if (!r->cold_units[i])
 			continue;
 		if (c->ema >= env->hot_threshold) {
-			r->cold_bytes[i] = 0;	/* the host sees it hot: the hint is void */
+			r->cold_units[i] = 0;	/* the host sees it hot: the hint is void */
 			continue;
 		}
-		if (r->cold_bytes[i] * 2 < c->end - c->start)
+		if (__builtin_popcountll(r->cold_units[i]) * 2 < COLD_UNITS)
 			continue;
-		r->cold_bytes[i] = 0;
-		if (c->tier >= 0 && c->cold_windows < env->cold_age) {
-			c->cold_windows = env->cold_age;
+		r->cold_units[i] = 0;
+		age = vt_mtm_cold_windows(env->mtm, c);
+		if (c->tier >= 0 && age < env->cold_age) {
+			c->cold_windows += env->cold_age - age;	/* an idle chunk's age counts on */
 			r->st.cold_chunks++;
 		}
 	}
@@ -187,9 +206,9 @@ static void cold_track(struct vt_hint_reader *r, const struct vt_hint_env *env)
 
 	if (env->mtm == r->cold_mtm && n == r->n_cold)
 		return;
-	free(r->cold_bytes);
-	r->cold_bytes = n ? calloc(n, sizeof(*r->cold_bytes)) : NULL;
-	r->n_cold = r->cold_bytes ? n : 0;
+	free(r->cold_units);
+	r->cold_units = n ? calloc(n, sizeof(*r->cold_units)) : NULL;
+	r->n_cold = r->cold_units ? n : 0;
 	r->cold_mtm = env->mtm;
 }
 
@@ -263,7 +282,7 @@ void vt_hint_reader_close(struct vt_hint_reader *r, const struct vt_hint_env *en
 	if (r->unacked && env && env->cancel)
 		env->cancel(env->opaque);
 	vt_ghint_detach(r->ch);
-	free(r->cold_bytes);
+	free(r->cold_units);
 	free(r);
 }
 

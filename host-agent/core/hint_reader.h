@@ -62,7 +62,7 @@ struct vt_hint_env {
 	size_t n_map;
 	struct vt_mtm *mtm;		/* chunks by hva; NULL: COLD hints are only counted */
 	double hot_threshold;		/* a chunk EMA at or above it is hot: COLD contradicted */
-	unsigned int cold_age;		/* the waterfall's age (policy ctier_age_windows) */
+	unsigned int cold_age;		/* the waterfall's age; 0: no waterfall, COLD only counted */
 	bool act;			/* discard (mode auto), else only count */
 	uint64_t cpu_budget_ns;		/* reading stops past it (checked between batches) */
 	uint64_t (*cpu_ns)(void);	/* the thread's CPU clock (vt_thread_ns) */

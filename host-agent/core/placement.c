@@ -107,6 +107,13 @@ static void evacuate(struct vt_vm *vm, uint64_t budget, uint64_t *room, GArray *
 	}
 }
 
+unsigned int vt_placement_waterfall_age(const struct vt_vm *vm)
+{
+	if (vm->policy.placement == VT_PLACEMENT_TCO || vm->ctier_kind == VT_CTIER_NONE)
+		return 0;
+	return vm->policy.ctier_age_windows;
+}
+
 void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s,
 			 struct vt_mtm_params *mp, GArray *orders, struct vt_mtm_window_stats *ws,
 			 char *err, size_t err_len)
@@ -173,9 +180,9 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 		s->tco_misplaced_bytes = ts.misplaced_bytes;
 		ws->promote_bytes = ts.promote_bytes;
 		ws->demote_bytes = ts.demote_bytes;
-	} else if (vm->policy.ctier_age_windows && vm->ctier_kind != VT_CTIER_NONE) {
+	} else if (vt_placement_waterfall_age(vm)) {
 		struct vt_waterfall_params wp = {
-			.age_windows = vm->policy.ctier_age_windows,
+			.age_windows = vt_placement_waterfall_age(vm),
 			.first_ctier = tiers->nr,
 			.budget_bytes = mp->budget_bytes - MIN(mp->budget_bytes,
 							       ws->promote_bytes + ws->demote_bytes),

@@ -14,6 +14,13 @@
 #include "vm.h"
 
 /*
+ * The waterfall's age (ctier_age_windows) when this VM's placement runs the
+ * waterfall (placement=waterfall with a compressed tier), else 0: what a
+ * guest's COLD hint can bring forward (core/vm_hints.c).
+ */
+unsigned int vt_placement_waterfall_age(const struct vt_vm *vm);
+
+/*
  * Decide the window's @orders for the VM's placement policy; @mp gets the
  * MTM parameters the orders are committed with, @ws MTM's window figures
  * (for placement=tco, its promote and demote bytes), @s the tier model and

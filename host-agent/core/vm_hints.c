@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "hint_reader.h"
 #include "hint_region.h"
+#include "placement.h"
 #include "thread_ns.h"
 #include "vm.h"
 #include "vm_hints.h"
@@ -99,7 +100,7 @@ static struct vt_hint_env env_of(struct vt_vm *vm, struct vt_vm_hints *h)
 		.n_map = vm->gpa_map->len,
 		.mtm = vm->mtm,
 		.hot_threshold = vm->policy.hot_threshold,
-		.cold_age = vm->policy.ctier_age_windows,
+		.cold_age = vt_placement_waterfall_age(vm),
 		.act = vm->policy.mode == VT_MODE_AUTO,
 		.cpu_budget_ns = vm->policy.window_ms * 1000000 * CPU_PCT / 100,
 		.cpu_ns = vt_thread_ns,

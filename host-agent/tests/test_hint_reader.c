@@ -295,6 +295,54 @@ static void test_cold(void **state)
 	assert_int_equal(host_cons(f), 5);
 }
 
+/*
+ * The guest walks its frames again each poll and reports the same cache
+ * again: a range reported twice covers no more of its chunk than once. A
+ * chunk that telemetry has aged that far already keeps its age, uncounted;
+ * one that is idle and younger gets exactly the waterfall's age.
+ */
+static void test_cold_counts_once(void **state)
+{
+	struct fix *f = *state;
+
+	for (int k = 0; k < 4; k++)
+		push(f, VTIER_GUEST_COLD, 0, 50 * MIB, MIB - 4096, 0);	/* less than half, 4 times */
+	vt_hint_reader_window(f->r, &f->env);
+	assert_int_equal(stats(f).cold_hint_bytes, 4 * (MIB - 4096));
+	assert_int_equal(chunk_at(f, HVA0 + 50 * MIB)->cold_windows, 0);
+	assert_int_equal(stats(f).cold_chunks, 0);
+
+	/* every chunk idle for 2 windows (EMA 0): 2 cold windows by telemetry */
+	vt_mtm_observe(f->mtm, NULL, 0);
+	vt_mtm_observe(f->mtm, NULL, 0);
+	assert_int_equal(vt_mtm_cold_windows(f->mtm, chunk_at(f, HVA0 + 70 * MIB)), 2);
+	push(f, VTIER_GUEST_COLD, 0, 70 * MIB, 2 * MIB, 0);
+	vt_hint_reader_window(f->r, &f->env);
+	assert_int_equal(vt_mtm_cold_windows(f->mtm, chunk_at(f, HVA0 + 70 * MIB)), 3);
+	assert_int_equal(stats(f).cold_chunks, 1);
+	/* 3 more: 6 cold windows, past the age; a hint leaves it and counts nothing */
+	for (int k = 0; k < 3; k++)
+		vt_mtm_observe(f->mtm, NULL, 0);
+	push(f, VTIER_GUEST_COLD, 0, 72 * MIB, 2 * MIB, 0);
+	vt_hint_reader_window(f->r, &f->env);
+	assert_int_equal(vt_mtm_cold_windows(f->mtm, chunk_at(f, HVA0 + 72 * MIB)), 5);
+	assert_int_equal(vt_mtm_cold_windows(f->mtm, chunk_at(f, HVA0 + 70 * MIB)), 6);
+	assert_int_equal(stats(f).cold_chunks, 1);
+}
+
+/* No waterfall (cold_age 0: no compressed tier, placement=tco): COLD is only counted. */
+static void test_cold_without_waterfall(void **state)
+{
+	struct fix *f = *state;
+
+	f->env.cold_age = 0;
+	push(f, VTIER_GUEST_COLD, 0, 40 * MIB, 2 * MIB, 0);
+	vt_hint_reader_window(f->r, &f->env);
+	assert_int_equal(stats(f).cold_hint_bytes, 2 * MIB);
+	assert_int_equal(chunk_at(f, HVA0 + 40 * MIB)->cold_windows, 0);
+	assert_int_equal(stats(f).cold_chunks, 0);
+}
+
 /* HOT is not asked for; DEFLATE only counts; nothing is promoted or discarded. */
 static void test_hot_and_deflate_move_nothing(void **state)
 {
@@ -382,6 +430,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_observe_only_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_ram, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cold, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cold_counts_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cold_without_waterfall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hot_and_deflate_move_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_cancels_first, setup, teardown),

@@ -20,20 +20,28 @@
 #     RESULT-BALLOON asked_mib= inflated_mib= memtotal_drop_mib= deflated_mib=
 #   part cold: clean page cache (GUEST_HINTS_CACHE_MIB (128) MiB written to a
 #     virtio disk in the guest, then synced: clean, unmapped, unreferenced file
-#     pages, which vtier_guest reports as COLD; rewritten for 6 s first, so
-#     that the host saw it hot) leaves DRAM (node 0) earlier with hints than
-#     by the host's telemetry alone: windows after the last write
-#     until half of the cache pages that were on node 0 have left it (their
-#     extents from the guest's /proc/kpageflags, their place from move_pages),
-#     first with hints=off, then (cache dropped, written again) with hints=on.
-#     Asserted: the COLD hints are accepted, age chunks, the cache leaves
-#     DRAM; the two rounds' windows are printed (0: none of it was in DRAM).
-#     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks=
+#     pages, which vtier_guest reports as COLD) leaves DRAM (node 0) earlier
+#     with hints than by the host's telemetry alone. Two rounds, first with
+#     hints=off, then (cache dropped, written again) with hints=on, both at
+#     ctier_age_windows=TB_GUEST_HINTS_COLD_AGE (10): each waits until vtierd's
+#     placement has settled, moves the cache to node 0 (move_pages, not
+#     vtierd: both start alike), rewrites it over and over for 6 s (used on
+#     node 0) and syncs it, then counts vtierd's windows from that sync until
+#     half of the cache pages have left node 0 (their extents from the
+#     guest's /proc/kpageflags, their place from move_pages).
+#     Asserted: the COLD hints are accepted, age chunks, and the cache leaves
+#     DRAM in fewer windows with them than by telemetry alone.
+#     RESULT-COLD cache_mib= telemetry_windows= hinted_windows= cold_chunks= age_windows=
+#       telemetry_node0_mib_at_sync= hinted_node0_mib_at_sync=
+#     (windows 0: half of the cache had left node 0 by the end of its writes;
+#     node0_mib_at_sync: the cache on node 0 then, of cache_mib placed there)
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${TB_GUEST_HINTS_PARTS:-${GUEST_HINTS_PARTS:-free balloon cold}}
 W=${GUEST_HINTS_WINDOW_MS:-1000}
 BIG=${GUEST_HINTS_MIB:-512}
 CACHE=${GUEST_HINTS_CACHE_MIB:-128}
+# part cold: the waterfall's age in both rounds (ctier_age_windows)
+AGE=${TB_GUEST_HINTS_COLD_AGE:-${GUEST_HINTS_COLD_AGE:-10}}
 KEEP=128
 SOCK=/run/vtier/vtierd.sock
 AGENT=/run/vtier/agent.sock
@@ -71,6 +79,9 @@ ram_bytes() {
     echo 0
 }
 windows() { jfirst "$(ctl --json stats vm0)" windows; }
+# chunks vtierd moved so far (promotions + demotions)
+moves() { ctl --json stats vm0 | grep -oE '"(promotions|demotions)":[0-9]+' | cut -d: -f2 |
+    awk '{s += $1} END {print s + 0}'; }
 tick() { sleep "$(awk "BEGIN {print $W / 1000}")"; }
 # Allocate $BIG MiB in the guest, verify it, free it (the workload exits).
 big_alloc() {
@@ -232,50 +243,67 @@ if echo "$PARTS" | grep -q balloon; then
     [ "$(field "$v" bad)" = 0 ] || fail "kept workload after the balloon: $v"
 fi
 
-# Drop the guest's cache, write $CACHE MiB to its disk 6 times a second apart
-# (the host sees it hot) and sync: clean, unreferenced file pages. Their guest-physical extents (vtier-tbcache in the
-# guest) at QEMU's RAM mapping, by move_pages status (vtier-tbnuma, not
-# vtierd's word): windows until half of those on node 0 (DRAM) left it, in $cold_windows.
+# One round of part cold, $1 its name. Drop the guest's cache and wait until
+# vtierd's placement has settled (no backlog of moves the round would wait
+# behind: a policy change re-reads every chunk). Write $CACHE MiB to the
+# guest's disk and sync: clean, unmapped, unreferenced file pages; their
+# guest-physical extents (vtier-tbcache in the guest) are moved to node 0
+# (move_pages by vtier-tbnuma, not vtierd), so that both rounds start alike.
+# Then the same pages are rewritten over and over for 6 s (the host sees
+# them used, on node 0; a pass a second was too little: the profiler missed
+# some chunks' rewrites, which went on aging: 108 of 128 MiB left node 0
+# during the passes at ctier_age_windows=3) and synced: $cold_windows is vtierd's windows from
+# the end of that sync until half of the cache has left node 0 (where-gpa:
+# move_pages status, not vtierd's word).
 cold_round() {
-    local n00 n0 i where d prev same
+    local n00 n0 i where d prev same w0
     tb_l2 vm0 "sync; echo 3 > /proc/sys/vm/drop_caches" || fail "drop_caches"
-    # first the waterfall's bulk of work (its budget is shared: the cache
-    # must not wait behind the rest of the VM): until a window demotes less
-    # than 16 chunks (32 MiB, an eighth of the budget), 3 windows in a row
-    prev=$(jfirst "$(ctl --json stats vm0)" demotions) same=0
+    # settled: 3 windows in a row that moved less than 16 chunks (32 MiB)
+    prev=$(moves)
+    same=0
     for i in $(seq 1 120); do
         tick
-        d=$(jfirst "$(ctl --json stats vm0)" demotions)
+        d=$(moves)
         [ $((d - prev)) -lt 16 ] && same=$((same + 1)) || same=0
         prev=$d
         [ "$same" -ge 3 ] && break
     done
-    echo "$1: placement settled after $i windows ($d demotions so far)"
-    # hot for the host for a few windows (rewritten: writes leave the guest's
-    # pages unreferenced), then left alone, clean
+    [ "$same" -ge 3 ] || fail "$1: placement did not settle in 120 windows"
+    echo "$1: placement settled after $i windows (3 windows in a row with less than 16 chunk moves; $d moves so far)"
     tb_l2 vm0 -t 300 "dd if=/dev/urandom of=/run/cache.src bs=1M count=$CACHE 2> /dev/null &&
-        for p in 1 2 3 4 5 6; do dd if=/run/cache.src of=/dev/vda bs=1M 2> /dev/null; sleep 1; done &&
-        rm /run/cache.src && sync && vtier-tbcache > /run/cache.ext" || fail "writing the cache"
+        dd if=/run/cache.src of=/dev/vda bs=1M 2> /dev/null && sync &&
+        vtier-tbcache > /run/cache.ext" || fail "writing the cache"
     tb_l2 vm0 "cat /run/cache.ext" > /run/cache.ext || fail "copying the cache extents out"
     where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
     echo "$1: clean cache $(( $(field "$where" pages) / 256 )) MiB in $(wc -l < /run/cache.ext) extents, $(( $(field "$where" node0) / 256 )) MiB on node 0 as written"
-    # Both rounds start alike: where the guest put its cache depends on which
-    # free pages it reused (the second round reuses the first's, which vtierd
-    # demoted), so the cache is moved to node 0 (move_pages, not vtierd) and
-    # the round counts the windows until vtierd has taken half of it off.
     where=$(vtier-tbnuma place-gpa "$pid" "$hva" /run/cache.ext 0) || fail "place-gpa: $where"
     n00=$(field "$where" node0)
     echo "$1: cache moved to node 0: $((n00 / 256)) MiB there ($where)"
+    # used on node 0 (a rewrite of cached blocks reuses their pages), then left alone, clean
+    tb_l2 vm0 -t 300 "end=\$((\$(date +%s) + 6)); n=0
+        while [ \$(date +%s) -lt \$end ]; do dd if=/run/cache.src of=/dev/vda bs=1M 2> /dev/null; n=\$((n + 1)); done &&
+        sync && rm /run/cache.src && echo \"$1: rewritten \$n times in 6 s\"" || fail "rewriting the cache"
+    w0=$(windows)
+    where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
+    n0=$(field "$where" node0)
+    node0_mib_at_sync=$((n0 / 256))
+    echo "$1: synced at window $w0: cache on node 0 $((n0 / 256)) MiB ($where)"
+    # 0: half of it had left node 0 by the end of the writes already
     cold_windows=0
     [ "$n00" -gt 0 ] || return 0
     for i in $(seq 1 120); do
+        [ "$n0" -le $((n00 / 2)) ] && break
         tick
         where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
-        n0=$(field "$where" node0)
-        echo "$1, window +$i: cache on node 0 $((n0 / 256)) MiB ($where)"
-        [ "$n0" -le $((n00 / 2)) ] && { cold_windows=$i; return; }
+        n0=$(field "$where" node0) cold_windows=$(( $(windows) - w0 ))
+        echo "$1, window +$cold_windows: cache on node 0 $((n0 / 256)) MiB ($where)"
     done
-    cold_windows=999
+    [ "$n0" -le $((n00 / 2)) ] || cold_windows=999
+    # the pages measured are the cache's still (the guest did not move it meanwhile)
+    tb_l2 vm0 "vtier-tbcache" > /run/cache.ext2 || fail "vtier-tbcache after the round"
+    where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext2) || fail "where-gpa: $where"
+    echo "$1: cache after the round: $(grep -cxFf /run/cache.ext /run/cache.ext2) of its" \
+        "$(wc -l < /run/cache.ext) extents as they were, $(wc -l < /run/cache.ext2) now ($where)"
 }
 
 if echo "$PARTS" | grep -q cold; then
@@ -285,30 +313,33 @@ if echo "$PARTS" | grep -q cold; then
     # a block device's cache is dropped at its last close: keep it open
     tb_l2 vm0 "sleep 100000 < /dev/vda > /dev/null 2>&1 &"
     hva=$(jfirst "$(ctl --json status vm0)" hva)
-    tb_step "cold: ${CACHE} MiB of clean cache, host telemetry alone (hints=off)"
-    ctl policy vm0 hints=off ctier_age_windows=3 > /dev/null || fail "policy hints=off"
+    tb_step "cold: ${CACHE} MiB of clean cache, host telemetry alone (hints=off, ctier_age_windows=$AGE)"
+    ctl policy vm0 hints=off ctier_age_windows=$AGE > /dev/null || fail "policy hints=off"
     cold_round telemetry
-    t_off=$cold_windows
-    tb_step "cold: the same with COLD hints (hints=on)"
+    t_off=$cold_windows t_off_mib=$node0_mib_at_sync
+    tb_step "cold: the same with COLD hints (hints=on, ctier_age_windows=$AGE)"
     ctl policy vm0 hints=on > /dev/null || fail "policy hints=on"
     c0=$(jfirst "$(ctl --json stats vm0)" cold_chunks)
     cold_round hints
-    t_on=$cold_windows
+    t_on=$cold_windows t_on_mib=$node0_mib_at_sync
     js=$(ctl --json stats vm0)
     echo "cold hints: $(jfirst "$js" cold_hint_bytes) bytes accepted," \
         "$(echo "$js" | grep -o '"rejected":{[^}]*}')"
     cold=$(( $(jfirst "$js" cold_chunks) - ${c0:-0} ))
     echo "RESULT-COLD cache_mib=$CACHE telemetry_windows=$t_off hinted_windows=$t_on" \
-        "cold_chunks=$cold"
+        "cold_chunks=$cold age_windows=$AGE telemetry_node0_mib_at_sync=$t_off_mib" \
+        "hinted_node0_mib_at_sync=$t_on_mib"
     # What this part asserts: the guest's COLD hints for its clean cache reach
-    # vtierd, are accepted, age chunks, and the cache leaves DRAM with them.
-    # Whether that is earlier than telemetry alone is printed, not asserted:
-    # here telemetry alone demotes the cache within a few windows already
-    # (docs/vtierd.md, "Guest hints", measured).
+    # vtierd, are accepted, age chunks, and the cache leaves DRAM with them
+    # before it does by telemetry alone: at ctier_age_windows=10 the hint
+    # saves about 11 windows of host aging (docs/vtierd.md, "COLD hints
+    # against the host's aging": 10-11 against 0-1 in every run so far).
     [ "$(jfirst "$js" cold_hint_bytes)" -ge $((CACHE * MIB / 2)) ] ||
         fail "vtierd accepted only $(jfirst "$js" cold_hint_bytes) bytes of COLD hints"
     [ "$cold" -gt 0 ] || fail "no chunk aged by COLD hints"
     [ "$t_on" -lt 999 ] || fail "with COLD hints the cache did not leave DRAM in 120 windows"
+    [ "$t_on" -lt "$t_off" ] ||
+        fail "with COLD hints the cache left DRAM after $t_on windows, by telemetry alone after $t_off"
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl --socket /run/keep.sock verify report=5') || true
     [ "$(field "$v" bad)" = 0 ] || fail "kept workload after the cold part: $v"
 fi
