@@ -887,7 +887,7 @@ static void *page_writer_main(void *opaque)
 	for (uint64_t v = 1; !__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE); v++) {
 		for (unsigned int k = 0; k < 3; k++)
 			((volatile uint64_t *)(w->map + (k ? k * 100 : 3) * PAGE))[3] = v;
-		w->last = v;
+		__atomic_store_n(&w->last, v, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -916,8 +916,14 @@ static void test_incoming_bulk_placement(void **state)
 		 * runs of 32), then 32 of 8 (more than the ordinary backlog takes) */
 		uint64_t order = (round ? 8 : 64) * PAGE;
 
+		uint64_t before = w.last;
+
 		w.stop = false;
 		assert_int_equal(pthread_create(&t, NULL, page_writer_main, &w), 0);
+		/* the vCPU writes before the orders come, however loaded the machine */
+		for (int i = 0; i < 30000 && __atomic_load_n(&w.last, __ATOMIC_ACQUIRE) == before; i++)
+			g_usleep(1000);
+		assert_true(__atomic_load_n(&w.last, __ATOMIC_ACQUIRE) != before);
 		for (uint64_t o = 0; o < NPAGES * PAGE; o += order)
 			assert_int_equal(vt_backend_queue_bulk(b, o, order, 0), 0);
 		for (int i = 0; i < 5000 && vt_backend_backlog(b); i++)
