@@ -252,9 +252,9 @@ fi
 # Then the same pages are rewritten over and over for 6 s (the host sees
 # them used, on node 0; a pass a second was too little: the profiler missed
 # some chunks' rewrites, which went on aging: 108 of 128 MiB left node 0
-# during the passes at ctier_age_windows=3) and synced: $cold_windows is vtierd's windows from
-# the end of that sync until half of the cache has left node 0 (where-gpa:
-# move_pages status, not vtierd's word).
+# during the passes at ctier_age_windows=3) and synced: $cold_windows is
+# vtierd's windows from the end of that sync until half of the cache has
+# left node 0 (where-gpa: move_pages status, not vtierd's word).
 cold_round() {
     local n00 n0 i where d prev same w0
     tb_l2 vm0 "sync; echo 3 > /proc/sys/vm/drop_caches" || fail "drop_caches"
@@ -333,7 +333,7 @@ if echo "$PARTS" | grep -q cold; then
     # vtierd, are accepted, age chunks, and the cache leaves DRAM with them
     # before it does by telemetry alone: at ctier_age_windows=10 the hint
     # saves about 11 windows of host aging (docs/vtierd.md, "COLD hints
-    # against the host's aging": 10-11 against 0-1 in every run so far).
+    # against the host's aging": 10-14 against 0-1 in all 7 runs).
     [ "$(jfirst "$js" cold_hint_bytes)" -ge $((CACHE * MIB / 2)) ] ||
         fail "vtierd accepted only $(jfirst "$js" cold_hint_bytes) bytes of COLD hints"
     [ "$cold" -gt 0 ] || fail "no chunk aged by COLD hints"
