@@ -139,14 +139,14 @@ static int pager_no_write_queued(struct vt_pager *p, uint64_t offset)
 	return 0;
 }
 
-/* One page: the run form with a run of one (below), plus the early look at
+/* One page: the span form with a span of one (below), plus the early look at
  * queued writes that lets a caller skip storing a copy already stale. */
 int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out)
 {
 	uint64_t present = 0;
 	int ret;
 
-	ret = vt_pager_evict_begin_run(p, offset, p->page_size, out, &present);
+	ret = vt_pager_evict_begin_span(p, offset, p->page_size, out, &present);
 	if (ret < 0)
 		return ret;
 	if (!present)
@@ -159,8 +159,9 @@ int vt_pager_evict_begin(struct vt_pager *p, uint64_t offset, void *out)
 
 int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset)
 {
+	const uint64_t one = 1;
 	uint64_t punched = 0;
-	int ret = vt_pager_evict_commit_run(p, offset, p->page_size, 1, 1, &punched);
+	int ret = vt_pager_evict_commit_span(p, offset, p->page_size, &one, &one, &punched);
 
 	if (ret < 0)
 		return ret;
@@ -178,21 +179,11 @@ static bool span_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
 	return pager_offset_ok(p, offset, len) && len / p->page_size <= VT_PAGER_SPAN_MAX;
 }
 
-static bool run_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
-{
-	return pager_offset_ok(p, offset, len) && len / p->page_size <= VT_PAGER_RUN_MAX;
-}
-
-static bool bit_of(const uint64_t *mask, uint64_t i)
-{
-	return (mask[i / 64] >> (i % 64)) & 1;
-}
-
 /* Set bits [@from, @to) of @mask. */
 static void set_bits(uint64_t *mask, uint64_t from, uint64_t to)
 {
 	for (uint64_t i = from; i < to; i++)
-		mask[i / 64] |= 1ull << (i % 64);
+		vt_pager_mask_set(mask, i);
 }
 
 /* [*@first, *@end): from the first to past the last set bit of @mask (@n bits); false if none */
@@ -238,12 +229,6 @@ int vt_pager_present_span(struct vt_pager *p, uint64_t offset, uint64_t len, uin
 	return 0;
 }
 
-int vt_pager_present_mask(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present)
-{
-	*present = 0;
-	return run_ok(p, offset, len) ? vt_pager_present_span(p, offset, len, present) : -EINVAL;
-}
-
 int vt_pager_evict_begin_span(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
 			      uint64_t *present)
 {
@@ -273,14 +258,6 @@ fail:
 	return ret;
 }
 
-int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
-			     uint64_t *present)
-{
-	*present = 0;
-	return run_ok(p, offset, len) ? vt_pager_evict_begin_span(p, offset, len, out, present) :
-					-EINVAL;
-}
-
 /* Clear in @go (a span at @offset of @n pages) the pages a queued write waits for. */
 static void drop_written(struct vt_pager *p, uint64_t offset, uint64_t n, uint64_t *go)
 {
@@ -291,7 +268,7 @@ static void drop_written(struct vt_pager *p, uint64_t offset, uint64_t n, uint64
 		if (!(m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) || addr < p->hva + offset)
 			continue;
 		i = (addr - p->hva - offset) / p->page_size;
-		if (i < n && bit_of(go, i)) {
+		if (i < n && vt_pager_mask_has(go, i)) {
 			go[i / 64] &= ~(1ull << (i % 64));
 			p->nr_evict_aborted++;
 		}
@@ -326,8 +303,8 @@ int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len
 	for (i = 0; i < n; i = j + 1) {
 		uint64_t a = UINT64_MAX, b = 0;
 
-		for (j = i; j < n && (bit_of(go, j) || !bit_of(present, j)); j++) {
-			if (bit_of(go, j)) {
+		for (j = i; j < n && (vt_pager_mask_has(go, j) || !vt_pager_mask_has(present, j)); j++) {
+			if (vt_pager_mask_has(go, j)) {
 				a = a == UINT64_MAX ? j : a;
 				b = j + 1;
 			}
@@ -341,8 +318,8 @@ int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len
 			break;
 		}
 		for (uint64_t k = a; k < b; k++) {
-			if (bit_of(go, k)) {
-				punched[k / 64] |= 1ull << (k % 64);
+			if (vt_pager_mask_has(go, k)) {
+				vt_pager_mask_set(punched, k);
 				p->nr_evicted++;
 			}
 		}
@@ -350,15 +327,6 @@ int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len
 	/* drop the protection of the whole span in one go, waking any writer */
 	uffd_protect(p, offset + first * p->page_size, (end - first) * p->page_size, false);
 	return ret;
-}
-
-int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t present,
-			      uint64_t keep, uint64_t *punched)
-{
-	*punched = 0;
-	if (!run_ok(p, offset, len))
-		return -EINVAL;
-	return vt_pager_evict_commit_span(p, offset, len, &present, &keep, punched);
 }
 
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f)

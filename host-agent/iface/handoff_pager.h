@@ -94,42 +94,30 @@ int vt_pager_evict_commit(struct vt_pager *p, uint64_t offset);
 void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset);
 
 /*
- * The same for a run of up to VT_PAGER_RUN_MAX pages, holes allowed, so that
- * a batch costs one write-protection, one read, usually one punch and one
- * unprotection instead of one of each per page: each of those makes KVM zap
- * the guest's nested mappings and flush them on every vCPU, an exit of every
- * running vCPU.
+ * The same for a span of up to VT_PAGER_SPAN_MAX pages (16 MiB of 4 KiB
+ * pages), holes allowed, so that a batch costs one write-protection, one
+ * read, usually one punch and one unprotection instead of one of each per
+ * page: each of those makes KVM zap the guest's nested mappings and flush
+ * them on every vCPU, an exit of every running vCPU. The masks are arrays of
+ * VT_PAGER_SPAN_WORDS(pages) words, bit i of word i / 64 for page i
+ * (vt_pager_mask_has(), vt_pager_mask_set()). Faults of the span's pages wait
+ * until its commit: the caller keeps the time between begin and commit short
+ * (it stores the copies, nothing else). Movers take 32 pages at a time, bulk
+ * placement (a migration profile's cold chunks) spans of up to 4 MiB.
  *
- * vt_pager_present_mask() sets bit i of *@present if the i-th page of
+ * vt_pager_present_span() sets bit i of @present if the i-th page of
  * [@offset, @offset + @len) is in the memfd. 0 or a negative errno.
  *
- * vt_pager_evict_begin_run() finds the pages of the run that are in the memfd
- * (*@present), write-protects the span from the first to the last of them,
- * and copies each into @out at its place in the run (@len bytes). 0 (with
- * *@present 0: nothing to do, nothing protected), or a negative errno with
- * the run left as it was.
+ * vt_pager_evict_begin_span() finds the pages of the span that are in the
+ * memfd (@present), write-protects from the first to the last of them, and
+ * copies each into @out at its place in the span (@len bytes). 0 (with
+ * @present empty: nothing to do, nothing protected), or a negative errno with
+ * the span left as it was.
  *
- * vt_pager_evict_commit_run() punches the pages of @keep (a subset of
+ * vt_pager_evict_commit_span() punches the pages of @keep (a subset of
  * @present) that no write waits for, then drops the protection of the span
- * and wakes any writer waiting on it. *@punched gets the pages that left the
+ * and wakes any writer waiting on it. @punched gets the pages that left the
  * memfd (set on error too: those are gone). 0 or a negative errno.
- */
-#define VT_PAGER_RUN_MAX 64
-int vt_pager_present_mask(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t *present);
-int vt_pager_evict_begin_run(struct vt_pager *p, uint64_t offset, uint64_t len, void *out,
-			     uint64_t *present);
-int vt_pager_evict_commit_run(struct vt_pager *p, uint64_t offset, uint64_t len, uint64_t present,
-			      uint64_t keep, uint64_t *punched);
-
-/*
- * The same for a span of up to VT_PAGER_SPAN_MAX pages (16 MiB of 4 KiB
- * pages): the masks are arrays of VT_PAGER_SPAN_WORDS(pages) words, bit i of
- * word i / 64 for page i. One protection, one read and usually one punch for
- * the whole span: for bulk placement (a migration profile's cold chunks),
- * where what the span costs the guest is a few flushes, not one per 64
- * pages. Faults of the span's pages wait until its commit: the caller keeps
- * the time between begin and commit short (it stores the copies, nothing
- * else).
  */
 #define VT_PAGER_SPAN_MAX 4096
 #define VT_PAGER_SPAN_WORDS(pages) (((pages) + 63) / 64)
@@ -138,6 +126,16 @@ int vt_pager_evict_begin_span(struct vt_pager *p, uint64_t offset, uint64_t len,
 			      uint64_t *present);
 int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len,
 			       const uint64_t *present, const uint64_t *keep, uint64_t *punched);
+
+static inline bool vt_pager_mask_has(const uint64_t *mask, uint64_t i)
+{
+	return (mask[i / 64] >> (i % 64)) & 1;
+}
+
+static inline void vt_pager_mask_set(uint64_t *mask, uint64_t i)
+{
+	mask[i / 64] |= 1ull << (i % 64);
+}
 
 /* The next fault to serve: 0 and @f filled, -EAGAIN if none, -errno. */
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f);

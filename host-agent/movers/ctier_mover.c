@@ -22,7 +22,7 @@
  * each a flush of the guest's nested TLB): 32 pages between two fault checks.
  */
 #define EVICT_SLICE_PAGES 32
-G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_RUN_MAX);
+G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_SPAN_MAX);
 /*
  * Bulk evictions (placement known ahead: a migration profile's cold chunks)
  * go a span at a time: adjacent bulk orders into one tier are taken together,
@@ -336,11 +336,6 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 
 static int fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf);
 
-static bool has_page(const uint64_t *mask, uint64_t i)
-{
-	return (mask[i / 64] >> (i % 64)) & 1;
-}
-
 static uint64_t pages_of(const uint64_t *mask, uint64_t n)
 {
 	uint64_t sum = 0;
@@ -389,13 +384,13 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 		uint64_t page = offset / ps + i;
 		int r;
 
-		if (!has_page(present, i))
+		if (!vt_pager_mask_has(present, i))
 			continue;
 		if (vt_store_tier_of(m->store, page) >= 0)
 			continue;	/* a copy is there already (a fault put it back): leave it */
 		r = vt_store_put(m->store, page, tier, buf + i * ps);
 		if (r == 0) {
-			keep[i / 64] |= 1ull << (i % 64);
+			vt_pager_mask_set(keep, i);
 			continue;
 		}
 		g_mutex_lock(&m->lock);
@@ -411,7 +406,7 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 	ret = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
 	/* a copy whose page stayed (a write raced in) is stale */
 	for (uint64_t i = 0; i < n; i++) {
-		if (has_page(keep, i) && !has_page(punched, i)) {
+		if (vt_pager_mask_has(keep, i) && !vt_pager_mask_has(punched, i)) {
 			vt_store_drop(m->store, offset / ps + i);
 			busy++;
 		}
@@ -636,9 +631,9 @@ static int repunch_zeros(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 	if (ret < 0)
 		return ret;
 	for (uint64_t i = 0; i < n; i++) {
-		if (has_page(present, i) && vt_store_tier_of(m->store, offset / ps + i) < 0 &&
+		if (vt_pager_mask_has(present, i) && vt_store_tier_of(m->store, offset / ps + i) < 0 &&
 		    all_zero(m->span_buf + i * ps, ps))
-			keep[i / 64] |= 1ull << (i % 64);
+			vt_pager_mask_set(keep, i);
 	}
 	ret = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
 	g_mutex_lock(&m->lock);

@@ -260,7 +260,7 @@ static void test_evict_and_serve(void **state)
 static void test_evict_run_and_serve(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t present = 0, punched = 0;
+	uint64_t present = 0, punched = 0, keep;
 	uint8_t *buf = malloc(16 * PAGE);
 	struct vcpu v;
 
@@ -269,15 +269,14 @@ static void test_evict_run_and_serve(void **state)
 	/* holes at 2 and 11 */
 	evict(f, 2);
 	evict(f, 11);
-	assert_int_equal(vt_pager_present_mask(&f->pager, 0, 16 * PAGE, &present), 0);
+	assert_int_equal(vt_pager_present_span(&f->pager, 0, 16 * PAGE, &present), 0);
 	assert_int_equal(present, 0xf7fb);
-	assert_int_equal(vt_pager_present_mask(&f->pager, 11 * PAGE, PAGE, &present), 0);
+	assert_int_equal(vt_pager_present_span(&f->pager, 11 * PAGE, PAGE, &present), 0);
 	assert_int_equal(present, 0);
-	assert_int_equal(vt_pager_present_mask(&f->pager, 4 * PAGE, 3, &present), -EINVAL);
-	assert_int_equal(vt_pager_present_mask(&f->pager, 0, 65 * PAGE, &present), -EINVAL);
+	assert_int_equal(vt_pager_present_span(&f->pager, 4 * PAGE, 3, &present), -EINVAL);
 
 	/* pages 0..15 of the run: 2 and 11 are holes, 6 and 13 are not kept */
-	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 0, 16 * PAGE, buf, &present), 0);
+	assert_int_equal(vt_pager_evict_begin_span(&f->pager, 0, 16 * PAGE, buf, &present), 0);
 	assert_int_equal(present, 0xf7fb);
 	for (uint64_t i = 0; i < 16; i++) {
 		if (i == 2 || i == 11)
@@ -288,8 +287,9 @@ static void test_evict_run_and_serve(void **state)
 			f->stored[i] = true;
 		}
 	}
-	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 0, 16 * PAGE, present,
-						   0xf7fb & ~0x2040ull, &punched), 0);
+	keep = 0xf7fb & ~0x2040ull;
+	assert_int_equal(vt_pager_evict_commit_span(&f->pager, 0, 16 * PAGE, &present, &keep,
+						    &punched), 0);
 	assert_int_equal(punched, 0xf7fb & ~0x2040ull);
 	for (uint64_t i = 0; i < 16; i++)
 		assert_int_equal(vt_pager_present(&f->pager, i * PAGE), i == 6 || i == 13);
@@ -301,7 +301,7 @@ static void test_evict_run_and_serve(void **state)
 	assert_int_equal(f->pager.nr_filled, 0);
 
 	/* a run with nothing in the memfd protects nothing */
-	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 0, 4 * PAGE, buf, &present), 0);
+	assert_int_equal(vt_pager_evict_begin_span(&f->pager, 0, 4 * PAGE, buf, &present), 0);
 	assert_int_equal(present, 0);
 
 	vcpu_start(&v, f, vcpu_read_all, 1);
@@ -316,12 +316,12 @@ static void test_racing_write_keeps_its_page_of_a_run(void **state)
 	struct fixture *f = *state;
 	struct pollfd pfd = { .fd = f->uffd, .events = POLLIN };
 	uint8_t *buf = malloc(4 * PAGE);
-	uint64_t punched = 0, present = 0;
+	uint64_t punched = 0, present = 0, keep = 0xf;
 	struct vcpu v;
 
 	assert_non_null(buf);
 	fill_all(f, 1);
-	assert_int_equal(vt_pager_evict_begin_run(&f->pager, 8 * PAGE, 4 * PAGE, buf, &present), 0);
+	assert_int_equal(vt_pager_evict_begin_span(&f->pager, 8 * PAGE, 4 * PAGE, buf, &present), 0);
 	assert_int_equal(present, 0xf);
 	for (uint64_t i = 0; i < 4; i++) {
 		memcpy(f->store[8 + i], buf + i * PAGE, PAGE);
@@ -331,8 +331,8 @@ static void test_racing_write_keeps_its_page_of_a_run(void **state)
 	assert_int_equal(poll(&pfd, 1, 2000), 1);
 	usleep(20000);
 	assert_false(vcpu_done(&v));	/* waits on the protection */
-	assert_int_equal(vt_pager_evict_commit_run(&f->pager, 8 * PAGE, 4 * PAGE, present, 0xf,
-						   &punched), 0);
+	assert_int_equal(vt_pager_evict_commit_span(&f->pager, 8 * PAGE, 4 * PAGE, &present, &keep,
+						    &punched), 0);
 	assert_int_equal(punched, 0xb);	/* all but page 10 */
 	assert_int_equal(f->pager.nr_evict_aborted, 1);
 	f->stored[10] = false;		/* its copy is stale */
