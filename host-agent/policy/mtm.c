@@ -358,13 +358,13 @@ static bool recent(const struct vt_mtm *m, uint64_t when, const struct vt_mtm_pa
 	return when != VT_MTM_NEVER && p->thrash_windows && m->window - when <= p->thrash_windows;
 }
 
-static GArray *sort_by_ema;	/* only during qsort, single-threaded */
-
-static int cmp_hot_first(const void *a, const void *b)
+/* qsort_r comparators over chunk indexes; the chunks come as the argument
+ * (each VM's worker sorts its own at the same time as the others) */
+static int cmp_hot_first(const void *a, const void *b, void *chunks)
 {
-	const struct vt_mtm_chunk *x = &g_array_index(sort_by_ema, struct vt_mtm_chunk,
+	const struct vt_mtm_chunk *x = &g_array_index((GArray *)chunks, struct vt_mtm_chunk,
 						      *(const unsigned int *)a);
-	const struct vt_mtm_chunk *y = &g_array_index(sort_by_ema, struct vt_mtm_chunk,
+	const struct vt_mtm_chunk *y = &g_array_index((GArray *)chunks, struct vt_mtm_chunk,
 						      *(const unsigned int *)b);
 
 	if (x->ema != y->ema)
@@ -372,9 +372,9 @@ static int cmp_hot_first(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int cmp_cold_first(const void *a, const void *b)
+static int cmp_cold_first(const void *a, const void *b, void *chunks)
 {
-	return -cmp_hot_first(a, b);
+	return -cmp_hot_first(a, b, chunks);
 }
 
 static unsigned int bin_of(double ema)
@@ -552,10 +552,8 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		else if (c->samples[0])
 			zero[nz++] = i;
 	}
-	sort_by_ema = m->chunks;
-	qsort(hot, nh, sizeof(*hot), cmp_hot_first);
-	qsort(warm, nw, sizeof(*warm), cmp_cold_first);
-	sort_by_ema = NULL;
+	qsort_r(hot, nh, sizeof(*hot), cmp_hot_first, m->chunks);
+	qsort_r(warm, nw, sizeof(*warm), cmp_cold_first, m->chunks);
 	it.zero = zero;
 	it.nz = nz;
 	it.warm = warm;

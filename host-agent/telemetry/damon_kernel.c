@@ -50,6 +50,12 @@ struct damon_kernel {
 	struct vt_profiler *p;
 };
 
+/*
+ * The host has one set of kdamonds for all VMs, and each VM's profiler runs
+ * on that VM's worker thread: @kdamonds guards the set, and each profiler's
+ * index into it, which a rebuild for another VM renumbers.
+ */
+static GMutex kdamonds;
 static GPtrArray *running;	/* struct damon_kernel *, in kdamond order */
 static unsigned int owned;	/* kdamonds this process created */
 
@@ -196,6 +202,7 @@ static int foreign_busy(unsigned int *nr, unsigned int *busy_index)
 
 int vt_damon_kernel_probe(char **why)
 {
+	g_autoptr(GMutexLocker) locked = g_mutex_locker_new(&kdamonds);
 	unsigned int nr = 0, busy = 0;
 	int ret = foreign_busy(&nr, &busy);
 
@@ -358,6 +365,7 @@ static int dk_init(struct vt_profiler *p)
 
 static int dk_start(struct vt_profiler *p)
 {
+	g_autoptr(GMutexLocker) locked = g_mutex_locker_new(&kdamonds);
 	struct damon_kernel *dk = p->priv;
 	int ret;
 
@@ -387,6 +395,7 @@ static int cmp_region(const void *a, const void *b)
 
 static int dk_window(struct vt_profiler *p, struct vt_snapshot *snap)
 {
+	g_autoptr(GMutexLocker) locked = g_mutex_locker_new(&kdamonds);
 	struct damon_kernel *dk = p->priv;
 	double max_acc = (double)MAX(p->attrs.window_us / p->attrs.sample_us, 1);
 	g_autoptr(GArray) regs = g_array_new(FALSE, FALSE, sizeof(struct dk_region));
@@ -454,11 +463,13 @@ static void dk_destroy(struct vt_profiler *p)
 
 	if (!dk)
 		return;
+	g_mutex_lock(&kdamonds);
 	if (running && g_ptr_array_remove(running, dk)) {
 		if (dk->index >= 0 && (unsigned int)dk->index < owned)
 			writef("off", KD "/%d/state", dk->index);
 		rebuild();
 	}
+	g_mutex_unlock(&kdamonds);
 	g_free(dk);
 	p->priv = NULL;
 }

@@ -412,6 +412,79 @@ static void test_demotion_scan(void **state)
 	vt_mtm_free(m);
 }
 
+/*
+ * Each VM's worker thread decides for its own VM while the others do: one
+ * VM's decision never reads another's chunks (a comparator that found the
+ * chunks in a global crashed vtierd with two VMs). Every thread's orders
+ * equal those of the same decision made alone.
+ */
+#define RACE_ROUNDS 200
+
+static void decide_alone(unsigned int seed, GArray *orders)
+{
+	struct vt_mtm_params p = {
+		.allowance_bytes = 64 * MIB, .budget_bytes = 1ULL << 30, .hot_threshold = 0.05,
+	};
+	struct vt_mtm_region r[256];
+	uint64_t room[3] = { 1ULL << 40, 1ULL << 40, 1ULL << 40 };
+	struct vt_mtm_window_stats st;
+	struct toy t;
+
+	toy_init(&t, 3);
+	toy_residency(&t);
+	for (unsigned int i = 0; i < 256; i++) {
+		r[i].start = (1ULL << 30) + i * CHUNK;
+		r[i].end = r[i].start + CHUNK;
+		/* every chunk warm, each at its own rate: both sorts have work */
+		r[i].accesses = (double)((i * 37 + seed * 101) % 251 + 1) / 256.0;
+	}
+	vt_mtm_observe(t.m, r, 256);
+	g_array_set_size(orders, 0);
+	vt_mtm_decide(t.m, &p, room, orders, &st);
+	vt_mtm_free(t.m);
+}
+
+struct racer {
+	unsigned int seed;
+	GArray *want;
+	unsigned int wrong;	/* rounds whose orders differed from @want */
+};
+
+static gpointer race(gpointer data)
+{
+	struct racer *rc = data;
+	g_autoptr(GArray) got = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+
+	for (unsigned int round = 0; round < RACE_ROUNDS; round++) {
+		decide_alone(rc->seed, got);
+		rc->wrong += got->len != rc->want->len ||
+			     memcmp(got->data, rc->want->data,
+				    got->len * sizeof(struct vt_mtm_order)) != 0;
+	}
+	return NULL;
+}
+
+static void test_workers_decide_at_once(void **state)
+{
+	struct racer rc[3];
+	GThread *th[3];
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++) {
+		rc[i] = (struct racer){ .seed = i + 1 };
+		rc[i].want = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+		decide_alone(rc[i].seed, rc[i].want);
+		assert_true(rc[i].want->len > 0);
+	}
+	for (unsigned int i = 0; i < 3; i++)
+		th[i] = g_thread_new("vm", race, &rc[i]);
+	for (unsigned int i = 0; i < 3; i++) {
+		g_thread_join(th[i]);
+		assert_int_equal(rc[i].wrong, 0);
+		g_array_free(rc[i].want, TRUE);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_tier_bytes_kept),
 		cmocka_unit_test(test_idle_chunks),
 		cmocka_unit_test(test_demotion_scan),
+		cmocka_unit_test(test_workers_decide_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
