@@ -654,12 +654,23 @@ int vt_backend_queue_bulk(struct vt_backend *b, uint64_t offset, uint64_t len, u
 	return ret;
 }
 
-void vt_backend_track_zeros(struct vt_backend *b, bool on)
+void vt_backend_track_reads(struct vt_backend *b, bool on, uint64_t bound)
 {
 	g_mutex_lock(&b->lock);
 	if (b->mover)
-		vt_ctier_mover_track_zeros(b->mover, on);
+		vt_ctier_mover_track_reads(b->mover, on, bound);
 	g_mutex_unlock(&b->lock);
+}
+
+uint64_t vt_backend_reads_held(struct vt_backend *b)
+{
+	uint64_t n = 0;
+
+	g_mutex_lock(&b->lock);
+	if (b->mover)
+		n = vt_ctier_mover_reads_held(b->mover);
+	g_mutex_unlock(&b->lock);
+	return n;
 }
 
 int vt_backend_discard(struct vt_backend *b, uint64_t offset, uint64_t len)
@@ -770,8 +781,12 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "evict_failed", ms.evict_failed);
 	vt_json_add_u64(j, "fetched", ms.fetched);
 	vt_json_add_u64(j, "zero_repunched", ms.zero_repunched);
-	vt_json_add_u64(j, "zero_repunch_runs", ms.zero_repunch_runs);
-	vt_json_add_u64(j, "zero_untracked", ms.zero_untracked);
+	vt_json_add_u64(j, "read_through", ms.read_through);
+	vt_json_add_u64(j, "read_repunched", ms.read_repunched);
+	vt_json_add_u64(j, "read_dirtied", ms.read_dirtied);
+	vt_json_add_u64(j, "repunch_runs", ms.repunch_runs);
+	vt_json_add_u64(j, "reads_early", ms.reads_early);
+	vt_json_add_u64(j, "reads_untracked", ms.reads_untracked);
 	vt_json_add_u64(j, "evict_runs", ms.evict_runs);
 	vt_json_add_u64(j, "discard_runs", ms.discard_runs);
 	vt_json_add_u64(j, "discarded_resident_bytes", ms.discarded_resident_bytes);

@@ -92,8 +92,13 @@ GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);
 unsigned int vt_backend_backlog(struct vt_backend *b);
 int vt_backend_queue(struct vt_backend *b, uint64_t offset, uint64_t len, int tier);
 int vt_backend_queue_bulk(struct vt_backend *b, uint64_t offset, uint64_t len, unsigned int tier);
-/* An outgoing migration: the zero fills it causes are punched again once read (or not, @on false). */
-void vt_backend_track_zeros(struct vt_backend *b, bool on);
+/*
+ * An outgoing migration: what its reads fill into the memfd (zeros, stored
+ * pages read through) is punched again once read, sooner past @bound bytes
+ * held (or not, @on false): vt_ctier_mover_track_reads().
+ */
+void vt_backend_track_reads(struct vt_backend *b, bool on, uint64_t bound);
+uint64_t vt_backend_reads_held(struct vt_backend *b);
 
 /*
  * Guest hints (core/vm_hints.c): queue the discard of [@offset, +@len) of the

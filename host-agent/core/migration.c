@@ -162,9 +162,12 @@ static gboolean take_event(gpointer data)
 	struct event_msg *m = data;
 	struct vt_vm *vm = m->vm;
 	static const char *const what[] = { "?", "started", "completed", "failed or cancelled" };
+	uint64_t bound;
 
 	/* each backend's hand-off says so: a migration counts once, on the VM's change */
 	g_mutex_lock(&vm->lock);
+	/* the VM's bound on what its migration holds, shared by its backends */
+	bound = vm->policy.migration_extra_bytes / MAX(vm->backends ? vm->backends->len : 1, 1);
 	if (m->event == VTIER_MIGRATION_START) {
 		if (vm->migration.state == VT_MIGRATION_NONE) {
 			vm->stats.migration.started++;
@@ -181,8 +184,11 @@ static gboolean take_event(gpointer data)
 			vm->stats.migration.failed++;
 	}
 	g_mutex_unlock(&vm->lock);
-	/* the never-touched memory the migration reads is zero-filled: punched again once read */
-	vt_backend_track_zeros(m->b, m->event == VTIER_MIGRATION_START);
+	/*
+	 * what the migration reads is filled into the memfd (zeros, stored pages
+	 * read through): punched again once read, within the VM's bound
+	 */
+	vt_backend_track_reads(m->b, m->event == VTIER_MIGRATION_START, bound);
 	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (backend '%s')%s",
 		      what[m->event <= 3 ? m->event : 0], m->b->id,
 		      m->event == VTIER_MIGRATION_START ? ": promotions held until it ends" :
@@ -313,14 +319,21 @@ void vt_migration_seed(struct vt_vm *vm)
 	st->plan_chunks = mg->plan->len;
 }
 
-/* While outgoing: the chunks the migration faulted back, evicted again. */
-static void reevict(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArray *orders,
-		    struct vt_mtm_window_stats *ws, struct vt_vm_stats *s)
+/*
+ * While outgoing: the chunks the migration faulted back, evicted again. The
+ * extra memory: what left the stores since the start (pages the guest wrote),
+ * and what the movers hold for the migration's reads.
+ */
+static void reevict(struct vt_vm *vm, GPtrArray *backends, uint64_t *room, uint64_t budget,
+		    GArray *orders, struct vt_mtm_window_stats *ws, struct vt_vm_stats *s)
 {
 	struct vt_vm_migration *mg = &vm->migration;
-	uint64_t now = stored_bytes(vm, s);
+	uint64_t now = stored_bytes(vm, s), held = 0;
 
-	s->migration.extra_bytes = mg->stored_at_start - MIN(now, mg->stored_at_start);
+	for (unsigned int i = 0; backends && i < backends->len; i++)
+		held += vt_backend_reads_held(g_ptr_array_index(backends, i));
+	s->migration.reads_held_bytes = held;
+	s->migration.extra_bytes = mg->stored_at_start - MIN(now, mg->stored_at_start) + held;
 	s->migration.extra_peak_bytes = MAX(s->migration.extra_peak_bytes,
 					    s->migration.extra_bytes);
 	if (!mg->keep || !mg->keep->len) {
@@ -335,13 +348,13 @@ static void reevict(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArray *o
 	s->migration.keep_chunks = mg->keep->len;
 }
 
-void vt_migration_place(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArray *orders,
-			struct vt_mtm_window_stats *ws, struct vt_vm_stats *s)
+void vt_migration_place(struct vt_vm *vm, GPtrArray *backends, uint64_t *room, uint64_t budget,
+			GArray *orders, struct vt_mtm_window_stats *ws, struct vt_vm_stats *s)
 {
 	struct vt_vm_migration *mg = &vm->migration;
 
 	if (mg->state == VT_MIGRATION_OUTGOING)
-		reevict(vm, room, budget, orders, ws, s);
+		reevict(vm, backends, room, budget, orders, ws, s);
 	if (!mg->plan || !mg->plan->len)
 		return;
 	if (mg->plan_idle >= VT_MIGRATION_PLAN_IDLE_WINDOWS ||
@@ -428,6 +441,7 @@ void vt_migration_stats_to_json(const struct vt_migration_stats *s, JsonBuilder 
 	vt_json_add_u64(b, "keep_chunks", s->keep_chunks);
 	vt_json_add_u64(b, "reevict_orders", s->reevict_orders);
 	vt_json_add_u64(b, "extra_bytes", s->extra_bytes);
+	vt_json_add_u64(b, "reads_held_bytes", s->reads_held_bytes);
 	vt_json_add_u64(b, "extra_peak_bytes", s->extra_peak_bytes);
 	json_builder_end_object(b);
 }

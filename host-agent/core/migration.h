@@ -50,8 +50,9 @@ struct vt_migration_stats {
 	/* outgoing: pages the migration faulted back from the compressed tiers */
 	uint64_t keep_chunks;		/* cold compressed chunks at the start, still cold */
 	uint64_t reevict_orders;	/* orders that evicted them again */
-	uint64_t extra_bytes;		/* stored at the start - stored now (last window) */
+	uint64_t extra_bytes;		/* stored at the start - stored now, + held (last window) */
 	uint64_t extra_peak_bytes;	/* the most of it in the last migration */
+	uint64_t reads_held_bytes;	/* the movers' fills for the migration's reads, not punched yet */
 };
 
 /* The VM's part: written by its worker under the VM's lock. */
@@ -107,10 +108,11 @@ void vt_migration_seed(struct vt_vm *vm);
  * Worker, placement stage (s->model built for this window): an incoming
  * VM's plan, or while outgoing the chunks the migration faulted back,
  * evicted again within @budget (what is left of the window's; unlimited
- * past the policy's migration_extra). Room is taken.
+ * past the policy's migration_extra). Room is taken. @backends: the VM's
+ * (vt_vm_backends_ref), whose movers' held reads count as extra memory.
  */
-void vt_migration_place(struct vt_vm *vm, uint64_t *room, uint64_t budget, GArray *orders,
-			struct vt_mtm_window_stats *ws, struct vt_vm_stats *s);
+void vt_migration_place(struct vt_vm *vm, GPtrArray *backends, uint64_t *room, uint64_t budget,
+			GArray *orders, struct vt_mtm_window_stats *ws, struct vt_vm_stats *s);
 /* Worker, after the policy: while outgoing, the window's promotions are dropped and counted. */
 void vt_migration_hold(struct vt_vm *vm, GArray *orders, struct vt_vm_stats *s);
 /* Worker, a window published (under the VM's lock): the backends' profiles are used up. */

@@ -155,7 +155,7 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 	 * again. (placement=tco starts its orders afresh: after it.)
 	 */
 	if (vm->policy.placement != VT_PLACEMENT_TCO)
-		vt_migration_place(vm, room, mp->budget_bytes - MIN(mp->budget_bytes,
+		vt_migration_place(vm, backends, room, mp->budget_bytes - MIN(mp->budget_bytes,
 								    ws->promote_bytes + ws->demote_bytes),
 				   orders, ws, s);
 	if (vm->policy.placement == VT_PLACEMENT_TCO) {
@@ -191,7 +191,7 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 		ws->demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
 	}
 	if (vm->policy.placement == VT_PLACEMENT_TCO)
-		vt_migration_place(vm, room, mp->budget_bytes - MIN(mp->budget_bytes,
+		vt_migration_place(vm, backends, room, mp->budget_bytes - MIN(mp->budget_bytes,
 								    ws->promote_bytes + ws->demote_bytes),
 				   orders, ws, s);
 	if (vm->tiers_allowed != (1U << vt_vm_nr_tiers(vm)) - 1)

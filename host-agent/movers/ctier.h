@@ -129,6 +129,11 @@ int vt_store_get(struct vt_store *s, uint64_t page, void *out);
 int vt_store_drop(struct vt_store *s, uint64_t page);
 /* Is @page stored, and where: tier index (>= nr: a tier kept for its pages), or -ENOENT */
 int vt_store_tier_of(struct vt_store *s, uint64_t page);
+/*
+ * The crc32c (vt_crc32c) of the stored page's uncompressed bytes, as put:
+ * whether a copy of the page elsewhere is still the same. 0, or -ENOENT.
+ */
+int vt_store_crc_of(struct vt_store *s, uint64_t page, uint32_t *crc);
 /* First stored page >= @from, or UINT64_MAX: walks the index (reconcile). */
 uint64_t vt_store_next(struct vt_store *s, uint64_t from);
 

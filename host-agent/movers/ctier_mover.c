@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctier_csum.h"
 #include "ctier_mover.h"
 
 #define ORDERS_MAX 8192
@@ -36,13 +37,18 @@ G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
 #define DISCARDS_MAX 1024	/* ranges queued for discard (guest hints) */
 #define DISCARD_SLICE (2u << 20)	/* bytes discarded between two fault checks */
 /*
- * While a migration reads guest RAM (vt_ctier_mover_track_zeros()), the
- * never-touched memory it faults in is zero-filled, and punched out again
- * once it has been read: a range a second after its fill (the migration
- * thread reads each page once; a re-read only costs another fill).
+ * While a migration reads guest RAM (vt_ctier_mover_track_reads()), what it
+ * faults in is punched out again once it has been read: never-touched memory
+ * it zero-fills, and stored pages, which it gets while the store keeps their
+ * copy ("read through"). A range goes a second after its last fill (the
+ * migration thread reads each page once; a re-read only costs another fill),
+ * or sooner, once READS_EARLY_NS old, while the ranges held exceed the
+ * bound; at once when the migration ends (a stored copy must not outlive
+ * its page's tracking). Consecutive fills extend one range, up to a span.
  */
-#define ZERO_RANGES_MAX 2048
-#define ZERO_REPUNCH_AFTER_NS (1000ull * 1000 * 1000)
+#define READ_RANGES_MAX 2048
+#define READ_REPUNCH_AFTER_NS (1000ull * 1000 * 1000)
+#define READS_EARLY_NS (50ull * 1000 * 1000)
 #define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
 #define ZERO_WIN_MAX (2u << 20)
 
@@ -75,11 +81,13 @@ struct vt_ctier_mover {
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
 	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
-	bool track_zeros;		/* lock: zero fills to punch again (an outgoing migration) */
-	struct zero_range {
+	bool track_reads;		/* lock: an outgoing migration's fills, to punch again */
+	uint64_t read_bound;		/* lock: bytes held past which ranges go early, 0: none */
+	struct read_range {
 		uint64_t offset, len, filled_ns;
-	} zr[ZERO_RANGES_MAX];		/* thread-only: zero fills while tracking, oldest first */
-	unsigned int zr_head, zr_n;
+	} rr[READ_RANGES_MAX];		/* lock: fills while tracking, oldest first */
+	unsigned int rr_head, rr_n;
+	uint64_t rr_bytes;		/* lock: their length */
 	struct vt_ctier_mover_stats stats;
 };
 
@@ -174,6 +182,32 @@ static uint64_t now_ns(void)
 } while (0)
 
 /*
+ * While tracking: [@offset, @offset + @len) was filled for the migration. It
+ * extends the newest range when it goes on where that one ends, up to a
+ * span. Caller holds m->lock.
+ */
+static void track_read(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+{
+	struct read_range *last;
+
+	if (!m->track_reads)
+		return;
+	last = m->rr_n ? &m->rr[(m->rr_head + m->rr_n - 1) % READ_RANGES_MAX] : NULL;
+	if (last && last->offset + last->len == offset &&
+	    last->len + len <= BULK_SPAN_PAGES * m->pager.page_size) {
+		last->len += len;
+		last->filled_ns = now_ns();
+	} else if (m->rr_n < READ_RANGES_MAX) {
+		m->rr[(m->rr_head + m->rr_n++) % READ_RANGES_MAX] =
+			(struct read_range){ offset, len, now_ns() };
+	} else {
+		m->stats.reads_untracked++;
+		return;
+	}
+	m->rr_bytes += len;
+}
+
+/*
  * A first touch: the page was never evicted (or QEMU discarded it), so it is
  * zeros, and so are its neighbours that are not in the store. Filling them in
  * one go saves a fault per page where the guest touches memory in order
@@ -212,13 +246,8 @@ static int zero_around(struct vt_ctier_mover *m, uint64_t offset)
 		return (int)n;
 	g_mutex_lock(&m->lock);
 	m->stats.zero_filled_around += (uint64_t)filled;
-	if (m->track_zeros && filled > 0) {
-		if (m->zr_n < ZERO_RANGES_MAX)
-			m->zr[(m->zr_head + m->zr_n++) % ZERO_RANGES_MAX] =
-				(struct zero_range){ start, end - start, now_ns() };
-		else
-			m->stats.zero_untracked++;
-	}
+	if (filled > 0)
+		track_read(m, start, end - start);
 	g_mutex_unlock(&m->lock);
 	return filled > 0 ? 1 : 0;
 }
@@ -252,6 +281,7 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 {
 	uint64_t page = offset / m->pager.page_size, n;
 	int ret = vt_store_get(m->store, page, buf);
+	bool through;
 
 	if (ret == -EBADMSG) {
 		/* the copy is damaged: the guest sees a memory error, as with bad DRAM */
@@ -281,6 +311,16 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 		return zero_around(m, offset);
 	ret = vt_pager_fill(&m->pager, offset, buf);
 	if (ret < 0)
+		return ret;
+	g_mutex_lock(&m->lock);
+	through = ret == 1 && m->track_reads;
+	if (through) {
+		/* read through: the copy stays, the page goes again once read */
+		track_read(m, offset, m->pager.page_size);
+		m->stats.read_through++;
+	}
+	g_mutex_unlock(&m->lock);
+	if (through)
 		return ret;
 	vt_store_drop(m->store, page);	/* the memfd's page wins */
 	if (ret == 0)
@@ -612,14 +652,15 @@ static bool all_zero(const uint8_t *p, uint64_t len)
 }
 
 /*
- * Punch again what a zero fill put into [@offset, @offset + @len) that is
- * still all zeros: protected, read and punched as a span, so a write racing
- * it keeps its page; a page that holds data now, or has a copy in the store,
- * stays. 0 or -errno (the backend is lost).
+ * Punch again what the migration's fills put into [@offset, @offset + @len):
+ * a page without a stored copy that is still all zeros, a page whose stored
+ * copy it still equals (its crc32c); one written since keeps its page and
+ * loses its copy (the memfd's page wins). Protected, read and punched as a
+ * span, so a write racing it keeps its page. 0 or -errno (the backend is lost).
  */
-static int repunch_zeros(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 {
-	uint64_t ps = m->pager.page_size, n = len / ps;
+	uint64_t ps = m->pager.page_size, n = len / ps, zeros = 0, copies = 0, dirtied = 0;
 	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
@@ -631,45 +672,69 @@ static int repunch_zeros(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 	if (ret < 0)
 		return ret;
 	for (uint64_t i = 0; i < n; i++) {
-		if (vt_pager_mask_has(present, i) && vt_store_tier_of(m->store, offset / ps + i) < 0 &&
-		    all_zero(m->span_buf + i * ps, ps))
+		const uint8_t *p = m->span_buf + i * ps;
+		uint32_t crc;
+
+		if (!vt_pager_mask_has(present, i))
+			continue;
+		if (vt_store_crc_of(m->store, offset / ps + i, &crc) < 0) {
+			if (all_zero(p, ps))
+				vt_pager_mask_set(keep, i);
+		} else if (vt_crc32c(p, ps) == crc) {
 			vt_pager_mask_set(keep, i);
+		} else {
+			vt_store_drop(m->store, offset / ps + i);
+			dirtied++;
+		}
 	}
 	ret = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
+	for (uint64_t i = 0; i < n; i++) {
+		if (!vt_pager_mask_has(punched, i))
+			continue;
+		if (vt_store_tier_of(m->store, offset / ps + i) < 0)
+			zeros++;
+		else
+			copies++;
+	}
 	g_mutex_lock(&m->lock);
-	m->stats.zero_repunched += pages_of(punched, n);
-	m->stats.zero_repunch_runs++;
+	m->stats.zero_repunched += zeros;
+	m->stats.read_repunched += copies;
+	m->stats.read_dirtied += dirtied;
+	m->stats.repunch_runs++;
 	g_mutex_unlock(&m->lock);
 	return ret;
 }
 
 /*
- * The oldest tracked zero fill, once it is due: punched again. Returns the ms
- * until the next one is due (0: now), or -1 when none is tracked.
+ * The oldest tracked range, once it is due (early over the bound, at once
+ * when the migration ended): punched again. Returns the ms until the next one is due (0: now), or -1
+ * when none is tracked.
  */
 static int repunch_slice(struct vt_ctier_mover *m, int *err)
 {
-	struct zero_range r;
-	uint64_t now = now_ns();
-	bool track;
+	struct read_range r;
+	uint64_t now = now_ns(), wait;
 
 	g_mutex_lock(&m->lock);
-	track = m->track_zeros;
-	if (!track)
-		m->zr_n = 0;	/* the migration ended: what is left stays */
-	if (!m->zr_n) {
+	if (!m->rr_n) {
 		g_mutex_unlock(&m->lock);
 		return -1;
 	}
-	r = m->zr[m->zr_head];
-	if (now < r.filled_ns + ZERO_REPUNCH_AFTER_NS) {
+	r = m->rr[m->rr_head];
+	/* the migration ended: what is left goes at once (the copies serve it) */
+	wait = !m->track_reads ? 0 :
+	       m->read_bound && m->rr_bytes > m->read_bound ? READS_EARLY_NS :
+	       READ_REPUNCH_AFTER_NS;
+	if (now < r.filled_ns + wait) {
 		g_mutex_unlock(&m->lock);
-		return (int)((r.filled_ns + ZERO_REPUNCH_AFTER_NS - now) / 1000000 + 1);
+		return (int)((r.filled_ns + wait - now) / 1000000 + 1);
 	}
-	m->zr_head = (m->zr_head + 1) % ZERO_RANGES_MAX;
-	m->zr_n--;
+	m->stats.reads_early += m->track_reads && now < r.filled_ns + READ_REPUNCH_AFTER_NS;
+	m->rr_head = (m->rr_head + 1) % READ_RANGES_MAX;
+	m->rr_n--;
+	m->rr_bytes -= r.len;
 	g_mutex_unlock(&m->lock);
-	*err = repunch_zeros(m, r.offset, r.len);
+	*err = repunch_reads(m, r.offset, r.len);
 	return 0;
 }
 
@@ -722,8 +787,12 @@ static gpointer mover_thread(gpointer data)
 		more |= work_slice(m, buf, &err);
 		if (err)
 			break;
-		/* zero fills of an outgoing migration, once read: after the orders */
-		due_ms = more ? -1 : repunch_slice(m, &err);
+		/*
+		 * an outgoing migration's fills, once read: one span between two
+		 * slices of orders, so that orders never starve them (the source's
+		 * memory during a migration is bounded by them)
+		 */
+		due_ms = repunch_slice(m, &err);
 		if (err)
 			break;
 		more |= due_ms == 0;
@@ -853,12 +922,23 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
 	return queue(m, offset, len, (int)tier, true);
 }
 
-void vt_ctier_mover_track_zeros(struct vt_ctier_mover *m, bool on)
+void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound)
 {
 	g_mutex_lock(&m->lock);
-	m->track_zeros = on;
+	m->track_reads = on;
+	m->read_bound = bound;
 	g_mutex_unlock(&m->lock);
 	kick(m);
+}
+
+uint64_t vt_ctier_mover_reads_held(struct vt_ctier_mover *m)
+{
+	uint64_t n;
+
+	g_mutex_lock(&m->lock);
+	n = m->rr_bytes;
+	g_mutex_unlock(&m->lock);
+	return n;
 }
 
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)

@@ -56,9 +56,14 @@ struct vt_ctier_mover_stats {
 	uint64_t evict_nospc;		/* the tier's pool was full */
 	uint64_t evict_failed;		/* any other error */
 	uint64_t fetched;		/* pages brought back on order (promotion) */
-	uint64_t zero_repunched;	/* zero fills punched again (outgoing migration) */
-	uint64_t zero_repunch_runs;	/* ... in runs (one protection each) */
-	uint64_t zero_untracked;	/* zero fills past the tracked ranges: not punched */
+	/* an outgoing migration's reads (vt_ctier_mover_track_reads) */
+	uint64_t zero_repunched;	/* zero fills punched again */
+	uint64_t read_through;		/* stored pages served with their copy kept */
+	uint64_t read_repunched;	/* ... punched again, unchanged: the copy serves */
+	uint64_t read_dirtied;		/* ... written since: page kept, copy dropped */
+	uint64_t repunch_runs;		/* ranges punched again (one protection each) */
+	uint64_t reads_early;		/* ... before their second: over the bound */
+	uint64_t reads_untracked;	/* fills past the tracked ranges: not punched */
 	uint64_t discard_runs;		/* discard slices done (guest FREE/INFLATE hints) */
 	uint64_t discarded_resident_bytes;	/* ... memfd bytes they punched that held data */
 	uint64_t discarded_stored_pages;	/* ... stored copies they dropped */
@@ -116,13 +121,21 @@ int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 			      unsigned int tier);
 /*
- * An outgoing migration reads every page of guest RAM, and each never-touched
- * one it reads is zero-filled into the memfd (a MISSING fault): with @on, the
- * thread keeps the ranges it zero-fills (up to 2048) and punches each again a
- * second after its fill if it is still all zeros (write-protected meanwhile:
- * a write keeps its page). Off drops what is still tracked.
+ * An outgoing migration reads every page of guest RAM: each never-touched
+ * one it reads is zero-filled into the memfd, each evicted one filled from
+ * the store (MISSING faults). With @on, a stored page is served with its
+ * copy kept (read through), and the thread keeps the ranges it fills (up to
+ * 2048, consecutive fills merged up to 4 MiB) and punches each again a
+ * second after its last fill: the pages still all zeros, or still equal to
+ * their stored copy (crc32c); a page written since keeps its page and loses
+ * its copy. Write-protected meanwhile: a racing write keeps its page. While
+ * the ranges held exceed @bound bytes (0: no bound), the oldest goes as soon
+ * as it is 50 ms old. Off: what is still tracked is punched again at once
+ * (as above: zeros and unchanged pages only), and fills are no longer kept.
  */
-void vt_ctier_mover_track_zeros(struct vt_ctier_mover *m, bool on);
+void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound);
+/* Bytes of the ranges tracked and not punched again yet (the source's extra). */
+uint64_t vt_ctier_mover_reads_held(struct vt_ctier_mover *m);
 /* Queue: bring the stored pages of [@offset, @offset + @len) back into the memfd. */
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
 /*

@@ -1107,6 +1107,23 @@ int vt_store_tier_of(struct vt_store *s, uint64_t page)
 	return r;
 }
 
+int vt_store_crc_of(struct vt_store *s, uint64_t page, uint32_t *crc)
+{
+	struct tier *t = NULL;
+	struct entry *e;
+	uint32_t st;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&s->lock);
+	e = lookup(s, page, &st, &t);
+	if (e) {
+		*crc = e->crc;
+		r = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
 uint64_t vt_store_next(struct vt_store *s, uint64_t from)
 {
 	uint64_t r = UINT64_MAX;

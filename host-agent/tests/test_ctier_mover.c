@@ -331,7 +331,7 @@ static void test_zero_fills_punched_again(void **state)
 	/* the second half never touched (a hole of the memfd) */
 	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				   (off_t)(hole * PAGE), (off_t)(hole * PAGE)), 0);
-	vt_ctier_mover_track_zeros(f->mover, true);
+	vt_ctier_mover_track_reads(f->mover, true, 0);
 	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
 	/* the migration thread reads it: zero fills */
 	for (uint64_t p = hole; p < NPAGES; p++) {
@@ -349,14 +349,14 @@ static void test_zero_fills_punched_again(void **state)
 	 * machine: until most are punched, 10 s at most) */
 	for (int i = 0, quiet = 0;
 	     i < 10000 && (i < 1200 || quiet < 300 || st.zero_repunched <= hole / 2); i++) {
-		uint64_t runs = st.zero_repunch_runs;
+		uint64_t runs = st.repunch_runs;
 
 		vt_ctier_mover_get_stats(f->mover, &st);
-		quiet = st.zero_repunch_runs == runs ? quiet + 1 : 0;
+		quiet = st.repunch_runs == runs ? quiet + 1 : 0;
 		g_usleep(1000);
 	}
 	assert_true(st.zero_repunched > hole / 2);
-	assert_true(st.zero_repunch_runs > 0);
+	assert_true(st.repunch_runs > 0);
 	/* only pages with data stayed: the written one and the writer's */
 	assert_int_equal(mincore(f->map + hole * PAGE, hole * PAGE, vec), 0);
 	left = 0;
@@ -366,8 +366,11 @@ static void test_zero_fills_punched_again(void **state)
 			fail_msg("page %" PRIu64 " (all zeros) is still in the memfd", hole + i);
 	}
 	assert_true(left >= 1 + hole / 16);	/* page 101 and the writer's */
-	/* the migration ended: nothing is tracked from here on */
-	vt_ctier_mover_track_zeros(f->mover, false);
+	/* the migration ended: what was left goes at once, nothing is tracked from here on */
+	vt_ctier_mover_track_reads(f->mover, false, 0);
+	for (int i = 0; i < 10000 && vt_ctier_mover_reads_held(f->mover); i++)
+		g_usleep(1000);
+	assert_int_equal(vt_ctier_mover_reads_held(f->mover), 0);
 	/* every page as the guest left it: zeros where nothing was written */
 	for (uint64_t p = 0; p < NPAGES; p++) {
 		if (p >= hole && p != hole + 101 && (p - 2) % 16)
@@ -382,6 +385,121 @@ static void test_zero_fills_punched_again(void **state)
 	vt_ctier_mover_get_stats(f->mover, &st);
 	assert_int_equal(st.zero_repunched, left);
 	assert_int_equal(present_pages(f), NPAGES);
+}
+
+/* Stats once the counter at @off reaches @want (10 s at most). */
+static void wait_stat(struct fixture *f, struct vt_ctier_mover_stats *st, size_t off,
+		      uint64_t want)
+{
+	for (int i = 0; i < 10000; i++) {
+		vt_ctier_mover_get_stats(f->mover, st);
+		if (*(const uint64_t *)((const char *)st + off) >= want)
+			return;
+		g_usleep(1000);
+	}
+}
+
+/* Stats once no repunch run was done for 0.3 s (10 s at most). */
+static void wait_repunch_quiet(struct fixture *f, struct vt_ctier_mover_stats *st)
+{
+	vt_ctier_mover_get_stats(f->mover, st);
+	for (int i = 0, quiet = 0; i < 10000 && quiet < 300; i++) {
+		uint64_t runs = st->repunch_runs;
+
+		g_usleep(1000);
+		vt_ctier_mover_get_stats(f->mover, st);
+		quiet = st->repunch_runs == runs && !vt_ctier_mover_reads_held(f->mover) ?
+			quiet + 1 : 0;
+	}
+}
+
+/*
+ * An outgoing migration reads evicted pages through: each is served with its
+ * stored copy kept and punched again once read, if the guest did not write
+ * it meanwhile (then the page stays, the copy goes); the copies serve the
+ * next reads. Every page as the guest left it throughout.
+ */
+static void test_reads_through_store(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint64_t stored, written = 6;	/* a text-like page: stored */
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	stored = st.evicted;
+	assert_int_equal(stored, NPAGES * 3 / 4);
+	vt_ctier_mover_track_reads(f->mover, true, 0);
+	/* the migration thread reads every page */
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	/* the mover counts a fault after it woke the reader */
+	wait_stat(f, &st, offsetof(struct vt_ctier_mover_stats, read_through), stored);
+	assert_int_equal(st.read_through, stored);
+	assert_int_equal(present_pages(f), NPAGES);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(vt_store_tier_of(f->store, p) == (p % 4 == 3 ? -ENOENT : 0));
+	/* the guest writes one of them after the migration read it */
+	write_page(f, written, 5);
+	wait_repunch_quiet(f, &st);
+	assert_int_equal(st.read_repunched, stored - 1);
+	assert_int_equal(st.read_dirtied, 1);
+	assert_int_equal(st.zero_repunched, 0);
+	assert_int_equal(vt_store_tier_of(f->store, written), -ENOENT);
+	/* resident: the random quarter (never stored) and the written page */
+	assert_int_equal(present_pages(f), NPAGES / 4 + 1);
+	/* a second pass of the migration: from the copies again, every page right */
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	wait_stat(f, &st, offsetof(struct vt_ctier_mover_stats, read_through), 2 * stored - 1);
+	assert_int_equal(st.read_through, 2 * stored - 1);
+	assert_int_equal(st.faults_stored, 2 * stored - 1);
+	/* it ends: the reads of the second pass go at once, the copies serve them */
+	vt_ctier_mover_track_reads(f->mover, false, 0);
+	wait_repunch_quiet(f, &st);
+	assert_int_equal(st.read_repunched, 2 * stored - 2);
+	assert_int_equal(present_pages(f), NPAGES / 4 + 1);
+	/* not tracking: a read takes the page back for good, the copy goes */
+	assert_true(page_ok(f, 2));
+	for (int i = 0; i < 10000 && vt_store_tier_of(f->store, 2) >= 0; i++)
+		g_usleep(1000);	/* dropped after the reader was woken */
+	assert_int_equal(vt_store_tier_of(f->store, 2), -ENOENT);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	assert_int_equal(present_pages(f), NPAGES);
+}
+
+/*
+ * Past the bound, a range goes once it is 50 ms old instead of a second: the
+ * reads of a fast migration never hold much more than the bound.
+ */
+static void test_reads_bound(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint64_t held_max = 0;
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_track_reads(f->mover, true, 64 * PAGE);
+	/* 4 pages read every 5 ms: 3.2 MiB/s, 0.8 s for the 4 MiB */
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		assert_true(page_ok(f, p));
+		if (p % 4 == 3) {
+			held_max = MAX(held_max, vt_ctier_mover_reads_held(f->mover));
+			g_usleep(5000);
+		}
+	}
+	wait_repunch_quiet(f, &st);
+	assert_true(st.reads_early > 0);
+	/* 50 ms of reads (160 KiB) past the bound, and the span being read: not 4 MiB */
+	assert_true(held_max < NPAGES * PAGE / 2);
+	assert_int_equal(st.read_repunched, NPAGES * 3 / 4);
+	assert_int_equal(present_pages(f), NPAGES / 4);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	vt_ctier_mover_track_reads(f->mover, false, 0);
 }
 
 /* Fetch brings stored pages back without a fault. */
@@ -675,6 +793,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bulk_one_span, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_spans_race_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fills_punched_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_through_store, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),

@@ -19,8 +19,10 @@
 # The guest checks every page of its region on vm1, vm2 and vm4.
 #   RESULT-MIGRATE dest_windows_with_profile= dest_windows_without=
 #     src_peak_extra_mib= total_s= downtime_ms= bad_pages= total_s_plain=
-#     downtime_ms_plain=
-# (windows: of the destination's vtierd, from its adoption of the VM until
+#     downtime_ms_plain= src_bound_mib=
+# (src_bound_mib: vm0's migration_extra, MIGRATE_EXTRA_MIB (32);
+# src_peak_extra_mib: the most vm0's memfd grew over its size at the start;
+# windows: of the destination's vtierd, from its adoption of the VM until
 # placed, polled twice a window; MIGRATE_MAX_WINDOWS (120) more than at the
 # first look when never; total_s and downtime_ms of the first migration;
 # bad_pages: every verify; *_plain: migration 3.)
@@ -45,6 +47,7 @@ MIB=1048576
 WL=${MIGRATE_WL_MIB:-128}
 HOT=$((WL / 4))
 MAXW=${MIGRATE_MAX_WINDOWS:-120}
+BOUND=${MIGRATE_EXTRA_MIB:-32}   # vm0's migration_extra: the source's bound
 UUID=5a1e0000-1111-4222-8333-444455556666
 field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
 jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
@@ -224,7 +227,8 @@ cold_pages=$(( $(field "$kinds" zero) + $(field "$kinds" corpus) ))
 tb_l2 vm0 "vtier-workload ctl extents from=${HOT}M out=/run/cold.ext" || fail "cold extents"
 tb_l2 vm0 "cat /run/cold.ext" > /run/cold.ext || fail "copying the cold extents out"
 echo "workload: $kinds; $(wc -l < /run/cold.ext) cold extents"
-ctl a policy vm0 mode=auto > /dev/null || fail "policy mode=auto"
+ctl a policy vm0 mode=auto "migration_extra=${BOUND}MiB" > /dev/null ||
+    fail "policy mode=auto migration_extra=${BOUND}MiB"
 # the hot set stays hot in the guest through both migrations
 hot_loop vm0
 # the hot set's guest-physical extents (the phases' ranges), once one phase ran
@@ -256,7 +260,7 @@ peak=$(sort -n /run/memfd.samples | tail -1)
 extra=$(( (${peak:-0} - base) / MIB ))
 echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${base} bytes" \
     "before, ${peak} at most during it ($(wc -l < /run/memfd.samples) samples)"
-ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*\|"zero_repunch[a-z_]*":[0-9]*\|"zero_untracked":[0-9]*' || true
+ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*\|"zero_repunched":[0-9]*\|"read_[a-z]*":[0-9]*\|"reads_[a-z]*":[0-9]*\|"repunch_runs":[0-9]*' || true
 wait_adopted b vm1
 # the first look right after the switch-over: the placement is read from
 # QEMU's mapping (move_pages), not from the guest, so it need not wait for the
@@ -311,7 +315,8 @@ secs() { awk "BEGIN {printf \"%.1f\", $1 / 1000}"; }
 echo "RESULT-MIGRATE dest_windows_with_profile=$with dest_windows_without=$without" \
     "src_peak_extra_mib=$extra total_s=$(secs "$total_ms")" \
     "downtime_ms=$down_ms bad_pages=$((bad1 + bad2 + bad3))" \
-    "total_s_plain=$(secs "$mig_total_ms") downtime_ms_plain=$mig_down_ms"
+    "total_s_plain=$(secs "$mig_total_ms") downtime_ms_plain=$mig_down_ms" \
+    "src_bound_mib=$BOUND"
 [ "$((bad1 + bad2 + bad3))" = 0 ] || fail "$((bad1 + bad2 + bad3)) guest pages bad after migration"
 fi
 
