@@ -12,7 +12,8 @@
  * This header is the single source of the ABI. QEMU carries a byte
  * identical copy as include/system/vtier-handoff.h; docs live in
  * docs/abi-handoff.md. Changes are additive: one that extends a message
- * behind a flag of that message (VTIER_STATS_F_TIER_V2, VTIER_STATS_F_TCO)
+ * behind a flag of that message (VTIER_STATS_F_TIER_V2, VTIER_STATS_F_TCO,
+ * VTIER_STATS_F_MIGRATION)
  * keeps the version, others bump VTIER_HANDOFF_VERSION; a receiver refuses
  * versions it does not know.
  */
@@ -142,7 +143,8 @@ struct vtier_handoff_tier_v2 {
 /* vtier_handoff_stats.flags */
 #define VTIER_STATS_F_TIER_V2   (1u << 0) /* entries are tier_v2, not tier */
 #define VTIER_STATS_F_TCO       (1u << 1) /* a TCO block follows the tiers */
-#define VTIER_STATS_F_KNOWN     0x3u
+#define VTIER_STATS_F_MIGRATION (1u << 2) /* a migration block follows, last */
+#define VTIER_STATS_F_KNOWN     0x7u
 
 /* vtier_handoff_tco_tier.kind */
 enum vtier_tco_tier_kind {
@@ -192,10 +194,39 @@ struct vtier_handoff_tco {
     char placement[VTIER_HANDOFF_TIER_NAME_LEN];    /* NUL-terminated */
 };
 
+/* vtier_handoff_migration.state: the agent's view of the VM */
+enum vtier_migration_state {
+    VTIER_MIGRATION_STATE_NONE = 0,     /* no migration in progress */
+    VTIER_MIGRATION_STATE_OUTGOING = 1, /* source: started, not ended yet */
+    VTIER_MIGRATION_STATE_PLACING = 2,  /* destination: placing from the
+                                           source's profile */
+};
+
+/*
+ * The VM's live migration as the agent sees it (VTIER_STATS_F_MIGRATION),
+ * last in a STATS report. It describes the whole VM, as of the agent's last
+ * profiling window. Counters count since the agent took the VM.
+ */
+struct vtier_handoff_migration {
+    uint32_t state;             /* enum vtier_migration_state */
+    uint32_t reserved;          /* 0 */
+    uint64_t started;           /* outgoing migrations */
+    uint64_t completed;         /* ... that completed */
+    uint64_t failed;            /* ... that failed or were cancelled */
+    uint64_t extra_bytes;       /* source: memory the migration holds now */
+    uint64_t extra_peak_bytes;  /* ... the most of it, this or the last one */
+    uint64_t extra_bound_bytes; /* ... the policy's bound, 0: none */
+    uint64_t promotions_held;   /* chunk promotions not started while outgoing */
+    uint64_t profiles_seeded;   /* destination: profiles the VM was seeded from */
+    uint64_t profiles_refused;  /* ... refused (garbled, foreign): from scratch */
+    uint64_t plan_chunks;       /* ... chunks the profile's placement still moves */
+};
+
 /*
  * Followed by n_tiers struct vtier_handoff_tier, or with
  * VTIER_STATS_F_TIER_V2 by n_tiers struct vtier_handoff_tier_v2; then, with
- * VTIER_STATS_F_TCO, by struct vtier_handoff_tco and its tiers.
+ * VTIER_STATS_F_TCO, by struct vtier_handoff_tco and its tiers; then, with
+ * VTIER_STATS_F_MIGRATION, by struct vtier_handoff_migration.
  */
 struct vtier_handoff_stats {
     uint64_t agent_time_ns;     /* agent's CLOCK_MONOTONIC at the report */
