@@ -194,7 +194,7 @@ struct vtier_handoff_tco {
     char placement[VTIER_HANDOFF_TIER_NAME_LEN];    /* NUL-terminated */
 };
 
-/* vtier_handoff_migration.state: the agent's view of the VM */
+/* vtier_handoff_migration_stats.state: the agent's view of the VM */
 enum vtier_migration_state {
     VTIER_MIGRATION_STATE_NONE = 0,     /* no migration in progress */
     VTIER_MIGRATION_STATE_OUTGOING = 1, /* source: started, not ended yet */
@@ -205,9 +205,10 @@ enum vtier_migration_state {
 /*
  * The VM's live migration as the agent sees it (VTIER_STATS_F_MIGRATION),
  * last in a STATS report. It describes the whole VM, as of the agent's last
- * profiling window. Counters count since the agent took the VM.
+ * profiling window. Counters count since the agent took the VM. (Not to be
+ * confused with struct vtier_handoff_migration, the MIGRATION message.)
  */
-struct vtier_handoff_migration {
+struct vtier_handoff_migration_stats {
     uint32_t state;             /* enum vtier_migration_state */
     uint32_t reserved;          /* 0 */
     uint64_t started;           /* outgoing migrations */
@@ -216,17 +217,17 @@ struct vtier_handoff_migration {
     uint64_t extra_bytes;       /* source: memory the migration holds now */
     uint64_t extra_peak_bytes;  /* ... the most of it, this or the last one */
     uint64_t extra_bound_bytes; /* ... the policy's bound, 0: none */
-    uint64_t promotions_held;   /* chunk promotions not started while outgoing */
-    uint64_t profiles_seeded;   /* destination: profiles the VM was seeded from */
-    uint64_t profiles_refused;  /* ... refused (garbled, foreign): from scratch */
-    uint64_t plan_chunks;       /* ... chunks the profile's placement still moves */
+    uint64_t promotions_held;   /* promotions not started while outgoing */
+    uint64_t profiles_seeded;   /* destination: profiles it was seeded from */
+    uint64_t profiles_refused;  /* ... refused (garbled, foreign) */
+    uint64_t plan_chunks;       /* ... chunks the placement still moves */
 };
 
 /*
  * Followed by n_tiers struct vtier_handoff_tier, or with
  * VTIER_STATS_F_TIER_V2 by n_tiers struct vtier_handoff_tier_v2; then, with
  * VTIER_STATS_F_TCO, by struct vtier_handoff_tco and its tiers; then, with
- * VTIER_STATS_F_MIGRATION, by struct vtier_handoff_migration.
+ * VTIER_STATS_F_MIGRATION, by struct vtier_handoff_migration_stats.
  */
 struct vtier_handoff_stats {
     uint64_t agent_time_ns;     /* agent's CLOCK_MONOTONIC at the report */
@@ -307,6 +308,8 @@ _Static_assert(sizeof(struct vtier_handoff_tier_v2) == 72, "tier v2 ABI");
 _Static_assert(sizeof(struct vtier_handoff_stats) == 48, "stats ABI");
 _Static_assert(sizeof(struct vtier_handoff_tco) == 112, "tco ABI");
 _Static_assert(sizeof(struct vtier_handoff_tco_tier) == 80, "tco tier ABI");
+_Static_assert(sizeof(struct vtier_handoff_migration_stats) == 88,
+               "migration stats ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy) == 160, "policy ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy_reply) == 136,
                "policy reply ABI");
