@@ -887,6 +887,11 @@ int vt_backend_send_stats(struct vt_backend *b)
 	st.demotions = ms->evicted;
 	st.compressed_bytes = pool;
 	st.n_tiers = n + 1;
+	/* the VM's migration as its last window left it */
+	ret = b->vm ? vt_migration_to_wire(b->vm, &b->migration) : -ENODATA;
+	if (ret != -EBUSY)
+		b->have_migration = !ret;
 	return vt_handoff_conn_send_stats_tco(b->conn, &st, tiers, b->have_tco ? &b->tco : NULL,
-					      b->tco_tiers);
+					      b->tco_tiers,
+					      b->have_migration ? &b->migration : NULL);
 }

@@ -53,6 +53,9 @@ struct vt_backend {
 	bool have_tco;
 	struct vtier_handoff_tco tco;
 	struct vtier_handoff_tco_tier tco_tiers[VTIER_HANDOFF_TIERS_MAX];
+	/* ... and its migration block, the same way */
+	bool have_migration;
+	struct vtier_handoff_migration_stats migration;
 	struct vt_daemon *d;
 	/*
 	 * The profile an incoming migration brought (core/migration.h): checked

@@ -15,9 +15,42 @@
 #include "migration_profile.h"
 #include "vm.h"
 
-const char *vt_migration_state_name(enum vt_migration_state state)
+enum vtier_migration_state vt_migration_view(const struct vt_vm *vm)
 {
-	return state == VT_MIGRATION_OUTGOING ? "outgoing" : "none";
+	if (vm->migration.state == VT_MIGRATION_OUTGOING)
+		return VTIER_MIGRATION_STATE_OUTGOING;
+	return vm->stats.migration.plan_chunks ? VTIER_MIGRATION_STATE_PLACING :
+						 VTIER_MIGRATION_STATE_NONE;
+}
+
+const char *vt_migration_view_name(enum vtier_migration_state state)
+{
+	return state == VTIER_MIGRATION_STATE_OUTGOING ? "outgoing" :
+	       state == VTIER_MIGRATION_STATE_PLACING ? "placing" : "none";
+}
+
+int vt_migration_to_wire(struct vt_vm *vm, struct vtier_handoff_migration_stats *out)
+{
+	const struct vt_migration_stats *s = &vm->stats.migration;
+
+	if (!g_mutex_trylock(&vm->lock))
+		return -EBUSY;
+	*out = (struct vtier_handoff_migration_stats){
+		.state = vt_migration_view(vm),
+		.started = s->started,
+		/* one count per ended migration: never more than started */
+		.completed = MIN(s->completed, s->started),
+		.failed = MIN(s->failed, s->started - MIN(s->completed, s->started)),
+		.extra_bytes = s->extra_bytes,
+		.extra_peak_bytes = s->extra_peak_bytes,
+		.extra_bound_bytes = vm->policy.migration_extra_bytes,
+		.promotions_held = s->promotions_held,
+		.profiles_seeded = s->profiles_seeded,
+		.profiles_refused = s->profiles_refused,
+		.plan_chunks = s->plan_chunks,
+	};
+	g_mutex_unlock(&vm->lock);
+	return 0;
 }
 
 /* The VM's tiers as a profile names them: fastest first, NUMA then compressed. */
@@ -414,11 +447,11 @@ void vt_migration_clear(struct vt_vm *vm)
 	vm->migration.keep = NULL;
 }
 
-void vt_migration_status_to_json(const struct vt_vm_migration *m, JsonBuilder *b)
+void vt_migration_status_to_json(const struct vt_vm *vm, JsonBuilder *b)
 {
 	json_builder_begin_object(b);
-	vt_json_add_str(b, "state", vt_migration_state_name(m->state));
-	vt_json_add_str(b, "profile", m->note);
+	vt_json_add_str(b, "state", vt_migration_view_name(vt_migration_view(vm)));
+	vt_json_add_str(b, "profile", vm->migration.note);
 	json_builder_end_object(b);
 }
 

@@ -79,7 +79,18 @@ struct vt_vm;
 struct vt_backend;
 struct vt_vm_stats;
 
-const char *vt_migration_state_name(enum vt_migration_state state);
+/*
+ * The VM's migration as operators see it (vtierctl status, QEMU's
+ * query-memory-tiers), under the VM's lock: outgoing, placing (the
+ * destination still moving chunks from the source's profile), or none.
+ */
+enum vtier_migration_state vt_migration_view(const struct vt_vm *vm);
+const char *vt_migration_view_name(enum vtier_migration_state state);
+/*
+ * Main loop, for a STATS report: the VM's migration block. -EBUSY when the
+ * VM's worker holds its lock (never waited for).
+ */
+int vt_migration_to_wire(struct vt_vm *vm, struct vtier_handoff_migration_stats *out);
 
 /*
  * Main loop: QEMU says a migration of @b's VM started or ended. The VM's
@@ -121,7 +132,7 @@ void vt_migration_window_done(struct vt_vm *vm);
 void vt_migration_clear(struct vt_vm *vm);
 
 /* For the status and stats JSON (under the VM's lock). */
-void vt_migration_status_to_json(const struct vt_vm_migration *m, JsonBuilder *b);
+void vt_migration_status_to_json(const struct vt_vm *vm, JsonBuilder *b);
 void vt_migration_stats_to_json(const struct vt_migration_stats *s, JsonBuilder *b);
 
 #endif

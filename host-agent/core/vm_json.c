@@ -40,7 +40,7 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	vt_json_add_u64(b, "windows", vm->stats.windows);
 	vt_json_add_str(b, "last_error", vm->last_error);
 	json_builder_set_member_name(b, "migration");
-	vt_migration_status_to_json(&vm->migration, b);
+	vt_migration_status_to_json(vm, b);
 	json_builder_set_member_name(b, "policy");
 	vt_vm_policy_to_json(&vm->policy, b);
 	json_builder_set_member_name(b, "gpa_map");
@@ -195,7 +195,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	hints_to_json(vm, &s->hints, b);
 	json_builder_set_member_name(b, "migration");
 	vt_migration_stats_to_json(&s->migration, b);
-	vt_json_add_str(b, "migration_state", vt_migration_state_name(vm->migration.state));
+	vt_json_add_str(b, "migration_state", vt_migration_view_name(vt_migration_view(vm)));
 	json_builder_end_object(b);
 	g_mutex_unlock(&vm->lock);
 }

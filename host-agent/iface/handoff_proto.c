@@ -285,12 +285,26 @@ static int check_tco(const struct vtier_handoff_tco *tco, char *err, size_t err_
 	return 0;
 }
 
+/* The migration block: a known state, counts that add up. */
+static int check_migration(const struct vtier_handoff_migration_stats *m, char *err, size_t err_len)
+{
+	if (m->state > VTIER_MIGRATION_STATE_PLACING || m->reserved)
+		return vt_err_set(-EBADMSG, err, err_len, "STATS: migration state %u, reserved %u",
+				  m->state, m->reserved);
+	if (m->completed > m->started || m->failed > m->started - m->completed)
+		return vt_err_set(-ERANGE, err, err_len, "STATS: %llu migrations completed and "
+				  "%llu failed of %llu started", (unsigned long long)m->completed,
+				  (unsigned long long)m->failed, (unsigned long long)m->started);
+	return 0;
+}
+
 int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_stats *out,
 			   char *err, size_t err_len)
 {
 	const struct vtier_handoff_stats *s = payload;
 	const char *entries = (const char *)(s + 1);
 	const struct vtier_handoff_tco *tco = NULL;
+	const struct vtier_handoff_migration_stats *mig = NULL;
 	bool v2;
 	size_t entry_size, want;
 	int ret;
@@ -316,6 +330,14 @@ int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_s
 					  tco->n_tiers, VTIER_HANDOFF_TIERS_MAX);
 		want += sizeof(*tco) + tco->n_tiers * sizeof(struct vtier_handoff_tco_tier);
 	}
+	if (s->flags & VTIER_STATS_F_MIGRATION) {
+		/* last: after the tiers and the TCO block */
+		if (size != want + sizeof(*mig))
+			return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes: its counts "
+					  "and a migration block say %zu", size, want + sizeof(*mig));
+		mig = (const void *)((const char *)payload + want);
+		want += sizeof(*mig);
+	}
 	if (size != want)
 		return vt_err_set(-EBADMSG, err, err_len, "STATS of %zu bytes, its counts say %zu",
 			    size, want);
@@ -328,12 +350,15 @@ int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_s
 	}
 	if (tco && (ret = check_tco(tco, err, err_len)))
 		return ret;
+	if (mig && (ret = check_migration(mig, err, err_len)))
+		return ret;
 	*out = (struct vt_handoff_stats) {
 		.fixed = s,
 		.tiers = v2 ? NULL : (const void *)entries,
 		.tiers_v2 = v2 ? (const void *)entries : NULL,
 		.tco = tco,
 		.tco_tiers = tco ? (const void *)(tco + 1) : NULL,
+		.migration = mig,
 	};
 	return 0;
 }

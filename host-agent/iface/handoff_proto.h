@@ -30,7 +30,8 @@ struct vt_handoff_hello {
 /*
  * A checked STATS report (what QEMU would accept): entries are @tiers, or
  * @tiers_v2 when fixed->flags has VTIER_STATS_F_TIER_V2 (the other is NULL);
- * @tco and @tco_tiers with VTIER_STATS_F_TCO, else NULL.
+ * @tco and @tco_tiers with VTIER_STATS_F_TCO, @migration with
+ * VTIER_STATS_F_MIGRATION, else NULL.
  */
 struct vt_handoff_stats {
 	const struct vtier_handoff_stats *fixed;
@@ -38,6 +39,7 @@ struct vt_handoff_stats {
 	const struct vtier_handoff_tier_v2 *tiers_v2;	/* fixed->n_tiers */
 	const struct vtier_handoff_tco *tco;
 	const struct vtier_handoff_tco_tier *tco_tiers;	/* tco->n_tiers */
+	const struct vtier_handoff_migration_stats *migration;
 };
 
 /* Any checked message QEMU may send to an agent. */

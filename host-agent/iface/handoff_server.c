@@ -316,16 +316,18 @@ static int conn_send(struct vt_handoff_conn *c, uint16_t type, uint32_t seq,
  * Both STATS forms: @flags (VTIER_STATS_F_TIER_V2 or 0) replaces
  * stats->flags; @tiers holds stats->n_tiers entries of @entry_size bytes;
  * @tco (may be NULL) and its tco->n_tiers @tco_tiers follow them with
- * VTIER_STATS_F_TCO. The report is checked as QEMU will check it: QEMU drops
- * a connection that sends a bad one.
+ * VTIER_STATS_F_TCO; @mig (may be NULL) last, with VTIER_STATS_F_MIGRATION.
+ * The report is checked as QEMU will check it: QEMU drops a connection that
+ * sends a bad one.
  */
 static int send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stats *stats,
 		      uint32_t flags, const void *tiers, size_t entry_size,
 		      const struct vtier_handoff_tco *tco,
-		      const struct vtier_handoff_tco_tier *tco_tiers)
+		      const struct vtier_handoff_tco_tier *tco_tiers,
+		      const struct vtier_handoff_migration_stats *mig)
 {
 	uint64_t buf[(sizeof(*stats) + VTIER_HANDOFF_TIERS_MAX * sizeof(struct vtier_handoff_tier_v2) +
-		      sizeof(*tco) + VTIER_HANDOFF_TIERS_MAX * sizeof(*tco_tiers)) /
+		      sizeof(*tco) + VTIER_HANDOFF_TIERS_MAX * sizeof(*tco_tiers) + sizeof(*mig)) /
 		     sizeof(uint64_t)];
 	struct vtier_handoff_stats *s = (void *)buf;
 	char *p = (char *)(s + 1);
@@ -338,7 +340,7 @@ static int send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stat
 	    (tco && tco->n_tiers > VTIER_HANDOFF_TIERS_MAX))
 		return -EINVAL;
 	*s = *stats;
-	s->flags = flags | (tco ? VTIER_STATS_F_TCO : 0);
+	s->flags = flags | (tco ? VTIER_STATS_F_TCO : 0) | (mig ? VTIER_STATS_F_MIGRATION : 0);
 	memcpy(p, tiers, stats->n_tiers * entry_size);
 	p += stats->n_tiers * entry_size;
 	if (tco) {
@@ -346,6 +348,10 @@ static int send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stat
 		p += sizeof(*tco);
 		memcpy(p, tco_tiers, tco->n_tiers * sizeof(*tco_tiers));
 		p += tco->n_tiers * sizeof(*tco_tiers);
+	}
+	if (mig) {
+		memcpy(p, mig, sizeof(*mig));
+		p += sizeof(*mig);
 	}
 	part.iov_len = (size_t)(p - (char *)buf);
 	if (vt_handoff_check_stats(buf, part.iov_len, &checked, NULL, 0))
@@ -356,23 +362,25 @@ static int send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stat
 int vt_handoff_conn_send_stats(struct vt_handoff_conn *c, const struct vtier_handoff_stats *stats,
 			       const struct vtier_handoff_tier *tiers)
 {
-	return send_stats(c, stats, 0, tiers, sizeof(*tiers), NULL, NULL);
+	return send_stats(c, stats, 0, tiers, sizeof(*tiers), NULL, NULL, NULL);
 }
 
 int vt_handoff_conn_send_stats_v2(struct vt_handoff_conn *c,
 				  const struct vtier_handoff_stats *stats,
 				  const struct vtier_handoff_tier_v2 *tiers)
 {
-	return send_stats(c, stats, VTIER_STATS_F_TIER_V2, tiers, sizeof(*tiers), NULL, NULL);
+	return send_stats(c, stats, VTIER_STATS_F_TIER_V2, tiers, sizeof(*tiers), NULL, NULL, NULL);
 }
 
 int vt_handoff_conn_send_stats_tco(struct vt_handoff_conn *c,
 				   const struct vtier_handoff_stats *stats,
 				   const struct vtier_handoff_tier_v2 *tiers,
 				   const struct vtier_handoff_tco *tco,
-				   const struct vtier_handoff_tco_tier *tco_tiers)
+				   const struct vtier_handoff_tco_tier *tco_tiers,
+				   const struct vtier_handoff_migration_stats *mig)
 {
-	return send_stats(c, stats, VTIER_STATS_F_TIER_V2, tiers, sizeof(*tiers), tco, tco_tiers);
+	return send_stats(c, stats, VTIER_STATS_F_TIER_V2, tiers, sizeof(*tiers), tco, tco_tiers,
+			  mig);
 }
 
 int vt_handoff_conn_send_profile(struct vt_handoff_conn *c, const void *profile, size_t size)

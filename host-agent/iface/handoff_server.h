@@ -124,14 +124,16 @@ int vt_handoff_conn_send_stats_v2(struct vt_handoff_conn *conn,
 				  const struct vtier_handoff_tier_v2 *tiers);
 /*
  * The same with the VM's memory TCO report after the tiers (VTIER_STATS_F_TCO):
- * @tco and its tco->n_tiers @tco_tiers; -EINVAL if its figures do not add up.
- * @tco NULL sends the report without it.
+ * @tco and its tco->n_tiers @tco_tiers; then the VM's migration block
+ * (VTIER_STATS_F_MIGRATION): @mig. -EINVAL if their figures do not add up.
+ * @tco or @mig NULL sends the report without that block.
  */
 int vt_handoff_conn_send_stats_tco(struct vt_handoff_conn *conn,
 				   const struct vtier_handoff_stats *stats,
 				   const struct vtier_handoff_tier_v2 *tiers,
 				   const struct vtier_handoff_tco *tco,
-				   const struct vtier_handoff_tco_tier *tco_tiers);
+				   const struct vtier_handoff_tco_tier *tco_tiers,
+				   const struct vtier_handoff_migration_stats *mig);
 /* Send the agent's hotness profile (1..VTIER_HANDOFF_PROFILE_MAX bytes). */
 int vt_handoff_conn_send_profile(struct vt_handoff_conn *conn, const void *profile, size_t size);
 /*

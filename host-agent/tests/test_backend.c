@@ -557,10 +557,12 @@ static void test_stats_carry_report(void **state)
 	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
 	vm = the_vm(f->d);
 	assert_non_null(vm);
-	/* mode=off, no window yet: per-tier figures only */
+	/* mode=off, no window yet: per-tier figures, and no migration */
 	st = next_stats(s, buf, sizeof(buf));
-	assert_int_equal(st.fixed->flags, VTIER_STATS_F_TIER_V2);
+	assert_int_equal(st.fixed->flags, VTIER_STATS_F_TIER_V2 | VTIER_STATS_F_MIGRATION);
 	assert_null(st.tco);
+	assert_int_equal(st.migration->state, VTIER_MIGRATION_STATE_NONE);
+	assert_int_equal(st.migration->started, 0);
 
 	/* a window as the worker publishes one (no profiler runs on the test process) */
 	numa.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1,
@@ -619,6 +621,42 @@ static void test_stats_carry_report(void **state)
 	assert_int_equal(st.tco_tiers[1].kind, VTIER_TCO_TIER_COMPRESSED);
 	assert_int_equal(st.tco_tiers[1].bytes, 3 << 20);
 	assert_int_equal(st.tco_tiers[1].ratio_milli, 3000);
+
+	/* the VM's migration as vtierctl shows it: outgoing, then placing */
+	g_mutex_lock(&vm->lock);
+	vm->policy.migration_extra_bytes = 32 << 20;
+	vm->migration.state = VT_MIGRATION_OUTGOING;
+	vm->stats.migration.started = 2;
+	vm->stats.migration.completed = 1;
+	vm->stats.migration.extra_bytes = 5 << 20;
+	vm->stats.migration.extra_peak_bytes = 9 << 20;
+	vm->stats.migration.promotions_held = 7;
+	g_mutex_unlock(&vm->lock);
+	assert_int_equal(vt_backend_send_stats(g_ptr_array_index(vm->backends, 0)), 0);
+	for (st = next_stats(s, buf, sizeof(buf)); st.migration->started != 2;
+	     st = next_stats(s, buf, sizeof(buf)))
+		;
+	assert_int_equal(st.migration->state, VTIER_MIGRATION_STATE_OUTGOING);
+	assert_int_equal(st.migration->completed, 1);
+	assert_int_equal(st.migration->failed, 0);
+	assert_int_equal(st.migration->extra_bytes, 5 << 20);
+	assert_int_equal(st.migration->extra_peak_bytes, 9 << 20);
+	assert_int_equal(st.migration->extra_bound_bytes, 32 << 20);
+	assert_int_equal(st.migration->promotions_held, 7);
+	g_mutex_lock(&vm->lock);
+	vm->migration.state = VT_MIGRATION_NONE;
+	vm->stats.migration.plan_chunks = 57;
+	vm->stats.migration.profiles_seeded = 1;
+	g_mutex_unlock(&vm->lock);
+	assert_int_equal(vt_backend_send_stats(g_ptr_array_index(vm->backends, 0)), 0);
+	for (st = next_stats(s, buf, sizeof(buf)); st.migration->plan_chunks != 57;
+	     st = next_stats(s, buf, sizeof(buf)))
+		;
+	assert_int_equal(st.migration->state, VTIER_MIGRATION_STATE_PLACING);
+	assert_int_equal(st.migration->profiles_seeded, 1);
+	g_mutex_lock(&vm->lock);
+	vm->stats.migration.plan_chunks = 0;
+	g_mutex_unlock(&vm->lock);
 
 	/*
 	 * While the worker holds the VM's lock (restarting its engine), the main loop

@@ -412,9 +412,9 @@ static void test_stats(void **state)
 	v1.s.flags = 0;
 	v2.s.flags = 0;
 	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
-	v2.s.flags = VTIER_STATS_F_TIER_V2 | 4;
+	v2.s.flags = VTIER_STATS_F_TIER_V2 | 8;
 	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2), &st, err, sizeof(err)), -EBADMSG);
-	assert_non_null(strstr(err, "unknown flags 0x5"));
+	assert_non_null(strstr(err, "unknown flags 0x9"));
 	v2.s.flags = VTIER_STATS_F_TIER_V2;
 	assert_int_equal(vt_handoff_check_stats(&v2, sizeof(v2) - 1, &st, err, sizeof(err)),
 			 -EBADMSG);
@@ -593,6 +593,85 @@ static void test_stats_tco(void **state)
 	}
 }
 
+/*
+ * The VM's migration block (VTIER_STATS_F_MIGRATION), last: after the tiers,
+ * and after the TCO block when there is one. Every way it can be wrong is
+ * refused with its reason.
+ */
+static void test_stats_migration(void **state)
+{
+	struct {
+		struct tco_report r;
+		struct vtier_handoff_migration_stats m;
+	} full;
+	struct {
+		struct vtier_handoff_stats s;
+		struct vtier_handoff_tier_v2 t[1];
+		struct vtier_handoff_migration_stats m;
+	} plain = {
+		.s = { .n_tiers = 1,
+		       .flags = VTIER_STATS_F_TIER_V2 | VTIER_STATS_F_MIGRATION },
+		.t = { { .name = "memory", .resident_bytes = 1 << 20 } },
+		.m = { .state = VTIER_MIGRATION_STATE_OUTGOING, .started = 3, .completed = 1,
+		       .failed = 1, .extra_bytes = 5 << 20, .extra_peak_bytes = 9 << 20,
+		       .extra_bound_bytes = 32 << 20, .promotions_held = 4 },
+	};
+	static const struct {
+		const char *what;
+		uint32_t state, reserved;
+		uint64_t started, completed, failed;
+		int ret;
+		const char *err;
+	} cases[] = {
+		{ "state", 3, 0, 0, 0, 0, -EBADMSG, "migration state 3" },
+		{ "reserved", 0, 1, 0, 0, 0, -EBADMSG, "reserved 1" },
+		{ "completed", 0, 0, 1, 2, 0, -ERANGE, "2 migrations completed and 0 failed of 1" },
+		{ "failed", 0, 0, 2, 1, 2, -ERANGE, "1 migrations completed and 2 failed of 2" },
+		{ "wrap", 0, 0, 1, 1, UINT64_MAX, -ERANGE, "failed of 1" },
+	};
+	struct vt_handoff_stats st;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(vt_handoff_check_stats(&plain, sizeof(plain), &st, err, sizeof(err)), 0);
+	assert_ptr_equal(st.migration, &plain.m);
+	assert_null(st.tco);
+	/* after the TCO block */
+	tco_report_init(&full.r);
+	full.r.s.flags |= VTIER_STATS_F_MIGRATION;
+	full.m = plain.m;
+	assert_int_equal(vt_handoff_check_stats(&full, sizeof(full), &st, err, sizeof(err)), 0);
+	assert_ptr_equal(st.migration, &full.m);
+	assert_ptr_equal(st.tco, &full.r.tco);
+	/* a block too short, or bytes past it */
+	assert_int_equal(vt_handoff_check_stats(&plain, sizeof(plain) - 1, &st, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "a migration block say"));
+	assert_int_equal(vt_handoff_check_stats(&full, sizeof(full) - 8, &st, err, sizeof(err)),
+			 -EBADMSG);
+	/* without the flag the block is bytes past the report */
+	plain.s.flags = VTIER_STATS_F_TIER_V2;
+	assert_int_equal(vt_handoff_check_stats(&plain, sizeof(plain), &st, err, sizeof(err)),
+			 -EBADMSG);
+	plain.s.flags |= VTIER_STATS_F_MIGRATION;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		plain.m.state = cases[i].state;
+		plain.m.reserved = cases[i].reserved;
+		plain.m.started = cases[i].started;
+		plain.m.completed = cases[i].completed;
+		plain.m.failed = cases[i].failed;
+		err[0] = '\0';
+		if (vt_handoff_check_stats(&plain, sizeof(plain), &st, err, sizeof(err)) !=
+			    cases[i].ret || !strstr(err, cases[i].err))
+			fail_msg("case %s: got '%s', want %d '%s'", cases[i].what, err,
+				 cases[i].ret, cases[i].err);
+	}
+	/* every state there is */
+	plain.m = (struct vtier_handoff_migration_stats){ .state = VTIER_MIGRATION_STATE_PLACING,
+							   .profiles_seeded = 1, .plan_chunks = 57 };
+	assert_int_equal(vt_handoff_check_stats(&plain, sizeof(plain), &st, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -606,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_stats_tco),
+		cmocka_unit_test(test_stats_migration),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -481,7 +481,7 @@ static void test_policy_and_stats(void **state)
 {
 	struct agent *a = *state;
 	struct vtier_handoff_hdr hdr;
-	uint8_t buf[512];
+	uint8_t buf[1024];
 	struct vtier_handoff_policy policy = { .mode = VTIER_POLICY_MODE_AUTO };
 	struct vtier_handoff_migration mig = { .event = VTIER_MIGRATION_START };
 	struct vtier_handoff_stats stats = { .faults_served = 42, .n_tiers = 2 };
@@ -495,6 +495,10 @@ static void test_policy_and_stats(void **state)
 	};
 	struct vtier_handoff_tco tco = { .windows = 3, .bytes = 5 << 20, .n_tiers = 2,
 					 .placement = "mtm" };
+	struct vtier_handoff_migration_stats mstats = {
+		.state = VTIER_MIGRATION_STATE_OUTGOING, .started = 2, .completed = 1,
+		.extra_bytes = 3 << 20, .extra_peak_bytes = 7 << 20, .extra_bound_bytes = 32 << 20,
+	};
 	struct vtier_handoff_tco_tier tco_tiers[2] = {
 		{ .name = "dram", .ratio_milli = 1000, .bytes = 4 << 20,
 		  .cost_nusd_per_hour = 274000 },
@@ -543,7 +547,7 @@ static void test_policy_and_stats(void **state)
 	assert_memory_equal(buf + sizeof(stats), tiers_v2, sizeof(tiers_v2));
 
 	/* The VM's TCO report after the tiers; the sender sets both flags. */
-	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers), 0);
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers, NULL), 0);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	assert_int_equal(hdr.size, sizeof(stats) + sizeof(tiers_v2) + sizeof(tco) + sizeof(tco_tiers));
 	assert_int_equal(((struct vtier_handoff_stats *)buf)->flags,
@@ -552,17 +556,34 @@ static void test_policy_and_stats(void **state)
 	assert_memory_equal(buf + sizeof(stats) + sizeof(tiers_v2) + sizeof(tco), tco_tiers,
 			    sizeof(tco_tiers));
 	/* without a block it is a v2 report */
-	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, NULL, NULL), 0);
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, NULL, NULL, NULL), 0);
 	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
 	assert_int_equal(hdr.size, sizeof(stats) + sizeof(tiers_v2));
 	assert_int_equal(((struct vtier_handoff_stats *)buf)->flags, VTIER_STATS_F_TIER_V2);
+	/* the migration block comes last, after the TCO block or the tiers */
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers,
+							&mstats), 0);
+	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
+	assert_int_equal(hdr.size, sizeof(stats) + sizeof(tiers_v2) + sizeof(tco) +
+				   sizeof(tco_tiers) + sizeof(mstats));
+	assert_int_equal(((struct vtier_handoff_stats *)buf)->flags,
+			 VTIER_STATS_F_TIER_V2 | VTIER_STATS_F_TCO | VTIER_STATS_F_MIGRATION);
+	assert_memory_equal(buf + hdr.size - sizeof(mstats), &mstats, sizeof(mstats));
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, NULL, NULL,
+							&mstats), 0);
+	assert_true(qemu_recv(a, fd, &hdr, buf, sizeof(buf)));
+	assert_int_equal(hdr.size, sizeof(stats) + sizeof(tiers_v2) + sizeof(mstats));
+	assert_memory_equal(buf + sizeof(stats) + sizeof(tiers_v2), &mstats, sizeof(mstats));
+	mstats.failed = 3;	/* more ended than started: not sent */
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, NULL, NULL,
+							&mstats), -EINVAL);
 	/* a block that does not add up is not sent */
 	tco.bytes++;
-	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers),
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers, NULL),
 			 -EINVAL);
 	tco.bytes--;
 	tco.n_tiers = VTIER_HANDOFF_TIERS_MAX + 1;
-	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers),
+	assert_int_equal(vt_handoff_conn_send_stats_tco(a->conn, &stats, tiers_v2, &tco, tco_tiers, NULL),
 			 -EINVAL);
 
 	/* Reports QEMU would refuse are not sent. */

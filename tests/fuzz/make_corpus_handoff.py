@@ -36,8 +36,9 @@ def policy(mode=2, flags=0xF, tiers=b"dram,lz4"):
     return struct.pack("<IIQQII128s", mode, flags, 1 << 30, 64 << 20, 500, 0, tiers)
 
 
-def stats(tco_tiers=2, total=None, flags=0x3, short=0):
-    """A STATS report: one v2 tier, then (flag 0x2) a TCO block and its tiers."""
+def stats(tco_tiers=2, total=None, flags=0x3, short=0, mig=(1, 0, 3, 1, 1)):
+    """A STATS report: one v2 tier, then (flag 0x2) a TCO block and its tiers,
+    then (flag 0x4) the migration block: state, reserved, started, completed, failed."""
     body = struct.pack("<QQQQQII", 1, 2, 3, 4, 5, 1, flags)
     body += struct.pack("<16s7Q", b"memory", 1 << 20, 1 << 20, 1 << 20, 0, 0, 0, 0)
     if flags & 0x2:
@@ -48,6 +49,8 @@ def stats(tco_tiers=2, total=None, flags=0x3, short=0):
             b = max(2 - i, 0) << 20
             body += struct.pack("<16sII7Q", b"dram" if i == 0 else b"lz4", min(i, 1), 1000 + 1500 * i,
                                 b, b, 0, 100, 3000000000, 1, 1)
+    if flags & 0x4:
+        body += struct.pack("<II10Q", *mig, 5 << 20, 9 << 20, 32 << 20, 4, 0, 0, 0)
     return body[:len(body) - short]
 
 
@@ -83,6 +86,12 @@ seeds = {
     "stats-tco-short": msg(3, stats(short=80)),
     "stats-tco-sum": msg(3, stats(total=4 << 20)),
     "stats-tco-count": msg(3, stats(tco_tiers=17)),
+    # ... and the VM's migration block, last
+    "stats-migration": msg(3, stats(flags=0x5)),
+    "stats-tco-migration": msg(3, stats(flags=0x7)),
+    "stats-migration-short": msg(3, stats(flags=0x7, short=8)),
+    "stats-migration-state": msg(3, stats(flags=0x5, mig=(3, 0, 3, 1, 1))),
+    "stats-migration-counts": msg(3, stats(flags=0x5, mig=(0, 0, 1, 1, 1))),
 }
 
 out = sys.argv[1]

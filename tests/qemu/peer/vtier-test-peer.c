@@ -353,7 +353,7 @@ static void send_stats(struct backend *b)
 	fault_latency(b, &tiers[1].fault_latency_p50_ns, &tiers[1].fault_latency_p99_ns);
 	if (b->conn)
 		vt_handoff_conn_send_stats_tco(b->conn, &s, tiers,
-					       tco_fill(b, &tco, tco_tiers) ? &tco : NULL, tco_tiers);
+					       tco_fill(b, &tco, tco_tiers) ? &tco : NULL, tco_tiers, NULL);
 }
 
 static void serve_faults(struct backend *b)
