@@ -116,14 +116,21 @@ tb_l2 vm0 -t 300 'vtier-workload ctl phase dist=uniform ranges=0-64M accesses=50
 tb_l2 vm0 'vtier-workload ctl hotset source=ranges out=/run/hotA.txt'
 tb_l2 vm0 'cat /run/hotA.txt' > /tmp/hotA.txt
 before=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
+w0=$(stat_of windows)
 ctl policy vm0 mode=observe > /dev/null
 ctl status vm0 | sed -n 2p
 ctl --json status vm0 | grep -q "\"profiler\":\"$PROF\"" || fail "vtierd did not choose $PROF"
 grep "profiler $PROF" "$TB_OUT/vtierd.log" || fail "no log line saying which profiler and why"
 # The idle VM's own hot memory at the granularity of the host's accessed bits
 # (chunks above the default hot_threshold after 5 windows). Parts 2b and 3 leave
-# room for it plus 80 MiB: A (64 MiB) fits, A and B do not.
-for _ in 1 2 3 4 5; do sleep_window; done
+# room for it plus 80 MiB: A (64 MiB) fits, A and B do not. Five of vtierd's
+# windows, not of the clock: under load (L1 is TCG) four took 10 s, and a
+# coarse first report had not decayed yet (278 MiB).
+for _ in $(seq 20); do
+    [ "$(stat_of windows)" -ge $(( ${w0:-0} + 5 )) ] && break
+    sleep_window
+done
+[ "$(stat_of windows)" -ge $(( ${w0:-0} + 5 )) ] || fail "vtierd ran fewer than 5 windows in 20"
 BASE=$(( $(stat_of hot_chunks) * 2 ))
 LIM=$(( BASE + 80 ))
 echo "idle VM: ${BASE} MiB hot (THP $THP); parts 2b and 3 run under dram_limit=${LIM}MiB"
