@@ -33,10 +33,14 @@
 #   K2. on to vm2 (vtierd C, with profiles) while vtierd C, the destination's,
 #       is killed -9 at a random second of the migration and again at a random
 #       moment of its placement after the hand-off, restarted each time.
+#   K3. on to vm3 (vtierd B again) while the source's vtierd is killed -9 at
+#       a random second, and the migration is cancelled a few seconds later:
+#       the failing path, every time (the guest runs on at the source, which
+#       must give it back every page it read through the store meanwhile).
 # Each migration completes or fails cleanly (then the guest runs on at the
 # source); the guest checks every page wherever it runs afterwards.
 #   RESULT-MIGRATE-KILL src_kill_s= src_outcome= dest_kill_s= dest_kill2_s=
-#     dest_outcome= bad_pages=
+#     dest_outcome= bad_pages= cancel_kill_s= cancel_s= cancel_outcome=
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${MIGRATE_PARTS:-place}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -338,6 +342,8 @@ echo "kill times from seed $seed"
 src_kill=$(rand_s 1 20 "$seed")
 dest_kill=$(rand_s 1 20 "$((seed + 1))")
 dest_kill2=$(rand_s 0.2 3 "$((seed + 2))")
+cancel_kill=$(rand_s 0.5 4 "$((seed + 3))")
+cancel_at=$(rand_s 5 9 "$((seed + 4))")
 bad_all=0
 
 tb_step "kill 1: vm0 (vtierd A) -> vm1 (vtierd B), vtierd A killed -9 at +$src_kill s"
@@ -392,10 +398,41 @@ fi
 verify "$here"
 bad_all=$((bad_all + bad))
 ctl "$here_vtierd" stats "$here" | head -3
-grep -h "hand-off of\|RECONNECT\|store" "$TB_OUT"/vtierd-[abc].log | tail -12 || true
+
+tb_step "kill 3: $here -> vm3 (vtierd B), the source's vtierd killed -9 at +$cancel_kill s, the migration cancelled at +$cancel_at s"
+conf=/run/vtier/vtierd.conf
+[ "$here_vtierd" = a ] || conf=/run/vtier/dest.conf
+[ -S /run/vtier/b.sock ] || start_vtierd b /run/vtier/dest.conf
+# shellcheck disable=SC2086
+tb_l2_start vm3 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent" -- \
+    -uuid "$UUID" -incoming unix:/run/vtier/mig3.sock
+for _ in $(seq 100); do [ -S /run/vtier/mig3.sock ] && break; sleep 0.2; done
+kill_later "$here_vtierd" "$cancel_kill" "$conf" &
+killer=$!
+(sleep "$cancel_at"; tb_qmp "$here" '{"execute":"migrate_cancel"}') > /run/cancel.out 2>&1 &
+canceller=$!
+migrate "$here" vm3 /run/vtier/mig3.sock may-fail
+cancel_outcome=$mig_status
+wait "$killer" "$canceller"
+echo "kill 3: migration $cancel_outcome; migrate_cancel: $(cat /run/cancel.out)"
+if [ "$cancel_outcome" = completed ]; then
+    # it completed before the cancel: the guest runs on vm3 (the failing path did not run)
+    tb_l2_stop "$here"
+    wait_adopted b vm3
+    tb_l2_wait vm3 120
+    here=vm3 here_vtierd=b
+else
+    tb_l2_stop vm3
+    wait_adopted "$here_vtierd" "$here"
+fi
+verify "$here"
+bad_all=$((bad_all + bad))
+ctl "$here_vtierd" --json stats "$here" | grep -o '"migration":{[^}]*}\|"read_[a-z]*":[0-9]*\|"reads_[a-z]*":[0-9]*' || true
+grep -h "hand-off of\|RECONNECT\|store\|migration" "$TB_OUT"/vtierd-[abc].log | tail -16 || true
 tb_l2 "$here" 'touch /run/A.stop' || true
 echo "RESULT-MIGRATE-KILL src_kill_s=$src_kill src_outcome=$src_outcome dest_kill_s=$dest_kill" \
-    "dest_kill2_s=$dest_kill2 dest_outcome=$dest_outcome bad_pages=$bad_all"
+    "dest_kill2_s=$dest_kill2 dest_outcome=$dest_outcome bad_pages=$bad_all" \
+    "cancel_kill_s=$cancel_kill cancel_s=$cancel_at cancel_outcome=$cancel_outcome"
 [ "$bad_all" = 0 ] || fail "$bad_all guest pages bad after migrations with kill -9"
 tb_l2_stop "$here"
 fi
