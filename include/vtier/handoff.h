@@ -198,8 +198,8 @@ struct vtier_handoff_tco {
 enum vtier_migration_state {
     VTIER_MIGRATION_STATE_NONE = 0,     /* no migration in progress */
     VTIER_MIGRATION_STATE_OUTGOING = 1, /* source: started, not ended yet */
-    VTIER_MIGRATION_STATE_PLACING = 2,  /* destination: placing from the
-                                           source's profile */
+    /* destination: placing from the source's profile */
+    VTIER_MIGRATION_STATE_PLACING = 2,
 };
 
 /*

@@ -18,7 +18,7 @@ PAGES = 16384          # 64 MiB
 
 
 def test():
-    t = Tap(33)
+    t = Tap(36)
     with Harness("handoff") as h:
         peer = h.peer()
         q = h.qemu("vm", peer.socket)
@@ -82,6 +82,33 @@ def test():
              "TCO of the VM (placement peer" in hmp and
              f"tier store (compressed): {6000 * 4096} bytes" in hmp,
              f"query-memory-tiers tco is the peer's: {r}; QMP {tco}")
+        # The VM's migration as the agent sees it (VTIER_STATS_F_MIGRATION),
+        # last in the report after the TCO block: what the peer sent.
+        keys = ["started", "completed", "failed", "extra-bytes", "extra-peak-bytes",
+                "extra-bound-bytes", "promotions-held", "profiles-seeded",
+                "profiles-refused", "plan-chunks"]
+        for state, figures, line in [
+                ("outgoing", [3, 1, 1, 12 << 20, 30 << 20, 32 << 20, 3, 0, 0, 0],
+                 "  migration: outgoing, extra 12 MiB (peak 30 MiB, bound 32 MiB), "
+                 "3 promotions held\r\n"),
+                ("placing", [0, 0, 0, 0, 0, 0, 0, 1, 0, 57],
+                 "  migration: placing, 57 chunks to place (1 profile seeded)\r\n")]:
+            want = dict(zip(keys, figures), state=state)
+            r = peer.cmd(f"migration {state} " + " ".join(map(str, figures)))
+            mig = wait_for(f"a STATS report with the {state} migration block", lambda: (
+                (i := q.tiers()["mem0"]) and i.get("migration") == want and i), 10)
+            hmp = q.command("human-monitor-command", **{"command-line": "info memory-tiers"})
+            t.ok(r["state"] == str(["none", "outgoing", "placing"].index(state)) and
+                 mig["tco"]["placement"] == "peer" and line in hmp and
+                 "TCO of the VM (placement peer" in hmp,
+                 f"query-memory-tiers migration is the peer's ({state}), with the TCO block; "
+                 f"HMP {line.strip()!r}")
+        peer.cmd("migration off")
+        wait_for("a STATS report without the migration block",
+                 lambda: "migration" not in q.tiers()["mem0"], 10)
+        hmp = q.command("human-monitor-command", **{"command-line": "info memory-tiers"})
+        t.ok("migration:" not in hmp and "TCO of the VM" in hmp,
+             "a report without the block: no migration member, no HMP line")
         q.guest("half 0xbeef 3 0")
         v = q.guest("verify")
         st = peer.status()

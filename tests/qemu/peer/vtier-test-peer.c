@@ -22,6 +22,13 @@
  *                        memory cost with these prices, USD per GiB, of
  *                        its dram and its store) and send one now; replies
  *                        with the figures sent
+ *   migration STATE STARTED COMPLETED FAILED EXTRA PEAK BOUND HELD SEEDED
+ *             REFUSED CHUNKS
+ *                        from now on end STATS with this migration block
+ *                        (STATE none, outgoing or placing; the rest the
+ *                        block's counters and bytes in its order) and send
+ *                        one now; ERR if the hand-off library refuses it
+ *   migration off        stop adding it
  *
  * Usage: vtier-test-peer --socket PATH --control PATH --store DIR
  */
@@ -119,6 +126,9 @@ static struct {
 	/* `tco`: prices of its two tiers, nano-USD per GiB; reports sent with them */
 	uint64_t tco_price_nusd[2];
 	uint64_t tco_windows;
+	/* `migration`: the block every report ends with, if have_migration */
+	bool have_migration;
+	struct vtier_handoff_migration_stats migration;
 } peer;
 
 static void die(const char *fmt, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
@@ -328,7 +338,7 @@ static bool tco_fill(struct backend *b, struct vtier_handoff_tco *tco,
 	return true;
 }
 
-static void send_stats(struct backend *b)
+static int send_stats(struct backend *b)
 {
 	struct vtier_handoff_tco tco;
 	struct vtier_handoff_tco_tier tco_tiers[2];
@@ -351,9 +361,11 @@ static void send_stats(struct backend *b)
 	};
 
 	fault_latency(b, &tiers[1].fault_latency_p50_ns, &tiers[1].fault_latency_p99_ns);
-	if (b->conn)
-		vt_handoff_conn_send_stats_tco(b->conn, &s, tiers,
-					       tco_fill(b, &tco, tco_tiers) ? &tco : NULL, tco_tiers, NULL);
+	if (!b->conn)
+		return -ENOTCONN;
+	return vt_handoff_conn_send_stats_tco(b->conn, &s, tiers,
+					      tco_fill(b, &tco, tco_tiers) ? &tco : NULL, tco_tiers,
+					      peer.have_migration ? &peer.migration : NULL);
 }
 
 static void serve_faults(struct backend *b)
@@ -720,6 +732,57 @@ static void cmd_tco(struct backend *b, const char *args, GString *out)
 			       t[1].latency_ns);
 }
 
+static void cmd_migration(struct backend *b, const char *args, GString *out)
+{
+	static const char *const states[] = {
+		[VTIER_MIGRATION_STATE_NONE] = "none",
+		[VTIER_MIGRATION_STATE_OUTGOING] = "outgoing",
+		[VTIER_MIGRATION_STATE_PLACING] = "placing",
+	};
+	struct vtier_handoff_migration_stats m = { 0 };
+	uint64_t *v[] = { &m.started, &m.completed, &m.failed, &m.extra_bytes,
+			  &m.extra_peak_bytes, &m.extra_bound_bytes, &m.promotions_held,
+			  &m.profiles_seeded, &m.profiles_refused, &m.plan_chunks };
+	g_auto(GStrv) w = g_strsplit(args, " ", -1);
+	int ret;
+
+	if (!strcmp(args, "off")) {
+		peer.have_migration = false;
+		g_string_append(out, "OK");
+		return;
+	}
+	if (g_strv_length(w) != 1 + G_N_ELEMENTS(v)) {
+		g_string_append(out, "ERR migration needs a state (none, outgoing, placing) and "
+				     "10 numbers, or off");
+		return;
+	}
+	for (m.state = 0; m.state < G_N_ELEMENTS(states); m.state++)
+		if (!strcmp(w[0], states[m.state]))
+			break;
+	if (m.state == G_N_ELEMENTS(states)) {
+		g_string_append_printf(out, "ERR unknown migration state '%s'", w[0]);
+		return;
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(v); i++) {
+		if (!g_ascii_string_to_unsigned(w[1 + i], 10, 0, UINT64_MAX, v[i], NULL)) {
+			g_string_append_printf(out, "ERR migration figure %u '%s' is not a number",
+					       i + 1, w[1 + i]);
+			return;
+		}
+	}
+	peer.migration = m;
+	peer.have_migration = true;
+	ret = send_stats(b);
+	if (ret) {
+		/* The library checks the report as QEMU would: never send a bad one. */
+		peer.have_migration = false;
+		g_string_append_printf(out, "ERR STATS with this migration block not sent: %s",
+				       g_strerror(-ret));
+		return;
+	}
+	g_string_append_printf(out, "OK state=%u", m.state);
+}
+
 static void run_command(const char *line, GString *out)
 {
 	struct backend *b = first_backend();
@@ -742,6 +805,8 @@ static void run_command(const char *line, GString *out)
 		g_string_append(out, "OK");
 	} else if (!strncmp(line, "tco ", 4)) {
 		cmd_tco(b, line + 4, out);
+	} else if (!strncmp(line, "migration ", 10)) {
+		cmd_migration(b, line + 10, out);
 	} else if (sscanf(line, "evict %" SCNx64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
 			  &a1, &a2, &a3, &a4) >= 3 && a3) {
 		cmd_evict(b, a1, a2, a3, a4, out);
