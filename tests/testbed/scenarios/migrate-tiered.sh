@@ -123,6 +123,9 @@ migrate() {
         fail "migrate $1 -> $2: $r"
     for _ in $(seq 3000); do
         st=$(tb_qmp "$1" '{"execute":"query-migrate"}')
+        # what QEMU shows of vtierd's view meanwhile (query-memory-tiers' migration)
+        [ -z "${MIG_TIERS_LOG:-}" ] ||
+            tb_qmp "$1" '{"execute":"query-memory-tiers"}' >> "$MIG_TIERS_LOG" 2>&1 || true
         case $st in
         *'"status": "completed"'*|*'"status":"completed"'*) break ;;
         *'"status": "failed"'*|*'"status":"failed"'*|*cancelled*)
@@ -257,9 +260,15 @@ tb_l2_start vm1 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent
 for _ in $(seq 100); do [ -S /run/vtier/mig1.sock ] && break; sleep 0.2; done
 base=$(memfd_bytes "$pid0")
 (while [ ! -e /run/sample.stop ]; do memfd_bytes "$pid0"; sleep 0.2; done) > /run/memfd.samples &
-migrate vm0 vm1 /run/vtier/mig1.sock
+MIG_TIERS_LOG=/run/mig1.tiers migrate vm0 vm1 /run/vtier/mig1.sock
 total_ms=$mig_total_ms down_ms=$mig_down_ms
 touch /run/sample.stop
+# QMP shows the source outgoing, under the bound the policy set
+tr -d ' \n' < /run/mig1.tiers | grep -o '"migration":{[^}]*}' | sort | uniq -c | sort -rn | head -3
+tr -d ' \n' < /run/mig1.tiers | grep -q "\"migration\":{[^}]*\"state\":\"outgoing\"" ||
+    fail "query-memory-tiers of vm0 never showed the migration outgoing"
+tr -d ' \n' < /run/mig1.tiers | grep -q "\"extra-bound-bytes\":$((BOUND * MIB))" ||
+    fail "query-memory-tiers of vm0 does not show the bound (${BOUND} MiB)"
 peak=$(sort -n /run/memfd.samples | tail -1)
 extra=$(( (${peak:-0} - base) / MIB ))
 echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${base} bytes" \
@@ -272,6 +281,11 @@ wait_adopted b vm1
 windows_to_place b vm1 "$MAXW"
 with=$placed_windows
 ctl b status vm1 | grep '^migration:' || true
+# QMP on the destination: seeded from the profile (placing, or placed by now)
+q=$(tb_qmp vm1 '{"execute":"query-memory-tiers"}' | tr -d ' \n')
+echo "$q" | grep -o '"migration":{[^}]*}' || true
+echo "$q" | grep -q '"migration":{[^}]*"profiles-seeded":[1-9]' ||
+    fail "query-memory-tiers of vm1 does not show the profile seeded: $q"
 tb_l2_stop vm0
 tb_l2_wait vm1 120
 ctl b --json stats vm1 | grep -o '"migration":{[^}]*}' || true
