@@ -63,6 +63,7 @@ struct vt_ctier_mover_stats {
 	uint64_t read_dirtied;		/* ... written since: page kept, copy dropped */
 	uint64_t repunch_runs;		/* ranges punched again (one protection each) */
 	uint64_t reads_early;		/* ... before their second: over the bound */
+	uint64_t reads_waits;		/* times new faults waited for a punch: over the bound */
 	uint64_t reads_untracked;	/* fills past the tracked ranges: not punched */
 	uint64_t discard_runs;		/* discard slices done (guest FREE/INFLATE hints) */
 	uint64_t discarded_resident_bytes;	/* ... memfd bytes they punched that held data */
@@ -130,8 +131,10 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
  * their stored copy (crc32c); a page written since keeps its page and loses
  * its copy. Write-protected meanwhile: a racing write keeps its page. While
  * the ranges held exceed @bound bytes (0: no bound), the oldest goes as soon
- * as it is 50 ms old. Off: what is still tracked is punched again at once
- * (as above: zeros and unchanged pages only), and fills are no longer kept.
+ * as it is 50 ms old, and new faults wait until the ranges held are under
+ * the bound again (the migration thread reads at the rate of the punches).
+ * Off: what is still tracked is punched again at once (as above: zeros and
+ * unchanged pages only), and fills are no longer kept.
  */
 void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound);
 /* Bytes of the ranges tracked and not punched again yet (the source's extra). */

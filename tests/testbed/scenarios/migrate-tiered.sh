@@ -259,7 +259,16 @@ tb_l2_start vm1 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent
     -uuid "$UUID" -incoming unix:/run/vtier/mig1.sock
 for _ in $(seq 100); do [ -S /run/vtier/mig1.sock ] && break; sleep 0.2; done
 base=$(memfd_bytes "$pid0")
-(while [ ! -e /run/sample.stop ]; do memfd_bytes "$pid0"; sleep 0.2; done) > /run/memfd.samples &
+# each sample: the memfd's bytes, then vtierd A's counters at that moment
+# (where the source's extra memory is: pages filled for the migration and not
+# punched again yet, pages the stores lost)
+(while [ ! -e /run/sample.stop ]; do
+    js=$(ctl a --json stats vm0 2>/dev/null)
+    echo "$(memfd_bytes "$pid0") $(for k in faults_zero zero_filled_around read_through zero_repunched \
+        read_repunched read_dirtied faults_stored fetched evicted reads_held_bytes extra_bytes; do
+        jsum "$js" "$k"; done | tr '\n' ' ')"
+    sleep 0.2
+done) > /run/memfd.samples &
 MIG_TIERS_LOG=/run/mig1.tiers migrate vm0 vm1 /run/vtier/mig1.sock
 total_ms=$mig_total_ms down_ms=$mig_down_ms
 touch /run/sample.stop
@@ -269,7 +278,11 @@ tr -d ' \n' < /run/mig1.tiers | grep -q "\"migration\":{[^}]*\"state\":\"outgoin
     fail "query-memory-tiers of vm0 never showed the migration outgoing"
 tr -d ' \n' < /run/mig1.tiers | grep -q "\"extra-bound-bytes\":$((BOUND * MIB))" ||
     fail "query-memory-tiers of vm0 does not show the bound (${BOUND} MiB)"
-peak=$(sort -n /run/memfd.samples | tail -1)
+peak=$(sort -n /run/memfd.samples | tail -1 | cut -d' ' -f1)
+echo "source samples: memfd_bytes faults_zero zero_filled_around read_through zero_repunched" \
+    "read_repunched read_dirtied faults_stored fetched evicted reads_held_bytes extra_bytes"
+awk 'NR % 10 == 1' /run/memfd.samples | head -40
+echo "at the peak: $(sort -n /run/memfd.samples | tail -1)"
 extra=$(( (${peak:-0} - base) / MIB ))
 echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${base} bytes" \
     "before, ${peak} at most during it ($(wc -l < /run/memfd.samples) samples)"
