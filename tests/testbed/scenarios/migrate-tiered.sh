@@ -349,6 +349,11 @@ echo "RESULT-MIGRATE dest_windows_with_profile=$with dest_windows_without=$witho
     "total_s_plain=$(secs "$mig_total_ms") downtime_ms_plain=$mig_down_ms" \
     "src_bound_mib=$BOUND"
 [ "$((bad1 + bad2 + bad3))" = 0 ] || fail "$((bad1 + bad2 + bad3)) guest pages bad after migration"
+# the source within its bound: what vtierd holds for the migration's reads
+# (the bound, and one fill of up to 2 MiB in flight) and what it cannot hold
+# back (pages the guest writes meanwhile): 16 MiB over the bound at most
+[ "$extra" -le $((BOUND + 16)) ] ||
+    fail "vm0's memfd grew by $extra MiB during the migration, its bound is $BOUND MiB"
 fi
 
 # kill -9 vtierd $1 at $2 s from now, restart it a second later with CONFIG $3 [OPTIONS]
