@@ -466,7 +466,10 @@ tb_l2_stop() {
     pid=$(tb_l2_pid "$name")
     [ -n "$pid" ] || return 0
     if kill -0 "$pid" 2>/dev/null; then
-        vtier-tbctl qmp -t 5 "$TB_RUN/$name.qmp" '{"execute":"quit"}' > /dev/null 2>&1
+        # a QEMU on its way out (a failed incoming migration) refuses the
+        # connection: vtier-tbctl exits 2, which set -e must not take as the
+        # scenario's end
+        vtier-tbctl qmp -t 5 "$TB_RUN/$name.qmp" '{"execute":"quit"}' > /dev/null 2>&1 || true
         for sig in 0 0 0 0 0 0 0 0 0 0 TERM 0 0 0 0 0 KILL; do
             kill -0 "$pid" 2>/dev/null || break
             [ "$sig" != 0 ] && kill "-$sig" "$pid" 2>/dev/null
