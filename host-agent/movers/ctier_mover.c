@@ -184,14 +184,15 @@ static uint64_t now_ns(void)
 /*
  * While tracking: [@offset, @offset + @len) was filled for the migration. It
  * extends the newest range when it goes on where that one ends, up to a
- * span. Caller holds m->lock.
+ * span. False when it is not tracked (not tracking, or the ring is full).
+ * Caller holds m->lock.
  */
-static void track_read(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
+static bool track_read(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 {
 	struct read_range *last;
 
 	if (!m->track_reads)
-		return;
+		return false;
 	last = m->rr_n ? &m->rr[(m->rr_head + m->rr_n - 1) % READ_RANGES_MAX] : NULL;
 	if (last && last->offset + last->len == offset &&
 	    last->len + len <= BULK_SPAN_PAGES * m->pager.page_size) {
@@ -202,9 +203,10 @@ static void track_read(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 			(struct read_range){ offset, len, now_ns() };
 	} else {
 		m->stats.reads_untracked++;
-		return;
+		return false;
 	}
 	m->rr_bytes += len;
+	return true;
 }
 
 /*
@@ -313,12 +315,14 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	if (ret < 0)
 		return ret;
 	g_mutex_lock(&m->lock);
-	through = ret == 1 && m->track_reads;
-	if (through) {
-		/* read through: the copy stays, the page goes again once read */
-		track_read(m, offset, m->pager.page_size);
+	/*
+	 * read through: the copy stays, the page goes again once read; a page
+	 * that cannot be tracked is taken back for good (a copy beside a page
+	 * nobody punches would keep it from ever being evicted again)
+	 */
+	through = ret == 1 && track_read(m, offset, m->pager.page_size);
+	if (through)
 		m->stats.read_through++;
-	}
 	g_mutex_unlock(&m->lock);
 	if (through)
 		return ret;

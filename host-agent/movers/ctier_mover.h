@@ -126,7 +126,8 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
  * one it reads is zero-filled into the memfd, each evicted one filled from
  * the store (MISSING faults). With @on, a stored page is served with its
  * copy kept (read through), and the thread keeps the ranges it fills (up to
- * 2048, consecutive fills merged up to 4 MiB) and punches each again a
+ * 2048, consecutive fills merged up to 4 MiB; a stored page past them is
+ * taken back for good, its copy dropped) and punches each again a
  * second after its last fill: the pages still all zeros, or still equal to
  * their stored copy (crc32c); a page written since keeps its page and loses
  * its copy. Write-protected meanwhile: a racing write keeps its page. While
