@@ -269,11 +269,17 @@ static unsigned int place_at_handoff(struct vt_vm *vm, struct vt_backend *b, uns
 {
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	unsigned int n = 0, nr_numa = vm->tiers.nr;
+	uint64_t room[VT_MTM_MAX_TIERS];
 
 	if (vm->policy.mode != VT_MODE_AUTO || vm->ctier_kind != VT_CTIER_HANDOFF)
 		return 0;
+	/* a compressed tier's pool cap, in guest bytes at ratio 1 (the windows place the rest) */
+	for (unsigned int t = 0; t < VT_MTM_MAX_TIERS; t++)
+		room[t] = t >= nr_numa && t - nr_numa < vm->d->nr_ctier &&
+				  vm->d->ctier[t - nr_numa].capacity_bytes ?
+			  vm->d->ctier[t - nr_numa].capacity_bytes : UINT64_MAX;
 	vt_migration_profile_at_handoff(vm->mtm, vm->migration.plan, from, nr_numa,
-					vm->tiers_allowed, b->hva, b->hva + b->size, orders);
+					vm->tiers_allowed, b->hva, b->hva + b->size, room, orders);
 	for (unsigned int k = 0; k < orders->len; k++) {
 		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, k);
 		const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk,

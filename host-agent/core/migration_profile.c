@@ -225,7 +225,7 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
 unsigned int vt_migration_profile_at_handoff(const struct vt_mtm *m, const GArray *plan,
 					     unsigned int from, unsigned int first_ctier,
 					     uint32_t allowed, uint64_t start, uint64_t end,
-					     GArray *out)
+					     uint64_t *room, GArray *out)
 {
 	unsigned int n = 0;
 
@@ -233,12 +233,14 @@ unsigned int vt_migration_profile_at_handoff(const struct vt_mtm *m, const GArra
 		struct vt_seed_order so = g_array_index(plan, struct vt_seed_order, k);
 		const struct vt_mtm_chunk *c;
 
-		if (so.chunk >= m->chunks->len || so.tier < (int)first_ctier || so.tier >= 32 ||
+		if (so.chunk >= m->chunks->len || so.tier < (int)first_ctier ||
+		    (unsigned int)so.tier >= m->nr_tiers || so.tier >= 32 ||
 		    !((allowed >> so.tier) & 1))
 			continue;
 		c = &g_array_index(m->chunks, struct vt_mtm_chunk, so.chunk);
-		if (c->start < start || c->end > end)
+		if (c->start < start || c->end > end || room[so.tier] < c->end - c->start)
 			continue;
+		room[so.tier] -= c->end - c->start;
 		g_array_append_val(out, ((struct vt_mtm_order){
 			.chunk = so.chunk, .from_tier = -1, .to_tier = so.tier, .bulk = true }));
 		n++;

@@ -79,13 +79,15 @@ unsigned int vt_migration_profile_place(struct vt_mtm *m, GArray *plan, uint32_t
  * The entries of @plan from @from on that go to a compressed tier
  * (@first_ctier on) the policy allows (@allowed) and lie inside [@start,
  * @end): what the destination evicts as soon as it accepts the hand-off,
- * before its first window. Appended to @out as orders (bulk, from tier -1:
- * not read yet). Returns how many.
+ * before its first window, within @room (guest bytes per tier, taken: a
+ * tier's pool cap, so that a pool never fills with what the hand-off queued;
+ * what does not fit the windows place). Appended to @out as orders (bulk,
+ * from tier -1: not read yet). Returns how many.
  */
 unsigned int vt_migration_profile_at_handoff(const struct vt_mtm *m, const GArray *plan,
 					     unsigned int from, unsigned int first_ctier,
 					     uint32_t allowed, uint64_t start, uint64_t end,
-					     GArray *out);
+					     uint64_t *room, GArray *out);
 
 /*
  * Source, at the start of an outgoing migration: the chunks of @m that are

@@ -186,6 +186,7 @@ static void test_seed_and_place(void **state)
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	struct vt_mtm_window_stats ws = { 0 };
 	uint64_t room[3] = { 1ULL << 40, 1ULL << 40, 1ULL << 40 };
+	uint64_t any[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
 	struct vt_profile p;
 	char err[VT_PROFILE_ERR_LEN];
 	int map[3];
@@ -207,7 +208,7 @@ static void test_seed_and_place(void **state)
 	/* the plan: every cold chunk below tier 0, none to tier 0 (MTM's, by the EMAs) */
 	assert_int_equal(plan->len, NCHUNK - 8);
 	/* at the hand-off, before any residency: the compressed tier's chunks, in bulk */
-	n = vt_migration_profile_at_handoff(m, plan, 0, 2, 0x7, HVA, HVA + SIZE, orders);
+	n = vt_migration_profile_at_handoff(m, plan, 0, 2, 0x7, HVA, HVA + SIZE, any, orders);
 	assert_int_equal(n, 31);
 	for (unsigned int k = 0; k < orders->len; k++) {
 		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, k);
@@ -220,12 +221,22 @@ static void test_seed_and_place(void **state)
 	g_array_set_size(orders, 0);
 	/* only inside the backend's range, only tiers the policy allows, only from @from on */
 	assert_int_equal(vt_migration_profile_at_handoff(m, plan, 0, 2, 0x7, HVA,
-							 HVA + 48 * CHUNK, orders), to[0]);
+							 HVA + 48 * CHUNK, any, orders), to[0]);
 	assert_int_equal(to[0], 15);	/* 32..47 but 40 (refused) */
 	g_array_set_size(orders, 0);
-	assert_int_equal(vt_migration_profile_at_handoff(m, plan, 0, 2, 0x3, HVA, HVA + SIZE, orders), 0);
-	assert_int_equal(vt_migration_profile_at_handoff(m, plan, plan->len, 2, 0x7, HVA, HVA + SIZE,
+	assert_int_equal(vt_migration_profile_at_handoff(m, plan, 0, 2, 0x3, HVA, HVA + SIZE, any,
 							 orders), 0);
+	assert_int_equal(vt_migration_profile_at_handoff(m, plan, plan->len, 2, 0x7, HVA, HVA + SIZE,
+							 any, orders), 0);
+	/* a pool capped at 10 chunks' bytes takes 10 at the hand-off, the windows the rest */
+	{
+		uint64_t capped[3] = { UINT64_MAX, UINT64_MAX, 10 * CHUNK + CHUNK / 2 };
+
+		assert_int_equal(vt_migration_profile_at_handoff(m, plan, 0, 2, 0x7, HVA, HVA + SIZE,
+								 capped, orders), 10);
+		assert_int_equal(capped[2], CHUNK / 2);
+		g_array_set_size(orders, 0);
+	}
 	to[0] = 0;
 	for (unsigned int i = 0; i < NCHUNK; i++)
 		place(m, i, 0);
