@@ -665,10 +665,12 @@ static bool all_zero(const uint8_t *p, uint64_t len)
 
 /*
  * Punch again what the migration's fills put into [@offset, @offset + @len):
- * a page without a stored copy that is still all zeros, a page whose stored
- * copy it still equals (its crc32c); one written since keeps its page and
- * loses its copy (the memfd's page wins). Protected, read and punched as a
- * span, so a write racing it keeps its page. 0 or -errno (the backend is lost).
+ * a page without a stored copy that is still all zeros, a page byte for byte
+ * equal to its stored copy (decompressed and compared: a checksum that
+ * matched by chance would serve a stale page on the next fault); one written
+ * since, or whose copy does not read back, keeps its page and loses its copy
+ * (the memfd's page wins). Protected, read and punched as a span, so a write
+ * racing it keeps its page. 0 or -errno (the backend is lost).
  */
 static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 {
@@ -676,6 +678,7 @@ static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
+	g_autofree uint8_t *copy = g_malloc(ps);
 	int ret;
 
 	if (!m->span_buf)
@@ -692,7 +695,9 @@ static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 		if (vt_store_crc_of(m->store, offset / ps + i, &crc) < 0) {
 			if (all_zero(p, ps))
 				vt_pager_mask_set(keep, i);
-		} else if (vt_crc32c(p, ps) == crc) {
+		} else if (vt_crc32c(p, ps) == crc &&
+			   vt_store_get(m->store, offset / ps + i, copy) == 0 &&
+			   memcmp(copy, p, ps) == 0) {
 			vt_pager_mask_set(keep, i);
 		} else {
 			vt_store_drop(m->store, offset / ps + i);

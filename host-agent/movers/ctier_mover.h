@@ -129,7 +129,7 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
  * 2048, consecutive fills merged up to 4 MiB; a stored page past them is
  * taken back for good, its copy dropped) and punches each again a
  * second after its last fill: the pages still all zeros, or still equal to
- * their stored copy (crc32c); a page written since keeps its page and loses
+ * their stored copy byte for byte; a page written since keeps its page and loses
  * its copy. Write-protected meanwhile: a racing write keeps its page. While
  * the ranges held exceed @bound bytes (0: no bound), the oldest goes as soon
  * as it is 50 ms old, and new faults wait until the ranges held are under

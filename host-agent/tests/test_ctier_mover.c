@@ -26,6 +26,7 @@
 #include <cmocka.h>
 #include <glib.h>
 
+#include "ctier_csum.h"
 #include "ctier_mover.h"
 #include "fake_qemu.h"
 
@@ -501,6 +502,79 @@ static void test_reads_bound(void **state)
 	vt_ctier_mover_track_reads(f->mover, false, 0);
 }
 
+/*
+ * @p (PAGE bytes) with its last 4 bytes changed so that its crc32c becomes
+ * @want: CRC is affine, so the 32 bit flips there span every difference.
+ */
+static void crc_forge(uint8_t *p, uint32_t want)
+{
+	uint32_t vec[32], comb[32], have = vt_crc32c(p, PAGE), t, sel = 0;
+	unsigned int rank = 0;
+
+	for (unsigned int k = 0; k < 32; k++) {
+		p[PAGE - 4 + k / 8] ^= (uint8_t)(1u << (k % 8));
+		vec[k] = vt_crc32c(p, PAGE) ^ have;
+		p[PAGE - 4 + k / 8] ^= (uint8_t)(1u << (k % 8));
+		comb[k] = 1u << k;
+	}
+	for (int b = 31; b >= 0; b--) {
+		unsigned int r;
+
+		for (r = rank; r < 32 && !(vec[r] >> b & 1); r++)
+			;
+		if (r == 32)
+			continue;
+		t = vec[r], vec[r] = vec[rank], vec[rank] = t;
+		t = comb[r], comb[r] = comb[rank], comb[rank] = t;
+		for (unsigned int o = 0; o < 32; o++)
+			if (o != rank && (vec[o] >> b & 1)) {
+				vec[o] ^= vec[rank];
+				comb[o] ^= comb[rank];
+			}
+		rank++;
+	}
+	t = have ^ want;
+	for (unsigned int r = 0; r < rank; r++)
+		if (t & (1u << (31 - __builtin_clz(vec[r])))) {
+			t ^= vec[r];
+			sel ^= comb[r];
+		}
+	assert_int_equal(t, 0);
+	for (unsigned int k = 0; k < 32; k++)
+		if (sel >> k & 1)
+			p[PAGE - 4 + k / 8] ^= (uint8_t)(1u << (k % 8));
+	assert_int_equal(vt_crc32c(p, PAGE), want);
+}
+
+/*
+ * A page the guest rewrote after the migration read it through, to other
+ * bytes with the same crc32c as its stored copy: it is not punched (the copy
+ * would come back on the next fault), its copy goes, the guest's bytes stay.
+ */
+static void test_reads_same_crc(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint8_t was[PAGE], now[PAGE];
+	uint64_t page = 6;	/* text-like: stored */
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_track_reads(f->mover, true, 0);
+	memcpy(was, f->map + page * PAGE, PAGE);	/* read through */
+	memcpy(now, was, PAGE);
+	now[100] ^= 0x5a;
+	crc_forge(now, vt_crc32c(was, PAGE));
+	assert_memory_not_equal(now, was, PAGE);
+	memcpy(f->map + page * PAGE, now, PAGE);
+	wait_repunch_quiet(f, &st);
+	assert_int_equal(st.read_dirtied, 1);
+	assert_int_equal(st.read_repunched, 0);
+	assert_int_equal(vt_store_tier_of(f->store, page), -ENOENT);
+	assert_memory_equal(f->map + page * PAGE, now, PAGE);
+	vt_ctier_mover_track_reads(f->mover, false, 0);
+}
+
 /* Fetch brings stored pages back without a fault. */
 static void test_fetch(void **state)
 {
@@ -794,6 +868,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zero_fills_punched_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_through_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_same_crc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),
