@@ -535,6 +535,22 @@ static gpointer hold_lock(gpointer data)
 }
 
 /*
+ * Sends @vm's STATS now and reads reports (a 1 s tick may send others first)
+ * until one's migration block has @want in the field at @off.
+ */
+static struct vt_handoff_stats migration_sent(struct vt_vm *vm, int s, uint64_t *buf, size_t len,
+					      size_t off, uint64_t want)
+{
+	struct vt_handoff_stats st;
+
+	assert_int_equal(vt_backend_send_stats(g_ptr_array_index(vm->backends, 0)), 0);
+	do
+		st = next_stats(s, buf, len);
+	while (*(const uint64_t *)((const char *)st.migration + off) != want);
+	return st;
+}
+
+/*
  * After a window of a handed-off VM, QEMU gets STATS with the VM's TCO report:
  * the figures of `vtierctl report VM --json`, in the hand-off's fixed point.
  */
@@ -632,10 +648,8 @@ static void test_stats_carry_report(void **state)
 	vm->stats.migration.extra_peak_bytes = 9 << 20;
 	vm->stats.migration.promotions_held = 7;
 	g_mutex_unlock(&vm->lock);
-	assert_int_equal(vt_backend_send_stats(g_ptr_array_index(vm->backends, 0)), 0);
-	for (st = next_stats(s, buf, sizeof(buf)); st.migration->started != 2;
-	     st = next_stats(s, buf, sizeof(buf)))
-		;
+	st = migration_sent(vm, s, buf, sizeof(buf),
+			    offsetof(struct vtier_handoff_migration_stats, started), 2);
 	assert_int_equal(st.migration->state, VTIER_MIGRATION_STATE_OUTGOING);
 	assert_int_equal(st.migration->completed, 1);
 	assert_int_equal(st.migration->failed, 0);
@@ -648,10 +662,8 @@ static void test_stats_carry_report(void **state)
 	vm->stats.migration.plan_chunks = 57;
 	vm->stats.migration.profiles_seeded = 1;
 	g_mutex_unlock(&vm->lock);
-	assert_int_equal(vt_backend_send_stats(g_ptr_array_index(vm->backends, 0)), 0);
-	for (st = next_stats(s, buf, sizeof(buf)); st.migration->plan_chunks != 57;
-	     st = next_stats(s, buf, sizeof(buf)))
-		;
+	st = migration_sent(vm, s, buf, sizeof(buf),
+			    offsetof(struct vtier_handoff_migration_stats, plan_chunks), 57);
 	assert_int_equal(st.migration->state, VTIER_MIGRATION_STATE_PLACING);
 	assert_int_equal(st.migration->profiles_seeded, 1);
 	g_mutex_lock(&vm->lock);
