@@ -423,6 +423,16 @@ void vt_migration_hold(struct vt_vm *vm, GArray *orders, struct vt_vm_stats *s)
 			s->migration.promotions_held++;
 			continue;
 		}
+		/*
+		 * nor demotions that free no DRAM (down from a slower node or
+		 * between compressed tiers): CPU and bandwidth the migration
+		 * needs, for a VM about to leave; the destination places its
+		 * chunks from the profile anyway
+		 */
+		if (o.from_tier > 0) {
+			s->migration.demotions_held++;
+			continue;
+		}
 		g_array_index(orders, struct vt_mtm_order, kept++) = o;
 	}
 	g_array_set_size(orders, kept);
@@ -471,6 +481,7 @@ void vt_migration_stats_to_json(const struct vt_migration_stats *s, JsonBuilder 
 	vt_json_add_u64(b, "profile_bytes", s->profile_bytes);
 	vt_json_add_u64(b, "profile_errors", s->profile_errors);
 	vt_json_add_u64(b, "promotions_held", s->promotions_held);
+	vt_json_add_u64(b, "demotions_held", s->demotions_held);
 	vt_json_add_u64(b, "profiles_seeded", s->profiles_seeded);
 	vt_json_add_u64(b, "profiles_refused", s->profiles_refused);
 	vt_json_add_u64(b, "seeded_chunks", s->seeded_chunks);

@@ -41,6 +41,7 @@ struct vt_migration_stats {
 	uint64_t profile_bytes;		/* size of the last one */
 	uint64_t profile_errors;	/* a profile could not be written (no state yet) */
 	uint64_t promotions_held;	/* chunk promotions not started while outgoing */
+	uint64_t demotions_held;	/* ... and demotions that free no DRAM */
 	uint64_t profiles_seeded;	/* incoming profiles the VM's state was seeded from */
 	uint64_t profiles_refused;	/* incoming profiles refused: profiled from scratch */
 	uint64_t seeded_chunks;		/* chunks whose EMA and age came from a profile */

@@ -210,24 +210,108 @@ static bool track_read(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 }
 
 /*
- * A first touch: the page was never evicted (or QEMU discarded it), so it is
- * zeros, and so are its neighbours that are not in the store. Filling them in
- * one go saves a fault per page where the guest touches memory in order
- * (boot, a fresh allocation): the window doubles while zero faults follow one
- * another, from 64 KiB up to 2 MiB, like the kernel's readahead; a stored page
- * inside the window is left to its own fault. 1 filled, 0 already there.
+ * While tracking: is the page at @offset in a range filled for the migration?
+ * Newest first (a fault races the range just filled). Caller holds m->lock.
  */
-static int zero_around(struct vt_ctier_mover *m, uint64_t offset)
+static bool read_tracked(const struct vt_ctier_mover *m, uint64_t offset)
+{
+	for (unsigned int i = m->rr_n; i-- > 0;) {
+		const struct read_range *r = &m->rr[(m->rr_head + i) % READ_RANGES_MAX];
+
+		if (offset >= r->offset && offset < r->offset + r->len)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The pages of [@offset, @offset + @n pages) in ranges filled for the
+ * migration, set in @mask; how many. Caller holds m->lock.
+ */
+static uint64_t read_tracked_span(const struct vt_ctier_mover *m, uint64_t offset, uint64_t n,
+				  uint64_t *mask)
+{
+	uint64_t ps = m->pager.page_size, end = offset + n * ps, held = 0;
+
+	for (unsigned int i = 0; i < m->rr_n; i++) {
+		const struct read_range *r = &m->rr[(m->rr_head + i) % READ_RANGES_MAX];
+		uint64_t lo = MAX(r->offset, offset), hi = MIN(r->offset + r->len, end);
+
+		for (uint64_t at = lo; at < hi; at += ps) {
+			if (!vt_pager_mask_has(mask, (at - offset) / ps)) {
+				vt_pager_mask_set(mask, (at - offset) / ps);
+				held++;
+			}
+		}
+	}
+	return held;
+}
+
+/*
+ * Stored pages of [@at, @stop) read through for the migration, but @served
+ * (filled already): each served from its copy, which stays; one already
+ * there (read through before) is left as it is; a damaged copy ends the run
+ * (its own fault poisons it). Sets the pages filled in @mask (bit i: page i
+ * from @base). Returns pages filled, or -errno.
+ */
+static int64_t read_around(struct vt_ctier_mover *m, uint64_t at, uint64_t stop, uint64_t served,
+			   void *buf, uint64_t base, uint64_t *mask)
+{
+	uint64_t ps = m->pager.page_size;
+	int64_t filled = 0;
+
+	for (; at < stop; at += ps) {
+		int ret;
+
+		if (at == served || vt_store_tier_of(m->store, at / ps) < 0)
+			continue;
+		if (vt_store_get(m->store, at / ps, buf) < 0)
+			break;
+		ret = vt_pager_fill(&m->pager, at, buf);
+		if (ret < 0)
+			return ret;
+		if (ret == 1)
+			vt_pager_mask_set(mask, (at - base) / ps);
+		filled += ret;
+	}
+	return filled;
+}
+
+/*
+ * Around a fault at @offset (a first touch; while a migration reads, any
+ * fault): its neighbours in one go, which saves a fault per page where
+ * memory is read in order (boot, a fresh allocation, QEMU's migration
+ * thread). The window doubles while faults follow one another, from 64 KiB
+ * up to 2 MiB, like the kernel's readahead, and never takes the migration's
+ * reads past their bound. Pages never evicted (or discarded) are zeros; a
+ * stored page is read through from its copy while a migration reads (but
+ * @served, the faulting one when it was filled already), and otherwise left
+ * to its own fault. What it fills for a migration is tracked as one range;
+ * *@tracked says so (when not, every copy it read through is dropped: the
+ * memfd's pages win). 1 filled, 0 nothing to fill, or -errno.
+ */
+static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t served, void *buf,
+			bool *tracked)
 {
 	uint64_t ps = m->pager.page_size, win, start, end, at;
-	int64_t n, filled = 0;
+	uint64_t through_mask[VT_PAGER_SPAN_WORDS(ZERO_WIN_MAX / 4096)] = { 0 };
+	int64_t n, zeros = 0, through = 0;
+	bool reads;
 
+	*tracked = false;
 	if (offset >= m->zero_next && offset < m->zero_next + m->zero_win)
 		m->zero_win = MIN(m->zero_win * 2, ZERO_WIN_MAX);
 	else
 		m->zero_win = ZERO_WIN_MIN;
 	win = m->zero_win;
-	start = offset & ~(win - 1);
+	g_mutex_lock(&m->lock);
+	/* only what can be tracked is read through (this thread alone adds ranges) */
+	reads = m->track_reads && m->rr_n < READ_RANGES_MAX && ps == 4096;
+	if (reads && m->read_bound)	/* within the bound, but the faulting page */
+		win = MAX(MIN(win, (m->read_bound - MIN(m->rr_bytes, m->read_bound)) & ~(ps - 1)), ps);
+	g_mutex_unlock(&m->lock);
+	/* a migration reads forwards: what is behind it was read (and punched) */
+	start = reads ? offset : offset & ~(win - 1);
 	end = MIN(start + win, m->pager.size);
 	for (at = start; at < end;) {
 		uint64_t next = vt_store_next(m->store, at / ps), stop;
@@ -237,21 +321,40 @@ static int zero_around(struct vt_ctier_mover *m, uint64_t offset)
 			n = vt_pager_zero_range(&m->pager, at, stop - at, false);
 			if (n < 0)
 				return (int)n;
-			filled += n;
+			zeros += n;
 		}
-		at = stop + ps;	/* past the stored page */
+		/* then the stored pages from there, up to the next page not stored */
+		for (at = stop; stop < end && vt_store_tier_of(m->store, stop / ps) >= 0;)
+			stop += ps;
+		if (reads && stop > at) {
+			n = read_around(m, at, stop, served, buf, start, through_mask);
+			if (n < 0)
+				return (int)n;
+			through += n;
+		}
+		at = stop > at ? stop : at + ps;
 	}
 	m->zero_next = end;
-	/* one wake-up once the whole window is there: the guest resumes on it */
+	/* one wake-up once the whole window is there: the faulting thread resumes on it */
 	n = vt_pager_wake(&m->pager, start, end - start);
 	if (n < 0)
 		return (int)n;
 	g_mutex_lock(&m->lock);
-	m->stats.zero_filled_around += (uint64_t)filled;
-	if (filled > 0)
-		track_read(m, start, end - start);
+	m->stats.zero_filled_around += (uint64_t)zeros;
+	if (zeros + through > 0 || served != UINT64_MAX)
+		*tracked = track_read(m, start, end - start);
+	if (*tracked) {
+		m->stats.read_through += (uint64_t)through;
+		m->stats.read_around += (uint64_t)through;
+	}
 	g_mutex_unlock(&m->lock);
-	return filled > 0 ? 1 : 0;
+	if (through && !*tracked) {
+		/* the migration ended meanwhile: these are ordinary pages now */
+		for (uint64_t i = 0; i < (end - start) / ps; i++)
+			if (vt_pager_mask_has(through_mask, i))
+				vt_store_drop(m->store, start / ps + i);
+	}
+	return zeros + through > 0 ? 1 : 0;
 }
 
 /*
@@ -283,7 +386,7 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 {
 	uint64_t page = offset / m->pager.page_size, n;
 	int ret = vt_store_get(m->store, page, buf);
-	bool through;
+	bool through, reads;
 
 	if (ret == -EBADMSG) {
 		/* the copy is damaged: the guest sees a memory error, as with bad DRAM */
@@ -310,20 +413,29 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	if (ret == -ENOENT)
-		return zero_around(m, offset);
+		return fault_around(m, offset, UINT64_MAX, buf, &through);
 	ret = vt_pager_fill(&m->pager, offset, buf);
 	if (ret < 0)
 		return ret;
 	g_mutex_lock(&m->lock);
-	/*
-	 * read through: the copy stays, the page goes again once read; a page
-	 * that cannot be tracked is taken back for good (a copy beside a page
-	 * nobody punches would keep it from ever being evicted again)
-	 */
-	through = ret == 1 && track_read(m, offset, m->pager.page_size);
-	if (through)
-		m->stats.read_through++;
+	reads = m->track_reads;
+	/* already there: read through ahead of its fault (the copy stays), or not */
+	through = ret == 0 && reads && read_tracked(m, offset);
 	g_mutex_unlock(&m->lock);
+	if (ret == 1 && reads) {
+		/*
+		 * read through, with the pages after it: the copies stay, the
+		 * pages go again once read; a page that cannot be tracked is
+		 * taken back for good (a copy beside a page nobody punches would
+		 * keep it from ever being evicted again)
+		 */
+		int around = fault_around(m, offset, offset, buf, &through);
+
+		if (around < 0)
+			return around;
+		if (through)
+			STAT_ADD(m, read_through, 1);
+	}
 	if (through)
 		return ret;
 	vt_store_drop(m->store, page);	/* the memfd's page wins */
@@ -415,13 +527,18 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
+	uint64_t reads[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	int ret;
 
+	/* the migration's fills are punched again by their ranges: not stored twice */
+	g_mutex_lock(&m->lock);
+	m->stats.evict_read_held += read_tracked_span(m, offset, n, reads);
+	g_mutex_unlock(&m->lock);
 	for (uint64_t i = 0; i < n; i++) {
 		int cur = vt_store_tier_of(m->store, offset / ps + i);
 
 		/* down to a colder tier; a page in a colder one already stays there */
-		if (cur >= 0 && cur < (int)tier) {
+		if (cur >= 0 && cur < (int)tier && !vt_pager_mask_has(reads, i)) {
 			ret = fetch_page(m, offset + i * ps, buf);
 			if (ret < 0)
 				return ret;
@@ -436,7 +553,7 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 		uint64_t page = offset / ps + i;
 		int r;
 
-		if (!vt_pager_mask_has(present, i))
+		if (!vt_pager_mask_has(present, i) || vt_pager_mask_has(reads, i))
 			continue;
 		if (vt_store_tier_of(m->store, page) >= 0)
 			continue;	/* a copy is there already (a fault put it back): leave it */

@@ -65,6 +65,8 @@ struct vt_ctier_mover_stats {
 	uint64_t reads_early;		/* ... before their second: over the bound */
 	uint64_t reads_waits;		/* times new faults waited for a punch: over the bound */
 	uint64_t reads_untracked;	/* fills past the tracked ranges: not punched */
+	uint64_t read_around;		/* of read_through: filled ahead of their fault */
+	uint64_t evict_read_held;	/* pages an eviction left to their range's punch */
 	uint64_t discard_runs;		/* discard slices done (guest FREE/INFLATE hints) */
 	uint64_t discarded_resident_bytes;	/* ... memfd bytes they punched that held data */
 	uint64_t discarded_stored_pages;	/* ... stored copies they dropped */

@@ -383,7 +383,11 @@ static void test_reevict(void **state)
 	vt_mtm_free(m);
 }
 
-/* While a migration is outgoing, the window's promotions are held; demotions go on. */
+/*
+ * While a migration is outgoing, the window's promotions are held, and so are
+ * demotions that free no DRAM (from a slower tier on down); those out of DRAM
+ * go on.
+ */
 static void test_hold(void **state)
 {
 	g_autofree struct vt_vm *vm = g_new0(struct vt_vm, 1);
@@ -391,18 +395,21 @@ static void test_hold(void **state)
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	const struct vt_mtm_order o[] = {
 		{ 1, 1, 0, true }, { 2, 0, 1, false }, { 3, 2, 0, true }, { 4, 0, 2, false },
+		{ 5, 1, 2, false }, { 6, 3, 4, false }, { 7, -1, 3, false },
 	};
 
 	(void)state;
-	g_array_append_vals(orders, o, 4);
+	g_array_append_vals(orders, o, G_N_ELEMENTS(o));
 	vt_migration_hold(vm, orders, &s);
-	assert_int_equal(orders->len, 4);
+	assert_int_equal(orders->len, G_N_ELEMENTS(o));
 	vm->migration.state = VT_MIGRATION_OUTGOING;
 	vt_migration_hold(vm, orders, &s);
-	assert_int_equal(orders->len, 2);
+	assert_int_equal(orders->len, 3);
 	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 0).chunk, 2);
 	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 1).chunk, 4);
+	assert_int_equal(g_array_index(orders, struct vt_mtm_order, 2).chunk, 7);
 	assert_int_equal(s.migration.promotions_held, 2);
+	assert_int_equal(s.migration.demotions_held, 2);
 }
 
 int main(void)
