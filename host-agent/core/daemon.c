@@ -190,13 +190,23 @@ void vt_daemon_free(struct vt_daemon *d)
 	g_free(d);
 }
 
+/* A QMP event of an attached VM: its migration is followed, the rest dropped. */
+static void qmp_event(const struct vt_qmp_event *ev, void *user)
+{
+	struct vt_vm *vm = user;
+
+	if (ev->migration != VT_QMP_MIGRATION_NONE)
+		vt_migration_post_qmp(vm, ev->migration);
+}
+
 static gboolean qmp_event_cb(gint fd, GIOCondition cond, gpointer data)
 {
 	struct vt_vm *vm = data;
 	g_autoptr(GError) e = NULL;
 
 	(void)fd;
-	if (!(cond & (G_IO_HUP | G_IO_ERR)) && vt_qmp_drain(vm->qmp, &e))
+	/* what QEMU sent before it hung up is read too (a MIGRATION completed) */
+	if (vt_qmp_read_events(vm->qmp, qmp_event, vm, &e) && !(cond & (G_IO_HUP | G_IO_ERR)))
 		return G_SOURCE_CONTINUE;
 	g_mutex_lock(&vm->lock);
 	g_snprintf(vm->last_error, sizeof(vm->last_error), "%s",
@@ -395,6 +405,8 @@ struct attach_op {
 	void *cb_arg;
 	/* the job's results */
 	char *qemu_name;
+	bool incoming;			/* QEMU waits for an incoming migration */
+	bool outgoing;			/* ... or has an outgoing one under way */
 	GError *error;
 };
 
@@ -449,6 +461,35 @@ static bool name_reserved(struct vt_daemon *d, const char *name)
 	return name_taken(d, name) || attach_op_of(d, NULL, name, 0, NULL);
 }
 
+/*
+ * On the job's thread: is a migration under way as the VM is attached? Its
+ * QMP events say so from now on; these two queries say what they missed
+ * (a QEMU that does not answer them is taken as not migrating).
+ */
+static const char *status_of(JsonNode *ret)
+{
+	JsonNode *n = ret && JSON_NODE_HOLDS_OBJECT(ret) ?
+		      json_object_get_member(json_node_get_object(ret), "status") : NULL;
+
+	if (!n || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
+		return "";
+	return json_node_get_string(n);
+}
+
+static void migration_at_attach(struct attach_op *op)
+{
+	g_autoptr(JsonNode) st = NULL, mig = NULL;
+	const char *s;
+
+	if (vt_qmp_execute(op->vm->qmp, "query-status", NULL, &st, NULL))
+		op->incoming = !strcmp(status_of(st), "inmigrate");
+	if (op->incoming || !vt_qmp_execute(op->vm->qmp, "query-migrate", NULL, &mig, NULL))
+		return;
+	s = status_of(mig);
+	op->outgoing = !strcmp(s, "setup") || !strcmp(s, "active") || !strcmp(s, "wait-unplug") ||
+		       !strcmp(s, "pre-switchover") || !strcmp(s, "device");
+}
+
 /* On the job's thread: everything of discovery that waits on QEMU or the kernel. */
 static void attach_discover(void *arg)
 {
@@ -471,6 +512,7 @@ static void attach_discover(void *arg)
 		g_prefix_error(error, "%s: ", op->qmp_path);
 		return;
 	}
+	migration_at_attach(op);
 	for (unsigned int i = 0; i < vm->ram->len; i++)
 		vm->ram_bytes += g_array_index(vm->ram, struct vt_vm_ram, i).size;
 	ret = vt_numa_probe(vm->pid);
@@ -530,6 +572,9 @@ static void attach_discovered(void *arg)
 		e = g_error_new(VT_CORE_ERROR, EAGAIN, "no thread for the VM's worker");
 		goto fail;
 	}
+	vm->migration.qmp_incoming = op->incoming;
+	if (op->outgoing)
+		vt_migration_post_qmp(vm, VT_QMP_MIGRATION_ACTIVE);
 	vm->qmp_watch = g_unix_fd_add(vt_qmp_fd(vm->qmp), G_IO_IN | G_IO_HUP | G_IO_ERR,
 				      qmp_event_cb, vm);
 	g_hash_table_insert(d->vms, vm->name, vm);

@@ -160,7 +160,8 @@ static void event_msg_free(gpointer data)
 {
 	struct event_msg *m = data;
 
-	vt_backend_unref(m->b);
+	if (m->b)
+		vt_backend_unref(m->b);
 	g_free(m);
 }
 
@@ -195,10 +196,12 @@ static gboolean take_event(gpointer data)
 	struct event_msg *m = data;
 	struct vt_vm *vm = m->vm;
 	static const char *const what[] = { "?", "started", "completed", "failed or cancelled" };
+	enum vt_migration_state was;
 	uint64_t bound;
 
 	/* each backend's hand-off says so: a migration counts once, on the VM's change */
 	g_mutex_lock(&vm->lock);
+	was = vm->migration.state;
 	/* the VM's bound on what its migration holds, shared by its backends */
 	bound = vm->policy.migration_extra_bytes / MAX(vm->backends ? vm->backends->len : 1, 1);
 	if (m->event == VTIER_MIGRATION_START) {
@@ -217,6 +220,15 @@ static gboolean take_event(gpointer data)
 			vm->stats.migration.failed++;
 	}
 	g_mutex_unlock(&vm->lock);
+	if (!m->b) {
+		/* QMP's MIGRATION events: the VM's state, said once per change */
+		if (was != vm->migration.state || m->event != VTIER_MIGRATION_START)
+			vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (QMP)%s",
+				      what[m->event <= 3 ? m->event : 0],
+				      m->event == VTIER_MIGRATION_START ?
+				      ": promotions held until it ends" : ": tiering as before");
+		return G_SOURCE_REMOVE;
+	}
 	/*
 	 * what the migration reads is filled into the memfd (zeros, stored pages
 	 * read through): punched again once read, within the VM's bound
@@ -238,6 +250,36 @@ void vt_migration_post_event(struct vt_vm *vm, struct vt_backend *b,
 
 	m->vm = vm;
 	m->b = vt_backend_ref(b);
+	m->event = event;
+	g_main_context_invoke_full(vm->ctx, G_PRIORITY_HIGH, take_event, m, event_msg_free);
+}
+
+void vt_migration_post_qmp(struct vt_vm *vm, enum vt_qmp_migration status)
+{
+	struct event_msg *m;
+	enum vtier_migration_event event;
+
+	switch (status) {
+	case VT_QMP_MIGRATION_ACTIVE:
+		event = VTIER_MIGRATION_START;
+		break;
+	case VT_QMP_MIGRATION_COMPLETED:
+		event = VTIER_MIGRATION_COMPLETED;
+		break;
+	case VT_QMP_MIGRATION_FAILED:
+		event = VTIER_MIGRATION_FAILED;
+		break;
+	default:
+		return;		/* postcopy, COLO, cancelling ...: not followed */
+	}
+	if (vm->migration.qmp_incoming) {
+		/* the incoming migration's own events; it ends with its QEMU's start */
+		if (event != VTIER_MIGRATION_START)
+			vm->migration.qmp_incoming = false;
+		return;
+	}
+	m = g_new0(struct event_msg, 1);
+	m->vm = vm;
 	m->event = event;
 	g_main_context_invoke_full(vm->ctx, G_PRIORITY_HIGH, take_event, m, event_msg_free);
 }

@@ -26,6 +26,7 @@
 #include <vtier/handoff.h>
 
 #include "mtm.h"
+#include "qmp_client.h"
 
 enum vt_migration_state {
 	VT_MIGRATION_NONE,	/* no migration in progress */
@@ -66,6 +67,11 @@ struct vt_vm_migration {
 	GArray *keep;			/* outgoing: struct vt_seed_order, the worker's alone */
 	uint64_t stored_at_start;	/* bytes in the compressed tiers when it started */
 	bool holding_profiles;		/* backends keep their profile until a window used it */
+	/*
+	 * main loop: attached by QMP while its QEMU waited for an incoming
+	 * migration, whose MIGRATION events are not an outgoing one's
+	 */
+	bool qmp_incoming;
 };
 
 /*
@@ -100,6 +106,14 @@ int vt_migration_to_wire(struct vt_vm *vm, struct vtier_handoff_migration_stats 
  */
 void vt_migration_post_event(struct vt_vm *vm, struct vt_backend *b,
 			     enum vtier_migration_event event);
+
+/*
+ * Main loop: QEMU's QMP said MIGRATION with @status (a VM attached by QMP,
+ * e.g. a libvirt domain): the same state as the hand-off's events, for the
+ * VM alone (no profile, no reads to track: its memory is not served by
+ * vtierd). Ignored while the VM's own incoming migration runs.
+ */
+void vt_migration_post_qmp(struct vt_vm *vm, enum vt_qmp_migration status);
 
 /*
  * Store job (before the backend is visible): check the profile an incoming

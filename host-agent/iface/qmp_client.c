@@ -353,23 +353,94 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 	}
 }
 
-bool vt_qmp_drain(struct vt_qmp *q, GError **error)
+int vt_qmp_parse_event(const char *line, size_t len, struct vt_qmp_event *ev, GError **error)
 {
-	char tmp[4096];
+	static const struct {
+		const char *status;
+		enum vt_qmp_migration m;
+	} statuses[] = {
+		{ "setup", VT_QMP_MIGRATION_ACTIVE }, { "active", VT_QMP_MIGRATION_ACTIVE },
+		{ "wait-unplug", VT_QMP_MIGRATION_ACTIVE },
+		{ "pre-switchover", VT_QMP_MIGRATION_ACTIVE }, { "device", VT_QMP_MIGRATION_ACTIVE },
+		{ "completed", VT_QMP_MIGRATION_COMPLETED }, { "failed", VT_QMP_MIGRATION_FAILED },
+		{ "cancelled", VT_QMP_MIGRATION_FAILED },
+	};
+	g_autoptr(JsonNode) root = NULL;
+	JsonObject *o;
+	const char *name, *status;
 
-	for (;;) {
+	/* QMP ends its lines with CRLF */
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+		len--;
+	root = parse_object(line, len, error);
+	if (!root)
+		return -1;
+	o = json_node_get_object(root);
+	if (!json_object_has_member(o, "event"))
+		return 0;
+	name = get_str(o, "event");
+	if (!name || !*name) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: event without a name");
+		return -1;
+	}
+	vt_text_printable(ev->name, sizeof(ev->name), name, strlen(name));
+	ev->migration = VT_QMP_MIGRATION_NONE;
+	if (strcmp(name, "MIGRATION") != 0)
+		return 1;
+	status = get_str(get_object(o, "data"), "status");
+	if (!status) {
+		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: MIGRATION event without a status");
+		return -1;
+	}
+	ev->migration = VT_QMP_MIGRATION_OTHER;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(statuses); i++)
+		if (!strcmp(status, statuses[i].status))
+			ev->migration = statuses[i].m;
+	return 1;
+}
+
+bool vt_qmp_read_events(struct vt_qmp *q, vt_qmp_event_fn fn, void *user, GError **error)
+{
+	char tmp[65536];
+	int gone = 0;
+
+	/* what is there now, and what the peer sent before it went: in order */
+	while (!gone) {
 		ssize_t n = recv(q->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
 
-		if (n > 0)
-			continue;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			return true;
-		g_set_error(error, VT_QMP_ERROR, n == 0 ? ECONNRESET : errno,
-			    "QMP connection lost: %s", n == 0 ? "QEMU closed it" : g_strerror(errno));
-		return false;
+			break;
+		if (n <= 0) {
+			gone = n == 0 ? ECONNRESET : errno;
+			break;
+		}
+		g_string_append_len(q->buf, tmp, n);
+		if (q->buf->len > VT_QMP_MAX_LINE && !memchr(q->buf->str, '\n', q->buf->len)) {
+			g_set_error(error, VT_QMP_ERROR, E2BIG, "QMP: line longer than %d bytes",
+				    VT_QMP_MAX_LINE);
+			return false;
+		}
 	}
+	for (;;) {
+		char *nl = memchr(q->buf->str, '\n', q->buf->len);
+		struct vt_qmp_event ev;
+		int r;
+
+		if (!nl)
+			break;
+		r = vt_qmp_parse_event(q->buf->str, (size_t)(nl - q->buf->str), &ev, error);
+		g_string_erase(q->buf, 0, nl - q->buf->str + 1);
+		if (r < 0)
+			return false;
+		if (r > 0 && fn)
+			fn(&ev, user);
+	}
+	if (gone)
+		g_set_error(error, VT_QMP_ERROR, gone, "QMP connection lost: %s",
+			    gone == ECONNRESET ? "QEMU closed it" : g_strerror(gone));
+	return !gone;
 }
 
 bool vt_qmp_parse_memdev(JsonNode *ret, GArray *out, GError **error)

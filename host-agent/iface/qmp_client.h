@@ -73,8 +73,34 @@ const char *vt_qmp_version(const struct vt_qmp *q);
 /* Execute @cmd with @args (may be NULL, not consumed); the "return" member is in @ret. */
 bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode **ret,
 		    GError **error);
-/* Read and drop what the peer sent (events). False when the peer is gone. */
-bool vt_qmp_drain(struct vt_qmp *q, GError **error);
+/* What a QMP "MIGRATION" event says of the VM's migration (data.status). */
+enum vt_qmp_migration {
+	VT_QMP_MIGRATION_NONE,		/* not a MIGRATION event */
+	VT_QMP_MIGRATION_ACTIVE,	/* setup, active, wait-unplug, pre-switchover, device */
+	VT_QMP_MIGRATION_COMPLETED,	/* completed */
+	VT_QMP_MIGRATION_FAILED,	/* failed, cancelled */
+	VT_QMP_MIGRATION_OTHER,		/* any other status (postcopy, colo, cancelling ...) */
+};
+
+struct vt_qmp_event {
+	char name[64];			/* the event's name, printable */
+	enum vt_qmp_migration migration;
+};
+
+/*
+ * One message of the peer (a line): 1 an event, in @ev; 0 not an event (a
+ * reply nobody waits for); -1 an error (not one JSON object, too deep, an
+ * event without a name, a MIGRATION event without a string status).
+ */
+int vt_qmp_parse_event(const char *line, size_t len, struct vt_qmp_event *ev, GError **error);
+
+/*
+ * Read what the peer sent without waiting, and call @fn for each event in
+ * it, in order (a message cut by the read waits for its end). False when
+ * the peer is gone or sent something that is not QMP (the VM is lost).
+ */
+typedef void (*vt_qmp_event_fn)(const struct vt_qmp_event *ev, void *user);
+bool vt_qmp_read_events(struct vt_qmp *q, vt_qmp_event_fn fn, void *user, GError **error);
 
 
 /* Parsers (also used by the fuzz target). */

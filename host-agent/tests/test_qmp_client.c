@@ -352,7 +352,7 @@ static void async_cb(struct vt_qmp *q, GError *error, void *user)
 	r->calls++;
 	r->q = q;
 	r->error = error;
-	r->drained = q && vt_qmp_drain(q, NULL);	/* the peer is still there */
+	r->drained = q && vt_qmp_read_events(q, NULL, NULL, NULL);	/* the peer is still there */
 }
 
 static gboolean ticker(gpointer data)
@@ -409,6 +409,158 @@ static void run_async(const char *script, int timeout_ms, int cancel_after_ms,
 }
 
 #define GREETING "{\"QMP\":{\"version\":{\"qemu\":{\"major\":10,\"minor\":0,\"micro\":2}}}}\n"
+
+/* QMP's events: a MIGRATION event's status, other events, replies, and lies. */
+static void test_parse_event(void **state)
+{
+	static const struct {
+		const char *line;
+		int ret;
+		enum vt_qmp_migration m;
+	} cases[] = {
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"setup\"},"
+		  "\"timestamp\":{\"seconds\":1,\"microseconds\":2}}\r", 1, VT_QMP_MIGRATION_ACTIVE },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"active\"}}", 1, VT_QMP_MIGRATION_ACTIVE },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"device\"}}", 1, VT_QMP_MIGRATION_ACTIVE },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"pre-switchover\"}}", 1,
+		  VT_QMP_MIGRATION_ACTIVE },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"wait-unplug\"}}", 1,
+		  VT_QMP_MIGRATION_ACTIVE },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"completed\"}}", 1,
+		  VT_QMP_MIGRATION_COMPLETED },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"failed\"}}", 1, VT_QMP_MIGRATION_FAILED },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"cancelled\"}}", 1,
+		  VT_QMP_MIGRATION_FAILED },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"cancelling\"}}", 1,
+		  VT_QMP_MIGRATION_OTHER },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"postcopy-active\"}}", 1,
+		  VT_QMP_MIGRATION_OTHER },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"ACTIVE\"}}", 1, VT_QMP_MIGRATION_OTHER },
+		{ "{\"event\":\"MIGRATION_PASS\",\"data\":{\"pass\":2}}", 1, VT_QMP_MIGRATION_NONE },
+		{ "{\"event\":\"STOP\"}", 1, VT_QMP_MIGRATION_NONE },
+		{ "{\"return\":{},\"id\":\"late\"}", 0, VT_QMP_MIGRATION_NONE },
+		/* lies: each refused with a reason */
+		{ "{\"event\":\"MIGRATION\"}", -1, 0 },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":3}}", -1, 0 },
+		{ "{\"event\":\"MIGRATION\",\"data\":[\"active\"]}", -1, 0 },
+		{ "{\"event\":\"MIGRATION\",\"data\":{\"status\":{\"x\":1}}}", -1, 0 },
+		{ "{\"event\":7}", -1, 0 },
+		{ "{\"event\":\"\"}", -1, 0 },
+		{ "{\"event\":\"MIGRATION\"", -1, 0 },
+		{ "[\"event\",\"MIGRATION\"]", -1, 0 },
+		{ "{\"event\":\"STOP\"} {\"event\":\"STOP\"}", -1, 0 },
+		{ "not json", -1, 0 },
+		{ "", -1, 0 },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) e = NULL;
+		struct vt_qmp_event ev = { .migration = 99 };
+		int r = vt_qmp_parse_event(cases[i].line, strlen(cases[i].line), &ev, &e);
+
+		if (r != cases[i].ret)
+			fail_msg("case %u (%s): %d, not %d", i, cases[i].line, r, cases[i].ret);
+		if (r < 0 && (!e || !e->message[0]))
+			fail_msg("case %u: refused without a reason", i);
+		if (r == 1 && ev.migration != cases[i].m)
+			fail_msg("case %u: migration %d, not %d", i, ev.migration, cases[i].m);
+	}
+	{
+		/* a name with control characters is kept printable; NUL and depth refused */
+		const char name[] = "{\"event\":\"A\\u001bB\"}";
+		const char nul[] = "{\"event\":\"S\0\"}";
+		g_autoptr(GString) deep = g_string_new("{\"event\":\"X\",\"data\":");
+		struct vt_qmp_event ev;
+
+		assert_int_equal(vt_qmp_parse_event(name, strlen(name), &ev, NULL), 1);
+		for (const char *c = ev.name; *c; c++)
+			assert_true(g_ascii_isprint(*c));
+		assert_int_equal(vt_qmp_parse_event(nul, sizeof(nul) - 1, &ev, NULL), -1);
+		for (int i = 0; i < 200; i++)
+			g_string_append(deep, "{\"a\":");
+		g_string_append(deep, "1");
+		for (int i = 0; i < 201; i++)
+			g_string_append(deep, "}");
+		assert_int_equal(vt_qmp_parse_event(deep->str, deep->len, &ev, NULL), -1);
+	}
+}
+
+struct seen_events {
+	unsigned int n;
+	enum vt_qmp_migration m[8];
+};
+
+static void count_event(const struct vt_qmp_event *ev, void *user)
+{
+	struct seen_events *s = user;
+
+	if (s->n < G_N_ELEMENTS(s->m))
+		s->m[s->n] = ev->migration;
+	s->n++;
+}
+
+#define CAPS_OK "{\"return\":{},\"id\":\"vtier-1\"}\r\n"
+#define MIG(st) "{\"event\":\"MIGRATION\",\"data\":{\"status\":\"" st "\"}}\r\n"
+
+/*
+ * Events as vtierd reads them from an attached VM's QMP: in order, also those
+ * that came with the greeting's read, a message cut by the read waits, and
+ * the events QEMU sent before it hung up are delivered before it says so;
+ * a peer that sends what is not QMP loses the VM.
+ */
+static void test_read_events(void **state)
+{
+	static const struct {
+		const char *script;
+		unsigned int events;
+		bool ok;
+		int code;
+	} cases[] = {
+		{ GREETING CAPS_OK MIG("setup") "{\"event\":\"STOP\"}\r\n" MIG("completed")
+		  "{\"event\":\"MIGR", 3, true, 0 },
+		{ GREETING CAPS_OK MIG("active") "{\"event\":\"MIGRATION\"}\r\n" MIG("failed"), 1, false,
+		  EPROTO },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct seen_events seen = { 0 };
+		g_autoptr(GError) e = NULL;
+		struct peer p;
+		struct vt_qmp *q;
+		bool ok = true;
+
+		peer_start(&p, cases[i].script);
+		q = vt_qmp_connect(p.path, 2000, &e);
+		assert_non_null(q);
+		for (int t = 0; t < 200 && ok && seen.n < cases[i].events; t++) {
+			ok = vt_qmp_read_events(q, count_event, &seen, &e);
+			g_usleep(5000);
+		}
+		assert_int_equal(seen.n, cases[i].events);
+		assert_int_equal(ok, cases[i].ok);
+		if (!ok)
+			assert_int_equal(e->code, cases[i].code);
+		if (i == 0) {
+			assert_int_equal(seen.m[0], VT_QMP_MIGRATION_ACTIVE);
+			assert_int_equal(seen.m[1], VT_QMP_MIGRATION_NONE);
+			assert_int_equal(seen.m[2], VT_QMP_MIGRATION_COMPLETED);
+			/* the cut message waits; the peer hangs up: lost, after what it said */
+			shutdown(p.fd, SHUT_RDWR);
+			for (int t = 0; t < 400 && ok; t++) {
+				ok = vt_qmp_read_events(q, count_event, &seen, &e);
+				g_usleep(10000);
+			}
+			assert_false(ok);
+			assert_int_equal(e->code, ECONNRESET);
+			assert_int_equal(seen.n, 3);
+		}
+		shutdown(vt_qmp_fd(q), SHUT_RDWR);
+		vt_qmp_free(q);
+		peer_stop(&p);
+	}
+}
 
 /*
  * (i) A socket that is not QMP, or says nothing: the attach must not stall
@@ -488,6 +640,8 @@ int main(void)
 		cmocka_unit_test(test_single_object),
 		cmocka_unit_test(test_not_qemu),
 		cmocka_unit_test(test_connect_async),
+		cmocka_unit_test(test_parse_event),
+		cmocka_unit_test(test_read_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 /*
  * Fuzz target: what a QMP peer may send. The first byte picks the parser
  * ('0' greeting, '1' query-memdev + qom-list, '2' x-query-ramblock text,
- * '3' info mtree -f text, '4' one-object check; other bytes modulo 5).
+ * '3' info mtree -f text, '4' one-object check, '5' an event line; other bytes
+ * modulo 6).
  * JSON goes through the depth guard first, as in qmp_client.c.
  */
 #include <stddef.h>
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	text = (const char *)data + 1;
 	len = size - 1;
-	switch ((uint8_t)(data[0] - '0') % 5) {
+	switch ((uint8_t)(data[0] - '0') % 6) {
 	case 0: {
 		char *version = NULL;
 		GError *e = NULL;
@@ -71,6 +72,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					__builtin_trap();
 		g_array_free(r, TRUE);
 		g_free(s);
+		break;
+	}
+	case 5: {
+		struct vt_qmp_event ev = { .migration = VT_QMP_MIGRATION_OTHER + 1 };
+		GError *e = NULL;
+		int r = vt_qmp_parse_event(text, len, &ev, &e);
+
+		/* refused with a reason, or a printable name and a known status */
+		if ((r < 0) != !!e || r < -1 || r > 1)
+			__builtin_trap();
+		if (r == 1) {
+			if (ev.migration > VT_QMP_MIGRATION_OTHER || !ev.name[0])
+				__builtin_trap();
+			for (const char *c = ev.name; *c; c++)
+				if (!g_ascii_isprint(*c))
+					__builtin_trap();
+		}
+		g_clear_error(&e);
 		break;
 	}
 	default:
