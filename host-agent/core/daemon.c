@@ -573,6 +573,10 @@ static void attach_discovered(void *arg)
 		goto fail;
 	}
 	vm->migration.qmp_incoming = op->incoming;
+	if (op->incoming)
+		logf_vm(d, G_LOG_LEVEL_MESSAGE, vm->name,
+			"attached while its QEMU waits for an incoming migration: profiled "
+			"from scratch once it runs");
 	if (op->outgoing)
 		vt_migration_post_qmp(vm, VT_QMP_MIGRATION_ACTIVE);
 	vm->qmp_watch = g_unix_fd_add(vt_qmp_fd(vm->qmp), G_IO_IN | G_IO_HUP | G_IO_ERR,

@@ -7,8 +7,10 @@
  * a domain up. So it always exits 0, within 100 ms whatever vtierd does
  * (down, hung, slow), never calls libvirt, and says in the log what it
  * skipped:
- *   prepare, start  check the vtier:policy of the domain's XML (the same
- *                   checks as vtierd's) and say what is wrong; add nothing
+ *   prepare, start, check the vtier:policy of the domain's XML (the same
+ *   migrate,        checks as vtierd's) and say what is wrong; add nothing
+ *   restore         (migrate and restore: nothing on stdout, so libvirt keeps
+ *                   the XML it has; the policy travels in its metadata)
  *   release         tell vtierd the domain's QEMU is gone (a detach; vtierd
  *                   also follows libvirt's events, this is for when it does not)
  *   reconnect, and everything else: nothing
@@ -98,7 +100,10 @@ static GString *read_stdin(bool *complete)
 	return buf;
 }
 
-/* prepare/start: the policy as vtierd will judge it; nothing is changed. */
+/*
+ * prepare/start, and migrate (on the destination, before its QEMU starts) /
+ * restore: the policy as vtierd will judge it; nothing is changed.
+ */
 static void check_policy(const char *name)
 {
 	struct vt_libvirt_domain dom;
@@ -169,11 +174,12 @@ int main(int argc, char **argv)
 
 	deadline_us = start_us + HOOK_BUDGET_US;
 	openlog("vtier-hook", LOG_PID, LOG_DAEMON);
-	if (strcmp(op, "prepare") == 0 || strcmp(op, "start") == 0)
+	if (strcmp(op, "prepare") == 0 || strcmp(op, "start") == 0 ||
+	    strcmp(op, "migrate") == 0 || strcmp(op, "restore") == 0)
 		check_policy(name);
 	else if (strcmp(op, "release") == 0)
 		tell_release(name);
-	/* reconnect, migrate, restore, started, stopped, attach: nothing to do */
+	/* reconnect, started, stopped, attach: nothing to do */
 	closelog();
 	if (g_strcmp0(g_getenv("VTIER_HOOK_TIMING"), "1") == 0)
 		fprintf(stderr, "vtier-hook: timing: %" G_GINT64_FORMAT " us\n",

@@ -63,6 +63,7 @@ def hook(op, stdin=b"", env_sock=None, name="web-01", stdin_fd=None, timing=Fals
     t0 = time.monotonic()
     r = subprocess.run([HOOK, name, op, "begin", "-"], input=None if stdin_fd else stdin,
                        stdin=stdin_fd, capture_output=True, env=env, timeout=10)
+    hook.stdout = r.stdout
     return r.returncode, r.stderr.decode(), (time.monotonic() - t0) * 1000
 
 
@@ -177,8 +178,14 @@ def main():
     ok(rc == 0 and "no QMP socket" in err, "prepare, policy without -qmp socket: says so")
     rc, err, _ = hook("reconnect", b"\x00garbage<", env_sock="/nonexistent")
     ok(rc == 0 and err == "", "reconnect: exit 0, nothing done, even on garbage")
+    # migrate (the destination, before its QEMU starts) and restore: checked
+    # like a start; nothing on stdout, so libvirt keeps the domain's XML
     rc, err, _ = hook("migrate", golden("domain-good.xml"))
-    ok(rc == 0 and err == "", "migrate: nothing")
+    ok(rc == 0 and "policy checked: mode auto" in err and hook.stdout == b"",
+       f"migrate, good policy: checked, the XML left as it is: {err.strip()}")
+    rc, err, _ = hook("restore", golden("domain-bad-policy.xml"))
+    ok(rc == 0 and "refused: dram_limit" in err and hook.stdout == b"",
+       "restore, bad policy: exit 0 and the reason, the XML left as it is")
     # stdin that never closes: the check gives up in time
     r, w = os.pipe()
     os.write(w, golden("domain-good.xml")[:50])

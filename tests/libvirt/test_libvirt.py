@@ -240,6 +240,51 @@ def test(env, t):
     env.start_vtierd()
     wait_for("lv-a attached again", lambda: "lv-a" in env.vms(), 20)
 
+    # A migration drives the VM's migration state from QEMU's MIGRATION events:
+    # outgoing while it runs, failed when cancelled (the domain runs on, still
+    # attached), completed by virsh save (QEMU migrates the domain into a
+    # file); the restored domain (an incoming QEMU) starts with none. The
+    # cancelled one goes through libvirt's monitor to a socket that is never
+    # read, slowed to 4 KiB/s besides (virsh save runs at full speed: 64 MiB
+    # of zeros take it milliseconds; libvirt's sandbox forbids exec:).
+    def hmp(cmd, **args):
+        return virsh("qemu-monitor-command", "lv-a",
+                     json.dumps({"execute": cmd, "arguments": args}))
+
+    image = os.path.join(env.dir, "lv-a.save")
+    sink = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sink.bind(os.path.join(env.dir, "sink.mig"))
+    sink.listen(1)
+    hmp("migrate-set-parameters", **{"max-bandwidth": 4096})
+    t0 = time.monotonic()
+    hmp("migrate", uri=f"unix:{os.path.join(env.dir, 'sink.mig')}")
+    wait_for("lv-a outgoing", lambda: env.call("status", "lv-a")["migration"]["state"] ==
+             "outgoing", 20)
+    result["outgoing_s"] = time.monotonic() - t0
+    hmp("migrate_cancel")
+    wait_for("lv-a's migration ended", lambda: env.call("status", "lv-a")["migration"]["state"] ==
+             "none", 20)
+    mig = wait_for("lv-a's migration counted", lambda: (lambda m: m if m["failed"] else None)(
+        env.call("stats", "lv-a")["migration"]), 20)
+    t.ok(mig["started"] == 1 and mig["failed"] == 1 and mig["completed"] == 0 and
+         "lv-a" in env.vms() and virsh("domstate", "lv-a").stdout.strip() == "running",
+         f"a migration cancelled: outgoing after {result['outgoing_s']:.2f} s, then failed; "
+         f"still attached, the domain runs")
+    t.ok(env.logged("lv-a: migration started (QMP)") and
+         env.logged("lv-a: migration failed or cancelled (QMP)"),
+         "vtierd's log says the migration started and failed")
+    sink.close()
+    hmp("migrate-set-parameters", **{"max-bandwidth": 134217728})
+    virsh("save", "lv-a", image)
+    wait_for("lv-a detached", lambda: "lv-a" not in env.vms(), 10)
+    t.ok(env.logged("lv-a: migration completed (QMP)"), "virsh save: completed, then detached")
+    virsh("restore", image)
+    vm = wait_for("lv-a attached again", lambda: env.vms().get("lv-a"), 20)
+    time.sleep(1)
+    t.ok(env.call("status", "lv-a")["migration"]["state"] == "none" and
+         env.call("stats", "lv-a")["migration"]["started"] == 0,
+         "virsh restore (an incoming QEMU): attached, its own migration is not taken as outgoing")
+
     virsh("destroy", "lv-a")
     wait_for("lv-a detached", lambda: "lv-a" not in env.vms(), 10)
     t.ok(True, "virsh destroy detaches")
