@@ -310,6 +310,7 @@ static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t serv
 	if (reads && m->read_bound)	/* within the bound, but the faulting page */
 		win = MAX(MIN(win, (m->read_bound - MIN(m->rr_bytes, m->read_bound)) & ~(ps - 1)), ps);
 	g_mutex_unlock(&m->lock);
+	win = MAX(win, ps);	/* a huge page is one window of its own */
 	/* a migration reads forwards: what is behind it was read (and punched) */
 	start = reads ? offset : offset & ~(win - 1);
 	end = MIN(start + win, m->pager.size);
