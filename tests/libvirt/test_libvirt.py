@@ -254,7 +254,7 @@ def test(env, t):
     image = os.path.join(env.dir, "lv-a.save")
     sink = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sink.bind(os.path.join(env.dir, "sink.mig"))
-    sink.listen(1)
+    sink.listen(8)
     hmp("migrate-set-parameters", **{"max-bandwidth": 4096})
     t0 = time.monotonic()
     hmp("migrate", uri=f"unix:{os.path.join(env.dir, 'sink.mig')}")
@@ -273,6 +273,18 @@ def test(env, t):
     t.ok(env.logged("lv-a: migration started (QMP)") and
          env.logged("lv-a: migration failed or cancelled (QMP)"),
          "vtierd's log says the migration started and failed")
+    # vtierd (re)started during a migration: attached as outgoing at once
+    hmp("migrate", uri=f"unix:{os.path.join(env.dir, 'sink.mig')}")
+    env.stop_vtierd()
+    env.start_vtierd()
+    wait_for("lv-a attached again", lambda: "lv-a" in env.vms(), 20)
+    st = env.call("status", "lv-a")["migration"]["state"]
+    hmp("migrate_cancel")
+    mig = wait_for("lv-a's migration counted", lambda: (lambda m: m if m["failed"] else None)(
+        env.call("stats", "lv-a")["migration"]), 20)
+    t.ok(st == "outgoing" and mig["started"] == 1 and
+         env.logged("lv-a: migration started (QMP)"),
+         f"attached during a migration: {st} from the start, then failed when cancelled")
     sink.close()
     hmp("migrate-set-parameters", **{"max-bandwidth": 134217728})
     virsh("save", "lv-a", image)
