@@ -997,6 +997,102 @@ static void test_incoming_bulk_placement(void **state)
 	spin(50);
 }
 
+/* The engine's state after a window (no profiler runs on the test process). */
+static void vm_after_a_window(struct vt_vm *vm)
+{
+	struct vt_backend *b = g_ptr_array_index(vm->backends, 0);
+	gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	unsigned int nr;
+
+	do {	/* the worker took the RAM (engine start, mode=off) */
+		g_main_context_iteration(NULL, FALSE);
+		g_mutex_lock(&vm->lock);
+		nr = vm->nr_tiers;
+		g_mutex_unlock(&vm->lock);
+	} while (nr != 2 && g_get_monotonic_time() < deadline);
+	assert_int_equal(nr, 2);
+	g_mutex_lock(&vm->lock);
+	vm->mtm = vt_mtm_new(&(struct vt_range64){ b->hva, b->hva + NPAGES * PAGE }, 1, 2 << 20,
+			     128 << 10, 2);
+	vt_mtm_set_ema(vm->mtm, 0, 0.5);
+	vm->stats.windows = 3;
+	g_mutex_unlock(&vm->lock);
+}
+
+/*
+ * vtierd dies during an outgoing migration and a new one takes over: QEMU
+ * hands the memory over again (RECONNECT) and says MIGRATION started again.
+ * The successor takes the VM as outgoing (STATS says so, promotions held)
+ * and answers with the backend's profile, as its predecessor did.
+ */
+static void test_migration_after_reconnect(void **state)
+{
+	struct fixture *f = *state;
+	const struct vt_tier dram = { .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
+	g_autofree uint8_t *buf = g_malloc(1 << 20);
+	uint64_t sbuf[4096 / sizeof(uint64_t)];
+	char err[VT_PROFILE_ERR_LEN], msg[128];
+	struct vt_migration_stats ms;
+	struct vt_handoff_stats st;
+	struct vt_profile p;
+	struct vt_vm *vm;
+	size_t len;
+	int s;
+
+	f->d->tiers.nr = 1;
+	f->d->tiers.tier[0] = dram;
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	vm_after_a_window(vm);
+	send_migration(s, VTIER_MIGRATION_START);
+	assert_true(next_msg(s, VTIER_HANDOFF_PROFILE, buf, 1 << 20) > 0);
+	wait_state(vm, VT_MIGRATION_OUTGOING, 0);
+
+	/* the agent dies with the migration under way (QEMU is not told) */
+	close(s);
+	vt_daemon_free(f->d);
+	f->d = daemon_new(f->dir);
+	f->d->tiers.nr = 1;
+	f->d->tiers.tier[0] = dram;
+	assert_true(vt_daemon_listen_handoff(f->d, f->agent, NULL));
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", &s,
+			       msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	vm_after_a_window(vm);
+	/* a successor knows of no migration until QEMU says so */
+	st = migration_sent(vm, s, sbuf, sizeof(sbuf),
+			    offsetof(struct vtier_handoff_migration_stats, state),
+			    VTIER_MIGRATION_STATE_NONE);
+	assert_int_equal(st.migration->started, 0);
+
+	send_migration(s, VTIER_MIGRATION_START);
+	len = next_msg(s, VTIER_HANDOFF_PROFILE, buf, 1 << 20);
+	assert_int_equal(vt_profile_read(buf, len, NPAGES * PAGE, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.version, 2);
+	assert_int_equal(p.windows, 3);
+	assert_int_equal(p.n_chunks, 1);
+	wait_state(vm, VT_MIGRATION_OUTGOING, 0);
+	st = migration_sent(vm, s, sbuf, sizeof(sbuf),
+			    offsetof(struct vtier_handoff_migration_stats, state),
+			    VTIER_MIGRATION_STATE_OUTGOING);
+	assert_int_equal(st.migration->started, 1);
+	assert_int_equal(st.migration->completed + st.migration->failed, 0);
+	ms = migration_of(vm, NULL, NULL, 0);
+	assert_int_equal(ms.profiles_written, 1);
+	assert_int_equal(ms.profile_bytes, len);
+
+	/* and its end ends it */
+	send_migration(s, VTIER_MIGRATION_FAILED);
+	wait_state(vm, VT_MIGRATION_NONE, 1);
+	st = migration_sent(vm, s, sbuf, sizeof(sbuf),
+			    offsetof(struct vtier_handoff_migration_stats, failed), 1);
+	assert_int_equal(st.migration->state, VTIER_MIGRATION_STATE_NONE);
+	close(s);
+	spin(50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1013,6 +1109,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test_setup_teardown(test_migration_after_reconnect, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

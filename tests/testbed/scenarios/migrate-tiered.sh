@@ -37,10 +37,20 @@
 #       a random second, and the migration is cancelled a few seconds later:
 #       the failing path, every time (the guest runs on at the source, which
 #       must give it back every page it read through the store meanwhile).
+#       Before the cancel, the source QEMU's query-memory-tiers must show the
+#       migration "outgoing" in a report of the successor vtierd (QEMU tells
+#       the agent that takes the RECONNECT that a migration is under way):
+#       the cancel waits for that report (60 s at most) when it comes later
+#       than the planned second.
 # Each migration completes or fails cleanly (then the guest runs on at the
 # source); the guest checks every page wherever it runs afterwards.
 #   RESULT-MIGRATE-KILL src_kill_s= src_outcome= dest_kill_s= dest_kill2_s=
 #     dest_outcome= bad_pages= cancel_kill_s= cancel_s= cancel_outcome=
+#     cancel_successor_state=
+# (cancel_successor_state: K3's source, as QEMU shows its successor vtierd's
+# last report before the cancel: outgoing, none, absent (no migration
+# block), or unseen (no report of the successor before the migration ended
+# or in 60 s); anything but outgoing fails unless the migration completed.)
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${MIGRATE_PARTS:-place}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -368,6 +378,37 @@ kill_later() {
     echo "vtierd $a restarted ($(cat "/run/vtier/$a.pid"))"
 }
 rand_s() { awk -v lo="$1" -v hi="$2" -v seed="$3" 'BEGIN {srand(seed); printf "%.1f", lo + rand() * (hi - lo)}'; }
+# a number of query-memory-tiers' (first) backend: tiers_num JSON KEY
+tiers_num() { echo "$1" | tr -d ' \n' | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+# (QMP's members come in no fixed order: the migration object, then its state)
+tiers_mig_state() {
+    echo "$1" | tr -d ' \n' | grep -o '"migration":{[^}]*}' | head -1 |
+        sed -n 's/.*"state":"\([a-z]*\)".*/\1/p'
+}
+uptime_ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }   # (busybox date has no %N)
+# Once QEMU $1 handed its memory to a new vtierd (handoffs past $2) and that
+# one reported (a report younger than the hand-off, by report-age-ms): the
+# migration state of its last report, in /run/successor.state, as soon as it
+# is outgoing, or as last seen when the migration is no longer active or 60 s
+# have passed.
+successor_state() {
+    local r h now age t1="" st=unseen end=$(($(uptime_ms) + 60000))
+    while [ "$(uptime_ms)" -lt "$end" ]; do
+        r=$(tb_qmp "$1" '{"execute":"query-memory-tiers"}' 2>&1) || r=""
+        now=$(uptime_ms)
+        h=$(tiers_num "$r" handoffs)
+        if [ -z "$t1" ] && [ "${h:-0}" -gt "$2" ]; then t1=$now; fi
+        age=$(tiers_num "$r" report-age-ms)
+        if [ -n "$t1" ] && [ -n "$age" ] && [ $((now - age)) -gt "$t1" ]; then
+            st=$(tiers_mig_state "$r")
+            st=${st:-absent}
+            [ "$st" = outgoing ] && break
+        fi
+        tb_qmp "$1" '{"execute":"query-migrate"}' 2>&1 | grep -q '"status": *"active"' || break
+        sleep 0.2
+    done
+    echo "$st" > /run/successor.state
+}
 if has_part kill; then
 seed=$(date +%s)
 echo "kill times from seed $seed"
@@ -439,14 +480,28 @@ conf=/run/vtier/vtierd.conf
 tb_l2_start vm3 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent" -- \
     -uuid "$UUID" -incoming unix:/run/vtier/mig3.sock
 for _ in $(seq 100); do [ -S /run/vtier/mig3.sock ] && break; sleep 0.2; done
+h0=$(tiers_num "$(tb_qmp "$here" '{"execute":"query-memory-tiers"}')" handoffs)
+echo "unseen" > /run/successor.state
+t0=$(uptime_ms)
 kill_later "$here_vtierd" "$cancel_kill" "$conf" &
 killer=$!
-(sleep "$cancel_at"; tb_qmp "$here" '{"execute":"migrate_cancel"}') > /run/cancel.out 2>&1 &
+# the cancel at +$cancel_at s, or once the successor's report says how it sees
+# the migration, if that comes later
+(
+    sleep "$cancel_kill"
+    successor_state "$here" "${h0:-0}"
+    sleep "$(awk -v t0="$t0" -v at="$cancel_at" -v now="$(uptime_ms)" \
+        'BEGIN {l = at - (now - t0) / 1000; printf "%.1f", (l > 0 ? l : 0)}')"
+    echo "at +$(awk -v t0="$t0" -v now="$(uptime_ms)" 'BEGIN {printf "%.1f", (now - t0) / 1000}') s:"
+    tb_qmp "$here" '{"execute":"migrate_cancel"}'
+) > /run/cancel.out 2>&1 &
 canceller=$!
 migrate "$here" vm3 /run/vtier/mig3.sock may-fail
 cancel_outcome=$mig_status
 wait "$killer" "$canceller"
+cancel_successor_state=$(cat /run/successor.state)
 echo "kill 3: migration $cancel_outcome; migrate_cancel: $(cat /run/cancel.out)"
+echo "kill 3: the source's successor vtierd before the cancel, in QEMU's query-memory-tiers: $cancel_successor_state"
 if [ "$cancel_outcome" = completed ]; then
     # it completed before the cancel: the guest runs on vm3 (the failing path did not run)
     tb_l2_stop "$here"
@@ -464,7 +519,10 @@ grep -h "hand-off of\|RECONNECT\|store\|migration" "$TB_OUT"/vtierd-[abc].log | 
 tb_l2 "$here" 'touch /run/A.stop' || true
 echo "RESULT-MIGRATE-KILL src_kill_s=$src_kill src_outcome=$src_outcome dest_kill_s=$dest_kill" \
     "dest_kill2_s=$dest_kill2 dest_outcome=$dest_outcome bad_pages=$bad_all" \
-    "cancel_kill_s=$cancel_kill cancel_s=$cancel_at cancel_outcome=$cancel_outcome"
+    "cancel_kill_s=$cancel_kill cancel_s=$cancel_at cancel_outcome=$cancel_outcome" \
+    "cancel_successor_state=$cancel_successor_state"
 [ "$bad_all" = 0 ] || fail "$bad_all guest pages bad after migrations with kill -9"
+[ "$cancel_successor_state" = outgoing ] || [ "$cancel_outcome" = completed ] ||
+    fail "kill 3: the source's successor vtierd did not show the migration outgoing before the cancel ($cancel_successor_state)"
 tb_l2_stop "$here"
 fi
