@@ -237,6 +237,7 @@ static gboolean take_event(gpointer data)
 	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (backend '%s')%s",
 		      what[m->event <= 3 ? m->event : 0], m->b->id,
 		      m->event == VTIER_MIGRATION_START ? ": promotions held until it ends" :
+		      was == VT_MIGRATION_NONE ? ": its start was not heard here, nothing to end" :
 		      ": tiering as before");
 	if (m->event == VTIER_MIGRATION_START)
 		write_profile(vm, m->b);
