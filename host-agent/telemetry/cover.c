@@ -71,7 +71,8 @@ static void add_young(GArray *young, uint64_t start, uint64_t end, unsigned int 
 }
 
 long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
-		   unsigned int min_level, unsigned int stride, uint64_t phase, GArray *young)
+		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
+		   GArray *young)
 {
 	struct vt_cover_span spans[VT_COVER_MAX_SPANS];
 	unsigned int n = vt_cover_spans(src, start, end, spans), top = 0, kept = 0;
@@ -85,6 +86,8 @@ long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
 	n = kept;
 	for (unsigned int i = 0; i < n; i++)
 		top = MAX(top, spans[i].level);
+	if (stride_top && top == min_level)
+		top = VT_MAX_LEVELS;	/* no level is tested whole */
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int shift = vt_level_shift(spans[i].level);
 		uint64_t k = spans[i].level == top || stride < 2 ? 1 : stride;

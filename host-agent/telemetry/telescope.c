@@ -35,6 +35,7 @@
 #define TELESCOPE_EDGE_PAGES 4
 #define TELESCOPE_TEXTURE_RUNS 16
 #define TELESCOPE_SWEEP_STRIDE 8
+#define TELESCOPE_SWEEP_WHOLE_PMDS 4096
 #define TELESCOPE_TEXTURE_MEAN 8
 
 struct telescope {
@@ -626,6 +627,49 @@ static void telescope_split(struct vt_profiler *p)
 	t->regions = out;
 }
 
+/* Will @r be swept with its cover primed (tested at the last window end)? */
+static bool sweep_primed(const struct vt_region *r)
+{
+	return !vt_region_seen(r) && !r->fresh && !r->waited && r->swept;
+}
+
+/*
+ * A cover whose highest level is the PMD (a cold region with no whole PUD:
+ * a gap between hot ranges less than a GiB or two apart) is all PMDs tested
+ * whole, up to 511 a region; with hundreds of hot ranges those are most of
+ * the sweep (scattered-200: ~19k of its 29k checks a window). Whole tests
+ * of them are shared out, smallest covers first, up to
+ * TELESCOPE_SWEEP_WHOLE_PMDS a window; larger ones are tested at the stride
+ * like partial spans: a run of TELESCOPE_SWEEP_STRIDE PMDs or more is still
+ * seen at once, a smaller one within as many windows. Returns the largest
+ * PMD count tested whole (all of them below the share, as in a VM of a few
+ * GiB, whose footprint has at most 512 PMDs per GiB).
+ */
+static uint64_t sweep_whole_limit(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	uint64_t sum = 0, limit = 0;
+
+	vt_for_each_region(r, t->regions) {
+		uint64_t nr_full;
+
+		if (sweep_primed(r) &&
+		    fit_level(p->src, r->start, r->end, &nr_full) == VT_LEVEL_PMD)
+			g_array_append_val(counts, nr_full);
+	}
+	g_array_sort(counts, cmp_u64);
+	for (unsigned int i = 0; i < counts->len; i++) {
+		uint64_t c = g_array_index(counts, uint64_t, i);
+
+		if (sum + c > TELESCOPE_SWEEP_WHOLE_PMDS)
+			return limit;
+		sum += c;
+		limit = c;
+	}
+	return UINT64_MAX;
+}
+
 /*
  * The cold sweep. Regions where nothing was seen are not sampled; at every
  * window end the accessed bits of their cover (cover.h) are tested instead,
@@ -642,12 +686,13 @@ static void telescope_sweep(struct vt_profiler *p)
 {
 	struct telescope *t = to_tel(p);
 	unsigned int n = t->regions->len, total = n;
+	uint64_t whole_limit = sweep_whole_limit(p);
 	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), n);
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
-		bool primed = r->swept;
-		uint64_t cut = r->start;
+		bool primed = r->swept, stride_top;
+		uint64_t cut = r->start, nr_full;
 
 		if (vt_region_seen(r) || r->fresh || r->waited) {
 			r->swept = false;
@@ -655,8 +700,10 @@ static void telescope_sweep(struct vt_profiler *p)
 			continue;
 		}
 		g_array_set_size(t->runs, 0);
+		stride_top = primed && fit_level(p->src, r->start, r->end, &nr_full) == VT_LEVEL_PMD &&
+			     nr_full > whole_limit;
 		r->swept = vt_cover_test(p->src, r->start, r->end, VT_LEVEL_PMD,
-					 primed ? TELESCOPE_SWEEP_STRIDE : 1,
+					 primed ? TELESCOPE_SWEEP_STRIDE : 1, stride_top,
 					 p->windows, t->runs) >= 0;
 		if (!primed || !t->runs->len || total + 2 * t->runs->len > p->attrs.max_regions) {
 			if (primed && t->runs->len) {
