@@ -91,6 +91,12 @@ struct pick_arg {
  * each interval costs one check instead of a check and a clear of another
  * entry: 200 ranges of 4 MiB, each one PMD and two page-level ends, cost
  * ~70 checks a window each before, 40 now.
+ *
+ * A piece a split scan has just found cold (fresh, not warm) samples bounded
+ * in its first window: nothing inside it was young, so an entry overshooting
+ * it could only read the hot neighbour it was cut from, and it read hot
+ * until the next scan (the 958 MiB beside huge-2m's 64 MiB range did, P
+ * 0.74 for a window). Afterwards it is swept, or sampled as flex again.
  */
 static unsigned int telescope_pick(const struct vt_region *r, uint64_t *addr, void *arg)
 {
@@ -115,7 +121,8 @@ static unsigned int telescope_pick(const struct vt_region *r, uint64_t *addr, vo
 
 		if (e >= r->start && e + size <= r->end)
 			return l;
-		if (a->flex && !r->bounded_only && overshoot <= a->p->attrs.flex_error[l])
+		if (a->flex && !r->bounded_only && (r->warm || !r->fresh) &&
+		    overshoot <= a->p->attrs.flex_error[l])
 			return l;
 	}
 	return src->leaf_level;

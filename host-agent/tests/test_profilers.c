@@ -152,6 +152,15 @@ static void test_level_picking(void **state)
 		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, false), VT_LEVEL_PTE);
 		assert_int_equal(addr, GiB + MiB + 8192);
 	}
+	/* a piece just found cold by a split scan samples bounded in its first window */
+	{
+		struct vt_region r = { .start = GiB + 4096, .end = 3 * GiB, .fresh = true };
+		uint64_t addr = GiB + 4096;
+
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, true), VT_LEVEL_PTE);
+		r.warm = true;
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, true), VT_LEVEL_PUD);
+	}
 	/* a region whose overshoot misled it samples bounded */
 	{
 		struct vt_region r = { .start = GiB + 4096, .end = 3 * GiB, .bounded_only = true };
