@@ -71,7 +71,8 @@ static void add_young(GArray *young, uint64_t start, uint64_t end, unsigned int 
 }
 
 long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
-		   unsigned int min_level, unsigned int stride, uint64_t phase, GArray *young)
+		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
+		   GArray *young)
 {
 	struct vt_cover_span spans[VT_COVER_MAX_SPANS];
 	unsigned int n = vt_cover_spans(src, start, end, spans), top = 0, kept = 0;
@@ -85,15 +86,18 @@ long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
 	n = kept;
 	for (unsigned int i = 0; i < n; i++)
 		top = MAX(top, spans[i].level);
+	if (stride_top && top == min_level)
+		top = VT_MAX_LEVELS;	/* no level is tested whole */
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int shift = vt_level_shift(spans[i].level);
 		uint64_t k = spans[i].level == top || stride < 2 ? 1 : stride;
+		uint64_t first = spans[i].start >> shift, last = spans[i].end >> shift;
 
-		for (uint64_t e = spans[i].start >> shift; e < spans[i].end >> shift; e++) {
+		/* the entries whose index is @phase modulo k, without visiting the others */
+		for (uint64_t e = first + (phase % k + k - first % k) % k; e < last; e += k) {
 			struct vt_probe pr = { .addr = e << shift, .level = (uint8_t)spans[i].level };
 
-			if (k == 1 || e % k == phase % k)
-				g_array_append_val(probes, pr);
+			g_array_append_val(probes, pr);
 		}
 	}
 	ret = vt_source_batch(src, (struct vt_probe *)(void *)probes->data, probes->len);

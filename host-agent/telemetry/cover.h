@@ -13,6 +13,8 @@
 #ifndef VTIER_TELEMETRY_COVER_H
 #define VTIER_TELEMETRY_COVER_H
 
+#include <stdbool.h>
+
 #include <glib.h>
 
 #include "access_source.h"
@@ -36,13 +38,15 @@ uint64_t vt_cover_entries(const struct vt_access_source *src, uint64_t start, ui
  * and up (the ones below are left alone): all entries of the
  * cover's highest level, and of the lower (partial) levels those whose
  * index is @phase modulo @stride, so that successive phases visit them all
- * and a young run of @stride entries or more is seen at any phase. Young
+ * and a young run of @stride entries or more is seen at any phase. With
+ * @stride_top, the highest level is strided too when it is @min_level. Young
  * entries are appended to @young (of struct vt_cover_span) widened by the
  * untested entries beside them (stride - 1 on each side, within their span),
  * overlapping and adjacent ones joined (level: the lowest among them).
  * Returns the number of young entries or -errno.
  */
 long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
-		   unsigned int min_level, unsigned int stride, uint64_t phase, GArray *young);
+		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
+		   GArray *young);
 
 #endif

@@ -19,7 +19,7 @@ struct damon_like {
 	unsigned int last_nr_regions;
 };
 
-static unsigned int pick_leaf(const struct vt_region *r, uint64_t addr, void *arg)
+static unsigned int pick_leaf(const struct vt_region *r, uint64_t *addr, void *arg)
 {
 	(void)r;
 	(void)addr;

@@ -357,7 +357,7 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 			unsigned int level;
 
 			addr = MIN(addr, r->end - 1) & ~((1ULL << VT_PAGE_SHIFT) - 1);
-			level = pick(r, addr, arg);
+			level = pick(r, &addr, arg);
 			r->prepared[r->nr_prepared].addr = addr;
 			r->prepared[r->nr_prepared].level = (uint8_t)level;
 			r->nr_prepared++;

@@ -102,8 +102,8 @@ uint64_t vt_regions_total(GArray *regions);
  */
 char *vt_regions_check(GArray *regions, const struct vt_range *ranges, size_t n);
 
-/* Picks the page-table level to sample at @addr inside @r. */
-typedef unsigned int (*vt_pick_level_fn)(const struct vt_region *r, uint64_t addr, void *arg);
+/* Picks the page-table level to sample at *@addr inside @r; may move *@addr within @r. */
+typedef unsigned int (*vt_pick_level_fn)(const struct vt_region *r, uint64_t *addr, void *arg);
 
 struct vt_sampler {
 	GArray *batch;		/* struct vt_probe */

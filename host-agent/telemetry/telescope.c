@@ -35,6 +35,7 @@
 #define TELESCOPE_EDGE_PAGES 4
 #define TELESCOPE_TEXTURE_RUNS 16
 #define TELESCOPE_SWEEP_STRIDE 8
+#define TELESCOPE_SWEEP_WHOLE_PMDS 4096
 #define TELESCOPE_TEXTURE_MEAN 8
 
 struct telescope {
@@ -81,21 +82,47 @@ struct pick_arg {
 	bool flex;
 };
 
-static unsigned int telescope_pick(const struct vt_region *r, uint64_t addr, void *arg)
+/*
+ * The level to sample at *@addr in @r: the highest whose entry fits (bounded)
+ * or overshoots by less than the level's error (flex). A resolved region
+ * (edges exact to the page, checked every window by check_edges()) with one
+ * whole entry at the highest level that fits is sampled through that entry
+ * only: *@addr moves into it. The sampler's check has just cleared it, so
+ * each interval costs one check instead of a check and a clear of another
+ * entry: 200 ranges of 4 MiB, each one PMD and two page-level ends, cost
+ * ~70 checks a window each before, 40 now.
+ *
+ * A piece a split scan has just found cold (fresh, not warm) samples bounded
+ * in its first window: nothing inside it was young, so an entry overshooting
+ * it could only read the hot neighbour it was cut from, and it read hot
+ * until the next scan (the 958 MiB beside huge-2m's 64 MiB range did, P
+ * 0.74 for a window). Afterwards it is swept, or sampled as flex again.
+ */
+static unsigned int telescope_pick(const struct vt_region *r, uint64_t *addr, void *arg)
 {
 	const struct pick_arg *a = arg;
 	const struct vt_access_source *src = a->p->src;
+	uint64_t nr_full;
+	unsigned int fit;
 
 	if (r->fine)
 		return src->leaf_level;
+	if (r->resolved) {
+		fit = fit_level(src, r->start, r->end, &nr_full);
+		if (fit > src->leaf_level && nr_full == 1) {
+			*addr = align_up(r->start, vt_level_size(fit));
+			return fit;
+		}
+	}
 	for (unsigned int l = vt_top_level(src); l > src->leaf_level; l--) {
-		uint64_t size = vt_level_size(l), e = vt_entry_start(addr, l);
+		uint64_t size = vt_level_size(l), e = vt_entry_start(*addr, l);
 		uint64_t lo = MAX(e, r->start), hi = MIN(e + size, r->end);
 		double overshoot = 1.0 - (double)(hi - lo) / (double)size;
 
 		if (e >= r->start && e + size <= r->end)
 			return l;
-		if (a->flex && !r->bounded_only && overshoot <= a->p->attrs.flex_error[l])
+		if (a->flex && !r->bounded_only && (r->warm || !r->fresh) &&
+		    overshoot <= a->p->attrs.flex_error[l])
 			return l;
 	}
 	return src->leaf_level;
@@ -417,6 +444,23 @@ static bool colder(const struct vt_region *r, const struct vt_region *n, double 
 	return n->accesses < r->accesses - thr;
 }
 
+/*
+ * Does @r read hot only through flex samples that overshoot it, no scan
+ * having seen anything young inside? Then it does not rest: the next split
+ * scan tells (and falls back to bounded sampling if nothing is inside).
+ * A cold piece beside a hot range, cut while the region cap held splits
+ * back, read hot through its PMD until it aged into rest, and then for up
+ * to TELESCOPE_STABLE_PERIOD windows more (scattered-200 with flex: P 0.88
+ * for four windows).
+ */
+static bool overshot(const struct vt_profiler *p, const struct vt_region *r)
+{
+	uint64_t nr_full;
+
+	return r->accesses >= VT_REGION_HOT && !r->warm &&
+	       r->level > fit_level(p->src, r->start, r->end, &nr_full);
+}
+
 struct split_candidate {
 	unsigned int idx;
 	double priority;
@@ -526,7 +570,7 @@ static void telescope_split(struct vt_profiler *p)
 		bool changed = fabs(r->accesses - r->last_accesses) > 2 * thr || moved[i] ||
 			       (!r->resolved && !r->fine && (r->accesses > 0) != (r->last_accesses > 0));
 
-		bool rest = !changed && !r->nr_thin &&
+		bool rest = !changed && !r->nr_thin && !overshot(p, r) &&
 			    (r->resolved || (r->age >= TELESCOPE_STABLE_AGE &&
 					     p->windows % TELESCOPE_STABLE_PERIOD));
 
@@ -547,7 +591,14 @@ static void telescope_split(struct vt_profiler *p)
 		uint64_t nr_full, size, lo, hi, used = vt_source_checks_total(p->src) - used0;
 		unsigned int l, s, runs, before = t->next->len;
 
-		if (total + 2 > p->attrs.max_regions)
+		/*
+		 * A cut of one young run needs room for 4 more regions, or it
+		 * is dropped after its scan (below): this close to the cap,
+		 * stop before scanning. At the cap, scanning and dropping every
+		 * candidate cost scattered-200 ~400k checks in its first six
+		 * windows (257k in its third).
+		 */
+		if (total + 5 > p->attrs.max_regions)
 			break;
 		l = fit_level(p->src, r->start, r->end, &nr_full);
 		s = nr_full >= 2 || l == leaf ? l : l - 1;
@@ -607,6 +658,49 @@ static void telescope_split(struct vt_profiler *p)
 	t->regions = out;
 }
 
+/* Will @r be swept with its cover primed (tested at the last window end)? */
+static bool sweep_primed(const struct vt_region *r)
+{
+	return !vt_region_seen(r) && !r->fresh && !r->waited && r->swept;
+}
+
+/*
+ * A cover whose highest level is the PMD (a cold region with no whole PUD:
+ * a gap between hot ranges less than a GiB or two apart) is all PMDs tested
+ * whole, up to 511 a region; with hundreds of hot ranges those are most of
+ * the sweep (scattered-200: ~19k of its 29k checks a window). Whole tests
+ * of them are shared out, smallest covers first, up to
+ * TELESCOPE_SWEEP_WHOLE_PMDS a window; larger ones are tested at the stride
+ * like partial spans: a run of TELESCOPE_SWEEP_STRIDE PMDs or more is still
+ * seen at once, a smaller one within as many windows. Returns the largest
+ * PMD count tested whole (all of them below the share, as in a VM of a few
+ * GiB, whose footprint has at most 512 PMDs per GiB).
+ */
+static uint64_t sweep_whole_limit(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	uint64_t sum = 0, limit = 0;
+
+	vt_for_each_region(r, t->regions) {
+		uint64_t nr_full;
+
+		if (sweep_primed(r) &&
+		    fit_level(p->src, r->start, r->end, &nr_full) == VT_LEVEL_PMD)
+			g_array_append_val(counts, nr_full);
+	}
+	g_array_sort(counts, cmp_u64);
+	for (unsigned int i = 0; i < counts->len; i++) {
+		uint64_t c = g_array_index(counts, uint64_t, i);
+
+		if (sum + c > TELESCOPE_SWEEP_WHOLE_PMDS)
+			return limit;
+		sum += c;
+		limit = c;
+	}
+	return UINT64_MAX;
+}
+
 /*
  * The cold sweep. Regions where nothing was seen are not sampled; at every
  * window end the accessed bits of their cover (cover.h) are tested instead,
@@ -623,12 +717,13 @@ static void telescope_sweep(struct vt_profiler *p)
 {
 	struct telescope *t = to_tel(p);
 	unsigned int n = t->regions->len, total = n;
+	uint64_t whole_limit = sweep_whole_limit(p);
 	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), n);
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
-		bool primed = r->swept;
-		uint64_t cut = r->start;
+		bool primed = r->swept, stride_top;
+		uint64_t cut = r->start, nr_full;
 
 		if (vt_region_seen(r) || r->fresh || r->waited) {
 			r->swept = false;
@@ -636,8 +731,10 @@ static void telescope_sweep(struct vt_profiler *p)
 			continue;
 		}
 		g_array_set_size(t->runs, 0);
+		stride_top = primed && fit_level(p->src, r->start, r->end, &nr_full) == VT_LEVEL_PMD &&
+			     nr_full > whole_limit;
 		r->swept = vt_cover_test(p->src, r->start, r->end, VT_LEVEL_PMD,
-					 primed ? TELESCOPE_SWEEP_STRIDE : 1,
+					 primed ? TELESCOPE_SWEEP_STRIDE : 1, stride_top,
 					 p->windows, t->runs) >= 0;
 		if (!primed || !t->runs->len || total + 2 * t->runs->len > p->attrs.max_regions) {
 			if (primed && t->runs->len) {
@@ -759,9 +856,9 @@ static void telescope_destroy(struct vt_profiler *p)
 
 /* Exposed for unit tests of the level picker. */
 unsigned int vt_telescope_pick_level(const struct vt_profiler *p, const struct vt_region *r,
-				     uint64_t addr, bool flex);
+				     uint64_t *addr, bool flex);
 unsigned int vt_telescope_pick_level(const struct vt_profiler *p, const struct vt_region *r,
-				     uint64_t addr, bool flex)
+				     uint64_t *addr, bool flex)
 {
 	struct pick_arg arg = { .p = p, .flex = flex };
 

@@ -105,11 +105,11 @@ static void test_finds_touched(void **state)
 	uint64_t start = 5 * GiB + 3 * MiB + 12 * KiB, end = 105 * GiB + 7 * MiB;
 
 	(void)state;
-	vt_cover_test(src, start, end, VT_LEVEL_PMD, 1, 0, young);	/* clear */
+	vt_cover_test(src, start, end, VT_LEVEL_PMD, 1, false, 0, young);	/* clear */
 	for (unsigned int phase = 0; phase < 8; phase++) {
 		g_array_set_size(young, 0);
 		vt_sim_advance(src, 200 * 1000 * 1000);
-		assert_true(vt_cover_test(src, start, end, VT_LEVEL_PMD, 8, phase, young) > 0);
+		assert_true(vt_cover_test(src, start, end, VT_LEVEL_PMD, 8, false, phase, young) > 0);
 		assert_int_equal(young->len, 1);
 		/* the PUD holding it: the cover's top level is tested whole */
 		assert_int_equal(g_array_index(young, struct vt_cover_span, 0).start, 60 * GiB);
@@ -117,9 +117,48 @@ static void test_finds_touched(void **state)
 	}
 	/* nothing touched in a cold range next to it */
 	g_array_set_size(young, 0);
-	vt_cover_test(src, 62 * GiB + 4 * KiB, 90 * GiB, VT_LEVEL_PMD, 1, 0, young);
+	vt_cover_test(src, 62 * GiB + 4 * KiB, 90 * GiB, VT_LEVEL_PMD, 1, false, 0, young);
 	vt_sim_advance(src, 200 * 1000 * 1000);
-	assert_int_equal(vt_cover_test(src, 62 * GiB + 4 * KiB, 90 * GiB, VT_LEVEL_PMD, 8, 1, young), 0);
+	assert_int_equal(vt_cover_test(src, 62 * GiB + 4 * KiB, 90 * GiB, VT_LEVEL_PMD, 8, false, 1, young), 0);
+	vt_source_destroy(src);
+}
+
+/*
+ * A cover whose top is the PMD, strided too (stride_top): one PMD in 8 tested
+ * per phase, and a 64 MiB hot range (32 PMDs) is still found at every phase,
+ * widened by the untested PMDs beside it; whole, it is found exactly.
+ */
+static void test_stride_top(void **state)
+{
+	struct vt_access_source *src = sim_of(
+		"{\"footprint\":\"256GiB\",\"phases\":[{\"duration_s\":10,\"access_rate\":1e7,"
+		"\"hot\":[{\"start\":\"60GiB+6MiB\",\"size\":\"64MiB\"}]}]}");
+	g_autoptr(GArray) young = g_array_new(FALSE, FALSE, sizeof(struct vt_cover_span));
+	uint64_t start = 60 * GiB + 12 * KiB, end = 60 * GiB + 900 * MiB;
+	const struct vt_cover_span *y;
+	uint64_t before;
+
+	(void)state;
+	vt_cover_test(src, start, end, VT_LEVEL_PMD, 1, false, 0, young);	/* clear */
+	for (unsigned int phase = 0; phase < 8; phase++) {
+		g_array_set_size(young, 0);
+		vt_sim_advance(src, 200 * 1000 * 1000);
+		before = vt_source_checks_total(src);
+		assert_true(vt_cover_test(src, start, end, VT_LEVEL_PMD, 8, true, phase, young) > 0);
+		/* 449 PMDs in the cover, one in 8 of them tested */
+		assert_true(vt_source_checks_total(src) - before <= 449 / 8 + 1);
+		assert_int_equal(young->len, 1);
+		y = &g_array_index(young, struct vt_cover_span, 0);
+		assert_true(y->start <= 60 * GiB + 6 * MiB && y->start + 14 * MiB >= 60 * GiB + 6 * MiB);
+		assert_true(y->end >= 60 * GiB + 70 * MiB && y->end <= 60 * GiB + 84 * MiB);
+	}
+	g_array_set_size(young, 0);
+	vt_sim_advance(src, 200 * 1000 * 1000);
+	vt_cover_test(src, start, end, VT_LEVEL_PMD, 8, false, 0, young);
+	assert_int_equal(young->len, 1);
+	y = &g_array_index(young, struct vt_cover_span, 0);
+	assert_int_equal(y->start, 60 * GiB + 6 * MiB);
+	assert_int_equal(y->end, 60 * GiB + 70 * MiB);
 	vt_source_destroy(src);
 }
 
@@ -128,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_finds_touched),
+		cmocka_unit_test(test_stride_top),
 	};
 
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,7 @@
 #define MiB (1ULL << 20)
 
 unsigned int vt_telescope_pick_level(const struct vt_profiler *p, const struct vt_region *r,
-				     uint64_t addr, bool flex);
+				     uint64_t *addr, bool flex);
 
 static const char *busy_spec =
 	"{\"footprint\":\"6GiB+6MiB\",\"base\":\"2GiB+8KiB\",\"initial_bits\":\"young\",\"phases\":["
@@ -124,18 +124,49 @@ static void test_level_picking(void **state)
 	p = vt_profiler_new("telescope-flex", src, &attrs, NULL);
 	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
 		struct vt_region r = { .start = cases[i].start, .end = cases[i].end };
-		unsigned int b = vt_telescope_pick_level(p, &r, cases[i].addr, false);
-		unsigned int f = vt_telescope_pick_level(p, &r, cases[i].addr, true);
+		uint64_t ab = cases[i].addr, af = cases[i].addr;
+		unsigned int b = vt_telescope_pick_level(p, &r, &ab, false);
+		unsigned int f = vt_telescope_pick_level(p, &r, &af, true);
 
 		if (b != cases[i].bounded || f != cases[i].flex)
 			fail_msg("case %u: bounded %u flex %u, expected %u %u", i, b, f,
 				 cases[i].bounded, cases[i].flex);
+		assert_int_equal(ab, cases[i].addr);
+		assert_int_equal(af, cases[i].addr);
+	}
+	/*
+	 * A resolved region with one whole PMD (4 MiB at a page offset) is
+	 * sampled through that PMD, wherever the address fell; with two, as usual.
+	 */
+	for (unsigned int flex = 0; flex < 2; flex++) {
+		struct vt_region r = { .start = GiB + MiB + 4096, .end = GiB + 5 * MiB, .resolved = true };
+		uint64_t addr = GiB + MiB + 8192;
+
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, flex), VT_LEVEL_PMD);
+		assert_int_equal(addr, GiB + 2 * MiB);
+		addr = GiB + 4 * MiB + 4096;
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, flex), VT_LEVEL_PMD);
+		assert_int_equal(addr, GiB + 2 * MiB);
+		r.end = GiB + 7 * MiB;
+		addr = GiB + MiB + 8192;
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, false), VT_LEVEL_PTE);
+		assert_int_equal(addr, GiB + MiB + 8192);
+	}
+	/* a piece just found cold by a split scan samples bounded in its first window */
+	{
+		struct vt_region r = { .start = GiB + 4096, .end = 3 * GiB, .fresh = true };
+		uint64_t addr = GiB + 4096;
+
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, true), VT_LEVEL_PTE);
+		r.warm = true;
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, true), VT_LEVEL_PUD);
 	}
 	/* a region whose overshoot misled it samples bounded */
 	{
 		struct vt_region r = { .start = GiB + 4096, .end = 3 * GiB, .bounded_only = true };
+		uint64_t addr = GiB + 4096;
 
-		assert_int_equal(vt_telescope_pick_level(p, &r, GiB + 4096, true), VT_LEVEL_PTE);
+		assert_int_equal(vt_telescope_pick_level(p, &r, &addr, true), VT_LEVEL_PTE);
 	}
 	vt_profiler_free(p);
 	vt_source_destroy(src);

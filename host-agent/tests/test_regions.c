@@ -245,7 +245,7 @@ static void test_budget(void **state)
 	g_array_free(r, TRUE);
 }
 
-static unsigned int pick_pmd(const struct vt_region *r, uint64_t addr, void *arg)
+static unsigned int pick_pmd(const struct vt_region *r, uint64_t *addr, void *arg)
 {
 	(void)r;
 	(void)addr;
