@@ -534,6 +534,21 @@ static gpointer hold_lock(gpointer data)
 	return NULL;
 }
 
+/* Until the VM's worker took the RAM (engine start, mode=off): its two tiers. */
+static void wait_engine(struct vt_vm *vm)
+{
+	gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	unsigned int nr;
+
+	do {
+		g_main_context_iteration(NULL, FALSE);
+		g_mutex_lock(&vm->lock);
+		nr = vm->nr_tiers;
+		g_mutex_unlock(&vm->lock);
+	} while (nr != 2 && g_get_monotonic_time() < deadline);
+	assert_int_equal(nr, 2);
+}
+
 /*
  * Sends @vm's STATS now and reads reports (a 1 s tick may send others first)
  * until one's migration block has @want in the field at @off.
@@ -785,7 +800,6 @@ static void test_migration_source(void **state)
 	struct vt_vm *vm;
 	char err[VT_PROFILE_ERR_LEN], msg[128], note[200];
 	gint64 deadline;
-	unsigned int nr;
 	size_t len;
 	int s;
 
@@ -795,14 +809,7 @@ static void test_migration_source(void **state)
 	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
 	vm = the_vm(f->d);
 	assert_non_null(vm);
-	deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
-	do {	/* the worker took the RAM (engine start, mode=off) */
-		g_main_context_iteration(NULL, FALSE);
-		g_mutex_lock(&vm->lock);
-		nr = vm->nr_tiers;
-		g_mutex_unlock(&vm->lock);
-	} while (nr != 2 && g_get_monotonic_time() < deadline);
-	assert_int_equal(nr, 2);
+	wait_engine(vm);
 	/* no state yet (mode=off): no profile, said so */
 	send_migration(s, VTIER_MIGRATION_START);
 	wait_state(vm, VT_MIGRATION_OUTGOING, 0);
@@ -1001,16 +1008,8 @@ static void test_incoming_bulk_placement(void **state)
 static void vm_after_a_window(struct vt_vm *vm)
 {
 	struct vt_backend *b = g_ptr_array_index(vm->backends, 0);
-	gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
-	unsigned int nr;
 
-	do {	/* the worker took the RAM (engine start, mode=off) */
-		g_main_context_iteration(NULL, FALSE);
-		g_mutex_lock(&vm->lock);
-		nr = vm->nr_tiers;
-		g_mutex_unlock(&vm->lock);
-	} while (nr != 2 && g_get_monotonic_time() < deadline);
-	assert_int_equal(nr, 2);
+	wait_engine(vm);
 	g_mutex_lock(&vm->lock);
 	vm->mtm = vt_mtm_new(&(struct vt_range64){ b->hva, b->hva + NPAGES * PAGE }, 1, 2 << 20,
 			     128 << 10, 2);
