@@ -479,15 +479,12 @@ static const char *status_of(JsonNode *ret)
 static void migration_at_attach(struct attach_op *op)
 {
 	g_autoptr(JsonNode) st = NULL, mig = NULL;
-	const char *s;
 
 	if (vt_qmp_execute(op->vm->qmp, "query-status", NULL, &st, NULL))
 		op->incoming = !strcmp(status_of(st), "inmigrate");
 	if (op->incoming || !vt_qmp_execute(op->vm->qmp, "query-migrate", NULL, &mig, NULL))
 		return;
-	s = status_of(mig);
-	op->outgoing = !strcmp(s, "setup") || !strcmp(s, "active") || !strcmp(s, "wait-unplug") ||
-		       !strcmp(s, "pre-switchover") || !strcmp(s, "device");
+	op->outgoing = vt_qmp_migration_of(status_of(mig)) == VT_QMP_MIGRATION_ACTIVE;
 }
 
 /* On the job's thread: everything of discovery that waits on QEMU or the kernel. */

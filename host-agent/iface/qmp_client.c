@@ -353,7 +353,7 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 	}
 }
 
-int vt_qmp_parse_event(const char *line, size_t len, struct vt_qmp_event *ev, GError **error)
+enum vt_qmp_migration vt_qmp_migration_of(const char *status)
 {
 	static const struct {
 		const char *status;
@@ -365,6 +365,15 @@ int vt_qmp_parse_event(const char *line, size_t len, struct vt_qmp_event *ev, GE
 		{ "completed", VT_QMP_MIGRATION_COMPLETED }, { "failed", VT_QMP_MIGRATION_FAILED },
 		{ "cancelled", VT_QMP_MIGRATION_FAILED },
 	};
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(statuses); i++)
+		if (!strcmp(status, statuses[i].status))
+			return statuses[i].m;
+	return VT_QMP_MIGRATION_OTHER;
+}
+
+int vt_qmp_parse_event(const char *line, size_t len, struct vt_qmp_event *ev, GError **error)
+{
 	g_autoptr(JsonNode) root = NULL;
 	JsonObject *o;
 	const char *name, *status;
@@ -392,10 +401,7 @@ int vt_qmp_parse_event(const char *line, size_t len, struct vt_qmp_event *ev, GE
 		g_set_error(error, VT_QMP_ERROR, EPROTO, "QMP: MIGRATION event without a status");
 		return -1;
 	}
-	ev->migration = VT_QMP_MIGRATION_OTHER;
-	for (unsigned int i = 0; i < G_N_ELEMENTS(statuses); i++)
-		if (!strcmp(status, statuses[i].status))
-			ev->migration = statuses[i].m;
+	ev->migration = vt_qmp_migration_of(status);
 	return 1;
 }
 

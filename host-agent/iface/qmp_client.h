@@ -82,6 +82,9 @@ enum vt_qmp_migration {
 	VT_QMP_MIGRATION_OTHER,		/* any other status (postcopy, colo, cancelling ...) */
 };
 
+/* A MigrationStatus (QAPI) as vtierd follows it: never NONE. */
+enum vt_qmp_migration vt_qmp_migration_of(const char *status);
+
 struct vt_qmp_event {
 	char name[64];			/* the event's name, printable */
 	enum vt_qmp_migration migration;
