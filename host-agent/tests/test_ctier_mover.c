@@ -415,6 +415,23 @@ static void wait_repunch_quiet(struct fixture *f, struct vt_ctier_mover_stats *s
 }
 
 /*
+ * The first @pages pages evicted (3 in 4 stored: the random ones do not
+ * compress), then an outgoing migration's reads tracked without a bound.
+ * Returns the pages stored.
+ */
+static uint64_t stored_then_tracked(struct fixture *f, uint64_t pages)
+{
+	struct vt_ctier_mover_stats st;
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, pages * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.evicted, pages * 3 / 4);
+	vt_ctier_mover_track_reads(f->mover, true, 0);
+	return st.evicted;
+}
+
+/*
  * An outgoing migration reads evicted pages through: each is served with its
  * stored copy kept and punched again once read, if the guest did not write
  * it meanwhile (then the page stays, the copy goes); the copies serve the
@@ -426,12 +443,7 @@ static void test_reads_through_store(void **state)
 	struct vt_ctier_mover_stats st;
 	uint64_t stored, written = 6;	/* a text-like page: stored */
 
-	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
-	wait_idle(f);
-	vt_ctier_mover_get_stats(f->mover, &st);
-	stored = st.evicted;
-	assert_int_equal(stored, NPAGES * 3 / 4);
-	vt_ctier_mover_track_reads(f->mover, true, 0);
+	stored = stored_then_tracked(f, NPAGES);
 	/* the migration thread reads every page */
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
@@ -523,12 +535,7 @@ static void test_reads_not_evicted_twice(void **state)
 	assert_int_equal(vt_ctier_mover_discard(f->mover, half * PAGE, half * PAGE), 0);
 	for (int i = 0; i < 10000 && vt_ctier_mover_discards_pending(f->mover); i++)
 		g_usleep(1000);
-	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, half * PAGE, 0), 0);
-	wait_idle(f);
-	vt_ctier_mover_get_stats(f->mover, &st);
-	stored = st.evicted;
-	assert_int_equal(stored, half * 3 / 4);
-	vt_ctier_mover_track_reads(f->mover, true, 0);
+	stored = stored_then_tracked(f, half);
 	for (uint64_t p = 0; p < NPAGES; p++) {
 		if (p < half)
 			assert_true(page_ok(f, p));
