@@ -798,6 +798,8 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "evict_protect_ns", ms.evict_protect_ns);
 	vt_json_add_u64(j, "evict_store_ns", ms.evict_store_ns);
 	vt_json_add_u64(j, "evict_punch_ns", ms.evict_punch_ns);
+	vt_json_add_u64(j, "span_faults", ms.span_faults);
+	vt_json_add_u64(j, "span_faults_ns", ms.span_faults_ns);
 	vt_json_add_u64(j, "fetch_ns", ms.fetch_ns);
 	vt_json_add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
 	vt_json_add_u64(j, "reconciled", b->reconciled);

@@ -329,6 +329,17 @@ int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len
 	return ret;
 }
 
+/* @m as a fault of the backend: 0, or -ERANGE when it is outside it. */
+static int fault_of(const struct vt_pager *p, const struct uffd_msg *m, struct vt_pager_fault *f)
+{
+	f->offset = (m->arg.pagefault.address - p->hva) & ~(p->page_size - 1);
+	f->write = m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE;
+	f->wp = m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP;
+	if (m->arg.pagefault.address < p->hva || f->offset >= p->size)
+		return -ERANGE;
+	return 0;
+}
+
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f)
 {
 	const struct uffd_msg *m;
@@ -344,12 +355,32 @@ int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f)
 	m = &p->pending[p->pending_head];
 	p->pending_head = (p->pending_head + 1) % VT_PAGER_PENDING_MAX;
 	p->n_pending--;
-	f->offset = (m->arg.pagefault.address - p->hva) & ~(p->page_size - 1);
-	f->write = m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE;
-	f->wp = m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP;
-	if (m->arg.pagefault.address < p->hva || f->offset >= p->size)
-		return -ERANGE;
-	return 0;
+	return fault_of(p, m, f);
+}
+
+int vt_pager_next_fault_outside(struct vt_pager *p, uint64_t offset, uint64_t len,
+				struct vt_pager_fault *f)
+{
+	unsigned int i, k;
+	int ret = pager_drain(p);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < p->n_pending; i++) {
+		const struct uffd_msg *m = &p->pending[(p->pending_head + i) % VT_PAGER_PENDING_MAX];
+		uint64_t addr = m->arg.pagefault.address;
+
+		if (addr >= p->hva + offset && addr - p->hva - offset < len)
+			continue;	/* the span's: waits for its commit */
+		ret = fault_of(p, m, f);
+		/* out of the ring, the faults behind it moving up: the order stays */
+		for (k = i; k + 1 < p->n_pending; k++)
+			p->pending[(p->pending_head + k) % VT_PAGER_PENDING_MAX] =
+				p->pending[(p->pending_head + k + 1) % VT_PAGER_PENDING_MAX];
+		p->n_pending--;
+		return ret;
+	}
+	return -EAGAIN;
 }
 
 static int uffd_wake(struct vt_pager *p, uint64_t offset, uint64_t len)

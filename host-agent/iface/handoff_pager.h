@@ -101,9 +101,11 @@ void vt_pager_evict_abort(struct vt_pager *p, uint64_t offset);
  * them on every vCPU, an exit of every running vCPU. The masks are arrays of
  * VT_PAGER_SPAN_WORDS(pages) words, bit i of word i / 64 for page i
  * (vt_pager_mask_has(), vt_pager_mask_set()). Faults of the span's pages wait
- * until its commit: the caller keeps the time between begin and commit short
- * (it stores the copies, nothing else). Movers take 32 pages at a time, bulk
- * placement (a migration profile's cold chunks) spans of up to 4 MiB.
+ * until its commit (the caller keeps the time between begin and commit
+ * short); faults elsewhere may be served meanwhile with
+ * vt_pager_next_fault_outside(), by fills that stay out of the span. Movers
+ * take 32 pages at a time, bulk placement (a migration profile's cold
+ * chunks) spans of up to 16 MiB, serving other faults while they store.
  *
  * vt_pager_present_span() sets bit i of @present if the i-th page of
  * [@offset, @offset + @len) is in the memfd. 0 or a negative errno.
@@ -139,6 +141,14 @@ static inline void vt_pager_mask_set(uint64_t *mask, uint64_t i)
 
 /* The next fault to serve: 0 and @f filled, -EAGAIN if none, -errno. */
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f);
+/*
+ * The same, but the faults of [@offset, @offset + @len) stay queued, in
+ * their order: between vt_pager_evict_begin_span() and its commit, faults
+ * elsewhere are served while the span's wait for the commit (which sees
+ * the span's writes among them). -ERANGE (one taken) outside the backend.
+ */
+int vt_pager_next_fault_outside(struct vt_pager *p, uint64_t offset, uint64_t len,
+				struct vt_pager_fault *f);
 
 /*
  * Serve a MISSING fault: put @data (NULL: zeros) at @offset and wake every

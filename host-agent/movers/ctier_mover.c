@@ -26,14 +26,21 @@
 G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_SPAN_MAX);
 /*
  * Bulk evictions (placement known ahead: a migration profile's cold chunks)
- * go a span at a time: adjacent bulk orders into one tier are taken together,
- * up to 1024 pages (4 MiB), with one protection and one punch for all. In
- * L1 under TCG a protection costs ~25 ms (a TLB shootdown) and storing a page
- * ~0.12 ms: a span of 4 MiB keeps faults waiting ~0.15 s at most, its
- * protection costs 1/5 of its compression.
+ * go a span at a time: adjacent bulk orders are taken together, whatever
+ * their tiers, up to 4096 pages (16 MiB), with one protection and one punch
+ * for all; each page goes to its own order's tier. Faults elsewhere are
+ * served every SPAN_FAULT_PAGES pages while the span's copies are stored,
+ * so the span's length bounds only the wait of a write into the span itself.
+ * In L1 under TCG a protection costs ~25 ms (a TLB shootdown) and storing a
+ * page ~0.12 ms: spans of one tier (2 MiB chunks, tiers alternating) spent
+ * a quarter of a destination's placement protecting.
  */
-#define BULK_SPAN_PAGES 1024
+#define BULK_SPAN_PAGES 4096
+#define SPAN_ORDERS_MAX 64	/* orders one span takes at most */
+#define SPAN_FAULT_PAGES 32	/* pages stored between two looks at other faults */
 G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
+/* an outgoing migration's fills are punched again in ranges of up to 4 MiB */
+#define READ_RANGE_PAGES 1024
 #define DISCARDS_MAX 1024	/* ranges queued for discard (guest hints) */
 #define DISCARD_SLICE (2u << 20)	/* bytes discarded between two fault checks */
 /*
@@ -81,6 +88,8 @@ struct vt_ctier_mover {
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
 	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
+	uint64_t span_cap;		/* its bytes */
+	uint64_t fence_lo, fence_hi;	/* a span being stored: fills stay out (thread-only) */
 	bool track_reads;		/* lock: an outgoing migration's fills, to punch again */
 	uint64_t read_bound;		/* lock: bytes held past which ranges go early, 0: none */
 	struct read_range {
@@ -195,7 +204,7 @@ static bool track_read(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 		return false;
 	last = m->rr_n ? &m->rr[(m->rr_head + m->rr_n - 1) % READ_RANGES_MAX] : NULL;
 	if (last && last->offset + last->len == offset &&
-	    last->len + len <= BULK_SPAN_PAGES * m->pager.page_size) {
+	    last->len + len <= READ_RANGE_PAGES * m->pager.page_size) {
 		last->len += len;
 		last->filled_ns = now_ns();
 	} else if (m->rr_n < READ_RANGES_MAX) {
@@ -314,6 +323,13 @@ static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t serv
 	/* a migration reads forwards: what is behind it was read (and punched) */
 	start = reads ? offset : offset & ~(win - 1);
 	end = MIN(start + win, m->pager.size);
+	/* a span being stored (its faults wait for its commit): its holes stay holes */
+	if (m->fence_hi > m->fence_lo && start < m->fence_hi && end > m->fence_lo) {
+		if (offset < m->fence_lo)
+			end = m->fence_lo;
+		else
+			start = m->fence_hi;
+	}
 	for (at = start; at < end;) {
 		uint64_t next = vt_store_next(m->store, at / ps), stop;
 
@@ -447,9 +463,11 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 
 /*
  * Serve every queued fault, or until the migration's fills are over their
- * bound. 0, or -errno when the backend is lost.
+ * bound; with @fence_len, those of [@fence, @fence + @fence_len) stay queued
+ * (a span being stored: they wait for its commit). 0, or -errno when the
+ * backend is lost.
  */
-static int serve_faults(struct vt_ctier_mover *m, void *buf)
+static int serve_faults(struct vt_ctier_mover *m, void *buf, uint64_t fence, uint64_t fence_len)
 {
 	struct vt_pager_fault f;
 	bool over;
@@ -459,7 +477,8 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 		uint64_t t0 = now_ns();
 		int tier;
 
-		ret = vt_pager_next_fault(&m->pager, &f);
+		ret = fence_len ? vt_pager_next_fault_outside(&m->pager, fence, fence_len, &f) :
+				  vt_pager_next_fault(&m->pager, &f);
 		if (ret == -EAGAIN)
 			return 0;
 		if (ret == -ERANGE)
@@ -470,7 +489,10 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 			ret = vt_pager_unprotect(&m->pager, f.offset, m->pager.page_size);
 			if (ret < 0)
 				return ret;
-			STAT_ADD(m, faults_wp, 1);
+			g_mutex_lock(&m->lock);
+			m->stats.faults_wp++;
+			m->stats.span_faults += fence_len != 0;
+			g_mutex_unlock(&m->lock);
 			continue;
 		}
 		tier = vt_store_tier_of(m->store, f.offset / m->pager.page_size);
@@ -491,6 +513,7 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf)
 			m->stats.faults_zero++;
 			vt_latency_add(&m->stats.zero_ns, now_ns() - t0);
 		}
+		m->stats.span_faults += fence_len != 0;
 		/* over the bound: the next fault waits for punches (reads_admit) */
 		over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
 		g_mutex_unlock(&m->lock);
@@ -511,25 +534,29 @@ static uint64_t pages_of(const uint64_t *mask, uint64_t n)
 }
 
 /*
- * Evict [@offset, @offset + @len) (at most VT_PAGER_SPAN_MAX pages) into @tier.
+ * Evict [@offset, @offset + @len) (at most VT_PAGER_SPAN_MAX pages), page i
+ * into tier @tiers[i].
  * Pages in a faster compressed tier come back into the memfd first (the copy
  * leaves the store only once the kernel has the page) and go out with the
- * rest; pages in @tier or a colder one stay where they are (an eviction
+ * rest; pages in their tier or a colder one stay where they are (an eviction
  * never moves a page up: a chunk whose pages are spread over several tiers
  * is ordered from the tier most of it is in). Then the span is protected and
  * copied at once, each copy is stored durably, and the pages whose copy is in
  * the store and that no write raced with are punched together; holes (evicted
- * already, never touched) are skipped. 0 or -errno when the backend is lost.
+ * already, never touched) are skipped. With @fault_buf, faults outside the
+ * span are served while the copies are stored (theirs wait for the commit).
+ * 0 or -errno when the backend is lost.
  */
-static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, unsigned int tier,
-		     uint8_t *buf)
+static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
+		     const uint8_t *tiers, uint8_t *buf, void *fault_buf)
 {
 	uint64_t ps = m->pager.page_size, n = len / ps, t0, t1, t2, busy = 0, out, absent;
+	uint64_t fault_ns = 0, by_tier[VT_CTIER_MAX] = { 0 };
 	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t reads[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
-	int ret;
+	int ret, r2;
 
 	/* the migration's fills are punched again by their ranges: not stored twice */
 	g_mutex_lock(&m->lock);
@@ -539,7 +566,7 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 		int cur = vt_store_tier_of(m->store, offset / ps + i);
 
 		/* down to a colder tier; a page in a colder one already stays there */
-		if (cur >= 0 && cur < (int)tier && !vt_pager_mask_has(reads, i)) {
+		if (cur >= 0 && cur < (int)tiers[i] && !vt_pager_mask_has(reads, i)) {
 			ret = fetch_page(m, offset + i * ps, buf);
 			if (ret < 0)
 				return ret;
@@ -550,15 +577,27 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 	t1 = now_ns();
 	if (ret < 0)
 		return ret;
+	if (fault_buf) {
+		m->fence_lo = offset;
+		m->fence_hi = offset + len;
+	}
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t page = offset / ps + i;
 		int r;
 
+		if (fault_buf && i && i % SPAN_FAULT_PAGES == 0) {
+			uint64_t f0 = now_ns();
+
+			ret = serve_faults(m, fault_buf, offset, len);
+			fault_ns += now_ns() - f0;
+			if (ret < 0)
+				break;
+		}
 		if (!vt_pager_mask_has(present, i) || vt_pager_mask_has(reads, i))
 			continue;
 		if (vt_store_tier_of(m->store, page) >= 0)
 			continue;	/* a copy is there already (a fault put it back): leave it */
-		r = vt_store_put(m->store, page, tier, buf + i * ps);
+		r = vt_store_put(m->store, page, tiers[i], buf + i * ps);
 		if (r == 0) {
 			vt_pager_mask_set(keep, i);
 			continue;
@@ -572,14 +611,18 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 			m->stats.evict_failed++;
 		g_mutex_unlock(&m->lock);
 	}
+	m->fence_lo = m->fence_hi = 0;
 	t2 = now_ns();
-	ret = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
+	r2 = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
+	ret = ret < 0 ? ret : r2;
 	/* a copy whose page stayed (a write raced in) is stale */
 	for (uint64_t i = 0; i < n; i++) {
 		if (vt_pager_mask_has(keep, i) && !vt_pager_mask_has(punched, i)) {
 			vt_store_drop(m->store, offset / ps + i);
 			busy++;
 		}
+		if (vt_pager_mask_has(punched, i) && tiers[i] < VT_CTIER_MAX)
+			by_tier[tiers[i]]++;
 	}
 	out = pages_of(punched, n);
 	absent = n - pages_of(present, n);
@@ -587,12 +630,13 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, un
 	m->stats.evict_absent += absent;
 	m->stats.evict_busy += busy;
 	m->stats.evicted += out;
-	if (tier < VT_CTIER_MAX)
-		m->stats.evicted_by_tier[tier] += out;
+	for (unsigned int t = 0; t < VT_CTIER_MAX; t++)
+		m->stats.evicted_by_tier[t] += by_tier[t];
 	m->stats.evict_runs++;
 	m->stats.evict_protect_ns += t1 - t0;
-	m->stats.evict_store_ns += t2 - t1;
+	m->stats.evict_store_ns += t2 - t1 - fault_ns;
 	m->stats.evict_punch_ns += now_ns() - t2;
+	m->stats.span_faults_ns += fault_ns;
 	g_mutex_unlock(&m->lock);
 	return ret;
 }
@@ -711,22 +755,43 @@ static int discard_slice(struct vt_ctier_mover *m, int *err)
 
 /*
  * A bulk span off the ring: up to @most bytes of the first order (a bulk
- * eviction) and of the orders right behind it that go on where it ends (bulk,
- * the same tier). Returns the bytes taken. Caller holds m->lock and checked m->n.
+ * eviction) and of the bulk evictions right behind it that go on where it
+ * ends, into any tier (at most SPAN_ORDERS_MAX orders); page i of the span
+ * goes to @tiers[i]. Returns the bytes taken. Caller holds m->lock and
+ * checked m->n.
  */
-static uint64_t take_span(struct vt_ctier_mover *m, uint64_t most, struct mover_order *o)
+static uint64_t take_span(struct vt_ctier_mover *m, uint64_t most, struct mover_order *o,
+			  uint8_t *tiers)
 {
-	uint64_t len = take_slice(m->orders, ORDERS_MAX, &m->head, &m->n, most, o);
+	uint64_t ps = m->pager.page_size, len;
+	unsigned int orders = 1;
 
-	while (m->n && len < most) {
+	len = take_slice(m->orders, ORDERS_MAX, &m->head, &m->n, most, o);
+	memset(tiers, o->tier, len / ps);
+	while (m->n && len < most && orders < SPAN_ORDERS_MAX) {
 		const struct mover_order *next = &m->orders[m->head];
 		struct mover_order taken;
+		uint64_t more;
 
-		if (!next->bulk || next->tier != o->tier || next->offset != o->offset + len)
+		if (!next->bulk || next->tier < 0 || next->offset != o->offset + len)
 			break;
-		len += take_slice(m->orders, ORDERS_MAX, &m->head, &m->n, most - len, &taken);
+		more = take_slice(m->orders, ORDERS_MAX, &m->head, &m->n, most - len, &taken);
+		memset(tiers + len / ps, taken.tier, more / ps);
+		len += more;
+		orders++;
 	}
 	return len;
+}
+
+/* The span buffer, at least @bytes (kept while bulk work or reads last). */
+static uint8_t *span_buf(struct vt_ctier_mover *m, uint64_t bytes)
+{
+	if (m->span_cap < bytes) {
+		g_free(m->span_buf);
+		m->span_buf = g_malloc(bytes);
+		m->span_cap = bytes;
+	}
+	return m->span_buf;
 }
 
 /*
@@ -737,6 +802,7 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 {
 	struct mover_order o;
 	uint64_t step = m->pager.page_size, len, t0;
+	uint8_t tiers[BULK_SPAN_PAGES];
 	bool more, bulk;
 
 	g_mutex_lock(&m->lock);
@@ -745,21 +811,24 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 		return 0;
 	}
 	bulk = m->orders[m->head].bulk && m->orders[m->head].tier >= 0;
-	if (bulk)
-		len = take_span(m, BULK_SPAN_PAGES * step, &o);
-	else
+	if (bulk) {
+		len = take_span(m, BULK_SPAN_PAGES * step, &o, tiers);
+	} else {
 		len = take_slice(m->orders, ORDERS_MAX, &m->head, &m->n,
 				 (m->orders[m->head].tier >= 0 ? EVICT_SLICE_PAGES : SLICE_PAGES) *
 				 step, &o);
+		if (o.tier >= 0)
+			memset(tiers, o.tier, len / step);
+	}
 	more = m->n > 0;
 	m->working = true;
 	g_mutex_unlock(&m->lock);
 	t0 = now_ns();
-	if (bulk && !m->span_buf)
-		m->span_buf = g_malloc(BULK_SPAN_PAGES * step);
-	if (o.tier >= 0) {
-		*err = evict_run(m, o.offset, len, (unsigned int)o.tier, bulk ? m->span_buf : buf);
-	} else {
+	if (bulk)
+		*err = evict_run(m, o.offset, len, tiers, span_buf(m, len), buf);
+	else if (o.tier >= 0)
+		*err = evict_run(m, o.offset, len, tiers, buf, NULL);
+	else {
 		for (uint64_t off = o.offset; off < o.offset + len; off += step) {
 			*err = fetch_page(m, off, buf);
 			if (*err)
@@ -799,9 +868,7 @@ static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 	g_autofree uint8_t *copy = g_malloc(ps);
 	int ret;
 
-	if (!m->span_buf)
-		m->span_buf = g_malloc(BULK_SPAN_PAGES * ps);
-	ret = vt_pager_evict_begin_span(&m->pager, offset, len, m->span_buf, present);
+	ret = vt_pager_evict_begin_span(&m->pager, offset, len, span_buf(m, len), present);
 	if (ret < 0)
 		return ret;
 	for (uint64_t i = 0; i < n; i++) {
@@ -952,7 +1019,7 @@ static gpointer mover_thread(gpointer data)
 				g_debug("ctier mover: eventfd read: %s", g_strerror(errno));
 			continue;
 		}
-		err = serve_faults(m, buf);
+		err = serve_faults(m, buf, 0, 0);
 		if (err)
 			break;
 		/* discards first: a guest waits for them */
@@ -971,8 +1038,10 @@ static gpointer mover_thread(gpointer data)
 		if (err)
 			break;
 		more |= due_ms == 0;
-		if (!more && due_ms < 0)
-			g_clear_pointer(&m->span_buf, g_free);	/* 4 MiB: only while needed */
+		if (!more && due_ms < 0) {
+			g_clear_pointer(&m->span_buf, g_free);	/* 16 MiB: only while needed */
+			m->span_cap = 0;
+		}
 	}
 	if (err) {
 		if (err != -ESRCH)

@@ -75,6 +75,8 @@ struct vt_ctier_mover_stats {
 	uint64_t evict_protect_ns;	/* ... protecting and copying runs */
 	uint64_t evict_store_ns;	/* ... storing the copies (compression) */
 	uint64_t evict_punch_ns;	/* ... punching and unprotecting */
+	uint64_t span_faults;		/* faults elsewhere served while a bulk span stored */
+	uint64_t span_faults_ns;	/* ... the time they took (not in evict_store_ns) */
 	uint64_t fetch_ns;		/* time spent fetching on order */
 	uint64_t orders_queued;
 	uint64_t orders_dropped;	/* the queue was full */

@@ -308,6 +308,98 @@ static void test_bulk_spans_race_writes(void **state)
 	assert_true(st.fetched > 0);	/* tier 0's pages, on their way down */
 }
 
+/*
+ * Bulk orders into alternating tiers, one behind the other (a profile's
+ * chunks, tier by tier): taken as spans across tiers (fewer runs than the
+ * 8 orders), each page in its own order's tier.
+ */
+static void test_bulk_span_of_tiers(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint64_t order = NPAGES / 8;
+
+	for (uint64_t o = 0; o < 8; o++)
+		assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, o * order * PAGE, order * PAGE,
+							   (unsigned int)(o % 2)), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_true(st.evict_runs < 8);
+	assert_int_equal(st.evicted, NPAGES * 3 / 4);
+	assert_int_equal(st.evicted_by_tier[0], NPAGES * 3 / 8);
+	assert_int_equal(st.evicted_by_tier[1], NPAGES * 3 / 8);
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		assert_int_equal(vt_store_tier_of(f->store, p),
+				 p % 4 == 3 ? -ENOENT : (int)(p / order % 2));
+		assert_true(page_ok(f, p));
+	}
+}
+
+struct reader {
+	struct fixture *f;
+	uint64_t from, to;
+	uint64_t done;		/* pages read */
+	int bad;
+};
+
+static void *reader_main(void *opaque)
+{
+	struct reader *r = opaque;
+
+	for (uint64_t p = r->from; p < r->to; p++) {
+		if (!page_ok(r->f, p))
+			r->bad++;
+		__atomic_add_fetch(&r->done, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * While a bulk span is stored, a vCPU reading evicted pages elsewhere gets
+ * them (the faults are served between the span's pages, not after it); every
+ * page as it was. The reader starts once the span stores its first page; on
+ * a loaded machine the span may end before its first fault: then again, with
+ * the span's pages fetched back and the reader's evicted again (20 times at
+ * most; a mover that holds faults until the commit never gets there).
+ */
+static void test_span_serves_faults_elsewhere(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint64_t span = NPAGES * 3 / 4, runs;
+	int attempt;
+
+	for (attempt = 0; attempt < 20; attempt++) {
+		struct reader r = { .f = f, .from = span, .to = NPAGES };
+		pthread_t t;
+
+		assert_int_equal(vt_ctier_mover_fetch(f->mover, 0, span * PAGE), 0);
+		assert_int_equal(vt_ctier_mover_evict(f->mover, span * PAGE, (NPAGES - span) * PAGE,
+						      0), 0);
+		wait_idle(f);
+		vt_ctier_mover_get_stats(f->mover, &st);
+		runs = st.evict_runs;
+		assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, span * PAGE, 1), 0);
+		/* the span is being stored once its first page is */
+		for (int i = 0; i < 50000000 && vt_store_tier_of(f->store, 0) != 1; i++)
+			;
+		assert_int_equal(vt_store_tier_of(f->store, 0), 1);
+		assert_int_equal(pthread_create(&t, NULL, reader_main, &r), 0);
+		pthread_join(t, NULL);
+		wait_idle(f);
+		assert_int_equal(r.bad, 0);
+		vt_ctier_mover_get_stats(f->mover, &st);
+		assert_int_equal(st.evict_runs, runs + 1);	/* one span */
+		assert_int_equal(st.evicted_by_tier[1], (attempt + 1) * span * 3 / 4);
+		if (st.span_faults)
+			break;
+	}
+	assert_true(attempt < 20);
+	assert_true(st.span_faults <= (NPAGES - span) * 3 / 4);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+}
+
 static bool zeros_at(struct fixture *f, uint64_t page)
 {
 	static const uint8_t zero[PAGE];
@@ -924,6 +1016,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writes_race_eviction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_one_span, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_spans_race_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_span_of_tiers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_span_serves_faults_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fills_punched_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_through_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_bound, setup, teardown),

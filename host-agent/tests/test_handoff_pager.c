@@ -424,6 +424,65 @@ static void test_span_with_racing_write(void **state)
 	free(buf);
 }
 
+/*
+ * While a span (pages 0-127) is protected and stored, a read of an evicted
+ * page outside it (160) is served at once, a write into it (page 40) stays
+ * queued for the commit, which keeps that page and its write; the write is
+ * served after the commit.
+ */
+static void test_fault_outside_span_served_meanwhile(void **state)
+{
+	struct fixture *f = *state;
+	struct pollfd pfd = { .fd = f->uffd, .events = POLLIN };
+	uint64_t present[2], punched[2];
+	uint8_t *buf = malloc(128 * PAGE);
+	struct vt_pager_fault fault;
+	struct vcpu writer, reader;
+
+	assert_non_null(buf);
+	fill_all(f, 1);
+	evict(f, 160);
+	assert_int_equal(vt_pager_evict_begin_span(&f->pager, 0, 128 * PAGE, buf, present), 0);
+	for (uint64_t i = 0; i < 128; i++) {
+		memcpy(f->store[i], buf + i * PAGE, PAGE);
+		f->stored[i] = true;
+	}
+	/* the write first: it is ahead of the read in the queue */
+	vcpu_start(&writer, f, vcpu_write_word, 40);
+	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	vcpu_start(&reader, f, vcpu_read_page, 160);
+	for (int i = 0; i < 200 && vt_pager_next_fault_outside(&f->pager, 0, 128 * PAGE,
+							       &fault) == -EAGAIN; i++)
+		usleep(10000);
+	assert_int_equal(fault.offset, 160 * PAGE);
+	assert_false(fault.wp);
+	assert_int_equal(f->pager.n_pending, 1);	/* the span's write, still queued */
+	assert_int_equal(vt_pager_fill(&f->pager, fault.offset, f->store[160]), 1);
+	f->stored[160] = false;
+	pthread_join(reader.thread, NULL);
+	assert_int_equal(reader.bad, 0);
+	assert_false(vcpu_done(&writer));
+	assert_int_equal(vt_pager_next_fault_outside(&f->pager, 0, 128 * PAGE, &fault), -EAGAIN);
+	/* the commit sees the write: page 40 stays, with it */
+	assert_int_equal(vt_pager_evict_commit_span(&f->pager, 0, 128 * PAGE, present, present,
+						    punched), 0);
+	for (uint64_t i = 0; i < 128; i++)
+		assert_int_equal(bit(punched, i), i != 40);
+	f->stored[40] = false;
+	assert_int_equal(vt_pager_next_fault(&f->pager, &fault), 0);
+	assert_int_equal(fault.offset, 40 * PAGE);
+	assert_true(fault.wp);
+	assert_int_equal(vt_pager_unprotect(&f->pager, fault.offset, PAGE), 0);
+	pthread_join(writer.thread, NULL);
+	assert_int_equal(((uint64_t *)(f->qemu_map + 40 * PAGE))[3], 0xfeed);
+	assert_int_equal(((uint64_t *)(f->qemu_map + 40 * PAGE))[4], pattern(40, 4, 1));
+	/* every other page comes back from its copy */
+	vcpu_start(&reader, f, vcpu_read_all, 1);
+	serve_until_done(f, &reader);
+	assert_int_equal(reader.bad, 1);
+	free(buf);
+}
+
 static void test_untouched_page_is_zero(void **state)
 {
 	struct fixture *f = *state;
@@ -540,6 +599,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_racing_write_keeps_its_page_of_a_run, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_span_with_racing_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_outside_span_served_meanwhile, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_untouched_page_is_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_after_evict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_write_aborts_eviction, setup, teardown),
