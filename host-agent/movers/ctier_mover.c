@@ -632,7 +632,7 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 	m->stats.evicted += out;
 	for (unsigned int t = 0; t < VT_CTIER_MAX; t++)
 		m->stats.evicted_by_tier[t] += by_tier[t];
-	m->stats.evict_runs++;
+	m->stats.evict_runs += absent < n;	/* a run with a page present: one protection */
 	m->stats.evict_protect_ns += t1 - t0;
 	m->stats.evict_store_ns += t2 - t1 - fault_ns;
 	m->stats.evict_punch_ns += now_ns() - t2;

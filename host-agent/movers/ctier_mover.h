@@ -70,7 +70,7 @@ struct vt_ctier_mover_stats {
 	uint64_t discard_runs;		/* discard slices done (guest FREE/INFLATE hints) */
 	uint64_t discarded_resident_bytes;	/* ... memfd bytes they punched that held data */
 	uint64_t discarded_stored_pages;	/* ... stored copies they dropped */
-	uint64_t evict_runs;		/* runs evicted (one protection + one punch each) */
+	uint64_t evict_runs;		/* runs with a page present (one protection + one punch each) */
 	uint64_t evict_ns;		/* time spent evicting, compression included: */
 	uint64_t evict_protect_ns;	/* ... protecting and copying runs */
 	uint64_t evict_store_ns;	/* ... storing the copies (compression) */
