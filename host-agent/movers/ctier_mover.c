@@ -38,6 +38,13 @@ G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_SPAN_MAX);
 #define BULK_SPAN_PAGES 4096
 #define SPAN_ORDERS_MAX 64	/* orders one span takes at most */
 #define SPAN_FAULT_PAGES 32	/* pages stored between two looks at other faults */
+/*
+ * A span's copies are compressed by the mover thread and up to
+ * STORE_THREADS_MAX - 1 helpers started for the span (the store takes puts
+ * from several threads): a destination places a whole VM's cold memory at
+ * once, a burst that a host's idle CPUs shorten. The mover alone serves faults.
+ */
+#define STORE_THREADS_MAX 8
 G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
 /* an outgoing migration's fills are punched again in ranges of up to 4 MiB */
 #define READ_RANGE_PAGES 1024
@@ -90,6 +97,7 @@ struct vt_ctier_mover {
 	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
 	uint64_t span_cap;		/* its bytes */
 	uint64_t fence_lo, fence_hi;	/* a span being stored: fills stay out (thread-only) */
+	unsigned int store_threads;	/* lock: threads storing a bulk span, the mover's included */
 	bool track_reads;		/* lock: an outgoing migration's fills, to punch again */
 	uint64_t read_bound;		/* lock: bytes held past which ranges go early, 0: none */
 	struct read_range {
@@ -534,6 +542,118 @@ static uint64_t pages_of(const uint64_t *mask, uint64_t n)
 }
 
 /*
+ * The copies of a span being stored, in slices of SPAN_FAULT_PAGES pages that
+ * the mover thread and its helpers take in turn.
+ */
+struct span_store {
+	struct vt_ctier_mover *m;
+	uint64_t first_page, n;
+	const uint8_t *tiers, *buf;
+	const uint64_t *present, *reads;
+	uint64_t *keep;			/* set atomically: slices share its words */
+	unsigned int next;		/* atomic: the next slice */
+	unsigned int helpers;		/* atomic: helpers still storing */
+};
+
+static void store_page(struct span_store *ss, uint64_t i)
+{
+	struct vt_ctier_mover *m = ss->m;
+	uint64_t page = ss->first_page + i;
+	int r;
+
+	if (!vt_pager_mask_has(ss->present, i) || vt_pager_mask_has(ss->reads, i))
+		return;
+	if (vt_store_tier_of(m->store, page) >= 0)
+		return;	/* a copy is there already (a fault put it back): leave it */
+	r = vt_store_put(m->store, page, ss->tiers[i], ss->buf + i * m->pager.page_size);
+	if (r == 0) {
+		__atomic_fetch_or(&ss->keep[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
+		return;
+	}
+	g_mutex_lock(&m->lock);
+	if (r == -E2BIG)
+		m->stats.evict_e2big++;
+	else if (r == -ENOSPC)
+		m->stats.evict_nospc++;
+	else if (r != -EEXIST)
+		m->stats.evict_failed++;
+	g_mutex_unlock(&m->lock);
+}
+
+/* Store the next slice of the span; false when none is left. */
+static bool store_slice(struct span_store *ss)
+{
+	uint64_t i = (uint64_t)__atomic_fetch_add(&ss->next, 1, __ATOMIC_RELAXED) *
+		     SPAN_FAULT_PAGES;
+
+	if (i >= ss->n)
+		return false;
+	for (uint64_t end = MIN(i + SPAN_FAULT_PAGES, ss->n); i < end; i++)
+		store_page(ss, i);
+	return true;
+}
+
+static gpointer store_helper(gpointer data)
+{
+	struct span_store *ss = data;
+
+	while (store_slice(ss))
+		;
+	__atomic_fetch_sub(&ss->helpers, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Store the span's copies, on up to m->store_threads threads; with
+ * @fault_buf, the faults outside the span are served meanwhile, between two
+ * slices and while the helpers finish. 0, or -errno (the backend is lost:
+ * what is stored by then is kept).
+ */
+static int store_span(struct vt_ctier_mover *m, struct span_store *ss, void *fault_buf,
+		      uint64_t offset, uint64_t len, uint64_t *fault_ns)
+{
+	GThread *helpers[STORE_THREADS_MAX];
+	unsigned int nh = 0, want = 1;
+	int ret = 0;
+
+	if (fault_buf) {
+		g_mutex_lock(&m->lock);
+		want = m->store_threads;
+		g_mutex_unlock(&m->lock);
+	}
+	/* a helper per two slices at least: a short span is not worth a thread */
+	for (; nh + 1 < want && (nh + 1) * 2 * SPAN_FAULT_PAGES < ss->n; nh++) {
+		__atomic_fetch_add(&ss->helpers, 1, __ATOMIC_RELAXED);
+		helpers[nh] = g_thread_try_new("vtier-store", store_helper, ss, NULL);
+		if (!helpers[nh]) {
+			__atomic_fetch_sub(&ss->helpers, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	for (bool more = true; more || __atomic_load_n(&ss->helpers, __ATOMIC_ACQUIRE);) {
+		if (fault_buf) {
+			uint64_t f0 = now_ns();
+
+			ret = serve_faults(m, fault_buf, offset, len);
+			*fault_ns += now_ns() - f0;
+			if (ret < 0) {
+				__atomic_store_n(&ss->next, UINT_MAX / 2, __ATOMIC_RELAXED);
+				break;
+			}
+		}
+		if (more)
+			more = store_slice(ss);
+		else if (fault_buf)	/* the helpers' last slices: faults meanwhile */
+			poll(&(struct pollfd){ .fd = m->pager.uffd, .events = POLLIN }, 1, 1);
+		else
+			g_usleep(100);
+	}
+	for (unsigned int h = 0; h < nh; h++)
+		g_thread_join(helpers[h]);
+	return ret;
+}
+
+/*
  * Evict [@offset, @offset + @len) (at most VT_PAGER_SPAN_MAX pages), page i
  * into tier @tiers[i].
  * Pages in a faster compressed tier come back into the memfd first (the copy
@@ -581,36 +701,10 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 		m->fence_lo = offset;
 		m->fence_hi = offset + len;
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t page = offset / ps + i;
-		int r;
-
-		if (fault_buf && i && i % SPAN_FAULT_PAGES == 0) {
-			uint64_t f0 = now_ns();
-
-			ret = serve_faults(m, fault_buf, offset, len);
-			fault_ns += now_ns() - f0;
-			if (ret < 0)
-				break;
-		}
-		if (!vt_pager_mask_has(present, i) || vt_pager_mask_has(reads, i))
-			continue;
-		if (vt_store_tier_of(m->store, page) >= 0)
-			continue;	/* a copy is there already (a fault put it back): leave it */
-		r = vt_store_put(m->store, page, tiers[i], buf + i * ps);
-		if (r == 0) {
-			vt_pager_mask_set(keep, i);
-			continue;
-		}
-		g_mutex_lock(&m->lock);
-		if (r == -E2BIG)
-			m->stats.evict_e2big++;
-		else if (r == -ENOSPC)
-			m->stats.evict_nospc++;
-		else if (r != -EEXIST)
-			m->stats.evict_failed++;
-		g_mutex_unlock(&m->lock);
-	}
+	ret = store_span(m, &(struct span_store){ .m = m, .first_page = offset / ps, .n = n,
+						  .tiers = tiers, .buf = buf, .present = present,
+						  .reads = reads, .keep = keep },
+			 fault_buf, offset, len, &fault_ns);
 	m->fence_lo = m->fence_hi = 0;
 	t2 = now_ns();
 	r2 = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
@@ -1075,6 +1169,7 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	m->pager = *pager;
 	m->store = store;
 	m->fill_node = fill_node;
+	m->store_threads = CLAMP(g_get_num_processors(), 1, STORE_THREADS_MAX);
 	m->failed = failed;
 	m->opaque = opaque;
 	g_mutex_init(&m->lock);
@@ -1164,6 +1259,15 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
 			      unsigned int tier)
 {
 	return queue(m, offset, len, (int)tier, true);
+}
+
+unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n)
+{
+	g_mutex_lock(&m->lock);
+	m->store_threads = CLAMP(n, 1, STORE_THREADS_MAX);
+	n = m->store_threads;
+	g_mutex_unlock(&m->lock);
+	return n;
 }
 
 void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound)

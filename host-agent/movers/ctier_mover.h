@@ -119,12 +119,18 @@ int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 /*
  * The same, for a placement known ahead (a migration profile's cold chunks):
  * taken with the bulk orders queued right after it that go on where it ends
- * into the same tier, in spans of up to 4 MiB, each with one
- * write-protection and one punch (handoff_pager.h). Faults wait while a span
- * is stored: ~0.15 s per 4 MiB where compression is slow (L1 under TCG).
+ * (into any tier), in spans of up to 16 MiB, each with one write-protection
+ * and one punch (handoff_pager.h). While a span is stored, faults elsewhere
+ * are served every 32 pages; a write into the span waits for its commit.
  */
 int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 			      unsigned int tier);
+/*
+ * Threads that store a bulk span's copies, the mover's own included (1-8;
+ * by default one per CPU, at most 8): placement after a migration is a burst
+ * of compression that idle CPUs shorten. Returns the count set.
+ */
+unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n);
 /*
  * An outgoing migration reads every page of guest RAM: each never-touched
  * one it reads is zero-filled into the memfd, each evicted one filled from

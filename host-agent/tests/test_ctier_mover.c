@@ -267,6 +267,55 @@ static void test_bulk_one_span(void **state)
 }
 
 /*
+ * A bulk span stored by 1, 3 and 8 threads, with a vCPU writing into it: the
+ * same pages out, each in its tier, no write lost.
+ */
+static void test_bulk_span_threads(void **state)
+{
+	struct fixture *f = *state;
+	const unsigned int threads[] = { 1, 3, 8 };
+	struct writer w = { .f = f };
+	pthread_t t;
+
+	assert_int_equal(vt_ctier_mover_set_store_threads(f->mover, 0), 1);
+	assert_int_equal(vt_ctier_mover_set_store_threads(f->mover, 99), 8);
+	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	for (unsigned int k = 0; k < G_N_ELEMENTS(threads); k++) {
+		struct vt_ctier_mover_stats st;
+
+		assert_int_equal(vt_ctier_mover_set_store_threads(f->mover, threads[k]), threads[k]);
+		assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, NPAGES * PAGE, k % 2), 0);
+		wait_idle(f);
+		vt_ctier_mover_get_stats(f->mover, &st);
+		/* what is out is in its tier; what a write kept stays; nothing else */
+		for (uint64_t p = 0; p < NPAGES; p++) {
+			int tier = vt_store_tier_of(f->store, p);
+
+			if (p % 4 == 3)
+				assert_int_equal(tier, -ENOENT);
+			else if (tier >= 0)
+				assert_int_equal(tier, (int)(k % 2));
+		}
+		assert_int_equal(st.evict_failed, 0);
+		assert_int_equal(vt_ctier_mover_fetch(f->mover, 0, NPAGES * PAGE), 0);
+		wait_idle(f);
+	}
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	/* and without a writer, exact counts */
+	assert_int_equal(vt_ctier_mover_set_store_threads(f->mover, 8), 8);
+	assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, NPAGES * PAGE, 1), 0);
+	wait_idle(f);
+	assert_int_equal(present_pages(f), NPAGES / 4);
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		assert_int_equal(vt_store_tier_of(f->store, p), p % 4 == 3 ? -ENOENT : 1);
+		assert_true(page_ok(f, p));
+	}
+}
+
+/*
  * Bulk orders queued one behind the other are taken as spans of several
  * (fewer runs than orders; a run of the ordinary path is 32 pages), while a
  * vCPU writes into them: no write is lost, pages in a faster tier move down.
@@ -1017,6 +1066,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bulk_one_span, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_spans_race_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_span_of_tiers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_span_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_span_serves_faults_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fills_punched_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_through_store, setup, teardown),
