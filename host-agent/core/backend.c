@@ -315,6 +315,8 @@ static void opening_done(void *arg)
 		g_snprintf(o->msg, sizeof(o->msg), "fault thread: %s", g_strerror(-ret));
 		goto refuse;
 	}
+	if (d->placement_threads)
+		vt_ctier_mover_set_store_threads(b->mover, d->placement_threads);
 	b->conn = o->conn;
 	if (!vt_daemon_adopt_backend(d, b, &e)) {
 		g_snprintf(o->msg, sizeof(o->msg), "%s", e->message);

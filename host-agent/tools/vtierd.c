@@ -115,6 +115,7 @@ int main(int argc, char **argv)
 	struct vt_metrics_http *metrics = NULL;
 	g_auto(GStrv) attach = NULL;
 	gboolean verbose = FALSE, ignore_profiles = FALSE;
+	gint placement_threads = 0;
 	GOptionEntry entries[] = {
 		{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,
 		  "control socket (default " VT_CONTROL_SOCKET_DEFAULT ")", "PATH" },
@@ -142,6 +143,9 @@ int main(int argc, char **argv)
 		{ "ignore-migration-profiles", 0, 0, G_OPTION_ARG_NONE, &ignore_profiles,
 		  "profile VMs that arrive by live migration from scratch, without the "
 		  "source's profile", NULL },
+		{ "placement-threads", 0, 0, G_OPTION_ARG_INT, &placement_threads,
+		  "threads that compress a migration's placement per guest RAM backend, 1-8 "
+		  "(default: one per CPU, at most 8)", "N" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
 		{ NULL },
 	};
@@ -160,6 +164,10 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1) {
 		fprintf(stderr, "vtierd: unexpected argument '%s' (try --help)\n", argv[1]);
+		return 2;
+	}
+	if (placement_threads && (placement_threads < 1 || placement_threads > 8)) {
+		fprintf(stderr, "vtierd: --placement-threads %d: not in 1..8\n", placement_threads);
 		return 2;
 	}
 	if (verbose)
@@ -205,6 +213,7 @@ int main(int argc, char **argv)
 	g_strlcpy(d->store_root, store_dir ? store_dir : VT_STORE_DIR_DEFAULT,
 		  sizeof(d->store_root));
 	d->ignore_profiles = ignore_profiles;
+	d->placement_threads = (unsigned int)placement_threads;
 	if (!socket_path)
 		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
 	server = vt_control_server_new(socket_path, handle, d, &e);

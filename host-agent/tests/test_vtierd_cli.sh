@@ -1,0 +1,34 @@
+#!/bin/sh
+# vtierd on bad command lines: a clear message, exit 2, nothing started.
+# usage: test_vtierd_cli.sh VTIERD SCRATCH_DIR   (TAP output)
+vtierd=$1
+dir=$2
+mkdir -p "$dir"
+n=0
+fail=0
+
+# expect PATTERN ARGS...: exit status 2 and PATTERN on stderr, no control socket
+expect() {
+	pattern=$1
+	shift
+	n=$((n + 1))
+	rm -f "$dir/ctl.sock"
+	timeout 10 "$vtierd" --socket "$dir/ctl.sock" --agent-socket "$dir/agent.sock" \
+		--store-dir "$dir/store" "$@" >/dev/null 2>"$dir/err"
+	got=$?
+	if [ "$got" -eq 2 ] && grep -q -- "$pattern" "$dir/err" && [ ! -e "$dir/ctl.sock" ]; then
+		echo "ok $n - $* -> $got"
+	else
+		echo "not ok $n - $*: exit $got (want 2), stderr: $(head -c 300 "$dir/err")"
+		fail=1
+	fi
+}
+
+echo "1..6"
+expect "not in 1..8" --placement-threads 9
+expect "not in 1..8" --placement-threads -1
+expect "not in 1..8" --placement-threads 2147483647
+expect "Cannot parse integer" --placement-threads eight
+expect "out of range" --placement-threads 99999999999999999999
+expect "unexpected argument 'extra'" extra
+exit $fail
