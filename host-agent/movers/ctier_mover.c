@@ -42,7 +42,9 @@ G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_SPAN_MAX);
  * A span's copies are compressed by the mover thread and up to
  * STORE_THREADS_MAX - 1 helpers started for the span (the store takes puts
  * from several threads): a destination places a whole VM's cold memory at
- * once, a burst that a host's idle CPUs shorten. The mover alone serves faults.
+ * once, a burst that a host's idle CPUs shorten. By default a quarter of the
+ * CPUs: the guests' vCPUs keep the rest (in L1, two vCPUs, one running the
+ * guest, a second thread made placement slower). The mover alone serves faults.
  */
 #define STORE_THREADS_MAX 8
 G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
@@ -1169,7 +1171,7 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	m->pager = *pager;
 	m->store = store;
 	m->fill_node = fill_node;
-	m->store_threads = CLAMP(g_get_num_processors(), 1, STORE_THREADS_MAX);
+	m->store_threads = CLAMP(g_get_num_processors() / 4, 1, STORE_THREADS_MAX);
 	m->failed = failed;
 	m->opaque = opaque;
 	g_mutex_init(&m->lock);

@@ -127,8 +127,8 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
 			      unsigned int tier);
 /*
  * Threads that store a bulk span's copies, the mover's own included (1-8;
- * by default one per CPU, at most 8): placement after a migration is a burst
- * of compression that idle CPUs shorten. Returns the count set.
+ * by default a quarter of the CPUs, at most 8): placement after a migration
+ * is a burst of compression that idle CPUs shorten. Returns the count set.
  */
 unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n);
 /*

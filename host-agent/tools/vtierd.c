@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 		  "source's profile", NULL },
 		{ "placement-threads", 0, 0, G_OPTION_ARG_INT, &placement_threads,
 		  "threads that compress a migration's placement per guest RAM backend, 1-8 "
-		  "(default: one per CPU, at most 8)", "N" },
+		  "(default: a quarter of the CPUs, at most 8)", "N" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
 		{ NULL },
 	};
