@@ -159,11 +159,36 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.swept = false;
 	piece.nr_thin = 0;
 	piece.fine = false;
+	piece.cold_cut = false;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
 			piece.prepared[piece.nr_prepared++] = parent->prepared[k];
 	g_array_append_val(out, piece);
+}
+
+/*
+ * A piece of @parent where its split scan, at level @s, found nothing young.
+ * Trusted to be cold (absorb_cold()) unless some of its entries were cleared
+ * shortly before the scan, which then reads them old however hot they are:
+ * at the leaf level in a resolved region, the pages inside its edges, just
+ * tested by check_edges() (absorbed, they ate hot ranges from their edges,
+ * four pages a window); and any entry the sampler checked at the window's
+ * last interval and found old, which says only that it was not touched in
+ * the last few ms.
+ */
+static void push_cold(struct vt_profiler *p, GArray *out, const struct vt_region *parent,
+		      unsigned int s, uint64_t start, uint64_t end)
+{
+	bool trusted = s > p->src->leaf_level || !parent->resolved;
+
+	if (start >= end)
+		return;
+	for (unsigned int k = 0; k < parent->nr_checked && trusted; k++)
+		trusted = parent->checked[k].level != s || parent->checked[k].addr < start ||
+			  parent->checked[k].addr >= end;
+	push_piece(out, parent, start, end, false);
+	g_array_index(out, struct vt_region, out->len - 1).cold_cut = trusted;
 }
 
 static unsigned int count_runs(GArray *young, uint64_t size)
@@ -336,10 +361,10 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			g_array_append_val(out, *r);
 			mid = out->len - 1;
 		} else {
-			push_piece(out, r, r->start, first, false);
+			push_cold(p, out, r, s, r->start, first);
 			mid = out->len;
 			push_piece(out, r, first, last, true);
-			push_piece(out, r, last, r->end, false);
+			push_cold(p, out, r, s, last, r->end);
 		}
 		g_array_index(out, struct vt_region, mid).warm = true;
 		g_array_index(out, struct vt_region, mid).resolved = !texture && !thin &&
@@ -362,7 +387,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		}
 		peel_right = run_end < hi || right_colder;
 		if (run_start > lo) {	/* the old run before this one */
-			push_piece(out, r, cut, run_start, false);
+			push_cold(p, out, r, s, cut, run_start);
 			cut = run_start;
 		}
 		if (peel_left && run_end - run_start > size) {
@@ -384,7 +409,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		}
 		i = j;
 	}
-	push_piece(out, r, cut, r->end, false);
+	push_cold(p, out, r, s, cut, r->end);
 	if (out->len == before + 1) {
 		/* one piece: r itself, nothing learnt but that it is warm */
 		g_array_index(out, struct vt_region, before) = *r;
@@ -533,6 +558,53 @@ static void check_edges(struct vt_profiler *p, bool *moved)
 }
 
 /*
+ * May @nb, a region where nothing was seen that no split touches this window
+ * end, take in a cold piece cut from its neighbour?
+ */
+static bool can_absorb(const struct vt_profiler *p, const struct vt_region *nb)
+{
+	const struct telescope *t = p->priv;
+
+	return !vt_region_seen(nb) && !nb->cold_cut && !nb->waited && !nb->nr_thin &&
+	       !nb->resolved && vt_region_size(nb) <= t->total / p->attrs.min_regions;
+}
+
+/*
+ * A piece a split scan found cold joins the cold region beside it at once
+ * instead of living a window as a region of its own. Each of 200 hot ranges
+ * descending from a cold start was cut into a cold piece on each side, edge
+ * pieces and a middle: five regions a range, and scattered-200 met the region
+ * cap in its third window, which held the descent back for seven windows.
+ * The union's cover is cleared by the next sweep before it is trusted, as
+ * after any merge.
+ */
+static void absorb_cold(const struct vt_profiler *p, GArray *regions)
+{
+	unsigned int out = 0;
+
+	for (unsigned int i = 0; i < regions->len; i++) {
+		struct vt_region *r = &g_array_index(regions, struct vt_region, i);
+		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
+		struct vt_region *next = i + 1 < regions->len ? r + 1 : NULL;
+
+		if (r->cold_cut && prev && prev->end == r->start && can_absorb(p, prev)) {
+			prev->end = r->end;
+			continue;
+		}
+		if (r->cold_cut && next && next->start == r->end && can_absorb(p, next)) {
+			next->start = r->start;
+			continue;
+		}
+		if (out != i)
+			g_array_index(regions, struct vt_region, out) = *r;
+		out++;
+	}
+	g_array_set_size(regions, out);
+	vt_for_each_region(r, regions)
+		r->cold_cut = false;
+}
+
+/*
  * Re-cut the regions after a window. Candidates are regions where accesses
  * were seen; under a budget (half of it for splits) they are served in order
  * of need, as MTM shares its budget: most first where accesses moved most,
@@ -644,6 +716,13 @@ static void telescope_split(struct vt_profiler *p)
 		first[i] = before;
 		count[i] = t->next->len - before;
 		total += count[i] - 1;
+		/* cold ends that join a cold neighbour (absorb_cold()) are no regions */
+		if (count[i] > 1 && g_array_index(t->next, struct vt_region, before).cold_cut &&
+		    i && can_absorb(p, r - 1))
+			total--;
+		if (count[i] > 1 && g_array_index(t->next, struct vt_region, t->next->len - 1).cold_cut &&
+		    i + 1 < n && can_absorb(p, r + 1))
+			total--;
 	}
 	/* assemble in address order */
 	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), total);
@@ -654,6 +733,7 @@ static void telescope_split(struct vt_profiler *p)
 		else
 			g_array_append_val(out, g_array_index(t->regions, struct vt_region, i));
 	}
+	absorb_cold(p, out);
 	g_array_free(t->regions, TRUE);
 	t->regions = out;
 }
