@@ -570,13 +570,15 @@ static bool can_absorb(const struct vt_profiler *p, const struct vt_region *nb)
 }
 
 /*
- * A piece a split scan found cold joins the cold region beside it at once
- * instead of living a window as a region of its own. Each of 200 hot ranges
- * descending from a cold start was cut into a cold piece on each side, edge
- * pieces and a middle: five regions a range, and scattered-200 met the region
- * cap in its third window, which held the descent back for seven windows.
- * The union's cover is cleared by the next sweep before it is trusted, as
- * after any merge.
+ * Near the region cap, a piece a split scan found cold joins the cold region
+ * beside it at once instead of living a window as a region of its own. Each
+ * of 200 hot ranges descending from a cold start was cut into a cold piece on
+ * each side, edge pieces and a middle: five regions a range, and scattered-200
+ * met the region cap in its third window, which held the descent back for
+ * seven windows. The union's cover is cleared by the next sweep before it is
+ * trusted, as after any merge. Away from the cap nothing changes: a union
+ * unswept for a window, and regrown at every re-examination, cost
+ * multi-phase +27 % checks and moved-half a window to settle.
  */
 static void absorb_cold(const struct vt_profiler *p, GArray *regions)
 {
@@ -589,10 +591,12 @@ static void absorb_cold(const struct vt_profiler *p, GArray *regions)
 
 		if (r->cold_cut && prev && prev->end == r->start && can_absorb(p, prev)) {
 			prev->end = r->end;
+			prev->swept = false;
 			continue;
 		}
 		if (r->cold_cut && next && next->start == r->end && can_absorb(p, next)) {
 			next->start = r->start;
+			next->swept = false;
 			continue;
 		}
 		if (out != i)
@@ -600,8 +604,6 @@ static void absorb_cold(const struct vt_profiler *p, GArray *regions)
 		out++;
 	}
 	g_array_set_size(regions, out);
-	vt_for_each_region(r, regions)
-		r->cold_cut = false;
 }
 
 /*
@@ -624,6 +626,7 @@ static void telescope_split(struct vt_profiler *p)
 	g_autofree bool *moved = g_new0(bool, n);
 	g_autofree bool *news = g_new0(bool, n);	/* fresh or changed */
 	unsigned int total = n;
+	bool absorb;
 
 	check_edges(p, moved);
 
@@ -656,6 +659,8 @@ static void telescope_split(struct vt_profiler *p)
 		r->fresh = false;
 	}
 	g_array_sort(order, by_priority);
+	/* a cut makes up to 4 regions more a candidate: near the cap, cold pieces join */
+	absorb = n + 4 * order->len > p->attrs.max_regions;
 	g_array_set_size(t->next, 0);	/* collects the pieces */
 	for (unsigned int k = 0; k < order->len; k++) {
 		unsigned int i = g_array_index(order, struct split_candidate, k).idx;
@@ -717,10 +722,11 @@ static void telescope_split(struct vt_profiler *p)
 		count[i] = t->next->len - before;
 		total += count[i] - 1;
 		/* cold ends that join a cold neighbour (absorb_cold()) are no regions */
-		if (count[i] > 1 && g_array_index(t->next, struct vt_region, before).cold_cut &&
-		    i && can_absorb(p, r - 1))
+		if (absorb && count[i] > 1 &&
+		    g_array_index(t->next, struct vt_region, before).cold_cut && i && can_absorb(p, r - 1))
 			total--;
-		if (count[i] > 1 && g_array_index(t->next, struct vt_region, t->next->len - 1).cold_cut &&
+		if (absorb && count[i] > 1 &&
+		    g_array_index(t->next, struct vt_region, t->next->len - 1).cold_cut &&
 		    i + 1 < n && can_absorb(p, r + 1))
 			total--;
 	}
@@ -733,7 +739,10 @@ static void telescope_split(struct vt_profiler *p)
 		else
 			g_array_append_val(out, g_array_index(t->regions, struct vt_region, i));
 	}
-	absorb_cold(p, out);
+	if (absorb)
+		absorb_cold(p, out);
+	vt_for_each_region(r, out)
+		r->cold_cut = false;
 	g_array_free(t->regions, TRUE);
 	t->regions = out;
 }
