@@ -560,14 +560,13 @@ static void check_edges(struct vt_profiler *p, bool *moved)
 
 /*
  * May @nb, a region where nothing was seen that no split touches this window
- * end, take in a cold piece cut from its neighbour?
+ * end, take in a cold piece cut from its neighbour? Not by its size: the
+ * split counts on the answer before @nb takes in a piece on its other side.
  */
-static bool can_absorb(const struct vt_profiler *p, const struct vt_region *nb)
+static bool can_absorb(const struct vt_region *nb)
 {
-	const struct telescope *t = p->priv;
-
 	return !vt_region_seen(nb) && !nb->cold_cut && !nb->waited && !nb->nr_thin &&
-	       !nb->resolved && vt_region_size(nb) <= t->total / p->attrs.min_regions;
+	       !nb->resolved;
 }
 
 /*
@@ -581,7 +580,7 @@ static bool can_absorb(const struct vt_profiler *p, const struct vt_region *nb)
  * unswept for a window, and regrown at every re-examination, cost
  * multi-phase +27 % checks and moved-half a window to settle.
  */
-static void absorb_cold(const struct vt_profiler *p, GArray *regions)
+static void absorb_cold(GArray *regions)
 {
 	unsigned int out = 0;
 
@@ -590,12 +589,12 @@ static void absorb_cold(const struct vt_profiler *p, GArray *regions)
 		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
 		struct vt_region *next = i + 1 < regions->len ? r + 1 : NULL;
 
-		if (r->cold_cut && prev && prev->end == r->start && can_absorb(p, prev)) {
+		if (r->cold_cut && prev && prev->end == r->start && can_absorb(prev)) {
 			prev->end = r->end;
 			prev->swept = false;
 			continue;
 		}
-		if (r->cold_cut && next && next->start == r->end && can_absorb(p, next)) {
+		if (r->cold_cut && next && next->start == r->end && can_absorb(next)) {
 			next->start = r->start;
 			next->swept = false;
 			continue;
@@ -724,11 +723,11 @@ static void telescope_split(struct vt_profiler *p)
 		total += count[i] - 1;
 		/* cold ends that join a cold neighbour (absorb_cold()) are no regions */
 		if (absorb && count[i] > 1 &&
-		    g_array_index(t->next, struct vt_region, before).cold_cut && i && can_absorb(p, r - 1))
+		    g_array_index(t->next, struct vt_region, before).cold_cut && i && can_absorb(r - 1))
 			total--;
 		if (absorb && count[i] > 1 &&
 		    g_array_index(t->next, struct vt_region, t->next->len - 1).cold_cut &&
-		    i + 1 < n && can_absorb(p, r + 1))
+		    i + 1 < n && can_absorb(r + 1))
 			total--;
 	}
 	/* assemble in address order */
@@ -741,7 +740,7 @@ static void telescope_split(struct vt_profiler *p)
 			g_array_append_val(out, g_array_index(t->regions, struct vt_region, i));
 	}
 	if (absorb)
-		absorb_cold(p, out);
+		absorb_cold(out);
 	vt_for_each_region(r, out)
 		r->cold_cut = false;
 	g_array_free(t->regions, TRUE);
