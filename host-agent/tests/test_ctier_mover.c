@@ -10,6 +10,7 @@
 #include <linux/falloc.h>
 #include <linux/userfaultfd.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -389,12 +390,15 @@ struct reader {
 	uint64_t from, to;
 	uint64_t done;		/* pages read */
 	int bad;
+	bool go;		/* atomic: start reading (the thread waits for it, running) */
 };
 
 static void *reader_main(void *opaque)
 {
 	struct reader *r = opaque;
 
+	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
+		sched_yield();
 	for (uint64_t p = r->from; p < r->to; p++) {
 		if (!page_ok(r->f, p))
 			r->bad++;
@@ -408,7 +412,7 @@ static void *reader_main(void *opaque)
  * them (the faults are served between the span's pages, not after it); every
  * page as it was. The reader starts once the span stores its first page; on
  * a loaded machine the span may end before its first fault: then again, with
- * the span's pages fetched back and the reader's evicted again (20 times at
+ * the span's pages fetched back and the reader's evicted again (50 times at
  * most; a mover that holds faults until the commit never gets there).
  */
 static void test_span_serves_faults_elsewhere(void **state)
@@ -418,7 +422,7 @@ static void test_span_serves_faults_elsewhere(void **state)
 	uint64_t span = NPAGES * 3 / 4, runs;
 	int attempt;
 
-	for (attempt = 0; attempt < 20; attempt++) {
+	for (attempt = 0; attempt < 50; attempt++) {
 		struct reader r = { .f = f, .from = span, .to = NPAGES };
 		pthread_t t;
 
@@ -428,12 +432,14 @@ static void test_span_serves_faults_elsewhere(void **state)
 		wait_idle(f);
 		vt_ctier_mover_get_stats(f->mover, &st);
 		runs = st.evict_runs;
-		assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, span * PAGE, 1), 0);
-		/* the span is being stored once its first page is */
-		for (int i = 0; i < 50000000 && vt_store_tier_of(f->store, 0) != 1; i++)
-			;
-		assert_int_equal(vt_store_tier_of(f->store, 0), 1);
+		/* the reader is running before the span starts: it goes at the span's first page */
 		assert_int_equal(pthread_create(&t, NULL, reader_main, &r), 0);
+		assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, span * PAGE, 1), 0);
+		for (int i = 0; i < 50000000 && vt_store_tier_of(f->store, 0) != 1; i++)
+			if (i % 64 == 63)
+				sched_yield();
+		assert_int_equal(vt_store_tier_of(f->store, 0), 1);
+		__atomic_store_n(&r.go, true, __ATOMIC_RELEASE);
 		pthread_join(t, NULL);
 		wait_idle(f);
 		assert_int_equal(r.bad, 0);
@@ -443,7 +449,7 @@ static void test_span_serves_faults_elsewhere(void **state)
 		if (st.span_faults)
 			break;
 	}
-	assert_true(attempt < 20);
+	assert_true(attempt < 50);
 	assert_true(st.span_faults <= (NPAGES - span) * 3 / 4);
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
