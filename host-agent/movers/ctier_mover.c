@@ -473,21 +473,22 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 
 /*
  * Serve every queued fault, or until the migration's fills are over their
- * bound; with @fence_len, those of [@fence, @fence + @fence_len) stay queued
+ * bound; while a span is stored (m->fence_lo..m->fence_hi), its own stay queued
  * (a span being stored: they wait for its commit). 0, or -errno when the
  * backend is lost.
  */
-static int serve_faults(struct vt_ctier_mover *m, void *buf, uint64_t fence, uint64_t fence_len)
+static int serve_faults(struct vt_ctier_mover *m, void *buf)
 {
 	struct vt_pager_fault f;
-	bool over;
+	bool over, in_span = m->fence_hi > m->fence_lo;
 	int ret;
 
 	for (;;) {
 		uint64_t t0 = now_ns();
 		int tier;
 
-		ret = fence_len ? vt_pager_next_fault_outside(&m->pager, fence, fence_len, &f) :
+		ret = in_span ? vt_pager_next_fault_outside(&m->pager, m->fence_lo,
+							    m->fence_hi - m->fence_lo, &f) :
 				  vt_pager_next_fault(&m->pager, &f);
 		if (ret == -EAGAIN)
 			return 0;
@@ -501,7 +502,7 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf, uint64_t fence, uin
 				return ret;
 			g_mutex_lock(&m->lock);
 			m->stats.faults_wp++;
-			m->stats.span_faults += fence_len != 0;
+			m->stats.span_faults += in_span;
 			g_mutex_unlock(&m->lock);
 			continue;
 		}
@@ -523,7 +524,7 @@ static int serve_faults(struct vt_ctier_mover *m, void *buf, uint64_t fence, uin
 			m->stats.faults_zero++;
 			vt_latency_add(&m->stats.zero_ns, now_ns() - t0);
 		}
-		m->stats.span_faults += fence_len != 0;
+		m->stats.span_faults += in_span;
 		/* over the bound: the next fault waits for punches (reads_admit) */
 		over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
 		g_mutex_unlock(&m->lock);
@@ -612,7 +613,7 @@ static gpointer store_helper(gpointer data)
  * what is stored by then is kept).
  */
 static int store_span(struct vt_ctier_mover *m, struct span_store *ss, void *fault_buf,
-		      uint64_t offset, uint64_t len, uint64_t *fault_ns)
+		      uint64_t *fault_ns)
 {
 	GThread *helpers[STORE_THREADS_MAX];
 	unsigned int nh = 0, want = 1;
@@ -636,7 +637,7 @@ static int store_span(struct vt_ctier_mover *m, struct span_store *ss, void *fau
 		if (fault_buf) {
 			uint64_t f0 = now_ns();
 
-			ret = serve_faults(m, fault_buf, offset, len);
+			ret = serve_faults(m, fault_buf);
 			*fault_ns += now_ns() - f0;
 			if (ret < 0) {
 				__atomic_store_n(&ss->next, UINT_MAX / 2, __ATOMIC_RELAXED);
@@ -706,7 +707,7 @@ static int evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 	ret = store_span(m, &(struct span_store){ .m = m, .first_page = offset / ps, .n = n,
 						  .tiers = tiers, .buf = buf, .present = present,
 						  .reads = reads, .keep = keep },
-			 fault_buf, offset, len, &fault_ns);
+			 fault_buf, &fault_ns);
 	m->fence_lo = m->fence_hi = 0;
 	t2 = now_ns();
 	r2 = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
@@ -1115,7 +1116,7 @@ static gpointer mover_thread(gpointer data)
 				g_debug("ctier mover: eventfd read: %s", g_strerror(errno));
 			continue;
 		}
-		err = serve_faults(m, buf, 0, 0);
+		err = serve_faults(m, buf);
 		if (err)
 			break;
 		/* discards first: a guest waits for them */
