@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -250,6 +251,12 @@ static gpointer prepared_thread(gpointer data)
 	void *ctx[VT_CTIER_MAX] = { 0 };
 	g_autofree uint8_t *buf = g_malloc(PAGE);
 
+	/*
+	 * Only on CPU nobody else wants: the incoming migration and the host's
+	 * VMs come first, and a copy not made costs only its compression later.
+	 */
+	if (sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){ 0 }))
+		g_debug("prepare: SCHED_IDLE: %s", g_strerror(errno));
 	if (p->plan) {
 		p->plan(p, p->plan_arg);
 		if (p->plan_free)

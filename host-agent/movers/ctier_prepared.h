@@ -5,7 +5,7 @@
  * docs/abi-handoff.md) with the source's profile; the chunks the profile
  * puts on a compressed tier are compressed from the memfd as their pages
  * arrive, with the codec of the tier they will go to, on a thread of their
- * own. The memfd is only read (pread: a hole reads as zeros and stays a
+ * own that runs only on otherwise idle CPU (SCHED_IDLE). The memfd is only read (pread: a hole reads as zeros and stays a
  * hole). Once the guest runs and the hand-off proper is accepted, the mover
  * stores a page from its copy without compressing it again when the copy
  * decompresses to the page byte for byte (vt_store_put_copy()): a page the
