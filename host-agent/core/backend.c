@@ -13,9 +13,13 @@
 #include "backend.h"
 #include "tier_model.h"
 #include "daemon.h"
+#include "ctier_prepared.h"
 #include "handoff_peer.h"
 #include "job.h"
 #include "migration.h"
+
+/* A PREPARE's copies not used by a bulk placement within this go (ctier_mover.h). */
+#define PREPARED_EXPIRE_MS 30000
 
 /* Start time of @pid in clock ticks after boot, 0 if it is gone (handoff_peer.h). */
 static uint64_t proc_start(pid_t pid)
@@ -253,6 +257,7 @@ static void orphan_add(struct vt_daemon *d, const struct vt_backend *b)
 struct opening {
 	struct vt_backend *b;		/* the job's alone while it runs */
 	struct vt_handoff_conn *conn;	/* valid until vt_handoff_conn_hello_done() */
+	struct vt_prepared *prepared;	/* the PREPARE's copies, stopped by the job */
 	struct vt_pager pager;
 	struct vt_job *job;
 	int ret;
@@ -265,6 +270,7 @@ static void opening_run(void *arg)
 	struct opening *o = arg;
 	struct vt_backend *b = o->b;
 
+	vt_prepared_stop(o->prepared);	/* at most one page's compression */
 	if (b->d->store_open_delay_ms)
 		g_usleep(b->d->store_open_delay_ms * 1000ULL);
 	o->ret = open_store(b, o->msg);
@@ -317,6 +323,19 @@ static void opening_done(void *arg)
 	}
 	if (d->placement_threads)
 		vt_ctier_mover_set_store_threads(b->mover, d->placement_threads);
+	if (o->prepared) {
+		struct vt_prepared_stats ps;
+
+		vt_prepared_get_stats(o->prepared, &ps);
+		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: '%s' prepared during "
+			      "precopy: %" G_GUINT64_FORMAT " copies (%" G_GUINT64_FORMAT " KiB) of "
+			      "%" G_GUINT64_FORMAT " planned chunks in %" G_GUINT64_FORMAT " ms, %"
+			      G_GUINT64_FORMAT " pages zero, %" G_GUINT64_FORMAT " refused", b->id,
+			      ps.pages, ps.bytes >> 10, ps.chunks, ps.ns / 1000000, ps.zero,
+			      ps.refused);
+		vt_ctier_mover_set_prepared(b->mover, o->prepared, PREPARED_EXPIRE_MS);
+		o->prepared = NULL;
+	}
 	b->conn = o->conn;
 	if (!vt_daemon_adopt_backend(d, b, &e)) {
 		g_snprintf(o->msg, sizeof(o->msg), "%s", e->message);
@@ -347,6 +366,7 @@ refuse:
 out:
 	if (o->pager.memfd >= 0 || o->pager.uffd >= 0)
 		vt_pager_close(&o->pager);
+	vt_prepared_free(o->prepared);	/* stopped by the job */
 	vt_backend_unref(b);
 	g_free(o);
 }
@@ -426,6 +446,7 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	o = g_new0(struct opening, 1);
 	o->b = b;
 	o->conn = conn;
+	o->prepared = vt_backend_prepared_take(conn, h, memfd);
 	ret = vt_pager_open(&o->pager, h, memfd, uffd);
 	memfd = uffd = -1;	/* the pager's now, even on failure */
 	if (ret) {
@@ -449,6 +470,8 @@ refuse:
 		close(uffd);
 	if (o && o->pager.memfd >= 0)
 		vt_pager_close(&o->pager);
+	if (o)
+		vt_prepared_free(o->prepared);
 	g_free(o);
 	vt_backend_unref(b);
 	return ret;
@@ -468,6 +491,7 @@ void vt_backend_cancel_openings(struct vt_daemon *d)
 		g_hash_table_iter_remove(&it);
 		vt_handoff_conn_hello_done(o->conn, -ESHUTDOWN, NULL);
 		vt_pager_close(&o->pager);
+		vt_prepared_free(o->prepared);
 		/* the store stays for the next agent, as for a live hand-off */
 		vt_backend_unref(o->b);
 		g_free(o);
@@ -571,12 +595,20 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 /* A peer the server dropped before any HELLO (limits, timeouts, fds). */
 static void dropped_cb(struct vt_handoff_conn *conn, const char *why, void *opaque)
 {
-	(void)conn;
+	if (conn)
+		vt_backend_prepared_drop(conn);
 	vt_daemon_log(opaque, G_LOG_LEVEL_WARNING, NULL, "hand-off: %s", why);
+}
+
+static void prepare_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+		       int memfd, void *opaque)
+{
+	vt_backend_prepare(opaque, conn, hello, memfd);
 }
 
 const struct vt_handoff_ops vt_backend_handoff_ops = {
 	.hello = hello_cb,
+	.prepare = prepare_cb,
 	.dropped = dropped_cb,
 	.policy = policy_cb,
 	.ranges = ranges_cb,
@@ -802,6 +834,11 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "evict_punch_ns", ms.evict_punch_ns);
 	vt_json_add_u64(j, "span_faults", ms.span_faults);
 	vt_json_add_u64(j, "span_faults_ns", ms.span_faults_ns);
+	vt_json_add_u64(j, "prepared_pages", ms.prepared_pages);
+	vt_json_add_u64(j, "prepared_bytes", ms.prepared_bytes);
+	vt_json_add_u64(j, "prepared_ns", ms.prepared_ns);
+	vt_json_add_u64(j, "prepared_used", ms.prepared_used);
+	vt_json_add_u64(j, "prepared_stale", ms.prepared_stale);
 	vt_json_add_u64(j, "fetch_ns", ms.fetch_ns);
 	vt_json_add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
 	vt_json_add_u64(j, "reconciled", b->reconciled);

@@ -78,6 +78,22 @@ struct vt_backend {
 };
 
 struct vt_backend *vt_backend_ref(struct vt_backend *b);
+
+/*
+ * A destination's PREPARE (backend_prepare.c): the cold chunks of the
+ * source's profile copied from @memfd (taken) as the migration brings them,
+ * held by @conn until its HELLO proper.
+ */
+void vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
+			const struct vt_handoff_hello *hello, int memfd);
+/*
+ * The HELLO proper (@h, its @memfd) on @conn: the copies, asked to stop, if
+ * they are of this very backend (else freed); NULL when none.
+ */
+struct vt_prepared *vt_backend_prepared_take(struct vt_handoff_conn *conn,
+					     const struct vtier_handoff_hello *h, int memfd);
+/* @conn closed before its HELLO proper: its copies go. */
+void vt_backend_prepared_drop(struct vt_handoff_conn *conn);
 void vt_backend_unref(struct vt_backend *b);
 /* References to @vm's backends now (free the array when done). */
 GPtrArray *vt_vm_backends_ref(struct vt_vm *vm);

@@ -155,6 +155,8 @@ int vt_handoff_check_fds(const struct vtier_handoff_hello *h, const struct vt_ha
 		return vt_err_set(-ERANGE, err, err_len, "memfd of %lld bytes is smaller than fd_offset "
 			          "%" PRIu64 " + size_bytes %" PRIu64, (long long)st.st_size,
 			          h->fd_offset, h->size_bytes);
+	if (h->flags & VTIER_HELLO_F_PREPARE)
+		return 0;	/* the memfd alone: no mapping, no userfaultfd yet */
 	if (!is_userfaultfd(uffd))
 		return vt_err_set(-EBADF, err, err_len, "fd 1 is not a userfaultfd");
 	ret = check_mapping(peer->pid, &st, h->hva, h->size_bytes, h->fd_offset);

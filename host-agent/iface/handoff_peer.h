@@ -44,7 +44,8 @@ int vt_proc_start_time(pid_t pid, uint64_t *start_time);
  * qemu_pid is the socket's peer; @memfd is a regular tmpfs or hugetlbfs
  * file with at least fd_offset + size_bytes bytes; @uffd is a userfaultfd;
  * [hva, hva + size_bytes) in the peer is a shared mapping of @memfd at
- * fd_offset; @uffd is the userfaultfd registered there (missing + WP).
+ * fd_offset; @uffd is the userfaultfd registered there (missing + WP). A
+ * PREPARE (VTIER_HELLO_F_PREPARE) has the memfd alone: its checks stop there.
  * Returns 0, or -EPERM / -EBADF / -ERANGE / -EBUSY / -errno with a one-line
  * reason in @err (fits a HELLO_REPLY message).
  */

@@ -149,8 +149,17 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 			          size, (unsigned long long)want);
 	if (h->flags & ~VTIER_HELLO_F_KNOWN)
 		return vt_err_set(-EBADMSG, err, err_len, "HELLO with unknown flags 0x%x", h->flags);
-	if (!(h->flags & VTIER_HELLO_F_WP))
+	if (h->flags & VTIER_HELLO_F_PREPARE) {
+		if (!(h->flags & VTIER_HELLO_F_INCOMING) ||
+		    h->flags & (VTIER_HELLO_F_RECONNECT | VTIER_HELLO_F_WP))
+			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with flags 0x%x (INCOMING, "
+				          "neither RECONNECT nor WP)", h->flags);
+		if (h->hva || h->uffd_features || h->uffd_ioctls)
+			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with a mapping or "
+				          "userfaultfd features (it hands over the memfd alone)");
+	} else if (!(h->flags & VTIER_HELLO_F_WP)) {
 		return vt_err_set(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
+	}
 	if (!terminated(h->vm_name, sizeof(h->vm_name)) ||
 	    !terminated(h->backend_id, sizeof(h->backend_id)) || !h->backend_id[0])
 		return vt_err_set(-EBADMSG, err, err_len, "HELLO: VM name or backend id not a string");
@@ -212,7 +221,9 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 		return vt_err_set(-EBADMSG, err, err_len, "%s truncated: %zu of %u bytes",
 			          vt_handoff_type_name(hdr->type), size, hdr->size);
 	if (hdr->type == VTIER_HANDOFF_HELLO)
-		want_fds = VTIER_HANDOFF_HELLO_NFDS;
+		want_fds = size >= sizeof(struct vtier_handoff_hello) &&
+			   ((const struct vtier_handoff_hello *)payload)->flags & VTIER_HELLO_F_PREPARE ?
+			   VTIER_HANDOFF_PREPARE_NFDS : VTIER_HANDOFF_HELLO_NFDS;
 	if (nfds != want_fds)
 		return vt_err_set(-EBADMSG, err, err_len, "%s with %u fds (want %u)",
 			          vt_handoff_type_name(hdr->type), nfds, want_fds);

@@ -52,6 +52,7 @@ struct vt_handoff_conn {
 	GSource *src;
 	bool accepted;		/* HELLO accepted: ops->closed owed */
 	bool hello_pending;	/* the agent answers later: vt_handoff_conn_hello_done() */
+	bool prepared;		/* a PREPARE came: the HELLO proper follows, no deadline */
 	uint32_t hello_seq;
 	bool dead;
 	bool closing;		/* closes at the next timer dispatch */
@@ -129,7 +130,7 @@ static void conn_arm_timer(struct vt_handoff_conn *c)
 		g_source_set_ready_time(c->timer, 0);
 		return;
 	}
-	if (!c->accepted && !c->hello_pending)
+	if (!c->accepted && !c->hello_pending && !c->prepared)
 		t = c->hello_deadline;
 	if (c->hdr_got && (t < 0 || c->last_rx + l->idle_timeout_ms * 1000LL < t))
 		t = c->last_rx + l->idle_timeout_ms * 1000LL;
@@ -198,7 +199,7 @@ static gboolean conn_timer_cb(gpointer data)
 
 	if (c->closing && (!c->flush_first || !out_pending(c))) {
 		g_strlcpy(why, c->close_why, sizeof(why));
-	} else if (!c->accepted && !c->hello_pending && now >= c->hello_deadline) {
+	} else if (!c->accepted && !c->hello_pending && !c->prepared && now >= c->hello_deadline) {
 		snprintf(why, sizeof(why), "no complete HELLO within %u ms of connecting",
 			 l->hello_timeout_ms);
 	} else if (c->hdr_got && now >= c->last_rx + l->idle_timeout_ms * 1000LL) {
@@ -460,6 +461,40 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 	conn_hello_reply(c, msg->hdr.seq, ret, text);
 }
 
+/*
+ * A PREPARE (HELLO with VTIER_HELLO_F_PREPARE): the memfd, checked against
+ * the kernel, to ops->prepare; no reply. A peer the kernel refutes loses the
+ * connection.
+ */
+static void conn_prepare(struct vt_handoff_conn *c, const struct vt_handoff_msg *msg)
+{
+	struct vt_handoff_server *srv = c->srv;
+	char text[VTIER_HANDOFF_MESSAGE_LEN] = "";
+	int memfd = c->fds[VTIER_HANDOFF_FD_MEMFD];
+	int ret;
+
+	g_strlcpy(c->backend_id, msg->hello.fixed->backend_id, sizeof(c->backend_id));
+	vt_text_printable(c->vm_name, sizeof(c->vm_name), msg->hello.fixed->vm_name,
+			  sizeof(msg->hello.fixed->vm_name));
+	c->size_bytes = msg->hello.fixed->size_bytes;
+	c->nfds = 0;
+	ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, -1, text, sizeof(text));
+	if (ret) {
+		char why[VT_HANDOFF_ERR_LEN];
+
+		close(memfd);
+		snprintf(why, sizeof(why), "PREPARE refused: %s", text);
+		vt_handoff_conn_close(c, why);
+		return;
+	}
+	c->prepared = true;
+	conn_arm_timer(c);	/* no HELLO deadline: the guest runs when the migration ends */
+	if (srv->ops->prepare)
+		srv->ops->prepare(c, &msg->hello, memfd, srv->opaque);
+	else
+		close(memfd);
+}
+
 int vt_handoff_conn_hello_done(struct vt_handoff_conn *c, int status, const char *msg)
 {
 	int ret = 0;
@@ -497,9 +532,23 @@ static void conn_dispatch(struct vt_handoff_conn *c)
 		vt_handoff_conn_close(c, err);
 		return;
 	}
+	if (msg.hdr.type == VTIER_HANDOFF_HELLO && msg.hello.fixed->flags & VTIER_HELLO_F_PREPARE) {
+		if (c->accepted || c->hello_pending || c->prepared) {
+			vt_handoff_conn_close(c, "PREPARE after a HELLO or a PREPARE");
+			return;
+		}
+		conn_prepare(c, &msg);
+		return;
+	}
 	if (msg.hdr.type == VTIER_HANDOFF_HELLO) {
 		if (c->accepted || c->hello_pending) {
 			vt_handoff_conn_close(c, "second HELLO on one connection");
+			return;
+		}
+		if (c->prepared && (strcmp(c->backend_id, msg.hello.fixed->backend_id) ||
+				    c->size_bytes != msg.hello.fixed->size_bytes ||
+				    !(msg.hello.fixed->flags & VTIER_HELLO_F_INCOMING))) {
+			vt_handoff_conn_close(c, "HELLO of another backend than its PREPARE");
 			return;
 		}
 		conn_hello(c, &msg);

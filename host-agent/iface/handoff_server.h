@@ -44,6 +44,17 @@ struct vt_handoff_ops {
 	 */
 	int (*hello)(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 		     int memfd, int uffd, char *msg, void *opaque);
+	/*
+	 * Optional: a checked PREPARE arrived (a destination's early HELLO with
+	 * VTIER_HELLO_F_PREPARE, before the HELLO proper on the same connection):
+	 * @memfd (read it, never write or punch it) now belongs to the callee.
+	 * No reply goes. The connection has no HELLO deadline from now on; if it
+	 * closes before its HELLO is accepted, ops->dropped runs. The callee may
+	 * keep what it prepares with vt_handoff_conn_set_user() until the HELLO
+	 * (ops->hello finds it there) or ops->dropped.
+	 */
+	void (*prepare)(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+			int memfd, void *opaque);
 	/* A checked POLICY arrived; return 0 or a negative errno with @msg. */
 	int (*policy)(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
 		      char *msg, void *opaque);

@@ -120,6 +120,16 @@ int vt_store_set_owner(struct vt_store *s, const struct vt_store_owner *owner);
  */
 int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const void *data);
 /*
+ * The same, given @copy (@copy_len bytes): what tier @tier's codec made of
+ * this page earlier (a destination's copy made during precopy, which the
+ * page may have changed since). Stored as it is, without compressing again,
+ * when it decompresses to @data byte for byte and fits the tier (*@used
+ * true, when @used is not NULL); otherwise @data is compressed as by
+ * vt_store_put(). @copy NULL: vt_store_put().
+ */
+int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, const void *data,
+		      const void *copy, uint32_t copy_len, bool *used);
+/*
  * Copy the stored page into @out (page_size bytes), checksum verified.
  * Returns 0, -ENOENT (not stored: never evicted, or already served back),
  * -EBADMSG (checksum or decompression failed: @out must not be used).

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ctier_csum.h"
+#include "ctier_prepared.h"
 #include "ctier_mover.h"
 
 #define ORDERS_MAX 8192
@@ -107,6 +108,15 @@ struct vt_ctier_mover {
 	} rr[READ_RANGES_MAX];		/* lock: fills while tracking, oldest first */
 	unsigned int rr_head, rr_n;
 	uint64_t rr_bytes;		/* lock: their length */
+	/*
+	 * A destination's copies made during precopy (ctier_prepared.h): read by
+	 * the span's storing threads; released by the mover thread as spans are
+	 * done, freed when the queue drains after a bulk order, or at
+	 * prepared_expire_ns if none comes.
+	 */
+	struct vt_prepared *prepared;	/* lock to set; then the mover thread's */
+	bool prepared_bulk;		/* thread-only: a bulk span ran since it was set */
+	uint64_t prepared_expire_ns;
 	struct vt_ctier_mover_stats stats;
 };
 
@@ -544,6 +554,12 @@ static uint64_t pages_of(const uint64_t *mask, uint64_t n)
 	return sum;
 }
 
+/* The prepared copies, if any (set once by another thread). */
+static struct vt_prepared *prepared(struct vt_ctier_mover *m)
+{
+	return __atomic_load_n(&m->prepared, __ATOMIC_ACQUIRE);
+}
+
 /*
  * The copies of a span being stored, in slices of SPAN_FAULT_PAGES pages that
  * the mover thread and its helpers take in turn.
@@ -562,13 +578,26 @@ static void store_page(struct span_store *ss, uint64_t i)
 {
 	struct vt_ctier_mover *m = ss->m;
 	uint64_t page = ss->first_page + i;
+	const void *copy;
+	uint32_t copy_len = 0;
+	bool used = false;
 	int r;
 
 	if (!vt_pager_mask_has(ss->present, i) || vt_pager_mask_has(ss->reads, i))
 		return;
 	if (vt_store_tier_of(m->store, page) >= 0)
 		return;	/* a copy is there already (a fault put it back): leave it */
-	r = vt_store_put(m->store, page, ss->tiers[i], ss->buf + i * m->pager.page_size);
+	copy = vt_prepared_copy(prepared(m), page, ss->tiers[i], &copy_len);
+	r = vt_store_put_copy(m->store, page, ss->tiers[i], ss->buf + i * m->pager.page_size,
+			      copy, copy_len, &used);
+	if (copy) {
+		g_mutex_lock(&m->lock);
+		if (used)
+			m->stats.prepared_used++;
+		else
+			m->stats.prepared_stale++;
+		g_mutex_unlock(&m->lock);
+	}
 	if (r == 0) {
 		__atomic_fetch_or(&ss->keep[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
 		return;
@@ -880,6 +909,20 @@ static uint64_t take_span(struct vt_ctier_mover *m, uint64_t most, struct mover_
 	return len;
 }
 
+/*
+ * Mover thread, its queue empty: the prepared copies go once a bulk span
+ * ran (the placement they were made for is done) or at their expiry.
+ */
+static void prepared_drop_idle(struct vt_ctier_mover *m)
+{
+	struct vt_prepared *p = prepared(m);
+
+	if (!p || (!m->prepared_bulk && now_ns() < m->prepared_expire_ns))
+		return;
+	__atomic_store_n(&m->prepared, NULL, __ATOMIC_RELEASE);
+	vt_prepared_free(p);
+}
+
 /* The span buffer, at least @bytes (kept while bulk work or reads last). */
 static uint8_t *span_buf(struct vt_ctier_mover *m, uint64_t bytes)
 {
@@ -921,9 +964,14 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 	m->working = true;
 	g_mutex_unlock(&m->lock);
 	t0 = now_ns();
-	if (bulk)
+	if (bulk) {
 		*err = evict_run(m, o.offset, len, tiers, span_buf(m, len), buf);
-	else if (o.tier >= 0)
+		if (prepared(m)) {
+			/* a chunk's copies serve one eviction: stale afterwards */
+			vt_prepared_release(prepared(m), o.offset, len);
+			m->prepared_bulk = true;
+		}
+	} else if (o.tier >= 0)
 		*err = evict_run(m, o.offset, len, tiers, buf, NULL);
 	else {
 		for (uint64_t off = o.offset; off < o.offset + len; off += step) {
@@ -1138,6 +1186,9 @@ static gpointer mover_thread(gpointer data)
 		if (!more && due_ms < 0) {
 			g_clear_pointer(&m->span_buf, g_free);	/* 16 MiB: only while needed */
 			m->span_cap = 0;
+			prepared_drop_idle(m);
+			if (prepared(m))	/* wake for its expiry */
+				due_ms = (int)((m->prepared_expire_ns - now_ns()) / 1000000 + 1);
 		}
 	}
 	if (err) {
@@ -1222,7 +1273,29 @@ void vt_ctier_mover_stop(struct vt_ctier_mover *m)
 	g_mutex_clear(&m->lock);
 	g_free(m->orders);
 	g_free(m->span_buf);
+	vt_prepared_free(m->prepared);
 	g_free(m);
+}
+
+void vt_ctier_mover_set_prepared(struct vt_ctier_mover *m, struct vt_prepared *p,
+				 unsigned int expire_ms)
+{
+	struct vt_prepared_stats st;
+
+	if (!m || !p || prepared(m)) {
+		vt_prepared_free(p);
+		return;
+	}
+	vt_prepared_stop(p);
+	vt_prepared_get_stats(p, &st);
+	g_mutex_lock(&m->lock);
+	m->stats.prepared_pages = st.pages;
+	m->stats.prepared_bytes = st.bytes;
+	m->stats.prepared_ns = st.ns;
+	m->prepared_expire_ns = now_ns() + expire_ms * 1000000ull;
+	__atomic_store_n(&m->prepared, p, __ATOMIC_RELEASE);
+	g_mutex_unlock(&m->lock);
+	kick(m);
 }
 
 /* An order (@tier: store tier, -1 fetch) or a discard (TIER_DISCARD: its own ring). */

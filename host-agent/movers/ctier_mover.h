@@ -77,6 +77,12 @@ struct vt_ctier_mover_stats {
 	uint64_t evict_punch_ns;	/* ... punching and unprotecting */
 	uint64_t span_faults;		/* faults elsewhere served while a bulk span stored */
 	uint64_t span_faults_ns;	/* ... the time they took (not in evict_store_ns) */
+	/* a destination's copies made during precopy (vt_ctier_mover_set_prepared) */
+	uint64_t prepared_pages;	/* copies made */
+	uint64_t prepared_bytes;	/* ... their compressed bytes */
+	uint64_t prepared_ns;		/* ... the time it took, before the hand-off */
+	uint64_t prepared_used;		/* pages stored from their copy, not compressed again */
+	uint64_t prepared_stale;	/* copies that did not match their page: compressed again */
 	uint64_t fetch_ns;		/* time spent fetching on order */
 	uint64_t orders_queued;
 	uint64_t orders_dropped;	/* the queue was full */
@@ -130,6 +136,15 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
  * by default a quarter of the CPUs, at most 8): placement after a migration
  * is a burst of compression that idle CPUs shorten. Returns the count set.
  */
+/*
+ * Give the mover a destination's copies made during precopy (taken; stopped
+ * here if still copying): bulk evictions store a page from its copy when it
+ * matches (vt_store_put_copy()). Freed once the queue drains after a bulk
+ * eviction, or @expire_ms from now if none comes.
+ */
+struct vt_prepared;
+void vt_ctier_mover_set_prepared(struct vt_ctier_mover *m, struct vt_prepared *p,
+				 unsigned int expire_ms);
 unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n);
 /*
  * An outgoing migration reads every page of guest RAM: each never-touched

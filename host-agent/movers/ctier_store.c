@@ -895,7 +895,28 @@ static bool valid_at(struct vt_store *s, uint64_t page)
  * fault thread's get never waits for a compression; the pool and the index
  * change under it.
  */
+/*
+ * @copy (@copy_len bytes): what @t's codec made of @data earlier, maybe
+ * from another version of the page. True when it decompresses to @data
+ * byte for byte and fits the tier: then it is stored as it is.
+ */
+static bool copy_matches(struct tier *t, void *ctx, const void *data, const void *copy,
+			 uint32_t copy_len)
+{
+	uint8_t out[PAGE];
+
+	return copy_len && copy_len <= t->max_bytes &&
+	       t->codec->decompress(ctx, copy, copy_len, out, PAGE) == (int)PAGE &&
+	       memcmp(out, data, PAGE) == 0;
+}
+
 int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const void *data)
+{
+	return vt_store_put_copy(s, page, tier, data, NULL, 0, NULL);
+}
+
+int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, const void *data,
+		      const void *copy, uint32_t copy_len, bool *used)
 {
 	uint8_t cbuf[2 * PAGE];
 	struct tier *t;
@@ -906,6 +927,8 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 	int kind, r = 0, slot;
 	void *ctx = NULL;
 
+	if (used)
+		*used = false;
 	if (!s || !data || page >= s->nr_pages)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
@@ -940,7 +963,14 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 		if (!ctx)
 			return -ENOMEM;
 		t0 = now_ns();
-		r = t->codec->compress(ctx, data, PAGE, cbuf, t->max_bytes);
+		if (copy && copy_matches(t, ctx, data, copy, copy_len)) {
+			memcpy(cbuf, copy, copy_len);
+			r = (int)copy_len;
+			if (used)
+				*used = true;
+		} else {
+			r = t->codec->compress(ctx, data, PAGE, cbuf, t->max_bytes);
+		}
 		ns = now_ns() - t0;
 		len = r > 0 ? (uint32_t)r : 0;
 	}

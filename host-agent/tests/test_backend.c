@@ -53,9 +53,9 @@ static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
  * Send a HELLO as QEMU does, with @profile_len bytes of @profile after the
  * range (a destination's); returns the socket (non-blocking).
  */
-static int hello_send_profile(struct fixture *f, uint32_t pid, uint32_t flags,
-			      uint64_t generation, const char *backend_id, const void *profile,
-			      size_t profile_len)
+static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags,
+			  uint64_t generation, const char *backend_id, const void *profile,
+			  size_t profile_len)
 {
 	struct {
 		struct vtier_handoff_hdr hdr;
@@ -68,16 +68,20 @@ static int hello_send_profile(struct fixture *f, uint32_t pid, uint32_t flags,
 		.h = fake_qemu_hello(&f->q, backend_id, generation),
 		.r = { .gpa = 1ull << 32, .offset = 0, .size = NPAGES * PAGE },
 	};
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fds[2] = { f->q.memfd, f->q.uffd };
+	/* a PREPARE hands the memfd over alone */
+	unsigned int nfds = flags & VTIER_HELLO_F_PREPARE ? 1 : 2;
 	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
 	struct iovec iov[2] = { { &m, sizeof(m) }, { (void *)profile, profile_len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = profile_len ? 2 : 1,
-			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+			     .msg_control = cbuf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	int s;
 
 	m.h.flags |= VTIER_HELLO_F_UUID | flags;
+	if (flags & VTIER_HELLO_F_PREPARE) {
+		m.h.flags &= ~VTIER_HELLO_F_WP;
+		m.h.hva = m.h.uffd_features = m.h.uffd_ioctls = 0;
+	}
 	m.h.n_ranges = 1;
 	m.h.qemu_pid = pid;
 	m.h.profile_size = (uint32_t)profile_len;
@@ -85,12 +89,28 @@ static int hello_send_profile(struct fixture *f, uint32_t pid, uint32_t flags,
 	g_strlcpy(m.h.vm_name, "vm0", sizeof(m.h.vm_name));
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	g_strlcpy(sa.sun_path, f->agent, sizeof(sa.sun_path));
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	assert_int_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)(sizeof(m) + profile_len));
+}
+
+static int agent_connect(struct fixture *f)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	g_strlcpy(sa.sun_path, f->agent, sizeof(sa.sun_path));
+	assert_int_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return s;
+}
+
+static int hello_send_profile(struct fixture *f, uint32_t pid, uint32_t flags,
+			      uint64_t generation, const char *backend_id, const void *profile,
+			      size_t profile_len)
+{
+	int s = agent_connect(f);
+
+	hello_send_on(s, f, pid, flags, generation, backend_id, profile, profile_len);
 	return s;
 }
 
@@ -1004,6 +1024,85 @@ static void test_incoming_bulk_placement(void **state)
 	spin(50);
 }
 
+/*
+ * A destination prepared during precopy: PREPARE (the memfd and a profile
+ * that puts the whole backend on the compressed tier) while "the migration"
+ * still writes pages; one page written again after its copy was made; then
+ * the HELLO proper on the same connection and a bulk placement. The mover
+ * stores the unchanged pages from their copies and compresses the changed
+ * one again; every page reads back as the memfd held it.
+ */
+static void test_prepared_placement(void **state)
+{
+	struct fixture *f = *state;
+	const struct vt_profile_tier tiers[2] = {
+		{ .name = "dram", .kind = VTIER_PROFILE_TIER_NUMA },
+		{ .name = "lz4", .kind = VTIER_PROFILE_TIER_COMPRESSED },
+	};
+	size_t len = vt_profile_v2_bytes(NPAGES * PAGE, 2, 21);
+	g_autofree uint8_t *prof = g_malloc0(len);
+	struct vt_ctier_mover_stats st;
+	uint64_t zero = 0, nonzero;
+	struct vt_backend *b;
+	uint8_t want[PAGE];
+	char msg[128];
+	int s;
+
+	assert_int_equal(vt_profile_v2_init(prof, NPAGES * PAGE, 21, tiers, 2, 5), 0);
+	vt_profile_v2_set(prof, 0, &(struct vt_profile_chunk){ .ema = 0, .tier = 1,
+							       .cold_windows = 5, .size_class = 2 });
+	/*
+	 * Half of the pages are there when QEMU prepares, the rest arrive
+	 * meanwhile (written as the migration does, not through the mapping,
+	 * whose userfaultfd nobody serves yet).
+	 */
+	assert_int_equal(fallocate(f->q.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   NPAGES / 2 * PAGE, NPAGES / 2 * PAGE), 0);
+	s = agent_connect(f);
+	hello_send_on(s, f, (uint32_t)getpid(), VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING, 1,
+		      "mem0", prof, len);
+	spin(1000);
+	for (uint64_t p = NPAGES / 2; p < NPAGES; p++) {
+		memset(want, 0, sizeof(want));
+		memset(want, (int)(p % 7), PAGE / 2);
+		assert_int_equal(pwrite(f->q.memfd, want, PAGE, (off_t)(p * PAGE)), (ssize_t)PAGE);
+	}
+	spin(1500);
+	/* page 10 sent again, changed, after its copy */
+	memset(want, 0, sizeof(want));
+	memset(want, 10 % 7, PAGE / 2);
+	memset(want + PAGE / 2, 0x7e, 64);
+	assert_int_equal(pwrite(f->q.memfd, want, PAGE, 10 * PAGE), (ssize_t)PAGE);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		zero += p % 7 == 0;
+	nonzero = NPAGES - zero;
+
+	hello_send_on(s, f, (uint32_t)getpid(), VTIER_HELLO_F_INCOMING, 1, "mem0", prof, len);
+	assert_int_equal(hello_wait(s, &s, msg), 0);
+	b = g_ptr_array_index(the_vm(f->d)->backends, 0);
+	vt_ctier_mover_get_stats(b->mover, &st);
+	/* every non-zero page copied once: its first arrival (the second half's too) */
+	assert_int_equal(st.prepared_pages, nonzero);
+	assert_true(st.prepared_bytes > 0);
+	assert_int_equal(vt_backend_queue_bulk(b, 0, NPAGES * PAGE, 0), 0);
+	for (int i = 0; i < 5000 && vt_backend_backlog(b); i++)
+		spin(1);
+	assert_int_equal(vt_backend_backlog(b), 0);
+	vt_ctier_mover_get_stats(b->mover, &st);
+	assert_int_equal(st.evicted, NPAGES);
+	assert_int_equal(st.prepared_used, nonzero - 1);
+	assert_int_equal(st.prepared_stale, 1);
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		memset(want, 0, sizeof(want));
+		memset(want, (int)(p % 7), PAGE / 2);
+		if (p == 10)
+			memset(want + PAGE / 2, 0x7e, 64);
+		assert_memory_equal(f->q.map + p * PAGE, want, PAGE);
+	}
+	close(s);
+	spin(50);
+}
+
 /* The engine's state after a window (no profiler runs on the test process). */
 static void vm_after_a_window(struct vt_vm *vm)
 {
@@ -1107,6 +1206,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepared_placement, setup, teardown),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test_setup_teardown(test_migration_after_reconnect, setup, teardown),
 	};

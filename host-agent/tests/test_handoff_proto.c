@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <glib.h>
 
 #include "handoff_proto.h"
 
@@ -82,6 +83,60 @@ static void test_hello_ok(void **state)
 	b.h.profile_size = 0;
 	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b.h), 2, &msg, err), 0);
 	assert_null(msg.hello.profile);
+}
+
+/* A PREPARE: the same HELLO, flags PREPARE | INCOMING, no mapping or userfaultfd, one fd. */
+static void make_prepare(struct hello_buf *b)
+{
+	make_hello(b);
+	b->h.flags = VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_UUID;
+	b->h.hva = 0;
+}
+
+static void test_prepare(void **state)
+{
+	struct hello_buf b;
+	struct vt_handoff_msg msg;
+	char err[VT_HANDOFF_ERR_LEN];
+	static const struct {
+		const char *name;
+		uint32_t set, clear;
+		uint64_t hva, features, ioctls;
+		unsigned int nfds;
+	} bad[] = {
+		{ "two fds", 0, 0, 0, 0, 0, 2 },
+		{ "no fd", 0, 0, 0, 0, 0, 0 },
+		{ "not INCOMING", 0, VTIER_HELLO_F_INCOMING, 0, 0, 0, 1 },
+		{ "RECONNECT", VTIER_HELLO_F_RECONNECT, 0, 0, 0, 0, 1 },
+		{ "WP", VTIER_HELLO_F_WP, 0, 0, 0, 0, 1 },
+		{ "a mapping", 0, 0, 0x7f0000000000ull, 0, 0, 1 },
+		{ "uffd features", 0, 0, 0, 1, 0, 1 },
+		{ "uffd ioctls", 0, 0, 0, 0, 1, 1 },
+	};
+
+	(void)state;
+	make_prepare(&b);
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 1, &msg, err), 0);
+	assert_true(msg.hello.fixed->flags & VTIER_HELLO_F_PREPARE);
+	assert_ptr_equal(msg.hello.profile, (uint8_t *)&b.prof);
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		make_prepare(&b);
+		b.h.flags = (b.h.flags | bad[i].set) & ~bad[i].clear;
+		b.h.hva = bad[i].hva;
+		b.h.uffd_features = bad[i].features;
+		b.h.uffd_ioctls = bad[i].ioctls;
+		if (parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), bad[i].nfds, &msg, err) != -EBADMSG)
+			fail_msg("PREPARE with %s: accepted (%s)", bad[i].name, err);
+		if (!err[0])
+			fail_msg("PREPARE with %s: no reason given", bad[i].name);
+	}
+	/* a HELLO proper with one fd is not a PREPARE */
+	make_hello(&b);
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 1, &msg, err), -EBADMSG);
+	/* a payload too short to hold the flags is no PREPARE either: refused */
+	make_prepare(&b);
+	assert_true(parse(VTIER_HANDOFF_HELLO, &b, 8, 1, &msg, err) < 0);
+	assert_true(err[0]);
 }
 
 /* One way to break a HELLO, and what the check must say. */
@@ -677,6 +732,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_ok),
 		cmocka_unit_test(test_hello_bad),
+		cmocka_unit_test(test_prepare),
 		cmocka_unit_test(test_header_bad),
 		cmocka_unit_test(test_name_safe),
 		cmocka_unit_test(test_policy),

@@ -62,6 +62,9 @@ struct agent {
 	struct vt_handoff_conn *conn;
 	int dropped;
 	char dropped_why[128];
+	int prepares;
+	int prep_memfd;		/* the last PREPARE's */
+	uint32_t prep_flags;
 	GPtrArray *mems;	/* struct qemu_mem: QEMU's memory, unmapped at teardown */
 };
 
@@ -189,8 +192,22 @@ static void on_closed(struct vt_handoff_conn *conn, const char *why, void *opaqu
 		a->conn = NULL;
 }
 
+static void on_prepare(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+		       int memfd, void *opaque)
+{
+	struct agent *a = opaque;
+
+	(void)conn;
+	a->prepares++;
+	a->prep_flags = hello->fixed->flags;
+	if (a->prep_memfd >= 0)
+		close(a->prep_memfd);
+	a->prep_memfd = memfd;
+}
+
 static const struct vt_handoff_ops ops = {
 	.hello = on_hello,
+	.prepare = on_prepare,
 	.policy = on_policy,
 	.migration = on_migration,
 	.ranges = on_ranges,
@@ -211,7 +228,7 @@ static int setup(void **state)
 	close(uffd);
 	a = g_new0(struct agent, 1);
 	a->mems = g_ptr_array_new_with_free_func(g_free);
-	a->memfd = a->uffd = -1;
+	a->memfd = a->uffd = a->prep_memfd = -1;
 	strcpy(a->dir, "/tmp/test-handoff-XXXXXX");
 	assert_non_null(mkdtemp(a->dir));
 	snprintf(a->path, sizeof(a->path), "%s/agent.sock", a->dir);
@@ -232,6 +249,8 @@ static int teardown(void **state)
 		close(a->memfd);
 	if (a->uffd >= 0)
 		close(a->uffd);
+	if (a->prep_memfd >= 0)
+		close(a->prep_memfd);
 	for (unsigned int i = 0; i < a->mems->len; i++) {
 		struct qemu_mem *m = a->mems->pdata[i];
 
@@ -387,6 +406,105 @@ static void test_hello_accepted(void **state)
 	spin(a, 20);
 	assert_int_equal(a->closed, 1);
 	assert_non_null(strstr(a->closed_why, "closed"));
+}
+
+/* The destination's PREPARE for @m (the memfd alone, INCOMING), as QEMU sends it. */
+static void send_prepare(int fd, const struct qemu_mem *m, const char *id, bool lie)
+{
+	struct vtier_handoff_hello h = hello_for(m, id, 1);
+
+	h.flags = VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING;
+	h.hva = 0;
+	if (lie)
+		h.qemu_pid = (uint32_t)getppid();
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 1, &h, sizeof(h), &m->memfd, 1);
+}
+
+/*
+ * A PREPARE, then the HELLO proper long after the HELLO deadline: the
+ * memfd to ops->prepare, no reply, no deadline; the HELLO accepted on the
+ * same connection. A second PREPARE, a PREPARE after the HELLO, a HELLO of
+ * another backend after a PREPARE, or a PREPARE whose pid lies close the
+ * connection; a connection closed after its PREPARE is dropped (ops->dropped).
+ */
+static void test_prepare_then_hello(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_limits l;
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, false);
+	struct vtier_handoff_hello h = hello_for(m, "mem0", 1);
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	struct stat st1, st2;
+	struct uffdio_register r = {
+		.range = { (uintptr_t)m->map, m->size },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+	};
+	int fd;
+
+	vt_handoff_limits_default(&l);
+	l.hello_timeout_ms = 100;
+	vt_handoff_server_set_limits(a->srv, &l);
+	fd = qemu_connect(a);
+	send_prepare(fd, m, "mem0", false);
+	spin(a, 300);		/* three HELLO deadlines */
+	assert_int_equal(a->prepares, 1);
+	assert_int_equal(a->prep_flags, VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING);
+	assert_int_equal(a->dropped, 0);
+	assert_int_equal(fstat(a->prep_memfd, &st1), 0);
+	assert_int_equal(fstat(m->memfd, &st2), 0);
+	assert_true(st1.st_ino == st2.st_ino && st1.st_dev == st2.st_dev);
+	/* the guest runs: QEMU registers the uffd and sends the HELLO proper */
+	assert_int_equal(ioctl(m->uffd, UFFDIO_REGISTER, &r), 0);
+	h.flags |= VTIER_HELLO_F_INCOMING;
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
+	assert_int_equal(reply.status, 0);
+	assert_int_equal(a->hellos, 1);
+	/* a PREPARE after the HELLO */
+	send_prepare(fd, m, "mem0", false);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_int_equal(a->prepares, 1);
+	assert_int_equal(a->closed, 1);
+	close(fd);
+
+	/* a second PREPARE */
+	fd = qemu_connect(a);
+	send_prepare(fd, m, "mem0", false);
+	send_prepare(fd, m, "mem0", false);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_int_equal(a->prepares, 2);
+	assert_int_equal(a->dropped, 1);
+	assert_non_null(strstr(a->dropped_why, "PREPARE"));
+	close(fd);
+	/* a HELLO of another backend after the PREPARE */
+	fd = qemu_connect(a);
+	send_prepare(fd, m, "mem0", false);
+	g_strlcpy(h.backend_id, "mem1", sizeof(h.backend_id));
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_int_equal(a->prepares, 3);
+	assert_int_equal(a->hellos, 1);
+	assert_int_equal(a->dropped, 2);
+	assert_non_null(strstr(a->dropped_why, "another backend"));
+	close(fd);
+	/* a PREPARE that lies about its pid: refused by the kernel's word, nothing prepared */
+	fd = qemu_connect(a);
+	send_prepare(fd, m, "mem0", true);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_int_equal(a->prepares, 3);
+	assert_int_equal(a->dropped, 3);
+	assert_non_null(strstr(a->dropped_why, "PREPARE refused"));
+	close(fd);
+	/* QEMU goes after its PREPARE: dropped */
+	fd = qemu_connect(a);
+	send_prepare(fd, m, "mem0", false);
+	spin(a, 20);
+	close(fd);
+	spin(a, 50);
+	assert_int_equal(a->prepares, 4);
+	assert_int_equal(a->dropped, 4);
 }
 
 static void test_hello_refused(void **state)
@@ -1101,6 +1219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hello_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_then_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_and_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_closes, setup, teardown),

@@ -73,7 +73,23 @@ struct vtier_handoff_hdr {
 #define VTIER_HELLO_F_INCOMING  (1u << 1) /* RAM arrived by live migration */
 #define VTIER_HELLO_F_UUID      (1u << 2) /* vm_uuid is meaningful */
 #define VTIER_HELLO_F_WP        (1u << 3) /* uffd registered with MODE_WP */
-#define VTIER_HELLO_F_KNOWN     0xfu
+#define VTIER_HELLO_F_PREPARE   (1u << 4) /* early, during precopy: see below */
+#define VTIER_HELLO_F_KNOWN     0x1fu
+
+/*
+ * VTIER_HELLO_F_PREPARE: a destination's early HELLO, sent while an
+ * incoming migration brings guest RAM in, once the source's profile has
+ * arrived (it travels at the migration's setup): flags PREPARE | INCOMING
+ * (| UUID), with 1 fd (the memfd, VTIER_HANDOFF_FD_MEMFD) and the source's
+ * profile; hva, uffd_features and uffd_ioctls are 0. The agent may read the
+ * memfd to prepare (store copies of the pages the profile says are cold)
+ * and must neither write nor punch it; it sends no reply. The HELLO proper
+ * (INCOMING, 2 fds) follows on the same connection once the guest runs;
+ * nothing else comes before it. Closing the connection after a PREPARE
+ * loses nothing: QEMU connects again and prepares again while RAM still
+ * arrives, or sends the HELLO proper.
+ */
+#define VTIER_HANDOFF_PREPARE_NFDS 1
 
 /* Where a piece of the backend appears in guest-physical address space. */
 struct vtier_handoff_range {

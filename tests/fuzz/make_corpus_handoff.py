@@ -18,9 +18,9 @@ def msg(mtype, payload, nfds=0, size=None, magic=MAGIC, version=1):
 
 
 def hello(n_ranges=1, profile=b"", flags=0x8 | 0x4, size=64 << 20, page=4096,
-          backend=b"mem0", generation=1):
+          backend=b"mem0", generation=1, hva=0x7F0000000000, uffd=(0x1FF, 0x17C)):
     fixed = struct.pack("<IIQQQQQQQII16s64s64s", flags, n_ranges, size, page,
-                        0x7F0000000000, 0, 0x1FF, 0x17C, generation, 1234,
+                        hva, 0, uffd[0], uffd[1], generation, 1234,
                         len(profile), b"\x11" * 16, b"vm0", backend)
     ranges = b"".join(struct.pack("<QQQ", i << 30, i * (16 << 20), 16 << 20)
                       for i in range(n_ranges))
@@ -58,6 +58,11 @@ seeds = {
     "hello": msg(HELLO, hello(), nfds=2),
     "hello-profile": msg(HELLO, hello(n_ranges=2, profile=profile()), nfds=2),
     "hello-reconnect": msg(HELLO, hello(flags=0x9, generation=5), nfds=2),
+    # a destination's PREPARE (flags PREPARE | INCOMING | UUID, the memfd alone), then the HELLO proper
+    "prepare-then-hello": msg(HELLO, hello(flags=0x16, profile=profile(), hva=0, uffd=(0, 0)), nfds=1) +
+        msg(HELLO, hello(flags=0xE, profile=profile()), nfds=2),
+    "prepare-two-fds": msg(HELLO, hello(flags=0x16, hva=0, uffd=(0, 0)), nfds=2),
+    "prepare-wp": msg(HELLO, hello(flags=0x1E, hva=0, uffd=(0, 0)), nfds=1),
     "hello-no-fds": msg(HELLO, hello()),
     "hello-truncated": msg(HELLO, hello(), nfds=2)[:-9],
     "hello-range-outside": msg(HELLO, hello(n_ranges=5, size=32 << 20), nfds=2),
