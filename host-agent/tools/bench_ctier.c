@@ -225,7 +225,7 @@ struct options {
 
 struct row {
 	char tier[300];
-	double ratio, codec_ratio, c_mbs, d_mbs, meta_pct, put_us, get_us;
+	double ratio, codec_ratio, c_mbs, d_mbs, meta_pct, put_us, get_us, put_copy_us;
 	double p50_us, p99_us, bare_p50_us, bare_p99_us;
 	uint64_t stored, rejected;
 };
@@ -246,9 +246,14 @@ static int tier_spec(const char *codec, const char *pool, const char *medium,
 	return 0;
 }
 
-/* The codec alone over the pages that are neither zero nor same-filled: CPU MB/s. */
+/*
+ * The codec alone over the pages that are neither zero nor same-filled: CPU
+ * MB/s. The compressed pages stay in *@cbuf_out (slot i of PAGE bytes: page
+ * i's, *@clen_out[i] bytes, 0 when none), as a destination's copies made
+ * during precopy would be.
+ */
 static int codec_speed(const struct vt_ctier_spec *spec, const uint8_t *data, uint64_t pages,
-		       struct row *row)
+		       struct row *row, uint8_t **cbuf_out, uint32_t **clen_out)
 {
 	const struct vt_codec_ops *c = vt_codec_get(spec->codec);
 	void *ctx = c->ctx_new(spec->level);
@@ -283,7 +288,65 @@ static int codec_speed(const struct vt_ctier_spec *spec, const uint8_t *data, ui
 	c->ctx_free(ctx);
 	row->c_mbs = (double)in / (double)MAX(ns_c, 1) * 1e3;
 	row->d_mbs = (double)back / (double)MAX(ns_d, 1) * 1e3;
+	*cbuf_out = g_steal_pointer(&cbuf);
+	*clen_out = g_steal_pointer(&clen);
 	return 0;
+}
+
+/*
+ * CPU per vt_store_put_copy() of every page given its copy (a destination
+ * prepared during precopy), in a store of its own; every stored page read
+ * back. 0 or -errno with @why.
+ */
+static int put_copies(const struct options *o, const struct vt_ctier_spec *spec,
+		      const struct vt_store_key *key, const uint8_t *data, uint64_t pages,
+		      const uint8_t *cbuf, const uint32_t *clen, struct row *row, char *why,
+		      size_t wl)
+{
+	g_autofree char *dir = g_strdup_printf("%s-copies", o->dir);
+	g_autofree uint8_t *out = g_malloc(PAGE);
+	struct vt_store *s = NULL;
+	uint64_t t0, used = 0, offered = 0;
+	int r;
+
+	r = vt_store_open(dir, key, spec, 1, true, &s, why, wl);
+	if (r < 0)
+		return r;
+	t0 = cpu_ns();
+	for (uint64_t i = 0; i < pages; i++) {
+		bool u = false;
+
+		r = vt_store_put_copy(s, i, 0, data + i * PAGE, clen[i] ? cbuf + i * PAGE : NULL,
+				      clen[i], &u);
+		if (r < 0 && r != -E2BIG) {
+			snprintf(why, wl, "put from a copy: %s", g_strerror(-r));
+			goto out;
+		}
+		used += u;
+		offered += clen[i] > 0;
+	}
+	row->put_copy_us = (double)(cpu_ns() - t0) / 1e3 / (double)pages;
+	r = 0;
+	for (uint64_t i = 0; i < pages && !r; i++) {
+		int g = vt_store_get(s, i, out);
+
+		if (g == -ENOENT)
+			continue;
+		if (g < 0 || memcmp(out, data + i * PAGE, PAGE)) {
+			snprintf(why, wl, "page %llu stored from its copy: %s",
+				 (unsigned long long)i, g < 0 ? g_strerror(-g) : "different content");
+			r = g < 0 ? g : -EBADMSG;
+		}
+	}
+	if (!r && used != offered) {
+		snprintf(why, wl, "%llu of %llu copies used", (unsigned long long)used,
+			 (unsigned long long)offered);
+		r = -EBADMSG;
+	}
+out:
+	vt_store_close(s);
+	vt_store_destroy(dir);
+	return r;
 }
 
 static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
@@ -298,6 +361,8 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	g_autofree uint8_t *out = g_malloc(PAGE);
 	struct vt_store_tier_stats st;
 	struct vt_store *s = NULL;
+	g_autofree uint8_t *cbuf = NULL;
+	g_autofree uint32_t *clen = NULL;
 	unsigned int nr = 0, nf;
 	uint64_t t0;
 	GRand *rnd = g_rand_new_with_seed(1);
@@ -313,11 +378,14 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	r = vt_store_open(o->dir, &key, spec, 1, true, &s, why, wl);
 	if (r < 0)
 		goto out;
-	r = codec_speed(spec, data, pages, row);
+	r = codec_speed(spec, data, pages, row, &cbuf, &clen);
 	if (r < 0) {
 		snprintf(why, wl, "codec: %s", g_strerror(-r));
 		goto out;
 	}
+	r = put_copies(o, spec, &key, data, pages, cbuf, clen, row, why, wl);
+	if (r < 0)
+		goto out;
 	t0 = cpu_ns();
 	for (uint64_t i = 0; i < pages; i++) {
 		r = vt_store_put(s, i, 0, data + i * PAGE);
@@ -555,9 +623,9 @@ int vt_bench_ctier(int argc, char **argv)
 	       MIN(o.faults, o.pages), o.rt ? ", fault threads SCHED_FIFO" : "",
 	       o.putter ? ", a putter thread throughout" : "");
 	printf("| tier | stored | E2BIG | ratio | codec ratio | compress MB/s | decompress MB/s "
-	       "| put us | get us | metadata %% | fault p50 us (bare) | p50 x | fault p99 us (bare) "
-	       "| p99 x |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "| put us | put from copy us | get us | metadata %% | fault p50 us (bare) | p50 x "
+	       "| fault p99 us (bare) | p99 x |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (const char *const *c = codecs; *c; c++)
 		for (const char *const *p = pools; *p; p++)
 			for (const char *const *m = media; *m; m++) {
@@ -574,12 +642,12 @@ int vt_bench_ctier(int argc, char **argv)
 					continue;
 				}
 				printf("| %s | %llu | %llu | %.2f | %.2f | %.0f | %.0f | %.1f | %.1f | "
-				       "%.2f | "
+				       "%.1f | %.2f | "
 				       "%.1f (%.1f) | %.2f | %.1f (%.1f) | %.2f |\n", row.tier,
 				       (unsigned long long)row.stored,
 				       (unsigned long long)row.rejected, row.ratio,
 				       row.codec_ratio, row.c_mbs, row.d_mbs, row.put_us,
-				       row.get_us, row.meta_pct,
+				       row.put_copy_us, row.get_us, row.meta_pct,
 				       row.p50_us, row.bare_p50_us, row.p50_us / row.bare_p50_us,
 				       row.p99_us, row.bare_p99_us, row.p99_us / row.bare_p99_us);
 				fflush(stdout);
@@ -587,7 +655,9 @@ int vt_bench_ctier(int argc, char **argv)
 	printf("\nratio: stored bytes / pool bytes (zero and same-filled pages take none); "
 	       "codec ratio: of the compressed pages only;\ncompress/decompress MB/s: the codec "
 	       "alone on the non-zero, non-same pages, thread CPU time; put/get us: CPU per "
-	       "vt_store_put / vt_store_get;\nmetadata: index entries + pool allocator, %% of "
+	       "vt_store_put / vt_store_get;\nput from copy us: CPU per vt_store_put_copy given "
+	       "each page's compressed copy (a destination prepared during precopy: decompressed "
+	       "and compared, not compressed again);\nmetadata: index entries + pool allocator, %% of "
 	       "stored bytes; fault: wall time of a touch served through userfaultfd, p50 x / "
 	       "p99 x: store / bare UFFDIO_COPY.\n");
 	if (!o.no_1tib && run_1tib(&o, data, (uint64_t)o.pages, why, sizeof(why)) < 0) {
