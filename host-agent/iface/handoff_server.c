@@ -430,6 +430,19 @@ static void conn_hello_reply(struct vt_handoff_conn *c, uint32_t seq, int ret, c
 	}
 }
 
+/*
+ * A HELLO or PREPARE: which backend the connection is about (for logs and the
+ * HELLO proper's match), and its fds are the handler's now, unless the
+ * kernel's word refutes it.
+ */
+static void conn_take_hello(struct vt_handoff_conn *c, const struct vtier_handoff_hello *h)
+{
+	g_strlcpy(c->backend_id, h->backend_id, sizeof(c->backend_id));
+	vt_text_printable(c->vm_name, sizeof(c->vm_name), h->vm_name, sizeof(h->vm_name));
+	c->size_bytes = h->size_bytes;
+	c->nfds = 0;
+}
+
 static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *msg)
 {
 	struct vt_handoff_server *srv = c->srv;
@@ -438,11 +451,7 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 	int uffd = c->fds[VTIER_HANDOFF_FD_UFFD];
 	int ret;
 
-	g_strlcpy(c->backend_id, msg->hello.fixed->backend_id, sizeof(c->backend_id));
-	vt_text_printable(c->vm_name, sizeof(c->vm_name), msg->hello.fixed->vm_name,
-			  sizeof(msg->hello.fixed->vm_name));
-	c->size_bytes = msg->hello.fixed->size_bytes;
-	c->nfds = 0;		/* the callee owns them now, unless the kernel's word refutes the HELLO */
+	conn_take_hello(c, msg->hello.fixed);
 	ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, uffd, text, sizeof(text));
 	if (ret) {
 		close(memfd);
@@ -473,11 +482,7 @@ static void conn_prepare(struct vt_handoff_conn *c, const struct vt_handoff_msg 
 	int memfd = c->fds[VTIER_HANDOFF_FD_MEMFD];
 	int ret;
 
-	g_strlcpy(c->backend_id, msg->hello.fixed->backend_id, sizeof(c->backend_id));
-	vt_text_printable(c->vm_name, sizeof(c->vm_name), msg->hello.fixed->vm_name,
-			  sizeof(msg->hello.fixed->vm_name));
-	c->size_bytes = msg->hello.fixed->size_bytes;
-	c->nfds = 0;
+	conn_take_hello(c, msg->hello.fixed);
 	ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, -1, text, sizeof(text));
 	if (ret) {
 		char why[VT_HANDOFF_ERR_LEN];
