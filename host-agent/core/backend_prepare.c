@@ -111,17 +111,10 @@ static unsigned int daemon_profile_tiers(struct vt_daemon *d, struct vt_profile_
 {
 	unsigned int n = 0;
 
-	for (unsigned int t = 0; t < d->tiers.nr && n < VTIER_PROFILE_TIERS_MAX; t++, n++) {
-		out[n] = (struct vt_profile_tier){ .kind = VTIER_PROFILE_TIER_NUMA };
-		g_strlcpy(out[n].name, d->tiers.tier[t].name, sizeof(out[n].name));
-	}
-	for (unsigned int t = 0; t < d->nr_ctier && n < VTIER_PROFILE_TIERS_MAX; t++, n++) {
-		out[n] = (struct vt_profile_tier){ .kind = VTIER_PROFILE_TIER_COMPRESSED };
-		g_strlcpy(out[n].name, d->ctier[t].name, sizeof(out[n].name));
-	}
-	for (unsigned int t = 0; t < n; t++)
-		if (!vt_profile_tier_name_ok(out[t].name))
-			g_snprintf(out[t].name, sizeof(out[t].name), "tier%u", t);
+	for (unsigned int t = 0; t < d->tiers.nr && n < VTIER_PROFILE_TIERS_MAX; t++, n++)
+		out[n] = vt_profile_tier_named(n, VTIER_PROFILE_TIER_NUMA, d->tiers.tier[t].name);
+	for (unsigned int t = 0; t < d->nr_ctier && n < VTIER_PROFILE_TIERS_MAX; t++, n++)
+		out[n] = vt_profile_tier_named(n, VTIER_PROFILE_TIER_COMPRESSED, d->ctier[t].name);
 	return n;
 }
 

@@ -58,15 +58,10 @@ static unsigned int vm_profile_tiers(const struct vt_vm *vm, struct vt_profile_t
 {
 	unsigned int n = MIN(vt_vm_nr_tiers(vm), VTIER_PROFILE_TIERS_MAX);
 
-	for (unsigned int t = 0; t < n; t++) {
-		out[t] = (struct vt_profile_tier){
-			.kind = t < vm->tiers.nr ? VTIER_PROFILE_TIER_NUMA :
-						   VTIER_PROFILE_TIER_COMPRESSED,
-		};
-		g_strlcpy(out[t].name, vt_vm_tier_name(vm, t), sizeof(out[t].name));
-		if (!vt_profile_tier_name_ok(out[t].name))
-			g_snprintf(out[t].name, sizeof(out[t].name), "tier%u", t);
-	}
+	for (unsigned int t = 0; t < n; t++)
+		out[t] = vt_profile_tier_named(t, t < vm->tiers.nr ? VTIER_PROFILE_TIER_NUMA :
+								     VTIER_PROFILE_TIER_COMPRESSED,
+					       vt_vm_tier_name(vm, t));
 	return n;
 }
 

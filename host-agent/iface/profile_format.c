@@ -5,6 +5,7 @@
  * alignment) and checked before use.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "errbuf.h"
@@ -24,6 +25,17 @@ bool vt_profile_tier_name_ok(const char *name)
 			return false;
 	}
 	return true;
+}
+
+struct vt_profile_tier vt_profile_tier_named(unsigned int t, enum vtier_profile_tier_kind kind,
+					     const char *name)
+{
+	struct vt_profile_tier out = { .kind = kind };
+
+	snprintf(out.name, sizeof(out.name), "%s", name);
+	if (!vt_profile_tier_name_ok(out.name))
+		snprintf(out.name, sizeof(out.name), "tier%u", t);
+	return out;
 }
 
 /* A name field: a valid name, and nothing but NULs after it (one encoding per name). */

@@ -80,5 +80,11 @@ void vt_profile_v2_set(void *buf, uint32_t i, const struct vt_profile_chunk *c);
 
 /* Is @name a tier name a profile may carry ([A-Za-z0-9._:-], 1..15 bytes)? */
 bool vt_profile_tier_name_ok(const char *name);
+/*
+ * Tier @t of a profile as a writer names it: @kind and @name, or "tier<t>"
+ * where a profile may not carry @name.
+ */
+struct vt_profile_tier vt_profile_tier_named(unsigned int t, enum vtier_profile_tier_kind kind,
+					     const char *name);
 
 #endif
