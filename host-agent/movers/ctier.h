@@ -148,6 +148,11 @@ int vt_store_crc_of(struct vt_store *s, uint64_t page, uint32_t *crc);
 uint64_t vt_store_next(struct vt_store *s, uint64_t from);
 
 enum vt_store_kind { VT_STORE_ZERO, VT_STORE_SAME, VT_STORE_COMPRESSED };
+/*
+ * How the store keeps a page of these bytes: zero, one 64-bit word repeated
+ * (*word, in entry itself), or compressed.
+ */
+enum vt_store_kind vt_store_classify(const void *page, uint64_t *word);
 
 struct vt_store_tier_stats {
 	char name[VT_CTIER_NAME_LEN];

@@ -132,16 +132,6 @@ static void set(uint64_t *bits, unsigned int i)
 	bits[i / 64] |= 1ull << (i % 64);
 }
 
-static bool same_word(const uint8_t *page)
-{
-	const uint64_t *w = (const uint64_t *)(const void *)page;
-
-	for (unsigned int i = 1; i < PAGE / sizeof(*w); i++)
-		if (w[i] != w[0])
-			return false;
-	return true;
-}
-
 /* The pages of chunk @c present in the memfd and not looked at yet, into @present. */
 static unsigned int present_pages(struct vt_prepared *p, const struct chunk *c, uint64_t *present)
 {
@@ -192,7 +182,7 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 	if (!ctx[c->tier])
 		return 0;
 	for (unsigned int i = 0; i < CHUNK_PAGES && !g_atomic_int_get(&p->stop); i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = now_ns(), word;
 		ssize_t got;
 		int n;
 
@@ -203,7 +193,7 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 			continue;	/* truncated under us: a hint lost, nothing else */
 		set(c->looked, i);
 		looked++;
-		if (same_word(buf)) {
+		if (vt_store_classify(buf, &word) != VT_STORE_COMPRESSED) {
 			g_mutex_lock(&p->lock);
 			p->st.zero++;
 			p->st.ns += now_ns() - t0;

@@ -808,8 +808,7 @@ int vt_store_set_owner(struct vt_store *s, const struct vt_store_owner *owner)
 	return 0;
 }
 
-/* Zero page, one word repeated (*word), or neither. */
-static int classify(const void *data, uint64_t *word)
+enum vt_store_kind vt_store_classify(const void *data, uint64_t *word)
 {
 	const uint64_t *w = data;
 
@@ -941,7 +940,7 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0)
 		return r;
-	kind = classify(data, &word);
+	kind = vt_store_classify(data, &word);
 	sum = crc(data, PAGE);
 	slot = (int)(t - s->tier);
 	if (kind == VT_STORE_COMPRESSED) {
