@@ -235,6 +235,18 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 	return looked;
 }
 
+/* Has every page of chunk @c been read once? */
+static bool chunk_done(const struct vt_prepared *p, const struct chunk *c)
+{
+	uint64_t base = c->index * VT_PREPARED_CHUNK_BYTES;
+	unsigned int n = (unsigned int)(MIN(VT_PREPARED_CHUNK_BYTES, p->size - base) / PAGE);
+
+	for (unsigned int i = 0; i < n; i++)
+		if (!has(c->looked, i))
+			return false;
+	return true;
+}
+
 static gpointer prepared_thread(gpointer data)
 {
 	struct vt_prepared *p = data;
@@ -259,13 +271,19 @@ static gpointer prepared_thread(gpointer data)
 	p->planning = false;
 	g_mutex_unlock(&p->lock);
 	while (!g_atomic_int_get(&p->stop)) {
-		unsigned int looked = 0;
+		unsigned int looked = 0, kept = 0, k;
 
-		for (unsigned int k = 0; k < p->order->len && !g_atomic_int_get(&p->stop); k++) {
+		for (k = 0; k < p->order->len && !g_atomic_int_get(&p->stop); k++) {
 			uint64_t i = g_array_index(p->order, uint64_t, k);
+			struct chunk *c = g_hash_table_lookup(p->chunks, &i);
 
-			looked += copy_chunk(p, g_hash_table_lookup(p->chunks, &i), ctx, buf);
+			looked += copy_chunk(p, c, ctx, buf);
+			if (!chunk_done(p, c))	/* a chunk read whole is not looked at again */
+				g_array_index(p->order, uint64_t, kept++) = i;
 		}
+		for (; k < p->order->len; k++)
+			g_array_index(p->order, uint64_t, kept++) = g_array_index(p->order, uint64_t, k);
+		g_array_set_size(p->order, kept);
 		g_mutex_lock(&p->lock);
 		p->st.rounds++;
 		g_mutex_unlock(&p->lock);
