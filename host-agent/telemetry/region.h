@@ -38,6 +38,8 @@ struct vt_region {
 					 * at the level below, kept whole (telescope) */
 	bool fine;			/* fewer than half its pages young, scattered: sampled at
 					 * the page, where it reads as it is (telescope) */
+	bool cold_cut;			/* a split scan found nothing young in it this window end
+					 * (telescope, cleared by the same split) */
 	/* entries whose children were cleared to tell lukewarm from hot (telescope) */
 	unsigned int nr_thin;
 	unsigned int thin_level;
