@@ -264,16 +264,20 @@ cold_round() {
     # (the host building beside the TCG L1) one rewrite pass took the whole
     # 6 s, the cache aged out during the writes (45 of 128 MiB left at the
     # sync; 119-128 otherwise) and the round measured nothing. Such a start is
-    # set up again, loudly, at most twice; what is measured after it is
+    # set up again, loudly, at most four times; what is measured after it is
     # judged the first time. (With COLD hints the cache leaving during the
-    # writes is what the hints do: measured, never set up again.)
-    for attempt in 1 2 3; do
+    # writes is what the hints do: measured, never set up again.) Whether
+    # chunks written twice in 6-8 s stay on node 0 is the profiler's luck
+    # (each write is one chance to be sampled): with the telemetry branch of
+    # issue 11, 5 of 10 starts failed (35-95 MiB left at the sync), none of
+    # the 2 since the cache is rewritten twice at least (97 and 124).
+    for attempt in 1 2 3 4 5; do
         cold_round_once "$1"
         [ "$1" = telemetry ] && [ "$n00" -gt 0 ] &&
             [ "$node0_at_sync" -lt $((n00 * 3 / 4)) ] || return 0
-        echo "$1: NOT SET UP: only $((node0_at_sync / 256)) of $((n00 / 256)) MiB on node 0 at the sync (attempt $attempt of 3)"
+        echo "$1: NOT SET UP: only $((node0_at_sync / 256)) of $((n00 / 256)) MiB on node 0 at the sync (attempt $attempt of 5)"
     done
-    fail "$1: the cache left node 0 during its rewrites 3 times: the round cannot start"
+    fail "$1: the cache left node 0 during its rewrites 5 times: the round cannot start"
 }
 cold_round_once() {
     local n0 i where d prev same w0
