@@ -255,7 +255,10 @@ fi
 # during the passes at ctier_age_windows=3), twice at least (a pass that
 # took the whole 6 s wrote each chunk once, one chance to be sampled: 45,
 # 95 and 77 of 128 MiB were left on node 0 after one such pass; after two
-# 77 once, 119-128 otherwise), and synced: $cold_windows is
+# 77 once, 119-128 otherwise), with no writeback until the sync (the
+# passes ran at the virtio disk's pace, 3-4 s each: a chunk written once
+# in 3-4 windows reads below VT_MTM_COLD most windows and ages; in memory
+# a pass takes ~1.5 s), and synced: $cold_windows is
 # vtierd's windows from the end of that sync until half of the cache has
 # left node 0 (where-gpa: move_pages status, not vtierd's word).
 cold_round() {
@@ -303,10 +306,17 @@ cold_round_once() {
     where=$(vtier-tbnuma place-gpa "$pid" "$hva" /run/cache.ext 0) || fail "place-gpa: $where"
     n00=$(field "$where" node0)
     echo "$1: cache moved to node 0: $((n00 / 256)) MiB there ($where)"
-    # used on node 0 (a rewrite of cached blocks reuses their pages), then left alone, clean
-    tb_l2 vm0 -t 300 "start=\$(date +%s); end=\$((start + 6)); n=0
-        while [ \$(date +%s) -lt \$end ] || [ \$n -lt 2 ]; do dd if=/run/cache.src of=/dev/vda bs=1M 2> /dev/null; n=\$((n + 1)); done &&
-        sync && rm /run/cache.src && echo \"$1: rewritten \$n times in \$((\$(date +%s) - start)) s\"" || fail "rewriting the cache"
+    # used on node 0 (a rewrite of cached blocks reuses their pages), then left alone, clean;
+    # no writeback meanwhile (dirty limits up, the flusher off): a pass is a copy in memory,
+    # not the virtio disk's pace: each chunk is written about once a window
+    tb_l2 vm0 -t 300 "cd /proc/sys/vm && saved=\$(cat dirty_ratio dirty_background_ratio dirty_expire_centisecs dirty_writeback_centisecs) &&
+        echo 90 > dirty_ratio && echo 80 > dirty_background_ratio &&
+        echo 360000 > dirty_expire_centisecs && echo 0 > dirty_writeback_centisecs &&
+        start=\$(date +%s); end=\$((start + 6)); n=0
+        while [ \$(date +%s) -lt \$end ] || [ \$n -lt 2 ]; do dd if=/run/cache.src of=/dev/vda bs=1M 2> /dev/null; n=\$((n + 1)); done
+        mid=\$(date +%s); sync; set -- \$saved; echo \$1 > dirty_ratio; echo \$2 > dirty_background_ratio
+        echo \$3 > dirty_expire_centisecs; echo \$4 > dirty_writeback_centisecs
+        rm /run/cache.src && echo \"$1: rewritten \$n times in \$((mid - start)) s, synced in \$((\$(date +%s) - mid)) s\"" || fail "rewriting the cache"
     w0=$(windows)
     where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
     n0=$(field "$where" node0)
