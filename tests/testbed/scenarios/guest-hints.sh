@@ -272,8 +272,8 @@ cold_round() {
     # writes is what the hints do: measured, never set up again.) Whether
     # chunks written twice in 6-8 s stay on node 0 is the profiler's luck
     # (each write is one chance to be sampled): with the telemetry branch of
-    # issue 11 (not merged), 5 of 10 starts failed (35-95 MiB left at the
-    # sync), then 5 of 7 with two rewrites (24-80; the 2026-11-28 CI).
+    # issue 11, 5 of 10 starts failed (35-95 MiB left at the sync), none of
+    # the 2 since the cache is rewritten twice at least (97 and 124).
     for attempt in 1 2 3 4 5; do
         cold_round_once "$1"
         [ "$1" = telemetry ] && [ "$n00" -gt 0 ] &&
