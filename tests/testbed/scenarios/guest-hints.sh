@@ -270,11 +270,10 @@ cold_round() {
     # set up again, loudly, at most four times; what is measured after it is
     # judged the first time. (With COLD hints the cache leaving during the
     # writes is what the hints do: measured, never set up again.) Whether
-    # chunks written twice in 7-9 s at the disk's pace stayed on node 0 was
-    # the profiler's luck (each write one chance to be sampled, the chunk's
-    # EMA about VT_MTM_COLD): 24-95 MiB left at the sync in 3 runs of 6 with
-    # the telemetry branch of issue 11, in 1 of 6 without; in memory (no
-    # writeback until the sync) 116 and 125 at the first attempt.
+    # chunks written twice in 6-8 s stay on node 0 is the profiler's luck
+    # (each write is one chance to be sampled): with the telemetry branch of
+    # issue 11 (not merged), 5 of 10 starts failed (35-95 MiB left at the
+    # sync), then 5 of 7 with two rewrites (24-80; the 2026-11-28 CI).
     for attempt in 1 2 3 4 5; do
         cold_round_once "$1"
         [ "$1" = telemetry ] && [ "$n00" -gt 0 ] &&
