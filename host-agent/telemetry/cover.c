@@ -70,55 +70,75 @@ static void add_young(GArray *young, uint64_t start, uint64_t end, unsigned int 
 	g_array_append_val(young, ((struct vt_cover_span){ start, end, level }));
 }
 
-long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
+void vt_cover_plan(const struct vt_access_source *src, uint64_t start, uint64_t end,
 		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
-		   GArray *young)
+		   struct vt_cover_plan *plan, GArray *probes)
 {
 	struct vt_cover_span spans[VT_COVER_MAX_SPANS];
-	unsigned int n = vt_cover_spans(src, start, end, spans), top = 0, kept = 0;
-	g_autoptr(GArray) probes = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
-	long found = 0;
-	int ret;
+	unsigned int n = vt_cover_spans(src, start, end, spans), top = 0;
 
+	plan->n = 0;
+	plan->stride = stride;
 	for (unsigned int i = 0; i < n; i++)
 		if (spans[i].level >= min_level)
-			spans[kept++] = spans[i];
-	n = kept;
-	for (unsigned int i = 0; i < n; i++)
-		top = MAX(top, spans[i].level);
+			plan->spans[plan->n++] = spans[i];
+	for (unsigned int i = 0; i < plan->n; i++)
+		top = MAX(top, plan->spans[i].level);
 	if (stride_top && top == min_level)
 		top = VT_MAX_LEVELS;	/* no level is tested whole */
-	for (unsigned int i = 0; i < n; i++) {
-		unsigned int shift = vt_level_shift(spans[i].level);
-		uint64_t k = spans[i].level == top || stride < 2 ? 1 : stride;
-		uint64_t first = spans[i].start >> shift, last = spans[i].end >> shift;
+	plan->top = top;
+	plan->first = probes->len;
+	for (unsigned int i = 0; i < plan->n; i++) {
+		unsigned int shift = vt_level_shift(plan->spans[i].level);
+		uint64_t k = plan->spans[i].level == top || stride < 2 ? 1 : stride;
+		uint64_t first = plan->spans[i].start >> shift, last = plan->spans[i].end >> shift;
 
 		/* the entries whose index is @phase modulo k, without visiting the others */
 		for (uint64_t e = first + (phase % k + k - first % k) % k; e < last; e += k) {
-			struct vt_probe pr = { .addr = e << shift, .level = (uint8_t)spans[i].level };
+			struct vt_probe pr = { .addr = e << shift, .level = (uint8_t)plan->spans[i].level };
 
 			g_array_append_val(probes, pr);
 		}
 	}
-	ret = vt_source_batch(src, (struct vt_probe *)(void *)probes->data, probes->len);
-	if (ret < 0)
-		return ret;
-	for (unsigned int i = 0, j = 0; i < n; i++) {
-		unsigned int level = spans[i].level;
+	plan->nr_probes = probes->len - plan->first;
+}
+
+long vt_cover_read(const struct vt_cover_plan *plan, const struct vt_probe *probes, GArray *young)
+{
+	long found = 0;
+
+	probes += plan->first;
+	for (unsigned int i = 0, j = 0; i < plan->n; i++) {
+		unsigned int level = plan->spans[i].level;
 		uint64_t size = vt_level_size(level);
-		uint64_t widen = (level == top || stride < 2 ? 0 : stride - 1) * size;
+		uint64_t widen = (level == plan->top || plan->stride < 2 ? 0 : plan->stride - 1) * size;
 
-		for (; j < probes->len; j++) {
-			const struct vt_probe *pr = &g_array_index(probes, struct vt_probe, j);
+		for (; j < plan->nr_probes; j++) {
+			const struct vt_probe *pr = &probes[j];
 
-			if (pr->addr >= spans[i].end)
+			if (pr->addr >= plan->spans[i].end)
 				break;
 			if (pr->result != VT_BIT_YOUNG)
 				continue;
 			found++;
-			add_young(young, MAX(spans[i].start, pr->addr >= widen ? pr->addr - widen : 0),
-				  MIN(spans[i].end, pr->addr + size + widen), level);
+			add_young(young, MAX(plan->spans[i].start, pr->addr >= widen ? pr->addr - widen : 0),
+				  MIN(plan->spans[i].end, pr->addr + size + widen), level);
 		}
 	}
 	return found;
+}
+
+long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
+		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
+		   GArray *young)
+{
+	g_autoptr(GArray) probes = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	struct vt_cover_plan plan;
+	int ret;
+
+	vt_cover_plan(src, start, end, min_level, stride, stride_top, phase, &plan, probes);
+	ret = vt_source_batch(src, (struct vt_probe *)(void *)probes->data, probes->len);
+	if (ret < 0)
+		return ret;
+	return vt_cover_read(&plan, (const struct vt_probe *)(void *)probes->data, young);
 }

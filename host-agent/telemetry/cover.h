@@ -49,4 +49,25 @@ long vt_cover_test(struct vt_access_source *src, uint64_t start, uint64_t end,
 		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
 		   GArray *young);
 
+/*
+ * vt_cover_test() in two steps, so that the covers of many ranges are tested
+ * in one batch: vt_cover_plan() appends the probes of one cover to @probes
+ * (of struct vt_probe) and notes where they are in @plan; once the batch has
+ * run, vt_cover_read() appends the young runs of @plan's probes to @young and
+ * returns their entry count, as vt_cover_test() does.
+ */
+struct vt_cover_plan {
+	struct vt_cover_span spans[VT_COVER_MAX_SPANS];
+	unsigned int n;
+	unsigned int top;	/* the level tested whole (VT_MAX_LEVELS: none) */
+	unsigned int stride;
+	unsigned int first;	/* index of the first probe in the batch */
+	unsigned int nr_probes;
+};
+
+void vt_cover_plan(const struct vt_access_source *src, uint64_t start, uint64_t end,
+		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
+		   struct vt_cover_plan *plan, GArray *probes);
+long vt_cover_read(const struct vt_cover_plan *plan, const struct vt_probe *probes, GArray *young);
+
 #endif

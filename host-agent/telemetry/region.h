@@ -38,6 +38,10 @@ struct vt_region {
 					 * at the level below, kept whole (telescope) */
 	bool fine;			/* fewer than half its pages young, scattered: sampled at
 					 * the page, where it reads as it is (telescope) */
+	bool cold_cut;			/* a split scan found nothing young in it this window end
+					 * (telescope, cleared after the sweep) */
+	bool joined;			/* took in a cold piece after the sweep: its cover is
+					 * cleared at once (telescope) */
 	/* entries whose children were cleared to tell lukewarm from hot (telescope) */
 	unsigned int nr_thin;
 	unsigned int thin_level;

@@ -44,9 +44,12 @@ struct telescope {
 	GArray *next;		/* scratch for splits */
 	GArray *young;		/* uint64_t entry starts found by a split scan */
 	GArray *runs;		/* struct vt_cover_span: young runs found by the sweep */
+	GArray *probes;		/* struct vt_probe: the joined regions' priming batch */
 	struct vt_sampler sampler;
 	uint64_t total;
 	uint64_t split_checks;	/* checks spent on splits in the last window */
+	bool absorb;		/* the split was near the cap: cold pieces join after the sweep */
+	unsigned int joining;	/* cold pieces the split counted as joined */
 };
 
 static inline struct telescope *to_tel(struct vt_profiler *p)
@@ -159,11 +162,37 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.swept = false;
 	piece.nr_thin = 0;
 	piece.fine = false;
+	piece.cold_cut = false;
+	piece.joined = false;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
 			piece.prepared[piece.nr_prepared++] = parent->prepared[k];
 	g_array_append_val(out, piece);
+}
+
+/*
+ * A piece of @parent where its split scan, at level @s, found nothing young.
+ * Trusted to be cold (absorb_cold()) unless some of its entries were cleared
+ * shortly before the scan, which then reads them old however hot they are:
+ * at the leaf level in a resolved region, the pages inside its edges, just
+ * tested by check_edges() (absorbed, they ate hot ranges from their edges,
+ * four pages a window); and any entry the sampler checked at the window's
+ * last interval and found old, which says only that it was not touched in
+ * the last few ms.
+ */
+static void push_cold(struct vt_profiler *p, GArray *out, const struct vt_region *parent,
+		      unsigned int s, uint64_t start, uint64_t end)
+{
+	bool trusted = s > p->src->leaf_level || !parent->resolved;
+
+	if (start >= end)
+		return;
+	for (unsigned int k = 0; k < parent->nr_checked && trusted; k++)
+		trusted = parent->checked[k].level != s || parent->checked[k].addr < start ||
+			  parent->checked[k].addr >= end;
+	push_piece(out, parent, start, end, false);
+	g_array_index(out, struct vt_region, out->len - 1).cold_cut = trusted;
 }
 
 static unsigned int count_runs(GArray *young, uint64_t size)
@@ -336,10 +365,10 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			g_array_append_val(out, *r);
 			mid = out->len - 1;
 		} else {
-			push_piece(out, r, r->start, first, false);
+			push_cold(p, out, r, s, r->start, first);
 			mid = out->len;
 			push_piece(out, r, first, last, true);
-			push_piece(out, r, last, r->end, false);
+			push_cold(p, out, r, s, last, r->end);
 		}
 		g_array_index(out, struct vt_region, mid).warm = true;
 		g_array_index(out, struct vt_region, mid).resolved = !texture && !thin &&
@@ -362,7 +391,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		}
 		peel_right = run_end < hi || right_colder;
 		if (run_start > lo) {	/* the old run before this one */
-			push_piece(out, r, cut, run_start, false);
+			push_cold(p, out, r, s, cut, run_start);
 			cut = run_start;
 		}
 		if (peel_left && run_end - run_start > size) {
@@ -384,7 +413,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		}
 		i = j;
 	}
-	push_piece(out, r, cut, r->end, false);
+	push_cold(p, out, r, s, cut, r->end);
 	if (out->len == before + 1) {
 		/* one piece: r itself, nothing learnt but that it is warm */
 		g_array_index(out, struct vt_region, before) = *r;
@@ -533,6 +562,87 @@ static void check_edges(struct vt_profiler *p, bool *moved)
 }
 
 /*
+ * May @nb, a region where nothing was seen that no split touches this window
+ * end, take in a cold piece cut from its neighbour? Not by its size: the
+ * split counts on the answer before @nb takes in a piece on its other side.
+ */
+static bool can_absorb(const struct vt_region *nb)
+{
+	return !vt_region_seen(nb) && !nb->cold_cut && !nb->waited && !nb->nr_thin &&
+	       !nb->resolved;
+}
+
+/*
+ * Near the region cap, a piece a split scan found cold joins the cold region
+ * beside it at once instead of living a window as a region of its own. Each
+ * of 200 hot ranges descending from a cold start was cut into a cold piece on
+ * each side, edge pieces and a middle: five regions a range, and scattered-200
+ * met the region cap in its third window, which held the descent back for
+ * seven windows. Done after the sweep, which has read the neighbour's cover
+ * for the window (a fresh piece is not swept): a union left to be primed by
+ * the next sweep, like a merge's, was blind for the window in which it took
+ * the piece in, and a cold region beside a range re-cut window after window
+ * took in pieces window after window and saw nothing there
+ * (test_touched_once_near_cap). The union's cover is cleared at once
+ * instead (prime_joined()). Away from the
+ * cap nothing changes: a union unswept for a window, and regrown at every
+ * re-examination, cost multi-phase +27 % checks and moved-half a window to
+ * settle.
+ */
+static void absorb_cold(GArray *regions)
+{
+	unsigned int out = 0;
+
+	for (unsigned int i = 0; i < regions->len; i++) {
+		struct vt_region *r = &g_array_index(regions, struct vt_region, i);
+		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
+		struct vt_region *next = i + 1 < regions->len ? r + 1 : NULL;
+
+		if (r->cold_cut && prev && prev->end == r->start && can_absorb(prev)) {
+			prev->end = r->end;
+			prev->swept = false;
+			prev->joined = true;
+			continue;
+		}
+		if (r->cold_cut && next && next->start == r->end && can_absorb(next)) {
+			next->start = r->start;
+			next->swept = false;
+			next->joined = true;
+			continue;
+		}
+		if (out != i)
+			g_array_index(regions, struct vt_region, out) = *r;
+		out++;
+	}
+	g_array_set_size(regions, out);
+}
+
+/*
+ * Clear the covers of the regions that took in a cold piece (absorb_cold()),
+ * in one batch, what they read thrown away: the next sweep trusts them.
+ */
+static void prime_joined(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	struct vt_cover_plan plan;
+	bool ok;
+
+	g_array_set_size(t->probes, 0);
+	vt_for_each_region(r, t->regions)
+		if (r->joined)
+			vt_cover_plan(p->src, r->start, r->end, VT_LEVEL_PMD, 1, false, p->windows,
+				      &plan, t->probes);
+	/* failed: left unswept, the next sweep primes them */
+	ok = !t->probes->len || vt_source_batch(p->src, (struct vt_probe *)(void *)t->probes->data,
+						t->probes->len) >= 0;
+	vt_for_each_region(r, t->regions) {
+		if (r->joined)
+			r->swept = ok;
+		r->joined = false;
+	}
+}
+
+/*
  * Re-cut the regions after a window. Candidates are regions where accesses
  * were seen; under a budget (half of it for splits) they are served in order
  * of need, as MTM shares its budget: most first where accesses moved most,
@@ -551,7 +661,8 @@ static void telescope_split(struct vt_profiler *p)
 	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(struct split_candidate));
 	g_autofree bool *moved = g_new0(bool, n);
 	g_autofree bool *news = g_new0(bool, n);	/* fresh or changed */
-	unsigned int total = n;
+	unsigned int total = n, joining = 0;
+	bool absorb;
 
 	check_edges(p, moved);
 
@@ -584,6 +695,8 @@ static void telescope_split(struct vt_profiler *p)
 		r->fresh = false;
 	}
 	g_array_sort(order, by_priority);
+	/* a cut makes up to 4 regions more a candidate: near the cap, cold pieces join */
+	absorb = n + 4 * order->len > p->attrs.max_regions;
 	g_array_set_size(t->next, 0);	/* collects the pieces */
 	for (unsigned int k = 0; k < order->len; k++) {
 		unsigned int i = g_array_index(order, struct split_candidate, k).idx;
@@ -644,6 +757,18 @@ static void telescope_split(struct vt_profiler *p)
 		first[i] = before;
 		count[i] = t->next->len - before;
 		total += count[i] - 1;
+		/* cold ends that join a cold neighbour (absorb_cold()) are no regions */
+		if (absorb && count[i] > 1 &&
+		    g_array_index(t->next, struct vt_region, before).cold_cut && i && can_absorb(r - 1)) {
+			total--;
+			joining++;
+		}
+		if (absorb && count[i] > 1 &&
+		    g_array_index(t->next, struct vt_region, t->next->len - 1).cold_cut &&
+		    i + 1 < n && can_absorb(r + 1)) {
+			total--;
+			joining++;
+		}
 	}
 	/* assemble in address order */
 	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), total);
@@ -654,6 +779,9 @@ static void telescope_split(struct vt_profiler *p)
 		else
 			g_array_append_val(out, g_array_index(t->regions, struct vt_region, i));
 	}
+	/* the cold pieces join their neighbour after the sweep (absorb_cold()) */
+	t->absorb = absorb;
+	t->joining = joining;
 	g_array_free(t->regions, TRUE);
 	t->regions = out;
 }
@@ -716,7 +844,7 @@ static uint64_t sweep_whole_limit(struct vt_profiler *p)
 static void telescope_sweep(struct vt_profiler *p)
 {
 	struct telescope *t = to_tel(p);
-	unsigned int n = t->regions->len, total = n;
+	unsigned int n = t->regions->len, total = n - MIN(t->joining, n);
 	uint64_t whole_limit = sweep_whole_limit(p);
 	GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(struct vt_region), n);
 
@@ -768,6 +896,14 @@ static void telescope_sweep(struct vt_profiler *p)
 	}
 	g_array_free(t->regions, TRUE);
 	t->regions = out;
+	if (t->absorb) {
+		absorb_cold(t->regions);
+		prime_joined(p);
+	}
+	vt_for_each_region(r, t->regions)
+		r->cold_cut = false;
+	t->absorb = false;
+	t->joining = 0;
 }
 
 static int telescope_init(struct vt_profiler *p)
@@ -779,6 +915,7 @@ static int telescope_init(struct vt_profiler *p)
 	t->next = vt_regions_new();
 	t->young = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	t->runs = g_array_new(FALSE, FALSE, sizeof(struct vt_cover_span));
+	t->probes = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
 	vt_sampler_init(&t->sampler);
 	p->priv = t;
 	return 0;
@@ -850,6 +987,7 @@ static void telescope_destroy(struct vt_profiler *p)
 	g_array_free(t->next, TRUE);
 	g_array_free(t->young, TRUE);
 	g_array_free(t->runs, TRUE);
+	g_array_free(t->probes, TRUE);
 	vt_sampler_fini(&t->sampler);
 	g_free(t);
 }

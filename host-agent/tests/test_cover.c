@@ -2,7 +2,7 @@
 /*
  * The cover of a range (cover.h): spans tile the range exactly, each aligned
  * to its level, as high as fits; and vt_cover_test() finds what was touched
- * at any stride and phase.
+ * at any stride and phase, as do covers planned into one batch.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,12 +162,50 @@ static void test_stride_top(void **state)
 	vt_source_destroy(src);
 }
 
+/*
+ * Two covers planned into one batch (vt_cover_plan(), vt_cover_read()) read
+ * what each reads alone: the cold range reads nothing, the one holding the
+ * hot range its PUD, and the probes are those of the two tests.
+ */
+static void test_plan_batch(void **state)
+{
+	struct vt_access_source *src = sim_of(
+		"{\"footprint\":\"256GiB\",\"phases\":[{\"duration_s\":10,\"access_rate\":1e7,"
+		"\"hot\":[{\"start\":\"60GiB+6MiB\",\"size\":\"64MiB\"}]}]}");
+	g_autoptr(GArray) young = g_array_new(FALSE, FALSE, sizeof(struct vt_cover_span));
+	g_autoptr(GArray) probes = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
+	uint64_t a_start = 5 * GiB + 3 * MiB + 12 * KiB, a_end = 59 * GiB + 7 * MiB;
+	uint64_t b_start = 59 * GiB + 7 * MiB, b_end = 105 * GiB + 7 * MiB, before;
+	struct vt_cover_plan a, b;
+
+	(void)state;
+	vt_cover_test(src, a_start, b_end, VT_LEVEL_PMD, 1, false, 0, young);	/* clear */
+	vt_sim_advance(src, 200 * 1000 * 1000);
+	vt_cover_plan(src, a_start, a_end, VT_LEVEL_PMD, 8, false, 3, &a, probes);
+	vt_cover_plan(src, b_start, b_end, VT_LEVEL_PMD, 8, false, 3, &b, probes);
+	assert_int_equal(a.first, 0);
+	assert_int_equal(b.first, a.nr_probes);
+	assert_int_equal(probes->len, a.nr_probes + b.nr_probes);
+	before = vt_source_checks_total(src);
+	assert_int_equal(vt_source_batch(src, (struct vt_probe *)(void *)probes->data, probes->len), 0);
+	assert_int_equal(vt_source_checks_total(src) - before, probes->len);
+	g_array_set_size(young, 0);
+	assert_int_equal(vt_cover_read(&a, (const struct vt_probe *)(void *)probes->data, young), 0);
+	assert_int_equal(young->len, 0);
+	assert_true(vt_cover_read(&b, (const struct vt_probe *)(void *)probes->data, young) > 0);
+	assert_int_equal(young->len, 1);
+	assert_int_equal(g_array_index(young, struct vt_cover_span, 0).start, 60 * GiB);
+	assert_int_equal(g_array_index(young, struct vt_cover_span, 0).end, 61 * GiB);
+	vt_source_destroy(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_finds_touched),
 		cmocka_unit_test(test_stride_top),
+		cmocka_unit_test(test_plan_batch),
 	};
 
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
