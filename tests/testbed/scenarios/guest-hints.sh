@@ -271,9 +271,10 @@ cold_round() {
     # judged the first time. (With COLD hints the cache leaving during the
     # writes is what the hints do: measured, never set up again.) Whether
     # chunks written twice in 6-8 s stay on node 0 is the profiler's luck
-    # (each write is one chance to be sampled): with the telemetry branch of
-    # issue 11 (not merged), 5 of 10 starts failed (35-95 MiB left at the
-    # sync), then 5 of 7 with two rewrites (24-80; the 2026-11-28 CI).
+    # (each write is one chance to be sampled, the chunk's EMA about
+    # VT_MTM_COLD): with the one-batch sweep of issue 11 (not merged), every
+    # start failed in two clean-clone CIs (24-94 MiB left at the sync), also
+    # with the passes in memory; without it 116 and 117 at the first attempt.
     for attempt in 1 2 3 4 5; do
         cold_round_once "$1"
         [ "$1" = telemetry ] && [ "$n00" -gt 0 ] &&
