@@ -256,9 +256,10 @@ fi
 # took the whole 6 s wrote each chunk once, one chance to be sampled: 45,
 # 95 and 77 of 128 MiB were left on node 0 after one such pass; after two
 # 77 once, 119-128 otherwise), with no writeback until the sync (the
-# passes ran at the virtio disk's pace, 3-4 s each: a chunk written once
-# in 3-4 windows reads below VT_MTM_COLD most windows and ages; in memory
-# a pass takes ~1.5 s), and synced: $cold_windows is
+# passes were throttled by writeback: a chunk written once in 3-4 windows
+# reads below VT_MTM_COLD most windows and ages; without it a pass took
+# ~1.5 s in an L1 of its own, but still 3-5 s late in the shared-L1 suite,
+# where the sync then took 0-2 s), and synced: $cold_windows is
 # vtierd's windows from the end of that sync until half of the cache has
 # left node 0 (where-gpa: move_pages status, not vtierd's word).
 cold_round() {
@@ -308,8 +309,8 @@ cold_round_once() {
     n00=$(field "$where" node0)
     echo "$1: cache moved to node 0: $((n00 / 256)) MiB there ($where)"
     # used on node 0 (a rewrite of cached blocks reuses their pages), then left alone, clean;
-    # no writeback meanwhile (dirty limits up, the flusher off): a pass is a copy in memory,
-    # not the virtio disk's pace: each chunk is written about once a window
+    # no writeback meanwhile (dirty limits up, the flusher off): the passes wait for no
+    # disk, and the line says how long they and the one sync took
     tb_l2 vm0 -t 300 "cd /proc/sys/vm && saved=\$(cat dirty_ratio dirty_background_ratio dirty_expire_centisecs dirty_writeback_centisecs) &&
         echo 90 > dirty_ratio && echo 80 > dirty_background_ratio &&
         echo 360000 > dirty_expire_centisecs && echo 0 > dirty_writeback_centisecs &&
