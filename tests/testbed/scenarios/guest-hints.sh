@@ -25,8 +25,9 @@
 #     hints=off, then (cache dropped, written again) with hints=on, both at
 #     ctier_age_windows=TB_GUEST_HINTS_COLD_AGE (10): each waits until vtierd's
 #     placement has settled, moves the cache to node 0 (move_pages, not
-#     vtierd: both start alike), rewrites it over and over for 6 s, twice at
-#     least (used on node 0) and syncs it, then counts vtierd's windows from
+#     vtierd: both start alike), uses it over and over for 6 s
+#     (vtier-tbrewrite: one byte a page, stored through a shared mapping;
+#     used on node 0) and syncs it, then counts vtierd's windows from
 #     that sync until half of the cache pages have left node 0 (their extents from the
 #     guest's /proc/kpageflags, their place from move_pages).
 #     Asserted: the COLD hints are accepted, age chunks, and the cache leaves
@@ -249,33 +250,32 @@ fi
 # guest's disk and sync: clean, unmapped, unreferenced file pages; their
 # guest-physical extents (vtier-tbcache in the guest) are moved to node 0
 # (move_pages by vtier-tbnuma, not vtierd), so that both rounds start alike.
-# Then the same pages are rewritten over and over for 6 s (the host sees
-# them used, on node 0; a pass a second was too little: the profiler missed
-# some chunks' rewrites, which went on aging: 108 of 128 MiB left node 0
-# during the passes at ctier_age_windows=3), twice at least (a pass that
-# took the whole 6 s wrote each chunk once, one chance to be sampled: 45,
-# 95 and 77 of 128 MiB were left on node 0 after one such pass; after two
-# 77 once, 119-128 otherwise), with no writeback until the sync (the
-# passes were throttled by writeback: a chunk written once in 3-4 windows
-# reads below VT_MTM_COLD most windows and ages; without it a pass took
-# ~1.5 s in an L1 of its own, but still 3-5 s late in the shared-L1 suite,
-# where the sync then took 0-2 s), and synced: $cold_windows is
-# vtierd's windows from the end of that sync until half of the cache has
-# left node 0 (where-gpa: move_pages status, not vtierd's word).
+# Then the same pages are used by vtier-tbrewrite: one byte stored into each
+# page a pass through a shared mapping of the disk, the contents unchanged;
+# a first pass maps them (a write fault a page: 5-7 s here), then passes
+# over the mapped pages (tens of ms each) go on for 6 s (the host sees them
+# used, on node 0, in every window), with no writeback until the sync; on its way out the mapping is
+# made cold (MADV_COLD) and unmapped, and the cache synced: clean,
+# unmapped, unreferenced again. $cold_windows is vtierd's windows from the
+# end of that sync until half of the cache has left node 0 (where-gpa:
+# move_pages status, not vtierd's word).
+# Why one byte a page: the profiler samples every sample_ms (20 ms) and the
+# waterfall ages a chunk in each window its EMA is below VT_MTM_COLD (0.01).
+# Passes of dd (whole pages through write()) took 1.5 s in an L1 of its own
+# and 3-5 s late in the shared-L1 suite: a chunk was written for a few tens
+# of ms every 2-5 windows, its EMA about VT_MTM_COLD, and whether it stayed
+# on node 0 was the profiler's luck (108 of 128 MiB left during the passes
+# at ctier_age_windows=3 with a pass a second; 45-95 MiB left at the sync
+# after one pass of 6 s; in clean-clone CIs, 5 failed starts in a row once
+# with main's telemetry, every start with the one-batch sweep of issue 11).
 cold_round() {
     local attempt
-    # Telemetry's round starts "used on node 0, then left alone": under load
-    # (the host building beside the TCG L1) one rewrite pass took the whole
-    # 6 s, the cache aged out during the writes (45 of 128 MiB left at the
-    # sync; 119-128 otherwise) and the round measured nothing. Such a start is
-    # set up again, loudly, at most four times; what is measured after it is
-    # judged the first time. (With COLD hints the cache leaving during the
-    # writes is what the hints do: measured, never set up again.) Whether
-    # chunks written twice in 6-8 s stay on node 0 is the profiler's luck
-    # (each write is one chance to be sampled, the chunk's EMA about
-    # VT_MTM_COLD): with the one-batch sweep of issue 11 (not merged), every
-    # start failed in two clean-clone CIs (24-94 MiB left at the sync), also
-    # with the passes in memory; without it 116 and 117 at the first attempt.
+    # Telemetry's round starts "used on node 0, then left alone". A start
+    # where a quarter of the cache left node 0 during its use measures
+    # nothing: it is set up again, loudly, at most four times; what is
+    # measured after a good start is judged the first time. (With COLD hints
+    # the cache leaving during the writes is what the hints do: measured,
+    # never set up again.)
     for attempt in 1 2 3 4 5; do
         cold_round_once "$1"
         [ "$1" = telemetry ] && [ "$n00" -gt 0 ] &&
@@ -310,15 +310,15 @@ cold_round_once() {
     echo "$1: cache moved to node 0: $((n00 / 256)) MiB there ($where)"
     # used on node 0 (a rewrite of cached blocks reuses their pages), then left alone, clean;
     # no writeback meanwhile (dirty limits up, the flusher off): the passes wait for no
-    # disk, and the line says how long they and the one sync took
+    # disk, and the line says how many passes ran (the slowest one) and how long the sync took
     tb_l2 vm0 -t 300 "cd /proc/sys/vm && saved=\$(cat dirty_ratio dirty_background_ratio dirty_expire_centisecs dirty_writeback_centisecs) &&
         echo 90 > dirty_ratio && echo 80 > dirty_background_ratio &&
         echo 360000 > dirty_expire_centisecs && echo 0 > dirty_writeback_centisecs &&
-        start=\$(date +%s); end=\$((start + 6)); n=0
-        while [ \$(date +%s) -lt \$end ] || [ \$n -lt 2 ]; do dd if=/run/cache.src of=/dev/vda bs=1M 2> /dev/null; n=\$((n + 1)); done
+        r=\$(vtier-tbrewrite /dev/vda /run/cache.src 6 2); rc=\$?
         mid=\$(date +%s); sync; set -- \$saved; echo \$1 > dirty_ratio; echo \$2 > dirty_background_ratio
         echo \$3 > dirty_expire_centisecs; echo \$4 > dirty_writeback_centisecs
-        rm /run/cache.src && echo \"$1: rewritten \$n times in \$((mid - start)) s, synced in \$((\$(date +%s) - mid)) s\"" || fail "rewriting the cache"
+        rm /run/cache.src && [ \$rc = 0 ] &&
+        echo \"$1: rewritten (\$r), synced in \$((\$(date +%s) - mid)) s\"" || fail "rewriting the cache"
     w0=$(windows)
     where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
     n0=$(field "$where" node0)
