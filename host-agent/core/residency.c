@@ -4,7 +4,8 @@
  * per MTM's sample_stride (VT_RESIDENCY_STRIDE): move_pages status for the NUMA tiers, pagemap for
  * zswap, the hand-off's store for vtierd's compressed tiers. Only the chunks
  * of the window's refresh plan are read (policy/refresh.h): a window costs
- * VT_RESIDENCY_SAMPLES plus the chunks moved, whatever the VM's size.
+ * VT_RESIDENCY_SAMPLES (or a quarter of the chunks, if fewer) plus the chunks
+ * moved, whatever the VM's size.
  */
 #include "backend.h"
 #include "numa.h"
@@ -20,9 +21,11 @@ static unsigned int samples_per_chunk(const struct vt_mtm *m)
 
 void vt_residency_start(struct vt_vm *vm)
 {
+	unsigned int n = vm->mtm->chunks->len;
+
 	vt_refresh_free(vm->refresh);
-	vm->refresh = vt_refresh_new(vm->mtm->chunks->len,
-				     MAX(VT_RESIDENCY_SAMPLES / samples_per_chunk(vm->mtm), 1u));
+	vm->refresh = vt_refresh_new(n, MIN(VT_RESIDENCY_SAMPLES / samples_per_chunk(vm->mtm),
+					    (n + VT_RESIDENCY_MIN_WINDOWS - 1) / VT_RESIDENCY_MIN_WINDOWS));
 }
 
 static unsigned int samples_of(const struct vt_mtm *m, const struct vt_mtm_chunk *c)

@@ -20,6 +20,14 @@
  * (docs/bench-agent.md).
  */
 #define VT_RESIDENCY_SAMPLES 4096
+/*
+ * ... but a chunk nobody moved is not re-read more often than once in this
+ * many windows: below 2 GiB of guest RAM the slice is a quarter of the
+ * chunks (1 GiB: 128 chunks, 2048 samples a window, not all 512 chunks every
+ * second window), so that a small VM does not pay more per window than a
+ * large one (docs/bench-agent.md).
+ */
+#define VT_RESIDENCY_MIN_WINDOWS 4
 
 /* A new plan for the VM's new MTM state (vm->mtm): its first window reads every chunk. */
 void vt_residency_start(struct vt_vm *vm);

@@ -106,8 +106,13 @@ static void test_first_window_reads_all(void **state)
 	assert_int_equal(chunk(f, 9)->tier, -1);
 	assert_int_equal(chunk(f, 10)->tier, -1);
 	assert_int_equal(chunk(f, 10)->nr_samples, CHUNK / VT_RESIDENCY_STRIDE);
-	/* the default slice: VT_RESIDENCY_SAMPLES pages, VT_RESIDENCY_STRIDE apart */
-	assert_int_equal(f->vm.refresh->slice, VT_RESIDENCY_SAMPLES / (CHUNK / VT_RESIDENCY_STRIDE));
+	/*
+	 * the default slice: VT_RESIDENCY_SAMPLES pages, VT_RESIDENCY_STRIDE
+	 * apart, or (this small VM) every chunk once in VT_RESIDENCY_MIN_WINDOWS
+	 */
+	assert_true(VT_RESIDENCY_SAMPLES / (CHUNK / VT_RESIDENCY_STRIDE) > NR_CHUNKS);
+	assert_int_equal(f->vm.refresh->slice, NR_CHUNKS / VT_RESIDENCY_MIN_WINDOWS);
+	assert_int_equal(vt_refresh_windows(f->vm.refresh), VT_RESIDENCY_MIN_WINDOWS);
 }
 
 static void test_outside_change_within_bound(void **state)
