@@ -131,6 +131,57 @@ for f in off on; do
     cp "/tmp/bench-flush-$f.txt" "$TB_OUT/tdp-bench-flush-$f.txt"
     [ "${flush_rc:-0}" = 0 ] || tb_fail "vtier-bench tdp (flush $f): exit status $flush_rc"
 done
+# A/B (not in make check): TB_TDP_BENCH_B=PATH given to tests/vtierd/run-scenario
+# copies another tree's vtier-bench in as vtier-bench-b; both then attach
+# afresh to hot set B, as the flush-off run did, alternately, twice each:
+# a Telescope change side by side with what it changes, in one L1 (RESULT-TDP
+# tags ab-a1, ab-b1, ab-a2, ab-b2: a is this tree). Then the main run's
+# protocol for each, alternately, twice each (tags ab-main-a1 ...): both
+# workloads stopped (an idle guest) for the warm-up, A continued at window 0,
+# stopped and B continued after window TDP_SWITCH.
+if [ -x /opt/vtier/bin/vtier-bench-b ]; then
+    cat > /tmp/ab-start.sh <<EOS
+. /tb/in/config.env; . /tb/in/tb.sh
+tb_l2 vm0 'kill -CONT \$(cat /run/a.pid)'
+EOS
+    cat > /tmp/ab-switch.sh <<EOS
+. /tb/in/config.env; . /tb/in/tb.sh
+tb_l2 vm0 'kill -STOP \$(cat /run/a.pid); kill -CONT \$(cat /run/b.pid)'
+EOS
+    tb_step "A/B: this tree's vtier-bench (a) and vtier-bench-b (b), telescope-bounded on hot set B, $TDP_FLUSH_WINDOWS windows, alternately"
+    for round in 1 2; do
+        for side in a b; do
+            bin=/opt/vtier/bin/vtier-bench
+            [ $side = b ] && bin=/opt/vtier/bin/vtier-bench-b
+            env LD_LIBRARY_PATH=/opt/vtier/lib "$bin" tdp --qmp "/run/tb/vm0.qmp" \
+                --profiler telescope-bounded --windows "$TDP_FLUSH_WINDOWS" \
+                --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
+                --hotset /tmp/hot-b.txt --result-tag "ab-$side$round" \
+                > "/tmp/bench-ab-$side$round.txt" 2>&1 || tb_fail "vtier-bench tdp (A/B, $side$round): exit status $?"
+            cp "/tmp/bench-ab-$side$round.txt" "$TB_OUT/tdp-bench-ab-$side$round.txt"
+            grep -h '^RESULT-TDP' "/tmp/bench-ab-$side$round.txt"
+        done
+    done
+    for round in 1 2; do
+        for side in a b; do
+            bin=/opt/vtier/bin/vtier-bench
+            [ $side = b ] && bin=/opt/vtier/bin/vtier-bench-b
+            tb_l2 vm0 'kill -STOP $(cat /run/a.pid) $(cat /run/b.pid)'
+            env LD_LIBRARY_PATH=/opt/vtier/lib "$bin" tdp --qmp "/run/tb/vm0.qmp" \
+                --profiler telescope-bounded --windows "$TDP_WINDOWS" \
+                --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
+                --hotset /tmp/hot-a.txt --hotset /tmp/hot-b.txt \
+                --warmup "$TDP_WARMUP" --start-cmd "sh /tmp/ab-start.sh" \
+                --switch-after "$TDP_SWITCH" --switch-cmd "sh /tmp/ab-switch.sh" \
+                --result-tag "ab-main-$side$round" ${TDP_BENCH_ARGS:-} \
+                > "/tmp/bench-ab-main-$side$round.txt" 2>&1 ||
+                tb_fail "vtier-bench tdp (A/B main, $side$round): exit status $?"
+            cp "/tmp/bench-ab-main-$side$round.txt" "$TB_OUT/tdp-bench-ab-main-$side$round.txt"
+            grep -h '^RESULT-TDP' "/tmp/bench-ab-main-$side$round.txt"
+        done
+    done
+    tb_l2 vm0 'kill -CONT $(cat /run/a.pid) $(cat /run/b.pid)'
+fi
 # The flag reached the module on the real VM, and only when asked for.
 grep -h '^RESULT-TDP' /tmp/bench.txt /tmp/bench-flush-off.txt /tmp/bench-flush-on.txt
 if grep -h '^RESULT-TDP .* flush=on ' /tmp/bench-flush-on.txt | grep -q ' flushes=0.00 '; then
