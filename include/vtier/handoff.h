@@ -74,7 +74,9 @@ struct vtier_handoff_hdr {
 #define VTIER_HELLO_F_UUID      (1u << 2) /* vm_uuid is meaningful */
 #define VTIER_HELLO_F_WP        (1u << 3) /* uffd registered with MODE_WP */
 #define VTIER_HELLO_F_PREPARE   (1u << 4) /* early, during precopy: see below */
-#define VTIER_HELLO_F_KNOWN     0x1fu
+#define VTIER_HELLO_F_EARLY     (1u << 5) /* PREPARE: QEMU hands over now if asked */
+#define VTIER_HELLO_F_PRECOPY   (1u << 6) /* HELLO while RAM still arrives */
+#define VTIER_HELLO_F_KNOWN     0x7fu
 
 /*
  * VTIER_HELLO_F_PREPARE: a destination's early HELLO, sent while an
@@ -90,6 +92,26 @@ struct vtier_handoff_hdr {
  * arrives, or sends the HELLO proper.
  */
 #define VTIER_HANDOFF_PREPARE_NFDS 1
+
+/*
+ * VTIER_HELLO_F_EARLY, in a PREPARE: QEMU can hand the backend over now,
+ * while RAM still arrives, if the agent asks. An agent that wants to place
+ * guest RAM during the precopy answers the PREPARE with a HELLO_REPLY
+ * (status 0, flag VTIER_HELLO_REPLY_F_EARLY, the PREPARE's seq); one that
+ * does not answers nothing, as to any PREPARE. On that reply QEMU registers
+ * its userfaultfd (MISSING | WP) and sends the HELLO proper at once, flags
+ * INCOMING | WP | PRECOPY (| UUID), 2 fds, with the PREPARE's profile, and
+ * the agent answers it as any HELLO. From then on the incoming migration's
+ * reads and writes of guest RAM fault to the agent like a vCPU's: the agent
+ * serves them (a write into a page it evicted gets the stored page first,
+ * then overwrites it; a write racing its write-protection keeps its page).
+ * VTIER_HELLO_F_PRECOPY: the guest does not run yet; QEMU sends MIGRATION
+ * ARRIVED (after the HELLO_REPLY) once it does. A reconnect before that is
+ * a HELLO with RECONNECT | INCOMING | WP | PRECOPY and no PREPARE; after
+ * it, without PRECOPY. A refused early HELLO is not offered again: QEMU
+ * takes its registration back and hands over as before, with a PREPARE
+ * without EARLY and the HELLO proper once the guest's RAM is all there.
+ */
 
 /* Where a piece of the backend appears in guest-physical address space. */
 struct vtier_handoff_range {
@@ -129,9 +151,13 @@ struct vtier_handoff_ranges {
     uint32_t reserved;          /* 0 */
 };
 
+/* vtier_handoff_hello_reply.flags */
+#define VTIER_HELLO_REPLY_F_EARLY (1u << 0) /* to a PREPARE: hand over now */
+#define VTIER_HELLO_REPLY_F_KNOWN 0x1u
+
 struct vtier_handoff_hello_reply {
     int32_t status;             /* 0: accepted; negative errno: refused */
-    uint32_t flags;             /* none defined yet, 0 */
+    uint32_t flags;             /* VTIER_HELLO_REPLY_F_*, else 0 */
     char message[VTIER_HANDOFF_MESSAGE_LEN];    /* NUL-terminated */
 };
 
@@ -288,6 +314,7 @@ enum vtier_migration_event {
     VTIER_MIGRATION_START = 1,      /* outgoing migration is set up */
     VTIER_MIGRATION_COMPLETED = 2,  /* source: the guest now runs elsewhere */
     VTIER_MIGRATION_FAILED = 3,     /* failed or cancelled; guest stays */
+    VTIER_MIGRATION_ARRIVED = 4,    /* destination, after a PRECOPY HELLO: the guest runs here */
 };
 
 struct vtier_handoff_migration {
