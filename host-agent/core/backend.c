@@ -347,10 +347,11 @@ static void opening_done(void *arg)
 	vt_handoff_conn_set_user(o->conn, b);
 	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 		      "hand-off of '%s' accepted: QEMU pid %d, %" G_GUINT64_FORMAT " MiB, "
-		      "generation %" G_GUINT64_FORMAT "%s, store %s (%" G_GUINT64_FORMAT
+		      "generation %" G_GUINT64_FORMAT "%s%s, store %s (%" G_GUINT64_FORMAT
 		      " pages stored, %" G_GUINT64_FORMAT " stale entries dropped)", b->id,
 		      (int)b->pid, b->size >> 20, b->generation,
-		      (b->flags & VTIER_HELLO_F_RECONNECT) ? " (reconnect)" : "", b->store_dir,
+		      (b->flags & VTIER_HELLO_F_RECONNECT) ? " (reconnect)" : "",
+		      (b->flags & VTIER_HELLO_F_PRECOPY) ? " during the precopy" : "", b->store_dir,
 		      b->stored_at_hello, b->reconciled);
 	if (b->profile_why[0])
 		vt_daemon_log(d, G_LOG_LEVEL_WARNING, b->vm ? b->vm->name : NULL, "migration: the "
@@ -380,6 +381,7 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	struct opening *o = NULL, *opening;
 	pid_t peer = vt_handoff_conn_peer_pid(conn);
 	g_autoptr(GError) e = NULL;
+	bool fresh_incoming;
 	int ret;
 
 	b->d = d;
@@ -394,15 +396,19 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	b->page_size = h->page_size;
 	b->generation = h->generation;
 	b->flags = h->flags;
+	b->precopy = h->flags & VTIER_HELLO_F_PRECOPY;
 	b->ranges = g_array_new(FALSE, FALSE, sizeof(struct vtier_handoff_range));
 	g_array_append_vals(b->ranges, hello->ranges, h->n_ranges);
-	/* the source's profile, checked by the store job; a RECONNECT has run here since */
-	if ((h->flags & VTIER_HELLO_F_INCOMING) && !(h->flags & VTIER_HELLO_F_RECONNECT) &&
-	    h->profile_size && d->ignore_profiles) {
+	/*
+	 * the source's profile, checked by the store job; a RECONNECT has run here
+	 * since, unless it still comes during the precopy (the guest never ran here)
+	 */
+	fresh_incoming = (h->flags & VTIER_HELLO_F_INCOMING) &&
+			 (!(h->flags & VTIER_HELLO_F_RECONNECT) || (h->flags & VTIER_HELLO_F_PRECOPY));
+	if (fresh_incoming && h->profile_size && d->ignore_profiles) {
 		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: the source's profile of "
 			      "'%s' ignored (--ignore-migration-profiles)", b->id);
-	} else if ((h->flags & VTIER_HELLO_F_INCOMING) && !(h->flags & VTIER_HELLO_F_RECONNECT) &&
-		   h->profile_size) {
+	} else if (fresh_incoming && h->profile_size) {
 		b->profile_buf = g_memdup2(hello->profile, h->profile_size);
 		b->profile_len = h->profile_size;
 	}
@@ -541,6 +547,19 @@ static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_even
 
 	if (!b)
 		return;
+	if (event == VTIER_MIGRATION_ARRIVED) {
+		/* the early hand-off's guest runs: the VM's windows profile it from now on */
+		bool was;
+
+		g_mutex_lock(&b->lock);
+		was = b->precopy;
+		b->precopy = false;
+		g_mutex_unlock(&b->lock);
+		vt_daemon_log(opaque, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
+			      "migration: '%s' arrived, the guest runs%s", b->id,
+			      was ? "" : " (its hand-off was not made during the precopy)");
+		return;
+	}
 	if (!b->vm) {
 		vt_daemon_log(opaque, G_LOG_LEVEL_WARNING, NULL, "migration event %u of '%s' (QEMU "
 			      "pid %d): no VM attached, no profile", event, b->id, (int)b->pid);
@@ -600,10 +619,10 @@ static void dropped_cb(struct vt_handoff_conn *conn, const char *why, void *opaq
 	vt_daemon_log(opaque, G_LOG_LEVEL_WARNING, NULL, "hand-off: %s", why);
 }
 
-static void prepare_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+static bool prepare_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 		       int memfd, void *opaque)
 {
-	vt_backend_prepare(opaque, conn, hello, memfd);
+	return vt_backend_prepare(opaque, conn, hello, memfd);
 }
 
 const struct vt_handoff_ops vt_backend_handoff_ops = {

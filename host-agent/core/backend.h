@@ -40,6 +40,12 @@ struct vt_backend {
 	uint64_t page_size;
 	uint64_t generation;
 	uint32_t flags;			/* the HELLO's */
+	/*
+	 * An early hand-off (VTIER_HELLO_F_PRECOPY): the incoming migration still
+	 * writes guest RAM, the guest does not run yet; until MIGRATION ARRIVED.
+	 * Main loop writes, under lock.
+	 */
+	bool precopy;
 	GArray *ranges;			/* struct vtier_handoff_range */
 	char store_dir[512];
 	struct vt_store *store;
@@ -80,11 +86,14 @@ struct vt_backend {
 struct vt_backend *vt_backend_ref(struct vt_backend *b);
 
 /*
- * A destination's PREPARE (backend_prepare.c): the cold chunks of the
- * source's profile copied from @memfd (taken) as the migration brings them,
- * held by @conn until its HELLO proper.
+ * A destination's PREPARE (backend_prepare.c). When QEMU offers the early
+ * hand-off and a profile can be used here (and not --precopy-placement=copy):
+ * true, @memfd closed, nothing kept: the HELLO proper comes at once and the
+ * VM's windows evict the profile's cold chunks as they arrive. Otherwise
+ * false: the cold chunks of the source's profile copied from @memfd (taken)
+ * as the migration brings them, held by @conn until its HELLO proper.
  */
-void vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
+bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 			const struct vt_handoff_hello *hello, int memfd);
 /*
  * The HELLO proper (@h, its @memfd) on @conn: the copies, asked to stop, if

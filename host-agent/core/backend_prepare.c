@@ -118,7 +118,7 @@ static unsigned int daemon_profile_tiers(struct vt_daemon *d, struct vt_profile_
 	return n;
 }
 
-void vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
+bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 			const struct vt_handoff_hello *hello, int memfd)
 {
 	const struct vtier_handoff_hello *h = hello->fixed;
@@ -143,7 +143,14 @@ void vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 			      "%d: nothing to prepare (%s)", h->backend_id,
 			      (int)vt_handoff_conn_peer_pid(conn), skip);
 		close(memfd);
-		return;
+		return false;
+	}
+	if ((h->flags & VTIER_HELLO_F_EARLY) && !d->precopy_copy_only) {
+		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid "
+			      "%d: early hand-off asked for (the cold chunks are placed as they "
+			      "arrive)", h->backend_id, (int)vt_handoff_conn_peer_pid(conn));
+		close(memfd);
+		return true;
 	}
 	pr = g_new0(struct prep, 1);
 	g_strlcpy(pr->id, h->backend_id, sizeof(pr->id));
@@ -154,7 +161,7 @@ void vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 	pr->p = vt_prepared_new(memfd, h->fd_offset, h->size_bytes, d->ctier, d->nr_ctier);
 	if (!pr->p) {
 		g_free(pr);
-		return;
+		return false;
 	}
 	pl = g_new0(struct prep_plan, 1);
 	pl->buf = g_memdup2(hello->profile, h->profile_size);
@@ -168,13 +175,14 @@ void vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 		vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "migration: PREPARE of '%s': %s",
 			      h->backend_id, g_strerror(-ret));
 		prep_free(pr);
-		return;
+		return false;
 	}
 	prep_free(vt_handoff_conn_get_user(conn));	/* none: a connection prepares once */
 	vt_handoff_conn_set_user(conn, pr);
 	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid %d: "
 		      "copying the cold chunks of the source's profile as they arrive",
 		      h->backend_id, (int)vt_handoff_conn_peer_pid(conn));
+	return false;
 }
 
 struct vt_prepared *vt_backend_prepared_take(struct vt_handoff_conn *conn,

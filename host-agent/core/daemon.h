@@ -37,6 +37,7 @@ struct vt_daemon {
 	GHashTable *opening;		/* key -> HELLOs whose store is being opened (backend.c) */
 	unsigned int store_open_delay_ms;	/* tests: the store's opening waits this long first */
 	bool ignore_profiles;		/* --ignore-migration-profiles: incoming VMs start cold */
+	bool precopy_copy_only;		/* --precopy-placement=copy: no early hand-off */
 	unsigned int placement_threads;	/* --placement-threads: a bulk span's (0: the mover's default) */
 	struct vt_handoff_server *handoff;
 	struct vt_control_server *ctl;	/* for deferred replies (NULL: answer at once) */

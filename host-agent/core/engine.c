@@ -247,6 +247,9 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 			   vm->profiler_name, g_strerror(-ret));
 		return ret != -ESRCH;	/* kdamond gone: the process exited */
 	}
+	/* an early hand-off's RAM still arriving: placement from the profile alone */
+	if (vt_migration_precopy_window(vm, backends, s))
+		return true;
 	/* all checks since the last window end: the samples' and the window's */
 	checks_now = vt_source_checks_total(vm->src);
 	s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);

@@ -329,6 +329,32 @@ static unsigned int place_at_handoff(struct vt_vm *vm, struct vt_backend *b, uns
 	return n;
 }
 
+bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s)
+{
+	bool any = false;
+
+	for (unsigned int i = 0; backends && i < backends->len; i++) {
+		struct vt_backend *b = g_ptr_array_index(backends, i);
+		bool precopy;
+		unsigned int n;
+
+		g_mutex_lock(&b->lock);
+		precopy = b->precopy;
+		g_mutex_unlock(&b->lock);
+		if (!precopy)
+			continue;
+		any = true;
+		if (!vm->mtm || !vm->migration.plan || vt_backend_backlog(b))
+			continue;
+		n = place_at_handoff(vm, b, 0);
+		s->migration.plan_orders += n;
+		s->migration.precopy_orders += n;
+	}
+	if (any)
+		s->migration.precopy_windows++;
+	return any;
+}
+
 void vt_migration_seed(struct vt_vm *vm)
 {
 	struct vt_migration_stats *st = &vm->stats.migration;
@@ -524,6 +550,8 @@ void vt_migration_stats_to_json(const struct vt_migration_stats *s, JsonBuilder 
 	vt_json_add_u64(b, "profiles_refused", s->profiles_refused);
 	vt_json_add_u64(b, "seeded_chunks", s->seeded_chunks);
 	vt_json_add_u64(b, "plan_orders", s->plan_orders);
+	vt_json_add_u64(b, "precopy_windows", s->precopy_windows);
+	vt_json_add_u64(b, "precopy_orders", s->precopy_orders);
 	vt_json_add_u64(b, "handoff_orders", s->handoff_orders);
 	vt_json_add_u64(b, "plan_chunks", s->plan_chunks);
 	vt_json_add_u64(b, "keep_chunks", s->keep_chunks);

@@ -48,6 +48,8 @@ struct vt_migration_stats {
 	uint64_t seeded_chunks;		/* chunks whose EMA and age came from a profile */
 	uint64_t plan_orders;		/* orders of the profile's placement */
 	uint64_t handoff_orders;	/* ... queued when the hand-off was accepted */
+	uint64_t precopy_windows;	/* windows while the migration still wrote guest RAM */
+	uint64_t precopy_orders;	/* ... and the plan's orders they queued */
 	uint64_t plan_chunks;		/* chunks the profile's placement still has to move */
 	/* outgoing: pages the migration faulted back from the compressed tiers */
 	uint64_t keep_chunks;		/* cold compressed chunks at the start, still cold */
@@ -130,6 +132,16 @@ void vt_migration_check_profile(struct vt_backend *b);
  * profiles are let go unused.
  */
 void vt_migration_seed(struct vt_vm *vm);
+/*
+ * Worker, at a window's start: while an early hand-off's guest RAM still
+ * arrives (a backend's HELLO had VTIER_HELLO_F_PRECOPY, no MIGRATION ARRIVED
+ * yet), the window is this alone and true comes back: no observation (the
+ * guest does not run: the seeded EMAs stay), no residency, no MTM decision;
+ * the plan's chunks that go to a compressed tier are queued again as bulk
+ * evictions to each such backend whose mover is idle, so that what arrived
+ * since is evicted too. False: an ordinary window.
+ */
+bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s);
 /*
  * Worker, placement stage (s->model built for this window): an incoming
  * VM's plan, or while outgoing the chunks the migration faulted back,

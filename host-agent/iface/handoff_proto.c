@@ -157,8 +157,14 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 		if (h->hva || h->uffd_features || h->uffd_ioctls)
 			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with a mapping or "
 				          "userfaultfd features (it hands over the memfd alone)");
+		if (h->flags & VTIER_HELLO_F_PRECOPY)
+			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with flag PRECOPY (a HELLO's)");
 	} else if (!(h->flags & VTIER_HELLO_F_WP)) {
 		return vt_err_set(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
+	} else if (h->flags & VTIER_HELLO_F_EARLY) {
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO with flag EARLY (a PREPARE's)");
+	} else if ((h->flags & VTIER_HELLO_F_PRECOPY) && !(h->flags & VTIER_HELLO_F_INCOMING)) {
+		return vt_err_set(-EBADMSG, err, err_len, "HELLO with flag PRECOPY but not INCOMING");
 	}
 	if (!terminated(h->vm_name, sizeof(h->vm_name)) ||
 	    !terminated(h->backend_id, sizeof(h->backend_id)) || !h->backend_id[0])
@@ -239,7 +245,7 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 	case VTIER_HANDOFF_MIGRATION:
 		msg->migration = payload;
 		if (msg->migration->event < VTIER_MIGRATION_START ||
-		    msg->migration->event > VTIER_MIGRATION_FAILED || msg->migration->reserved)
+		    msg->migration->event > VTIER_MIGRATION_ARRIVED || msg->migration->reserved)
 			return vt_err_set(-EBADMSG, err, err_len, "MIGRATION: event %u",
 				          msg->migration->event);
 		return 0;

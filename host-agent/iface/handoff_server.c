@@ -395,17 +395,23 @@ int vt_handoff_conn_send_profile(struct vt_handoff_conn *c, const void *profile,
 	return conn_send(c, VTIER_HANDOFF_PROFILE, ++c->seq, &part, 1);
 }
 
-static int conn_reply(struct vt_handoff_conn *c, uint16_t type, uint32_t seq, int status,
-		      const char *msg)
+static int conn_reply_flags(struct vt_handoff_conn *c, uint16_t type, uint32_t seq, int status,
+			    uint32_t flags, const char *msg)
 {
 	/* HELLO_REPLY and POLICY_REPLY share their layout. */
-	struct vtier_handoff_hello_reply reply = { .status = status };
+	struct vtier_handoff_hello_reply reply = { .status = status, .flags = flags };
 	struct iovec part = { &reply, sizeof(reply) };
 
 	_Static_assert(sizeof(struct vtier_handoff_hello_reply) ==
 		       sizeof(struct vtier_handoff_policy_reply), "reply layouts");
 	g_strlcpy(reply.message, msg, sizeof(reply.message));
 	return conn_send(c, type, seq, &part, 1);
+}
+
+static int conn_reply(struct vt_handoff_conn *c, uint16_t type, uint32_t seq, int status,
+		      const char *msg)
+{
+	return conn_reply_flags(c, type, seq, status, 0, msg);
 }
 
 /* The agent's answer to a HELLO: accept (@ret 0) or refuse with @text and close. */
@@ -472,8 +478,10 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 
 /*
  * A PREPARE (HELLO with VTIER_HELLO_F_PREPARE): the memfd, checked against
- * the kernel, to ops->prepare; no reply. A peer the kernel refutes loses the
- * connection.
+ * the kernel, to ops->prepare. No reply, unless QEMU offers the early
+ * hand-off (VTIER_HELLO_F_EARLY) and ops->prepare takes it: then a
+ * HELLO_REPLY with VTIER_HELLO_REPLY_F_EARLY asks for the HELLO proper now.
+ * A peer the kernel refutes loses the connection.
  */
 static void conn_prepare(struct vt_handoff_conn *c, const struct vt_handoff_msg *msg)
 {
@@ -494,10 +502,15 @@ static void conn_prepare(struct vt_handoff_conn *c, const struct vt_handoff_msg 
 	}
 	c->prepared = true;
 	conn_arm_timer(c);	/* no HELLO deadline: the guest runs when the migration ends */
-	if (srv->ops->prepare)
-		srv->ops->prepare(c, &msg->hello, memfd, srv->opaque);
-	else
+	if (!srv->ops->prepare) {
 		close(memfd);
+		return;
+	}
+	if (srv->ops->prepare(c, &msg->hello, memfd, srv->opaque) &&
+	    (msg->hello.fixed->flags & VTIER_HELLO_F_EARLY) &&
+	    conn_reply_flags(c, VTIER_HANDOFF_HELLO_REPLY, msg->hdr.seq, 0,
+			     VTIER_HELLO_REPLY_F_EARLY, "hand over now"))
+		conn_close_later(c, "cannot send the PREPARE's HELLO_REPLY", false);
 }
 
 int vt_handoff_conn_hello_done(struct vt_handoff_conn *c, int status, const char *msg)

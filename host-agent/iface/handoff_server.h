@@ -48,12 +48,15 @@ struct vt_handoff_ops {
 	 * Optional: a checked PREPARE arrived (a destination's early HELLO with
 	 * VTIER_HELLO_F_PREPARE, before the HELLO proper on the same connection):
 	 * @memfd (read it, never write or punch it) now belongs to the callee.
-	 * No reply goes. The connection has no HELLO deadline from now on; if it
-	 * closes before its HELLO is accepted, ops->dropped runs. The callee may
-	 * keep what it prepares with vt_handoff_conn_set_user() until the HELLO
-	 * (ops->hello finds it there) or ops->dropped.
+	 * The connection has no HELLO deadline from now on; if it closes before
+	 * its HELLO is accepted, ops->dropped runs. The callee may keep what it
+	 * prepares with vt_handoff_conn_set_user() until the HELLO (ops->hello
+	 * finds it there) or ops->dropped. Return true to take QEMU's offer of
+	 * an early hand-off (VTIER_HELLO_F_EARLY in the PREPARE): the server
+	 * then answers with VTIER_HELLO_REPLY_F_EARLY and the HELLO proper
+	 * (VTIER_HELLO_F_PRECOPY) follows at once; false (or no offer): no reply.
 	 */
-	void (*prepare)(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+	bool (*prepare)(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 			int memfd, void *opaque);
 	/* A checked POLICY arrived; return 0 or a negative errno with @msg. */
 	int (*policy)(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,

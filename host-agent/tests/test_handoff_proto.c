@@ -112,6 +112,8 @@ static void test_prepare(void **state)
 		{ "a mapping", 0, 0, 0x7f0000000000ull, 0, 0, 1 },
 		{ "uffd features", 0, 0, 0, 1, 0, 1 },
 		{ "uffd ioctls", 0, 0, 0, 0, 1, 1 },
+		{ "PRECOPY", VTIER_HELLO_F_PRECOPY, 0, 0, 0, 0, 1 },
+		{ "an unknown flag", 1u << 7, 0, 0, 0, 0, 1 },
 	};
 
 	(void)state;
@@ -119,6 +121,9 @@ static void test_prepare(void **state)
 	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 1, &msg, err), 0);
 	assert_true(msg.hello.fixed->flags & VTIER_HELLO_F_PREPARE);
 	assert_ptr_equal(msg.hello.profile, (uint8_t *)&b.prof);
+	/* QEMU offers the early hand-off */
+	b.h.flags |= VTIER_HELLO_F_EARLY;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 1, &msg, err), 0);
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		make_prepare(&b);
 		b.h.flags = (b.h.flags | bad[i].set) & ~bad[i].clear;
@@ -130,6 +135,19 @@ static void test_prepare(void **state)
 		if (!err[0])
 			fail_msg("PREPARE with %s: no reason given", bad[i].name);
 	}
+	/* the early hand-off's HELLO proper: PRECOPY needs INCOMING, EARLY is a PREPARE's */
+	make_hello(&b);
+	b.h.flags |= VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_PRECOPY;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 2, &msg, err), 0);
+	b.h.flags |= VTIER_HELLO_F_RECONNECT;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 2, &msg, err), 0);
+	b.h.flags &= ~VTIER_HELLO_F_INCOMING;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 2, &msg, err), -EBADMSG);
+	assert_true(err[0]);
+	make_hello(&b);
+	b.h.flags |= VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_EARLY;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 2, &msg, err), -EBADMSG);
+	assert_true(err[0]);
 	/* a HELLO proper with one fd is not a PREPARE */
 	make_hello(&b);
 	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 1, &msg, err), -EBADMSG);
@@ -348,7 +366,9 @@ static void test_migration(void **state)
 	assert_int_equal(msg.migration->event, VTIER_MIGRATION_COMPLETED);
 	m.event = 0;
 	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
-	m.event = VTIER_MIGRATION_FAILED + 1;
+	m.event = VTIER_MIGRATION_ARRIVED;
+	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), 0);
+	m.event = VTIER_MIGRATION_ARRIVED + 1;
 	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
 	m.event = VTIER_MIGRATION_START;
 	m.reserved = 1;

@@ -55,7 +55,7 @@ struct agent {
 	int uffd;
 	int policies;
 	uint32_t policy_mode;
-	int migrations[4];
+	int migrations[5];
 	int ranges_msgs;
 	uint32_t n_ranges;
 	uint64_t first_gpa;
@@ -65,6 +65,7 @@ struct agent {
 	int prepares;
 	int prep_memfd;		/* the last PREPARE's */
 	uint32_t prep_flags;
+	bool want_early;	/* take QEMU's offer of an early hand-off */
 	GPtrArray *mems;	/* struct qemu_mem: QEMU's memory, unmapped at teardown */
 };
 
@@ -192,7 +193,7 @@ static void on_closed(struct vt_handoff_conn *conn, const char *why, void *opaqu
 		a->conn = NULL;
 }
 
-static void on_prepare(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+static bool on_prepare(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 		       int memfd, void *opaque)
 {
 	struct agent *a = opaque;
@@ -203,6 +204,7 @@ static void on_prepare(struct vt_handoff_conn *conn, const struct vt_handoff_hel
 	if (a->prep_memfd >= 0)
 		close(a->prep_memfd);
 	a->prep_memfd = memfd;
+	return a->want_early;
 }
 
 static const struct vt_handoff_ops ops = {
@@ -505,6 +507,77 @@ static void test_prepare_then_hello(void **state)
 	spin(a, 50);
 	assert_int_equal(a->prepares, 4);
 	assert_int_equal(a->dropped, 4);
+}
+
+/*
+ * The early hand-off: a PREPARE offering it (EARLY) to an agent that takes
+ * it is answered with a HELLO_REPLY (status 0, flag EARLY, the PREPARE's
+ * seq); the HELLO proper with PRECOPY follows and is answered as any, then
+ * MIGRATION ARRIVED reaches ops->migration. No offer, or an agent that does
+ * not take it: no reply to the PREPARE (the first reply is the HELLO's).
+ */
+static void test_prepare_early(void **state)
+{
+	struct agent *a = *state;
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, false);
+	struct vtier_handoff_hello h = hello_for(m, "mem0", 1);
+	struct vtier_handoff_hello p = hello_for(m, "mem0", 1);
+	struct vtier_handoff_migration mig = { .event = VTIER_MIGRATION_ARRIVED };
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	struct uffdio_register r = {
+		.range = { (uintptr_t)m->map, m->size },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+	};
+	int fd;
+
+	p.flags = VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_EARLY;
+	p.hva = 0;
+	a->want_early = true;
+	fd = qemu_connect(a);
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 7, &p, sizeof(p), &m->memfd, 1);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
+	assert_int_equal(hdr.seq, 7);
+	assert_int_equal(reply.status, 0);
+	assert_int_equal(reply.flags, VTIER_HELLO_REPLY_F_EARLY);
+	assert_int_equal(a->prepares, 1);
+	assert_int_equal(a->hellos, 0);
+	/* QEMU registers the uffd and hands over at once, the RAM still arriving */
+	assert_int_equal(ioctl(m->uffd, UFFDIO_REGISTER, &r), 0);
+	h.flags |= VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_PRECOPY;
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 8, &h, sizeof(h), (int[]){ m->memfd, m->uffd }, 2);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
+	assert_int_equal(hdr.seq, 8);
+	assert_int_equal(reply.status, 0);
+	assert_int_equal(reply.flags, 0);
+	assert_int_equal(a->hellos, 1);
+	qemu_send(fd, VTIER_HANDOFF_MIGRATION, 9, &mig, sizeof(mig), NULL, 0);
+	spin(a, 50);
+	assert_int_equal(a->migrations[VTIER_MIGRATION_ARRIVED], 1);
+	close(fd);
+	spin(a, 20);
+
+	/* offered, not taken; taken, not offered: no reply to the PREPARE */
+	for (int i = 0; i < 2; i++) {
+		a->want_early = i == 1;
+		p.flags = VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING |
+			  (i == 0 ? VTIER_HELLO_F_EARLY : 0);
+		h.flags = VTIER_HELLO_F_WP | VTIER_HELLO_F_INCOMING;
+		fd = qemu_connect(a);
+		qemu_send(fd, VTIER_HANDOFF_HELLO, 1, &p, sizeof(p), &m->memfd, 1);
+		spin(a, 50);
+		assert_int_equal(a->prepares, 2 + i);
+		qemu_send(fd, VTIER_HANDOFF_HELLO, 2, &h, sizeof(h),
+			  (int[]){ m->memfd, m->uffd }, 2);
+		assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+		assert_int_equal(hdr.seq, 2);
+		assert_int_equal(reply.flags, 0);
+		assert_int_equal(a->hellos, 2 + i);
+		close(fd);
+		spin(a, 20);
+	}
 }
 
 static void test_hello_refused(void **state)
@@ -1220,6 +1293,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hello_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepare_then_hello, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_and_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_closes, setup, teardown),

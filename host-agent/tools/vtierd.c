@@ -116,6 +116,7 @@ int main(int argc, char **argv)
 	g_auto(GStrv) attach = NULL;
 	gboolean verbose = FALSE, ignore_profiles = FALSE;
 	gint placement_threads = 0;
+	gchar *precopy_placement = NULL;
 	GOptionEntry entries[] = {
 		{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,
 		  "control socket (default " VT_CONTROL_SOCKET_DEFAULT ")", "PATH" },
@@ -143,6 +144,11 @@ int main(int argc, char **argv)
 		{ "ignore-migration-profiles", 0, 0, G_OPTION_ARG_NONE, &ignore_profiles,
 		  "profile VMs that arrive by live migration from scratch, without the "
 		  "source's profile", NULL },
+		{ "precopy-placement", 0, 0, G_OPTION_ARG_STRING, &precopy_placement,
+		  "on a migration's destination, while guest RAM arrives: evict the cold chunks "
+		  "of the source's profile as they arrive (QEMU hands the backend over early), "
+		  "or only copy them and evict once the guest runs (default: evict)",
+		  "evict|copy" },
 		{ "placement-threads", 0, 0, G_OPTION_ARG_INT, &placement_threads,
 		  "threads that compress a migration's placement per guest RAM backend, 1-8 "
 		  "(default: a quarter of the CPUs, at most 8)", "N" },
@@ -165,6 +171,11 @@ int main(int argc, char **argv)
 	if (argc > 1) {
 		fprintf(stderr, "vtierd: unexpected argument '%s' (try --help)\n", argv[1]);
 		return 2;
+	}
+	if (precopy_placement && strcmp(precopy_placement, "evict") &&
+	    strcmp(precopy_placement, "copy")) {
+		fprintf(stderr, "vtierd: --precopy-placement %s: evict or copy\n", precopy_placement);
+		return 1;
 	}
 	if (placement_threads && (placement_threads < 1 || placement_threads > 8)) {
 		fprintf(stderr, "vtierd: --placement-threads %d: not in 1..8\n", placement_threads);
@@ -214,6 +225,7 @@ int main(int argc, char **argv)
 		  sizeof(d->store_root));
 	d->ignore_profiles = ignore_profiles;
 	d->placement_threads = (unsigned int)placement_threads;
+	d->precopy_copy_only = precopy_placement && !strcmp(precopy_placement, "copy");
 	if (!socket_path)
 		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
 	server = vt_control_server_new(socket_path, handle, d, &e);
