@@ -1103,6 +1103,121 @@ static void test_prepared_placement(void **state)
 	spin(50);
 }
 
+/* The incoming migration of test_early_placement: writes through QEMU's mapping. */
+struct arrivals {
+	uint8_t *map;
+	bool done;
+};
+
+static void page_pattern(uint8_t *page, uint64_t p)
+{
+	memset(page, 0, PAGE);
+	memset(page, (int)(p % 7), PAGE / 2);
+	if (p == 10 || p == 200)
+		memset(page + PAGE / 2, 0x7e, 64);	/* sent again, changed */
+}
+
+static void *arrivals_main(void *opaque)
+{
+	struct arrivals *a = opaque;
+	uint8_t page[PAGE];
+
+	/* the second half arrives; then pages 10 and 200 are sent again, changed */
+	for (uint64_t p = NPAGES / 2; p < NPAGES; p++) {
+		page_pattern(page, p == 200 ? 0 : p);
+		memcpy(a->map + p * PAGE, page, PAGE);
+		if (p % 16 == 0)
+			g_usleep(20000);
+	}
+	g_usleep(100000);
+	page_pattern(page, 10);
+	memcpy(a->map + 10 * PAGE, page, PAGE);
+	page_pattern(page, 200);
+	memcpy(a->map + 200 * PAGE, page, PAGE);
+	__atomic_store_n(&a->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The early hand-off: a PREPARE offering it is answered with the EARLY
+ * reply, the HELLO proper with PRECOPY is accepted while half of guest RAM
+ * has not arrived; the migration then writes the rest through QEMU's
+ * mapping (holes: faults the agent serves) and sends two pages again,
+ * changed, while the whole backend is evicted over and over as the
+ * precopy's windows do. MIGRATION ARRIVED ends the precopy. Every page
+ * reads back as the migration last wrote it.
+ */
+static void test_early_placement(void **state)
+{
+	struct fixture *f = *state;
+	const struct vt_profile_tier tiers[2] = {
+		{ .name = "dram", .kind = VTIER_PROFILE_TIER_NUMA },
+		{ .name = "lz4", .kind = VTIER_PROFILE_TIER_COMPRESSED },
+	};
+	size_t len = vt_profile_v2_bytes(NPAGES * PAGE, 2, 21);
+	g_autofree uint8_t *prof = g_malloc0(len);
+	struct arrivals arr = { .map = f->q.map };
+	struct vtier_handoff_hello_reply reply;
+	struct vt_ctier_mover_stats st;
+	struct vt_backend *b;
+	uint8_t want[PAGE];
+	unsigned int orders = 0;
+	pthread_t t;
+	char msg[128];
+	int s;
+
+	assert_int_equal(vt_profile_v2_init(prof, NPAGES * PAGE, 21, tiers, 2, 5), 0);
+	vt_profile_v2_set(prof, 0, &(struct vt_profile_chunk){ .ema = 0, .tier = 1,
+							       .cold_windows = 5, .size_class = 2 });
+	for (uint64_t p = 0; p < NPAGES / 2; p++) {
+		page_pattern(want, p == 10 ? 0 : p);
+		assert_int_equal(pwrite(f->q.memfd, want, PAGE, (off_t)(p * PAGE)), (ssize_t)PAGE);
+	}
+	assert_int_equal(fallocate(f->q.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   NPAGES / 2 * PAGE, NPAGES / 2 * PAGE), 0);
+	s = agent_connect(f);
+	hello_send_on(s, f, (uint32_t)getpid(), VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING |
+		      VTIER_HELLO_F_EARLY, 1, "mem0", prof, len);
+	assert_int_equal(next_msg(s, VTIER_HANDOFF_HELLO_REPLY, &reply, sizeof(reply)),
+			 sizeof(reply));
+	assert_int_equal(reply.status, 0);
+	assert_int_equal(reply.flags, VTIER_HELLO_REPLY_F_EARLY);
+	hello_send_on(s, f, (uint32_t)getpid(), VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_PRECOPY, 1,
+		      "mem0", prof, len);
+	assert_int_equal(hello_wait(s, &s, msg), 0);
+	b = g_ptr_array_index(the_vm(f->d)->backends, 0);
+	assert_true(b->precopy);
+	assert_int_equal(pthread_create(&t, NULL, arrivals_main, &arr), 0);
+	/* the precopy's windows: the plan queued again whenever the mover is idle */
+	for (int i = 0; i < 20000; i++) {
+		bool done = __atomic_load_n(&arr.done, __ATOMIC_ACQUIRE);
+
+		if (!vt_backend_backlog(b)) {
+			if (done && orders > 2)
+				break;
+			assert_int_equal(vt_backend_queue_bulk(b, 0, NPAGES * PAGE, 0), 0);
+			orders++;
+		}
+		spin(1);
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(vt_backend_backlog(b), 0);
+	vt_ctier_mover_get_stats(b->mover, &st);
+	/* the first half at least, evicted before the precopy ended */
+	assert_true(st.evicted >= NPAGES / 2);
+	assert_true(st.faults_zero + st.faults_stored > 0);
+	fprintf(stderr, "# evicted %lu faults_zero %lu faults_stored %lu wp %lu orders %u\n", (unsigned long)st.evicted, (unsigned long)st.faults_zero, (unsigned long)st.faults_stored, (unsigned long)st.faults_wp, orders);
+	send_migration(s, VTIER_MIGRATION_ARRIVED);
+	spin(100);
+	assert_false(b->precopy);
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		page_pattern(want, p);
+		assert_memory_equal(f->q.map + p * PAGE, want, PAGE);
+	}
+	close(s);
+	spin(50);
+}
+
 /* The engine's state after a window (no profiler runs on the test process). */
 static void vm_after_a_window(struct vt_vm *vm)
 {
@@ -1207,6 +1322,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepared_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_early_placement, setup, teardown),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test_setup_teardown(test_migration_after_reconnect, setup, teardown),
 	};
