@@ -158,9 +158,10 @@ windows_to_place() {
     # (one write-protection and one punch each), ms evicting in all and in
     # protecting + copying / storing (compression) / punching + unprotecting,
     # faults served (stored, zero) and of those while a bulk span stored; copies
-    # made during precopy (a destination's PREPARE) and of those used / stale
+    # made during precopy (a destination's PREPARE) and of those used / stale;
+    # windows during the precopy (an early hand-off) and the plan's orders they queued
     printf '%-6s %-8s %-9s %-8s %-10s %-9s %s\n' poll windows cold_pct hot_pct stored_MiB plan \
-        "evicted runs evict_ms protect_ms store_ms punch_ms backlog faults span_faults prepared used stale"
+        "evicted runs evict_ms protect_ms store_ms punch_ms backlog faults span_faults prepared used stale precopy_w precopy_orders"
     w0=""
     for i in $(seq 1 $(($3 * 4))); do
         js=$(ctl "$1" --json stats "$2") || fail "stats $2"
@@ -169,7 +170,7 @@ windows_to_place() {
         w0=${w0:-$w}
         placed_windows=$((w0 + $3))
         placement "$1" "$2"
-        printf '%-6s %-8s %-9s %-8s %-10s %-9s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$i" "$w" "$cold_pct%" \
+        printf '%-6s %-8s %-9s %-8s %-10s %-9s %s %s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$i" "$w" "$cold_pct%" \
             "$hot_pct%" $(( $(jsum "$js" stored_bytes) / MIB )) \
             "$(jfirst "$js" plan_orders)/$(jfirst "$js" plan_chunks)" \
             "$(jsum "$js" evicted)" "$(jsum "$js" evict_runs)" \
@@ -177,7 +178,8 @@ windows_to_place() {
             $(( $(jsum "$js" evict_store_ns) / 1000000 )) $(( $(jsum "$js" evict_punch_ns) / 1000000 )) \
             "$(jsum "$js" backlog)" $(( $(jsum "$js" faults_stored) + $(jsum "$js" faults_zero) )) \
             "$(jsum "$js" span_faults)" "$(jsum "$js" prepared_pages)" "$(jsum "$js" prepared_used)" \
-            "$(jsum "$js" prepared_stale)"
+            "$(jsum "$js" prepared_stale)" "$(jfirst "$js" precopy_windows)" \
+            "$(jfirst "$js" precopy_orders)"
         if [ "$cold_pct" -ge 70 ] && [ "$hot_pct" -ge 90 ]; then
             placed_windows=$w
             return
