@@ -74,7 +74,7 @@ struct vtier_handoff_hdr {
 #define VTIER_HELLO_F_UUID      (1u << 2) /* vm_uuid is meaningful */
 #define VTIER_HELLO_F_WP        (1u << 3) /* uffd registered with MODE_WP */
 #define VTIER_HELLO_F_PREPARE   (1u << 4) /* early, during precopy: see below */
-#define VTIER_HELLO_F_EARLY     (1u << 5) /* PREPARE: QEMU hands over now if asked */
+#define VTIER_HELLO_F_EARLY     (1u << 5) /* PREPARE: hand over now if asked */
 #define VTIER_HELLO_F_PRECOPY   (1u << 6) /* HELLO while RAM still arrives */
 #define VTIER_HELLO_F_KNOWN     0x7fu
 
@@ -314,7 +314,7 @@ enum vtier_migration_event {
     VTIER_MIGRATION_START = 1,      /* outgoing migration is set up */
     VTIER_MIGRATION_COMPLETED = 2,  /* source: the guest now runs elsewhere */
     VTIER_MIGRATION_FAILED = 3,     /* failed or cancelled; guest stays */
-    VTIER_MIGRATION_ARRIVED = 4,    /* destination, after a PRECOPY HELLO: the guest runs here */
+    VTIER_MIGRATION_ARRIVED = 4,    /* destination: the guest runs here */
 };
 
 struct vtier_handoff_migration {
