@@ -215,7 +215,9 @@ EOF
 # observes while the guest fills its memory, then is switched to auto)
 sed 's/^mode = observe/mode = auto/' /run/vtier/vtierd.conf > /run/vtier/dest.conf
 start_vtierd a /run/vtier/vtierd.conf
-start_vtierd b /run/vtier/dest.conf
+# TB_MIGRATE_PRECOPY=copy: vtierd B copies during the precopy instead of taking
+# QEMU's early hand-off (the A/B of the two; the default is vtierd's, evict)
+start_vtierd b /run/vtier/dest.conf ${TB_MIGRATE_PRECOPY:+--precopy-placement="$TB_MIGRATE_PRECOPY"}
 ctl a tiers || fail "vtierd a: no tiers"
 
 tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd A"
