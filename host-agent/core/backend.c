@@ -323,6 +323,8 @@ static void opening_done(void *arg)
 	}
 	if (d->placement_threads)
 		vt_ctier_mover_set_store_threads(b->mover, d->placement_threads);
+	if (b->precopy)
+		vt_ctier_mover_set_nice(b->mover, VT_PRECOPY_NICE);
 	if (o->prepared) {
 		struct vt_prepared_stats ps;
 
@@ -554,6 +556,8 @@ static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_even
 		g_mutex_lock(&b->lock);
 		was = b->precopy;
 		b->precopy = false;
+		if (was && b->mover)
+			vt_ctier_mover_set_nice(b->mover, 0);
 		g_mutex_unlock(&b->lock);
 		vt_daemon_log(opaque, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 			      "migration: '%s' arrived, the guest runs%s", b->id,

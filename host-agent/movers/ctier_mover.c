@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +87,7 @@ struct vt_ctier_mover {
 	void *opaque;
 	GThread *thread;
 	int wake_fd;		/* eventfd: an order was queued, or stop */
+	int nice_want;		/* atomic: the thread's nice value (its helpers inherit it) */
 
 	GMutex lock;		/* orders, discards, stats, stop */
 	struct mover_order *orders;
@@ -1124,7 +1126,7 @@ static gpointer mover_thread(gpointer data)
 		{ .fd = m->wake_fd, .events = POLLIN },
 	};
 	bool more = false;
-	int err = 0, due_ms = -1, wait_ms;
+	int err = 0, due_ms = -1, wait_ms, nice_now = 0;
 
 	if (m->fill_node >= 0 && m->fill_node < 64) {
 		unsigned long mask = 1UL << m->fill_node;
@@ -1154,6 +1156,14 @@ static gpointer mover_thread(gpointer data)
 		g_mutex_unlock(&m->lock);
 		if (stop)
 			break;
+		if (__atomic_load_n(&m->nice_want, __ATOMIC_RELAXED) != nice_now) {
+			int want = __atomic_load_n(&m->nice_want, __ATOMIC_RELAXED);
+
+			/* this thread alone: the span helpers it starts inherit it */
+			if (setpriority(PRIO_PROCESS, (id_t)gettid(), want))
+				g_debug("ctier mover: nice %d: %s", want, g_strerror(errno));
+			nice_now = want;	/* asked once: not again every loop */
+		}
 		if (!reads_admit(m, &wait_ms, &err)) {
 			struct pollfd w = { .fd = m->wake_fd, .events = POLLIN };
 
@@ -1335,6 +1345,12 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
 			      unsigned int tier)
 {
 	return queue(m, offset, len, (int)tier, true);
+}
+
+void vt_ctier_mover_set_nice(struct vt_ctier_mover *m, int nice)
+{
+	__atomic_store_n(&m->nice_want, CLAMP(nice, -20, 19), __ATOMIC_RELAXED);
+	kick(m);
 }
 
 unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n)

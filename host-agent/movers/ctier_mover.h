@@ -147,6 +147,14 @@ void vt_ctier_mover_set_prepared(struct vt_ctier_mover *m, struct vt_prepared *p
 				 unsigned int expire_ms);
 unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n);
 /*
+ * The mover thread's nice value from its next turn on (and its span helpers',
+ * started after): a destination's placement during the precopy runs at a
+ * lower priority than the migration it shares the host's CPUs with. Going
+ * back up needs CAP_SYS_NICE or RLIMIT_NICE; a refusal is logged (debug)
+ * and the thread stays where it is.
+ */
+void vt_ctier_mover_set_nice(struct vt_ctier_mover *m, int nice);
+/*
  * An outgoing migration reads every page of guest RAM: each never-touched
  * one it reads is zero-filled into the memfd, each evicted one filled from
  * the store (MISSING faults). With @on, a stored page is served with its
