@@ -324,7 +324,7 @@ static void opening_done(void *arg)
 	if (d->placement_threads)
 		vt_ctier_mover_set_store_threads(b->mover, d->placement_threads);
 	if (b->precopy)
-		vt_ctier_mover_set_nice(b->mover, VT_PRECOPY_NICE);
+		vt_ctier_mover_set_background(b->mover, true);
 	if (o->prepared) {
 		struct vt_prepared_stats ps;
 
@@ -557,7 +557,7 @@ static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_even
 		was = b->precopy;
 		b->precopy = false;
 		if (was && b->mover)
-			vt_ctier_mover_set_nice(b->mover, 0);
+			vt_ctier_mover_set_background(b->mover, false);
 		g_mutex_unlock(&b->lock);
 		vt_daemon_log(opaque, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 			      "migration: '%s' arrived, the guest runs%s", b->id,

@@ -101,13 +101,6 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
  */
 struct vt_prepared *vt_backend_prepared_take(struct vt_handoff_conn *conn,
 					     const struct vtier_handoff_hello *h, int memfd);
-/*
- * The nice value of a backend's mover while its guest RAM still arrives (an
- * early hand-off): the placement then shares the CPUs with the migration
- * itself, which comes first (the faults it raises are served by the same
- * thread: a lower priority, not SCHED_IDLE, which a busy host would starve).
- */
-#define VT_PRECOPY_NICE 10
 /* @conn closed before its HELLO proper: its copies go. */
 void vt_backend_prepared_drop(struct vt_handoff_conn *conn);
 void vt_backend_unref(struct vt_backend *b);

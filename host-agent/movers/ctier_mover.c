@@ -38,6 +38,12 @@ G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_SPAN_MAX);
  * a quarter of a destination's placement protecting.
  */
 #define BULK_SPAN_PAGES 4096
+/*
+ * In the background (vt_ctier_mover_set_background()): spans of 2 MiB, since
+ * a write into a span waits for its commit, and the mover thread at this nice.
+ */
+#define BACKGROUND_SPAN_PAGES 512
+#define BACKGROUND_NICE 10
 #define SPAN_ORDERS_MAX 64	/* orders one span takes at most */
 #define SPAN_FAULT_PAGES 32	/* pages stored between two looks at other faults */
 /*
@@ -87,7 +93,7 @@ struct vt_ctier_mover {
 	void *opaque;
 	GThread *thread;
 	int wake_fd;		/* eventfd: an order was queued, or stop */
-	int nice_want;		/* atomic: the thread's nice value (its helpers inherit it) */
+	bool background;	/* atomic: vt_ctier_mover_set_background() */
 
 	GMutex lock;		/* orders, discards, stats, stop */
 	struct mover_order *orders;
@@ -954,7 +960,8 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 	}
 	bulk = m->orders[m->head].bulk && m->orders[m->head].tier >= 0;
 	if (bulk) {
-		len = take_span(m, BULK_SPAN_PAGES * step, &o, tiers);
+		len = take_span(m, (__atomic_load_n(&m->background, __ATOMIC_RELAXED) ?
+				    BACKGROUND_SPAN_PAGES : BULK_SPAN_PAGES) * step, &o, tiers);
 	} else {
 		len = take_slice(m->orders, ORDERS_MAX, &m->head, &m->n,
 				 (m->orders[m->head].tier >= 0 ? EVICT_SLICE_PAGES : SLICE_PAGES) *
@@ -1156,8 +1163,9 @@ static gpointer mover_thread(gpointer data)
 		g_mutex_unlock(&m->lock);
 		if (stop)
 			break;
-		if (__atomic_load_n(&m->nice_want, __ATOMIC_RELAXED) != nice_now) {
-			int want = __atomic_load_n(&m->nice_want, __ATOMIC_RELAXED);
+		if ((__atomic_load_n(&m->background, __ATOMIC_RELAXED) ? BACKGROUND_NICE : 0) !=
+		    nice_now) {
+			int want = nice_now ? 0 : BACKGROUND_NICE;
 
 			/* this thread alone: the span helpers it starts inherit it */
 			if (setpriority(PRIO_PROCESS, (id_t)gettid(), want))
@@ -1347,9 +1355,9 @@ int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_
 	return queue(m, offset, len, (int)tier, true);
 }
 
-void vt_ctier_mover_set_nice(struct vt_ctier_mover *m, int nice)
+void vt_ctier_mover_set_background(struct vt_ctier_mover *m, bool on)
 {
-	__atomic_store_n(&m->nice_want, CLAMP(nice, -20, 19), __ATOMIC_RELAXED);
+	__atomic_store_n(&m->background, on, __ATOMIC_RELAXED);
 	kick(m);
 }
 

@@ -147,13 +147,15 @@ void vt_ctier_mover_set_prepared(struct vt_ctier_mover *m, struct vt_prepared *p
 				 unsigned int expire_ms);
 unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n);
 /*
- * The mover thread's nice value from its next turn on (and its span helpers',
- * started after): a destination's placement during the precopy runs at a
- * lower priority than the migration it shares the host's CPUs with. Going
- * back up needs CAP_SYS_NICE or RLIMIT_NICE; a refusal is logged (debug)
- * and the thread stays where it is.
+ * Background placement (@on), for a destination while the incoming migration
+ * still writes guest RAM: from its next turn the mover thread (and the span
+ * helpers it starts after) runs at nice 10, below the migration it shares
+ * the host's CPUs with (not SCHED_IDLE: it serves the migration's faults,
+ * which a busy host would starve), and bulk spans are 2 MiB at most instead
+ * of 16 (a write into a span waits for its commit). Off: nice 0 again (needs
+ * CAP_SYS_NICE or RLIMIT_NICE; a refusal is logged, debug) and 16 MiB spans.
  */
-void vt_ctier_mover_set_nice(struct vt_ctier_mover *m, int nice);
+void vt_ctier_mover_set_background(struct vt_ctier_mover *m, bool on);
 /*
  * An outgoing migration reads every page of guest RAM: each never-touched
  * one it reads is zero-filled into the memfd, each evicted one filled from
