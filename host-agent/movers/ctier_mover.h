@@ -151,9 +151,8 @@ unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned
  * still writes guest RAM: from its next turn the mover thread (and the span
  * helpers it starts after) runs at nice 10, below the migration it shares
  * the host's CPUs with (not SCHED_IDLE: it serves the migration's faults,
- * which a busy host would starve), and bulk spans are 2 MiB at most instead
- * of 16 (a write into a span waits for its commit). Off: nice 0 again (needs
- * CAP_SYS_NICE or RLIMIT_NICE; a refusal is logged, debug) and 16 MiB spans.
+ * which a busy host would starve). Off: nice 0 again (needs CAP_SYS_NICE or
+ * RLIMIT_NICE; a refusal is logged, debug).
  */
 void vt_ctier_mover_set_background(struct vt_ctier_mover *m, bool on);
 /*

@@ -31,8 +31,11 @@
 #   K1. vm0 -> vm1 (vtierd B) while vtierd A, the source's, is killed -9 at a
 #       random second of the migration and restarted a second later;
 #   K2. on to vm2 (vtierd C, with profiles) while vtierd C, the destination's,
-#       is killed -9 at a random second of the migration and again at a random
-#       moment of its placement after the hand-off, restarted each time.
+#       is killed -9 at a random moment (0.5-5 s) after it took the early
+#       hand-off, while guest RAM still arrives and the migration's faults are
+#       its to serve (QEMU hands over again with RECONNECT | PRECOPY), and
+#       again at a random moment of its placement after the guest runs,
+#       restarted each time.
 #   K3. on to vm3 (vtierd B again) while the source's vtierd is killed -9 at
 #       a random second, and the migration is cancelled a few seconds later:
 #       the failing path, every time (the guest runs on at the source, which
@@ -46,11 +49,13 @@
 # source); the guest checks every page wherever it runs afterwards.
 #   RESULT-MIGRATE-KILL src_kill_s= src_outcome= dest_kill_s= dest_kill2_s=
 #     dest_outcome= bad_pages= cancel_kill_s= cancel_s= cancel_outcome=
-#     cancel_successor_state=
+#     cancel_successor_state= dest_kill_precopy=
 # (cancel_successor_state: K3's source, as QEMU shows its successor vtierd's
 # last report before the cancel: outgoing, none, absent (no migration
 # block), or unseen (no report of the successor before the migration ended
-# or in 60 s); anything but outgoing fails unless the migration completed.)
+# or in 60 s); anything but outgoing fails unless the migration completed;
+# dest_kill_precopy: 1 when K2's first kill came before vtierd C heard
+# ARRIVED, i.e. during the precopy.)
 export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${MIGRATE_PARTS:-place}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -421,7 +426,7 @@ if has_part kill; then
 seed=$(date +%s)
 echo "kill times from seed $seed"
 src_kill=$(rand_s 1 20 "$seed")
-dest_kill=$(rand_s 1 20 "$((seed + 1))")
+dest_kill=$(rand_s 0.5 5 "$((seed + 1))")
 dest_kill2=$(rand_s 0.2 3 "$((seed + 2))")
 cancel_kill=$(rand_s 0.5 4 "$((seed + 3))")
 cancel_at=$(rand_s 5 9 "$((seed + 4))")
@@ -458,7 +463,23 @@ start_vtierd c /run/vtier/dest.conf
 tb_l2_start vm2 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/c.agent" -- \
     -uuid "$UUID" -incoming unix:/run/vtier/mig2.sock
 for _ in $(seq 100); do [ -S /run/vtier/mig2.sock ] && break; sleep 0.2; done
-kill_later c "$dest_kill" /run/vtier/dest.conf &
+# the first kill $dest_kill s after vtierd C took the early hand-off, while guest
+# RAM still arrives (after the migration's start if it took none in 30 s);
+# dest_kill_precopy: 1 if vtierd C had not heard ARRIVED when it was killed
+echo 0 > /run/destkill.precopy
+(
+    n0=$(grep -c "during the precopy" "$TB_OUT/vtierd-c.log")
+    for _ in $(seq 150); do
+        [ "$(grep -c "during the precopy" "$TB_OUT/vtierd-c.log")" -gt "$n0" ] && break
+        sleep 0.2
+    done
+    a0=$(grep -c "arrived, the guest runs" "$TB_OUT/vtierd-c.log")
+    sleep "$dest_kill"
+    [ "$(grep -c "arrived, the guest runs" "$TB_OUT/vtierd-c.log")" -eq "$a0" ] &&
+        [ "$(grep -c "during the precopy" "$TB_OUT/vtierd-c.log")" -gt "$n0" ] &&
+        echo 1 > /run/destkill.precopy
+    kill_later c 0 /run/vtier/dest.conf
+) &
 killer=$!
 migrate "$here" vm2 /run/vtier/mig2.sock may-fail
 dest_outcome=$mig_status
@@ -528,7 +549,7 @@ tb_l2 "$here" 'touch /run/A.stop' || true
 echo "RESULT-MIGRATE-KILL src_kill_s=$src_kill src_outcome=$src_outcome dest_kill_s=$dest_kill" \
     "dest_kill2_s=$dest_kill2 dest_outcome=$dest_outcome bad_pages=$bad_all" \
     "cancel_kill_s=$cancel_kill cancel_s=$cancel_at cancel_outcome=$cancel_outcome" \
-    "cancel_successor_state=$cancel_successor_state"
+    "cancel_successor_state=$cancel_successor_state dest_kill_precopy=$(cat /run/destkill.precopy)"
 [ "$bad_all" = 0 ] || fail "$bad_all guest pages bad after migrations with kill -9"
 [ "$cancel_successor_state" = outgoing ] || [ "$cancel_outcome" = completed ] ||
     fail "kill 3: the source's successor vtierd did not show the migration outgoing before the cancel ($cancel_successor_state)"
