@@ -468,12 +468,12 @@ for _ in $(seq 100); do [ -S /run/vtier/mig2.sock ] && break; sleep 0.2; done
 # dest_kill_precopy: 1 if vtierd C had not heard ARRIVED when it was killed
 echo 0 > /run/destkill.precopy
 (
-    n0=$(grep -c "during the precopy" "$TB_OUT/vtierd-c.log")
+    n0=$(grep -c "during the precopy" "$TB_OUT/vtierd-c.log" || true)
     for _ in $(seq 150); do
         [ "$(grep -c "during the precopy" "$TB_OUT/vtierd-c.log")" -gt "$n0" ] && break
         sleep 0.2
     done
-    a0=$(grep -c "arrived, the guest runs" "$TB_OUT/vtierd-c.log")
+    a0=$(grep -c "arrived, the guest runs" "$TB_OUT/vtierd-c.log" || true)
     sleep "$dest_kill"
     [ "$(grep -c "arrived, the guest runs" "$TB_OUT/vtierd-c.log")" -eq "$a0" ] &&
         [ "$(grep -c "during the precopy" "$TB_OUT/vtierd-c.log")" -gt "$n0" ] &&
