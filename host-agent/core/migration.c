@@ -339,6 +339,15 @@ bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct v
 		unsigned int n;
 
 		g_mutex_lock(&b->lock);
+		if (b->precopy && s->migration.precopy_windows >= VT_MIGRATION_PRECOPY_WINDOWS_MAX) {
+			/* a QEMU that never says ARRIVED does not keep its VM unprofiled */
+			b->precopy = false;
+			if (b->mover)
+				vt_ctier_mover_set_background(b->mover, false);
+			vt_daemon_log(vm->d, G_LOG_LEVEL_WARNING, vm->name, "migration: no ARRIVED "
+				      "for '%s' after %u windows of precopy: taken as arrived", b->id,
+				      VT_MIGRATION_PRECOPY_WINDOWS_MAX);
+		}
 		precopy = b->precopy;
 		g_mutex_unlock(&b->lock);
 		if (!precopy)

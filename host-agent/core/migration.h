@@ -83,6 +83,11 @@ struct vt_vm_migration {
  */
 #define VT_MIGRATION_PLAN_IDLE_WINDOWS 8
 #define VT_MIGRATION_PLAN_WINDOWS 64
+/*
+ * An early hand-off's precopy ends with MIGRATION ARRIVED, or after this many
+ * windows without it (QEMU is a peer that may lie: its VM is profiled then).
+ */
+#define VT_MIGRATION_PRECOPY_WINDOWS_MAX 3600
 
 struct vt_vm;
 struct vt_backend;
