@@ -1146,6 +1146,7 @@ static gpointer mover_thread(gpointer data)
 	for (;;) {
 		uint64_t v;
 		bool stop;
+		int nice_want;
 
 		/*
 		 * Evicting reads the uffd to see racing writes: the faults it read
@@ -1163,14 +1164,12 @@ static gpointer mover_thread(gpointer data)
 		g_mutex_unlock(&m->lock);
 		if (stop)
 			break;
-		if ((__atomic_load_n(&m->background, __ATOMIC_RELAXED) ? BACKGROUND_NICE : 0) !=
-		    nice_now) {
-			int want = nice_now ? 0 : BACKGROUND_NICE;
-
+		nice_want = __atomic_load_n(&m->background, __ATOMIC_RELAXED) ? BACKGROUND_NICE : 0;
+		if (nice_want != nice_now) {
 			/* this thread alone: the span helpers it starts inherit it */
-			if (setpriority(PRIO_PROCESS, (id_t)gettid(), want))
-				g_debug("ctier mover: nice %d: %s", want, g_strerror(errno));
-			nice_now = want;	/* asked once: not again every loop */
+			if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice_want))
+				g_debug("ctier mover: nice %d: %s", nice_want, g_strerror(errno));
+			nice_now = nice_want;	/* asked once: not again every loop */
 		}
 		if (!reads_admit(m, &wait_ms, &err)) {
 			struct pollfd w = { .fd = m->wake_fd, .events = POLLIN };

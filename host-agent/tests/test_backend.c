@@ -1024,6 +1024,23 @@ static void test_incoming_bulk_placement(void **state)
 	spin(50);
 }
 
+/* A source's profile (*@len bytes) that puts the whole backend, one chunk, on its lz4 tier. */
+static uint8_t *cold_profile(size_t *len)
+{
+	const struct vt_profile_tier tiers[2] = {
+		{ .name = "dram", .kind = VTIER_PROFILE_TIER_NUMA },
+		{ .name = "lz4", .kind = VTIER_PROFILE_TIER_COMPRESSED },
+	};
+	uint8_t *prof;
+
+	*len = vt_profile_v2_bytes(NPAGES * PAGE, 2, 21);
+	prof = g_malloc0(*len);
+	assert_int_equal(vt_profile_v2_init(prof, NPAGES * PAGE, 21, tiers, 2, 5), 0);
+	vt_profile_v2_set(prof, 0, &(struct vt_profile_chunk){ .ema = 0, .tier = 1,
+							       .cold_windows = 5, .size_class = 2 });
+	return prof;
+}
+
 /*
  * A destination prepared during precopy: PREPARE (the memfd and a profile
  * that puts the whole backend on the compressed tier) while "the migration"
@@ -1035,12 +1052,8 @@ static void test_incoming_bulk_placement(void **state)
 static void test_prepared_placement(void **state)
 {
 	struct fixture *f = *state;
-	const struct vt_profile_tier tiers[2] = {
-		{ .name = "dram", .kind = VTIER_PROFILE_TIER_NUMA },
-		{ .name = "lz4", .kind = VTIER_PROFILE_TIER_COMPRESSED },
-	};
-	size_t len = vt_profile_v2_bytes(NPAGES * PAGE, 2, 21);
-	g_autofree uint8_t *prof = g_malloc0(len);
+	size_t len;
+	g_autofree uint8_t *prof = cold_profile(&len);
 	struct vt_ctier_mover_stats st;
 	uint64_t zero = 0, nonzero;
 	struct vt_backend *b;
@@ -1048,9 +1061,6 @@ static void test_prepared_placement(void **state)
 	char msg[128];
 	int s;
 
-	assert_int_equal(vt_profile_v2_init(prof, NPAGES * PAGE, 21, tiers, 2, 5), 0);
-	vt_profile_v2_set(prof, 0, &(struct vt_profile_chunk){ .ema = 0, .tier = 1,
-							       .cold_windows = 5, .size_class = 2 });
 	/*
 	 * Half of the pages are there when QEMU prepares, the rest arrive
 	 * meanwhile (written as the migration does, not through the mapping,
@@ -1150,12 +1160,8 @@ static void *arrivals_main(void *opaque)
 static void test_early_placement(void **state)
 {
 	struct fixture *f = *state;
-	const struct vt_profile_tier tiers[2] = {
-		{ .name = "dram", .kind = VTIER_PROFILE_TIER_NUMA },
-		{ .name = "lz4", .kind = VTIER_PROFILE_TIER_COMPRESSED },
-	};
-	size_t len = vt_profile_v2_bytes(NPAGES * PAGE, 2, 21);
-	g_autofree uint8_t *prof = g_malloc0(len);
+	size_t len;
+	g_autofree uint8_t *prof = cold_profile(&len);
 	struct arrivals arr = { .map = f->q.map };
 	struct vtier_handoff_hello_reply reply;
 	struct vt_ctier_mover_stats st;
@@ -1166,9 +1172,6 @@ static void test_early_placement(void **state)
 	char msg[128];
 	int s;
 
-	assert_int_equal(vt_profile_v2_init(prof, NPAGES * PAGE, 21, tiers, 2, 5), 0);
-	vt_profile_v2_set(prof, 0, &(struct vt_profile_chunk){ .ema = 0, .tier = 1,
-							       .cold_windows = 5, .size_class = 2 });
 	for (uint64_t p = 0; p < NPAGES / 2; p++) {
 		page_pattern(want, p == 10 ? 0 : p);
 		assert_int_equal(pwrite(f->q.memfd, want, PAGE, (off_t)(p * PAGE)), (ssize_t)PAGE);
