@@ -27,62 +27,12 @@ import subprocess
 import threading
 import time
 
-from vtier_qemu import Harness, Tap, TestFailure, log, main, wait_for
+from vtier_qemu import Harness, Tap, TestFailure, Vtierd, log, main, wait_for
 
 PAGES = 16384           # 64 MiB region in a 128 MiB guest
 UUID = "5a1e0000-1111-4222-8333-444455556666"
 UUID2 = "5a1e0000-1111-4222-8333-777788889999"
 REGION = 16 << 20       # guest-physical address of the test guest's region
-
-
-class Vtierd:
-    def __init__(self, h):
-        self.h = h
-        self.ctl = os.path.join(h.dir, "vtierd.ctl")
-        self.agent = os.path.join(h.dir, "agent.sock")
-        self.store = os.path.join(h.dir, "store")
-        self.config = os.path.join(h.dir, "vtierd.conf")
-        self.disk = os.path.join(h.dir, "disk")
-        with open(self.config, "w") as f:
-            f.write("[ctier.lz4]\ncodec = lz4\npool = zsmalloc\nmedium = node:0\n\n"
-                    f"[ctier.zstd]\ncodec = zstd:3\npool = zbud\nmedium = file:{h.dir}/cold\n\n"
-                    f"[ctier.disk]\ncodec = lz4\npool = zbud\nmedium = file:{self.disk}\n")
-        os.makedirs(os.path.join(h.dir, "cold"), exist_ok=True)
-        os.makedirs(self.disk, exist_ok=True)
-        self.bin = os.path.join(os.environ["VTIER_TEST_BUILD"], "..", "..", "host-agent",
-                                "tools")
-        self.proc = None
-        self.starts = 0
-
-    def start(self):
-        self.starts += 1
-        self.log = open(os.path.join(self.h.dir, f"vtierd.{self.starts}.log"), "w")
-        self.proc = self.h.spawn([os.path.join(self.bin, "vtierd"), "--socket", self.ctl,
-                                  "--agent-socket", self.agent, "--store-dir", self.store,
-                                  "--config", self.config, "--verbose"], self.log)
-        wait_for("vtierd's control socket", lambda: os.path.exists(self.ctl) and
-                 self.run("list", check=False) is not None, 10)
-
-    def run(self, *args, check=True):
-        r = subprocess.run([os.path.join(self.bin, "vtierctl"), "--socket", self.ctl, "--json",
-                            *args], capture_output=True, text=True, timeout=10)
-        if r.returncode:
-            if check:
-                raise TestFailure(f"vtierctl {' '.join(args)}: {r.stderr.strip()}")
-            return None
-        return json.loads(r.stdout)["result"]
-
-    def kill9(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.h.procs.remove(self.proc)
-
-    def logs(self):
-        out = []
-        for i in range(1, self.starts + 1):
-            with open(os.path.join(self.h.dir, f"vtierd.{i}.log")) as f:
-                out.append(f"--- vtierd run {i}\n" + f.read())
-        return "\n".join(out)
 
 
 def hello_bytes(pid, backend_id, size, hva, uuid=bytes(16)):

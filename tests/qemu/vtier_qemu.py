@@ -157,15 +157,16 @@ class Qemu:
     """One patched QEMU running the test guest under TCG."""
 
     def __init__(self, h, name, agent, mem_mb=128, pages=16384, required=True,
-                 incoming=None, extra=()):
+                 incoming=None, extra=(), backend_id="mem0"):
         self.h = h
         self.name = name
         self.qmp_path = os.path.join(h.dir, f"{name}.qmp")
         self.serial_path = os.path.join(h.dir, f"{name}.serial")
         self.log = open(os.path.join(h.dir, f"{name}.log"), "w")
-        backend = (f"memory-backend-memfd,id=mem0,size={mem_mb}M,share=on,"
+        self.backend_id = backend_id
+        backend = (f"memory-backend-memfd,id={backend_id},size={mem_mb}M,share=on,"
                    f"tier-agent={agent},tier-agent-required={'on' if required else 'off'}")
-        args = [h.qemu_bin, "-accel", "tcg", "-M", "pc,memory-backend=mem0",
+        args = [h.qemu_bin, "-accel", "tcg", "-M", f"pc,memory-backend={backend_id}",
                 "-m", f"{mem_mb}M", "-object", backend, "-nodefaults", "-vga", "none",
                 "-display", "none", "-name", f"vtier-{name}",
                 "-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=off",
@@ -247,6 +248,59 @@ class Qemu:
 
     def tiers(self):
         return {t["id"]: t for t in self.command("query-memory-tiers")}
+
+
+class Vtierd:
+    """vtierd (built beside the tests) with three compressed tiers: lz4 in memory
+    (node 0), zstd and lz4 ("disk") in files; its control by vtierctl --json."""
+
+    def __init__(self, h):
+        self.h = h
+        self.ctl = os.path.join(h.dir, "vtierd.ctl")
+        self.agent = os.path.join(h.dir, "agent.sock")
+        self.store = os.path.join(h.dir, "store")
+        self.config = os.path.join(h.dir, "vtierd.conf")
+        self.disk = os.path.join(h.dir, "disk")
+        with open(self.config, "w") as f:
+            f.write("[ctier.lz4]\ncodec = lz4\npool = zsmalloc\nmedium = node:0\n\n"
+                    f"[ctier.zstd]\ncodec = zstd:3\npool = zbud\nmedium = file:{h.dir}/cold\n\n"
+                    f"[ctier.disk]\ncodec = lz4\npool = zbud\nmedium = file:{self.disk}\n")
+        os.makedirs(os.path.join(h.dir, "cold"), exist_ok=True)
+        os.makedirs(self.disk, exist_ok=True)
+        self.bin = os.path.join(os.environ["VTIER_TEST_BUILD"], "..", "..", "host-agent",
+                                "tools")
+        self.proc = None
+        self.starts = 0
+
+    def start(self):
+        self.starts += 1
+        self.log = open(os.path.join(self.h.dir, f"vtierd.{self.starts}.log"), "w")
+        self.proc = self.h.spawn([os.path.join(self.bin, "vtierd"), "--socket", self.ctl,
+                                  "--agent-socket", self.agent, "--store-dir", self.store,
+                                  "--config", self.config, "--verbose"], self.log)
+        wait_for("vtierd's control socket", lambda: os.path.exists(self.ctl) and
+                 self.run("list", check=False) is not None, 10)
+
+    def run(self, *args, check=True):
+        r = subprocess.run([os.path.join(self.bin, "vtierctl"), "--socket", self.ctl, "--json",
+                            *args], capture_output=True, text=True, timeout=10)
+        if r.returncode:
+            if check:
+                raise TestFailure(f"vtierctl {' '.join(args)}: {r.stderr.strip()}")
+            return None
+        return json.loads(r.stdout)["result"]
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.h.procs.remove(self.proc)
+
+    def logs(self):
+        out = []
+        for i in range(1, self.starts + 1):
+            with open(os.path.join(self.h.dir, f"vtierd.{i}.log")) as f:
+                out.append(f"--- vtierd run {i}\n" + f.read())
+        return "\n".join(out)
 
 
 class Harness:
