@@ -172,6 +172,16 @@ void vt_pool_pages_free(struct vt_pool *p, uint64_t first, unsigned int n)
 		release_freed(p);
 }
 
+uint64_t vt_pool_pages_end(const struct vt_pool *p)
+{
+	const struct vt_pool_pages *pp = &p->pages;
+
+	for (uint64_t w = pp->words; w-- > 0;)
+		if (pp->used[w])
+			return w * 64 + 64 - (uint64_t)__builtin_clzll(pp->used[w]);
+	return 0;
+}
+
 void vt_pool_trim(struct vt_pool *p)
 {
 	struct vt_pool_pages *pp = &p->pages;

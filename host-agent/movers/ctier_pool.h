@@ -86,6 +86,8 @@ uint64_t vt_pool_metadata_bytes(struct vt_pool *p);
 int vt_pool_pages_alloc(struct vt_pool *p, unsigned int n, uint64_t *first);
 int vt_pool_pages_claim(struct vt_pool *p, uint64_t first, unsigned int n);
 void vt_pool_pages_free(struct vt_pool *p, uint64_t first, unsigned int n);
+/* One past the highest pool page in use (0: none). */
+uint64_t vt_pool_pages_end(const struct vt_pool *p);
 /* Give back the storage of every free page (at reopen, after the claims; at close). */
 void vt_pool_trim(struct vt_pool *p);
 /* Grow array *@arr of *@cap elements of @elem bytes (zeroed) to hold index @need. */

@@ -26,6 +26,12 @@
  * 2 bytes per chunk of live counts in memory (1 MiB per TiB), and 8 KiB per
  * chunk that holds stored pages.
  *
+ * Address space follows what is stored, not the backend's size: the blocks
+ * file and each node pool are mapped in segments (ctier_medium.h) as far as
+ * they are used: the blocks as they are added, a pool's pages as they are
+ * committed, and at reopen up to the highest one a valid entry claimed; an
+ * entry or object is only ever reached below that, so a get never maps.
+ *
  * Crash safety (kill -9 at any instant; the files are in the page cache):
  * put writes the compressed bytes into the pool, then the entry's crc and
  * location, then its state word with a release store; a kill before the
@@ -130,7 +136,7 @@ struct vt_store {
 	uint32_t *chunk;
 	size_t idx_bytes;		/* for the key's backend size */
 	size_t idx_map_bytes;		/* mapped: the file's size */
-	uint8_t *blocks;		/* nr_chunks blocks reserved, blk_nr in the file */
+	struct vt_segmap blocks;	/* up to nr_chunks blocks, [0, blk_nr) in the file, mapped */
 	uint64_t blk_nr;
 	uint16_t *live;			/* valid entries per chunk */
 	GArray *free_blocks;		/* uint32_t */
@@ -228,6 +234,13 @@ static void pool_path(const char *dir, const struct store_hdr *h, unsigned int s
 		 slot);
 }
 
+static uint8_t *block_at(struct vt_store *s, uint64_t b)
+{
+	uint64_t room;
+
+	return vt_segmap_at(&s->blocks, b * BLOCK_BYTES, &room);
+}
+
 static struct entry *entry_of(struct vt_store *s, uint64_t page)
 {
 	uint32_t b = atomic_load_explicit((_Atomic uint32_t *)&s->chunk[page / CHUNK_PAGES],
@@ -235,7 +248,8 @@ static struct entry *entry_of(struct vt_store *s, uint64_t page)
 
 	if (!b || b > s->blk_nr)
 		return NULL;
-	return (struct entry *)(s->blocks + (uint64_t)(b - 1) * BLOCK_BYTES) + page % CHUNK_PAGES;
+	/* blocks below blk_nr are mapped */
+	return (struct entry *)block_at(s, b - 1) + page % CHUNK_PAGES;
 }
 
 static void tier_close(struct tier *t)
@@ -386,13 +400,11 @@ static int map_blocks(struct vt_store *s, bool create, char *why, size_t wl)
 		return fail(why, wl, -EUCLEAN, "%s: %llu bytes is not a count of blocks up to "
 			    "one per chunk", path, (unsigned long long)st.st_size);
 	s->blk_nr = (uint64_t)st.st_size / BLOCK_BYTES;
-	/* reserve room for every chunk's block; the file grows under it */
-	s->blocks = mmap(NULL, s->nr_chunks * BLOCK_BYTES, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_NORESERVE, s->blk_fd, 0);
-	if (s->blocks == MAP_FAILED) {
-		s->blocks = NULL;
-		return fail(why, wl, -errno, "mmap %s: %s", path, g_strerror(errno));
-	}
+	/* mapped as far as the file goes; segments follow it as it grows */
+	vt_segmap_init(&s->blocks, s->blk_fd, -1, s->nr_chunks * BLOCK_BYTES);
+	r = vt_segmap_reserve(&s->blocks, s->blk_nr * BLOCK_BYTES);
+	if (r < 0)
+		return fail(why, wl, r, "mmap %s: %s", path, g_strerror(-r));
 	return 0;
 }
 
@@ -468,7 +480,7 @@ static int load_index(struct vt_store *s, char *why, size_t wl)
 				    b > s->blk_nr ? "outside the blocks file" :
 				    "claimed by another chunk too");
 		seen[(b - 1) / 64] |= 1ULL << ((b - 1) % 64);
-		e = (struct entry *)(s->blocks + (uint64_t)(b - 1) * BLOCK_BYTES);
+		e = (struct entry *)block_at(s, b - 1);
 		for (unsigned int i = 0; i < CHUNK_PAGES; i++) {
 			if (!(atomic_load_explicit(&e[i].state, memory_order_acquire) & ST_VALID))
 				continue;	/* never written, dropped, or half-written */
@@ -726,10 +738,23 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 		r = load_index(s, why, why_len);
 		if (r < 0)
 			goto err;
-		/* pool pages no valid entry claimed: give their storage back */
-		for (unsigned int k = 0; k < VT_CTIER_MAX; k++)
-			if (s->tier[k].live)
-				vt_pool_trim(&s->tier[k].pool);
+		/*
+		 * pool pages no valid entry claimed: give their storage back;
+		 * the others mapped (gets point into them)
+		 */
+		for (unsigned int k = 0; k < VT_CTIER_MAX; k++) {
+			struct tier *t = &s->tier[k];
+
+			if (!t->live)
+				continue;
+			vt_pool_trim(&t->pool);
+			r = vt_medium_map(&t->medium, vt_pool_pages_end(&t->pool) * VT_POOL_PAGE);
+			if (r < 0) {
+				r = fail(why, why_len, r, "tier %s: mapping its pool: %s",
+					 t->spec.name, g_strerror(-r));
+				goto err;
+			}
+		}
 	}
 	r = map_tiers(s, specs, nr, why, why_len);
 	if (r < 0)
@@ -747,8 +772,7 @@ void vt_store_close(struct vt_store *s)
 		return;
 	for (unsigned int k = 0; k < VT_CTIER_MAX; k++)
 		tier_close(&s->tier[k]);
-	if (s->blocks)
-		munmap(s->blocks, s->nr_chunks * BLOCK_BYTES);
+	vt_segmap_fini(&s->blocks);
 	if (s->hdr)
 		munmap(s->hdr, s->idx_map_bytes);
 	if (s->blk_fd >= 0)
@@ -824,6 +848,7 @@ static int entry_make(struct vt_store *s, uint64_t page, struct entry **out)
 {
 	uint64_t c = page / CHUNK_PAGES;
 	uint32_t b;
+	int r;
 
 	*out = entry_of(s, page);
 	if (*out)
@@ -835,18 +860,20 @@ static int entry_make(struct vt_store *s, uint64_t page, struct entry **out)
 		if (s->blk_nr >= s->nr_chunks)
 			return -EUCLEAN;
 		b = (uint32_t)s->blk_nr;
+		r = vt_segmap_reserve(&s->blocks, ((uint64_t)b + 1) * BLOCK_BYTES);
+		if (r < 0)
+			return r;
 		if (ftruncate(s->blk_fd, (off_t)((b + 1) * BLOCK_BYTES)) < 0)
 			return -errno;
 		s->blk_nr++;
 	}
 	if (fallocate(s->blk_fd, 0, (off_t)(b * BLOCK_BYTES), BLOCK_BYTES) < 0 &&
 	    errno != EOPNOTSUPP) {
-		int r = -errno;
-
+		r = -errno;
 		g_array_append_val(s->free_blocks, b);
 		return r;
 	}
-	memset(s->blocks + (uint64_t)b * BLOCK_BYTES, 0, BLOCK_BYTES);
+	memset(block_at(s, b), 0, BLOCK_BYTES);
 	atomic_store_explicit((_Atomic uint32_t *)&s->chunk[c], b + 1, memory_order_release);
 	*out = entry_of(s, page);
 	return 0;
@@ -1188,7 +1215,7 @@ unsigned int vt_store_stats(struct vt_store *s, struct vt_store_tier_stats *out,
 		out[i].pool_bytes = t->pool.pages.in_use * VT_POOL_PAGE;
 		out[i].metadata_bytes = vt_pool_metadata_bytes(&t->pool) +
 					t->st.pages * sizeof(struct entry);
-		g_strlcpy(out[i].placement, t->medium.placement, sizeof(out[i].placement));
+		g_strlcpy(out[i].placement, t->medium.map.placement, sizeof(out[i].placement));
 	}
 	pthread_mutex_unlock(&s->lock);
 	return n;
