@@ -115,7 +115,7 @@ int vt_medium_open(struct vt_medium *m, const char *path, enum vt_medium_kind ki
 
 	memset(m, 0, sizeof(*m));
 	m->kind = kind;
-	m->fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	m->fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
 	if (m->fd < 0)
 		return -errno;
 	if (create && ftruncate(m->fd, (off_t)size) < 0)

@@ -58,8 +58,8 @@ struct vt_medium {
 };
 
 /*
- * Open (@create: make, replacing any file, sparse, of @size bytes) the pool
- * file @path. Reopen takes the size of the file. A node
+ * Open the pool file @path (@create: make it, O_EXCL, sparse, of @size
+ * bytes: -EEXIST if there is one). Reopen takes the size of the file. A node
  * medium maps and binds its first segment here, so a node that cannot hold
  * it fails the open. 0 or -errno.
  */

@@ -11,7 +11,8 @@
  *           header: magic "VTCTIER1", version, key, geometry, crc32c of those;
  *           two owner slots {seq, owner, crc32c}, the valid one with the
  *           higher seq wins; VT_CTIER_MAX tier records {used, crc32c, spec,
- *           pool size}, a slot per (name, spec) the store has seen.
+ *           pool size}, a slot per (name, spec) the store has seen; the
+ *           store id {16 random bytes, crc32c} (version 2).
  *           chunk table: 0, or 1 + the entry block holding the chunk's pages.
  *   blocks  entry blocks of 8 KiB: 512 entries of 16 bytes, one per page of
  *           a chunk, allocated when the chunk gets its first page, unlinked
@@ -20,7 +21,16 @@
  *           magic 0x5c 23:16, compressed length 12:0), u32 crc32c of the
  *           uncompressed page, u64 location (pool handle, the SAME word, 0).
  *   pool-S  the pool of node-medium tier slot S (mapped, mbind to the node);
- *           file-medium pools are DIR/vtier-UUID-BACKENDCRC-S.pool of the spec.
+ *           file-medium pools are DIR/vtier-sSTOREID-S.pool of the spec.
+ *
+ * Isolation: every file a store owns is in its directory or named by its
+ * id, created O_EXCL after the store's own files are removed, and unlinked
+ * only by that name: no store opens, truncates or unlinks another's. A file
+ * under our name found at create is ours (a kill between its creation and
+ * its record) and is replaced. Version-1 stores (file pools named by uuid
+ * and backend crc, which two stores could share) get an id and their file
+ * pools renamed at reopen (upgrade_v1); one removed before a reopen leaves
+ * them.
  *
  * Memory: 4 bytes per 2 MiB of backend in the chunk table (2 MiB per TiB),
  * 2 bytes per chunk of live counts in memory (1 MiB per TiB), and 8 KiB per
@@ -53,6 +63,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +79,7 @@
 #define CHUNK_PAGES 512U
 #define HDR_BYTES 4096U
 #define HDR_MAGIC "VTCTIER1"
-#define HDR_VERSION 1U
+#define HDR_VERSION 2U			/* 1: without a store id (upgraded on reopen) */
 #define TIER_USED 0x72656974U		/* "tier" */
 
 #define ST_VALID (1U << 31)
@@ -101,6 +112,13 @@ struct hdr_tier {
 	uint64_t pool_bytes;
 };
 
+/* Zero in a version-1 header; written once, crc last. */
+struct hdr_ident {
+	uint8_t store_id[16];		/* random: names the store's files outside its directory */
+	uint32_t crc;			/* over store_id */
+	uint32_t pad;
+};
+
 struct store_hdr {
 	char magic[8];
 	uint32_t version, hdr_bytes;
@@ -111,6 +129,7 @@ struct store_hdr {
 	uint32_t pad;
 	struct hdr_owner owner[2];
 	struct hdr_tier tier[VT_CTIER_MAX];
+	struct hdr_ident ident;
 };
 _Static_assert(sizeof(struct store_hdr) <= HDR_BYTES, "header");
 
@@ -217,19 +236,44 @@ static uint32_t owner_crc(const struct hdr_owner *o)
 	return crc(o, offsetof(struct hdr_owner, crc));
 }
 
+static bool ident_ok(const struct hdr_ident *id)
+{
+	return id->crc == crc(id->store_id, sizeof(id->store_id));
+}
+
+static void hex16(const uint8_t *b, char out[33])
+{
+	for (unsigned int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/*
+ * The pool file of slot @slot: in the store directory for a node medium;
+ * for a file medium, in the spec's directory, named by the store's own id
+ * (no other store can have that name: it is never another's to open,
+ * truncate or unlink). The header's ident must be valid.
+ */
 static void pool_path(const char *dir, const struct store_hdr *h, unsigned int slot, char *buf,
 		      size_t len)
 {
 	const struct vt_ctier_spec *spec = &h->tier[slot].spec;
-	char uuid[33];
+	char id[33];
 
 	if (spec->medium == VT_MEDIUM_NODE) {
 		snprintf(buf, len, "%s/pool-%u", dir, slot);
 		return;
 	}
-	for (unsigned int i = 0; i < 16; i++)
-		snprintf(uuid + 2 * i, 3, "%02x", h->key.vm_uuid[i]);
-	snprintf(buf, len, "%s/vtier-%s-%08x-%u.pool", spec->dir, uuid,
+	hex16(h->ident.store_id, id);
+	snprintf(buf, len, "%s/vtier-s%s-%u.pool", spec->dir, id, slot);
+}
+
+/* A version-1 store's name of that file: shared by stores of the same uuid and backend crc. */
+static void legacy_pool_path(const struct store_hdr *h, unsigned int slot, char *buf, size_t len)
+{
+	char uuid[33];
+
+	hex16(h->key.vm_uuid, uuid);
+	snprintf(buf, len, "%s/vtier-%s-%08x-%u.pool", h->tier[slot].spec.dir, uuid,
 		 crc(h->key.backend_id, strnlen(h->key.backend_id, sizeof(h->key.backend_id))),
 		 slot);
 }
@@ -284,6 +328,13 @@ static int tier_open(struct vt_store *s, unsigned int slot, bool create, char *w
 		return fail(why, wl, -ENOMEM, "tier %s: no memory for its codec", t->spec.name);
 	pool_path(s->dir, s->hdr, slot, path, sizeof(path));
 	r = vt_medium_open(&t->medium, path, t->spec.medium, t->spec.node, rec->pool_bytes, create);
+	if (r == -EEXIST) {
+		/* ours (the name carries this store's id): left by a kill before its record */
+		g_debug("ctier: %s: a pool file of this store left by a crash; replaced", path);
+		unlink(path);
+		r = vt_medium_open(&t->medium, path, t->spec.medium, t->spec.node,
+				   rec->pool_bytes, create);
+	}
 	if (r < 0) {
 		tier_close(t);
 		return fail(why, wl, !create && r == -ENOENT ? -EUCLEAN : r, "tier %s: pool file "
@@ -291,10 +342,12 @@ static int tier_open(struct vt_store *s, unsigned int slot, bool create, char *w
 	}
 	t->medium_open = true;
 	if (!create && t->medium.size != rec->pool_bytes) {
+		uint64_t size = t->medium.size;
+
 		tier_close(t);
 		return fail(why, wl, -EUCLEAN, "tier %s: pool file %s is %llu bytes, the header "
-			    "says %llu", rec->spec.name, path,
-			    (unsigned long long)t->medium.size, (unsigned long long)rec->pool_bytes);
+			    "says %llu", rec->spec.name, path, (unsigned long long)size,
+			    (unsigned long long)rec->pool_bytes);
 	}
 	r = vt_pool_init(&t->pool, t->spec.pool, &t->medium);
 	if (r < 0) {
@@ -353,7 +406,8 @@ static int open_file(struct vt_store *s, const char *name, bool create, int *fd,
 		     size_t len, struct stat *st, char *why, size_t wl)
 {
 	snprintf(path, len, "%s/%s", s->dir, name);
-	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	/* a create follows remove_files(): a file there now is not ours to truncate */
+	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
 	if (*fd < 0 || fstat(*fd, st) < 0)
 		return fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
 	return 0;
@@ -560,6 +614,73 @@ static int map_tiers(struct vt_store *s, const struct vt_ctier_spec *specs, unsi
 	return 0;
 }
 
+/* A tier record whose crc (taken as if used) and spec hold. */
+static bool rec_ok(const struct hdr_tier *t)
+{
+	return t->crc == tier_crc(t) && spec_ok(&t->spec) && t->pool_bytes &&
+	       !(t->pool_bytes % PAGE) && memchr(t->spec.dir, 0, sizeof(t->spec.dir));
+}
+
+static int new_store_id(struct hdr_ident *id)
+{
+	uint8_t b[16];
+
+	for (size_t got = 0; got < sizeof(b);) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	id->crc = 0;
+	atomic_thread_fence(memory_order_release);
+	memcpy(id->store_id, b, sizeof(b));
+	id->pad = 0;
+	atomic_thread_fence(memory_order_release);
+	id->crc = crc(id->store_id, sizeof(id->store_id));
+	return 0;
+}
+
+/*
+ * A store written before stores had an id (version 1, file pools named by
+ * uuid and backend crc): give it an id (its own crc: a torn one is made
+ * again), then rename each file pool to its name by that id, so that it is
+ * this store's alone from now on. The version word stays 1 (changing it
+ * would tear the header's crc): a valid id says the renames began, and a
+ * reopen finishes any left. 0, or -EUCLEAN when a pool file is under
+ * neither name.
+ */
+static int upgrade_v1(struct vt_store *s, char *why, size_t wl)
+{
+	struct store_hdr *h = s->hdr;
+	int r;
+
+	if (!ident_ok(&h->ident)) {
+		r = new_store_id(&h->ident);
+		if (r < 0)
+			return fail(why, wl, r, "%s: no store id: getrandom: %s", s->dir,
+				    g_strerror(-r));
+	}
+	for (unsigned int k = 0; k < VT_CTIER_MAX; k++) {
+		char old[512], path[512];
+
+		if (h->tier[k].used != TIER_USED || !rec_ok(&h->tier[k]) ||
+		    h->tier[k].spec.medium != VT_MEDIUM_FILE)
+			continue;
+		pool_path(s->dir, h, k, path, sizeof(path));
+		if (access(path, F_OK) == 0)
+			continue;
+		legacy_pool_path(h, k, old, sizeof(old));
+		if (rename(old, path) < 0)
+			return fail(why, wl, -EUCLEAN, "tier %s: pool file %s: %s (renaming it to "
+				    "%s)", h->tier[k].spec.name, old, g_strerror(errno), path);
+		g_debug("ctier: %s: version-1 pool %s renamed %s", s->dir, old, path);
+	}
+	return 0;
+}
+
 static int check_header(struct vt_store *s, const struct vt_store_key *key, char *why,
 			size_t wl)
 {
@@ -567,10 +688,11 @@ static int check_header(struct vt_store *s, const struct vt_store_key *key, char
 
 	if (!memcmp(h->magic, "\0\0\0\0\0\0\0\0", 8))
 		return fail(why, wl, -ENOENT, "%s: the store was never finished", s->dir);
-	if (memcmp(h->magic, HDR_MAGIC, 8) || h->version != HDR_VERSION ||
-	    h->hdr_bytes != HDR_BYTES || h->crc != crc(h, offsetof(struct store_hdr, crc)))
-		return fail(why, wl, -EUCLEAN, "%s: bad header (magic, version or checksum)",
-			    s->dir);
+	if (memcmp(h->magic, HDR_MAGIC, 8) || (h->version != HDR_VERSION && h->version != 1) ||
+	    h->hdr_bytes != HDR_BYTES || h->crc != crc(h, offsetof(struct store_hdr, crc)) ||
+	    (h->version == HDR_VERSION && !ident_ok(&h->ident)))
+		return fail(why, wl, -EUCLEAN, "%s: bad header (magic, version, checksum or "
+			    "store id)", s->dir);
 	if (memcmp(h->key.vm_uuid, key->vm_uuid, 16) ||
 	    strncmp(h->key.backend_id, key->backend_id, sizeof(key->backend_id)) ||
 	    h->key.size_bytes != key->size_bytes || h->key.page_size != key->page_size)
@@ -580,14 +702,27 @@ static int check_header(struct vt_store *s, const struct vt_store_key *key, char
 	if (h->nr_chunks != s->nr_chunks || h->chunk_pages != CHUNK_PAGES ||
 	    h->entry_bytes != sizeof(struct entry) || s->idx_map_bytes != s->idx_bytes)
 		return fail(why, wl, -EUCLEAN, "%s: bad header geometry", s->dir);
+	if (h->version == 1) {
+		int r = upgrade_v1(s, why, wl);
+
+		if (r < 0)
+			return r;
+	}
 	for (unsigned int k = 0; k < VT_CTIER_MAX; k++) {
 		struct hdr_tier *t = &h->tier[k];
 		int r;
 
-		if (t->used != TIER_USED)
+		if (t->used != TIER_USED) {
+			if (rec_ok(t) && t->spec.medium == VT_MEDIUM_FILE) {
+				/* added or removed when a kill came: a file left is ours */
+				char path[512];
+
+				pool_path(s->dir, h, k, path, sizeof(path));
+				unlink(path);
+			}
 			continue;
-		if (t->crc != tier_crc(t) || !spec_ok(&t->spec) || !t->pool_bytes ||
-		    t->pool_bytes % PAGE) {
+		}
+		if (!rec_ok(t)) {
 			/* a record torn while being added: no entry can name it */
 			g_debug("ctier: %s: tier record %u is torn; ignored", s->dir, k);
 			t->used = 0;
@@ -600,7 +735,8 @@ static int check_header(struct vt_store *s, const struct vt_store_key *key, char
 	return 0;
 }
 
-static void write_header(struct vt_store *s, const struct vt_store_key *key)
+static void write_header(struct vt_store *s, const struct vt_store_key *key,
+			 const struct hdr_ident *id)
 {
 	struct store_hdr *h = s->hdr;
 
@@ -610,6 +746,7 @@ static void write_header(struct vt_store *s, const struct vt_store_key *key)
 	       strnlen(key->backend_id, sizeof(h->key.backend_id) - 1));
 	h->key.size_bytes = key->size_bytes;
 	h->key.page_size = key->page_size;
+	memcpy(&h->ident, id, sizeof(*id));
 	h->version = HDR_VERSION;
 	h->hdr_bytes = HDR_BYTES;
 	h->nr_chunks = s->nr_chunks;
@@ -623,7 +760,10 @@ static void write_header(struct vt_store *s, const struct vt_store_key *key)
 	h->owner[0].crc = owner_crc(&h->owner[0]);
 }
 
-/* Remove the store's files in @dir, file-medium pools named by its header included. */
+/*
+ * Remove the store's files in @dir, and the file-medium pools named by its
+ * id (a version-1 store's are left: their name does not say whose they are).
+ */
 static int remove_files(const char *dir)
 {
 	char path[512];
@@ -636,15 +776,16 @@ static int remove_files(const char *dir)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-		    !memcmp(h.magic, HDR_MAGIC, 8)) {
+		    !memcmp(h.magic, HDR_MAGIC, 8) && ident_ok(&h.ident)) {
+			/* records being added or removed too: a file there carries our id */
 			for (unsigned int k = 0; k < VT_CTIER_MAX; k++)
-				if (h.tier[k].used == TIER_USED &&
-				    h.tier[k].spec.medium == VT_MEDIUM_FILE &&
-				    h.tier[k].spec.dir[0] == '/') {
-					h.tier[k].spec.dir[sizeof(h.tier[k].spec.dir) - 1] = 0;
+				if (rec_ok(&h.tier[k]) && h.tier[k].spec.medium == VT_MEDIUM_FILE) {
 					pool_path(dir, &h, k, path, sizeof(path));
 					unlink(path);
 				}
+		} else if (!memcmp(h.magic, HDR_MAGIC, 8)) {
+			g_debug("ctier: %s: a version-1 store never reopened: its file-medium "
+				"pools are left", dir);
 		}
 		close(fd);
 	}
@@ -676,6 +817,7 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 		  const struct vt_ctier_spec *specs, unsigned int nr, bool create,
 		  struct vt_store **out, char *why, size_t why_len)
 {
+	struct hdr_ident id = { 0 };
 	struct vt_store *s;
 	int r;
 
@@ -722,11 +864,18 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 		}
 		remove_files(dir);
 	}
+	if (create) {
+		r = new_store_id(&id);
+		if (r < 0) {
+			r = fail(why, why_len, r, "no store id: getrandom: %s", g_strerror(-r));
+			goto err;
+		}
+	}
 	r = map_index(s, create, why, why_len);
 	if (r < 0)
 		goto err;
 	if (create)
-		write_header(s, key);
+		write_header(s, key, &id);
 	else
 		r = check_header(s, key, why, why_len);
 	if (r < 0)
