@@ -89,10 +89,14 @@ struct vt_store;
 
 /*
  * Open the store in @dir for @key with the tiers @specs[@nr] (tier index =
- * position in @specs). @create: make a fresh, empty store (replacing any
- * store in @dir). Without @create: reopen; -ENOENT if there is none, -ESTALE
- * if its key differs, -EUCLEAN if the index is inconsistent (overlapping
- * slots, entries outside the backend, bad header); @why says what in one line.
+ * position in @specs). @create: make a fresh, empty store with a new random
+ * id (replacing any store in @dir; its files are created O_EXCL, and file
+ * pools elsewhere are named by that id, so no other store's file is ever
+ * opened, truncated or unlinked). Without @create: reopen; -ENOENT if there
+ * is none, -ESTALE if its key differs, -EUCLEAN if the index is inconsistent
+ * (overlapping slots, entries outside the backend, bad header) or a pool file
+ * is missing or of another size; @why says what in one line. A version-1
+ * store (before ids) gets one and its file pools are renamed to it.
  * A reopened store whose stored pages name a tier missing from @specs keeps
  * them readable (the tier's pool files are reopened by the name in the store).
  * Such tiers get the indices from @nr on (vt_store_tier_of, vt_store_stats),
@@ -105,7 +109,11 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 		  struct vt_store **out, char *why, size_t why_len);
 /* Unmap and close; the files stay (for the next agent). NULL is fine. */
 void vt_store_close(struct vt_store *s);
-/* Remove the store's files (the VM is gone for good). 0 or -errno. */
+/*
+ * Remove the store's files (the VM is gone for good): those in @dir and the
+ * file pools named by its id; a version-1 store's old-named pools stay.
+ * 0 or -errno.
+ */
 int vt_store_destroy(const char *dir);
 
 /* A fresh store's owner is all zeroes. */
