@@ -57,8 +57,66 @@ int vt_proc_start_time(pid_t pid, uint64_t *start_time)
 	return 0;
 }
 
+/* The path of line @line ("ID:CONTROLLERS:PATH"), or NULL. */
+static char *cgroup_path(const char *line, size_t len)
+{
+	const char *p = memchr(line, ':', len), *q;
+
+	if (!p)
+		return NULL;
+	q = memchr(p + 1, ':', len - (size_t)(p + 1 - line));
+	if (!q)
+		return NULL;
+	return g_strndup(q + 1, len - (size_t)(q + 1 - line));
+}
+
+char *vt_proc_cgroup(pid_t pid, int *err)
+{
+	char path[64], buf[4096];
+	const char *first = NULL, *systemd = NULL, *line;
+	size_t first_len = 0, systemd_len = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	*err = n < 0 ? -errno : -EIO;
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (line = buf; *line; ) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (len >= 3 && !memcmp(line, "0::", 3))
+			return cgroup_path(line, len);
+		if (!systemd && g_strstr_len(line, (gssize)len, ":name=systemd:")) {
+			systemd = line;
+			systemd_len = len;
+		}
+		if (!first) {
+			first = line;
+			first_len = len;
+		}
+		if (!end)
+			break;
+		line = end + 1;
+	}
+	if (systemd)
+		return cgroup_path(systemd, systemd_len);
+	return first ? cgroup_path(first, first_len) : NULL;
+}
+
 int vt_handoff_peer_get(int sockfd, struct vt_handoff_peer *peer)
 {
+	int err;
+
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
@@ -77,6 +135,9 @@ int vt_handoff_peer_get(int sockfd, struct vt_handoff_peer *peer)
 #endif
 	if (vt_proc_start_time(cred.pid, &peer->start_time))
 		peer->start_time = 0;
+	peer->cgroup = vt_proc_cgroup(cred.pid, &err);
+	if (!peer->cgroup)
+		g_debug("handoff: cgroup of pid %d: %s", (int)cred.pid, g_strerror(-err));
 	return 0;
 }
 
@@ -85,6 +146,7 @@ void vt_handoff_peer_clear(struct vt_handoff_peer *peer)
 	if (peer->pidfd >= 0)
 		close(peer->pidfd);
 	peer->pidfd = -1;
+	g_clear_pointer(&peer->cgroup, g_free);
 }
 
 static bool is_userfaultfd(int fd)
@@ -113,8 +175,14 @@ static int check_mapping(pid_t pid, const struct stat *st, uint64_t hva, uint64_
 	uint64_t covered = hva, end = hva + size;
 	char *line, *save = NULL;
 
-	if (!g_file_get_contents(path, &text, NULL, &e))
-		return e->domain == G_FILE_ERROR && e->code == G_FILE_ERROR_ACCES ? -EACCES : -ESRCH;
+	if (!g_file_get_contents(path, &text, NULL, &e)) {
+		if (e->domain == G_FILE_ERROR && e->code == G_FILE_ERROR_ACCES)
+			return -EACCES;
+		if (e->domain == G_FILE_ERROR &&
+		    (e->code == G_FILE_ERROR_MFILE || e->code == G_FILE_ERROR_NFILE))
+			return -EMFILE;
+		return -ESRCH;
+	}
 	for (line = strtok_r(text, "\n", &save); line && covered < end;
 	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long lo, hi, off, ino;
@@ -163,6 +231,9 @@ int vt_handoff_check_fds(const struct vtier_handoff_hello *h, const struct vt_ha
 	if (ret == -EACCES)
 		return vt_err_set(ret, err, err_len, "cannot read /proc/%d/maps: run the agent as root "
 			          "or as QEMU's user", (int)peer->pid);
+	if (ret == -EMFILE)
+		return vt_err_set(ret, err, err_len, "cannot read /proc/%d/maps: the agent is out of "
+			          "fds (RLIMIT_NOFILE): retry later", (int)peer->pid);
 	if (ret)
 		return vt_err_set(ret, err, err_len, "hva 0x%" PRIx64 "+%" PRIu64 " is not pid %d's "
 			          "shared mapping of the memfd at fd_offset", h->hva, h->size_bytes,

@@ -24,20 +24,32 @@ struct vt_handoff_peer {
 	gid_t gid;
 	int pidfd;		/* pidfd_open(pid) at accept, or -1 (old kernel) */
 	uint64_t start_time;	/* /proc/PID/stat field 22 (clock ticks after boot), 0 unknown */
+	char *cgroup;		/* /proc/PID/cgroup at accept (see vt_proc_cgroup()), NULL unknown */
 };
 
 /*
- * Fill @peer for connected unix socket @sockfd: credentials, a pidfd and
- * the start time, taken right at accept so that a later check can tell the
- * same process from a new one with a recycled pid. 0 or -errno (-ESRCH when
- * the peer's pid is not visible in this pid namespace).
+ * Fill @peer for connected unix socket @sockfd: credentials, a pidfd, the
+ * start time and the cgroup, taken right at accept so that a later check can
+ * tell the same process from a new one with a recycled pid, and so that what
+ * the peer costs is charged to it (its process, and its uid + cgroup: libvirt
+ * puts each VM in a scope of its own). 0 or -errno (-ESRCH when the peer's
+ * pid is not visible in this pid namespace); a pidfd, start time or cgroup
+ * that cannot be read stays -1 / 0 / NULL.
  */
 int vt_handoff_peer_get(int sockfd, struct vt_handoff_peer *peer);
-/* Close the pidfd; safe on a zeroed or already cleared peer (pidfd -1). */
+/* Close the pidfd, free the cgroup; safe on a zeroed or already cleared peer (pidfd -1). */
 void vt_handoff_peer_clear(struct vt_handoff_peer *peer);
 
 /* Start time of @pid from /proc/PID/stat field 22. 0 or -errno. */
 int vt_proc_start_time(pid_t pid, uint64_t *start_time);
+
+/*
+ * The cgroup of @pid from /proc/PID/cgroup: the path of the first "0::"
+ * line (cgroup v2), else of the first "name=systemd" line (v1), else of the
+ * first line; a newline in a cgroup's name cannot forge another line before
+ * the real one. Returns a new string (g_free) or NULL with -errno in @err.
+ */
+char *vt_proc_cgroup(pid_t pid, int *err);
 
 /*
  * Check a parsed HELLO (vt_handoff_parse() accepted it) against the kernel:
