@@ -48,8 +48,13 @@ struct vt_handoff_ops {
 	 * Optional: a checked PREPARE arrived (a destination's early HELLO with
 	 * VTIER_HELLO_F_PREPARE, before the HELLO proper on the same connection):
 	 * @memfd (read it, never write or punch it) now belongs to the callee.
-	 * The connection has no HELLO deadline from now on; if it closes before
-	 * its HELLO is accepted, ops->dropped runs. The callee may keep what it
+	 * The connection has no HELLO deadline from now on, but guest RAM must
+	 * keep arriving: the server keeps a dup of the memfd and closes the
+	 * connection (ops->dropped, "no guest RAM arrived") when its allocated
+	 * bytes (st_blocks) did not grow for prepare_idle_ms, until the HELLO
+	 * proper. A PREPARE stays pending: it counts in max_pending and the
+	 * peer's max_peer_pending, and may be displaced by a peer below its
+	 * share; if it closes before its HELLO is accepted, ops->dropped runs. The callee may keep what it
 	 * prepares with vt_handoff_conn_set_user() until the HELLO (ops->hello
 	 * finds it there) or ops->dropped. Return true to take QEMU's offer of
 	 * an early hand-off (VTIER_HELLO_F_EARLY in the PREPARE): the server
@@ -89,16 +94,28 @@ struct vt_handoff_ops {
 
 /*
  * What one peer may cost the agent. A peer over a limit loses its own
- * connection (with a reason), never delays another.
+ * connection (with a reason), never delays another. A peer is the process
+ * the kernel names at accept (SO_PEERCRED pid + start time); peers are
+ * grouped by uid + cgroup (libvirt gives each VM a scope of its own) to
+ * share max_pending out: when it is full, a newcomer whose group (or,
+ * within its own group, whose process) holds at least two fewer pending
+ * connections than the one holding the most displaces that one's oldest
+ * (no HELLO yet or PREPARE-held; never one whose HELLO the agent is
+ * answering); otherwise it is refused. Every refusal names the bound, its
+ * value and the peer (pid, uid, cgroup).
  */
 struct vt_handoff_limits {
 	unsigned int hello_timeout_ms;	/* from accept to a complete HELLO (5000) */
 	unsigned int idle_timeout_ms;	/* a partial message with no new byte (5000) */
 	unsigned int send_timeout_ms;	/* queued output that QEMU does not read (10000) */
-	unsigned int max_pending;	/* connections without an accepted HELLO (32) */
+	unsigned int max_pending;	/* connections without an accepted HELLO, all peers (64) */
 	size_t max_buffered_bytes;	/* partial input of all connections (64 MiB) */
 	size_t max_output_bytes;	/* queued output per connection (16 MiB) */
-	unsigned int accept_backoff_ms;	/* pause accepting after EMFILE/ENFILE (100) */
+	unsigned int accept_backoff_ms;	/* pause accepting after EMFILE with no reserve (100) */
+	unsigned int max_peer_conns;	/* open connections of one process (64) */
+	unsigned int max_peer_pending;	/* ... without an accepted HELLO, PREPAREs included (16) */
+	unsigned int prepare_idle_ms;	/* a PREPARE's memfd must grow this often (30000; 0 never) */
+	unsigned int reserve_hello_ms;	/* a HELLO on the fd reserve within (1000) */
 };
 
 void vt_handoff_limits_default(struct vt_handoff_limits *limits);
@@ -108,6 +125,44 @@ void vt_handoff_server_set_limits(struct vt_handoff_server *srv,
 /* Connections dropped before acceptance, and accept() pauses, so far. */
 unsigned int vt_handoff_server_dropped(const struct vt_handoff_server *srv);
 unsigned int vt_handoff_server_accept_pauses(const struct vt_handoff_server *srv);
+
+/* Counters since the server started, for the agent's stats and metrics. */
+struct vt_handoff_server_stats {
+	unsigned int dropped;		/* closed before an accepted HELLO, every reason below too */
+	unsigned int accept_pauses;	/* accept() stopped: fd limit (backoff or reserve) */
+	unsigned int no_credentials;	/* at accept: SO_PEERCRED failed */
+	unsigned int refused_peer_conns;	/* at accept: max_peer_conns */
+	unsigned int refused_peer_pending;	/* at accept: max_peer_pending */
+	unsigned int refused_full;	/* at accept: max_pending full, the peer holding its share */
+	unsigned int displaced;		/* pending connections closed for a peer below its share */
+	unsigned int hello_timeouts;	/* no complete HELLO within hello_timeout_ms */
+	unsigned int prepare_idle;	/* PREPAREs closed: no guest RAM for prepare_idle_ms */
+	unsigned int out_of_fds;	/* a message's fds not received: agent at RLIMIT_NOFILE */
+	unsigned int reserve_accepts;	/* connections accepted on the fd reserve */
+	unsigned int reserve_refused;	/* on the reserve: its peer's last one sent no HELLO */
+	unsigned int fd_reserve_refused;	/* new hand-offs refused by set_fd_reserve() */
+};
+void vt_handoff_server_get_stats(const struct vt_handoff_server *srv,
+				 struct vt_handoff_server_stats *stats);
+
+/*
+ * Out of fds: the server holds a few spare fds and closes them when accept()
+ * fails with EMFILE, so that one connection at a time is accepted, its HELLO
+ * (with fds) received and answered: checked and passed to ops->hello, or
+ * refused with -EMFILE saying the agent is out of fds (RLIMIT_NOFILE); no
+ * other connection is accepted until that one is answered or gone (a HELLO
+ * within reserve_hello_ms). A peer whose reserve connection sent no HELLO
+ * has its next one on the reserve refused at once.
+ *
+ * To keep fds for the reconnects of stores that exist: from now on a HELLO
+ * or PREPARE without VTIER_HELLO_F_RECONNECT is refused (-EMFILE, reason
+ * naming the numbers) while fewer than @fds fds are free (0: no check).
+ * RECONNECT is the peer's word: ops->hello must refuse one that names no
+ * existing store when vt_handoff_fds_free() is below the reserve.
+ */
+void vt_handoff_server_set_fd_reserve(struct vt_handoff_server *srv, unsigned int fds);
+/* Fds this process may still open (RLIMIT_NOFILE minus open ones; LONG_MAX unlimited). */
+long vt_handoff_fds_free(void);
 /* Payload bytes held by partial messages of all connections now. */
 size_t vt_handoff_server_buffered_bytes(const struct vt_handoff_server *srv);
 
@@ -176,6 +231,8 @@ pid_t vt_handoff_conn_peer_pid(const struct vt_handoff_conn *conn);
 uid_t vt_handoff_conn_peer_uid(const struct vt_handoff_conn *conn);
 int vt_handoff_conn_peer_pidfd(const struct vt_handoff_conn *conn);
 uint64_t vt_handoff_conn_peer_start_time(const struct vt_handoff_conn *conn);
+/* Its cgroup (/proc/PID/cgroup at accept, kernel text: sanitise to show), NULL unknown. */
+const char *vt_handoff_conn_peer_cgroup(const struct vt_handoff_conn *conn);
 
 /*
  * The backend id and VM name of the HELLO; "" before it. The backend id is
