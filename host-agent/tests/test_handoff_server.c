@@ -6,13 +6,18 @@
  * malformed and out-of-order input closing the connection, and a second
  * connection (QEMU reconnecting) getting a fresh HELLO. Hostile peers: a
  * HELLO whose pid, fds, sizes or mapping lie; a QEMU that never reads;
- * many partial HELLOs; accept() out of fds. QEMU's memory is a real memfd
+ * many partial HELLOs; accept() out of fds; floods from one process (held
+ * PREPAREs, no-HELLO connections reopened, the agent at its fd limit) while
+ * other processes (forked children) hand over. QEMU's memory is a real memfd
  * mapped here with a real userfaultfd registered on it (skip without
  * userfaultfd).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -285,8 +290,9 @@ static int qemu_connect(struct agent *a)
 	return fd;
 }
 
-static void qemu_send(int fd, uint16_t type, uint32_t seq, const void *payload, size_t size,
-		      const int *fds, int nfds)
+/* One message with its fds; false when sendmsg() did not take it whole. */
+static bool send_msg(int fd, uint16_t type, uint32_t seq, const void *payload, size_t size,
+		     const int *fds, int nfds)
 {
 	struct vtier_handoff_hdr hdr;
 	struct iovec iov[2] = { { &hdr, sizeof(hdr) }, { (void *)payload, size } };
@@ -308,7 +314,13 @@ static void qemu_send(int fd, uint16_t type, uint32_t seq, const void *payload, 
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
 	}
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)(sizeof(hdr) + size))
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)(sizeof(hdr) + size);
+}
+
+static void qemu_send(int fd, uint16_t type, uint32_t seq, const void *payload, size_t size,
+		      const int *fds, int nfds)
+{
+	if (!send_msg(fd, type, seq, payload, size, fds, nfds))
 		fail_msg("sendmsg: %s", strerror(errno));
 }
 
@@ -411,12 +423,19 @@ static void test_hello_accepted(void **state)
 }
 
 /* The destination's PREPARE for @m (the memfd alone, INCOMING), as QEMU sends it. */
-static void send_prepare(int fd, const struct qemu_mem *m, const char *id, bool lie)
+static struct vtier_handoff_hello prepare_for(const struct qemu_mem *m, const char *id)
 {
 	struct vtier_handoff_hello h = hello_for(m, id, 1);
 
 	h.flags = VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING;
 	h.hva = 0;
+	return h;
+}
+
+static void send_prepare(int fd, const struct qemu_mem *m, const char *id, bool lie)
+{
+	struct vtier_handoff_hello h = prepare_for(m, id);
+
 	if (lie)
 		h.qemu_pid = (uint32_t)getppid();
 	qemu_send(fd, VTIER_HANDOFF_HELLO, 1, &h, sizeof(h), &m->memfd, 1);
@@ -1288,6 +1307,523 @@ static void test_emfile_backoff(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * Forked peers: each child is a process of its own (its own SO_PEERCRED pid)
+ * playing QEMU while the parent runs the agent; children use no cmocka and
+ * _exit with a code that says what went wrong.
+ */
+static bool child_mem(struct qemu_mem *m, size_t size, bool reg)
+{
+	struct uffdio_register r;
+
+	*m = (struct qemu_mem) { .size = size };
+	m->memfd = memfd_create("qemu-ram", MFD_CLOEXEC);
+	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)size))
+		return false;
+	m->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, m->memfd, 0);
+	m->uffd = new_uffd();
+	if (m->map == MAP_FAILED || m->uffd < 0)
+		return false;
+	r = (struct uffdio_register) {
+		.range = { (uintptr_t)m->map, size },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+	};
+	return !reg || ioctl(m->uffd, UFFDIO_REGISTER, &r) == 0;
+}
+
+static int child_connect(const char *path, bool nonblock)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+
+	strcpy(addr.sun_path, path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A HELLO_REPLY on @fd within @ms, with no agent loop here: 1 got it, 0 EOF, -1 nothing. */
+static int recv_reply(int fd, int ms, struct vtier_handoff_hdr *hdr,
+		      struct vtier_handoff_hello_reply *reply)
+{
+	uint8_t buf[sizeof(*hdr) + sizeof(*reply)];
+	gint64 end = g_get_monotonic_time() + ms * 1000LL;
+	size_t got = 0;
+
+	while (got < sizeof(buf)) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		gint64 left = (end - g_get_monotonic_time()) / 1000;
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return -1;
+		n = recv(fd, buf + got, sizeof(buf) - got, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return 0;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	memcpy(hdr, buf, sizeof(*hdr));
+	memcpy(reply, buf + sizeof(*hdr), sizeof(*reply));
+	return 1;
+}
+
+/*
+ * In a child: hand @m over as @id (@generation > 1: a RECONNECT) and wait up
+ * to @ms for the reply. 0: accepted in time; 20 no connection, 21 not sent,
+ * 22 closed without a reply, 23 no reply in time, 24 refused.
+ */
+static int child_hello(const char *path, const struct qemu_mem *m, const char *id,
+		       uint64_t generation, int ms)
+{
+	struct vtier_handoff_hello h = hello_for(m, id, generation);
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	int fds[2] = { m->memfd, m->uffd };
+	int fd = child_connect(path, false), ret;
+
+	if (fd < 0)
+		return 20;
+	if (!send_msg(fd, VTIER_HANDOFF_HELLO, 1, &h, sizeof(h), fds, 2)) {
+		close(fd);
+		return 21;
+	}
+	ret = recv_reply(fd, ms, &hdr, &reply);
+	close(fd);
+	if (ret <= 0) {
+		fprintf(stderr, "# child %d: %s generation %" PRIu64 ": %s\n", (int)getpid(), id,
+			generation, ret ? "no reply in time" : "closed without a reply");
+		return ret ? 23 : 22;
+	}
+	if (reply.status) {
+		fprintf(stderr, "# child %d: %s refused: %d %s\n", (int)getpid(), id, reply.status,
+			reply.message);
+		return 24;
+	}
+	return 0;
+}
+
+/*
+ * Run the agent until every child of @pids exits (killed after @ms): 0 when
+ * all exited 0, else the first failing code (99: killed).
+ */
+static int run_until_exit(struct agent *a, const pid_t *pids, int n, int ms)
+{
+	gint64 end = g_get_monotonic_time() + ms * 1000LL;
+	bool done[16] = { false };
+	int code = 0, left = n, status;
+
+	assert_true(n <= 16);
+	while (left && g_get_monotonic_time() < end) {
+		spin(a, 1);
+		for (int i = 0; i < n; i++) {
+			if (done[i] || waitpid(pids[i], &status, WNOHANG) != pids[i])
+				continue;
+			done[i] = true;
+			left--;
+			if (!code && (!WIFEXITED(status) || WEXITSTATUS(status)))
+				code = WIFEXITED(status) ? WEXITSTATUS(status) : 98;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], &status, 0);
+		code = code ? code : 99;
+	}
+	return code;
+}
+
+static struct vt_handoff_server_stats stats_of(struct agent *a)
+{
+	struct vt_handoff_server_stats st;
+
+	vt_handoff_server_get_stats(a->srv, &st);
+	return st;
+}
+
+/*
+ * In a child: keep 40 connections open, each sending @prepare (with @memfd)
+ * or nothing, and open another as soon as the agent closes one, until the
+ * parent closes its end of @stop.
+ */
+static void __attribute__((noreturn)) child_flood(const char *path, int stop,
+						  const struct vtier_handoff_hello *prepare,
+						  int memfd)
+{
+	struct pollfd pfd[41];
+	int fds[40];
+
+	for (int i = 0; i < 40; i++)
+		fds[i] = -1;
+	for (;;) {
+		for (int i = 0; i < 40; i++) {
+			if (fds[i] < 0) {
+				fds[i] = child_connect(path, !prepare);
+				if (fds[i] >= 0 && prepare)
+					(void)send_msg(fds[i], VTIER_HANDOFF_HELLO, 1, prepare,
+						       sizeof(*prepare), &memfd, 1);
+			}
+			pfd[i] = (struct pollfd) { .fd = fds[i], .events = POLLIN };
+		}
+		pfd[40] = (struct pollfd) { .fd = stop, .events = POLLIN };
+		poll(pfd, 41, 5);
+		if (pfd[40].revents)
+			_exit(0);
+		for (int i = 0; i < 40; i++) {
+			char c;
+
+			if (fds[i] >= 0 && pfd[i].revents && recv(fds[i], &c, 1, MSG_DONTWAIT) <= 0) {
+				close(fds[i]);	/* dropped: open another at once */
+				fds[i] = -1;
+			}
+		}
+	}
+}
+
+/* Block until the parent closes its end of @stop. */
+static void child_wait_stop(int stop)
+{
+	char c;
+
+	while (read(stop, &c, 1) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * (h) Per-process caps: a process over max_peer_pending or max_peer_conns
+ * loses its new connection at accept, the reason naming the bound, its value
+ * and the peer (pid, uid, cgroup); counted per reason.
+ */
+static void test_peer_caps(void **state)
+{
+	struct agent *a = *state;
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	struct vt_handoff_limits l;
+	char pid_text[64];
+	int fds[8], n = 0;
+
+	vt_handoff_limits_default(&l);
+	l.max_peer_pending = 3;
+	l.max_peer_conns = 6;
+	vt_handoff_server_set_limits(a->srv, &l);
+	snprintf(pid_text, sizeof(pid_text), "pid %d uid %u cgroup /", (int)getpid(),
+		 (unsigned int)getuid());
+	fds[n++] = connect_and_hello(a, "mem0");
+	fds[n++] = connect_and_hello(a, "mem1");
+	for (int i = 0; i < 4; i++)
+		fds[n++] = qemu_connect(a);	/* 3 pending, the 4th over the cap */
+	assert_true(WAIT_FOR(a, a->dropped == 1, 1000));
+	assert_non_null(strstr(a->dropped_why, "3 connections without an accepted HELLO already "
+				"(max_peer_pending 3)"));
+	assert_non_null(strstr(a->dropped_why, pid_text));
+	assert_int_equal(stats_of(a).refused_peer_pending, 1);
+	assert_true(qemu_sees_eof(a, fds[5]));
+	/* a HELLO on a pending one makes room for one more, the 6th open */
+	send_hello(a, fds[2], "mem2", 1);
+	assert_true(qemu_recv(a, fds[2], &hdr, &reply, sizeof(reply)));
+	assert_int_equal(reply.status, 0);
+	fds[n++] = qemu_connect(a);
+	fds[n++] = qemu_connect(a);
+	assert_true(WAIT_FOR(a, a->dropped == 2, 1000));
+	assert_non_null(strstr(a->dropped_why, "6 connections open already (max_peer_conns 6)"));
+	assert_non_null(strstr(a->dropped_why, pid_text));
+	assert_true(qemu_sees_eof(a, fds[7]));
+	assert_int_equal(stats_of(a).refused_peer_conns, 1);
+	assert_int_equal(stats_of(a).dropped, 2);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	spin(a, 20);
+}
+
+/*
+ * (h) One process holds 32 PREPAREs (a real memfd), all of max_pending (its
+ * own cap raised to allow it), and sends each one closed again at once:
+ * another process's HELLO and then its RECONNECT are each answered within
+ * 1 s, by displacing the holder's oldest PREPARE (no deadline involved).
+ */
+static void test_prepare_flood(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_server_stats st;
+	struct vt_handoff_limits l;
+	pid_t attacker, victim;
+	int stop[2];
+
+	vt_handoff_limits_default(&l);
+	l.max_pending = 32;
+	l.max_peer_pending = 64;
+	vt_handoff_server_set_limits(a->srv, &l);
+	assert_int_equal(pipe2(stop, O_CLOEXEC), 0);
+	attacker = fork();
+	assert_true(attacker >= 0);
+	if (attacker == 0) {
+		struct vtier_handoff_hello h;
+		struct qemu_mem m;
+
+		close(stop[1]);
+		if (!child_mem(&m, MEM_SIZE, false))
+			_exit(30);
+		h = prepare_for(&m, "held");
+		child_flood(a->path, stop[0], &h, m.memfd);
+	}
+	close(stop[0]);
+	assert_true(WAIT_FOR(a, a->prepares == 32 && stats_of(a).refused_full >= 8, 5000));
+	assert_non_null(strstr(a->dropped_why, "(max_pending 32)"));
+	for (int generation = 1; generation <= 2; generation++) {
+		victim = fork();
+		assert_true(victim >= 0);
+		if (victim == 0) {
+			struct qemu_mem m;
+
+			if (!child_mem(&m, MEM_SIZE, true))
+				_exit(30);
+			_exit(child_hello(a->path, &m, "victim", (uint64_t)generation, 1000));
+		}
+		assert_int_equal(run_until_exit(a, &victim, 1, 5000), 0);
+		assert_int_equal(a->hellos, generation);
+		assert_int_equal(a->generation, generation);
+		assert_int_equal(stats_of(a).displaced, generation);
+		/* the holder takes the place back: max_pending is full again */
+		assert_true(WAIT_FOR(a, a->prepares == 32 + generation, 2000));
+	}
+	st = stats_of(a);
+	assert_int_equal(st.prepare_idle, 0);
+	assert_int_equal(st.hello_timeouts, 0);
+	close(stop[1]);
+	assert_int_equal(run_until_exit(a, &attacker, 1, 3000), 0);
+	spin(a, 50);
+}
+
+/*
+ * (h) A PREPARE whose memfd gets no guest RAM for prepare_idle_ms is closed
+ * with the reason; one whose memfd keeps growing (the migration writing into
+ * it) stays open past several deadlines, and is closed once it stops.
+ */
+static void test_prepare_deadline(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_limits l;
+	pid_t pid;
+
+	vt_handoff_limits_default(&l);
+	l.prepare_idle_ms = 300;
+	vt_handoff_server_set_limits(a->srv, &l);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct qemu_mem idle, live;
+		struct vtier_handoff_hello h;
+		static char page[4096];
+		int fds[5];
+		gint64 t0, live_gone = 0;
+		bool idle_gone[4] = { false };
+		off_t off = 0;
+
+		if (!child_mem(&idle, MEM_SIZE, false) || !child_mem(&live, MEM_SIZE, false))
+			_exit(30);
+		for (int i = 0; i < 5; i++) {
+			h = prepare_for(i < 4 ? &idle : &live, i < 4 ? "idle" : "live");
+			fds[i] = child_connect(a->path, false);
+			if (fds[i] < 0 || !send_msg(fds[i], VTIER_HANDOFF_HELLO, 1, &h, sizeof(h),
+						     i < 4 ? &idle.memfd : &live.memfd, 1))
+				_exit(31);
+		}
+		/* RAM arrives into "live" every 50 ms for 1.5 s, then stops */
+		t0 = g_get_monotonic_time();
+		while (g_get_monotonic_time() - t0 < 2500000 && !live_gone) {
+			struct pollfd pfd[5];
+
+			if (g_get_monotonic_time() - t0 < 1500000) {
+				memset(page, (int)(off >> 12) + 1, sizeof(page));
+				if (pwrite(live.memfd, page, sizeof(page), off) != sizeof(page))
+					_exit(32);
+				off = (off + 4096) % MEM_SIZE;
+			}
+			for (int i = 0; i < 5; i++)
+				pfd[i] = (struct pollfd) {
+					.fd = i < 4 && idle_gone[i] ? -1 : fds[i], .events = POLLIN };
+			g_usleep(50000);	/* a page every 50 ms */
+			poll(pfd, 5, 0);
+			for (int i = 0; i < 5; i++) {
+				char c;
+
+				if (!pfd[i].revents || recv(fds[i], &c, 1, MSG_DONTWAIT) > 0)
+					continue;
+				if (i < 4)
+					idle_gone[i] = true;
+				else
+					live_gone = g_get_monotonic_time() - t0;
+			}
+		}
+		for (int i = 0; i < 4; i++)
+			if (!idle_gone[i])
+				_exit(33);
+		if (!live_gone || live_gone < 1500000) {
+			fprintf(stderr, "# live PREPARE closed after %" PRId64 " us\n", live_gone);
+			_exit(34);
+		}
+		_exit(0);
+	}
+	assert_int_equal(run_until_exit(a, &pid, 1, 6000), 0);
+	assert_int_equal(a->prepares, 5);
+	assert_int_equal(stats_of(a).prepare_idle, 5);
+	assert_int_equal(a->dropped, 5);
+	assert_non_null(strstr(a->dropped_why, "no guest RAM arrived for 300 ms (prepare_idle_ms)"));
+}
+
+/*
+ * (i) One process keeps max_pending full of connections without a HELLO,
+ * reopening each as the HELLO deadline drops it: 60 honest HELLOs from
+ * three other processes are all answered, each within 1 s.
+ */
+static void test_no_hello_flood(void **state)
+{
+	struct agent *a = *state;
+	struct vt_handoff_limits l;
+	pid_t attacker, victims[3];
+	int stop[2];
+
+	vt_handoff_limits_default(&l);
+	l.max_pending = 32;
+	l.max_peer_pending = 64;
+	l.hello_timeout_ms = 300;
+	vt_handoff_server_set_limits(a->srv, &l);
+	assert_int_equal(pipe2(stop, O_CLOEXEC), 0);
+	attacker = fork();
+	assert_true(attacker >= 0);
+	if (attacker == 0) {
+		close(stop[1]);
+		child_flood(a->path, stop[0], NULL, -1);
+	}
+	close(stop[0]);
+	assert_true(WAIT_FOR(a, stats_of(a).hello_timeouts >= 32 && stats_of(a).refused_full >= 8,
+			     5000));
+	for (int v = 0; v < 3; v++) {
+		victims[v] = fork();
+		assert_true(victims[v] >= 0);
+		if (victims[v] == 0) {
+			char id[16];
+			struct qemu_mem m;
+
+			snprintf(id, sizeof(id), "v%d", v);
+			if (!child_mem(&m, MEM_SIZE, true))
+				_exit(30);
+			for (int i = 0; i < 20; i++) {
+				int ret = child_hello(a->path, &m, id, 1, 1000);
+
+				if (ret)
+					_exit(ret);
+				g_usleep(10000);	/* the flood refills meanwhile */
+			}
+			_exit(0);
+		}
+	}
+	assert_int_equal(run_until_exit(a, victims, 3, 30000), 0);
+	assert_int_equal(a->hellos, 60);
+	assert_true(stats_of(a).displaced >= 1);
+	close(stop[1]);
+	assert_int_equal(run_until_exit(a, &attacker, 1, 3000), 0);
+	spin(a, 20);
+}
+
+/* In a child: serve with RLIMIT_NOFILE at the fds in use + @extra for @ms, then _exit. */
+static pid_t serve_at_fd_limit(struct agent *a, int extra, int ms)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct vt_handoff_server_stats st;
+		struct rlimit rl;
+		int lowest = dup(0);
+
+		close(lowest);
+		rl.rlim_cur = (rlim_t)(lowest + extra);
+		rl.rlim_max = 4096;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(10);
+		emfile_run_cpu_us(a->ctx, ms);
+		vt_handoff_server_get_stats(a->srv, &st);
+		fprintf(stderr, "# agent child: reserve accepts %u, refused %u, timeouts %u, out of "
+			"fds %u, hellos %d\n", st.reserve_accepts, st.reserve_refused,
+			st.hello_timeouts, st.out_of_fds, a->hellos);
+		_exit(0);
+	}
+	return pid;
+}
+
+/*
+ * (j) The agent at its fd limit (a child serving with RLIMIT_NOFILE at its
+ * use) while another process holds connections without a HELLO: QEMU's
+ * RECONNECT is answered (accepted, or refused naming the fd limit), never
+ * left without a reply; then, with room to accept but none for the HELLO's
+ * fds, the HELLO is refused with -EMFILE naming RLIMIT_NOFILE, not closed as
+ * "more fds than any message carries".
+ */
+static void test_emfile_reconnect(void **state)
+{
+	struct agent *a = *state;
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, true);
+	struct vtier_handoff_hello h = hello_for(m, "mem0", 2);
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_hdr hdr;
+	pid_t attacker, server;
+	int stop[2], ready[2], fd, status;
+	char c;
+
+	assert_int_equal(pipe2(stop, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	attacker = fork();
+	assert_true(attacker >= 0);
+	if (attacker == 0) {
+		close(stop[1]);
+		for (int i = 0; i < 5; i++)
+			if (child_connect(a->path, false) < 0)	/* queued, kept, silent */
+				_exit(31);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(32);
+		child_wait_stop(stop[0]);
+		_exit(0);
+	}
+	close(stop[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	server = serve_at_fd_limit(a, 0, 4000);
+	fd = qemu_connect(a);
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_int_equal(recv_reply(fd, 3000, &hdr, &reply), 1);
+	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
+	if (reply.status != 0 &&
+	    !(reply.status == -EMFILE && strstr(reply.message, "RLIMIT_NOFILE")))
+		fail_msg("RECONNECT refused: %d %s", reply.status, reply.message);
+	close(fd);
+	kill(server, SIGKILL);
+	assert_int_equal(waitpid(server, &status, 0), server);
+	close(stop[1]);
+	assert_int_equal(waitpid(attacker, &status, 0), attacker);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	/* room for the connection only: the HELLO's two fds cannot be installed */
+	server = serve_at_fd_limit(a, 1, 2000);
+	fd = qemu_connect(a);
+	h = hello_for(m, "mem0", 1);
+	send_hello_fds(fd, &h, m->memfd, m->uffd);
+	assert_int_equal(recv_reply(fd, 1500, &hdr, &reply), 1);
+	assert_int_equal(reply.status, -EMFILE);
+	assert_non_null(strstr(reply.message, "RLIMIT_NOFILE"));
+	close(fd);
+	kill(server, SIGKILL);
+	assert_int_equal(waitpid(server, &status, 0), server);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1310,6 +1846,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_partial_hellos, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_partial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emfile_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_caps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_hello_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_emfile_reconnect, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
