@@ -1324,6 +1324,11 @@ void vt_handoff_server_set_fd_reserve(struct vt_handoff_server *srv, unsigned in
 	srv->fd_reserve = fds;
 }
 
+unsigned int vt_handoff_server_pending(const struct vt_handoff_server *srv)
+{
+	return srv->n_pending;
+}
+
 size_t vt_handoff_server_buffered_bytes(const struct vt_handoff_server *srv)
 {
 	return srv->buffered;

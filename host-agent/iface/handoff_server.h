@@ -163,6 +163,8 @@ void vt_handoff_server_get_stats(const struct vt_handoff_server *srv,
 void vt_handoff_server_set_fd_reserve(struct vt_handoff_server *srv, unsigned int fds);
 /* Fds this process may still open (RLIMIT_NOFILE minus open ones; LONG_MAX unlimited). */
 long vt_handoff_fds_free(void);
+/* Connections without an accepted HELLO now (PREPARE-held and answering ones included). */
+unsigned int vt_handoff_server_pending(const struct vt_handoff_server *srv);
 /* Payload bytes held by partial messages of all connections now. */
 size_t vt_handoff_server_buffered_bytes(const struct vt_handoff_server *srv);
 

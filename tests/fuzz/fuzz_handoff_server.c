@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Fuzz target of the hand-off server's accept-level bounds
+ * (host-agent/iface/handoff_server.c): the input is a script that opens
+ * connections (from this process, or from a second process so that the
+ * server sees two peers), writes bytes and fds on them, sends PREPAREs,
+ * closes them, lets the server's loop and deadlines run, and sets small
+ * limits (max_pending, per-peer caps, HELLO and PREPARE deadlines). After
+ * each step the server's books must hold: no more pending connections than
+ * max_pending and no more partial input than its cap (or than were held
+ * when a limit was lowered); after the script every connection closes and
+ * the counters per reason add up to no more than the dropped ones.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "handoff_server.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SLOTS 12
+#define MEM_SIZE (64u << 10)
+
+/* What the whole run shares: one socket path, a memfd, a helper process. */
+static struct {
+	char path[108];
+	int memfd;
+	int helper;		/* socketpair to the helper; -1 before the first use */
+} run = { .memfd = -1, .helper = -1 };
+
+struct fuzz_agent {
+	unsigned int open;	/* connections the server told about: accepted - closed */
+	unsigned int dropped;
+	unsigned int prepares;
+};
+
+static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello, int memfd,
+		    int uffd, char *msg, void *opaque)
+{
+	struct fuzz_agent *a = opaque;
+
+	(void)conn;
+	(void)hello;
+	(void)msg;
+	close(memfd);
+	close(uffd);
+	a->open++;
+	return 0;
+}
+
+static bool on_prepare(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
+		       int memfd, void *opaque)
+{
+	struct fuzz_agent *a = opaque;
+
+	(void)conn;
+	(void)hello;
+	close(memfd);
+	a->prepares++;
+	return false;
+}
+
+static void on_closed(struct vt_handoff_conn *conn, const char *why, void *opaque)
+{
+	struct fuzz_agent *a = opaque;
+
+	(void)conn;
+	assert(why && why[0]);
+	a->open--;
+}
+
+static void on_dropped(struct vt_handoff_conn *conn, const char *why, void *opaque)
+{
+	struct fuzz_agent *a = opaque;
+
+	(void)conn;
+	assert(why && why[0]);
+	a->dropped++;
+}
+
+static const struct vt_handoff_ops ops = {
+	.hello = on_hello,
+	.prepare = on_prepare,
+	.closed = on_closed,
+	.dropped = on_dropped,
+};
+
+static int connect_path(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	strcpy(addr.sun_path, run.path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The helper: connects on request and sends the socket back (its SO_PEERCRED stays its own). */
+static void __attribute__((noreturn)) helper_main(int sock)
+{
+	char c;
+
+	while (read(sock, &c, 1) == 1) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		struct iovec iov = { &c, 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		int fd = connect_path();
+
+		c = fd >= 0;
+		if (fd >= 0) {
+			struct cmsghdr *cm;
+
+			mh.msg_control = control.buf;
+			mh.msg_controllen = sizeof(control.buf);
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		}
+		if (sendmsg(sock, &mh, MSG_NOSIGNAL) != 1)
+			_exit(0);
+		if (fd >= 0)
+			close(fd);
+	}
+	_exit(0);
+}
+
+static void run_init(void)
+{
+	char dir[] = "/tmp/fuzz-handoff-XXXXXX";
+	int sv[2];
+	pid_t pid;
+
+	if (run.memfd >= 0)
+		return;
+	signal(SIGPIPE, SIG_IGN);
+	assert(mkdtemp(dir));
+	snprintf(run.path, sizeof(run.path), "%s/agent.sock", dir);
+	run.memfd = memfd_create("fuzz-ram", MFD_CLOEXEC);
+	assert(run.memfd >= 0 && ftruncate(run.memfd, MEM_SIZE) == 0);
+	assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	pid = fork();
+	assert(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		helper_main(sv[1]);
+	}
+	close(sv[1]);
+	run.helper = sv[0];
+}
+
+/* A connection made by the helper process: another peer. */
+static int connect_other(void)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	char c = 'c';
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (write(run.helper, &c, 1) != 1 || recvmsg(run.helper, &mh, MSG_CMSG_CLOEXEC) != 1 || !c)
+		return -1;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+static void send_with_fds(int fd, const uint8_t *buf, size_t len, unsigned int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 6)];
+		struct cmsghdr align;
+	} control;
+	int fds[6];
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds && len) {
+		struct cmsghdr *cm;
+
+		for (unsigned int i = 0; i < nfds; i++)
+			fds[i] = run.memfd;
+		mh.msg_control = control.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	(void)!sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* A PREPARE for the shared memfd, true to this process's pid. */
+static void send_prepare(int fd, uint8_t variant)
+{
+	struct vtier_handoff_hello h = {
+		.flags = VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING,
+		.size_bytes = MEM_SIZE,
+		.page_size = 4096,
+		.generation = 1,
+		.qemu_pid = (uint32_t)getpid(),
+	};
+	uint8_t buf[sizeof(struct vtier_handoff_hdr) + sizeof(h)];
+
+	if (variant & 1)
+		h.flags |= VTIER_HELLO_F_RECONNECT;	/* a protocol error */
+	snprintf(h.backend_id, sizeof(h.backend_id), "mem%u", variant >> 1);
+	vt_handoff_hdr_init((struct vtier_handoff_hdr *)buf, VTIER_HANDOFF_HELLO, 1, sizeof(h));
+	memcpy(buf + sizeof(struct vtier_handoff_hdr), &h, sizeof(h));
+	send_with_fds(fd, buf, sizeof(buf), 1);
+}
+
+static void loop_run(GMainContext *ctx, unsigned int us)
+{
+	gint64 end = g_get_monotonic_time() + us;
+
+	do {
+		while (g_main_context_iteration(ctx, FALSE))
+			;
+		if (us)
+			g_usleep(200);
+	} while (g_get_monotonic_time() < end);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct vt_handoff_server_stats st;
+	struct vt_handoff_limits l;
+	struct vt_handoff_server *srv;
+	struct fuzz_agent a = { 0 };
+	unsigned int pending_floor = 0;	/* held when a limit was lowered */
+	size_t buffered_floor = 0;
+	GMainContext *ctx;
+	int slot[SLOTS];
+	size_t i = 0;
+
+	run_init();
+	for (int s = 0; s < SLOTS; s++)
+		slot[s] = -1;
+	ctx = g_main_context_new();
+	assert(vt_handoff_server_new(run.path, ctx, &ops, &a, &srv) == 0);
+	vt_handoff_limits_default(&l);
+	l.hello_timeout_ms = 20;
+	l.prepare_idle_ms = 20;
+	l.reserve_hello_ms = 10;
+	vt_handoff_server_set_limits(srv, &l);
+	while (i < size) {
+		uint8_t op = data[i++], s = i < size ? data[i] % SLOTS : 0;
+
+		switch (op % 8) {
+		case 0:		/* connect from this process, or (1) from the helper */
+		case 1:
+			i++;
+			if (slot[s] >= 0)
+				close(slot[s]);
+			slot[s] = op % 8 ? connect_other() : connect_path();
+			break;
+		case 2: {	/* bytes, and fds (0..5) with them */
+			size_t len = i + 2 < size ? data[i + 2] : 0;
+			unsigned int nfds = i + 1 < size ? data[i + 1] % 6 : 0;
+
+			i += 3;
+			len = MIN(len, size - MIN(i, size));
+			if (slot[s] >= 0)
+				send_with_fds(slot[s], data + i, len, nfds);
+			i += len;
+			break;
+		}
+		case 3:		/* a PREPARE */
+			i++;
+			if (slot[s] >= 0)
+				send_prepare(slot[s], i < size ? data[i] : 0);
+			i++;
+			break;
+		case 4:
+			i++;
+			if (slot[s] >= 0)
+				close(slot[s]);
+			slot[s] = -1;
+			break;
+		case 5:		/* let deadlines pass: 0..25 ms */
+			loop_run(ctx, (i < size ? data[i++] % 26u : 0) * 1000u);
+			break;
+		case 6:		/* small limits */
+			if (i + 3 > size)
+				break;
+			l.max_pending = 1 + data[i] % 8;
+			l.max_peer_pending = 1 + data[i + 1] % 8;
+			l.max_peer_conns = 1 + data[i + 2] % 8;
+			l.max_buffered_bytes = 1024u << (data[i] >> 4);
+			vt_handoff_server_set_limits(srv, &l);
+			pending_floor = vt_handoff_server_pending(srv);
+			buffered_floor = vt_handoff_server_buffered_bytes(srv);
+			i += 3;
+			break;
+		default:
+			loop_run(ctx, 0);
+			break;
+		}
+		loop_run(ctx, 0);
+		assert(vt_handoff_server_pending(srv) <= MAX(l.max_pending, pending_floor));
+		assert(vt_handoff_server_buffered_bytes(srv) <= MAX(l.max_buffered_bytes,
+								    buffered_floor));
+	}
+	loop_run(ctx, 30000);	/* every deadline passes */
+	vt_handoff_server_get_stats(srv, &st);
+	assert(st.refused_peer_conns + st.refused_peer_pending + st.refused_full + st.displaced +
+	       st.hello_timeouts + st.prepare_idle + st.no_credentials <= st.dropped);
+	assert(a.dropped == st.dropped);
+	for (int s = 0; s < SLOTS; s++)
+		if (slot[s] >= 0)
+			close(slot[s]);
+	loop_run(ctx, 2000);
+	assert(vt_handoff_server_pending(srv) == 0);	/* every peer gone: nothing charged */
+	vt_handoff_server_free(srv);
+	assert(a.open == 0);
+	g_main_context_unref(ctx);
+	return 0;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Writes the seed corpus of fuzz_handoff_server into the directory given:
+scripts of connections, bytes, fds, PREPAREs, closes, waits and limits
+(fuzz_handoff_server.c: op byte % 8, then its arguments), built here so that
+no binary file lives in git."""
+
+import os
+import struct
+import sys
+
+MAGIC = 0x4F485456
+
+
+def connect(slot, other=False):
+    return bytes([1 if other else 0, slot])
+
+
+def send(slot, payload, nfds=0):
+    return bytes([2, slot, nfds, len(payload)]) + payload
+
+
+def prepare(slot, variant=0):
+    return bytes([3, slot, variant])
+
+
+def close(slot):
+    return bytes([4, slot])
+
+
+def wait(ms):
+    return bytes([5, ms])
+
+
+def limits(pending, peer_pending, peer_conns, buffered_shift=6):
+    return bytes([6, (buffered_shift << 4) | (pending - 1), peer_pending - 1, peer_conns - 1])
+
+
+def hdr(mtype, size, seq=1):
+    return struct.pack("<IHHII", MAGIC, 1, mtype, size, seq)
+
+
+seeds = {
+    # one process fills max_pending, another's connection displaces its oldest
+    "displace": limits(4, 8, 8) + b"".join(connect(s) for s in range(5)) + connect(6, True),
+    # per-process caps
+    "peer-pending": limits(8, 2, 8) + b"".join(connect(s) for s in range(4)),
+    "peer-conns": limits(8, 8, 2) + b"".join(connect(s) for s in range(4)),
+    # PREPAREs held, then the deadline without RAM; a RECONNECT PREPARE is refused
+    "prepare-held": b"".join(connect(s) + prepare(s, 2 * s) for s in range(4)) + wait(25),
+    "prepare-reconnect": connect(0) + prepare(0, 1),
+    "prepare-displaced": limits(2, 8, 8) + connect(0) + prepare(0) + connect(1) + prepare(1) +
+        connect(2, True),
+    # no HELLO: the deadline, reopened
+    "no-hello-reopen": connect(0) + wait(25) + connect(0) + wait(25) + connect(1, True),
+    # a partial HELLO, too many fds, fds on a message without any
+    "partial-hello": connect(0) + send(0, hdr(1, 216) + b"\0" * 40, nfds=2) + wait(25),
+    "too-many-fds": connect(0) + send(0, hdr(1, 216) + b"\0" * 216, nfds=5),
+    "fds-on-policy": connect(0) + send(0, hdr(4, 160) + b"\0" * 160, nfds=1),
+    "buffered-cap": limits(8, 8, 8, 0) + connect(0) + send(0, hdr(1, 4096) + b"\0" * 200) +
+        connect(1, True) + send(1, hdr(1, 4096) + b"\0" * 200),
+    "close-all": b"".join(connect(s, s % 2 == 1) for s in range(6)) + b"".join(close(s) for s in range(6)),
+}
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+for name, data in seeds.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)
