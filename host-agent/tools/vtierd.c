@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -102,6 +103,22 @@ static char *metrics_text(void *arg)
 	return vt_metrics_collect(arg);
 }
 
+/*
+ * Each hand-off costs fds (socket, memfd, uffd, store files): run with the
+ * hard limit, as systemd's LimitNOFILE or the shell's ulimit -Hn allows.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		g_warning("cannot raise the fd limit (RLIMIT_NOFILE) to its hard limit %llu: %s",
+			  (unsigned long long)rl.rlim_max, g_strerror(errno));
+}
+
 static char *handle(const char *data, size_t len, void *arg)
 {
 	return vt_daemon_handle(arg, data, len);
@@ -183,6 +200,7 @@ int main(int argc, char **argv)
 	}
 	if (verbose)
 		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
+	raise_fd_limit();
 	if (config_path) {
 		config = g_key_file_new();
 		if (!g_key_file_load_from_file(config, config_path, G_KEY_FILE_NONE, &e)) {
