@@ -217,7 +217,9 @@ void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stat
 	}
 	if (!h->reader) {
 		if (s->windows < h->retry_window || !hints_attach(vm, h)) {
-			h->retry_window = MAX(h->retry_window, s->windows + RETRY_WINDOWS);
+			/* the next try RETRY_WINDOWS after this one, not after every window */
+			if (s->windows >= h->retry_window)
+				h->retry_window = s->windows + RETRY_WINDOWS;
 			memset(&s->hints, 0, sizeof(s->hints));
 			g_strlcpy(s->hints.error, h->error, sizeof(s->hints.error));
 			return;
