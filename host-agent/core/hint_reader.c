@@ -89,7 +89,7 @@ static bool contradicts(void *opaque, const struct vt_ghint *h)
 	return false;
 }
 
-int vt_hint_reader_open(struct vt_hint_reader **out, void *mem, size_t size,
+int vt_hint_reader_open(struct vt_hint_reader **out, int fd, size_t size,
 			const struct vt_hint_map *map, size_t n_map,
 			const struct vt_ghint_limits *lim, uint64_t now_ns, char *err, size_t err_len)
 {
@@ -106,7 +106,7 @@ int vt_hint_reader_open(struct vt_hint_reader **out, void *mem, size_t size,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return vt_err_set(-ENOMEM, err, err_len, "out of memory");
-	ret = vt_ghint_attach(&r->ch, mem, size, ram, n_map, lim,
+	ret = vt_ghint_attach(&r->ch, fd, size, ram, n_map, lim,
 			      VTIER_GUEST_HOST_FREE | VTIER_GUEST_HOST_COLD | VTIER_GUEST_HOST_RECLAIM,
 			      now_ns, err, err_len);
 	if (ret) {
@@ -284,6 +284,11 @@ void vt_hint_reader_close(struct vt_hint_reader *r, const struct vt_hint_env *en
 	vt_ghint_detach(r->ch);
 	free(r->cold_units);
 	free(r);
+}
+
+int vt_hint_reader_error(const struct vt_hint_reader *r, char *err, size_t err_len)
+{
+	return vt_ghint_error(r->ch, err, err_len);
 }
 
 void vt_hint_reader_stats(const struct vt_hint_reader *r, struct vt_hint_stats *out)

@@ -31,6 +31,9 @@
 struct vt_hint_stats {
 	bool attached;
 	char error[160];		/* why the channel is not attached ("" when it is) */
+	uint64_t refused;		/* times the VM's channel was closed because its region
+					 * failed a read or write (its file shrunk): kept
+					 * across attaches (core/vm_hints.c) */
 	uint64_t region_bytes;
 	struct vt_ghint_stats ch;	/* records, accepted and rejected by reason */
 	uint64_t polls;
@@ -81,11 +84,11 @@ struct vt_hint_env {
 struct vt_hint_reader;
 
 /*
- * Attach to the region @mem of @size bytes (mapped shared) for a VM with
- * RAM @map[@n_map] (at most 64 pieces): FREE, COLD and RECLAIM hints wanted.
- * 0 or -errno with @err set.
+ * Attach to the region of @size bytes in the file @fd (read and written with
+ * pread/pwrite, iface/guest_hints.h) for a VM with RAM @map[@n_map] (at most
+ * 64 pieces): FREE, COLD and RECLAIM hints wanted. 0 or -errno with @err set.
  */
-int vt_hint_reader_open(struct vt_hint_reader **out, void *mem, size_t size,
+int vt_hint_reader_open(struct vt_hint_reader **out, int fd, size_t size,
 			const struct vt_hint_map *map, size_t n_map,
 			const struct vt_ghint_limits *lim, uint64_t now_ns, char *err, size_t err_len);
 /*
@@ -107,6 +110,12 @@ void vt_hint_reader_set_balloon(struct vt_hint_reader *r, uint64_t bytes);
  * host's flags. NULL is fine.
  */
 void vt_hint_reader_close(struct vt_hint_reader *r, const struct vt_hint_env *env);
+/*
+ * 0, or the -errno with which the region's file failed (-ESTALE: shrunk
+ * under the reader) and @err saying so: the reader acts on nothing more;
+ * close it (the guest's unacknowledged records stay unacknowledged).
+ */
+int vt_hint_reader_error(const struct vt_hint_reader *r, char *err, size_t err_len);
 /* Its figures (the channel's included). */
 void vt_hint_reader_stats(const struct vt_hint_reader *r, struct vt_hint_stats *out);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The guest hint region of a VM: found by name, checked on the open file, mapped. */
+/* The guest hint region of a VM: found by name, checked on the open file (never mapped). */
 #include "hint_region.h"
 
 #include <errno.h>
@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -78,7 +77,6 @@ int vt_hint_region_open(const char *dir, const char *name, pid_t pid, uid_t uid,
 {
 	char path[512];
 	struct stat st;
-	void *mem;
 	int fd, ret;
 
 	*out = (struct vt_hint_region){ .fd = -1 };
@@ -123,12 +121,7 @@ int vt_hint_region_open(const char *dir, const char *name, pid_t pid, uid_t uid,
 				 ret < 0 ? ": " : "", ret < 0 ? strerror(-ret) : "");
 		goto fail;
 	}
-	mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED) {
-		ret = vt_err_set(-errno, err, err_len, "%s: mmap: %s", path, strerror(errno));
-		goto fail;
-	}
-	*out = (struct vt_hint_region){ .mem = mem, .size = (size_t)st.st_size, .fd = fd,
+	*out = (struct vt_hint_region){ .size = (size_t)st.st_size, .fd = fd,
 					.dev = st.st_dev, .ino = st.st_ino };
 	return 0;
 fail:
@@ -144,16 +137,15 @@ int vt_hint_region_check(const struct vt_hint_region *r, char *err, size_t err_l
 		return vt_err_set(-ESTALE, err, err_len, "hint region: fstat: %s", strerror(errno));
 	if (st.st_size < 0 || (uint64_t)st.st_size < r->size)
 		return vt_err_set(-ESTALE, err, err_len,
-				  "hint region shrunk under the mapping (%lld of %zu bytes): closed",
+				  "hint region shrunk by its owner (%lld of %zu bytes): closed",
 				  (long long)st.st_size, r->size);
 	return 0;
 }
 
 void vt_hint_region_close(struct vt_hint_region *r)
 {
-	if (!r->mem)
+	if (r->fd < 0)
 		return;		/* never opened, or closed already */
-	munmap(r->mem, r->size);
 	close(r->fd);
 	*r = (struct vt_hint_region){ .fd = -1 };
 }

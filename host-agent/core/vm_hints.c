@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "backend.h"
 #include "daemon.h"
@@ -41,6 +40,7 @@ struct vt_vm_hints {
 	uint64_t retry_window;
 	uint64_t balloon_bytes;		/* last target set */
 	bool balloon_set;
+	uint64_t refused;		/* channels closed because the region failed (shrunk) */
 	char error[160];
 };
 
@@ -112,20 +112,16 @@ static struct vt_hint_env env_of(struct vt_vm *vm, struct vt_vm_hints *h)
 	};
 }
 
-/* Leave the channel: queued discards cancelled first, then everything acknowledged. */
-static void hints_detach(struct vt_vm *vm, struct vt_vm_hints *h, bool region_ok)
+/*
+ * Leave the channel: queued discards cancelled first, then everything
+ * acknowledged (a channel whose region failed writes nothing more).
+ */
+static void hints_detach(struct vt_vm *vm, struct vt_vm_hints *h)
 {
 	struct vt_hint_env env = env_of(vm, h);
 
 	if (!h->reader)
 		return;
-	/*
-	 * A region its owner shrank would fault (SIGBUS) on the writes of the
-	 * detach: they go to private memory over it instead.
-	 */
-	if (!region_ok)
-		mmap(h->region.mem, h->region.size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	vt_hint_reader_close(h->reader, &env);
 	h->reader = NULL;
 	vt_hint_region_close(&h->region);
@@ -139,7 +135,7 @@ void vt_vm_hints_close(struct vt_vm *vm)
 
 	if (!h)
 		return;
-	hints_detach(vm, h, true);
+	hints_detach(vm, h);
 	g_ptr_array_free(h->queued, TRUE);
 	g_free(h);
 	vm->hints = NULL;
@@ -170,7 +166,7 @@ static bool hints_attach(struct vt_vm *vm, struct vt_vm_hints *h)
 	else
 		g_snprintf(err, sizeof(err), "QEMU pid %d is gone", (int)vm->pid);
 	if (ret == 0)
-		ret = vt_hint_reader_open(&h->reader, h->region.mem, h->region.size,
+		ret = vt_hint_reader_open(&h->reader, h->region.fd, h->region.size,
 					  (const struct vt_hint_map *)(const void *)vm->gpa_map->data,
 					  vm->gpa_map->len, NULL,
 					  (uint64_t)g_get_monotonic_time() * 1000, err, sizeof(err));
@@ -186,6 +182,26 @@ static bool hints_attach(struct vt_vm *vm, struct vt_vm_hints *h)
 	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name,
 		      "guest hints: region of %zu KiB attached", h->region.size >> 10);
 	return true;
+}
+
+/*
+ * The region's file shrank (before the window or under its reads): this VM's
+ * channel is closed and counted, looked for again later; nothing else is
+ * touched.
+ */
+static void region_failed(struct vt_vm *vm, struct vt_vm_hints *h, struct vt_vm_stats *s,
+			  const char *why)
+{
+	char err[sizeof(h->error)];
+
+	g_snprintf(err, sizeof(err), "channel refused: %s", why);
+	hints_detach(vm, h);
+	h->refused++;
+	set_error(vm, h, err);
+	h->retry_window = s->windows + RETRY_WINDOWS;
+	memset(&s->hints, 0, sizeof(s->hints));
+	g_strlcpy(s->hints.error, h->error, sizeof(s->hints.error));
+	s->hints.refused = h->refused;
 }
 
 /* Host memory the discards freed, as the hand-offs' movers counted it. */
@@ -222,15 +238,12 @@ void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stat
 				h->retry_window = s->windows + RETRY_WINDOWS;
 			memset(&s->hints, 0, sizeof(s->hints));
 			g_strlcpy(s->hints.error, h->error, sizeof(s->hints.error));
+			s->hints.refused = h->refused;
 			return;
 		}
 	}
 	if (vt_hint_region_check(&h->region, err, sizeof(err)) < 0) {
-		hints_detach(vm, h, false);
-		set_error(vm, h, err);
-		h->retry_window = s->windows + RETRY_WINDOWS;
-		g_strlcpy(s->hints.error, h->error, sizeof(s->hints.error));
-		s->hints.attached = false;
+		region_failed(vm, h, s, err);
 		return;
 	}
 	if (!h->balloon_set || h->balloon_bytes != vm->policy.balloon_bytes) {
@@ -247,7 +260,12 @@ void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stat
 	for (uint64_t waited = 0, most = MIN(ACK_WAIT_MS, vm->policy.window_ms / 20);
 	     !vt_hint_reader_try_ack(h->reader, &env) && waited < most; waited++)
 		g_usleep(1000);
+	if (vt_hint_reader_error(h->reader, err, sizeof(err)) < 0) {
+		region_failed(vm, h, s, err);
+		return;
+	}
 	vt_hint_reader_stats(h->reader, &s->hints);
+	s->hints.refused = h->refused;
 	s->hints.pageout_bytes = h->pageout_bytes;
 	s->hints.saved_bytes = saved_bytes(backends);
 }

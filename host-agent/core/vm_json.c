@@ -92,6 +92,7 @@ static void hints_to_json(const struct vt_vm *vm, const struct vt_hint_stats *h,
 	vt_json_add_str(b, "channel", !vm->policy.hints ? "off" : h->attached ? "attached" :
 		       "not attached");
 	vt_json_add_str(b, "error", h->error);
+	vt_json_add_u64(b, "refused", h->refused);
 	vt_json_add_u64(b, "region_bytes", h->region_bytes);
 	vt_json_add_u64(b, "records", h->ch.records);
 	for (int pass = 0; pass < 2; pass++) {

@@ -6,13 +6,16 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "errbuf.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define MAX_RAM_PIECES 64
+#define READ_BATCH 128		/* records per read (4 KiB on the stack) */
 
 /* A budget that refills at @rate per second up to @burst. */
 struct bucket {
@@ -24,15 +27,14 @@ struct bucket {
 };
 
 struct vt_ghint_chan {
-	volatile struct vtier_guest_host *host;		/* written only */
-	volatile struct vtier_guest_guest *guest;	/* copied once per poll */
-	const volatile struct vtier_guest_hint *ring;
+	int fd;			/* the region's file: the caller's, open until detach */
 	uint32_t ring_records;
 	uint32_t cons;		/* next record to read: the host's own copy */
 	uint32_t epoch;
 	uint32_t reclaim_seq;
 	uint32_t host_flags;
 	uint64_t heartbeat;
+	uint64_t balloon_target;
 	uint32_t max_per_poll;
 	struct bucket records;
 	struct bucket discard;
@@ -41,6 +43,8 @@ struct vt_ghint_chan {
 	vt_ghint_contradicts_fn contradicts;
 	void *contradicts_opaque;
 	struct vt_ghint_stats stats;
+	int failed;		/* 0, or the -errno of the access that failed: closed to I/O */
+	char why[VT_GHINT_ERR_LEN];
 };
 
 static const char *const reject_names[VT_GHINT_R_COUNT] = {
@@ -63,24 +67,82 @@ const char *vt_ghint_reject_name(enum vt_ghint_reject r)
 }
 
 /*
- * Copy guest memory once. The barrier keeps the compiler from reading the
- * source again in place of the copy (it may no longer assume the two equal),
- * so every check and every use sees the same bytes.
+ * The region is read and written with pread/pwrite on its file, never through
+ * a mapping: the file's owner (QEMU) may shrink it at any moment, and an
+ * access through a mapping past the new end is SIGBUS for the whole agent.
+ * Here it is a short read: the channel fails, closed to any further access,
+ * and says why (vt_ghint_error). Each read is a copy: every check and every
+ * use sees the same bytes, whatever the guest writes meanwhile.
  */
-static void copy_once(void *dst, const volatile void *src, size_t n)
+static bool region_io(struct vt_ghint_chan *ch, bool write, uint64_t off, void *buf, size_t len)
 {
-	memcpy(dst, (const void *)src, n);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ssize_t n;
+	int ret;
+
+	if (ch->failed)
+		return false;
+	do
+		n = write ? pwrite(ch->fd, buf, len, (off_t)off) : pread(ch->fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)len)
+		return true;
+	/* a short read: past the end. A short write: no room (a full tmpfs) */
+	ret = n >= 0 ? (write ? -ENOSPC : -ESTALE) : -errno;
+	ch->failed = ret;
+	vt_err_set(ret, ch->why, sizeof(ch->why), "hint region %s of %zu bytes at 0x%llx: %s",
+		   write ? "write" : "read", len, (unsigned long long)off,
+		   ret == -ESTALE ? "past the end of the file: its owner shrank it" : strerror(-ret));
+	return false;
 }
 
-static void store_le32(volatile __le32 *p, uint32_t v)
+static bool region_read(struct vt_ghint_chan *ch, uint64_t off, void *buf, size_t len)
 {
-	__atomic_store_n((uint32_t *)p, htole32(v), __ATOMIC_RELEASE);
+	return region_io(ch, false, off, buf, len);
 }
 
-static void store_le64(volatile __le64 *p, uint64_t v)
+/*
+ * A write past the end of a shrunk file extends it (by at most the 72 bytes
+ * of the host's page): harmless, and the next read fails the channel.
+ */
+static bool region_write(struct vt_ghint_chan *ch, uint64_t off, const void *buf, size_t len)
 {
-	__atomic_store_n((uint64_t *)p, htole64(v), __ATOMIC_RELEASE);
+	return region_io(ch, true, off, (void *)buf, len);
+}
+
+/* One little-endian field of the host's page. */
+#define HOST_OFF(field) (VTIER_GUEST_HOST_OFFSET + offsetof(struct vtier_guest_host, field))
+
+static bool host_write32(struct vt_ghint_chan *ch, size_t off, uint32_t v)
+{
+	__le32 le = htole32(v);
+
+	return region_write(ch, off, &le, sizeof(le));
+}
+
+static bool host_write64(struct vt_ghint_chan *ch, size_t off, uint64_t v)
+{
+	__le64 le = htole64(v);
+
+	return region_write(ch, off, &le, sizeof(le));
+}
+
+/* The host's page as the channel has it (magic 0: attach stores it last). */
+static void host_page(const struct vt_ghint_chan *ch, struct vtier_guest_host *h)
+{
+	*h = (struct vtier_guest_host){
+		.abi_version = htole16(VTIER_GUEST_ABI_VERSION),
+		.header_size = htole16(sizeof(struct vtier_guest_host)),
+		.flags = htole32(ch->host_flags),
+		.ring_offset = htole32(VTIER_GUEST_RING_OFFSET),
+		.ring_records = htole32(ch->ring_records),
+		.record_size = htole32(sizeof(struct vtier_guest_hint)),
+		.cons = htole32(ch->cons),
+		.epoch = htole32(ch->epoch),
+		.heartbeat = htole64(ch->heartbeat),
+		.balloon_target_pages = htole64(ch->balloon_target),
+		.reclaim_seq = htole32(ch->reclaim_seq),
+		.max_records_per_sec = htole32((uint32_t)ch->records.rate),
+	};
 }
 
 static void bucket_init(struct bucket *b, uint64_t rate, uint64_t burst, uint64_t now_ns)
@@ -127,7 +189,7 @@ static int check_ram(const struct vt_ghint_ram *ram, size_t n_ram, char *err, si
 	return 0;
 }
 
-int vt_ghint_attach(struct vt_ghint_chan **out, void *mem, size_t size,
+int vt_ghint_attach(struct vt_ghint_chan **out, int fd, size_t size,
 		    const struct vt_ghint_ram *ram, size_t n_ram,
 		    const struct vt_ghint_limits *lim, uint32_t host_flags,
 		    uint64_t now_ns, char *err, size_t err_len)
@@ -136,14 +198,15 @@ int vt_ghint_attach(struct vt_ghint_chan **out, void *mem, size_t size,
 		.max_records_per_poll = 256, .records_per_sec = 4096, .burst_records = 1024,
 		.discard_bytes_per_sec = 1ull << 30, .discard_burst_bytes = 1ull << 30,
 	};
+	struct vtier_guest_host host;
 	struct vt_ghint_chan *ch;
+	__le32 old_epoch, prod;
 	uint64_t records;
-	uint32_t old_epoch;
 	int ret;
 
 	*out = NULL;
-	if (!mem || (uintptr_t)mem % 4096)
-		return vt_err_set(-EINVAL, err, err_len, "hint region not page aligned");
+	if (fd < 0)
+		return vt_err_set(-EINVAL, err, err_len, "hint region: no file");
 	if (size < VTIER_GUEST_REGION_MIN || size > VTIER_GUEST_REGION_MAX || (size & (size - 1)))
 		return vt_err_set(-EINVAL, err, err_len,
 				  "hint region of %zu bytes: must be a power of 2, %u..%u", size,
@@ -158,9 +221,7 @@ int vt_ghint_attach(struct vt_ghint_chan **out, void *mem, size_t size,
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return vt_err_set(-ENOMEM, err, err_len, "out of memory");
-	ch->host = (volatile struct vtier_guest_host *)((char *)mem + VTIER_GUEST_HOST_OFFSET);
-	ch->guest = (volatile struct vtier_guest_guest *)((char *)mem + VTIER_GUEST_GUEST_OFFSET);
-	ch->ring = (const volatile struct vtier_guest_hint *)((char *)mem + VTIER_GUEST_RING_OFFSET);
+	ch->fd = fd;
 	records = (size - VTIER_GUEST_RING_OFFSET) / sizeof(struct vtier_guest_hint);
 	ch->ring_records = 1;
 	while ((uint64_t)ch->ring_records * 2 <= records && ch->ring_records < VTIER_GUEST_RING_MAX)
@@ -180,38 +241,44 @@ int vt_ghint_attach(struct vt_ghint_chan **out, void *mem, size_t size,
 	 * The old epoch is only a counter to step past (the guest may have
 	 * written it). Whatever sits in the ring now was written for another
 	 * agent: acknowledge it unread, which is always safe for the guest.
+	 * The whole region is read once: a file shorter than @size fails here.
 	 */
-	old_epoch = le32toh(__atomic_load_n((uint32_t *)&ch->host->epoch, __ATOMIC_RELAXED));
-	ch->epoch = old_epoch + 1;
-	ch->cons = le32toh(__atomic_load_n((uint32_t *)&ch->guest->prod, __ATOMIC_ACQUIRE));
+	{
+		char last;
 
-	store_le32(&ch->host->magic, 0);
-	ch->host->abi_version = htole16(VTIER_GUEST_ABI_VERSION);
-	ch->host->header_size = htole16(sizeof(struct vtier_guest_host));
-	ch->host->ring_offset = htole32(VTIER_GUEST_RING_OFFSET);
-	ch->host->ring_records = htole32(ch->ring_records);
-	ch->host->record_size = htole32(sizeof(struct vtier_guest_hint));
-	ch->host->heartbeat = 0;
-	ch->host->balloon_target_pages = 0;
-	ch->host->reclaim_seq = 0;
-	ch->host->max_records_per_sec = htole32((uint32_t)ch->records.rate);
-	for (int i = 0; i < 2; i++)
-		ch->host->reserved[i] = 0;
-	store_le32(&ch->host->cons, ch->cons);
-	store_le32(&ch->host->epoch, ch->epoch);
-	store_le32(&ch->host->flags, ch->host_flags);
-	store_le32(&ch->host->magic, VTIER_GUEST_HOST_MAGIC);
+		region_read(ch, size - 1, &last, 1);
+	}
+	region_read(ch, HOST_OFF(epoch), &old_epoch, sizeof(old_epoch));
+	region_read(ch, VTIER_GUEST_GUEST_OFFSET + offsetof(struct vtier_guest_guest, prod),
+		    &prod, sizeof(prod));
+	ch->epoch = le32toh(old_epoch) + 1;
+	ch->cons = le32toh(prod);
+
+	/* the magic last: a guest that sees it sees the rest */
+	host_page(ch, &host);
+	host.heartbeat = 0;
+	host_write32(ch, HOST_OFF(magic), 0);
+	region_write(ch, VTIER_GUEST_HOST_OFFSET, &host, sizeof(host));
+	host_write32(ch, HOST_OFF(magic), VTIER_GUEST_HOST_MAGIC);
+	if (ch->failed) {
+		ret = vt_err_set(ch->failed, err, err_len, "%s", ch->why);
+		free(ch);
+		return ret;
+	}
 	*out = ch;
 	return 0;
 }
 
 void vt_ghint_detach(struct vt_ghint_chan *ch)
 {
+	__le32 prod;
+
 	if (!ch)
 		return;
-	store_le32(&ch->host->flags, 0);
-	store_le32(&ch->host->cons,
-		   le32toh(__atomic_load_n((uint32_t *)&ch->guest->prod, __ATOMIC_ACQUIRE)));
+	host_write32(ch, HOST_OFF(flags), 0);
+	if (region_read(ch, VTIER_GUEST_GUEST_OFFSET + offsetof(struct vtier_guest_guest, prod),
+			&prod, sizeof(prod)))
+		host_write32(ch, HOST_OFF(cons), le32toh(prod));
 	free(ch);
 }
 
@@ -224,17 +291,24 @@ void vt_ghint_set_contradicts(struct vt_ghint_chan *ch, vt_ghint_contradicts_fn 
 void vt_ghint_set_balloon_target(struct vt_ghint_chan *ch, uint64_t pages)
 {
 	ch->reclaim_seq++;
-	store_le64(&ch->host->balloon_target_pages, pages);
-	store_le32(&ch->host->reclaim_seq, ch->reclaim_seq);
+	ch->balloon_target = pages;
+	/* the target before its sequence number: a guest that sees the new seq sees it */
+	host_write64(ch, HOST_OFF(balloon_target_pages), pages);
+	host_write32(ch, HOST_OFF(reclaim_seq), ch->reclaim_seq);
 	if (!(ch->host_flags & VTIER_GUEST_HOST_RECLAIM)) {
 		ch->host_flags |= VTIER_GUEST_HOST_RECLAIM;
-		store_le32(&ch->host->flags, ch->host_flags);
+		host_write32(ch, HOST_OFF(flags), ch->host_flags);
 	}
 }
 
 const struct vt_ghint_stats *vt_ghint_stats(const struct vt_ghint_chan *ch)
 {
 	return &ch->stats;
+}
+
+int vt_ghint_error(const struct vt_ghint_chan *ch, char *err, size_t err_len)
+{
+	return ch->failed ? vt_err_set(ch->failed, err, err_len, "%s", ch->why) : 0;
 }
 
 static bool inside_ram(const struct vt_ghint_chan *ch, uint64_t gpa, uint64_t size)
@@ -310,18 +384,36 @@ static int check_hint(struct vt_ghint_chan *ch, const struct vtier_guest_hint *r
 	return -1;
 }
 
+/* Records [@idx, +@n) of the ring (@n <= ring_records) into @recs, in one or two reads. */
+static bool read_records(struct vt_ghint_chan *ch, uint32_t idx, uint32_t n,
+			 struct vtier_guest_hint *recs)
+{
+	uint32_t slot = idx & (ch->ring_records - 1);
+	uint32_t first = n < ch->ring_records - slot ? n : ch->ring_records - slot;
+	const size_t rec = sizeof(struct vtier_guest_hint);
+
+	if (!region_read(ch, VTIER_GUEST_RING_OFFSET + (uint64_t)slot * rec, recs, first * rec))
+		return false;
+	return first == n || region_read(ch, VTIER_GUEST_RING_OFFSET, recs + first,
+					 (n - first) * rec);
+}
+
 size_t vt_ghint_poll(struct vt_ghint_chan *ch, struct vt_ghint *out, size_t max,
 		     uint64_t now_ns)
 {
+	struct vtier_guest_hint recs[READ_BATCH];
 	struct vtier_guest_guest g;
 	uint32_t prod, avail, n;
 	size_t k = 0;
 
+	if (ch->failed)
+		return 0;
 	bucket_refill(&ch->records, now_ns);
 	bucket_refill(&ch->discard, now_ns);
 
-	prod = le32toh(__atomic_load_n((uint32_t *)&ch->guest->prod, __ATOMIC_ACQUIRE));
-	copy_once(&g, ch->guest, sizeof(g));
+	if (!region_read(ch, VTIER_GUEST_GUEST_OFFSET, &g, sizeof(g)))
+		return 0;
+	prod = le32toh(g.prod);
 	if (le32toh(g.magic) != VTIER_GUEST_GUEST_MAGIC ||
 	    le16toh(g.abi_version) != VTIER_GUEST_ABI_VERSION ||
 	    le16toh(g.header_size) < sizeof(g)) {
@@ -350,36 +442,41 @@ size_t vt_ghint_poll(struct vt_ghint_chan *ch, struct vt_ghint *out, size_t max,
 		ch->stats.deferred++;
 	ch->records.tokens -= n;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t idx = ch->cons + i;
-		struct vtier_guest_hint rec;
-		int reason;
+	for (uint32_t done = 0; done < n;) {
+		uint32_t batch = n - done < READ_BATCH ? n - done : READ_BATCH;
 
-		copy_once(&rec, &ch->ring[idx & (ch->ring_records - 1)], sizeof(rec));
-		reason = check_hint(ch, &rec, idx, &out[k]);
-		if (reason >= 0) {
-			ch->stats.rejected[reason]++;
-			continue;
+		if (!read_records(ch, ch->cons + done, batch, recs))
+			return k;	/* the region is gone: nothing more is read */
+		for (uint32_t i = 0; i < batch; i++) {
+			int reason = check_hint(ch, &recs[i], ch->cons + done + i, &out[k]);
+
+			if (reason >= 0) {
+				ch->stats.rejected[reason]++;
+				continue;
+			}
+			ch->stats.accepted[out[k].kind]++;
+			ch->stats.accepted_bytes[out[k].kind] += out[k].size_bytes;
+			if (out[k].kind == VTIER_GUEST_INFLATE)
+				ch->stats.balloon_bytes += out[k].size_bytes;
+			else if (out[k].kind == VTIER_GUEST_DEFLATE)
+				ch->stats.balloon_bytes -= out[k].size_bytes;
+			k++;
 		}
-		ch->stats.accepted[out[k].kind]++;
-		ch->stats.accepted_bytes[out[k].kind] += out[k].size_bytes;
-		if (out[k].kind == VTIER_GUEST_INFLATE)
-			ch->stats.balloon_bytes += out[k].size_bytes;
-		else if (out[k].kind == VTIER_GUEST_DEFLATE)
-			ch->stats.balloon_bytes -= out[k].size_bytes;
-		k++;
+		ch->stats.records += batch;
+		done += batch;
 	}
-	ch->stats.records += n;
 	ch->cons += n;
 	return k;
 }
 
 void vt_ghint_commit(struct vt_ghint_chan *ch)
 {
+	struct vtier_guest_host host;
+	const size_t from = offsetof(struct vtier_guest_host, flags);
+	const size_t to = offsetof(struct vtier_guest_host, balloon_target_pages);
+
+	/* the guest may have scribbled over them: written again, in one write */
 	ch->heartbeat++;
-	store_le64(&ch->host->heartbeat, ch->heartbeat);
-	/* the guest may have scribbled over them: write them again */
-	store_le32(&ch->host->cons, ch->cons);
-	store_le32(&ch->host->flags, ch->host_flags);
-	store_le32(&ch->host->epoch, ch->epoch);
+	host_page(ch, &host);
+	region_write(ch, VTIER_GUEST_HOST_OFFSET + from, (const char *)&host + from, to - from);
 }

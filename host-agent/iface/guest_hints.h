@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The agent's side of the guest hint channel (include/vtier/guest.h,
- * docs/abi-guest.md): set up the host's page of a mapped region, read hint
+ * docs/abi-guest.md): set up the host's page of the region, read hint
  * records from the guest's ring, check each one, hand out the good ones and
- * count the rest by reason. No I/O and no policy: the caller maps the region,
+ * count the rest by reason. No policy: the caller opens the region's file,
  * acts on the hints it gets, then commits.
+ *
+ * The region is read and written with pread/pwrite on its file, never
+ * through a mapping: the file belongs to QEMU, which may shrink it at any
+ * moment, and a load or store through a mapping past the new end would be
+ * SIGBUS for the whole agent. A read past the end fails the channel instead:
+ * from then on it reads and writes nothing, vt_ghint_error() says why, and
+ * the caller detaches.
  *
  * The region is guest memory: the guest may change any byte of it at any
  * moment. Every record is copied once and only the copy is checked and
@@ -86,16 +93,18 @@ struct vt_ghint_chan;
 typedef bool (*vt_ghint_contradicts_fn)(void *opaque, const struct vt_ghint *hint);
 
 /*
- * Take over the region @mem of @size bytes (a power of 2 within
- * VTIER_GUEST_REGION_MIN..MAX, page aligned): write the host's page with
+ * Take over the region of @size bytes (a power of 2 within
+ * VTIER_GUEST_REGION_MIN..MAX) in the file @fd (the caller's, open until
+ * vt_ghint_detach; a file shorter than @size is refused): write the host's page with
  * @host_flags (VTIER_GUEST_HOST_*, ACTIVE added), a new epoch, and a
  * consumer index equal to the guest's producer index, which acknowledges
  * whatever a previous agent left unread without acting on it. @ram is the
  * VM's guest RAM (1..64 pieces, each 4 KiB aligned, no overlap); @lim may be
  * NULL for the defaults; @now_ns starts the rate budgets (any clock, the
- * same in every call). Returns 0 or -EINVAL with @err set.
+ * same in every call). Returns 0, or -EINVAL (arguments) or the read's
+ * -errno (-ESTALE: the file is shorter) with @err set.
  */
-int vt_ghint_attach(struct vt_ghint_chan **out, void *mem, size_t size,
+int vt_ghint_attach(struct vt_ghint_chan **out, int fd, size_t size,
 		    const struct vt_ghint_ram *ram, size_t n_ram,
 		    const struct vt_ghint_limits *lim, uint32_t host_flags,
 		    uint64_t now_ns, char *err, size_t err_len);
@@ -128,6 +137,14 @@ void vt_ghint_commit(struct vt_ghint_chan *ch);
 void vt_ghint_set_balloon_target(struct vt_ghint_chan *ch, uint64_t pages);
 
 const struct vt_ghint_stats *vt_ghint_stats(const struct vt_ghint_chan *ch);
+
+/*
+ * 0 while the region's file answers; else the -errno of the first access
+ * that failed (-ESTALE: a read past the end of a file its owner shrank) with
+ * @err (may be NULL) saying which. A failed channel polls nothing and writes
+ * nothing: detach it.
+ */
+int vt_ghint_error(const struct vt_ghint_chan *ch, char *err, size_t err_len);
 
 /* "seq", "kind", ... for stats output; "?" for a value out of range. */
 const char *vt_ghint_reject_name(enum vt_ghint_reject r);

@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -35,6 +38,7 @@ static const struct vt_ghint_ram ram[] = {
 		   VTIER_GUEST_HOST_RECLAIM)
 
 struct fix {
+	int fd;
 	uint8_t *mem;
 	struct vtier_guest_host *host;
 	struct vtier_guest_guest *guest;
@@ -76,7 +80,7 @@ static void fix_attach(struct fix *f, const struct vt_ghint_limits *lim, uint32_
 {
 	char err[VT_GHINT_ERR_LEN] = "";
 
-	assert_int_equal(vt_ghint_attach(&f->ch, f->mem, REGION, ram, 2, lim, flags, 0,
+	assert_int_equal(vt_ghint_attach(&f->ch, f->fd, REGION, ram, 2, lim, flags, 0,
 					 err, sizeof(err)), 0);
 	assert_string_equal(err, "");
 }
@@ -85,8 +89,12 @@ static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
 
-	f->mem = aligned_alloc(4096, REGION);
-	memset(f->mem, 0, REGION);
+	/* the region's file, as QEMU's; this test maps it to play the guest */
+	f->fd = memfd_create("vtier-hints-test", MFD_CLOEXEC);
+	assert_true(f->fd >= 0);
+	assert_int_equal(ftruncate(f->fd, REGION), 0);
+	f->mem = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	assert_true(f->mem != MAP_FAILED);
 	f->host = (void *)(f->mem + VTIER_GUEST_HOST_OFFSET);
 	f->guest = (void *)(f->mem + VTIER_GUEST_GUEST_OFFSET);
 	f->ring = (void *)(f->mem + VTIER_GUEST_RING_OFFSET);
@@ -100,7 +108,8 @@ static int teardown(void **state)
 	struct fix *f = *state;
 
 	vt_ghint_detach(f->ch);
-	free(f->mem);
+	munmap(f->mem, REGION);
+	close(f->fd);
 	free(f);
 	return 0;
 }
@@ -134,7 +143,7 @@ static void test_attach_refuses(void **state)
 	static const struct vt_ghint_ram empty[] = { { 0, 0 } };
 	static const struct {
 		size_t size;
-		size_t off;
+		int fd;		/* 0: the fixture's */
 		const struct vt_ghint_ram *ram;
 		size_t n_ram;
 		uint32_t flags;
@@ -143,7 +152,7 @@ static void test_attach_refuses(void **state)
 		{ REGION - 4096, 0, ram, 2, 0, "power of 2" },
 		{ 8192, 0, ram, 2, 0, "power of 2" },
 		{ 128u << 20, 0, ram, 2, 0, "power of 2" },
-		{ REGION / 2, 64, ram, 2, 0, "aligned" },
+		{ REGION, -1, ram, 2, 0, "no file" },
 		{ REGION, 0, ram, 0, 0, "pieces" },
 		{ REGION, 0, ram, 65, 0, "pieces" },
 		{ REGION, 0, overlap, 2, 0, "overlap" },
@@ -155,7 +164,7 @@ static void test_attach_refuses(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err[0] = '\0';
-		assert_int_equal(vt_ghint_attach(&ch, f->mem + cases[i].off, cases[i].size,
+		assert_int_equal(vt_ghint_attach(&ch, cases[i].fd ?: f->fd, cases[i].size,
 						 cases[i].ram, cases[i].n_ram, NULL,
 						 cases[i].flags, 0, err, sizeof(err)), -EINVAL);
 		assert_null(ch);
@@ -484,6 +493,51 @@ static void test_detach_acks_all(void **state)
 	assert_int_equal(le32toh(f->host->cons), 10);
 }
 
+/*
+ * The region's owner shrinks the file: attach refuses a short file; a read
+ * past the new end fails the channel with its reason, and from then on it
+ * reads and writes nothing (no access through a mapping: no SIGBUS).
+ */
+static void test_region_shrunk(void **state)
+{
+	struct fix *f = *state;
+	struct vt_ghint_chan *ch = (void *)1;
+	char err[VT_GHINT_ERR_LEN] = "";
+	struct stat st;
+
+	assert_int_equal(vt_ghint_attach(&ch, f->fd, 2 * REGION, ram, 2, NULL, 0, 0, err,
+					 sizeof(err)), -ESTALE);
+	assert_null(ch);
+	assert_non_null(strstr(err, "shrank"));
+
+	fix_attach(f, NULL, ALL_KINDS);
+	push(f, VTIER_GUEST_FREE, 0, 0, 4096, 0);
+	assert_int_equal(vt_ghint_poll(f->ch, f->out, 16, 0), 1);
+	vt_ghint_commit(f->ch);
+	assert_int_equal(vt_ghint_error(f->ch, err, sizeof(err)), 0);
+	/* the ring goes: the guest's page stays, the records do not */
+	assert_int_equal(ftruncate(f->fd, VTIER_GUEST_RING_OFFSET), 0);
+	f->guest->prod = htole32(f->prod + 5);
+	assert_int_equal(vt_ghint_poll(f->ch, f->out, 16, 0), 0);
+	assert_int_equal(vt_ghint_error(f->ch, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "read of"));
+	assert_non_null(strstr(err, "shrank"));
+	/* then the file is cut to nothing: nothing is read or written any more */
+	assert_int_equal(ftruncate(f->fd, 0), 0);
+	assert_int_equal(vt_ghint_poll(f->ch, f->out, 16, 0), 0);
+	vt_ghint_commit(f->ch);
+	vt_ghint_set_balloon_target(f->ch, 7);
+	assert_int_equal(fstat(f->fd, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(vt_ghint_stats(f->ch)->records, 1);
+	vt_ghint_detach(f->ch);
+	f->ch = NULL;
+	assert_int_equal(fstat(f->fd, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	/* the fixture's mapping is past the end now: give it its size back */
+	assert_int_equal(ftruncate(f->fd, REGION), 0);
+}
+
 /* A second thread writes random bytes over the guest's page and the ring. */
 struct chaos {
 	struct fix *f;
@@ -611,6 +665,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_copied_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_page_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detach_acks_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_region_shrunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_thread, setup, teardown),
 	};
 

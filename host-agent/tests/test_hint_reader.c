@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -39,6 +41,7 @@ struct call {
 };
 
 struct fix {
+	int fd;
 	uint8_t *mem;
 	struct vtier_guest_host *host;
 	struct vtier_guest_guest *guest;
@@ -112,8 +115,12 @@ static int setup(void **state)
 	struct vt_range64 hva[2] = { { HVA0, HVA0 + GIB }, { HVA1, HVA1 + GIB } };
 	char err[200] = "";
 
-	f->mem = aligned_alloc(4096, REGION);
-	memset(f->mem, 0, REGION);
+	/* the region's file, as QEMU's; this test maps it to play the guest */
+	f->fd = memfd_create("vtier-hints-test", MFD_CLOEXEC);
+	assert_true(f->fd >= 0);
+	assert_int_equal(ftruncate(f->fd, REGION), 0);
+	f->mem = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	assert_true(f->mem != MAP_FAILED);
 	f->host = (void *)(f->mem + VTIER_GUEST_HOST_OFFSET);
 	f->guest = (void *)(f->mem + VTIER_GUEST_GUEST_OFFSET);
 	f->ring = (void *)(f->mem + VTIER_GUEST_RING_OFFSET);
@@ -133,7 +140,7 @@ static int setup(void **state)
 		.discard = fake_discard, .pending = fake_pending, .cancel = fake_cancel,
 		.opaque = f,
 	};
-	assert_int_equal(vt_hint_reader_open(&f->r, f->mem, REGION, map, 2, NULL, 0, err,
+	assert_int_equal(vt_hint_reader_open(&f->r, f->fd, REGION, map, 2, NULL, 0, err,
 					     sizeof(err)), 0);
 	assert_int_equal(le32toh(f->host->flags),
 			 VTIER_GUEST_HOST_ACTIVE | VTIER_GUEST_HOST_FREE | VTIER_GUEST_HOST_COLD |
@@ -148,7 +155,8 @@ static int teardown(void **state)
 
 	vt_hint_reader_close(f->r, &f->env);
 	vt_mtm_free(f->mtm);
-	free(f->mem);
+	munmap(f->mem, REGION);
+	close(f->fd);
 	free(f);
 	return 0;
 }
@@ -411,12 +419,12 @@ static void test_open_refuses(void **state)
 
 	for (int i = 0; i < 65; i++)
 		many[i] = (struct vt_hint_map){ (uint64_t)i * GIB, MIB, HVA0 };
-	assert_int_equal(vt_hint_reader_open(&r, f->mem, REGION, many, 65, NULL, 0, err,
+	assert_int_equal(vt_hint_reader_open(&r, f->fd, REGION, many, 65, NULL, 0, err,
 					     sizeof(err)), -EINVAL);
 	assert_null(r);
-	assert_int_equal(vt_hint_reader_open(&r, f->mem, REGION, map, 0, NULL, 0, err,
+	assert_int_equal(vt_hint_reader_open(&r, f->fd, REGION, map, 0, NULL, 0, err,
 					     sizeof(err)), -EINVAL);
-	assert_int_equal(vt_hint_reader_open(&r, f->mem, 5000, map, 2, NULL, 0, err,
+	assert_int_equal(vt_hint_reader_open(&r, f->fd, 5000, map, 2, NULL, 0, err,
 					     sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "power of 2"));
 }

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "guest_hints.h"
 
@@ -47,13 +49,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned int polls, step;
 	uint8_t *mem;
 	size_t rest;
+	int fd;
 
 	if (size < 2 + sizeof(struct vtier_guest_guest))
 		return 0;
-	mem = aligned_alloc(4096, REGION);
-	memset(mem, 0, REGION);
-	if (vt_ghint_attach(&ch, mem, REGION, ram, 2, &lim, (data[0] & 0xf) << 1, 0, NULL, 0)) {
-		free(mem);
+	/* the region's file, as QEMU's: the channel reads it with pread */
+	fd = memfd_create("fuzz-guest-hints", MFD_CLOEXEC);
+	assert(fd >= 0);
+	assert(ftruncate(fd, REGION) == 0);
+	mem = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert(mem != MAP_FAILED);
+	if (vt_ghint_attach(&ch, fd, REGION, ram, 2, &lim, (data[0] & 0xf) << 1, 0, NULL, 0)) {
+		munmap(mem, REGION);
+		close(fd);
 		return 0;
 	}
 	vt_ghint_set_contradicts(ch, contradicts, NULL);
@@ -93,7 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		accepted += s->accepted[k];
 	assert(accepted == got && s->records == accepted + rejected);
 	assert(s->records <= 200 + polls * 1000ull * step * 50 / 1000 + polls);
+	assert(vt_ghint_error(ch, NULL, 0) == 0);
 	vt_ghint_detach(ch);
-	free(mem);
+	munmap(mem, REGION);
+	close(fd);
 	return 0;
 }
