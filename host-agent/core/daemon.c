@@ -13,21 +13,59 @@
 #include "json_guard.h"
 #include "libvirt_domains.h"
 #include "numa.h"
+#include "ratelimit.h"
 
 #define logf_vm vt_daemon_log
 
-void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt, ...)
+static void G_GNUC_PRINTF(5, 0) log_limited(struct vt_daemon *d, GLogLevelFlags level,
+					    const char *vm, const char *subject,
+					    const char *fmt, va_list ap)
 {
 	g_autofree char *msg = NULL;
-	va_list ap;
+	g_autofree char *key = NULL;
+	uint64_t suppressed = 0;
 
-	va_start(ap, fmt);
+	if (!(level & G_LOG_LEVEL_DEBUG) && d->log_limits) {
+		if (subject)
+			key = g_strconcat(vm ? vm : "", "\n", subject, NULL);
+		if (!vt_ratelimits_take(d->log_limits, fmt, key ? key : vm,
+					(uint64_t)g_get_monotonic_time() * 1000, &suppressed))
+			return;
+	}
 	msg = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
+	if (suppressed) {
+		g_autofree char *note = g_strdup_printf("(%" G_GUINT64_FORMAT " similar messages "
+							"suppressed: at most 10 at once, then 1 a "
+							"second)", suppressed);
+
+		if (d->log)
+			d->log(level, vm, note);
+		else
+			g_debug("%s: %s", vm ? vm : "vtierd", note);
+	}
 	if (d->log)
 		d->log(level, vm, msg);
 	else
 		g_debug("%s: %s", vm ? vm : "vtierd", msg);
+}
+
+void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_limited(d, level, vm, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void vt_daemon_log_about(struct vt_daemon *d, GLogLevelFlags level, const char *vm,
+			 const char *subject, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_limited(d, level, vm, subject, fmt, ap);
+	va_end(ap);
 }
 
 /* A fresh VM record with its (not yet running) worker context. */
@@ -74,6 +112,7 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->vms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)vm_free);
 	d->tiers = *tiers;
 	d->log = log;
+	d->log_limits = vt_ratelimits_new(10, 1, 1024);
 	d->qmp_timeout_ms = 5000;
 	d->backends = g_hash_table_new(g_str_hash, g_str_equal);
 	d->opening = g_hash_table_new(g_str_hash, g_str_equal);
@@ -187,6 +226,7 @@ void vt_daemon_free(struct vt_daemon *d)
 	if (d->orphan_timer)
 		g_source_remove(d->orphan_timer);
 	g_ptr_array_free(d->orphans, TRUE);
+	vt_ratelimits_free(d->log_limits);
 	g_free(d);
 }
 

@@ -25,6 +25,7 @@ struct vt_daemon {
 	struct vt_tiers tiers;
 	struct vt_vm_policy defaults;
 	vt_log_fn log;
+	struct vt_ratelimits *log_limits;	/* vt_daemon_log's, per (format, VM) */
 	unsigned int next_id;
 	uint64_t next_serial;
 	int qmp_timeout_ms;
@@ -95,8 +96,23 @@ bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *se
  */
 bool vt_daemon_reset_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set,
 			    unsigned int n, GError **error);
+/*
+ * A line for the operator about @vm (NULL: the daemon). Anything but a debug
+ * line is rate-limited per (@fmt's address, @vm): 10 at once, then 1 a
+ * second; the next line that goes out is preceded by "(N similar messages
+ * suppressed)". Peers can trigger most lines; the limit keeps a flood of them
+ * from drowning the log, and the per-VM key keeps one VM's from silencing
+ * another's. Thread-safe.
+ */
 void vt_daemon_log(struct vt_daemon *d, GLogLevelFlags level, const char *vm, const char *fmt,
 		   ...) G_GNUC_PRINTF(4, 5);
+/*
+ * The same, limited per (@fmt, @vm, @subject): for lines about one of many
+ * things the operator configured (a libvirt domain), so that one's flood does
+ * not hold back another's first lines. @subject is not printed.
+ */
+void vt_daemon_log_about(struct vt_daemon *d, GLogLevelFlags level, const char *vm,
+			 const char *subject, const char *fmt, ...) G_GNUC_PRINTF(5, 6);
 bool vt_daemon_detach(struct vt_daemon *d, const char *name, const char *why, GError **error);
 
 #endif

@@ -63,11 +63,13 @@ static gboolean quit_cb(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-/* The control socket's own events (a client dropped, accept() paused at the fd limit). */
+/*
+ * The control socket's own events (a client dropped, accept() paused at the
+ * fd limit): clients trigger them, so they are rate-limited like the rest.
+ */
 static void log_note(const char *message, void *arg)
 {
-	(void)arg;
-	g_warning("%s", message);
+	vt_daemon_log_about(arg, G_LOG_LEVEL_WARNING, NULL, "control socket", "%s", message);
 }
 
 static void startup_attached(struct vt_vm *vm, const GError *error, void *arg)
@@ -309,7 +311,7 @@ int main(int argc, char **argv)
 		g_message("metrics on http://%s/metrics (port %u)", metrics_listen,
 			  vt_metrics_http_port(metrics));
 	}
-	vt_control_server_set_notify(server, log_note, NULL);
+	vt_control_server_set_notify(server, log_note, d);
 	d->ctl = server;	/* policy replies wait for the VM's worker, not the loop */
 	loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, quit_cb, NULL);
