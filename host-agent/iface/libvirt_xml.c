@@ -29,14 +29,196 @@ static void keys_list(GString *out, const char *const *keys)
 		g_string_append_printf(out, "%s%s", i ? ", " : "", keys[i]);
 }
 
+#define UTF8_ONLY "vtier reads UTF-8 (or ASCII) XML only"
+
+/* The first @n bytes of @p, printable, for a message. */
+static const char *shown_n(char *buf, size_t len, const char *p, size_t n)
+{
+	return vt_text_printable(buf, len, p, MIN(n, 40));
+}
+
+/* The first occurrence of @lit in [@p, @end), or NULL. */
+static const char *find(const char *p, const char *end, const char *lit)
+{
+	return p < end ? g_strstr_len(p, end - p, lit) : NULL;
+}
+
 /*
- * Well-formed, no DOCTYPE (no entities to expand, no external fetches), at
- * most @max bytes, and nothing that libxml2 would have to warn about.
+ * The bytes are ASCII-compatible UTF-8 before any other check looks at
+ * them: no UTF-16/32 (a byte order mark, or the NULs of their ASCII), a
+ * first byte '<' (EBCDIC's "<?xml" is 4C 6F A7 94), and an encoding
+ * declaration, if any, of UTF-8 or ASCII. Returns where the document starts
+ * (after a UTF-8 byte order mark), or NULL with @error set.
+ */
+static const char *check_encoding(const char *xml, size_t len, GError **error)
+{
+	static const char *const ok[] = { "UTF-8", "UTF8", "US-ASCII", "ASCII" };
+	const unsigned char *u = (const unsigned char *)xml;
+	const char *p = xml, *end = xml + len, *nul, *decl_end, *enc;
+	char a[64];
+
+	if (len >= 2 && ((u[0] == 0xfe && u[1] == 0xff) || (u[0] == 0xff && u[1] == 0xfe) ||
+			 (len >= 4 && !u[0] && !u[1] && u[2] == 0xfe && u[3] == 0xff))) {
+		XERR(error, "a UTF-16 or UTF-32 byte order mark: " UTF8_ONLY);
+		return NULL;
+	}
+	nul = memchr(xml, '\0', len);
+	if (nul) {
+		XERR(error, "a NUL byte at offset %zu (UTF-16 or UTF-32?): " UTF8_ONLY,
+		     (size_t)(nul - xml));
+		return NULL;
+	}
+	if (len >= 3 && u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf)
+		p += 3;
+	while (p < end && g_ascii_isspace(*p))
+		p++;
+	if (p == end || *p != '<') {
+		/* EBCDIC's '<' and '?' */
+		bool ebcdic = end - p >= 2 && (unsigned char)p[0] == 0x4c && (unsigned char)p[1] == 0x6f;
+
+		XERR(error, "the XML starts with byte 0x%02x at offset %zu, not '<'%s: " UTF8_ONLY,
+		     p < end ? (unsigned char)*p : 0, (size_t)(p - xml),
+		     ebcdic ? " (EBCDIC)" : "");
+		return NULL;
+	}
+	if (end - p < 6 || memcmp(p, "<?xml", 5) || !(g_ascii_isspace(p[5]) || p[5] == '?'))
+		return xml;
+	decl_end = find(p, end, "?>");
+	enc = decl_end ? find(p, decl_end, "encoding") : NULL;
+	if (enc) {
+		const char *v = enc + 8, *q;
+
+		while (v < decl_end && (g_ascii_isspace(*v) || *v == '='))
+			v++;
+		q = v < decl_end && (*v == '"' || *v == '\'') ? memchr(v + 1, *v, decl_end - v - 1) :
+		    NULL;
+		for (unsigned int i = 0; q && i < G_N_ELEMENTS(ok); i++)
+			if ((size_t)(q - v - 1) == strlen(ok[i]) &&
+			    !g_ascii_strncasecmp(v + 1, ok[i], strlen(ok[i])))
+				return xml;
+		XERR(error, "encoding '%s' declared: " UTF8_ONLY, q ?
+		     shown_n(a, sizeof(a), v + 1, (size_t)(q - v - 1)) :
+		     shown_n(a, sizeof(a), v, (size_t)(decl_end - v)));
+		return NULL;
+	}
+	return xml;
+}
+
+/*
+ * A scan of the markup, linear in the bytes, before libxml2 sees it: no DTD
+ * or other <! declaration (comments and CDATA are skipped), and the bounds of
+ * libvirt_xml.h on attributes and namespace declarations per element,
+ * namespace declarations per document and nesting. What is not well-formed
+ * is left to libxml2 to refuse.
+ */
+static bool check_markup(const char *p, const char *end, GError **error)
+{
+	unsigned int depth = 0, ns_total = 0;
+	char a[64];
+
+	while ((p = p < end ? memchr(p, '<', (size_t)(end - p)) : NULL)) {
+		const char *elem = ++p, *name = NULL, *q;
+		unsigned int attrs = 0, ns = 0;
+		size_t elem_len, name_len = 0;
+		bool in_name = false, empty = false;
+
+		if (p < end && *p == '!') {
+			if (end - p >= 3 && !memcmp(p, "!--", 3))
+				q = find(p + 3, end, "-->");
+			else if (end - p >= 8 && !memcmp(p, "![CDATA[", 8))
+				q = find(p + 8, end, "]]>");
+			else {
+				XERR(error, "a '<%s' declaration in the XML: vtier reads no DTD and "
+				     "expands no entities", shown_n(a, 12, p, (size_t)(end - p)));
+				return false;
+			}
+			p = q ? q + 3 : end;
+			continue;
+		}
+		if (p < end && *p == '?') {
+			q = find(p, end, "?>");
+			p = q ? q + 2 : end;
+			continue;
+		}
+		if (p < end && *p == '/') {
+			depth -= depth > 0;
+			q = memchr(p, '>', (size_t)(end - p));
+			p = q ? q + 1 : end;
+			continue;
+		}
+		/* a start tag: its name, then attributes up to '>' (quoted values may hold one) */
+		while (p < end && !g_ascii_isspace(*p) && *p != '>' && *p != '/')
+			p++;
+		elem_len = (size_t)(p - elem);
+		while (p < end && *p != '>') {
+			char c = *p;
+
+			if (c == '"' || c == '\'') {
+				q = memchr(p + 1, c, (size_t)(end - p - 1));
+				p = q ? q + 1 : end;
+				in_name = false;
+			} else if (c == '=') {
+				attrs++;
+				if (name && ((name_len == 5 && !memcmp(name, "xmlns", 5)) ||
+					     (name_len > 6 && !memcmp(name, "xmlns:", 6))))
+					ns++;
+				name = NULL;
+				in_name = false;
+				p++;
+			} else if (g_ascii_isspace(c) || c == '/') {
+				empty = c == '/' && p + 1 < end && p[1] == '>';
+				in_name = false;
+				p++;
+			} else {
+				if (!in_name) {
+					name = p;
+					name_len = 0;
+					in_name = true;
+				}
+				name_len++;
+				p++;
+			}
+		}
+		if (ns > VT_LIBVIRT_XML_MAX_NS_ELEMENT) {
+			XERR(error, "element <%s> declares %u namespaces: at most %d on one element",
+			     shown_n(a, sizeof(a), elem, elem_len), ns,
+			     VT_LIBVIRT_XML_MAX_NS_ELEMENT);
+			return false;
+		}
+		if (attrs > VT_LIBVIRT_XML_MAX_ATTRS) {
+			XERR(error, "element <%s> has %u attributes: at most %d on one element",
+			     shown_n(a, sizeof(a), elem, elem_len), attrs, VT_LIBVIRT_XML_MAX_ATTRS);
+			return false;
+		}
+		ns_total += ns;
+		if (ns_total > VT_LIBVIRT_XML_MAX_NS) {
+			XERR(error, "more than %d namespace declarations in the document (%u by "
+			     "element <%s>)", VT_LIBVIRT_XML_MAX_NS, ns_total,
+			     shown_n(a, sizeof(a), elem, elem_len));
+			return false;
+		}
+		if (depth + 1 > VT_LIBVIRT_XML_MAX_DEPTH) {
+			XERR(error, "element <%s> is nested %u deep: at most %d",
+			     shown_n(a, sizeof(a), elem, elem_len), depth + 1,
+			     VT_LIBVIRT_XML_MAX_DEPTH);
+			return false;
+		}
+		depth += !empty;
+		p += p < end;
+	}
+	return true;
+}
+
+/*
+ * ASCII-compatible UTF-8, at most @max bytes, no DOCTYPE (no entities to
+ * expand, no external fetches), within the bounds of libvirt_xml.h, then
+ * well-formed, and nothing that libxml2 would have to warn about.
  */
 static xmlDocPtr read_doc(const char *xml, size_t len, size_t max, GError **error)
 {
 	xmlParserCtxtPtr ctxt;
 	xmlDocPtr doc;
+	const char *start;
 
 	if (!xml || !len) {
 		XERR(error, "empty XML");
@@ -46,21 +228,22 @@ static xmlDocPtr read_doc(const char *xml, size_t len, size_t max, GError **erro
 		XERR(error, "XML of %zu bytes: at most %zu are read", len, max);
 		return NULL;
 	}
-	if (memchr(xml, '\0', len)) {
-		XERR(error, "a NUL byte in the XML");
+	start = check_encoding(xml, len, error);
+	if (!start)
 		return NULL;
-	}
 	if (g_strstr_len(xml, (gssize)len, "<!DOCTYPE")) {
 		XERR(error, "a DOCTYPE in the XML: vtier reads no DTD and expands no entities");
 		return NULL;
 	}
+	if (!check_markup(start, xml + len, error))
+		return NULL;
 	xmlInitParser();
 	ctxt = xmlNewParserCtxt();
 	if (!ctxt) {
 		g_set_error(error, VT_LIBVIRT_ERROR, ENOMEM, "no memory for an XML parser");
 		return NULL;
 	}
-	doc = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, NULL,
+	doc = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, "UTF-8",
 				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	if (!doc) {
 		const xmlError *xe = xmlCtxtGetLastError(ctxt);

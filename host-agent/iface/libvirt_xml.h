@@ -8,6 +8,12 @@
  * caller checks (core/vm_policy.c). The XML comes from libvirt, the hook's
  * stdin or an operator's virsh: every refusal names one reason.
  *
+ * Before libxml2 sees a byte, a scan refuses what is not ASCII-compatible
+ * UTF-8 (a UTF-16/32 byte order mark or a NUL, a first byte that is not '<'
+ * as in EBCDIC's "<?xml" 4C 6F A7 94, an encoding declaration other than
+ * UTF-8 or ASCII), then any DTD (<!DOCTYPE or any other <! declaration), then
+ * the bounds below, each refusal naming the bound and the value found.
+ *
  * Library code: no logging, no I/O.
  */
 #ifndef VTIER_IFACE_LIBVIRT_XML_H
@@ -23,9 +29,21 @@
 /* The prefix (virsh metadata --key) and the element's local name. */
 #define VT_LIBVIRT_POLICY_KEY "vtier"
 #define VT_LIBVIRT_POLICY_ELEMENT "policy"
-/* Most bytes of a domain XML (libvirt's own limit is 10 MiB) and of a policy element. */
-#define VT_LIBVIRT_DOMAIN_XML_MAX (10u << 20)
+/*
+ * Bounds checked by a scan of the bytes before libxml2 sees them (its
+ * duplicate-attribute and namespace lookups are quadratic: 50 k attributes on
+ * one element took 20 s). A real host's domain XML is far below each: a
+ * device is 0.2-1 KiB of XML, so 1 MiB holds over a thousand devices (the
+ * largest domains have a few hundred); libvirt's elements have at most ~12
+ * attributes, and vtier:policy at most 32; a domain declares a handful of
+ * namespaces (qemu, one per application's metadata) and nests ~8 deep.
+ */
+#define VT_LIBVIRT_DOMAIN_XML_MAX (1u << 20)
 #define VT_LIBVIRT_POLICY_XML_MAX (64u << 10)
+#define VT_LIBVIRT_XML_MAX_ATTRS 64	/* attributes on one element, xmlns ones included */
+#define VT_LIBVIRT_XML_MAX_NS_ELEMENT 16	/* namespace declarations on one element */
+#define VT_LIBVIRT_XML_MAX_NS 256	/* namespace declarations in a document */
+#define VT_LIBVIRT_XML_MAX_DEPTH 64	/* elements inside one another */
 /* Most attributes on a policy element (vtierctl's 32 assignments). */
 #define VT_LIBVIRT_POLICY_MAX_KEYS 32
 

@@ -154,6 +154,99 @@ static void test_limits(void **state)
 	assert_int_equal(set->len, 0);
 }
 
+/* A domain whose <metadata> element carries @n attributes (xmlns:pN ones when @ns). */
+static GString *many_attributes(unsigned int n, bool ns)
+{
+	GString *x = g_string_new("<domain type='qemu'><name>flood</name><metadata><app:x "
+				  "xmlns:app='http://app/'");
+
+	for (unsigned int i = 0; i < n; i++)
+		g_string_append_printf(x, ns ? " xmlns:p%u='http://p/%u'" : " a%u=''", i, i);
+	g_string_append(x, "/><vtier:policy xmlns:vtier='" VT_LIBVIRT_POLICY_NS "' mode='auto'/>"
+			"</metadata></domain>");
+	return x;
+}
+
+/*
+ * libxml2's duplicate-attribute and namespace checks are quadratic: 50 k
+ * attributes on one element (0.5 MB) took 20 s. The scan refuses them, and
+ * 20 k namespace declarations (0.6 MB), in well under a second, naming the bound.
+ */
+static void test_attribute_flood(void **state)
+{
+	struct vt_libvirt_domain dom;
+	g_autoptr(GError) e = NULL;
+	GString *x;
+	gint64 t0;
+
+	(void)state;
+	for (int ns = 0; ns < 2; ns++) {
+		x = many_attributes(ns ? 20000 : 50000, ns);
+		assert_true(x->len < VT_LIBVIRT_DOMAIN_XML_MAX);
+		t0 = g_get_monotonic_time();
+		assert_false(vt_libvirt_domain_parse(x->str, x->len, vt_vm_policy_keys(), &dom, &e));
+		print_message("%u %s: refused in %lld us: %s\n", ns ? 20000 : 50000,
+			      ns ? "namespaces" : "attributes",
+			      (long long)(g_get_monotonic_time() - t0), e->message);
+		assert_true(g_get_monotonic_time() - t0 < G_USEC_PER_SEC / 10);
+		assert_non_null(strstr(e->message, ns ? "namespaces: at most 16" :
+				       "attributes: at most 64"));
+		vt_libvirt_domain_clear(&dom);
+		g_clear_error(&e);
+		g_string_free(x, TRUE);
+	}
+	/* at the bound it is read */
+	x = many_attributes(VT_LIBVIRT_XML_MAX_ATTRS - 1, false);
+	assert_true(vt_libvirt_domain_parse(x->str, x->len, vt_vm_policy_keys(), &dom, &e));
+	assert_true(dom.has_policy);
+	vt_libvirt_domain_clear(&dom);
+	g_string_free(x, TRUE);
+}
+
+/*
+ * The DOCTYPE guard is a byte search: a document in another encoding hides
+ * its DOCTYPE and entities from it, and libxml2 reads them. Each is refused
+ * by the encoding check first.
+ */
+static void test_encodings(void **state)
+{
+	static const char doc[] =
+		"<?xml version='1.0' encoding='%s'?><!DOCTYPE p [<!ENTITY m 'auto'>]>"
+		"<vtier:policy xmlns:vtier='" VT_LIBVIRT_POLICY_NS "' mode='&m;'/>";
+	static const struct {
+		const char *iconv, *decl, *bom;
+		size_t bom_len;
+	} cases[] = {
+		{ "IBM037", "IBM037", NULL, 0 },	/* EBCDIC: 4C 6F A7 94 */
+		{ "IBM500", "EBCDIC-INT", NULL, 0 },
+		{ "UTF-16LE", "UTF-16", "\xff\xfe", 2 },
+		{ "UTF-16BE", "UTF-16", "\xfe\xff", 2 },
+		{ "UTF-16LE", "UTF-16LE", NULL, 0 },
+		{ "UTF-32BE", "UTF-32", "\0\0\xfe\xff", 4 },
+		{ "UTF-32LE", "UTF-32LE", NULL, 0 },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *text = g_strdup_printf(doc, cases[i].decl);
+		g_autoptr(GPtrArray) set = g_ptr_array_new_with_free_func(g_free);
+		g_autoptr(GError) e = NULL;
+		g_autofree char *enc = NULL;
+		GString *x = g_string_new_len(cases[i].bom, (gssize)cases[i].bom_len);
+		gsize n = 0;
+
+		enc = g_convert(text, -1, cases[i].iconv, "UTF-8", NULL, &n, NULL);
+		assert_non_null(enc);
+		g_string_append_len(x, enc, (gssize)n);
+		if (vt_libvirt_policy_parse(x->str, x->len, vt_vm_policy_keys(), set, &e))
+			fail_msg("%s: read as %u assignment(s) (%s)", cases[i].iconv, set->len,
+				 set->len ? (char *)g_ptr_array_index(set, 0) : "");
+		if (!strstr(e->message, "UTF-8 (or ASCII) XML only"))
+			fail_msg("%s: refused for another reason: %s", cases[i].iconv, e->message);
+		g_string_free(x, TRUE);
+	}
+}
+
 /* The schema names every policy key vtierd takes (a new key goes into both). */
 static void test_schema_keys(void **state)
 {
@@ -196,7 +289,7 @@ int main(int argc, char **argv)
 		if (g_str_has_suffix(n, ".xml"))
 			g_ptr_array_add(names, g_strdup(n));
 	g_ptr_array_sort(names, cmp_name);
-	tests = g_new0(struct CMUnitTest, names->len + 3);
+	tests = g_new0(struct CMUnitTest, names->len + 5);
 	for (unsigned int i = 0; i < names->len; i++) {
 		const char *nm = g_ptr_array_index(names, i);
 
@@ -206,7 +299,9 @@ int main(int argc, char **argv)
 	tests[names->len] = (struct CMUnitTest)cmocka_unit_test(test_policy_in_domain);
 	tests[names->len + 1] = (struct CMUnitTest)cmocka_unit_test(test_limits);
 	tests[names->len + 2] = (struct CMUnitTest)cmocka_unit_test(test_schema_keys);
-	ret = _cmocka_run_group_tests("libvirt_xml", tests, names->len + 3, NULL, NULL);
+	tests[names->len + 3] = (struct CMUnitTest)cmocka_unit_test(test_attribute_flood);
+	tests[names->len + 4] = (struct CMUnitTest)cmocka_unit_test(test_encodings);
+	ret = _cmocka_run_group_tests("libvirt_xml", tests, names->len + 5, NULL, NULL);
 	g_free(tests);
 	return ret;
 }
