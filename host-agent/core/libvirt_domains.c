@@ -51,7 +51,7 @@ struct lv_op {
 	gint ran;			/* op_run returned (atomic): the job ends at once */
 	virConnectPtr conn;		/* a reference of the op's own */
 	char *domain;			/* LV_FETCH: uuid, or name for a request */
-	GPtrArray *xmls;		/* results: domain XMLs */
+	GPtrArray *seen;		/* results: struct lv_seen *, parsed on the job */
 	char *error;
 	int cb_lifecycle, cb_metadata;
 	/* LV_WHY_REQUEST */
@@ -60,6 +60,27 @@ struct lv_op {
 	vt_daemon_attach_cb cb;
 	void *cb_arg;
 };
+
+/*
+ * A domain's XML as the job parsed it (off the loop: a document can be up to
+ * 1 MiB), with libvirt's own uuid of it for when the XML is refused.
+ */
+struct lv_seen {
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	char *name;			/* libvirt's name of it */
+	struct vt_libvirt_domain dom;
+	char *error;			/* the XML refused: why */
+};
+
+static void seen_free(gpointer p)
+{
+	struct lv_seen *s = p;
+
+	vt_libvirt_domain_clear(&s->dom);
+	g_free(s->name);
+	g_free(s->error);
+	g_free(s);
+}
 
 static void lv_connect(struct vt_libvirt *lv);
 
@@ -75,8 +96,8 @@ static void op_free(struct lv_op *op)
 	if (op->conn)
 		virConnectClose(op->conn);
 	g_free(op->domain);
-	if (op->xmls)
-		g_ptr_array_free(op->xmls, TRUE);
+	if (op->seen)
+		g_ptr_array_free(op->seen, TRUE);
 	g_free(op->error);
 	g_strfreev(op->set);
 	g_free(op);
@@ -88,7 +109,7 @@ static void op_done(void *arg);
 static bool op_start(struct vt_libvirt *lv, struct lv_op *op, GError **error)
 {
 	op->lv = lv;
-	op->xmls = g_ptr_array_new_with_free_func(g_free);
+	op->seen = g_ptr_array_new_with_free_func(seen_free);
 	op->job = vt_job_start("vtier-libvirt", op_run, op_done, op, error);
 	if (!op->job) {
 		op_free(op);
@@ -98,16 +119,26 @@ static bool op_start(struct vt_libvirt *lv, struct lv_op *op, GError **error)
 	return true;
 }
 
+/* On the job: the domain's live XML, read and checked here, never on the loop. */
 static void fetch_xml(struct lv_op *op, virDomainPtr dom)
 {
 	char *xml = virDomainGetXMLDesc(dom, 0);
+	g_autoptr(GError) e = NULL;
+	struct lv_seen *s;
 
-	if (xml) {
-		g_ptr_array_add(op->xmls, g_strdup(xml));
-		free(xml);
-	} else if (!op->error) {
-		op->error = g_strdup(lv_error());
+	if (!xml) {
+		if (!op->error)
+			op->error = g_strdup(lv_error());
+		return;
 	}
+	s = g_new0(struct lv_seen, 1);
+	if (virDomainGetUUIDString(dom, s->uuid) < 0)	/* local: no call to libvirtd */
+		s->uuid[0] = '\0';
+	s->name = g_strdup(virDomainGetName(dom));	/* local too */
+	if (!vt_libvirt_domain_parse(xml, strlen(xml), vt_vm_policy_keys(), &s->dom, &e))
+		s->error = g_strdup(e->message);
+	free(xml);
+	g_ptr_array_add(op->seen, s);
 }
 
 static void lifecycle_cb(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque);
@@ -267,11 +298,11 @@ static void policy_refused(struct vt_daemon *d, struct vt_vm *vm, const char *wh
 		      "old one stays: %s", why);
 }
 
-/* Back on the loop with a domain's XML: attach it, change its policy, or leave it. */
-static void domain_seen(struct vt_libvirt *lv, const char *xml, struct lv_op *op)
+/* Back on the loop with a domain's parsed XML: attach it, change its policy, or leave it. */
+static void domain_seen(struct vt_libvirt *lv, struct lv_seen *seen, struct lv_op *op)
 {
 	struct vt_daemon *d = lv->d;
-	struct vt_libvirt_domain dom;
+	struct vt_libvirt_domain *dom_p = &seen->dom, dom;
 	g_autoptr(GError) e = NULL;
 	g_auto(GStrv) set = NULL;
 	struct lv_attach *a;
@@ -279,16 +310,20 @@ static void domain_seen(struct vt_libvirt *lv, const char *xml, struct lv_op *op
 	unsigned int nr;
 	char n[128];
 
-	if (!vt_libvirt_domain_parse(xml, strlen(xml), vt_vm_policy_keys(), &dom, &e)) {
-		/* a fetch after an event knows the uuid even when the XML lost it */
-		vm = vm_of_domain(d, dom.uuid[0] ? dom.uuid : op->why != LV_WHY_REQUEST &&
-				  op->domain ? op->domain : "");
+	/* the domain is the loop's from here (cleared below), the op keeps an empty one */
+	dom = *dom_p;
+	memset(dom_p, 0, sizeof(*dom_p));
+	if (seen->error) {
+		g_set_error_literal(&e, VT_CORE_ERROR, EINVAL, seen->error);
+		/* libvirt's uuid of the domain, even when the XML lost it */
+		vm = vm_of_domain(d, dom.uuid[0] ? dom.uuid : seen->uuid);
 		if (vm)
 			policy_refused(d, vm, e->message);
 		else
-			vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "libvirt domain '%s': not "
-				      "attached: %s", shown(n, sizeof(n), dom.name ? dom.name :
-				      op->domain ? op->domain : "?"), e->message);
+			vt_daemon_log_about(d, G_LOG_LEVEL_WARNING, NULL, seen->uuid, "libvirt "
+					    "domain '%s': not attached: %s", shown(n, sizeof(n),
+					    dom.name ? dom.name : seen->name ? seen->name : "?"),
+					    e->message);
 		goto fail;
 	}
 	vm = vm_of_domain(d, dom.uuid);
@@ -324,7 +359,7 @@ static void domain_seen(struct vt_libvirt *lv, const char *xml, struct lv_op *op
 			    "for vtierd: add <qemu:arg value='-qmp'/><qemu:arg value='unix:/var/lib/"
 			    "libvirt/qemu/vtier-NAME.qmp,server=on,wait=off'/> to its "
 			    "<qemu:commandline> (docs/libvirt.md)", shown(n, sizeof(n), dom.name));
-		vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "%s", e->message);
+		vt_daemon_log_about(d, G_LOG_LEVEL_WARNING, NULL, seen->uuid, "%s", e->message);
 		goto fail;
 	}
 	/* a start event and a listing may race: one attach is enough, and says so itself */
@@ -343,8 +378,9 @@ static void domain_seen(struct vt_libvirt *lv, const char *xml, struct lv_op *op
 			      set, nr, domain_attached, a, &e)) {
 		g_free(a->name);
 		g_free(a);
-		vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "libvirt domain '%s': not attached: %s",
-			      shown(n, sizeof(n), dom.name), e->message);
+		vt_daemon_log_about(d, G_LOG_LEVEL_WARNING, NULL, seen->uuid, "libvirt domain "
+				    "'%s': not attached: %s", shown(n, sizeof(n), dom.name),
+				    e->message);
 		goto fail;
 	}
 	op->cb = NULL;	/* the attach answers the request */
@@ -359,7 +395,7 @@ fail:
 }
 
 /* VMs of domains that stopped while vtierd did not hear (libvirtd was away). */
-static void detach_stale(struct vt_libvirt *lv, GPtrArray *xmls)
+static void detach_stale(struct vt_libvirt *lv, GPtrArray *seen)
 {
 	g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func(g_free);
 	GHashTableIter it;
@@ -368,11 +404,13 @@ static void detach_stale(struct vt_libvirt *lv, GPtrArray *xmls)
 	g_hash_table_iter_init(&it, lv->d->vms);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		struct vt_vm *vm = v;
-		g_autofree char *needle = g_strdup_printf("<uuid>%s</uuid>", vm->domain_uuid);
 		bool running = false;
 
-		for (unsigned int i = 0; vm->domain_uuid[0] && i < xmls->len && !running; i++)
-			running = strstr(g_ptr_array_index(xmls, i), needle) != NULL;
+		/* by libvirt's uuid of each running domain, whatever its XML said */
+		for (unsigned int i = 0; vm->domain_uuid[0] && i < seen->len && !running; i++)
+			running = !g_ascii_strcasecmp(((struct lv_seen *)
+						       g_ptr_array_index(seen, i))->uuid,
+						      vm->domain_uuid);
 		if (vm->domain_uuid[0] && !running)
 			g_ptr_array_add(gone, g_strdup(vm->name));
 	}
@@ -436,12 +474,12 @@ static void connect_done(struct vt_libvirt *lv, struct lv_op *op)
 	lv->warned = false;
 	lv->backoff_ms = BACKOFF_FIRST_MS;
 	vt_daemon_log(lv->d, G_LOG_LEVEL_MESSAGE, NULL, "libvirt %s: connected, %u running "
-		      "domain(s), attaching %s", lv->uri, op->xmls->len,
+		      "domain(s), attaching %s", lv->uri, op->seen->len,
 		      lv->attach == VT_LIBVIRT_ATTACH_ALL ? "all of them" :
 		      "those with a vtier policy");
-	detach_stale(lv, op->xmls);
-	for (unsigned int i = 0; i < op->xmls->len; i++)
-		domain_seen(lv, g_ptr_array_index(op->xmls, i), op);
+	detach_stale(lv, op->seen);
+	for (unsigned int i = 0; i < op->seen->len; i++)
+		domain_seen(lv, g_ptr_array_index(op->seen, i), op);
 }
 
 static void lv_release(struct vt_libvirt *lv)
@@ -480,8 +518,8 @@ static void op_done(void *arg)
 					    shown(n, sizeof(n), op->domain), op->error);
 				op->cb(NULL, e, op->cb_arg);
 			}
-		} else if (op->xmls->len) {
-			domain_seen(lv, g_ptr_array_index(op->xmls, 0), op);
+		} else if (op->seen->len) {
+			domain_seen(lv, g_ptr_array_index(op->seen, 0), op);
 		}
 		break;
 	case LV_CLOSE:
@@ -591,6 +629,7 @@ struct vt_libvirt *vt_libvirt_new(struct vt_daemon *d, const char *uri,
 	struct vt_libvirt *lv = g_new0(struct vt_libvirt, 1);
 
 	virSetErrorFunc(NULL, quiet);
+	vt_libvirt_xml_init();		/* here, before any job parses */
 	vt_libvirt_event_register();
 	lv->d = d;
 	lv->uri = g_strdup(uri ? uri : VT_LIBVIRT_URI_DEFAULT);

@@ -480,6 +480,11 @@ out:
 	return ok;
 }
 
+void vt_libvirt_xml_init(void)
+{
+	xmlInitParser();
+}
+
 void vt_libvirt_domain_clear(struct vt_libvirt_domain *dom)
 {
 	if (!dom)

@@ -74,5 +74,10 @@ bool vt_libvirt_policy_parse(const char *xml, size_t len, const char *const *key
 bool vt_libvirt_domain_parse(const char *xml, size_t len, const char *const *keys,
 			     struct vt_libvirt_domain *dom, GError **error);
 void vt_libvirt_domain_clear(struct vt_libvirt_domain *dom);
+/*
+ * libxml2's one-time set-up: call it on one thread before the parsers above
+ * run on others (they are thread-safe after it).
+ */
+void vt_libvirt_xml_init(void);
 
 #endif
