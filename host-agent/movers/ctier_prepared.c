@@ -2,10 +2,16 @@
 /*
  * A destination's copies made during precopy (ctier_prepared.h).
  *
- * One struct chunk per planned 2 MiB: the tier, which pages have a copy and
- * where each copy is in the chunk's arena. The thread appends to a chunk's
- * arena and publishes a page's copy by its bit; readers come only after the
- * thread is joined.
+ * The plan is a sorted list of runs of chunks, each for one tier (a profile
+ * read in address order gives one run per change of tier, an all-cold one a
+ * single run), so a plan costs what the profile says, not what the backend
+ * declares. A struct chunk (the tier, which pages have a copy and where each
+ * copy is in the chunk's arena) exists only for a planned 2 MiB in which the
+ * memfd was found to hold data (SEEK_DATA): a sparse memfd of any declared
+ * size costs the records of its data. The thread appends to a chunk's arena
+ * and publishes a page's copy by its bit; readers come only after the thread
+ * is joined. Arenas are charged to the quotas (a peer's, the host's) before
+ * they grow: a copy that would pass a quota is not made (capped).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,15 +37,33 @@ struct chunk {
 	uint16_t len[CHUNK_PAGES];
 	uint8_t *arena;
 	size_t used, cap;
+	bool done;			/* every page read once */
 };
+
+/* Chunks [first, end) planned for @tier. */
+struct run {
+	uint64_t first, end;
+	unsigned int tier;
+};
+
+struct vt_prepared_quota {
+	int refs;
+	uint64_t cap;			/* 0: no bound */
+	uint64_t used;			/* atomic */
+};
+
+#define QUOTAS_MAX 2
 
 struct vt_prepared {
 	int memfd;
 	uint64_t fd_offset, size;
 	struct vt_ctier_spec specs[VT_CTIER_MAX];
 	unsigned int nr_specs;
-	GHashTable *chunks;		/* chunk index -> struct chunk */
-	GArray *order;			/* chunk indexes, sorted before the thread starts */
+	GHashTable *chunks;		/* chunk index -> struct chunk, chunks with data only */
+	GArray *runs;			/* struct run: sorted, disjoint */
+	struct vt_prepared_quota *quota[QUOTAS_MAX];
+	unsigned int nr_quota;
+	uint64_t charged;		/* arena bytes charged to the quotas */
 	GThread *thread;
 	bool planning;			/* the thread runs the plan callback */
 	vt_prepared_plan_fn plan;
@@ -59,6 +83,62 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct vt_prepared_quota *vt_prepared_quota_new(uint64_t cap)
+{
+	struct vt_prepared_quota *q = g_new0(struct vt_prepared_quota, 1);
+
+	q->refs = 1;
+	q->cap = cap;
+	return q;
+}
+
+struct vt_prepared_quota *vt_prepared_quota_ref(struct vt_prepared_quota *q)
+{
+	g_atomic_int_inc(&q->refs);
+	return q;
+}
+
+void vt_prepared_quota_unref(struct vt_prepared_quota *q)
+{
+	if (q && g_atomic_int_dec_and_test(&q->refs))
+		g_free(q);
+}
+
+uint64_t vt_prepared_quota_used(const struct vt_prepared_quota *q)
+{
+	return q ? __atomic_load_n(&q->used, __ATOMIC_RELAXED) : 0;
+}
+
+/* Charge @n bytes to every quota of @p, or none (false) if one would pass its cap. */
+static bool quota_take(struct vt_prepared *p, uint64_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_quota; i++) {
+		struct vt_prepared_quota *q = p->quota[i];
+		uint64_t was = __atomic_fetch_add(&q->used, n, __ATOMIC_RELAXED);
+
+		if (q->cap && was + n > q->cap) {
+			__atomic_fetch_sub(&q->used, n, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	if (i == p->nr_quota) {
+		p->charged += n;
+		return true;
+	}
+	while (i--)
+		__atomic_fetch_sub(&p->quota[i]->used, n, __ATOMIC_RELAXED);
+	return false;
+}
+
+static void quota_give(struct vt_prepared *p, uint64_t n)
+{
+	for (unsigned int i = 0; i < p->nr_quota; i++)
+		__atomic_fetch_sub(&p->quota[i]->used, n, __ATOMIC_RELAXED);
+	p->charged -= n;
 }
 
 static void chunk_free(gpointer data)
@@ -87,9 +167,77 @@ struct vt_prepared *vt_prepared_new(int memfd, uint64_t fd_offset, uint64_t size
 	memcpy(p->specs, specs, nr_specs * sizeof(*specs));
 	p->nr_specs = nr_specs;
 	p->chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, chunk_free);
-	p->order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->runs = g_array_new(FALSE, FALSE, sizeof(struct run));
 	g_mutex_init(&p->lock);
 	return p;
+}
+
+int vt_prepared_add_quota(struct vt_prepared *p, struct vt_prepared_quota *q)
+{
+	if (!p || !q || p->thread || p->nr_quota == QUOTAS_MAX)
+		return -EINVAL;
+	p->quota[p->nr_quota++] = vt_prepared_quota_ref(q);
+	return 0;
+}
+
+/* The first run of @p that ends after chunk @i (runs->len if none). */
+static unsigned int run_after(const struct vt_prepared *p, uint64_t i)
+{
+	unsigned int lo = 0, hi = p->runs->len;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (g_array_index(p->runs, struct run, mid).end <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Plan chunks [@first, @end) for @tier: what overlaps is replaced, neighbours of its tier joined. */
+static void runs_set(struct vt_prepared *p, uint64_t first, uint64_t end, unsigned int tier)
+{
+	struct run nr = { first, end, tier };
+	unsigned int k = run_after(p, first), j = k;
+
+	/* a run that starts before @first keeps its head; one that ends after @end its tail */
+	while (j < p->runs->len && g_array_index(p->runs, struct run, j).first < end)
+		j++;
+	if (k < j) {
+		struct run head = g_array_index(p->runs, struct run, k);
+		struct run tail = g_array_index(p->runs, struct run, j - 1);
+
+		g_array_remove_range(p->runs, k, j - k);
+		if (tail.end > end) {
+			tail.first = end;
+			g_array_insert_val(p->runs, k, tail);
+		}
+		if (head.first < first) {
+			head.end = first;
+			g_array_insert_val(p->runs, k, head);
+			k++;
+		}
+	}
+	/* join the neighbours of the same tier that touch it */
+	if (k > 0) {
+		struct run *l = &g_array_index(p->runs, struct run, k - 1);
+
+		if (l->end == first && l->tier == tier) {
+			nr.first = l->first;
+			g_array_remove_index(p->runs, --k);
+		}
+	}
+	if (k < p->runs->len) {
+		struct run *r = &g_array_index(p->runs, struct run, k);
+
+		if (r->first == end && r->tier == tier) {
+			nr.end = r->end;
+			g_array_remove_index(p->runs, k);
+		}
+	}
+	g_array_insert_val(p->runs, k, nr);
 }
 
 int vt_prepared_plan(struct vt_prepared *p, uint64_t offset, uint64_t len, unsigned int tier)
@@ -101,25 +249,10 @@ int vt_prepared_plan(struct vt_prepared *p, uint64_t offset, uint64_t len, unsig
 		return -EINVAL;
 	first = offset / VT_PREPARED_CHUNK_BYTES;
 	last = (offset + len - 1) / VT_PREPARED_CHUNK_BYTES;
-	for (uint64_t i = first; i <= last; i++) {
-		struct chunk *c = g_hash_table_lookup(p->chunks, &i);
-
-		if (!c) {
-			c = g_new0(struct chunk, 1);
-			c->index = i;
-			g_hash_table_insert(p->chunks, &c->index, c);
-			g_array_append_val(p->order, i);
-		}
-		c->tier = tier;
-	}
+	g_mutex_lock(&p->lock);
+	runs_set(p, first, last + 1, tier);
+	g_mutex_unlock(&p->lock);
 	return 0;
-}
-
-static int cmp_u64(gconstpointer a, gconstpointer b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static bool has(const uint64_t *bits, unsigned int i)
@@ -216,7 +349,16 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 			continue;
 		}
 		if (c->used + (size_t)n > c->cap) {
-			c->cap = MAX(c->cap * 2, MAX(c->used + (size_t)n, 64 * 1024));
+			size_t grown = MAX(c->cap * 2, MAX(c->used + (size_t)n, 64 * 1024));
+
+			if (!quota_take(p, grown - c->cap)) {
+				g_mutex_lock(&p->lock);
+				p->st.capped++;
+				p->st.ns += now_ns() - t0;
+				g_mutex_unlock(&p->lock);
+				continue;
+			}
+			c->cap = grown;
 			c->arena = g_realloc(c->arena, c->cap);
 		}
 		memcpy(c->arena + c->used, out, (size_t)n);
@@ -247,11 +389,71 @@ static bool chunk_done(const struct vt_prepared *p, const struct chunk *c)
 	return true;
 }
 
+/*
+ * The first chunk from chunk @i on, inside the runs from *@k on, where the
+ * memfd holds data (*@k then its run), or UINT64_MAX: holes cost one lseek.
+ */
+static uint64_t next_data_chunk(struct vt_prepared *p, uint64_t i, unsigned int *k)
+{
+	while (*k < p->runs->len) {
+		const struct run *r = &g_array_index(p->runs, struct run, *k);
+		off_t data;
+		uint64_t c;
+
+		if (i < r->first)
+			i = r->first;
+		if (i >= r->end) {
+			(*k)++;
+			continue;
+		}
+		data = lseek(p->memfd, (off_t)(p->fd_offset + i * VT_PREPARED_CHUNK_BYTES), SEEK_DATA);
+		if (data < 0 || (uint64_t)data - p->fd_offset >= p->size)
+			return UINT64_MAX;	/* ENXIO: no data after it */
+		c = ((uint64_t)data - p->fd_offset) / VT_PREPARED_CHUNK_BYTES;
+		if (c < r->end)
+			return c;
+		i = c;
+		*k = run_after(p, c);
+	}
+	return UINT64_MAX;
+}
+
+/* One pass over the planned chunks that hold data; the number of pages looked at. */
+static unsigned int copy_pass(struct vt_prepared *p, void *ctx[VT_CTIER_MAX], uint8_t *buf)
+{
+	unsigned int looked = 0, k = 0;
+
+	for (uint64_t i = 0; !g_atomic_int_get(&p->stop);) {
+		uint64_t ci = next_data_chunk(p, i, &k);
+		struct chunk *c;
+
+		if (ci == UINT64_MAX)
+			break;
+		c = g_hash_table_lookup(p->chunks, &ci);
+		if (!c) {
+			c = g_new0(struct chunk, 1);
+			c->index = ci;
+			c->tier = g_array_index(p->runs, struct run, k).tier;
+			g_mutex_lock(&p->lock);
+			g_hash_table_insert(p->chunks, &c->index, c);
+			p->st.records++;
+			g_mutex_unlock(&p->lock);
+		}
+		if (!c->done) {
+			looked += copy_chunk(p, c, ctx, buf);
+			c->done = chunk_done(p, c);	/* a chunk read whole is not read again */
+		}
+		i = ci + 1;
+	}
+	return looked;
+}
+
 static gpointer prepared_thread(gpointer data)
 {
 	struct vt_prepared *p = data;
 	void *ctx[VT_CTIER_MAX] = { 0 };
 	g_autofree uint8_t *buf = g_malloc(PAGE);
+	uint64_t planned = 0;
 
 	/*
 	 * Only on CPU nobody else wants: the incoming migration and the host's
@@ -265,25 +467,16 @@ static gpointer prepared_thread(gpointer data)
 			p->plan_free(p->plan_arg);
 		p->plan_arg = NULL;
 	}
-	g_array_sort(p->order, cmp_u64);
+	for (unsigned int k = 0; k < p->runs->len; k++)
+		planned += g_array_index(p->runs, struct run, k).end -
+			   g_array_index(p->runs, struct run, k).first;
 	g_mutex_lock(&p->lock);
-	p->st.chunks = p->order->len;
+	p->st.chunks = planned;
 	p->planning = false;
 	g_mutex_unlock(&p->lock);
 	while (!g_atomic_int_get(&p->stop)) {
-		unsigned int looked = 0, kept = 0, k;
+		unsigned int looked = copy_pass(p, ctx, buf);
 
-		for (k = 0; k < p->order->len && !g_atomic_int_get(&p->stop); k++) {
-			uint64_t i = g_array_index(p->order, uint64_t, k);
-			struct chunk *c = g_hash_table_lookup(p->chunks, &i);
-
-			looked += copy_chunk(p, c, ctx, buf);
-			if (!chunk_done(p, c))	/* a chunk read whole is not looked at again */
-				g_array_index(p->order, uint64_t, kept++) = i;
-		}
-		for (; k < p->order->len; k++)
-			g_array_index(p->order, uint64_t, kept++) = g_array_index(p->order, uint64_t, k);
-		g_array_set_size(p->order, kept);
 		g_mutex_lock(&p->lock);
 		p->st.rounds++;
 		g_mutex_unlock(&p->lock);
@@ -369,7 +562,9 @@ void vt_prepared_release(struct vt_prepared *p, uint64_t offset, uint64_t len)
 		g_mutex_lock(&p->lock);
 		p->bytes -= c->used;
 		p->tier_bytes[c->tier] -= c->used;
+		p->st.records--;
 		g_mutex_unlock(&p->lock);
+		quota_give(p, c->cap);
 		g_hash_table_remove(p->chunks, &i);
 	}
 }
@@ -382,6 +577,20 @@ uint64_t vt_prepared_bytes(const struct vt_prepared *p)
 		return 0;
 	g_mutex_lock((GMutex *)&p->lock);
 	b = p->bytes;
+	g_mutex_unlock((GMutex *)&p->lock);
+	return b;
+}
+
+uint64_t vt_prepared_state_bytes(const struct vt_prepared *p)
+{
+	uint64_t b;
+
+	if (!p)
+		return 0;
+	g_mutex_lock((GMutex *)&p->lock);
+	/* a hash table entry: hash, key and value pointers, a bucket's share */
+	b = sizeof(*p) + (uint64_t)p->runs->len * sizeof(struct run) +
+	    p->st.records * (sizeof(struct chunk) + 4 * sizeof(void *));
 	g_mutex_unlock((GMutex *)&p->lock);
 	return b;
 }
@@ -399,8 +608,11 @@ void vt_prepared_free(struct vt_prepared *p)
 		return;
 	vt_prepared_stop(p);
 	close(p->memfd);
+	quota_give(p, p->charged);
+	for (unsigned int i = 0; i < p->nr_quota; i++)
+		vt_prepared_quota_unref(p->quota[i]);
 	g_hash_table_destroy(p->chunks);
-	g_array_free(p->order, TRUE);
+	g_array_free(p->runs, TRUE);
 	g_mutex_clear(&p->lock);
 	g_free(p);
 }

@@ -12,7 +12,11 @@
  * migration sent again since, or a torn read, just costs a compression.
  *
  * Copies are kept per 2 MiB of the backend; a page's copy is read only
- * after vt_prepared_stop() (no lock on the read side).
+ * after vt_prepared_stop() (no lock on the read side). What the copier holds
+ * follows the data the memfd holds, not the backend's declared size: the plan
+ * is kept as runs of chunks, a chunk's record made once data is found there
+ * (SEEK_DATA), and the copies' memory is charged to quotas shared by several
+ * copiers (a peer's, the host's) before it is allocated.
  */
 #ifndef VTIER_MOVERS_CTIER_PREPARED_H
 #define VTIER_MOVERS_CTIER_PREPARED_H
@@ -31,6 +35,8 @@ struct vt_prepared_stats {
 	uint64_t zero;		/* pages read as zeros or one repeated word: no copy needed */
 	uint64_t refused;	/* pages that did not compress below their tier's threshold */
 	uint64_t full;		/* pages not copied: their tier's capacity was reached */
+	uint64_t capped;	/* pages not copied: a quota (vt_prepared_add_quota) was reached */
+	uint64_t records;	/* chunk records held: planned chunks where data was found */
 	uint64_t rounds;	/* passes over the planned chunks */
 	uint64_t ns;		/* time spent reading and compressing */
 };
@@ -74,6 +80,24 @@ const void *vt_prepared_copy(const struct vt_prepared *p, uint64_t page, unsigne
 			     uint32_t *len);
 /* After vt_prepared_stop(): forget the copies of the chunks inside [@offset, +@len). */
 void vt_prepared_release(struct vt_prepared *p, uint64_t offset, uint64_t len);
+/*
+ * A bound on the memory of copies, shared by the copiers it is added to
+ * (refcounted, any thread): @cap bytes of their arenas (0: no bound).
+ */
+struct vt_prepared_quota;
+struct vt_prepared_quota *vt_prepared_quota_new(uint64_t cap);
+struct vt_prepared_quota *vt_prepared_quota_ref(struct vt_prepared_quota *q);
+void vt_prepared_quota_unref(struct vt_prepared_quota *q);
+/* Bytes charged to @q now. */
+uint64_t vt_prepared_quota_used(const struct vt_prepared_quota *q);
+/*
+ * Before vt_prepared_start(): charge @p's copies to @q as well (at most two
+ * quotas; @q referenced until vt_prepared_free()). A copy whose arena would
+ * take a quota past its cap is not made (stats: capped). 0 or -EINVAL.
+ */
+int vt_prepared_add_quota(struct vt_prepared *p, struct vt_prepared_quota *q);
+/* The copier's own bookkeeping now (plan runs, chunk records), copies not included. */
+uint64_t vt_prepared_state_bytes(const struct vt_prepared *p);
 /* Compressed bytes held now. */
 uint64_t vt_prepared_bytes(const struct vt_prepared *p);
 void vt_prepared_get_stats(struct vt_prepared *p, struct vt_prepared_stats *out);

@@ -379,12 +379,176 @@ static void test_prepared_plan_cb_capacity(void **state)
 	assert_null(vt_prepared_new(new_memfd(), PAGE / 2, PAGE, specs, 1));
 }
 
+/* VmRSS of this process in bytes. */
+static uint64_t rss_bytes(void)
+{
+	g_autofree char *text = NULL;
+	const char *at;
+
+	assert_true(g_file_get_contents("/proc/self/status", &text, NULL, NULL));
+	at = strstr(text, "VmRSS:");
+	assert_non_null(at);
+	return g_ascii_strtoull(at + 6, NULL, 10) << 10;
+}
+
+/* Every page of chunk @chunk: its copy decompresses to the memfd's page. */
+static void check_chunk_copies(struct vt_prepared *p, int fd, uint64_t chunk, void *ctx)
+{
+	const struct vt_codec_ops *lz4 = vt_codec_get(VT_CODEC_LZ4);
+	uint8_t page[PAGE], out[PAGE];
+
+	for (uint64_t i = chunk * CHUNK_PAGES; i < (chunk + 1) * CHUNK_PAGES; i++) {
+		uint32_t len = 0;
+		const void *copy = vt_prepared_copy(p, i, 0, &len);
+
+		assert_int_equal(pread(fd, page, PAGE, (off_t)(i * PAGE)), (ssize_t)PAGE);
+		assert_non_null(copy);
+		assert_int_equal(lz4->decompress(ctx, copy, len, out, PAGE), (int)PAGE);
+		assert_memory_equal(out, page, PAGE);
+	}
+}
+
+/*
+ * A PREPARE of a sparse memfd of 1 TiB declared, planned whole for the
+ * compressed tier (an all-cold profile), holding 3 chunks of data: the
+ * copier holds records for those 3 chunks and its plan as one run, not a
+ * record per 2 MiB declared (1.6 GiB per TiB); its RSS grows by what the
+ * data needs. Every page of the data has its copy, checked by content.
+ */
+static void test_prepared_sparse(void **state)
+{
+	struct vt_ctier_spec specs[1] = { spec("lz4", VT_CODEC_LZ4, 0) };
+	const uint64_t size = 1ull << 40, chunks = size / VT_PREPARED_CHUNK_BYTES;
+	const uint64_t data[3] = { 0, chunks / 3 + 7, chunks - 1 };
+	void *ctx = vt_codec_get(VT_CODEC_LZ4)->ctx_new(0);
+	struct vt_prepared_stats st;
+	uint8_t page[PAGE];
+	struct vt_prepared *p;
+	uint64_t rss0, grew;
+	int fd = memfd_create("vtier-prep-sparse", MFD_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	for (unsigned int k = 0; k < 3; k++)
+		for (uint64_t i = data[k] * CHUNK_PAGES; i < (data[k] + 1) * CHUNK_PAGES; i++) {
+			text_page(i, k, page);
+			write_page(fd, i, page);
+		}
+	rss0 = rss_bytes();
+	p = vt_prepared_new(dup(fd), 0, size, specs, 1);
+	assert_non_null(p);
+	/* the plan as a profile gives it: chunk by chunk, in address order */
+	for (uint64_t c = 0; c < chunks; c++)
+		assert_int_equal(vt_prepared_plan(p, c * VT_PREPARED_CHUNK_BYTES,
+						  VT_PREPARED_CHUNK_BYTES, 0), 0);
+	assert_int_equal(vt_prepared_start(p, 20, NULL, NULL, NULL), 0);
+	wait_rounds(p, 2);
+	vt_prepared_stop(p);
+	grew = rss_bytes() - MIN(rss0, rss_bytes());
+	vt_prepared_get_stats(p, &st);
+	fprintf(stderr, "# 1 TiB sparse: %" G_GUINT64_FORMAT " planned chunks, %" G_GUINT64_FORMAT
+		" records, state %" G_GUINT64_FORMAT " B, copies %" G_GUINT64_FORMAT
+		" B, RSS +%" G_GUINT64_FORMAT " KiB\n", st.chunks, st.records,
+		vt_prepared_state_bytes(p), st.bytes, grew >> 10);
+	assert_int_equal(st.chunks, chunks);
+	assert_int_equal(st.records, 3);
+	assert_int_equal(st.pages, 3 * CHUNK_PAGES);
+	/* 3 records of ~3.2 KiB and one run */
+	assert_true(vt_prepared_state_bytes(p) < 16 * 1024);
+	/* the copies (3 x 2 MiB of text, compressed) and their records, not 1.6 GiB */
+	assert_true(grew < 16ull << 20);
+	for (unsigned int k = 0; k < 3; k++)
+		check_chunk_copies(p, fd, data[k], ctx);
+	assert_null(vt_prepared_copy(p, CHUNK_PAGES, 0, &(uint32_t){ 0 }));	/* a hole */
+	vt_prepared_free(p);
+	vt_codec_get(VT_CODEC_LZ4)->ctx_free(ctx);
+	close(fd);
+}
+
+/*
+ * Plans that overlap: the later one wins chunk by chunk, what it does not
+ * cover keeps its tier, and neighbours of a tier join. Then two copiers of
+ * the same memfd share a quota: together they never hold more than its cap,
+ * the pages they could not copy are counted (capped), and the quota is given
+ * back when they go.
+ */
+static void test_prepared_overlap_quota(void **state)
+{
+	struct vt_ctier_spec specs[2] = { spec("lz4", VT_CODEC_LZ4, 0),
+					  spec("zstd", VT_CODEC_ZSTD, 3) };
+	struct vt_prepared_quota *q = vt_prepared_quota_new(256 * 1024);
+	struct vt_prepared_stats st, st2;
+	struct vt_prepared *p, *p2;
+	uint8_t page[PAGE];
+	uint32_t len;
+	int fd = new_memfd();
+
+	(void)state;
+	for (uint64_t i = 0; i < NPAGES; i++) {
+		text_page(i, 0, page);
+		write_page(fd, i, page);
+	}
+	p = vt_prepared_new(dup(fd), 0, (uint64_t)NPAGES * PAGE, specs, 2);
+	/* all four for lz4, then chunks 1..2 for zstd, then chunk 2 for lz4 again */
+	assert_int_equal(vt_prepared_plan(p, 0, (uint64_t)NPAGES * PAGE, 0), 0);
+	assert_int_equal(vt_prepared_plan(p, (uint64_t)CHUNK_PAGES * PAGE,
+					  2ull * CHUNK_PAGES * PAGE, 1), 0);
+	assert_int_equal(vt_prepared_plan(p, 2ull * CHUNK_PAGES * PAGE,
+					  (uint64_t)CHUNK_PAGES * PAGE, 0), 0);
+	assert_int_equal(vt_prepared_start(p, 20, NULL, NULL, NULL), 0);
+	wait_rounds(p, 2);
+	vt_prepared_stop(p);
+	vt_prepared_get_stats(p, &st);
+	assert_int_equal(st.chunks, 4);
+	assert_int_equal(st.pages, NPAGES);
+	for (uint64_t c = 0; c < 4; c++) {
+		unsigned int tier = c == 1 ? 1 : 0;
+
+		assert_non_null(vt_prepared_copy(p, c * CHUNK_PAGES + 9, tier, &len));
+		assert_null(vt_prepared_copy(p, c * CHUNK_PAGES + 9, !tier, &len));
+	}
+	vt_prepared_free(p);
+
+	/* two copiers, one quota of 256 KiB: 8 MiB of text does not fit */
+	p = vt_prepared_new(dup(fd), 0, (uint64_t)NPAGES * PAGE, specs, 2);
+	p2 = vt_prepared_new(dup(fd), 0, (uint64_t)NPAGES * PAGE, specs, 2);
+	assert_int_equal(vt_prepared_add_quota(p, q), 0);
+	assert_int_equal(vt_prepared_add_quota(p2, q), 0);
+	assert_int_equal(vt_prepared_plan(p, 0, (uint64_t)NPAGES * PAGE, 0), 0);
+	assert_int_equal(vt_prepared_plan(p2, 0, (uint64_t)NPAGES * PAGE, 1), 0);
+	assert_int_equal(vt_prepared_start(p, 20, NULL, NULL, NULL), 0);
+	assert_int_equal(vt_prepared_start(p2, 20, NULL, NULL, NULL), 0);
+	assert_int_equal(vt_prepared_add_quota(p, q), -EINVAL);	/* started */
+	wait_rounds(p, 2);
+	wait_rounds(p2, 2);
+	vt_prepared_stop(p);
+	vt_prepared_stop(p2);
+	vt_prepared_get_stats(p, &st);
+	vt_prepared_get_stats(p2, &st2);
+	assert_true(vt_prepared_quota_used(q) <= 256 * 1024);
+	assert_true(vt_prepared_quota_used(q) > 0);
+	assert_true(st.capped > 0 && st2.capped > 0);
+	assert_int_equal(st.pages + st.capped, NPAGES);
+	assert_int_equal(st2.pages + st2.capped, NPAGES);
+	/* released chunks give their arenas back */
+	vt_prepared_release(p, 0, (uint64_t)NPAGES * PAGE);
+	assert_int_equal(vt_prepared_bytes(p), 0);
+	vt_prepared_free(p);
+	vt_prepared_free(p2);
+	assert_int_equal(vt_prepared_quota_used(q), 0);
+	vt_prepared_quota_unref(q);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_copy),
 		cmocka_unit_test(test_prepared_copies),
 		cmocka_unit_test(test_prepared_plan_cb_capacity),
+		cmocka_unit_test(test_prepared_sparse),
+		cmocka_unit_test(test_prepared_overlap_quota),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
