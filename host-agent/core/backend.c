@@ -221,6 +221,7 @@ static gboolean orphan_sweep(gpointer data)
 			vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "QEMU pid %d exited: store %s "
 				      "removed", (int)o->pid, o->dir);
 			vt_store_destroy(o->dir);
+			vt_budget_unreserve(d->budget, o->key, o->pid, o->start_time);
 			g_ptr_array_remove_index_fast(d->orphans, i);
 		} else {
 			i++;
@@ -235,6 +236,9 @@ static gboolean orphan_sweep(gpointer data)
 static void orphan_add(struct vt_daemon *d, const struct vt_backend *b)
 {
 	struct orphan *o = g_new0(struct orphan, 1);
+
+	/* what its reconnect will need, out of every other peer's reach */
+	vt_budget_reserve(d->budget, b->key, b->pid, b->start_time, &b->ticket.c, 0);
 
 	g_strlcpy(o->key, b->key, sizeof(o->key));
 	g_strlcpy(o->dir, b->store_dir, sizeof(o->dir));
@@ -280,10 +284,15 @@ static void opening_run(void *arg)
 		vt_migration_check_profile(b);	/* an incoming migration's: a hint, checked */
 }
 
-static void refused(struct vt_daemon *d, struct vt_backend *b, pid_t peer, const char *msg)
+static void refused(struct vt_daemon *d, struct vt_backend *b, struct vt_handoff_conn *conn,
+		    const char *msg)
 {
-	vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d refused: %s",
-		      b->id, (int)peer, msg);
+	struct vt_peer_id who;
+
+	vt_peer_id_fill(&who, vt_handoff_conn_peer_pid(conn), 0, vt_handoff_conn_peer_uid(conn));
+	vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d (uid %u%s%s) "
+		      "refused: %s", b->id, (int)who.pid, (unsigned int)who.uid,
+		      who.cgroup[0] ? ", cgroup " : "", who.cgroup, msg);
 }
 
 /* The main loop's part after the store is open: serve, or refuse with o->msg. */
@@ -305,6 +314,7 @@ static void opening_done(void *arg)
 			      "before its store was open%s", b->id, (int)peer,
 			      gone ? " (QEMU exited: store removed)" : " (store kept for its reconnect)");
 		backend_shut(b);
+		vt_budget_give(d->budget, &b->ticket, false);
 		if (gone)
 			vt_store_destroy(b->store_dir);
 		else
@@ -346,6 +356,8 @@ static void opening_done(void *arg)
 		goto refuse;
 	}
 	g_hash_table_insert(d->backends, b->key, b);
+	/* its store is live: a reservation left for it (a store found at start) is done */
+	vt_budget_unreserve(d->budget, b->key, b->pid, b->start_time);
 	vt_handoff_conn_set_user(o->conn, b);
 	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 		      "hand-off of '%s' accepted: QEMU pid %d, %" G_GUINT64_FORMAT " MiB, "
@@ -364,7 +376,8 @@ static void opening_done(void *arg)
 	g_free(o);
 	return;
 refuse:
-	refused(d, b, peer, o->msg);
+	refused(d, b, o->conn, o->msg);
+	vt_budget_give(d->budget, &b->ticket, true);
 	vt_handoff_conn_hello_done(o->conn, ret, o->msg);
 out:
 	if (o->pager.memfd >= 0 || o->pager.uffd >= 0)
@@ -383,6 +396,8 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	struct opening *o = NULL, *opening;
 	pid_t peer = vt_handoff_conn_peer_pid(conn);
 	g_autoptr(GError) e = NULL;
+	struct vt_charge charge;
+	struct vt_peer_id who;
 	bool fresh_incoming;
 	int ret;
 
@@ -451,6 +466,13 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		ret = -EBUSY;
 		goto refuse;
 	}
+	/* charged to the process the kernel named, before anything is opened for it */
+	vt_peer_id_fill(&who, peer, b->start_time, vt_handoff_conn_peer_uid(conn));
+	vt_budget_backend_charge(b->size, d->ctier, d->nr_ctier, &charge);
+	ret = vt_budget_take(d->budget, &who, b->key, b->flags & VTIER_HELLO_F_RECONNECT, &charge,
+			     &b->ticket, msg, VTIER_HANDOFF_MESSAGE_LEN);
+	if (ret)
+		goto refuse;
 	o = g_new0(struct opening, 1);
 	o->b = b;
 	o->conn = conn;
@@ -471,7 +493,8 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	g_hash_table_insert(d->opening, b->key, o);
 	return VT_HANDOFF_HELLO_PENDING;
 refuse:
-	refused(d, b, peer, msg);
+	refused(d, b, conn, msg);
+	vt_budget_give(d->budget, &b->ticket, true);
 	if (memfd >= 0)
 		close(memfd);
 	if (uffd >= 0)
@@ -501,6 +524,7 @@ void vt_backend_cancel_openings(struct vt_daemon *d)
 		vt_pager_close(&o->pager);
 		vt_prepared_free(o->prepared);
 		/* the store stays for the next agent, as for a live hand-off */
+		vt_budget_give(d->budget, &o->b->ticket, true);
 		vt_backend_unref(o->b);
 		g_free(o);
 	}
@@ -608,6 +632,7 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 		vt_daemon_backend_gone(d, b->vm, b);
 	g_hash_table_steal(d->backends, b->key);
 	backend_shut(b);
+	vt_budget_give(d->budget, &b->ticket, false);
 	if (gone)
 		vt_store_destroy(b->store_dir);
 	else

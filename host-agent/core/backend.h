@@ -23,6 +23,7 @@
 #include "ctier.h"
 #include "ctier_mover.h"
 #include "handoff_server.h"
+#include "peer_budget.h"
 #include "profile_format.h"
 
 struct vt_vm;
@@ -63,6 +64,8 @@ struct vt_backend {
 	bool have_migration;
 	struct vtier_handoff_migration_stats migration;
 	struct vt_daemon *d;
+	/* what it is charged (core/peer_budget.h): from its HELLO until its hand-off ends */
+	struct vt_budget_ticket ticket;
 	/*
 	 * The profile an incoming migration brought (core/migration.h): checked
 	 * by the store job, under lock from then on, kept until a window of the

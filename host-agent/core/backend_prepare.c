@@ -24,8 +24,15 @@
 /* A pass over the plan that found nothing new waits this long. */
 #define PREPARE_IDLE_MS 100
 
-/* The copies of one connection, until its HELLO proper. */
+/*
+ * The copies of one connection, until its HELLO proper: charged to its peer
+ * (one PREPARE, its fds and thread; the copies' memory to the peer's and the
+ * host's quotas), one set per memfd (d->preparing holds its "dev:ino").
+ */
 struct prep {
+	struct vt_daemon *d;
+	struct vt_budget_ticket ticket;
+	char file[48];			/* "dev:ino", in d->preparing */
 	struct vt_prepared *p;
 	char id[VTIER_HANDOFF_ID_LEN];
 	uint64_t size, fd_offset;
@@ -95,6 +102,9 @@ static void prep_free(struct prep *pr)
 
 	if (!pr)
 		return;
+	vt_budget_give(pr->d->budget, &pr->ticket, false);
+	if (pr->file[0])
+		g_hash_table_remove(pr->d->preparing, pr->file);
 	if (pr->p) {
 		vt_prepared_request_stop(pr->p);
 		t = g_thread_try_new("vtier-prep-free", prepared_free_thread, pr->p, NULL);
@@ -122,7 +132,13 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 			const struct vt_handoff_hello *hello, int memfd)
 {
 	const struct vtier_handoff_hello *h = hello->fixed;
+	pid_t peer = vt_handoff_conn_peer_pid(conn);
+	char file[48], why[VTIER_HANDOFF_MESSAGE_LEN] = "";
 	const char *skip = NULL;
+	struct vt_budget_ticket ticket = { 0 };
+	struct vt_prepared_quota *q;
+	struct vt_charge charge;
+	struct vt_peer_id who;
 	struct prep_plan *pl;
 	struct prep *pr;
 	struct stat st;
@@ -138,10 +154,22 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 		skip = "not 4 KiB pages";
 	else if (fstat(memfd, &st))
 		skip = "fstat of the memfd failed";
+	if (!skip && !((h->flags & VTIER_HELLO_F_EARLY) && !d->precopy_copy_only)) {
+		g_snprintf(file, sizeof(file), "%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT,
+			   (guint64)st.st_dev, (guint64)st.st_ino);
+		vt_peer_id_fill(&who, peer, vt_handoff_conn_peer_start_time(conn),
+				vt_handoff_conn_peer_uid(conn));
+		vt_budget_prepare_charge(&charge);
+		/* the same memfd on several connections: one set of copies */
+		if (g_hash_table_contains(d->preparing, file))
+			skip = "this memfd is being prepared on another connection already";
+		else if (vt_budget_take(d->budget, &who, NULL, false, &charge, &ticket, why,
+					sizeof(why)))
+			skip = why;
+	}
 	if (skip) {
 		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid "
-			      "%d: nothing to prepare (%s)", h->backend_id,
-			      (int)vt_handoff_conn_peer_pid(conn), skip);
+			      "%d: nothing to prepare (%s)", h->backend_id, (int)peer, skip);
 		close(memfd);
 		return false;
 	}
@@ -153,6 +181,8 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 		return true;
 	}
 	pr = g_new0(struct prep, 1);
+	pr->d = d;
+	pr->ticket = ticket;	/* given back by prep_free() */
 	g_strlcpy(pr->id, h->backend_id, sizeof(pr->id));
 	pr->size = h->size_bytes;
 	pr->fd_offset = h->fd_offset;
@@ -160,9 +190,15 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 	pr->ino = st.st_ino;
 	pr->p = vt_prepared_new(memfd, h->fd_offset, h->size_bytes, d->ctier, d->nr_ctier);
 	if (!pr->p) {
-		g_free(pr);
+		prep_free(pr);
 		return false;
 	}
+	q = vt_budget_peer_quota(d->budget, &who);
+	vt_prepared_add_quota(pr->p, q);
+	vt_prepared_quota_unref(q);
+	q = vt_budget_host_quota(d->budget);
+	vt_prepared_add_quota(pr->p, q);
+	vt_prepared_quota_unref(q);
 	pl = g_new0(struct prep_plan, 1);
 	pl->buf = g_memdup2(hello->profile, h->profile_size);
 	pl->len = h->profile_size;
@@ -178,6 +214,8 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 		return false;
 	}
 	prep_free(vt_handoff_conn_get_user(conn));	/* none: a connection prepares once */
+	g_strlcpy(pr->file, file, sizeof(pr->file));
+	g_hash_table_add(d->preparing, g_strdup(file));
 	vt_handoff_conn_set_user(conn, pr);
 	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid %d: "
 		      "copying the cold chunks of the source's profile as they arrive",

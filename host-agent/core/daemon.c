@@ -117,6 +117,8 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->backends = g_hash_table_new(g_str_hash, g_str_equal);
 	d->opening = g_hash_table_new(g_str_hash, g_str_equal);
 	d->orphans = g_ptr_array_new_with_free_func(g_free);
+	d->preparing = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	vt_daemon_set_budget(d, NULL);
 	d->attaching = g_ptr_array_new();
 	g_strlcpy(d->store_root, "/run/vtier/store", sizeof(d->store_root));
 	d->zswap_ok = vt_zswap_probe(tiers->root[0] ? tiers->root : "/", d->zswap_why,
@@ -191,9 +193,29 @@ static gboolean stats_tick(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+void vt_daemon_set_budget(struct vt_daemon *d, const struct vt_budget_limits *l)
+{
+	struct vt_budget_limits def;
+
+	if (!l) {
+		vt_budget_limits_default(&def);
+		l = &def;
+	}
+	vt_budget_free(d->budget);
+	d->budget = vt_budget_new(l);
+}
+
 bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error)
 {
-	int ret = vt_handoff_server_new(path, NULL, &vt_backend_handoff_ops, d, &d->handoff);
+	unsigned int kept = vt_budget_reserve_store_root(d->budget, d->store_root, d->ctier,
+							 d->nr_ctier);
+	int ret;
+
+	if (kept)
+		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "%u stores in %s kept for their "
+			      "reconnects for %u s", kept, d->store_root,
+			      vt_budget_limits(d->budget)->reconnect_grace_s);
+	ret = vt_handoff_server_new(path, NULL, &vt_backend_handoff_ops, d, &d->handoff);
 
 	if (ret) {
 		g_set_error(error, VT_CORE_ERROR, -ret, "hand-off socket %s: %s", path,
@@ -226,6 +248,8 @@ void vt_daemon_free(struct vt_daemon *d)
 	if (d->orphan_timer)
 		g_source_remove(d->orphan_timer);
 	g_ptr_array_free(d->orphans, TRUE);
+	g_hash_table_destroy(d->preparing);
+	vt_budget_free(d->budget);
 	vt_ratelimits_free(d->log_limits);
 	g_free(d);
 }

@@ -12,6 +12,7 @@
 #include "control_socket.h"
 #include "ctier.h"
 #include "handoff_server.h"
+#include "peer_budget.h"
 #include "tiers.h"
 #include "vm.h"
 
@@ -45,6 +46,8 @@ struct vt_daemon {
 	GPtrArray *attaching;		/* struct attach_op *: attaches in progress (daemon.c) */
 	guint stats_timer;
 	GPtrArray *orphans;		/* stores kept after their hand-off ended (backend.c) */
+	struct vt_budget *budget;	/* what hand-off peers hold, the reconnects' reserve */
+	GHashTable *preparing;		/* "dev:ino" of memfds being PREPAREd (backend_prepare.c) */
 	guint orphan_timer;
 	bool zswap_ok;			/* swap + zswap: the compressed tier of stock QEMU */
 	char zswap_why[160];
@@ -76,7 +79,15 @@ bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *nam
 bool vt_daemon_qmp_taken(struct vt_daemon *d, const char *qmp_path);
 /* The [ctier.NAME] groups of @config (NULL: none), in file order, and [policy] (VM defaults). */
 bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error);
-/* Serve hand-offs on @path (stores under d->store_root). */
+/*
+ * The bounds of what hand-off peers may make vtierd hold (core/peer_budget.h),
+ * before vt_daemon_listen_handoff() (what was charged is forgotten).
+ */
+void vt_daemon_set_budget(struct vt_daemon *d, const struct vt_budget_limits *l);
+/*
+ * Serve hand-offs on @path (stores under d->store_root): the stores found
+ * there are reserved for their reconnects first.
+ */
 bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error);
 /* Tie an accepted hand-off to its VM (by QEMU pid), creating the VM if none is attached. */
 bool vt_daemon_adopt_backend(struct vt_daemon *d, struct vt_backend *b, GError **error);
