@@ -20,10 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -53,9 +55,9 @@ static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
  * Send a HELLO as QEMU does, with @profile_len bytes of @profile after the
  * range (a destination's); returns the socket (non-blocking).
  */
-static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags,
-			  uint64_t generation, const char *backend_id, const void *profile,
-			  size_t profile_len)
+static void hello_send_ram(int s, const struct fake_qemu_ram *q, const uint8_t *vm_uuid,
+			   uint32_t pid, uint32_t flags, uint64_t generation, const char *backend_id,
+			   const void *profile, size_t profile_len)
 {
 	struct {
 		struct vtier_handoff_hdr hdr;
@@ -65,10 +67,10 @@ static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags
 		.hdr = { VTIER_HANDOFF_MAGIC, VTIER_HANDOFF_VERSION, VTIER_HANDOFF_HELLO,
 			 (uint32_t)(sizeof(struct vtier_handoff_hello) +
 				    sizeof(struct vtier_handoff_range) + profile_len), 7 },
-		.h = fake_qemu_hello(&f->q, backend_id, generation),
+		.h = fake_qemu_hello(q, backend_id, generation),
 		.r = { .gpa = 1ull << 32, .offset = 0, .size = NPAGES * PAGE },
 	};
-	int fds[2] = { f->q.memfd, f->q.uffd };
+	int fds[2] = { q->memfd, q->uffd };
 	/* a PREPARE hands the memfd over alone */
 	unsigned int nfds = flags & VTIER_HELLO_F_PREPARE ? 1 : 2;
 	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
@@ -77,7 +79,7 @@ static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags
 			     .msg_control = cbuf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
-	m.h.flags |= VTIER_HELLO_F_UUID | flags;
+	m.h.flags |= (vm_uuid ? VTIER_HELLO_F_UUID : 0) | flags;
 	if (flags & VTIER_HELLO_F_PREPARE) {
 		m.h.flags &= ~VTIER_HELLO_F_WP;
 		m.h.hva = m.h.uffd_features = m.h.uffd_ioctls = 0;
@@ -85,13 +87,21 @@ static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags
 	m.h.n_ranges = 1;
 	m.h.qemu_pid = pid;
 	m.h.profile_size = (uint32_t)profile_len;
-	memcpy(m.h.vm_uuid, uuid, 16);
+	if (vm_uuid)
+		memcpy(m.h.vm_uuid, vm_uuid, 16);
 	g_strlcpy(m.h.vm_name, "vm0", sizeof(m.h.vm_name));
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
 	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)(sizeof(m) + profile_len));
+}
+
+static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags,
+			  uint64_t generation, const char *backend_id, const void *profile,
+			  size_t profile_len)
+{
+	hello_send_ram(s, &f->q, uuid, pid, flags, generation, backend_id, profile, profile_len);
 }
 
 static int agent_connect(struct fixture *f)
@@ -255,6 +265,18 @@ static void test_no_takeover(void **state)
 	assert_null(the_vm(f->d));
 }
 
+/* Every page of the fixture's RAM as setup() wrote it (read through the mapping: faults served). */
+static void check_pages(struct fixture *f)
+{
+	uint8_t want[PAGE];
+
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		memset(want, 0, sizeof(want));
+		memset(want, (int)(p % 7), PAGE / 2);
+		assert_memory_equal(f->q.map + p * PAGE, want, PAGE);
+	}
+}
+
 /* Pages evicted by one agent come back through the next one. */
 /*
  * The agent dies with pages evicted; the next one gets them back from the
@@ -266,7 +288,6 @@ static void reconnect_gets_its_pages(void **state, uint32_t flags)
 	struct fixture *f = *state;
 	struct vt_backend *b;
 	char msg[128];
-	uint8_t want[PAGE];
 	int s1, s2;
 	g_autoptr(GError) e = NULL;
 	g_autofree char *req = NULL;
@@ -292,11 +313,7 @@ static void reconnect_gets_its_pages(void **state, uint32_t flags)
 	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT | flags, 2, "mem0",
 			       &s2, msg), 0);
 	/* each page as it was: the fault thread serves them while this thread reads */
-	for (uint64_t p = 0; p < NPAGES; p++) {
-		memset(want, 0, sizeof(want));
-		memset(want, (int)(p % 7), PAGE / 2);
-		assert_memory_equal(f->q.map + p * PAGE, want, PAGE);
-	}
+	check_pages(f);
 	close(s2);
 	spin(50);
 }
@@ -1309,6 +1326,297 @@ static void test_migration_after_reconnect(void **state)
 	spin(50);
 }
 
+/* What a flood child did (flood_child). */
+struct flood_result {
+	unsigned int tries, accepted;
+	int first_refusal;
+	char first_msg[128];
+};
+
+/* In a flood child: connect to @agent, blocking. */
+static int child_connect(const char *agent)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	g_strlcpy(sa.sun_path, agent, sizeof(sa.sun_path));
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* In a flood child: the HELLO_REPLY's status on @s (blocking), its message in @msg. */
+static int child_reply(int s, char *msg)
+{
+	uint8_t reply[16 + 136];
+	size_t got = 0;
+
+	while (got < sizeof(reply)) {
+		ssize_t n = recv(s, reply + got, sizeof(reply) - got, 0);
+
+		if (n <= 0) {
+			g_strlcpy(msg, "(closed without a reply)", 128);
+			return -ECONNRESET;
+		}
+		got += (size_t)n;
+	}
+	g_strlcpy(msg, (const char *)reply + 24, 128);
+	return *(int32_t *)(reply + 16);
+}
+
+/*
+ * A forked process that hands over backends of @size bytes (sparse memfds,
+ * no uuid), each refusal halving the size, until @max are accepted or a
+ * size below @min would come; it reports on @out, then holds every accepted
+ * hand-off until @hold reads EOF. Never returns.
+ */
+static G_NORETURN void flood_child(const char *agent, uint64_t size, uint64_t min, unsigned int max,
+				   int out, int hold)
+{
+	struct flood_result r = { 0 };
+	char id[32], msg[128], c;
+
+	while (r.accepted < max && size >= min) {
+		struct fake_qemu_ram q;
+		int s, st;
+
+		if (fake_qemu_ram_open(&q, size, true))
+			break;
+		s = child_connect(agent);
+		if (s < 0) {
+			fake_qemu_ram_close(&q);
+			break;
+		}
+		g_snprintf(id, sizeof(id), "flood%u", r.tries++);
+		hello_send_ram(s, &q, NULL, (uint32_t)getpid(), 0, 1, id, NULL, 0);
+		st = child_reply(s, msg);
+		/* the agent has its own fds now: this process's mapping is not needed */
+		fake_qemu_ram_close(&q);
+		if (st == 0) {
+			r.accepted++;
+			continue;
+		}
+		close(s);
+		if (!r.first_refusal) {
+			r.first_refusal = st;
+			g_strlcpy(r.first_msg, msg, sizeof(r.first_msg));
+		}
+		if (st == -ECONNRESET)
+			break;
+		size = size / 2 / PAGE * PAGE;
+	}
+	if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		_exit(1);
+	while (read(hold, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+struct flood {
+	pid_t pid;
+	int hold;
+	struct flood_result r;
+};
+
+/* Start a flood child and run the daemon's loop until it has done its worst. */
+static void flood_start(struct fixture *f, struct flood *fl, uint64_t size, uint64_t min,
+			unsigned int max)
+{
+	int out[2], hold[2];
+	gint64 deadline = g_get_monotonic_time() + 300 * G_USEC_PER_SEC;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out), 0);
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	fl->pid = fork();
+	assert_true(fl->pid >= 0);
+	if (!fl->pid) {
+		close(out[0]);
+		close(hold[1]);
+		flood_child(f->agent, size, min, max, out[1], hold[0]);
+	}
+	close(out[1]);
+	close(hold[0]);
+	fl->hold = hold[1];
+	assert_int_equal(fcntl(out[0], F_SETFL, O_NONBLOCK), 0);
+	assert_true(recv_all(out[0], &fl->r, sizeof(fl->r), deadline));
+	close(out[0]);
+	fprintf(stderr, "# flood: %u tries, %u accepted, first refusal %d: %s\n", fl->r.tries,
+		fl->r.accepted, fl->r.first_refusal, fl->r.first_msg);
+}
+
+static void flood_end(struct fixture *f, struct flood *fl)
+{
+	int status;
+
+	close(fl->hold);
+	assert_int_equal(waitpid(fl->pid, &status, 0), fl->pid);
+	/* its hand-offs end, its stores go with it */
+	for (int i = 0; i < 200 && g_hash_table_size(f->d->backends) > 0; i++)
+		spin(10);
+}
+
+/* The victim: its backend handed over, every page evicted to the store, its connection gone. */
+static void victim_evicted(struct fixture *f)
+{
+	g_autofree char *req = g_strdup("{\"v\":1,\"cmd\":\"demote\",\"vm\":\"vm0\","
+					"\"set\":[\"tier=lz4\"]}\n");
+	g_autofree char *reply = NULL;
+	struct vt_backend *b;
+	char msg[128];
+	int s;
+
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
+	b = g_ptr_array_index(the_vm(f->d)->backends, 0);
+	reply = vt_daemon_handle(f->d, req, strlen(req));
+	assert_non_null(strstr(reply, "\"queued_bytes\":1048576"));
+	for (int i = 0; i < 5000 && vt_backend_backlog(b); i++)
+		spin(1);
+	spin(50);
+	close(s);
+	spin(100);
+	/* nothing in the memfd: the store holds every page; the store kept for the reconnect */
+	assert_true(lseek(f->q.memfd, 0, SEEK_DATA) < 0 && errno == ENXIO);
+	assert_int_equal(f->d->orphans->len, 1);
+}
+
+/* The victim reconnects: served within a second, every page as it was. */
+static void victim_reconnects(struct fixture *f)
+{
+	gint64 t0 = g_get_monotonic_time();
+	char msg[128];
+	int s, ret;
+
+	ret = hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", &s, msg);
+	if (ret)
+		fail_msg("the victim's RECONNECT refused: %s", msg);
+	if (g_get_monotonic_time() - t0 > G_USEC_PER_SEC)
+		fail_msg("the victim's RECONNECT took %" G_GINT64_FORMAT " ms",
+			 (g_get_monotonic_time() - t0) / 1000);
+	check_pages(f);
+	close(s);
+	spin(50);
+}
+
+/* An honest VM's first hand-off (another QEMU's backend, here this process's "mem1"): served within a second. */
+static void honest_served(struct fixture *f)
+{
+	struct fake_qemu_ram q;
+	gint64 t0;
+	char msg[128];
+	int s, ret;
+
+	assert_int_equal(fake_qemu_ram_open(&q, NPAGES * PAGE, true), 0);
+	t0 = g_get_monotonic_time();
+	s = agent_connect(f);
+	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0);
+	ret = hello_wait(s, &s, msg);
+	if (ret)
+		fail_msg("an honest hand-off refused: %s", msg);
+	if (g_get_monotonic_time() - t0 > G_USEC_PER_SEC)
+		fail_msg("an honest hand-off took %" G_GINT64_FORMAT " ms",
+			 (g_get_monotonic_time() - t0) / 1000);
+	close(s);
+	spin(50);
+	fake_qemu_ram_close(&q);
+}
+
+/*
+ * A sparse-memfd flood: one process hands over backends of 4 TiB declared
+ * (and smaller ones after each refusal, down to 1 MiB), as a process that
+ * wants vtierd's address space would. It is refused at this peer's bound of
+ * declared bytes with the bound named; while it holds what it got, an honest
+ * VM's hand-off and the victim's RECONNECT (every page evicted before) are
+ * served within a second, every page as it was.
+ */
+static void test_sparse_flood(void **state)
+{
+	struct fixture *f = *state;
+	struct flood fl;
+
+	victim_evicted(f);
+	flood_start(f, &fl, 4ull << 40, NPAGES * PAGE, 1000);
+	assert_true(fl.r.accepted >= 1);
+	assert_int_equal(fl.r.first_refusal, -EDQUOT);
+	assert_non_null(strstr(fl.r.first_msg, "declared bytes would be 8.0 TiB, over this "
+				"peer's bound of 4.0 TiB (--max-peer-bytes)"));
+	honest_served(f);
+	victim_reconnects(f);
+	flood_end(f, &fl);
+}
+
+/* Entries of directory @path (fds or threads of this process, in /proc/self). */
+static unsigned int count_entries(const char *path)
+{
+	GDir *dir = g_dir_open(path, 0, NULL);
+	unsigned int n = 0;
+
+	assert_non_null(dir);
+	while (g_dir_read_name(dir))
+		n++;
+	g_dir_close(dir);
+	return n;
+}
+
+static unsigned int count_fds(void)
+{
+	return count_entries("/proc/self/fd") - 1;	/* the directory's own */
+}
+
+static unsigned int count_threads(void)
+{
+	return count_entries("/proc/self/task");
+}
+
+/*
+ * A many-backend flood: one process hands over 1 MiB backends until
+ * refused. With vtierd's fds at 1024 it would reach EMFILE after ~120; it
+ * is refused at this peer's bound of backends (64) instead, the bound
+ * named, and the victim's RECONNECT is served within a second while the
+ * flood holds its 64, every page as it was. What a backend is charged is
+ * what it holds: the fds and threads vtierd has for it, counted.
+ */
+static void test_backend_flood(void **state)
+{
+	struct fixture *f = *state;
+	struct rlimit was, low = { 1024, 0 };
+	unsigned int fds, threads;
+	struct vt_charge c;
+	struct flood fl;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+	low.rlim_max = was.rlim_max;
+	if (was.rlim_cur < 1024) {
+		fprintf(stderr, "# skip: RLIMIT_NOFILE below 1024\n");
+		skip();
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	vt_daemon_set_budget(f->d, NULL);	/* its host bound of fds from the limit now */
+	victim_evicted(f);
+	fds = count_fds();
+	threads = count_threads();
+	flood_start(f, &fl, NPAGES * PAGE, NPAGES * PAGE, 200);
+	vt_budget_backend_charge(NPAGES * PAGE, f->d->ctier, f->d->nr_ctier, &c);
+	fprintf(stderr, "# charged %" G_GUINT64_FORMAT " fds, %" G_GUINT64_FORMAT " thread per "
+		"backend; held for the flood: %u fds, %u threads\n", c.v[VT_BOUND_FDS],
+		c.v[VT_BOUND_THREADS], count_fds() - fds, count_threads() - threads);
+	/*
+	 * each backend holds what it is charged; besides, the flood's VM (its
+	 * worker: a thread and a few fds) and this test's pipe to the child
+	 */
+	assert_in_range(count_fds() - fds, 64 * c.v[VT_BOUND_FDS], 64 * c.v[VT_BOUND_FDS] + 8);
+	assert_int_equal(count_threads() - threads, 64 * c.v[VT_BOUND_THREADS] + 1);
+	assert_int_equal(fl.r.accepted, 64);
+	assert_int_equal(fl.r.first_refusal, -EDQUOT);
+	assert_non_null(strstr(fl.r.first_msg, "backends would be 65, over this peer's bound of "
+				"64 (--max-peer-backends)"));
+	victim_reconnects(f);
+	flood_end(f, &fl);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1328,6 +1636,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_early_placement, setup, teardown),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test_setup_teardown(test_migration_after_reconnect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sparse_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backend_flood, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
