@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "handoff_peer.h"
 #include "handoff_proto.h"
 #include "daemon.h"
 #include "fake_qemu.h"
@@ -1130,6 +1131,62 @@ static void test_prepared_placement(void **state)
 	spin(50);
 }
 
+/* Threads of this process named @name. */
+static unsigned int threads_named(const char *name)
+{
+	GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
+	const char *tid;
+	unsigned int n = 0;
+
+	assert_non_null(dir);
+	while ((tid = g_dir_read_name(dir))) {
+		g_autofree char *path = g_strdup_printf("/proc/self/task/%s/comm", tid);
+		g_autofree char *comm = NULL;
+
+		if (g_file_get_contents(path, &comm, NULL, NULL) && !strcmp(g_strchomp(comm), name))
+			n++;
+	}
+	g_dir_close(dir);
+	return n;
+}
+
+/*
+ * The same memfd PREPAREd on 3 connections (each would hold its own copies:
+ * the memory of one set, three times): one set of copies is made, by one
+ * copier, charged once to the peer; the others prepare nothing. When the
+ * connections go, so does the copier and its charge.
+ */
+static void test_prepare_one_set_per_memfd(void **state)
+{
+	struct fixture *f = *state;
+	size_t len;
+	g_autofree uint8_t *prof = cold_profile(&len);
+	struct vt_peer_id who = { .pid = getpid() };
+	struct vt_charge held;
+	int s[3];
+
+	assert_true(vt_proc_start_time(getpid(), &who.start_time) == 0);
+	for (unsigned int i = 0; i < 3; i++) {
+		s[i] = agent_connect(f);
+		hello_send_on(s[i], f, (uint32_t)getpid(), VTIER_HELLO_F_PREPARE |
+			      VTIER_HELLO_F_INCOMING, 1, "mem0", prof, len);
+	}
+	spin(500);
+	assert_int_equal(threads_named("vtier-prepare"), 1);
+	assert_int_equal(g_hash_table_size(f->d->preparing), 1);
+	vt_budget_peer_held(f->d->budget, &who, &held);
+	assert_int_equal(held.v[VT_BOUND_PREPARES], 1);
+	assert_true(held.v[VT_BOUND_PREPARE_BYTES] > 0);
+	for (unsigned int i = 0; i < 3; i++)
+		close(s[i]);
+	for (int i = 0; i < 200 && threads_named("vtier-prepare"); i++)
+		spin(10);
+	assert_int_equal(threads_named("vtier-prepare"), 0);
+	assert_int_equal(g_hash_table_size(f->d->preparing), 0);
+	vt_budget_peer_held(f->d->budget, &who, &held);
+	assert_int_equal(held.v[VT_BOUND_PREPARES], 0);
+}
+
 /* The incoming migration of test_early_placement: writes through QEMU's mapping. */
 struct arrivals {
 	uint8_t *map;
@@ -1633,6 +1690,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepared_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_one_set_per_memfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_placement, setup, teardown),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test_setup_teardown(test_migration_after_reconnect, setup, teardown),
