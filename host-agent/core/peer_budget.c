@@ -15,6 +15,9 @@
 #include "handoff_proto.h"
 #include "json_member.h"
 #include "peer_budget.h"
+#include "json_guard.h"
+#include "size.h"
+#include "vm_policy.h"
 
 #define KIB 1024ull
 #define GIB (1ull << 30)
@@ -67,6 +70,29 @@ const char *vt_bound_key(enum vt_bound b)
 static bool is_bytes(enum vt_bound b)
 {
 	return b == VT_BOUND_BYTES || b == VT_BOUND_VA || b == VT_BOUND_PREPARE_BYTES;
+}
+
+bool vt_budget_limit_parse(struct vt_budget_limits *l, enum vt_bound b, bool host,
+			   const char *text, GError **error)
+{
+	g_autoptr(GError) e = NULL;
+	char shown[64];
+	guint64 v = 0;
+
+	if ((unsigned int)b >= VT_BOUND_NR) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "no such bound %d", (int)b);
+		return false;
+	}
+	vt_text_printable(shown, sizeof(shown), text ? text : "", text ? strlen(text) : 0);
+	if (is_bytes(b) ? !vt_parse_size(text ? text : "", &v, &e) :
+			  !g_ascii_string_to_unsigned(text ? text : "", 10, 0, 1000000000, &v, &e)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s '%s': %s (%s; 0: no bound)",
+			    vt_bound_option(b, host), shown, e->message,
+			    is_bytes(b) ? "a size such as 4TiB" : "a count in 0..1000000000");
+		return false;
+	}
+	(host ? l->host : l->peer)[b] = v;
+	return true;
 }
 
 void vt_budget_limits_default(struct vt_budget_limits *l)
@@ -252,7 +278,7 @@ static void add(struct vt_charge *to, const struct vt_charge *c, int sign)
 		to->v[i] = sign > 0 ? to->v[i] + c->v[i] : to->v[i] - MIN(to->v[i], c->v[i]);
 }
 
-static void fmt_value(enum vt_bound b, uint64_t v, char *out, size_t len)
+void vt_bound_format(enum vt_bound b, uint64_t v, char *out, size_t len)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	double x = (double)v;
@@ -318,8 +344,8 @@ int vt_budget_take(struct vt_budget *bu, const struct vt_peer_id *who, const cha
 		if (i == VT_BOUND_PREPARE_BYTES || !c->v[i] || !bu->l.peer[i] ||
 		    mine <= bu->l.peer[i])
 			continue;
-		fmt_value(i, mine, v1, sizeof(v1));
-		fmt_value(i, bu->l.peer[i], v2, sizeof(v2));
+		vt_bound_format(i, mine, v1, sizeof(v1));
+		vt_bound_format(i, bu->l.peer[i], v2, sizeof(v2));
 		snprintf(msg, msg_len, "%s would be %s, over this peer's bound of %s (%s)",
 			 bounds[i].name, v1, v2, bounds[i].peer_opt);
 		bu->refused[i]++;
@@ -334,9 +360,9 @@ int vt_budget_take(struct vt_budget *bu, const struct vt_peer_id *who, const cha
 		if (i == VT_BOUND_PREPARE_BYTES || !c->v[i] || !bu->l.host[i] ||
 		    all <= bu->l.host[i])
 			continue;
-		fmt_value(i, all, v1, sizeof(v1));
-		fmt_value(i, bu->reserved.v[i], v2, sizeof(v2));
-		fmt_value(i, bu->l.host[i], v3, sizeof(v3));
+		vt_bound_format(i, all, v1, sizeof(v1));
+		vt_bound_format(i, bu->reserved.v[i], v2, sizeof(v2));
+		vt_bound_format(i, bu->l.host[i], v3, sizeof(v3));
 		snprintf(msg, msg_len, "host %s would be %s (%s kept for reconnects), over its "
 			 "bound of %s (%s)", bounds[i].name, v1, v2, v3, bounds[i].host_opt);
 		bu->refused[i]++;

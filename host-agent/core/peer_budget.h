@@ -54,6 +54,17 @@ struct vt_budget_limits {
 void vt_budget_limits_default(struct vt_budget_limits *l);
 /* The vtierd option of bound @b for a peer (@host false) or the host: "--max-peer-bytes". */
 const char *vt_bound_option(enum vt_bound b, bool host);
+/*
+ * Set bound @b of a peer (@host false) or of the host from @text as its
+ * option takes it: a size for bytes ("4TiB", util/size.h), else a count
+ * (decimal, up to 1000000000); "0": no bound (the host's fds: from
+ * RLIMIT_NOFILE). False with @error naming the option, the value and what is
+ * accepted.
+ */
+bool vt_budget_limit_parse(struct vt_budget_limits *l, enum vt_bound b, bool host,
+			   const char *text, GError **error);
+/* @v as a value of bound @b: "17.0 TiB" for bytes, "65" for a count. */
+void vt_bound_format(enum vt_bound b, uint64_t v, char *out, size_t len);
 /* Its name in messages and JSON: "declared bytes", "declared_bytes". */
 const char *vt_bound_name(enum vt_bound b);
 const char *vt_bound_key(enum vt_bound b);

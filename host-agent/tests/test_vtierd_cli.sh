@@ -24,11 +24,15 @@ expect() {
 	fi
 }
 
-echo "1..6"
+echo "1..10"
 expect "not in 1..8" --placement-threads 9
 expect "not in 1..8" --placement-threads -1
 expect "not in 1..8" --placement-threads 2147483647
 expect "Cannot parse integer" --placement-threads eight
 expect "out of range" --placement-threads 99999999999999999999
 expect "unexpected argument 'extra'" extra
+expect "max-peer-bytes 'banana': invalid size" --max-peer-bytes banana
+expect "max-peer-backends '-3'.*a count in 0..1000000000" --max-peer-backends -3
+expect "max-threads '1000000001'.*a count" --max-threads 1000000001
+expect "reconnect-grace 90000: not in 0..86400" --reconnect-grace 90000
 exit $fail

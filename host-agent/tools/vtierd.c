@@ -126,6 +126,67 @@ static char *handle(const char *data, size_t len, void *arg)
 	return vt_daemon_handle(arg, data, len);
 }
 
+/*
+ * The hand-off budget's options (core/peer_budget.h), one per bound for a
+ * peer and for the host, and --reconnect-grace: a group of their own.
+ */
+struct budget_opts {
+	char *val[2][VT_BOUND_NR];
+	gint grace_s;
+	GOptionEntry entries[2 * VT_BOUND_NR + 2];
+	char help[2][VT_BOUND_NR][160];
+};
+
+static GOptionGroup *budget_group(struct budget_opts *o)
+{
+	struct vt_budget_limits def;
+	GOptionGroup *g = g_option_group_new("budget", "Hand-off budgets (docs/vtierd.md, "
+					     "\"Hand-off budgets\"):", "Show the hand-off budget "
+					     "options", NULL, NULL);
+	unsigned int n = 0;
+
+	vt_budget_limits_default(&def);
+	o->grace_s = -1;
+	for (unsigned int h = 0; h < 2; h++)
+		for (unsigned int b = 0; b < VT_BOUND_NR; b++) {
+			uint64_t v = h ? def.host[b] : def.peer[b];
+			char shown[32];
+
+			vt_bound_format(b, v, shown, sizeof(shown));
+			g_snprintf(o->help[h][b], sizeof(o->help[h][b]), "%s held for %s (default "
+				   "%s; 0: %s)", vt_bound_name(b), h ? "all QEMU processes and "
+				   "the reconnects' reserve" : "one QEMU process",
+				   h && b == VT_BOUND_FDS ? "RLIMIT_NOFILE - 256" : v ? shown :
+				   "no bound", h && b == VT_BOUND_FDS ? "that" : "no bound");
+			o->entries[n++] = (GOptionEntry){ vt_bound_option(b, h) + 2, 0, 0,
+							  G_OPTION_ARG_STRING, &o->val[h][b],
+							  o->help[h][b], "N" };
+		}
+	o->entries[n++] = (GOptionEntry){ "reconnect-grace", 0, 0, G_OPTION_ARG_INT, &o->grace_s,
+					  "seconds a store found at start stays reserved for its "
+					  "reconnect (default 60)", "S" };
+	o->entries[n] = (GOptionEntry){ NULL };
+	g_option_group_add_entries(g, o->entries);
+	return g;
+}
+
+static bool budget_limits(struct budget_opts *o, struct vt_budget_limits *l, GError **error)
+{
+	vt_budget_limits_default(l);
+	for (unsigned int h = 0; h < 2; h++)
+		for (unsigned int b = 0; b < VT_BOUND_NR; b++)
+			if (o->val[h][b] && !vt_budget_limit_parse(l, b, h, o->val[h][b], error))
+				return false;
+	if (o->grace_s != -1 && (o->grace_s < 0 || o->grace_s > 86400)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "--reconnect-grace %d: not in 0..86400 "
+			    "seconds", o->grace_s);
+		return false;
+	}
+	if (o->grace_s != -1)
+		l->reconnect_grace_s = (unsigned int)o->grace_s;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	g_autofree char *socket_path = NULL, *config_path = NULL, *sysfs = NULL;
@@ -178,10 +239,13 @@ int main(int argc, char **argv)
 	g_autoptr(GError) e = NULL;
 	g_autoptr(GKeyFile) config = NULL;
 	struct vt_control_server *server;
+	struct budget_opts bopts = { 0 };
+	struct vt_budget_limits limits;
 	struct vt_daemon *d;
 	struct vt_tiers tiers;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_group(ctx, budget_group(&bopts));
 	g_option_context_set_description(ctx, "Control it with vtierctl. See docs/vtierd.md.");
 	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
 		fprintf(stderr, "vtierd: %s (try --help)\n", e->message);
@@ -198,6 +262,10 @@ int main(int argc, char **argv)
 	}
 	if (placement_threads && (placement_threads < 1 || placement_threads > 8)) {
 		fprintf(stderr, "vtierd: --placement-threads %d: not in 1..8\n", placement_threads);
+		return 2;
+	}
+	if (!budget_limits(&bopts, &limits, &e)) {
+		fprintf(stderr, "vtierd: %s\n", e->message);
 		return 2;
 	}
 	if (verbose)
@@ -246,6 +314,7 @@ int main(int argc, char **argv)
 	d->ignore_profiles = ignore_profiles;
 	d->placement_threads = (unsigned int)placement_threads;
 	d->precopy_copy_only = precopy_placement && !strcmp(precopy_placement, "copy");
+	vt_daemon_set_budget(d, &limits);
 	if (!socket_path)
 		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
 	server = vt_control_server_new(socket_path, handle, d, &e);
