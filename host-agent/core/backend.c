@@ -891,6 +891,14 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
 	vt_json_add_u64(j, "reconciled", b->reconciled);
 	vt_json_add_u64(j, "index_bytes", b->store ? vt_store_index_bytes(b->store) : 0);
+	/* what it is charged, and the hand-off budget as the host has it (refusals per bound) */
+	json_builder_set_member_name(j, "charged");
+	json_builder_begin_object(j);
+	for (unsigned int i = 0; i < VT_BOUND_NR; i++)
+		vt_json_add_u64(j, vt_bound_key(i), b->ticket.c.v[i]);
+	json_builder_end_object(j);
+	json_builder_set_member_name(j, "handoff_budget");
+	vt_budget_to_json(b->d->budget, j);
 	json_builder_set_member_name(j, "ctiers");
 	json_builder_begin_array(j);
 	for (unsigned int i = 0; i < n; i++) {

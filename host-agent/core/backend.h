@@ -166,7 +166,10 @@ struct vt_ctier_measured;
 void vt_backend_ctier_measure(struct vt_backend *b, struct vt_ctier_measured *meas,
 			      struct vt_latency_hist *hist, unsigned int nr);
 
-/* Figures of the store and the mover, for vtierctl stats. */
+/*
+ * Figures of the store and the mover, what the backend is charged and the
+ * host's hand-off budget, for vtierctl stats (main loop).
+ */
 void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j);
 /* A STATS report to QEMU (query-memory-tiers). 0 or -errno. */
 int vt_backend_send_stats(struct vt_backend *b);

@@ -1591,7 +1591,11 @@ static void honest_served(struct fixture *f)
 static void test_sparse_flood(void **state)
 {
 	struct fixture *f = *state;
+	const char *req = "{\"v\":1,\"cmd\":\"stats\",\"vm\":\"vm0\"}\n";
+	g_autofree char *reply = NULL;
+	char msg[128], want[64];
 	struct flood fl;
+	int s;
 
 	victim_evicted(f);
 	flood_start(f, &fl, 4ull << 40, NPAGES * PAGE, 1000);
@@ -1601,6 +1605,15 @@ static void test_sparse_flood(void **state)
 				"peer's bound of 4.0 TiB (--max-peer-bytes)"));
 	honest_served(f);
 	victim_reconnects(f);
+	/* vtierctl stats counts the refusals per bound */
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 3, "mem0", &s, msg), 0);
+	reply = vt_daemon_handle(f->d, req, strlen(req));
+	assert_non_null(strstr(reply, "\"declared_bytes\":{\"peer_bound\":4398046511104,"
+				"\"host_bound\":0,\"held\":"));
+	g_snprintf(want, sizeof(want), "\"refused\":%u}", fl.r.tries - fl.r.accepted);
+	assert_non_null(strstr(reply, want));
+	close(s);
+	spin(50);
 	flood_end(f, &fl);
 }
 
