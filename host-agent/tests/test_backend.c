@@ -1557,6 +1557,37 @@ static void victim_reconnects(struct fixture *f)
 	spin(50);
 }
 
+/*
+ * After a vtierd restart the stores found in the store root are reserved for
+ * their reconnects: with the host's bound of backends at 1, a new hand-off
+ * (another backend, "mem1") is refused, naming the reserve, while the
+ * victim's RECONNECT takes its reservation and gets every page back.
+ */
+static void test_reserve_after_restart(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_budget_limits l;
+	struct fake_qemu_ram q;
+	char msg[128];
+	int s;
+
+	victim_evicted(f);
+	vt_daemon_free(f->d);
+	f->d = daemon_new(f->dir);
+	vt_budget_limits_default(&l);
+	l.host[VT_BOUND_BACKENDS] = 1;
+	vt_daemon_set_budget(f->d, &l);
+	assert_true(vt_daemon_listen_handoff(f->d, f->agent, NULL));
+	assert_int_equal(fake_qemu_ram_open(&q, NPAGES * PAGE, true), 0);
+	s = agent_connect(f);
+	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0);
+	assert_int_equal(hello_wait(s, NULL, msg), -EDQUOT);
+	assert_non_null(strstr(msg, "host backends would be 2 (1 kept for reconnects), over its "
+			       "bound of 1 (--max-backends)"));
+	fake_qemu_ram_close(&q);
+	victim_reconnects(f);
+}
+
 /* An honest VM's first hand-off (another QEMU's backend, here this process's "mem1"): served within a second. */
 static void honest_served(struct fixture *f)
 {
@@ -1709,6 +1740,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migration_after_reconnect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sparse_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backend_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reserve_after_restart, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
