@@ -170,13 +170,20 @@ static GOptionGroup *budget_group(struct budget_opts *o)
 	return g;
 }
 
+/* The limits the options say (their strings freed, whatever the outcome). */
 static bool budget_limits(struct budget_opts *o, struct vt_budget_limits *l, GError **error)
 {
+	bool ok = true;
+
 	vt_budget_limits_default(l);
 	for (unsigned int h = 0; h < 2; h++)
-		for (unsigned int b = 0; b < VT_BOUND_NR; b++)
-			if (o->val[h][b] && !vt_budget_limit_parse(l, b, h, o->val[h][b], error))
-				return false;
+		for (unsigned int b = 0; b < VT_BOUND_NR; b++) {
+			if (ok && o->val[h][b])
+				ok = vt_budget_limit_parse(l, b, h, o->val[h][b], error);
+			g_clear_pointer(&o->val[h][b], g_free);
+		}
+	if (!ok)
+		return false;
 	if (o->grace_s != -1 && (o->grace_s < 0 || o->grace_s > 86400)) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "--reconnect-grace %d: not in 0..86400 "
 			    "seconds", o->grace_s);
