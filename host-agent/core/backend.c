@@ -289,7 +289,8 @@ static void refused(struct vt_daemon *d, struct vt_backend *b, struct vt_handoff
 {
 	struct vt_peer_id who;
 
-	vt_peer_id_fill(&who, vt_handoff_conn_peer_pid(conn), 0, vt_handoff_conn_peer_uid(conn));
+	vt_peer_id_fill(&who, vt_handoff_conn_peer_pid(conn), 0, vt_handoff_conn_peer_uid(conn),
+			vt_handoff_conn_peer_cgroup(conn));
 	vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d (uid %u%s%s) "
 		      "refused: %s", b->id, (int)who.pid, (unsigned int)who.uid,
 		      who.cgroup[0] ? ", cgroup " : "", who.cgroup, msg);
@@ -467,7 +468,8 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		goto refuse;
 	}
 	/* charged to the process the kernel named, before anything is opened for it */
-	vt_peer_id_fill(&who, peer, b->start_time, vt_handoff_conn_peer_uid(conn));
+	vt_peer_id_fill(&who, peer, b->start_time, vt_handoff_conn_peer_uid(conn),
+			vt_handoff_conn_peer_cgroup(conn));
 	vt_budget_backend_charge(b->size, d->ctier, d->nr_ctier, &charge);
 	ret = vt_budget_take(d->budget, &who, b->key, b->flags & VTIER_HELLO_F_RECONNECT, &charge,
 			     &b->ticket, msg, VTIER_HANDOFF_MESSAGE_LEN);

@@ -49,6 +49,7 @@ struct prep_plan {
 	struct vt_profile_tier ours[VTIER_PROFILE_TIERS_MAX];
 	unsigned int n_ours;
 	char who[VTIER_HANDOFF_ID_LEN + 16];
+	struct vt_daemon *d;		/* its log (rate-limited: the profile is the peer's) */
 };
 
 static void prep_plan_free(gpointer data)
@@ -72,7 +73,8 @@ static void plan_profile(struct vt_prepared *p, void *arg)
 	char why[VT_PROFILE_ERR_LEN] = "";
 
 	if (vt_profile_read(pl->buf, pl->len, pl->size, &prof, why, sizeof(why))) {
-		g_message("prepare of %s: the source's profile refused: %s", pl->who, why);
+		vt_daemon_log(pl->d, G_LOG_LEVEL_MESSAGE, NULL, "prepare of %s: the source's "
+			      "profile refused: %s", pl->who, why);
 		return;
 	}
 	vt_migration_profile_map_tiers(&prof, pl->ours, pl->n_ours, map);
@@ -158,7 +160,7 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 		g_snprintf(file, sizeof(file), "%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT,
 			   (guint64)st.st_dev, (guint64)st.st_ino);
 		vt_peer_id_fill(&who, peer, vt_handoff_conn_peer_start_time(conn),
-				vt_handoff_conn_peer_uid(conn));
+				vt_handoff_conn_peer_uid(conn), vt_handoff_conn_peer_cgroup(conn));
 		vt_budget_prepare_charge(&charge);
 		/* the same memfd on several connections: one set of copies */
 		if (g_hash_table_contains(d->preparing, file))
@@ -203,6 +205,7 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 	pl->buf = g_memdup2(hello->profile, h->profile_size);
 	pl->len = h->profile_size;
 	pl->size = h->size_bytes;
+	pl->d = d;
 	pl->nr_numa = d->tiers.nr;
 	pl->n_ours = daemon_profile_tiers(d, pl->ours);
 	g_snprintf(pl->who, sizeof(pl->who), "'%s'", h->backend_id);

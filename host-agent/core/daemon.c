@@ -181,6 +181,17 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 	return true;
 }
 
+/* The fds the reconnects of existing stores need, kept from new hand-offs at the socket too. */
+static void fd_reserve_update(struct vt_daemon *d)
+{
+	struct vt_charge held, reserve;
+	uint64_t refused[VT_BOUND_NR];
+
+	vt_budget_totals(d->budget, &held, &reserve, refused);
+	vt_handoff_server_set_fd_reserve(d->handoff,
+					 (unsigned int)MIN(reserve.v[VT_BOUND_FDS], G_MAXUINT));
+}
+
 static gboolean stats_tick(gpointer data)
 {
 	struct vt_daemon *d = data;
@@ -190,6 +201,7 @@ static gboolean stats_tick(gpointer data)
 	g_hash_table_iter_init(&it, d->backends);
 	while (g_hash_table_iter_next(&it, NULL, &v))
 		vt_backend_send_stats(v);
+	fd_reserve_update(d);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -209,6 +221,8 @@ bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **er
 {
 	unsigned int kept = vt_budget_reserve_store_root(d->budget, d->store_root, d->ctier,
 							 d->nr_ctier);
+	uint64_t backends = vt_budget_limits(d->budget)->peer[VT_BOUND_BACKENDS];
+	struct vt_handoff_limits hl;
 	int ret;
 
 	if (kept)
@@ -222,6 +236,18 @@ bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **er
 			    g_strerror(-ret));
 		return false;
 	}
+	/*
+	 * A process's connections: its backends (--max-peer-backends, refused
+	 * at the HELLO with a reply that names the bound) and its pending ones;
+	 * the socket's own cap must not cut in first with a silent close.
+	 */
+	vt_handoff_limits_default(&hl);
+	if (backends)
+		hl.max_peer_conns = (unsigned int)MIN(MAX(hl.max_peer_conns,
+							  backends + hl.max_peer_pending),
+						      G_MAXUINT);
+	vt_handoff_server_set_limits(d->handoff, &hl);
+	fd_reserve_update(d);
 	/* QEMU shows the last report in query-memory-tiers */
 	d->stats_timer = g_timeout_add_seconds(1, stats_tick, d);
 	return true;

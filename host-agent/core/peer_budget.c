@@ -14,6 +14,7 @@
 #include "handoff_peer.h"
 #include "handoff_proto.h"
 #include "json_member.h"
+#include "ctier_medium.h"
 #include "peer_budget.h"
 #include "json_guard.h"
 #include "size.h"
@@ -116,26 +117,14 @@ void vt_budget_limits_default(struct vt_budget_limits *l)
 	l->reconnect_grace_s = 60;	/* QEMU retries every 5 s at most */
 }
 
-void vt_peer_id_fill(struct vt_peer_id *who, pid_t pid, uint64_t start_time, uid_t uid)
+void vt_peer_id_fill(struct vt_peer_id *who, pid_t pid, uint64_t start_time, uid_t uid,
+		     const char *cgroup)
 {
-	char path[64];
-	g_autofree char *text = NULL;
-	const char *line;
-
 	memset(who, 0, sizeof(*who));
 	who->pid = pid;
 	who->start_time = start_time;
 	who->uid = uid;
-	/* cgroup v2: "0::/machine.slice/machine-qemu\x2d1\x2dvm.scope" */
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (pid <= 0 || !g_file_get_contents(path, &text, NULL, NULL))
-		return;
-	line = g_str_has_prefix(text, "0::") ? text : strstr(text, "\n0::");
-	if (!line)
-		return;
-	line += line[0] == '\n' ? 4 : 3;
-	for (size_t i = 0; i < sizeof(who->cgroup) - 1 && line[i] && line[i] != '\n'; i++)
-		who->cgroup[i] = g_ascii_isprint(line[i]) ? line[i] : '?';
+	g_strlcpy(who->cgroup, cgroup ? cgroup : "", sizeof(who->cgroup));
 }
 
 /*
@@ -153,6 +142,24 @@ static uint64_t pool_va(uint64_t size, const struct vt_ctier_spec *spec)
 	       STORE_PAGE;
 }
 
+/*
+ * A memory medium maps its file in segments as it fills (movers/ctier_medium.h):
+ * at most twice the bytes in use plus the first segment. The tiers of one
+ * backend hold at most its @size bytes together (a page is in one tier, never
+ * larger than the page), so their pools map at most 2 x @size + a first
+ * segment each, and never more than their files.
+ */
+static uint64_t pools_va(uint64_t size, const struct vt_ctier_spec *specs, unsigned int nr)
+{
+	uint64_t files = 0, mem = 0;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		files += pool_va(size, &specs[i]);
+		mem += specs[i].medium == VT_MEDIUM_FILE ? 0 : 1;
+	}
+	return MIN(files, 2 * size + mem * VT_SEG0);
+}
+
 void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs, unsigned int nr,
 			      struct vt_charge *out)
 {
@@ -165,8 +172,7 @@ void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs, 
 	out->v[VT_BOUND_THREADS] = 1;
 	out->v[VT_BOUND_VA] = STORE_HDR_BYTES + (chunks * 4 + STORE_PAGE - 1) / STORE_PAGE *
 			      STORE_PAGE + chunks * STORE_BLOCK_BYTES;
-	for (unsigned int i = 0; i < nr; i++)
-		out->v[VT_BOUND_VA] += pool_va(size, &specs[i]);
+	out->v[VT_BOUND_VA] += pools_va(size, specs, nr);
 }
 
 void vt_budget_prepare_charge(struct vt_charge *out)

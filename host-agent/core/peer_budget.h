@@ -69,7 +69,7 @@ void vt_bound_format(enum vt_bound b, uint64_t v, char *out, size_t len);
 const char *vt_bound_name(enum vt_bound b);
 const char *vt_bound_key(enum vt_bound b);
 
-/* The peer as the kernel names it (and its cgroup, read from /proc/PID/cgroup). */
+/* The peer as the kernel names it (and its cgroup, from /proc/PID/cgroup at accept). */
 struct vt_peer_id {
 	pid_t pid;
 	uint64_t start_time;
@@ -78,18 +78,19 @@ struct vt_peer_id {
 };
 
 /*
- * @who for the process the kernel named: @pid, @start_time, @uid; the cgroup
- * read here (a seam: the hand-off server may read it at accept instead).
+ * @who for the process the kernel named: @pid, @start_time, @uid, and the
+ * cgroup the hand-off server read at accept (NULL or "": unknown).
  */
-void vt_peer_id_fill(struct vt_peer_id *who, pid_t pid, uint64_t start_time, uid_t uid);
+void vt_peer_id_fill(struct vt_peer_id *who, pid_t pid, uint64_t start_time, uid_t uid,
+		     const char *cgroup);
 
 /*
  * What a backend of @size bytes with the compressed tiers @specs[@nr] makes
  * vtierd hold: 1 backend, @size bytes, its fds (the connection and its
  * pidfd, memfd, userfaultfd, the store's index and blocks, a pool file per
  * tier, the mover's eventfd), 1 thread (its mover) and the address space
- * its store maps (index + the blocks' reservation + each memory-medium
- * tier's pool).
+ * its store may map (index + the blocks' reservation + the memory-medium
+ * tiers' pools, mapped as they fill: at most 2 x @size between them).
  */
 void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs, unsigned int nr,
 			      struct vt_charge *out);
