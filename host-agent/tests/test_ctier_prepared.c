@@ -528,7 +528,12 @@ static void test_prepared_overlap_quota(void **state)
 	vt_prepared_get_stats(p2, &st2);
 	assert_true(vt_prepared_quota_used(q) <= 256 * 1024);
 	assert_true(vt_prepared_quota_used(q) > 0);
-	assert_true(st.capped > 0 && st2.capped > 0);
+	/*
+	 * Which copier meets the cap first is the scheduler's choice: the
+	 * other may have copied all it planned (zstd packs this text tightly)
+	 * before the first one filled the quota.
+	 */
+	assert_true(st.capped + st2.capped > 0);
 	assert_int_equal(st.pages + st.capped, NPAGES);
 	assert_int_equal(st2.pages + st2.capped, NPAGES);
 	/* released chunks give their arenas back */
