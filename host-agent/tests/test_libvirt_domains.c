@@ -103,10 +103,10 @@ static void test_slow_domain_off_the_loop(void **state)
 	while (!(logged_has("attributes: at most 64") && logged_has("'plain' has no QMP socket")) &&
 	       g_get_monotonic_time() < end)
 		g_main_context_iteration(NULL, TRUE);
-	print_message("both domains handled in %lld ms; the loop's longest wait %lld ms\n",
+	print_message("# both domains handled in %lld ms; the loop's longest wait %lld ms\n",
 		      (long long)(g_get_monotonic_time() - t0) / 1000, (long long)t.worst / 1000);
 	for (unsigned int i = 0; i < logged->len; i++)
-		print_message("  %s\n", (char *)g_ptr_array_index(logged, i));
+		print_message("#   %s\n", (char *)g_ptr_array_index(logged, i));
 	assert_true(logged_has("connected, 2 running domain(s)"));
 	assert_true(logged_has("libvirt domain 'flood': not attached: element <app:x> has 14001 "
 			       "attributes: at most 64 on one element"));

@@ -185,7 +185,7 @@ static void test_attribute_flood(void **state)
 		assert_true(x->len < VT_LIBVIRT_DOMAIN_XML_MAX);
 		t0 = g_get_monotonic_time();
 		assert_false(vt_libvirt_domain_parse(x->str, x->len, vt_vm_policy_keys(), &dom, &e));
-		print_message("%u %s: refused in %lld us: %s\n", ns ? 20000 : 50000,
+		print_message("# %u %s: refused in %lld us: %s\n", ns ? 20000 : 50000,
 			      ns ? "namespaces" : "attributes",
 			      (long long)(g_get_monotonic_time() - t0), e->message);
 		assert_true(g_get_monotonic_time() - t0 < G_USEC_PER_SEC / 10);

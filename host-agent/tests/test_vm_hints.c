@@ -205,7 +205,7 @@ static void test_shrunk_region_refuses_one_vm(void **state)
 	vt_vm_hints_window(&a->vm, NULL, &a->s);
 	assert_int_equal(host_cons(a), a->prod);
 	assert_true(a->s.hints.refused >= 1);
-	print_message("A refused %llu times in %llu cuts; B read %llu records\n",
+	print_message("# A refused %llu times in %llu cuts; B read %llu records\n",
 		      (unsigned long long)a->s.hints.refused, (unsigned long long)k.cuts,
 		      (unsigned long long)b->pushed);
 	side_close(a);
