@@ -36,6 +36,7 @@
 #include "daemon.h"
 #include "fake_qemu.h"
 #include "migration.h"
+#include "proc_self.h"
 #include "profile_format.h"
 #include "tier_model.h"
 #include "vm.h"
@@ -1648,27 +1649,14 @@ static void test_sparse_flood(void **state)
 	flood_end(f, &fl);
 }
 
-/* Entries of directory @path (fds or threads of this process, in /proc/self). */
-static unsigned int count_entries(const char *path)
-{
-	GDir *dir = g_dir_open(path, 0, NULL);
-	unsigned int n = 0;
-
-	assert_non_null(dir);
-	while (g_dir_read_name(dir))
-		n++;
-	g_dir_close(dir);
-	return n;
-}
-
 static unsigned int count_fds(void)
 {
-	return count_entries("/proc/self/fd") - 1;	/* the directory's own */
+	return dir_entries("/proc/self/fd") - 1;	/* the directory's own */
 }
 
 static unsigned int count_threads(void)
 {
-	return count_entries("/proc/self/task");
+	return dir_entries("/proc/self/task");
 }
 
 /*

@@ -24,6 +24,7 @@
 #include "ctier_codec.h"
 #include "ctier_mix.h"
 #include "ctier_prepared.h"
+#include "proc_self.h"
 
 #define PAGE 4096U
 #define CHUNK_PAGES 512u
@@ -379,18 +380,6 @@ static void test_prepared_plan_cb_capacity(void **state)
 	assert_null(vt_prepared_new(new_memfd(), PAGE / 2, PAGE, specs, 1));
 }
 
-/* VmRSS of this process in bytes. */
-static uint64_t rss_bytes(void)
-{
-	g_autofree char *text = NULL;
-	const char *at;
-
-	assert_true(g_file_get_contents("/proc/self/status", &text, NULL, NULL));
-	at = strstr(text, "VmRSS:");
-	assert_non_null(at);
-	return g_ascii_strtoull(at + 6, NULL, 10) << 10;
-}
-
 /* Every page of chunk @chunk: its copy decompresses to the memfd's page. */
 static void check_chunk_copies(struct vt_prepared *p, int fd, uint64_t chunk, void *ctx)
 {
@@ -435,7 +424,7 @@ static void test_prepared_sparse(void **state)
 			text_page(i, k, page);
 			write_page(fd, i, page);
 		}
-	rss0 = rss_bytes();
+	rss0 = proc_self_status_bytes("VmRSS");
 	p = vt_prepared_new(dup(fd), 0, size, specs, 1);
 	assert_non_null(p);
 	/* the plan as a profile gives it: chunk by chunk, in address order */
@@ -445,7 +434,7 @@ static void test_prepared_sparse(void **state)
 	assert_int_equal(vt_prepared_start(p, 20, NULL, NULL, NULL), 0);
 	wait_rounds(p, 2);
 	vt_prepared_stop(p);
-	grew = rss_bytes() - MIN(rss0, rss_bytes());
+	grew = proc_self_status_bytes("VmRSS") - MIN(rss0, proc_self_status_bytes("VmRSS"));
 	vt_prepared_get_stats(p, &st);
 	fprintf(stderr, "# 1 TiB sparse: %" G_GUINT64_FORMAT " planned chunks, %" G_GUINT64_FORMAT
 		" records, state %" G_GUINT64_FORMAT " B, copies %" G_GUINT64_FORMAT

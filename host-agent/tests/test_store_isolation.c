@@ -25,6 +25,7 @@
 #include "ctier.h"
 #include "ctier_csum.h"
 #include "ctier_medium.h"
+#include "proc_self.h"
 
 #define PAGE 4096U
 #define NPAGES 1024U
@@ -159,18 +160,6 @@ static void check(struct vt_store *s, char tag, uint64_t n)
 			 (unsigned long long)n);
 }
 
-static unsigned int count_files(const char *dir)
-{
-	GDir *d = g_dir_open(dir, 0, NULL);
-	unsigned int n = 0;
-
-	assert_non_null(d);
-	while (g_dir_read_name(d))
-		n++;
-	g_dir_close(d);
-	return n;
-}
-
 /*
  * Victim A and another store B (whose version-1 pool name is A's): both
  * filled and checked; B removed as when its QEMU exits; A checked, closed
@@ -201,7 +190,7 @@ static void two_stores(const char *dir_a, const struct vt_store_key *ka, const c
 	vt_store_close(a);
 	assert_int_equal(vt_store_destroy(dir_a), 0);
 	/* nothing of either is left on disk */
-	assert_int_equal(count_files(env.media), 0);
+	assert_int_equal(dir_entries(env.media), 0);
 }
 
 /* Two QEMUs without -uuid (uuid zero), both with backend "ram": two store dirs. */
@@ -366,7 +355,7 @@ static void test_damage_refuses_only_itself(void **state)
 		check(b, 'B', NPAGES);
 		vt_store_close(b);
 		assert_int_equal(vt_store_destroy(db), 0);
-		assert_int_equal(count_files(env.media), 0);
+		assert_int_equal(dir_entries(env.media), 0);
 	}
 }
 
@@ -472,7 +461,7 @@ static void test_v1_store_reopens(void **state)
 	check(s, 'V', NPAGES);
 	vt_store_close(s);
 	assert_int_equal(vt_store_destroy(dir), 0);
-	assert_int_equal(count_files(env.media), 0);
+	assert_int_equal(dir_entries(env.media), 0);
 
 	/* a version-1 store removed without a reopen: its old-named pool stays */
 	s = open_at(dir, &k, true, 0);
@@ -536,24 +525,13 @@ static void test_stale_pool_files(void **state)
 	vt_store_close(s);
 	assert_int_equal(vt_store_destroy(dir), 0);
 	/* only the other store's file is left, as it was */
-	assert_int_equal(count_files(env.media), 1);
+	assert_int_equal(dir_entries(env.media), 1);
 	fd = open(foreign, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, back, sizeof(back)), sizeof(junk));
 	close(fd);
 	assert_memory_equal(back, junk, sizeof(junk));
 	assert_int_equal(unlink(foreign), 0);
-}
-
-static uint64_t vm_size(void)
-{
-	g_autofree char *status = NULL;
-	const char *p;
-
-	assert_true(g_file_get_contents("/proc/self/status", &status, NULL, NULL));
-	p = strstr(status, "VmSize:");
-	assert_non_null(p);
-	return g_ascii_strtoull(p + 7, NULL, 10) << 10;
 }
 
 /*
@@ -573,14 +551,14 @@ static uint64_t store_vm(uint64_t size, uint64_t n, bool spread)
 	specs_of(sp);
 	sp[0].capacity_bytes = 1ULL << 30;	/* a disk file system's file size limit */
 	sp[1].pool = VT_POOL_ZSMALLOC;		/* objects across pool pages: and segments */
-	before = vm_size();
+	before = proc_self_status_bytes("VmSize");
 	s = open_with(dir, &k, sp, true, 0);
 
 	for (uint64_t i = 0; i < n; i++) {
 		page_of('M', i * stride, page);
 		assert_int_equal(vt_store_put(s, i * stride, 1, page), 0);
 	}
-	after = vm_size();
+	after = proc_self_status_bytes("VmSize");
 	/* reopened: mapped as far as the entries reach, every page read */
 	vt_store_close(s);
 	s = open_with(dir, &k, sp, false, 0);
@@ -589,7 +567,7 @@ static uint64_t store_vm(uint64_t size, uint64_t n, bool spread)
 		assert_int_equal(vt_store_get(s, i * stride, got), 0);
 		assert_memory_equal(got, page, PAGE);
 	}
-	after = MAX(after, vm_size());
+	after = MAX(after, proc_self_status_bytes("VmSize"));
 	vt_store_close(s);
 	assert_int_equal(vt_store_destroy(dir), 0);
 	print_message("# %llu GiB declared, %llu MiB stored: VmSize +%llu MiB\n",
