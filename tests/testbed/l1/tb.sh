@@ -12,6 +12,8 @@
 #   tb_l2_check_kvm NAME         fail unless the guest runs under KVM (not TCG)
 #   tb_l2_stop NAME, tb_l2_stop_all
 #   tb_l2_shell NAME [opts]      (interactive) boot a guest with its console here
+#   tb_vtier_mark NAME TEXT      record that vtier acts on guest NAME's memory (the
+#                                runner never reruns a failure after that guest's reset)
 # Guests are background jobs of the scenario shell: wait for your own jobs by
 # pid (`wait $pid`); a bare `wait` also waits for every guest QEMU.
 # Per guest: QMP /run/tb/NAME.qmp (tb_qmp) and /run/tb/NAME.agent.qmp (a second
@@ -28,6 +30,8 @@ TB_L2_KERNEL=/opt/vtier-tb/l2/vmlinuz
 TB_L2_INITRD=$TB_RUN/l2.initrd
 
 tb_uptime() { cut -d' ' -f1 /proc/uptime; }
+# (builtins only: the scenario's deadline loop in l1.sh runs it every 0.2 s)
+tb_uptime_b() { local u x; read -r u x < /proc/uptime; echo "$u"; }
 tb_uptime_s() { cut -d. -f1 /proc/uptime; }
 tb_mark() { echo "VTIER-TB-L1: $*"; }
 tb_step() { echo "VTIER-TB-STEP: [$(tb_uptime) s] $*"; }
@@ -185,10 +189,79 @@ tb_topology() {
     echo "== kernel $(uname -r)"
 }
 
+# ------------------------------------------------------------------ what vtier did
+# A failure is rerun only when vtier had no part in it (tb/rerun.py,
+# docs/testbed.md "Emulator faults"). The facts, on the 9p share so that they
+# outlive an L1 crash: out/l2/NAME/vtier, one line per thing vtier did to the
+# guest NAME's memory (its RAM handed to a tier agent, the patched QEMU,
+# vtierd or vtier-bench running while the guest runs, vtier_guest.ko in it,
+# vtier_tdp.ko in L1); /tb/out/vtier-l1, vtier_tdp.ko loaded in this L1 boot
+# (the kernel keeps the taint across a suite's scenarios). Written before the
+# action where a helper does it (tb_l2_start, insmod, the vtierd wrapper
+# l1/vtierd-mark), and by l1.sh's watch of /proc and /sys/module every second.
+
+# tb_vtier_mark NAME TEXT: vtier acts on guest NAME's memory.
+tb_vtier_mark() {
+    local name
+    name=$1
+    shift
+    mkdir -p "$TB_OUT/l2/$name"
+    echo "$(tb_uptime_b) $*" >> "$TB_OUT/l2/$name/vtier"
+}
+
+# The guests started by tb_l2_start and not stopped yet.
+tb_l2_names() {
+    local p n
+    for p in "$TB_RUN"/*.pid; do
+        [ -e "$p" ] || continue
+        n=${p##*/}
+        echo "${n%.pid}"
+    done
+}
+
+# tb_vtier_mark_running TEXT: every guest whose QEMU runs now.
+tb_vtier_mark_running() {
+    local n
+    for n in $(tb_l2_names); do
+        tb_l2_alive "$n" && tb_vtier_mark "$n" "$*"
+    done
+    return 0
+}
+
+# tb_vtier_l1_mark TEXT: vtier's kernel code in L1 (every running guest's
+# nested page tables are in its reach).
+tb_vtier_l1_mark() {
+    echo "$(tb_uptime_b) $*" >> "${TB_L1_OUT:-/tb/out}/vtier-l1"
+    tb_vtier_mark_running "$*"
+}
+
+# Pids and names of vtier's host programs running now ("123:vtierd ...").
+# Builtins only (l1.sh runs it every second).
+tb_vtier_procs() {
+    local p c out
+    out=""
+    for p in /proc/[0-9]*; do
+        read -r c < "$p/comm" 2>/dev/null || continue
+        case "$c" in
+            vtierd|vtier-bench|vtier-bench-b) out="$out ${p#/proc/}:$c" ;;
+        esac
+    done
+    echo "${out# }"
+}
+
+# Every module a scenario loads in L1 goes through here (a function shadows
+# busybox's insmod in the scenario's shell and its subshells).
+insmod() {
+    case "$*" in
+        *vtier*) tb_vtier_l1_mark "insmod $*" ;;
+    esac
+    command insmod "$@"
+}
+
 # ------------------------------------------------------------------ L2 guests
 
 tb_l2_start() {
-    local name mem cpus memdev node append modules wait stdio dir backend cmdline console qemu bopts
+    local name mem cpus memdev node append modules wait stdio dir backend cmdline console qemu bopts procs
     name=$1
     shift
     mem=$TB_L2_MEM cpus=$TB_L2_CPUS memdev=ram node="" append="" modules="" wait=1 stdio=0
@@ -228,6 +301,14 @@ tb_l2_start() {
     [ -n "$append" ] && cmdline="$cmdline $append"
     tb_uptime > "$TB_RUN/$name.started"
     rm -f "$dir/events.log"
+    # what vtier will do to its memory, written before QEMU starts
+    case "$bopts" in
+        *tier-agent=*) tb_vtier_mark "$name" "hand-off: its RAM served by the tier agent ($bopts)" ;;
+    esac
+    [ "$qemu" = qemu-system-x86_64 ] || tb_vtier_mark "$name" "runs the patched QEMU $qemu"
+    procs=$(tb_vtier_procs)
+    [ -z "$procs" ] || tb_vtier_mark "$name" "started while vtier runs in L1 ($procs)"
+    [ ! -d /sys/module/vtier_tdp ] || tb_vtier_mark "$name" "started with vtier_tdp.ko loaded in L1"
     if [ "$stdio" = 1 ]; then
         console="stdio,id=con,mux=on,signal=off,logfile=$dir/console.log"
         set -- -mon chardev=con,mode=readline -no-reboot "$@"
@@ -267,9 +348,10 @@ tb_l2_start() {
 tb_l2_pid() { cat "$TB_RUN/$1.pid" 2>/dev/null; }
 
 # Why a guest's QEMU ended (one line), from its watcher's log: the QMP SHUTDOWN
-# reason, and for a reset whether the guest's kernel said anything first. A
-# guest-reset with a silent console is a triple fault (the kernel announces
-# its own reboots and panics): see docs/testbed.md, "Emulator faults".
+# reason, and for a reset whether the guest's kernel said anything first (the
+# kernel announces its own reboots and panics). Whether a silent reset was a
+# triple fault, and the emulator's, is the runner's to prove (tb/rerun.py;
+# docs/testbed.md, "Emulator faults").
 tb_l2_exit_cause() {
     local dir cause reason who t rip
     dir=$TB_OUT/l2/$1
@@ -280,16 +362,17 @@ tb_l2_exit_cause() {
     fi
     set -- $cause
     reason=$2 who=$3 t=$4
-    rip=$(sed -n 's/^\(RIP=[0-9a-f]*\).*/\1/p' "$dir/events.log" | head -1)
+    rip=$(sed -n 's/^\([RE]IP=[0-9a-f]*\).*/\1/p' "$dir/events.log" | head -1)
     # KVM resets the vCPU on a SHUTDOWN exit: the RIP is in L1's trace then.
-    [ "$rip" = RIP=000000000000fff0 ] || [ -z "$rip" ] &&
+    case "$rip" in RIP=000000000000fff0|EIP=0000fff0) rip="" ;; esac
+    [ -z "$rip" ] &&
         rip=$(grep -h 'kvm_exit:' /sys/kernel/tracing/trace 2>/dev/null |
             tail -1 | sed -n 's/.*\(rip 0x[0-9a-f]*\).*/L1 KVM trace: SHUTDOWN exit at \1/p')
     if [ "$reason" = guest-reset ] && [ "$who" = guest ]; then
         if grep -q -e 'Kernel panic' -e 'reboot: Restarting' "$dir/console.log" 2>/dev/null; then
             echo "guest-reset at ${t} s after its kernel panicked or rebooted (see its console.log)"
         else
-            echo "EMULATOR-RESET guest-reset at ${t} s, silent (nothing on its console: a triple fault)${rip:+, $rip}"
+            echo "silent guest-reset at ${t} s (nothing on its console)${rip:+, $rip}"
         fi
     else
         echo "$reason ($who) at ${t} s${rip:+ ($rip)}"
@@ -422,6 +505,9 @@ tb_l2() {
         t=$2
         shift 2
     fi
+    case "$*" in
+        *vtier_guest*) tb_vtier_mark "$name" "vtier_guest.ko: $*" ;;
+    esac
     tb_l2_gone "$name" || {
         vtier-tbctl exec -t "$t" "$TB_RUN/$name.ctl" "$*" && return 0
         t=$?
@@ -495,11 +581,8 @@ tb_l2_stop() {
 }
 
 tb_l2_stop_all() {
-    local p n
-    for p in "$TB_RUN"/*.pid; do
-        [ -e "$p" ] || continue
-        n=${p##*/}
-        n=${n%.pid}
+    local n
+    for n in $(tb_l2_names); do
         tb_l2_stop "$n"
     done
 }

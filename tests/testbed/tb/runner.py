@@ -32,6 +32,7 @@ import time
 
 from . import cpio
 from . import images
+from . import rerun as tbrerun
 from . import suite as tbsuite
 
 HERE = images.HERE
@@ -152,6 +153,9 @@ def prepare_rundir(rundir, cfg, scenarios, build, l1_files, l2_files, shares):
         f.write("".join(f"{name} {attempt}\n" for name, _, attempt in scenarios))
     with open(os.path.join(indir, "shares"), "w") as f:
         f.write("".join(s + "\n" for s in shares))
+    # vtierd behind a wrapper that records the guests it may act on (l1/vtierd-mark)
+    if any(dst == "/usr/local/bin/vtierd" for _, dst in l1_files):
+        l1_files.append((os.path.join(HERE, "l1", "vtierd-mark"), "/usr/local/sbin/vtierd"))
     tools = [find_binary(build, "vtier-workload"), find_binary(build, "vtier-tbctl")]
     for t in tools:
         l1_files.append((t, "/usr/local/bin/" + os.path.basename(t)))
@@ -333,10 +337,17 @@ class EventLog(threading.Thread):
 
 
 def l1_exit_cause(rundir, events, scenario_out=None):
-    """(emulator_reset, text): why L1 ended without writing a result.
+    """(emulator_reset, text): why L1 ended without writing a result, and
+    whether that may be rerun (tb/rerun.py). An L1 fault is the emulator's
+    only when proved by its signature: TCG's "Triple fault" log line for a
+    silent reset, or the console text of a known panic; and even then it is
+    not rerun when vtier_tdp.ko was loaded in this boot (out/vtier-l1, or
+    the kernel's own taint O/E on the console), an assertion of the scenario
+    failed, or vtier acted on any guest's memory in the scenario.
     scenario_out: the out directory of the scenario that was running (its
     L2 guests' events), when not out/ (a suite)."""
     out = os.path.join(rundir, "out")
+    sout = scenario_out or out
     events.join(timeout=5)
     sd = events.shutdown
     if sd is None:
@@ -354,50 +365,35 @@ def l1_exit_cause(rundir, events, scenario_out=None):
     except OSError:
         console = ""
     announced = "Kernel panic" in console or "reboot: Restarting" in console
-    if reason == "guest-reset" and guest and not announced:
-        return True, text + (", TCG logged a triple fault" if triple else
-                             ", nothing on L1's console")
-    panic = stock_kernel_panic(console)
-    if reason == "guest-reset" and guest and panic:
-        return True, text + f", {panic}"
-    panic = panic_after_l2_triple_fault(console, l2_guest_resets(scenario_out or out))
-    if reason == "guest-reset" and guest and panic:
-        return True, text + f", {panic}"
-    return False, text + (", TCG logged a triple fault" if triple else "")
+    proof = None
+    if reason == "guest-reset" and guest:
+        if triple and not announced:
+            proof = "TCG logged a triple fault"
+        else:
+            proof = stock_kernel_panic(console) or panic_after_l2_triple_fault(
+                console, [r.name for r in tbrerun.l2_resets(sout) if r.proof])
+    if not proof:
+        if reason == "guest-reset" and guest and not announced:
+            return False, text + ", silent, but TCG logged no triple fault: no proof of an emulator fault"
+        return False, text + (", TCG logged a triple fault" if triple else "")
+    why = tbrerun.l1_refusal(sout, out)
+    taint = kernel_taint(console)
+    if taint:
+        why.insert(0, f"the L1 kernel was tainted by an out-of-tree module ({taint}: vtier_tdp.ko)")
+    if why:
+        return False, f"{text}, {proof}; no rerun: {'; '.join(why)}"
+    return True, (f"{text}, {proof}; rerun allowed: no assertion failed, vtier did nothing "
+                  "to any guest's memory, vtier_tdp.ko not loaded")
 
 
-def l2_guest_resets(out):
-    """Names of the L2 guests of this run whose QEMU reported a guest reset.
-
-    tb_l2's watcher in L1 logs each guest's QMP events to
-    out/l2/NAME/events.log; a SHUTDOWN with reason guest-reset and guest true
-    is the guest's own reset: under -no-reboot, the triple fault of a stock
-    L2 kernel (docs/testbed.md, "Emulator faults").
-    """
-    names = []
-    root = os.path.join(out, "l2")
-    try:
-        guests = sorted(os.listdir(root))
-    except OSError:
-        return names
-    for name in guests:
-        try:
-            with open(os.path.join(root, name, "events.log"), errors="replace") as f:
-                lines = f.read().splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            m = re.match(r"^\[[0-9.]+\] (\{.*\})$", line)
-            try:
-                ev = json.loads(m.group(1)) if m else {}
-            except ValueError:
-                continue
-            data = ev.get("data", {}) if isinstance(ev, dict) else {}
-            if (ev.get("event") == "SHUTDOWN" and isinstance(data, dict)
-                    and data.get("reason") == "guest-reset" and data.get("guest") is True):
-                names.append(name)
-                break
-    return names
+def kernel_taint(console):
+    """The taint flags of the L1 kernel's oops header if they name an
+    out-of-tree (O) or unsigned (E) module, the only kind vtier's is."""
+    for m in re.finditer(r"CPU: [^\n]* Tainted: ([A-Z ]+?)\s+\d", console):
+        flags = m.group(1).replace(" ", "")
+        if "O" in flags or "E" in flags:
+            return f"Tainted: {flags}"
+    return None
 
 
 def panic_after_l2_triple_fault(console, l2_resets):
@@ -407,11 +403,11 @@ def panic_after_l2_triple_fault(console, l2_resets):
     kernel triple-faults on a fetch of its own kernel text (the emulator's
     fault), and in the same moment L1 panics with 'corrupted stack end
     detected inside scheduler' in that guest's vCPU thread ('CPU n/KVM'),
-    the first time the thread schedules after running the guest. It has been
-    seen with no module of ours loaded, so a kernel tainted by vtier_tdp.ko
-    is excused for this pair only: the same message, in an L2 vCPU thread,
-    after an L2 guest of the run reported its reset, and no frame of a vtier
-    module in the trace. Anything else in a tainted kernel fails the run.
+    the first time the thread schedules after running the guest. l2_resets:
+    the guests whose triple fault is proved (tb/rerun.py). Recognised: the
+    same message, in an L2 vCPU thread, after such a reset, and no frame of
+    a vtier module in the trace; whether it may be rerun is l1_exit_cause's
+    (never with vtier_tdp.ko loaded).
     """
     if not l2_resets:
         return None
@@ -649,6 +645,8 @@ def run_l1(args, cfg, st, paths, build, imgdir, rundir, report):
                             name, sout = current, os.path.join(out, current)
                             verdict, text = read_result(os.path.join(sout, "result")) or (
                                 "FAIL", "no result file after the scenario ended")
+                            if verdict == "FAIL":
+                                text = tbrerun.judge_l2(text, sout, out)[0]
                             report(rundir, name, verdict, text, sout, time.monotonic() - t_scenario,
                                    read_timings(os.path.join(sout, "timings")), pos)
                             current = None
@@ -693,7 +691,10 @@ def run_l1(args, cfg, st, paths, build, imgdir, rundir, report):
                 verdict, detail = "FAIL", exit_cause(os.path.join(out, current))[1]
             else:
                 # a single run's result, or L1's setup failure in a suite
-                verdict, detail = read_result(os.path.join(out, "result")) or ("FAIL", exit_cause(None)[1])
+                result = read_result(os.path.join(out, "result"))
+                verdict, detail = result or ("FAIL", exit_cause(None)[1])
+                if result and single and verdict == "FAIL":
+                    detail = tbrerun.judge_l2(detail, out, out)[0]
                 if not single:
                     verdict = "FAIL"
             charge(who, verdict, detail)
@@ -786,11 +787,12 @@ def main(argv):
     log(f"images {imgdir} ({t_images:.1f} s to check/build)")
     cfg["TB_L1_QEMU_PATH"], what = l1_qemu(cfg)
     log(f"L1 QEMU {cfg['TB_L1_QEMU_PATH']} ({what})")
-    # An emulator fault (a VM reset by TCG's nested SVM or by KVM on it, or a
-    # panic of the untainted L1 kernel; never a scenario's assertion) gets the
-    # whole scenario rerun in a fresh L1, up to TB_EMULATOR_ATTEMPTS attempts
-    # in all; see docs/testbed.md, "Emulator faults".
-    attempts = max(1, int(cfg.get("TB_EMULATOR_ATTEMPTS", "3")))
+    # An emulator fault proved by its signature, in a scenario where no
+    # assertion failed and vtier touched neither that guest's memory nor the
+    # L1 kernel (tb/rerun.py), gets the whole scenario rerun in a fresh L1, up
+    # to TB_EMULATOR_ATTEMPTS attempts in all (2: one rerun); see
+    # docs/testbed.md, "Emulator faults".
+    attempts = max(1, int(cfg.get("TB_EMULATOR_ATTEMPTS", "2")))
     st = tbsuite.Suite(names, 1 if args.shell else attempts)
     if not single:
         log(f"suite: {len(names)} scenarios, one L1 boot while it stays healthy: {', '.join(names)}")

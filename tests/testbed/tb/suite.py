@@ -4,8 +4,9 @@ result means for the others, and the summary (docs/testbed.md, "Suites").
 No VM here. tb/runner.py boots L1 with the scenarios `pending()` names, in
 that order, and hands each scenario's result to `record()` as it comes. A
 scenario fails alone; L1 goes on with the next one. A run lost to an
-emulator fault (EMULATOR-RESET, the runner's rules) is run again, in a fresh
-L1, up to `attempts` times in all, as a single run is; the scenarios after it
+emulator fault (EMULATOR-RESET: proved, and vtier had no part in it,
+tb/rerun.py) is run again, in a fresh L1, up to `attempts` times in all, as a
+single run is; the scenarios after it
 run in that fresh L1 too. A failure of L1 itself between two scenarios (its
 reset) is no scenario's: it is kept apart (`l1_failure()`) and fails the run.
 A single run is a suite of one.
@@ -106,6 +107,11 @@ class Suite:
             return m
         s.final = True
         return None
+
+    def reruns(self):
+        """[(scenario, why)]: each attempt that was run again (its detail
+        says what proved the emulator fault and why vtier had no part in it)."""
+        return [(s.name, a.detail) for s in self.scenarios for a in s.attempts[:-1]]
 
     def l1_failure(self, boot, text):
         self.l1_failures.append((boot, text))
