@@ -841,4 +841,12 @@ def main(argv):
         log(f"suite: {len(names)} scenarios in {st.boots} L1 boot(s):")
         for line in st.summary():
             log(f"  {line}")
+    reruns = st.reruns()
+    if reruns:
+        log(f"{len(reruns)} rerun(s) after a proved emulator fault (counted in make check's summary)")
+    # make check's summary (tests/testbed/check-summary): what ran, skipped, was rerun
+    summary = os.environ.get("VTIER_CHECK_SUMMARY")
+    if summary:
+        with open(summary, "a") as f:
+            f.write("".join(line + "\n" for line in st.check_lines()))
     return st.exit_status()

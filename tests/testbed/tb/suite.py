@@ -113,6 +113,23 @@ class Suite:
         says what proved the emulator fault and why vtier had no part in it)."""
         return [(s.name, a.detail) for s in self.scenarios for a in s.attempts[:-1]]
 
+    def check_lines(self):
+        """make check's summary lines of this run (tests/testbed/check-summary):
+        one "scenario" line per scenario, one "rerun" line per rerun, and a
+        failed check for each failure of L1 between scenarios."""
+        key = "+".join(s.name for s in self.scenarios)
+        lines = []
+        for s in self.scenarios:
+            last = s.attempts[-1] if s.attempts else Attempt("FAIL", "did not run", "-", 0.0, 0)
+            seconds = sum(a.seconds for a in s.attempts)
+            detail = " ".join(last.detail.split())
+            lines.append(f"scenario {key} {s.name} {s.verdict} {seconds:.0f} {len(s.attempts)} {detail}".rstrip())
+        for name, why in self.reruns():
+            lines.append(f"rerun {key} {name} {' '.join(why.split())}")
+        for boot, text in self.l1_failures:
+            lines.append(f"fail {key}:l1-boot-{boot} {' '.join(text.split())}")
+        return lines
+
     def l1_failure(self, boot, text):
         self.l1_failures.append((boot, text))
 
