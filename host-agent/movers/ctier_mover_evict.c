@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The compressed-tier mover's evictions: a run protected, copied, stored and
+ * punched at once; a bulk span's copies stored by the mover thread and its
+ * helper threads while it serves faults elsewhere; fetches on order.
+ */
+#include <poll.h>
+
+#include "ctier_mover_int.h"
+
+static uint64_t pages_of(const uint64_t *mask, uint64_t n)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t w = 0; w < VT_PAGER_SPAN_WORDS(n); w++)
+		sum += (uint64_t)__builtin_popcountll(mask[w]);
+	return sum;
+}
+
+/*
+ * The copies of a span being stored, in slices of SPAN_FAULT_PAGES pages that
+ * the mover thread and its helpers take in turn.
+ */
+struct span_store {
+	struct vt_ctier_mover *m;
+	uint64_t first_page, n;
+	const uint8_t *tiers, *buf;
+	const uint64_t *present, *reads;
+	uint64_t *keep;			/* set atomically: slices share its words */
+	unsigned int next;		/* atomic: the next slice */
+	unsigned int helpers;		/* atomic: helpers still storing */
+};
+
+static void store_page(struct span_store *ss, uint64_t i)
+{
+	struct vt_ctier_mover *m = ss->m;
+	uint64_t page = ss->first_page + i;
+	const void *copy;
+	uint32_t copy_len = 0;
+	bool used = false;
+	int r;
+
+	if (!vt_pager_mask_has(ss->present, i) || vt_pager_mask_has(ss->reads, i))
+		return;
+	if (vt_store_tier_of(m->store, page) >= 0)
+		return;	/* a copy is there already (a fault put it back): leave it */
+	copy = vt_prepared_copy(ctm_prepared(m), page, ss->tiers[i], &copy_len);
+	r = vt_store_put_copy(m->store, page, ss->tiers[i], ss->buf + i * m->pager.page_size,
+			      copy, copy_len, &used);
+	if (copy) {
+		g_mutex_lock(&m->lock);
+		if (used)
+			m->stats.prepared_used++;
+		else
+			m->stats.prepared_stale++;
+		g_mutex_unlock(&m->lock);
+	}
+	if (r == 0) {
+		__atomic_fetch_or(&ss->keep[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
+		return;
+	}
+	g_mutex_lock(&m->lock);
+	if (r == -E2BIG)
+		m->stats.evict_e2big++;
+	else if (r == -ENOSPC)
+		m->stats.evict_nospc++;
+	else if (r != -EEXIST)
+		m->stats.evict_failed++;
+	g_mutex_unlock(&m->lock);
+}
+
+/* Store the next slice of the span; false when none is left. */
+static bool store_slice(struct span_store *ss)
+{
+	uint64_t i = (uint64_t)__atomic_fetch_add(&ss->next, 1, __ATOMIC_RELAXED) *
+		     SPAN_FAULT_PAGES;
+
+	if (i >= ss->n)
+		return false;
+	for (uint64_t end = MIN(i + SPAN_FAULT_PAGES, ss->n); i < end; i++)
+		store_page(ss, i);
+	return true;
+}
+
+static gpointer store_helper(gpointer data)
+{
+	struct span_store *ss = data;
+
+	while (store_slice(ss))
+		;
+	__atomic_fetch_sub(&ss->helpers, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Store the span's copies, on up to m->store_threads threads; with
+ * @fault_buf, the faults outside the span are served meanwhile, between two
+ * slices and while the helpers finish. 0, or -errno (the backend is lost:
+ * what is stored by then is kept).
+ */
+static int store_span(struct vt_ctier_mover *m, struct span_store *ss, void *fault_buf,
+		      uint64_t *fault_ns)
+{
+	GThread *helpers[STORE_THREADS_MAX];
+	unsigned int nh = 0, want = 1;
+	int ret = 0;
+
+	if (fault_buf) {
+		g_mutex_lock(&m->lock);
+		want = m->store_threads;
+		g_mutex_unlock(&m->lock);
+	}
+	/* a helper per two slices at least: a short span is not worth a thread */
+	for (; nh + 1 < want && (nh + 1) * 2 * SPAN_FAULT_PAGES < ss->n; nh++) {
+		__atomic_fetch_add(&ss->helpers, 1, __ATOMIC_RELAXED);
+		helpers[nh] = g_thread_try_new("vtier-store", store_helper, ss, NULL);
+		if (!helpers[nh]) {
+			__atomic_fetch_sub(&ss->helpers, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	for (bool more = true; more || __atomic_load_n(&ss->helpers, __ATOMIC_ACQUIRE);) {
+		if (fault_buf) {
+			uint64_t f0 = vt_now_ns();
+
+			ret = ctm_serve_faults(m, fault_buf);
+			*fault_ns += vt_now_ns() - f0;
+			if (ret < 0) {
+				__atomic_store_n(&ss->next, UINT_MAX / 2, __ATOMIC_RELAXED);
+				break;
+			}
+		}
+		if (more)
+			more = store_slice(ss);
+		else if (fault_buf)	/* the helpers' last slices: faults meanwhile */
+			poll(&(struct pollfd){ .fd = m->pager.uffd, .events = POLLIN }, 1, 1);
+		else
+			g_usleep(100);
+	}
+	for (unsigned int h = 0; h < nh; h++)
+		g_thread_join(helpers[h]);
+	return ret;
+}
+
+/*
+ * Evict [@offset, @offset + @len) (at most VT_PAGER_SPAN_MAX pages), page i
+ * into tier @tiers[i].
+ * Pages in a faster compressed tier come back into the memfd first (the copy
+ * leaves the store only once the kernel has the page) and go out with the
+ * rest; pages in their tier or a colder one stay where they are (an eviction
+ * never moves a page up: a chunk whose pages are spread over several tiers
+ * is ordered from the tier most of it is in). Then the span is protected and
+ * copied at once, each copy is stored durably, and the pages whose copy is in
+ * the store and that no write raced with are punched together; holes (evicted
+ * already, never touched) are skipped. With @fault_buf, faults outside the
+ * span are served while the copies are stored (theirs wait for the commit).
+ * 0 or -errno when the backend is lost.
+ */
+int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
+		  const uint8_t *tiers, uint8_t *buf, void *fault_buf)
+{
+	uint64_t ps = m->pager.page_size, n = len / ps, t0, t1, t2, busy = 0, out, absent;
+	uint64_t fault_ns = 0, by_tier[VT_CTIER_MAX] = { 0 };
+	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
+	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
+	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
+	uint64_t reads[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
+	int ret, r2;
+
+	/* the migration's fills are punched again by their ranges: not stored twice */
+	g_mutex_lock(&m->lock);
+	m->stats.evict_read_held += ctm_read_tracked_span(m, offset, n, reads);
+	g_mutex_unlock(&m->lock);
+	for (uint64_t i = 0; i < n; i++) {
+		int cur = vt_store_tier_of(m->store, offset / ps + i);
+
+		/* down to a colder tier; a page in a colder one already stays there */
+		if (cur >= 0 && cur < (int)tiers[i] && !vt_pager_mask_has(reads, i)) {
+			ret = ctm_fetch_page(m, offset + i * ps, buf);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	t0 = vt_now_ns();
+	ret = vt_pager_evict_begin_span(&m->pager, offset, len, buf, present);
+	t1 = vt_now_ns();
+	if (ret < 0)
+		return ret;
+	if (fault_buf) {
+		m->fence_lo = offset;
+		m->fence_hi = offset + len;
+	}
+	ret = store_span(m, &(struct span_store){ .m = m, .first_page = offset / ps, .n = n,
+						  .tiers = tiers, .buf = buf, .present = present,
+						  .reads = reads, .keep = keep },
+			 fault_buf, &fault_ns);
+	m->fence_lo = m->fence_hi = 0;
+	t2 = vt_now_ns();
+	r2 = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
+	ret = ret < 0 ? ret : r2;
+	/* a copy whose page stayed (a write raced in) is stale */
+	for (uint64_t i = 0; i < n; i++) {
+		if (vt_pager_mask_has(keep, i) && !vt_pager_mask_has(punched, i)) {
+			vt_store_drop(m->store, offset / ps + i);
+			busy++;
+		}
+		if (vt_pager_mask_has(punched, i) && tiers[i] < VT_CTIER_MAX)
+			by_tier[tiers[i]]++;
+	}
+	out = pages_of(punched, n);
+	absent = n - pages_of(present, n);
+	g_mutex_lock(&m->lock);
+	m->stats.evict_absent += absent;
+	m->stats.evict_busy += busy;
+	m->stats.evicted += out;
+	for (unsigned int t = 0; t < VT_CTIER_MAX; t++)
+		m->stats.evicted_by_tier[t] += by_tier[t];
+	m->stats.evict_runs += absent < n;	/* a run with a page present: one protection */
+	m->stats.evict_protect_ns += t1 - t0;
+	m->stats.evict_store_ns += t2 - t1 - fault_ns;
+	m->stats.evict_punch_ns += vt_now_ns() - t2;
+	m->stats.span_faults_ns += fault_ns;
+	g_mutex_unlock(&m->lock);
+	return ret;
+}
+
+/* Put one stored page back into the memfd. */
+int ctm_fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf)
+{
+	uint64_t page = offset / m->pager.page_size;
+	int ret;
+
+	if (vt_store_tier_of(m->store, page) < 0)
+		return 0;
+	ret = vt_store_get(m->store, page, buf);
+	if (ret < 0)
+		return 0;	/* a damaged page is poisoned when the guest asks for it */
+	ret = vt_pager_fill(&m->pager, offset, buf);
+	if (ret < 0)
+		return ret;
+	vt_store_drop(m->store, page);
+	if (ret == 1)
+		STAT_ADD(m, fetched, 1);
+	return 0;
+}
+
+/* The span buffer, at least @bytes (kept while bulk work or reads last). */
+uint8_t *ctm_span_buf(struct vt_ctier_mover *m, uint64_t bytes)
+{
+	if (m->span_cap < bytes) {
+		g_free(m->span_buf);
+		m->span_buf = g_malloc(bytes);
+		m->span_cap = bytes;
+	}
+	return m->span_buf;
+}
+
+unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned int n)
+{
+	g_mutex_lock(&m->lock);
+	m->store_threads = CLAMP(n, 1, STORE_THREADS_MAX);
+	n = m->store_threads;
+	g_mutex_unlock(&m->lock);
+	return n;
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The compressed-tier mover's fault service: a MISSING fault served from the
+ * store (checked; a damaged copy poisons the page), else with zeros and its
+ * neighbours (fault-around); write-protect faults resolved. Faults first:
+ * the mover's loop and a span's storing call ctm_serve_faults() between
+ * any two slices of other work.
+ */
+#include "ctier_mover_int.h"
+
+/*
+ * Around a fault at @offset (a first touch; while a migration reads, any
+ * fault): its neighbours in one go, which saves a fault per page where
+ * memory is read in order (boot, a fresh allocation, QEMU's migration
+ * thread). The window doubles while faults follow one another, from 64 KiB
+ * up to 2 MiB, like the kernel's readahead, and never takes the migration's
+ * reads past their bound. Pages never evicted (or discarded) are zeros; a
+ * stored page is read through from its copy while a migration reads (but
+ * @served, the faulting one when it was filled already), and otherwise left
+ * to its own fault. What it fills for a migration is tracked as one range;
+ * *@tracked says so (when not, every copy it read through is dropped: the
+ * memfd's pages win). 1 filled, 0 nothing to fill, or -errno.
+ */
+static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t served, void *buf,
+			bool *tracked)
+{
+	uint64_t ps = m->pager.page_size, win, start, end, at;
+	uint64_t through_mask[VT_PAGER_SPAN_WORDS(ZERO_WIN_MAX / 4096)] = { 0 };
+	int64_t n, zeros = 0, through = 0;
+	bool reads;
+
+	*tracked = false;
+	if (offset >= m->zero_next && offset < m->zero_next + m->zero_win)
+		m->zero_win = MIN(m->zero_win * 2, ZERO_WIN_MAX);
+	else
+		m->zero_win = ZERO_WIN_MIN;
+	win = m->zero_win;
+	g_mutex_lock(&m->lock);
+	/* only what can be tracked is read through (this thread alone adds ranges) */
+	reads = m->track_reads && m->rr_n < READ_RANGES_MAX && ps == 4096;
+	if (reads && m->read_bound)	/* within the bound, but the faulting page */
+		win = MAX(MIN(win, (m->read_bound - MIN(m->rr_bytes, m->read_bound)) & ~(ps - 1)), ps);
+	g_mutex_unlock(&m->lock);
+	win = MAX(win, ps);	/* a huge page is one window of its own */
+	/* a migration reads forwards: what is behind it was read (and punched) */
+	start = reads ? offset : offset & ~(win - 1);
+	end = MIN(start + win, m->pager.size);
+	/* a span being stored (its faults wait for its commit): its holes stay holes */
+	if (m->fence_hi > m->fence_lo && start < m->fence_hi && end > m->fence_lo) {
+		if (offset < m->fence_lo)
+			end = m->fence_lo;
+		else
+			start = m->fence_hi;
+	}
+	for (at = start; at < end;) {
+		uint64_t next = vt_store_next(m->store, at / ps), stop;
+
+		stop = next == UINT64_MAX ? end : MIN(end, next * ps);
+		if (stop > at) {
+			n = vt_pager_zero_range(&m->pager, at, stop - at, false);
+			if (n < 0)
+				return (int)n;
+			zeros += n;
+		}
+		/* then the stored pages from there, up to the next page not stored */
+		for (at = stop; stop < end && vt_store_tier_of(m->store, stop / ps) >= 0;)
+			stop += ps;
+		if (reads && stop > at) {
+			n = ctm_read_around(m, at, stop, served, buf, start, through_mask);
+			if (n < 0)
+				return (int)n;
+			through += n;
+		}
+		at = stop > at ? stop : at + ps;
+	}
+	m->zero_next = end;
+	/* one wake-up once the whole window is there: the faulting thread resumes on it */
+	n = vt_pager_wake(&m->pager, start, end - start);
+	if (n < 0)
+		return (int)n;
+	g_mutex_lock(&m->lock);
+	m->stats.zero_filled_around += (uint64_t)zeros;
+	if (zeros + through > 0 || served != UINT64_MAX)
+		*tracked = ctm_track_read(m, start, end - start);
+	if (*tracked) {
+		m->stats.read_through += (uint64_t)through;
+		m->stats.read_around += (uint64_t)through;
+	}
+	g_mutex_unlock(&m->lock);
+	if (through && !*tracked) {
+		/* the migration ended meanwhile: these are ordinary pages now */
+		for (uint64_t i = 0; i < (end - start) / ps; i++)
+			if (vt_pager_mask_has(through_mask, i))
+				vt_store_drop(m->store, start / ps + i);
+	}
+	return zeros + through > 0 ? 1 : 0;
+}
+
+/*
+ * One line per damaged page, the first 16 of a backend and then every 1024th
+ * (a failing medium must not flood the log): the operator's evidence.
+ */
+static void log_poisoned(struct vt_ctier_mover *m, uint64_t offset, int ret, uint64_t n)
+{
+	struct vt_store_owner o = { 0 };
+
+	if (n > 16 && n % 1024)
+		return;
+	vt_store_get_owner(m->store, &o);
+	g_warning("ctier: QEMU pid %u: guest page at backend offset 0x%" G_GINT64_MODIFIER "x: "
+		  "its stored copy fails its checksum; %s (%" G_GUINT64_FORMAT " so far%s)",
+		  o.qemu_pid, offset,
+		  ret == 0 ? "poisoned: the guest sees a memory error" :
+		  ret == -ESRCH ? "not poisoned: the backend is gone" :
+		  "not poisoned (no UFFDIO_POISON): the vCPU waits",
+		  n, n == 16 ? "; from now on every 1024th is logged" : "");
+}
+
+/*
+ * A MISSING fault at @offset: from the store, else zeros; never garbage.
+ * 1 filled, 0 nothing to do (already there, or poisoned / left waiting),
+ * negative errno when the backend is lost.
+ */
+static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
+{
+	uint64_t page = offset / m->pager.page_size, n;
+	int ret = vt_store_get(m->store, page, buf);
+	bool through, reads;
+
+	if (ret == -EBADMSG) {
+		/* the copy is damaged: the guest sees a memory error, as with bad DRAM */
+		ret = vt_pager_poison(&m->pager, offset);
+		if (ret == 1) {
+			/* the page is in the memfd again: it wins, the copy goes */
+			vt_store_drop(m->store, page);
+			STAT_ADD(m, faults_already, 1);
+			return 0;
+		}
+		/* the damaged copy goes before the count shows: stats never run ahead */
+		if (ret == 0)
+			vt_store_drop(m->store, page);
+		g_mutex_lock(&m->lock);
+		m->stats.poisoned++;
+		if (ret == -ENOTSUP || ret == -EINVAL)
+			m->stats.poison_unsupported++;
+		n = m->stats.poisoned;
+		g_mutex_unlock(&m->lock);
+		log_poisoned(m, offset, ret, n);
+		/* without UFFDIO_POISON the vCPU waits: never zeros, never garbage */
+		return ret == -ESRCH ? ret : 0;
+	}
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	if (ret == -ENOENT)
+		return fault_around(m, offset, UINT64_MAX, buf, &through);
+	ret = vt_pager_fill(&m->pager, offset, buf);
+	if (ret < 0)
+		return ret;
+	g_mutex_lock(&m->lock);
+	reads = m->track_reads;
+	/* already there: read through ahead of its fault (the copy stays), or not */
+	through = ret == 0 && reads && ctm_read_tracked(m, offset);
+	g_mutex_unlock(&m->lock);
+	if (ret == 1 && reads) {
+		/*
+		 * read through, with the pages after it: the copies stay, the
+		 * pages go again once read; a page that cannot be tracked is
+		 * taken back for good (a copy beside a page nobody punches would
+		 * keep it from ever being evicted again)
+		 */
+		int around = fault_around(m, offset, offset, buf, &through);
+
+		if (around < 0)
+			return around;
+		if (through)
+			STAT_ADD(m, read_through, 1);
+	}
+	if (through)
+		return ret;
+	vt_store_drop(m->store, page);	/* the memfd's page wins */
+	if (ret == 0)
+		STAT_ADD(m, faults_already, 1);
+	return ret;
+}
+
+/*
+ * Serve every queued fault, or until the migration's fills are over their
+ * bound; while a span is stored (m->fence_lo..m->fence_hi), its own stay queued
+ * (a span being stored: they wait for its commit). 0, or -errno when the
+ * backend is lost.
+ */
+int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
+{
+	struct vt_pager_fault f;
+	bool over, in_span = m->fence_hi > m->fence_lo;
+	int ret;
+
+	for (;;) {
+		uint64_t t0 = vt_now_ns();
+		int tier;
+
+		ret = in_span ? vt_pager_next_fault_outside(&m->pager, m->fence_lo,
+							    m->fence_hi - m->fence_lo, &f) :
+				  vt_pager_next_fault(&m->pager, &f);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret == -ERANGE)
+			continue;	/* outside the backend: not ours to answer */
+		if (ret < 0)
+			return ret;
+		if (f.wp) {
+			ret = vt_pager_unprotect(&m->pager, f.offset, m->pager.page_size);
+			if (ret < 0)
+				return ret;
+			g_mutex_lock(&m->lock);
+			m->stats.faults_wp++;
+			m->stats.span_faults += in_span;
+			g_mutex_unlock(&m->lock);
+			continue;
+		}
+		tier = vt_store_tier_of(m->store, f.offset / m->pager.page_size);
+		ret = serve_missing(m, f.offset, buf);
+		if (ret < 0)
+			return ret;
+		g_mutex_lock(&m->lock);
+		if (ret == 1 && tier >= 0) {
+			uint64_t ns = vt_now_ns() - t0;
+
+			m->stats.faults_stored++;
+			vt_latency_add(&m->stats.fault_ns, ns);
+			if (tier < VT_CTIER_MAX) {
+				m->stats.faults_by_tier[tier]++;
+				vt_latency_add(&m->stats.tier_ns[tier], ns);
+			}
+		} else if (ret == 1) {
+			m->stats.faults_zero++;
+			vt_latency_add(&m->stats.zero_ns, vt_now_ns() - t0);
+		}
+		m->stats.span_faults += in_span;
+		/* over the bound: the next fault waits for punches (ctm_reads_admit) */
+		over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
+		g_mutex_unlock(&m->lock);
+		if (over)
+			return 0;
+	}
+}
