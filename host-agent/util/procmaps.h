@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/PID/maps: find the mapping that holds a range of a process's memory. */
-#ifndef VTIER_CORE_PROCMAPS_H
-#define VTIER_CORE_PROCMAPS_H
+#ifndef VTIER_UTIL_PROCMAPS_H
+#define VTIER_UTIL_PROCMAPS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,6 +16,10 @@ struct vt_mapping {
 	uint64_t offset;
 	char path[256];		/* "" for anonymous */
 };
+
+/* Errors: the code is an errno (ESRCH, EACCES, EPROTO). */
+#define VT_PROCMAPS_ERROR (vt_procmaps_error_quark())
+GQuark vt_procmaps_error_quark(void);
 
 /* Parse maps text into an array of struct vt_mapping (sorted as the kernel prints). */
 bool vt_procmaps_parse(const char *text, size_t len, GArray *out, GError **error);

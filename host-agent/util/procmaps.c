@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "procmaps.h"
-#include "vm_policy.h"
+
+G_DEFINE_QUARK(vt-procmaps-error-quark, vt_procmaps_error)
 
 static bool parse_hex(const char *s, size_t n, uint64_t *out)
 {
@@ -58,7 +59,7 @@ bool vt_procmaps_parse(const char *text, size_t len, GArray *out, GError **error
 			goto bad;
 		continue;
 bad:
-		g_set_error(error, VT_CORE_ERROR, EPROTO, "maps: malformed line %u: '%.80s'", lineno,
+		g_set_error(error, VT_PROCMAPS_ERROR, EPROTO, "maps: malformed line %u: '%.80s'", lineno,
 			    line);
 		return false;
 	}
@@ -73,7 +74,7 @@ bool vt_procmaps_read(pid_t pid, GArray *out, GError **error)
 	gsize len;
 
 	if (!g_file_get_contents(path, &text, &len, &e)) {
-		g_set_error(error, VT_CORE_ERROR, e->code == G_FILE_ERROR_NOENT ? ESRCH : EACCES,
+		g_set_error(error, VT_PROCMAPS_ERROR, e->code == G_FILE_ERROR_NOENT ? ESRCH : EACCES,
 			    "%s: %s", path, e->message);
 		return false;
 	}
