@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* /proc/PID/maps parsing: real maps of this process, and malformed lines. */
+/* /proc/PID/maps parsing: real maps of this process (a memfd: its device and inode), malformed lines. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -34,6 +36,39 @@ static void test_sample(void **state)
 	assert_string_equal(f->path, "");
 	assert_null(vt_procmaps_find(m, 0x7fc03bffe000, 0x7fc040001000));	/* spans two */
 	assert_string_equal(g_array_index(m, struct vt_mapping, 3).path, "[stack]");
+	f = &g_array_index(m, struct vt_mapping, 0);
+	assert_int_equal(f->dev_major, 0xfd);
+	assert_int_equal(f->dev_minor, 1);
+	assert_int_equal(f->inode, 1234);
+	f = &g_array_index(m, struct vt_mapping, 1);
+	assert_int_equal(f->dev_major, 0);
+	assert_int_equal(f->dev_minor, 1);
+	assert_int_equal(f->inode, 27);
+}
+
+/* A memfd mapped here: the device and inode maps shows are the fd's own. */
+static void test_self_memfd(void **state)
+{
+	g_autoptr(GArray) m = g_array_new(FALSE, TRUE, sizeof(struct vt_mapping));
+	size_t len = 2 << 20;
+	int fd = memfd_create("vt-procmaps", MFD_CLOEXEC);
+	const struct vt_mapping *f;
+	struct stat st;
+	void *p;
+
+	(void)state;
+	assert_true(fd >= 0 && ftruncate(fd, (off_t)len) == 0 && fstat(fd, &st) == 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_true(vt_procmaps_read(getpid(), m, NULL));
+	f = vt_procmaps_find(m, (uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)p + len);
+	assert_non_null(f);
+	assert_string_equal(f->perms, "rw-s");
+	assert_int_equal(f->dev_major, major(st.st_dev));
+	assert_int_equal(f->dev_minor, minor(st.st_dev));
+	assert_int_equal(f->inode, st.st_ino);
+	munmap(p, len);
+	close(fd);
 }
 
 static void test_self(void **state)
@@ -64,7 +99,9 @@ static void test_bad(void **state)
 		"garbage\n", "7fc0-7fb0 rw-p 00000000 00:00 0\n", "7fc0 rw-p 00000000 00:00 0\n",
 		"xyz-7fb0 rw-p 00000000 00:00 0\n", "1000-2000 rw-p\n", "1000-2000 rwxps 0 00:00 0\n",
 		"1000-2000 rw-p zz 00:00 0\n", "10000000000000000-20000000000000000 rw-p 0 00:00 0\n",
-		"-2000 rw-p 0 00:00 0\n",
+		"-2000 rw-p 0 00:00 0\n", "1000-2000 rw-p 0 zz:00 0\n", "1000-2000 rw-p 0 0000 0\n",
+		"1000-2000 rw-p 0 00: 0\n", "1000-2000 rw-p 0 100000000:00 0\n",
+		"1000-2000 rw-p 0 00:00 x\n", "1000-2000 rw-p 0 00:00 -1\n",
 	};
 
 	(void)state;
@@ -89,6 +126,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_self_memfd),
 		cmocka_unit_test(test_bad),
 	};
 

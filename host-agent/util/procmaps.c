@@ -22,6 +22,20 @@ static bool parse_hex(const char *s, size_t n, uint64_t *out)
 	return true;
 }
 
+/* "MAJ:MIN", both hex, as the kernel prints a device. */
+static bool parse_dev(const char *s, unsigned int *maj, unsigned int *min)
+{
+	const char *colon = strchr(s, ':');
+	uint64_t a, b;
+
+	if (!colon || !parse_hex(s, (size_t)(colon - s), &a) ||
+	    !parse_hex(colon + 1, strlen(colon + 1), &b) || a > UINT32_MAX || b > UINT32_MAX)
+		return false;
+	*maj = (unsigned int)a;
+	*min = (unsigned int)b;
+	return true;
+}
+
 bool vt_procmaps_parse(const char *text, size_t len, GArray *out, GError **error)
 {
 	const char *p = text, *end = text + len;
@@ -35,6 +49,7 @@ bool vt_procmaps_parse(const char *text, size_t len, GArray *out, GError **error
 		g_auto(GStrv) f = NULL;
 		struct vt_mapping m = { 0 };
 		const char *dash, *path;
+		guint64 v;
 
 		lineno++;
 		p = nl ? nl + 1 : end;
@@ -50,6 +65,10 @@ bool vt_procmaps_parse(const char *text, size_t len, GArray *out, GError **error
 		if (strlen(f[1]) != 4 || !parse_hex(f[2], strlen(f[2]), &m.offset))
 			goto bad;
 		memcpy(m.perms, f[1], 4);
+		if (!parse_dev(f[3], &m.dev_major, &m.dev_minor) ||
+		    !g_ascii_string_to_unsigned(f[4], 10, 0, G_MAXUINT64, &v, NULL))
+			goto bad;
+		m.inode = v;
 		path = f[5] ? f[5] : "";
 		while (*path == ' ')
 			path++;
@@ -74,8 +93,11 @@ bool vt_procmaps_read(pid_t pid, GArray *out, GError **error)
 	gsize len;
 
 	if (!g_file_get_contents(path, &text, &len, &e)) {
-		g_set_error(error, VT_PROCMAPS_ERROR, e->code == G_FILE_ERROR_NOENT ? ESRCH : EACCES,
-			    "%s: %s", path, e->message);
+		int code = e->code == G_FILE_ERROR_NOENT ? ESRCH :
+			   e->code == G_FILE_ERROR_MFILE || e->code == G_FILE_ERROR_NFILE ? EMFILE :
+			   EACCES;
+
+		g_set_error(error, VT_PROCMAPS_ERROR, code, "%s: %s", path, e->message);
 		return false;
 	}
 	return vt_procmaps_parse(text, len, out, error);

@@ -14,10 +14,12 @@ struct vt_mapping {
 	uint64_t end;
 	char perms[5];
 	uint64_t offset;
+	unsigned int dev_major, dev_minor;	/* the mapped file's device */
+	uint64_t inode;				/* ... and inode (0: anonymous) */
 	char path[256];		/* "" for anonymous */
 };
 
-/* Errors: the code is an errno (ESRCH, EACCES, EPROTO). */
+/* Errors: the code is an errno (ESRCH, EACCES, EMFILE: out of fds, EPROTO). */
 #define VT_PROCMAPS_ERROR (vt_procmaps_error_quark())
 GQuark vt_procmaps_error_quark(void);
 
