@@ -23,6 +23,7 @@
 
 #include "errbuf.h"
 #include "handoff_peer.h"
+#include "procmaps.h"
 
 int vt_proc_start_time(pid_t pid, uint64_t *start_time)
 {
@@ -169,36 +170,22 @@ static bool is_userfaultfd(int fd)
 static int check_mapping(pid_t pid, const struct stat *st, uint64_t hva, uint64_t size,
 			 uint64_t fd_offset)
 {
-	g_autofree char *path = g_strdup_printf("/proc/%d/maps", (int)pid);
-	g_autofree char *text = NULL;
+	g_autoptr(GArray) maps = g_array_new(FALSE, TRUE, sizeof(struct vt_mapping));
 	g_autoptr(GError) e = NULL;
 	uint64_t covered = hva, end = hva + size;
-	char *line, *save = NULL;
 
-	if (!g_file_get_contents(path, &text, NULL, &e)) {
-		if (e->domain == G_FILE_ERROR && e->code == G_FILE_ERROR_ACCES)
-			return -EACCES;
-		if (e->domain == G_FILE_ERROR &&
-		    (e->code == G_FILE_ERROR_MFILE || e->code == G_FILE_ERROR_NFILE))
-			return -EMFILE;
-		return -ESRCH;
-	}
-	for (line = strtok_r(text, "\n", &save); line && covered < end;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long lo, hi, off, ino;
-		unsigned int maj, min;
-		char perms[8];
+	if (!vt_procmaps_read(pid, maps, &e))
+		return e->code == EACCES || e->code == EMFILE ? -e->code : -ESRCH;
+	for (unsigned int i = 0; i < maps->len && covered < end; i++) {
+		const struct vt_mapping *m = &g_array_index(maps, struct vt_mapping, i);
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min,
-			   &ino) != 7)
+		if (m->end <= covered || m->start > covered)
 			continue;
-		if (hi <= covered || lo > covered)
-			continue;
-		if (perms[3] != 's' || maj != major(st->st_dev) || min != minor(st->st_dev) ||
-		    ino != (unsigned long long)st->st_ino ||
-		    off + (covered - lo) != fd_offset + (covered - hva))
+		if (m->perms[3] != 's' || m->dev_major != major(st->st_dev) ||
+		    m->dev_minor != minor(st->st_dev) || m->inode != (uint64_t)st->st_ino ||
+		    m->offset + (covered - m->start) != fd_offset + (covered - hva))
 			return -ERANGE;
-		covered = hi;
+		covered = m->end;
 	}
 	return covered >= end ? 0 : -ERANGE;
 }

@@ -1031,6 +1031,8 @@ static void test_hello_fd_checks(void **state)
 		  m->uffd, -ERANGE, "not pid" },
 		{ "hva where nothing is mapped", 0x10000, MEM_SIZE, 0, m->memfd, m->uffd,
 		  -ERANGE, "not pid" },
+		{ "hva a page in, fd_offset 0", (uintptr_t)m->map + 4096, MEM_SIZE - 4096, 0,
+		  m->memfd, m->uffd, -ERANGE, "not pid" },
 		{ "mapping longer than the mapping", (uintptr_t)m->map, 2 * MEM_SIZE, 0,
 		  other->memfd, m->uffd, -ERANGE, "smaller than" },
 		{ "another userfaultfd than the registered one", (uintptr_t)m->map, MEM_SIZE, 0,
