@@ -29,6 +29,7 @@
 #include <numaif.h>
 
 #include "numa.h"
+#include "procmaps.h"
 #include "vtier_bench.h"
 
 #define CHUNK (2ULL << 20)
@@ -308,28 +309,21 @@ static long smaps_anon_huge_kb(pid_t pid, uint64_t hva, uint64_t *vma_size)
 /* The guest RAM mapping: the anonymous read-write mapping of exactly @size bytes. */
 static int find_guest_ram(pid_t pid, uint64_t size, uint64_t *hva)
 {
-	char path[64], line[512];
-	FILE *f;
+	g_autoptr(GArray) maps = g_array_new(FALSE, TRUE, sizeof(struct vt_mapping));
+	g_autoptr(GError) e = NULL;
 	int found = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		char perms[8];
-		int pathpos = 0;
+	if (!vt_procmaps_read(pid, maps, &e))
+		return -e->code;
+	for (unsigned int i = 0; i < maps->len; i++) {
+		const struct vt_mapping *m = &g_array_index(maps, struct vt_mapping, i);
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms, &pathpos) < 3)
-			continue;
-		if (hi - lo == size && perms[0] == 'r' && perms[1] == 'w' &&
-		    (!pathpos || line[pathpos] == '\n' || line[pathpos] == '\0')) {
-			*hva = lo;
+		if (m->end - m->start == size && m->perms[0] == 'r' && m->perms[1] == 'w' &&
+		    !m->path[0]) {
+			*hva = m->start;
 			found++;
 		}
 	}
-	fclose(f);
 	return found == 1 ? 0 : found ? -EEXIST : -ENOENT;
 }
 
