@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "ctier_csum.h"
+#include "thread_ns.h"
 
 #define POLY 0x82f63b78U		/* Castagnoli, reflected */
 
@@ -75,14 +76,6 @@ typedef uint32_t (*crc_fn)(uint32_t c, const uint8_t *p, size_t len);
 static crc_fn best = crc_slice8;
 static const char *best_name = "table";
 
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The best of 3 timings of 4 passes over a page: thread CPU time, in ns. */
 static uint64_t time_fn(crc_fn f, const uint8_t *page, size_t len)
 {
@@ -90,11 +83,11 @@ static uint64_t time_fn(crc_fn f, const uint8_t *page, size_t len)
 	volatile uint32_t sink = 0;
 
 	for (int round = 0; round < 3; round++) {
-		uint64_t t0 = thread_ns();
+		uint64_t t0 = vt_thread_ns();
 
 		for (int i = 0; i < 4; i++)
 			sink ^= f(~0U, page, len);
-		min = MIN(min, thread_ns() - t0);
+		min = MIN(min, vt_thread_ns() - t0);
 	}
 	(void)sink;
 	return min;

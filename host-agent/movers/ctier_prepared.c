@@ -23,6 +23,7 @@
 
 #include "ctier_codec.h"
 #include "ctier_prepared.h"
+#include "thread_ns.h"
 
 #define PAGE 4096u
 #define CHUNK_PAGES ((unsigned int)(VT_PREPARED_CHUNK_BYTES / PAGE))
@@ -76,14 +77,6 @@ struct vt_prepared {
 	uint64_t bytes;
 	struct vt_prepared_stats st;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct vt_prepared_quota *vt_prepared_quota_new(uint64_t cap)
 {
@@ -315,7 +308,7 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 	if (!ctx[c->tier])
 		return 0;
 	for (unsigned int i = 0; i < CHUNK_PAGES && !g_atomic_int_get(&p->stop); i++) {
-		uint64_t t0 = now_ns(), word;
+		uint64_t t0 = vt_now_ns(), word;
 		ssize_t got;
 		int n;
 
@@ -329,7 +322,7 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 		if (vt_store_classify(buf, &word) != VT_STORE_COMPRESSED) {
 			g_mutex_lock(&p->lock);
 			p->st.zero++;
-			p->st.ns += now_ns() - t0;
+			p->st.ns += vt_now_ns() - t0;
 			g_mutex_unlock(&p->lock);
 			continue;
 		}
@@ -344,7 +337,7 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 		if (n <= 0 || (uint32_t)n > cap) {
 			g_mutex_lock(&p->lock);
 			p->st.refused++;
-			p->st.ns += now_ns() - t0;
+			p->st.ns += vt_now_ns() - t0;
 			g_mutex_unlock(&p->lock);
 			continue;
 		}
@@ -354,7 +347,7 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 			if (!quota_take(p, grown - c->cap)) {
 				g_mutex_lock(&p->lock);
 				p->st.capped++;
-				p->st.ns += now_ns() - t0;
+				p->st.ns += vt_now_ns() - t0;
 				g_mutex_unlock(&p->lock);
 				continue;
 			}
@@ -371,7 +364,7 @@ static unsigned int copy_chunk(struct vt_prepared *p, struct chunk *c, void *ctx
 		p->bytes += (uint64_t)n;
 		p->st.pages++;
 		p->st.bytes += (uint64_t)n;
-		p->st.ns += now_ns() - t0;
+		p->st.ns += vt_now_ns() - t0;
 		g_mutex_unlock(&p->lock);
 	}
 	return looked;

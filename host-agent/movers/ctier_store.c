@@ -74,6 +74,7 @@
 #include "ctier_medium.h"
 #include "ctier_pool.h"
 #include "ctier_refused.h"
+#include "thread_ns.h"
 
 #define PAGE 4096U
 #define CHUNK_PAGES 512U
@@ -167,14 +168,6 @@ struct vt_store {
 	uint8_t rbuf[2 * PAGE];		/* a file medium's object, read */
 	struct vt_refused *refused;	/* pages a tier refused, by content */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint32_t crc(const void *p, size_t len)
 {
@@ -1137,7 +1130,7 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 		ctx = ctx_take(s, t);
 		if (!ctx)
 			return -ENOMEM;
-		t0 = now_ns();
+		t0 = vt_now_ns();
 		if (copy && copy_matches(t, ctx, data, copy, copy_len)) {
 			memcpy(cbuf, copy, copy_len);
 			r = (int)copy_len;
@@ -1146,7 +1139,7 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 		} else {
 			r = t->codec->compress(ctx, data, PAGE, cbuf, t->max_bytes);
 		}
-		ns = now_ns() - t0;
+		ns = vt_now_ns() - t0;
 		len = r > 0 ? (uint32_t)r : 0;
 	}
 
@@ -1240,9 +1233,9 @@ static int fill(struct vt_store *s, struct tier *t, const struct entry *e, uint3
 	src = vt_medium_read(&t->medium, off, len, s->rbuf);
 	if (!src)
 		return -EBADMSG;
-	t0 = now_ns();
+	t0 = vt_now_ns();
 	n = t->codec->decompress(t->ctx, src, len, out, PAGE);
-	t->st.decompress_ns += now_ns() - t0;
+	t->st.decompress_ns += vt_now_ns() - t0;
 	return n == (int)PAGE ? 0 : -EBADMSG;
 }
 

@@ -13,19 +13,12 @@
 #include <numaif.h>
 
 #include "numa.h"
+#include "thread_ns.h"
 
 static long sys_move_pages(pid_t pid, unsigned long count, void **pages, const int *nodes,
 			   int *status, int flags)
 {
 	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
-}
-
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Pages @done.. of a query: @addrs[i], or @hva + i * @stride without a list. */
@@ -218,7 +211,7 @@ int vt_numa_move_ranges(pid_t pid, struct vt_numa_range *r, unsigned int n, int 
 	g_autofree unsigned int *owner = g_new(unsigned int, VT_NUMA_RANGES_BATCH);
 	g_autofree unsigned int *weight = g_new(unsigned int, VT_NUMA_RANGES_BATCH);
 	g_autofree uint64_t *huge = NULL;
-	uint64_t t0 = thread_ns(), step = page_step ? page_step : 4096;
+	uint64_t t0 = vt_thread_ns(), step = page_step ? page_step : 4096;
 	unsigned int ri = 0;	/* the range being listed */
 	uint64_t at = 0;	/* the next page of r[ri] to list */
 	bool huge_known = false;
@@ -278,7 +271,7 @@ int vt_numa_move_ranges(pid_t pid, struct vt_numa_range *r, unsigned int n, int 
 	}
 	if (pagemap >= 0)
 		close(pagemap);
-	total->cost_ns += thread_ns() - t0;
+	total->cost_ns += vt_thread_ns() - t0;
 	return ret;
 }
 

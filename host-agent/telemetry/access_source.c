@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "access_source.h"
+#include "thread_ns.h"
 
 const char *vt_level_name(unsigned int level)
 {
@@ -30,14 +31,6 @@ uint64_t vt_source_checks_total(const struct vt_access_source *src)
 	return sum;
 }
 
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int vt_source_mapped(struct vt_access_source *src, struct vt_range *out, size_t max)
 {
 	return src->ops->mapped(src, out, max);
@@ -45,13 +38,13 @@ int vt_source_mapped(struct vt_access_source *src, struct vt_range *out, size_t 
 
 int vt_source_test_clear(struct vt_access_source *src, uint64_t addr, unsigned int level)
 {
-	uint64_t t0 = thread_ns();
+	uint64_t t0 = vt_thread_ns();
 	int ret;
 
 	if (level >= src->levels)
 		return -EINVAL;
 	ret = src->ops->test_clear(src, addr, level);
-	src->cost_ns += thread_ns() - t0;
+	src->cost_ns += vt_thread_ns() - t0;
 	return ret;
 }
 
@@ -62,9 +55,9 @@ int vt_source_batch(struct vt_access_source *src, struct vt_probe *probes, size_
 
 	if (n == 0)
 		return 0;
-	t0 = thread_ns();
+	t0 = vt_thread_ns();
 	ret = src->ops->batch(src, probes, n);
-	src->cost_ns += thread_ns() - t0;
+	src->cost_ns += vt_thread_ns() - t0;
 	return ret;
 }
 
@@ -76,9 +69,9 @@ long vt_source_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 
 	if (level >= src->levels || skip_from < level || skip_from >= src->levels || start > end)
 		return -EINVAL;
-	t0 = thread_ns();
+	t0 = vt_thread_ns();
 	ret = src->ops->scan(src, start, end, level, skip_from, fn, arg);
-	src->cost_ns += thread_ns() - t0;
+	src->cost_ns += vt_thread_ns() - t0;
 	return ret;
 }
 

@@ -16,6 +16,7 @@
 #include <vtier/tdp.h>
 
 #include "tdp_source.h"
+#include "thread_ns.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -47,14 +48,6 @@ static const struct vt_access_source_ops tdp_ops;
 static struct tdp_source *to_tdp(struct vt_access_source *src)
 {
 	return (struct tdp_source *)src;
-}
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* The version 2 outputs of one SAMPLE or SCAN. */
@@ -156,9 +149,9 @@ static int tdp_batch(struct vt_access_source *src, struct vt_probe *probes, size
 			t->probes[i].level = probes[done + i].level;
 			t->probes[i].result = 0;
 		}
-		t0 = wall_ns();
+		t0 = vt_now_ns();
 		ret = ioctl(t->dev, t->v1 ? VTIER_TDP_SAMPLE_V1 : VTIER_TDP_SAMPLE, &req);
-		t->stats.wall_ns += wall_ns() - t0;
+		t->stats.wall_ns += vt_now_ns() - t0;
 		t->stats.ioctls++;
 		if (ret < 0)
 			return -errno;
@@ -203,10 +196,10 @@ static long tdp_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 			.max_young = TDP_YOUNG_BUF,
 			.flags = tdp_flags(t),
 		};
-		uint64_t t0 = wall_ns();
+		uint64_t t0 = vt_now_ns();
 		int ret = ioctl(t->dev, t->v1 ? VTIER_TDP_SCAN_V1 : VTIER_TDP_SCAN, &req);
 
-		t->stats.wall_ns += wall_ns() - t0;
+		t->stats.wall_ns += vt_now_ns() - t0;
 		t->stats.ioctls++;
 		if (ret < 0)
 			return -errno;

@@ -36,6 +36,7 @@
 #include "profile.h"
 #include "residency.h"
 #include "sim_source.h"
+#include "thread_ns.h"
 #include "vm.h"
 #include "vtier_bench.h"
 
@@ -66,14 +67,6 @@ struct agent {
 	uint64_t stage_ns[5];	/* profiler (samples, window, EMAs), residency, policy, movers, rest */
 	uint64_t checks;
 };
-
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static struct vt_workload *workload(uint64_t ram, GError **error)
 {
@@ -182,25 +175,25 @@ static bool agent_window(struct agent *a, const struct opts *o, bool measured, G
 	uint64_t checks0 = vt_source_checks_total(vm->src);
 	const struct vt_vm_stats *s = &vm->stats;
 
-	t0 = thread_ns();
+	t0 = vt_thread_ns();
 	for (unsigned int k = 0; k < samples; k++) {
-		uint64_t a0 = thread_ns();
+		uint64_t a0 = vt_thread_ns();
 
 		vt_sim_advance(vm->src, (uint64_t)o->sample_ms * 1000000);
-		sim += thread_ns() - a0;
+		sim += vt_thread_ns() - a0;
 		if (vt_profiler_sample(vm->prof) < 0) {
 			g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "profiler sample failed");
 			return false;
 		}
 	}
-	t1 = thread_ns();
+	t1 = vt_thread_ns();
 	src1 = vm->src->cost_ns;
 	if (!vt_engine_window(vm)) {
 		g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "window failed: %s",
 			    vm->last_error);
 		return false;
 	}
-	t2 = thread_ns();
+	t2 = vt_thread_ns();
 	{
 		/* the simulator's time (its clock, its answers) is not vtierd's */
 		uint64_t src_samples = src1 - src0, src_window = vm->src->cost_ns - src1;

@@ -30,29 +30,11 @@
 #include "ctier.h"
 #include "ctier_codec.h"
 #include "ctier_mix.h"
+#include "thread_ns.h"
 #include "vtier_bench.h"
 
 #define PAGE 4096U
 #define ROUNDS 8
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-/* CPU time of this thread: throughput figures that host load does not skew. */
-static uint64_t cpu_ns(void)
-{
-	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
 
 struct fault_run {
 	uint8_t *area;			/* the "guest RAM": a memfd mapped MAP_SHARED */
@@ -161,10 +143,10 @@ static int fault_run(uint64_t pages, const uint64_t *order, unsigned int nr,
 	}
 	for (unsigned int i = 0; !r && i < nr; i++) {
 		volatile uint8_t *p = f.area + order[i] * PAGE;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = vt_now_ns();
 
 		(void)*p;
-		lat[i] = now_ns() - t0;
+		lat[i] = vt_now_ns() - t0;
 	}
 	prio.sched_priority = 0;
 	pthread_setschedparam(pthread_self(), SCHED_OTHER, &prio);
@@ -265,7 +247,7 @@ static int codec_speed(const struct vt_ctier_spec *spec, const uint8_t *data, ui
 
 	if (!ctx)
 		return -ENOMEM;
-	t0 = cpu_ns();
+	t0 = vt_thread_ns();
 	for (uint64_t i = 0; i < pages; i++) {
 		const uint64_t *w = (const uint64_t *)(data + i * PAGE);
 		unsigned int k = 1;
@@ -279,12 +261,12 @@ static int codec_speed(const struct vt_ctier_spec *spec, const uint8_t *data, ui
 		clen[i] = n > 0 ? (uint32_t)n : 0;
 		in += PAGE;
 	}
-	ns_c = cpu_ns() - t0;
-	t0 = cpu_ns();
+	ns_c = vt_thread_ns() - t0;
+	t0 = vt_thread_ns();
 	for (uint64_t i = 0; i < pages; i++)
 		if (clen[i] && c->decompress(ctx, cbuf + i * PAGE, clen[i], out, PAGE) == PAGE)
 			back += PAGE;
-	ns_d = cpu_ns() - t0;
+	ns_d = vt_thread_ns() - t0;
 	c->ctx_free(ctx);
 	row->c_mbs = (double)in / (double)MAX(ns_c, 1) * 1e3;
 	row->d_mbs = (double)back / (double)MAX(ns_d, 1) * 1e3;
@@ -312,7 +294,7 @@ static int put_copies(const struct options *o, const struct vt_ctier_spec *spec,
 	r = vt_store_open(dir, key, spec, 1, true, &s, why, wl);
 	if (r < 0)
 		return r;
-	t0 = cpu_ns();
+	t0 = vt_thread_ns();
 	for (uint64_t i = 0; i < pages; i++) {
 		bool u = false;
 
@@ -325,7 +307,7 @@ static int put_copies(const struct options *o, const struct vt_ctier_spec *spec,
 		used += u;
 		offered += clen[i] > 0;
 	}
-	row->put_copy_us = (double)(cpu_ns() - t0) / 1e3 / (double)pages;
+	row->put_copy_us = (double)(vt_thread_ns() - t0) / 1e3 / (double)pages;
 	r = 0;
 	for (uint64_t i = 0; i < pages && !r; i++) {
 		int g = vt_store_get(s, i, out);
@@ -386,7 +368,7 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	r = put_copies(o, spec, &key, data, pages, cbuf, clen, row, why, wl);
 	if (r < 0)
 		goto out;
-	t0 = cpu_ns();
+	t0 = vt_thread_ns();
 	for (uint64_t i = 0; i < pages; i++) {
 		r = vt_store_put(s, i, 0, data + i * PAGE);
 		if (r == 0)
@@ -396,8 +378,8 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 			goto out;
 		}
 	}
-	row->put_us = (double)(cpu_ns() - t0) / 1e3 / (double)pages;
-	t0 = cpu_ns();
+	row->put_us = (double)(vt_thread_ns() - t0) / 1e3 / (double)pages;
+	t0 = vt_thread_ns();
 	for (unsigned int i = 0; i < nr; i++) {
 		r = vt_store_get(s, order[i], out);
 		if (r < 0 || memcmp(out, data + order[i] * PAGE, PAGE)) {
@@ -407,7 +389,7 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 			goto out;
 		}
 	}
-	row->get_us = (double)(cpu_ns() - t0) / 1e3 / (double)MAX(nr, 1);
+	row->get_us = (double)(vt_thread_ns() - t0) / 1e3 / (double)MAX(nr, 1);
 	vt_store_stats(s, &st, 1);
 	row->stored = st.pages;
 	row->rejected = st.rejected_e2big;

@@ -30,6 +30,7 @@
 
 #include "numa.h"
 #include "procmaps.h"
+#include "thread_ns.h"
 #include "vtier_bench.h"
 
 #define CHUNK (2ULL << 20)
@@ -66,14 +67,6 @@ struct bench {
 	uint64_t npages;
 	char *buf0, *bufn;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static long sys_move_pages(pid_t pid, unsigned long n, void **pages, const int *nodes,
 			   int *status, int flags)
@@ -184,7 +177,7 @@ static int run_mover(struct bench *b, struct method *m, int node)
 static int timed_move(struct bench *b, struct method *m, int node, uint64_t *ns,
 		      uint64_t *bytes_out)
 {
-	uint64_t t0 = mono_ns(), on;
+	uint64_t t0 = vt_now_ns(), on;
 	int ret;
 
 	switch (m->kind) {
@@ -208,7 +201,7 @@ static int timed_move(struct bench *b, struct method *m, int node, uint64_t *ns,
 	default:
 		ret = -EINVAL;
 	}
-	*ns = mono_ns() - t0;
+	*ns = vt_now_ns() - t0;
 	if (ret)
 		return ret;
 	if (m->kind == M_MEMCPY || m->kind == M_QUERY) {

@@ -25,6 +25,7 @@
 
 #include "profiler.h"
 #include "tdp_source.h"
+#include "thread_ns.h"
 #include "vtier_bench.h"
 
 struct hotset {
@@ -62,15 +63,6 @@ struct phase_res {
 	unsigned int after, after_ok;	/* those windows, and how many of them meet both */
 	GArray *after_pv, *after_rv;	/* their P and R, for the medians of the pass rule */
 };
-
-
-static uint64_t now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int range_cmp(const void *a, const void *b)
 {
@@ -259,7 +251,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		 */
 		struct vt_range ranges[VT_MAX_RANGES];
 		int n = vt_source_mapped(src, ranges, VT_MAX_RANGES);
-		uint64_t t0 = now_ns(CLOCK_MONOTONIC), checks0 = vt_source_checks_total(src);
+		uint64_t t0 = vt_now_ns(), checks0 = vt_source_checks_total(src);
 		long young = 0;
 
 		for (int i = 0; i < n && i < VT_MAX_RANGES && young >= 0; i++)
@@ -272,7 +264,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		}
 		printf("# aged the table: %llu checks in %.1f ms (not counted in the windows)\n",
 		       (unsigned long long)(vt_source_checks_total(src) - checks0),
-		       (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+		       (double)(vt_now_ns() - t0) / 1e6);
 		memset(src->checks, 0, sizeof(src->checks));
 		src->cost_ns = 0;
 	}
@@ -286,9 +278,9 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 	       "walk_us", "src_cpu_us", "prof_us");
 	vt_snapshot_init(&snap);
 	samples = (unsigned int)(attrs.window_us / attrs.sample_us);
-	next = now_ns(CLOCK_MONOTONIC);
+	next = vt_now_ns();
 	for (int w = first ? -o->warmup : 0; w < o->windows; w++) {
-		uint64_t checks0[VT_MAX_LEVELS], cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t checks0[VT_MAX_LEVELS], cpu0 = vt_thread_ns();
 		uint64_t cost0 = src->cost_ns, hot = 0, sum = 0;
 		struct vt_tdp_stats st0, st1;
 		double P = 0, R = 0;
@@ -324,7 +316,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 				break;
 			}
 			if (w == -1)
-				next = now_ns(CLOCK_MONOTONIC);
+				next = vt_now_ns();
 			continue;
 		}
 		phase_win++;
@@ -364,7 +356,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		tot->windows++;
 		tot->src_wall_ns += st1.wall_ns - st0.wall_ns;
 		tot->src_cpu_ns += src->cost_ns - cost0;
-		tot->prof_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 - (src->cost_ns - cost0);
+		tot->prof_cpu_ns += vt_thread_ns() - cpu0 - (src->cost_ns - cost0);
 		tot->ioctls += st1.ioctls - st0.ioctls;
 		tot->flushes += st1.flushes - st0.flushes;
 		tot->flush_ns += st1.flush_ns - st0.flush_ns;
@@ -385,7 +377,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 		       (unsigned long long)(src->checks[2] - checks0[2]),
 		       (unsigned long long)(src->checks[3] - checks0[3]),
 		       (double)(st1.wall_ns - st0.wall_ns) / 1e3, (double)(src->cost_ns - cost0) / 1e3,
-		       (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 - (src->cost_ns - cost0)) / 1e3);
+		       (double)(vt_thread_ns() - cpu0 - (src->cost_ns - cost0)) / 1e3);
 		if (o->per_window_snap) {
 			for (unsigned int i = 0; i < snap.regions->len; i++) {
 				const struct vt_snapshot_region *r =
@@ -407,7 +399,7 @@ static int run_profiler(const struct opts *o, pid_t pid, const char *name, bool 
 			if (*cur + 1 < nr_hs)
 				(*cur)++;
 			phase_win = 0;
-			next = now_ns(CLOCK_MONOTONIC);
+			next = vt_now_ns();
 		}
 	}
 	vt_snapshot_clear(&snap);

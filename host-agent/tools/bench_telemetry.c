@@ -16,6 +16,7 @@
 #include "plot_svg.h"
 #include "profiler.h"
 #include "sim_source.h"
+#include "thread_ns.h"
 #include "vtier_bench.h"
 
 #define CONVERGED 0.95
@@ -74,14 +75,6 @@ struct options {
 	double expect_pr;
 	char *dump_spec;
 };
-
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void run_free(struct run *r)
 {
@@ -268,19 +261,19 @@ static struct run *run_one(const struct vt_workload *w, const char *name,
 		uint64_t checks_before[VT_MAX_LEVELS];
 
 		memcpy(checks_before, src->checks, sizeof(checks_before));
-		t0 = thread_ns();
+		t0 = vt_thread_ns();
 		for (unsigned int s = 0; s < samples; s++) {
-			uint64_t a0 = thread_ns();
+			uint64_t a0 = vt_thread_ns();
 
 			vt_sim_advance(src, attrs.sample_us * 1000);
-			adv += thread_ns() - a0;
+			adv += vt_thread_ns() - a0;
 			ret = vt_profiler_sample(p);
 			if (ret < 0)
 				break;
 		}
 		if (ret >= 0)
 			ret = vt_profiler_window(p, &snap);
-		t1 = thread_ns();
+		t1 = vt_thread_ns();
 		if (ret < 0) {
 			vt_snapshot_clear(&snap);
 			goto fail;
