@@ -11,6 +11,7 @@
 
 #include <glib.h>
 
+#include "sysfs.h"
 #include "zswap.h"
 
 #ifndef MADV_PAGEOUT
@@ -30,7 +31,8 @@ int vt_zswap_probe(const char *root, char *why, size_t why_len)
 			   swaps);
 		return -ENOENT;
 	}
-	if (!g_file_get_contents(en, &on, NULL, NULL) || on[0] != 'Y') {
+	on = vt_sysfs_read("%s", en);
+	if (!on || on[0] != 'Y') {
 		g_snprintf(why, why_len, "zswap is %s (%s)", on ? "disabled" : "not in this kernel",
 			   en);
 		return -EOPNOTSUPP;

@@ -32,6 +32,7 @@
 
 #include "damon_kernel.h"
 #include "profiler.h"
+#include "sysfs.h"
 
 #define KD VT_DAMON_ADMIN "/kdamonds"
 
@@ -143,42 +144,6 @@ static int writef(const char *value, const char *fmt, ...)
 	return write_str(path, value);
 }
 
-static char *readf(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-
-static char *readf(const char *fmt, ...)
-{
-	g_autofree char *path = NULL;
-	char *text = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	path = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return NULL;
-	return g_strstrip(text);
-}
-
-static bool read_u64(uint64_t *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static bool read_u64(uint64_t *out, const char *fmt, ...)
-{
-	g_autofree char *path = NULL, *text = NULL;
-	guint64 v;
-	va_list ap;
-
-	va_start(ap, fmt);
-	path = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return false;
-	g_strstrip(text);
-	if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &v, NULL))
-		return false;
-	*out = v;
-	return true;
-}
-
 /* Is a kdamond we did not start running? */
 static int foreign_busy(unsigned int *nr, unsigned int *busy_index)
 {
@@ -186,11 +151,11 @@ static int foreign_busy(unsigned int *nr, unsigned int *busy_index)
 
 	if (!g_file_test(VT_DAMON_ADMIN, G_FILE_TEST_IS_DIR))
 		return -ENOENT;
-	if (!read_u64(&n, KD "/nr_kdamonds"))
+	if (!vt_sysfs_read_u64(&n, KD "/nr_kdamonds"))
 		return -EACCES;
 	*nr = (unsigned int)n;
 	for (unsigned int i = 0; i < n; i++) {
-		g_autofree char *state = readf(KD "/%u/state", i);
+		g_autofree char *state = vt_sysfs_read(KD "/%u/state", i);
 
 		if (state && strcmp(state, "on") == 0 && i >= owned) {
 			*busy_index = i;
@@ -218,7 +183,7 @@ int vt_damon_kernel_probe(char **why)
 		ret = -EACCES;
 		*why = g_strdup("cannot write " KD "/nr_kdamonds (run vtierd as root)");
 	} else if (nr > 0) {
-		g_autofree char *ops = readf(KD "/0/contexts/0/avail_operations");
+		g_autofree char *ops = vt_sysfs_read(KD "/0/contexts/0/avail_operations");
 
 		if (ops && !strstr(ops, "vaddr")) {
 			ret = -EOPNOTSUPP;
@@ -245,7 +210,7 @@ void vt_damon_kernel_fixed_regions(const struct vt_range *ranges, size_t n, uint
 static int configure(struct damon_kernel *dk, unsigned int i)
 {
 	const struct vt_profiler_attrs *a = &dk->p->attrs;
-	g_autofree char *ops = readf(KD "/%u/contexts/0/avail_operations", i);
+	g_autofree char *ops = vt_sysfs_read(KD "/%u/contexts/0/avail_operations", i);
 	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vt_range));
 	unsigned int nr_min, nr_max;
 	char buf[64];
@@ -327,7 +292,7 @@ static int rebuild(void)
 	if (ret)
 		return ret;
 	for (unsigned int i = 0; i < MIN(owned, nr); i++) {
-		g_autofree char *state = readf(KD "/%u/state", i);
+		g_autofree char *state = vt_sysfs_read(KD "/%u/state", i);
 
 		if (state && strcmp(state, "on") == 0 && (ret = writef("off", KD "/%u/state", i)))
 			return ret;
@@ -408,7 +373,7 @@ static int dk_window(struct vt_profiler *p, struct vt_snapshot *snap)
 		return -ESRCH;
 	/* sysfs answers -EBUSY while another reader holds DAMON's lock: retry */
 	for (int tries = 0; !state && tries < 50; tries++) {
-		state = readf(KD "/%d/state", dk->index);
+		state = vt_sysfs_read(KD "/%d/state", dk->index);
 		if (!state)
 			g_usleep(2000);
 	}
@@ -428,12 +393,12 @@ static int dk_window(struct vt_profiler *p, struct vt_snapshot *snap)
 	for (n = 0;; n++) {
 		struct dk_region r;
 
-		if (!read_u64(&r.start, "%s/%" G_GUINT64_FORMAT "/start", dir, (guint64)n))
+		if (!vt_sysfs_read_u64(&r.start, "%s/%" G_GUINT64_FORMAT "/start", dir, (guint64)n))
 			break;
-		if (!read_u64(&r.end, "%s/%" G_GUINT64_FORMAT "/end", dir, (guint64)n) ||
-		    !read_u64(&r.nr_accesses, "%s/%" G_GUINT64_FORMAT "/nr_accesses", dir,
+		if (!vt_sysfs_read_u64(&r.end, "%s/%" G_GUINT64_FORMAT "/end", dir, (guint64)n) ||
+		    !vt_sysfs_read_u64(&r.nr_accesses, "%s/%" G_GUINT64_FORMAT "/nr_accesses", dir,
 			      (guint64)n) ||
-		    !read_u64(&r.age, "%s/%" G_GUINT64_FORMAT "/age", dir, (guint64)n) ||
+		    !vt_sysfs_read_u64(&r.age, "%s/%" G_GUINT64_FORMAT "/age", dir, (guint64)n) ||
 		    r.end <= r.start)
 			return -EIO;
 		g_array_append_val(regs, r);
