@@ -129,6 +129,17 @@ static int tdp_mapped(struct vt_access_source *src, struct vt_range *out, size_t
 	return (int)merged;
 }
 
+/* One SAMPLE or SCAN ioctl, its wall time and count in the stats. 0 or -errno. */
+static int tdp_ioctl(struct tdp_source *t, unsigned long cmd, void *req)
+{
+	uint64_t t0 = vt_now_ns();
+	int ret = ioctl(t->dev, cmd, req) < 0 ? -errno : 0;
+
+	t->stats.wall_ns += vt_now_ns() - t0;
+	t->stats.ioctls++;
+	return ret;
+}
+
 static int tdp_batch(struct vt_access_source *src, struct vt_probe *probes, size_t n)
 {
 	struct tdp_source *t = to_tdp(src);
@@ -141,7 +152,6 @@ static int tdp_batch(struct vt_access_source *src, struct vt_probe *probes, size
 			.probes = (uintptr_t)t->probes,
 			.flags = tdp_flags(t),
 		};
-		uint64_t t0;
 		int ret;
 
 		for (size_t i = 0; i < chunk; i++) {
@@ -149,12 +159,9 @@ static int tdp_batch(struct vt_access_source *src, struct vt_probe *probes, size
 			t->probes[i].level = probes[done + i].level;
 			t->probes[i].result = 0;
 		}
-		t0 = vt_now_ns();
-		ret = ioctl(t->dev, t->v1 ? VTIER_TDP_SAMPLE_V1 : VTIER_TDP_SAMPLE, &req);
-		t->stats.wall_ns += vt_now_ns() - t0;
-		t->stats.ioctls++;
+		ret = tdp_ioctl(t, t->v1 ? VTIER_TDP_SAMPLE_V1 : VTIER_TDP_SAMPLE, &req);
 		if (ret < 0)
-			return -errno;
+			return ret;
 		tdp_account(t, req.root_cookie, req.flush_ns, req.nr_marked, req.nr_yields);
 		for (unsigned int l = 0; l < VT_MAX_LEVELS; l++)
 			src->checks[l] += req.checks[l];
@@ -196,13 +203,10 @@ static long tdp_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 			.max_young = TDP_YOUNG_BUF,
 			.flags = tdp_flags(t),
 		};
-		uint64_t t0 = vt_now_ns();
-		int ret = ioctl(t->dev, t->v1 ? VTIER_TDP_SCAN_V1 : VTIER_TDP_SCAN, &req);
+		int ret = tdp_ioctl(t, t->v1 ? VTIER_TDP_SCAN_V1 : VTIER_TDP_SCAN, &req);
 
-		t->stats.wall_ns += vt_now_ns() - t0;
-		t->stats.ioctls++;
 		if (ret < 0)
-			return -errno;
+			return ret;
 		tdp_account(t, req.root_cookie, req.flush_ns, req.nr_marked, req.nr_yields);
 		for (unsigned int l = 0; l < VT_MAX_LEVELS; l++)
 			src->checks[l] += req.checks[l];

@@ -346,6 +346,7 @@ static void test_flush_once_per_window(void **state)
 	assert_int_equal(st.flushes, 4);
 	assert_int_equal(st.flush_ns, 4000);
 	assert_int_equal(st.abi_version, 2);
+	assert_int_equal(st.ioctls, 11);	/* each SAMPLE and SCAN counted once */
 	vt_source_destroy(src);
 	fake_active = false;
 }
