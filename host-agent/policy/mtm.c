@@ -9,7 +9,7 @@
 #define EMA_ALPHA 0.5
 #define PENALTY_DECAY 0.01	/* per window */
 
-struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint64_t chunk_bytes,
+struct vt_mtm *vt_mtm_new(const struct vt_range *ranges, unsigned int n, uint64_t chunk_bytes,
 			  uint64_t sample_stride, unsigned int nr_tiers)
 {
 	struct vt_mtm *m = g_new0(struct vt_mtm, 1);

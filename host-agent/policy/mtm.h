@@ -22,6 +22,8 @@
 
 #include <glib.h>
 
+#include "range.h"
+
 #define VT_MTM_MAX_TIERS 8
 #define VT_MTM_BINS 20
 #define VT_MTM_NEVER UINT64_MAX
@@ -123,13 +125,8 @@ struct vt_mtm {
 	uint64_t *ordered;		/* one bit per chunk: vt_mtm_mark_ordered() */
 };
 
-struct vt_range64 {
-	uint64_t start;
-	uint64_t end;
-};
-
 /* Chunks cover @ranges (each cut to whole chunks; a tail smaller than a chunk is a chunk). */
-struct vt_mtm *vt_mtm_new(const struct vt_range64 *ranges, unsigned int n, uint64_t chunk_bytes,
+struct vt_mtm *vt_mtm_new(const struct vt_range *ranges, unsigned int n, uint64_t chunk_bytes,
 			  uint64_t sample_stride, unsigned int nr_tiers);
 void vt_mtm_free(struct vt_mtm *m);
 /*

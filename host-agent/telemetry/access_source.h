@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "range.h"
+
 #define VT_PAGE_SHIFT 12
 #define VT_LEVEL_BITS 9
 #define VT_MAX_LEVELS 5
@@ -32,11 +34,6 @@ enum vt_bit {
 	VT_BIT_OLD = 0,		/* present, not accessed since last cleared */
 	VT_BIT_YOUNG = 1,	/* present, accessed since last cleared (now cleared) */
 	VT_BIT_ABSENT = 2,	/* nothing mapped at that level for that address */
-};
-
-struct vt_range {
-	uint64_t start;
-	uint64_t end;		/* exclusive */
 };
 
 /* One element of a batched test-and-clear. */

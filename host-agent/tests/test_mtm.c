@@ -27,7 +27,7 @@ struct toy {
 
 static void toy_init(struct toy *t, unsigned int nr_tiers)
 {
-	struct vt_range64 r = { 1ULL << 30, (1ULL << 30) + 256 * CHUNK };
+	struct vt_range r = { 1ULL << 30, (1ULL << 30) + 256 * CHUNK };
 
 	t->m = vt_mtm_new(&r, 1, CHUNK, STRIDE, nr_tiers);
 	assert_int_equal(t->m->chunks->len, 256);
@@ -243,7 +243,7 @@ static void test_budget_and_room(void **state)
 
 static void test_observe_edges(void **state)
 {
-	struct vt_range64 r = { 0, 5 * MIB };	/* tail chunk of 1 MiB */
+	struct vt_range r = { 0, 5 * MIB };	/* tail chunk of 1 MiB */
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 2);
 	struct vt_mtm_region reg[] = { { 0, 1 * MIB, 1.0 }, { 4 * MIB, 5 * MIB, 7.0 } };
 
@@ -268,7 +268,7 @@ static void test_observe_edges(void **state)
 /* Tier totals (and the most moves of a chunk) follow re-reads and committed moves only. */
 static void test_tier_bytes_kept(void **state)
 {
-	struct vt_range64 r = { 0, 4 * CHUNK + MIB / 2 };	/* tail chunk of 512 KiB */
+	struct vt_range r = { 0, 4 * CHUNK + MIB / 2 };	/* tail chunk of 512 KiB */
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 3);
 	struct vt_mtm_params p = { .budget_bytes = 1ULL << 30 };
 	uint32_t on0[VT_MTM_MAX_TIERS] = { PER_CHUNK };
@@ -309,7 +309,7 @@ static void test_tier_bytes_kept(void **state)
 /* A chunk nobody accesses costs nothing per window, and still ages (cold windows). */
 static void test_idle_chunks(void **state)
 {
-	struct vt_range64 r = { 0, 1000 * CHUNK };
+	struct vt_range r = { 0, 1000 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 2);
 	struct vt_mtm_region hot = { 10 * CHUNK, 13 * CHUNK, 1.0 };
 	struct vt_mtm_params p = { .budget_bytes = 1ULL << 30, .thrash_windows = 4,
@@ -368,7 +368,7 @@ static void assert_orders(const GArray *orders, const unsigned int *want, unsign
  */
 static void test_demotion_scan(void **state)
 {
-	struct vt_range64 r = { 0, 8 * CHUNK };
+	struct vt_range r = { 0, 8 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, STRIDE, 2);
 	struct vt_mtm_region warm = { 2 * CHUNK, 3 * CHUNK, 0.6 };
 	struct vt_mtm_params p = { .allowance_bytes = 5 * CHUNK, .budget_bytes = 1ULL << 30,

@@ -19,7 +19,7 @@ static void set_hot(struct vt_mtm *m, unsigned int from, unsigned int to)
 
 static void test_phases(void **state)
 {
-	struct vt_range64 r = { 0, 40 * CHUNK };
+	struct vt_range r = { 0, 40 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, 2);
 	struct vt_phase_tracker p;
 

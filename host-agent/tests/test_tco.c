@@ -296,7 +296,7 @@ static void test_brute_force(void **state)
  */
 static void test_decide_minority(void **state)
 {
-	struct vt_range64 range = { 0, 2 * CHUNK };
+	struct vt_range range = { 0, 2 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&range, 1, CHUNK, 16384, 3);
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	struct vt_tco_params p = { .alpha = 1.0, .allowance_bytes = 8 * CHUNK,
@@ -333,7 +333,7 @@ static void test_decide_minority(void **state)
 
 static void test_decide(void **state)
 {
-	struct vt_range64 range = { 0, 8 * CHUNK };
+	struct vt_range range = { 0, 8 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&range, 1, CHUNK, 16384, 3);
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	struct vt_tco_params p = { .alpha = 1.0, .allowance_bytes = 2 * CHUNK,

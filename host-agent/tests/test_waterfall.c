@@ -15,7 +15,7 @@
 
 static struct vt_mtm *mtm(void)
 {
-	struct vt_range64 r = { 0, NR_CHUNKS * CHUNK };
+	struct vt_range r = { 0, NR_CHUNKS * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, NR_TIERS);
 
 	assert_non_null(m);
@@ -114,7 +114,7 @@ static void test_budget_order_and_off(void **state)
 /* a chunk MTM (or another stage) already ordered this window gets no second order */
 static void test_skips_ordered(void **state)
 {
-	struct vt_range64 r = { 0, 130 * CHUNK };
+	struct vt_range r = { 0, 130 * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, NR_TIERS);
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	uint64_t room[NR_TIERS] = { ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL };
@@ -140,7 +140,7 @@ static void test_skips_ordered(void **state)
 static void test_round_robin(void **state)
 {
 	unsigned int n = VT_WATERFALL_VISIT + 10;
-	struct vt_range64 r = { 0, n * CHUNK };
+	struct vt_range r = { 0, n * CHUNK };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, CHUNK, 16384, NR_TIERS);
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	uint64_t room[NR_TIERS] = { ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL };

@@ -116,7 +116,7 @@ static bool agent_new(struct agent *a, enum refresh refresh, struct vt_daemon *d
 	struct vt_vm *vm = g_new0(struct vt_vm, 1);
 	struct vt_vm_ram r = { .size = ram, .hva = hva, .page_size = 4096 };
 	struct vt_gpa_map g = { 0, ram, hva };
-	struct vt_range64 r64 = { hva, hva + ram };
+	struct vt_range r64 = { hva, hva + ram };
 	struct vt_profiler_attrs attrs;
 	uint64_t stride = refresh == REFRESH_FULL ? FULL_STRIDE : VT_RESIDENCY_STRIDE;
 
