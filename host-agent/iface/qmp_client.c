@@ -11,6 +11,7 @@
 #include <glib-unix.h>
 
 #include "json_guard.h"
+#include "json_member.h"
 #include "qmp_client.h"
 
 G_DEFINE_QUARK(vt-qmp-error-quark, vt_qmp_error)
@@ -328,14 +329,12 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 	gint64 deadline = g_get_monotonic_time() + (gint64)q->timeout_ms * 1000;
 
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "execute");
-	json_builder_add_string_value(b, cmd);
+	vt_json_add_str(b, "execute", cmd);
 	if (args) {
 		json_builder_set_member_name(b, "arguments");
 		json_builder_add_value(b, json_node_copy(args));
 	}
-	json_builder_set_member_name(b, "id");
-	json_builder_add_string_value(b, id);
+	vt_json_add_str(b, "id", id);
 	json_builder_end_object(b);
 	req = json_builder_get_root(b);
 	json_generator_set_root(gen, req);

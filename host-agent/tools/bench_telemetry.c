@@ -13,6 +13,7 @@
 #include <json-glib/json-glib.h>
 
 #include "eval.h"
+#include "json_member.h"
 #include "plot_svg.h"
 #include "profiler.h"
 #include "sim_source.h"
@@ -361,32 +362,24 @@ static void print_table(const struct vt_workload *w, GPtrArray *runs, const stru
 static void json_runs(JsonBuilder *b, const struct vt_workload *w, GPtrArray *runs)
 {
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "scenario");
-	json_builder_add_string_value(b, w->name);
-	json_builder_set_member_name(b, "footprint_bytes");
-	json_builder_add_int_value(b, (gint64)w->footprint);
-	json_builder_set_member_name(b, "levels");
-	json_builder_add_int_value(b, w->levels);
+	vt_json_add_str(b, "scenario", w->name);
+	vt_json_add_u64(b, "footprint_bytes", w->footprint);
+	vt_json_add_int(b, "levels", w->levels);
 	json_builder_set_member_name(b, "runs");
 	json_builder_begin_array(b);
 	for (unsigned int i = 0; i < runs->len; i++) {
 		const struct run *r = runs->pdata[i];
 
 		json_builder_begin_object(b);
-		json_builder_set_member_name(b, "profiler");
-		json_builder_add_string_value(b, r->profiler);
+		vt_json_add_str(b, "profiler", r->profiler);
 		if (r->skipped) {
-			json_builder_set_member_name(b, "skipped");
-			json_builder_add_string_value(b, r->skip_reason);
+			vt_json_add_str(b, "skipped", r->skip_reason);
 			json_builder_end_object(b);
 			continue;
 		}
-		json_builder_set_member_name(b, "mean_checks_per_window");
-		json_builder_add_double_value(b, r->mean_checks);
-		json_builder_set_member_name(b, "mean_profiler_us_per_window");
-		json_builder_add_double_value(b, r->mean_profiler_us);
-		json_builder_set_member_name(b, "mean_source_us_per_window");
-		json_builder_add_double_value(b, r->mean_source_us);
+		vt_json_add_dbl(b, "mean_checks_per_window", r->mean_checks);
+		vt_json_add_dbl(b, "mean_profiler_us_per_window", r->mean_profiler_us);
+		vt_json_add_dbl(b, "mean_source_us_per_window", r->mean_source_us);
 		json_builder_set_member_name(b, "phases");
 		json_builder_begin_array(b);
 		for (unsigned int ph = 0; ph < r->nr_phases; ph++) {
@@ -395,16 +388,11 @@ static void json_runs(JsonBuilder *b, const struct vt_workload *w, GPtrArray *ru
 			if (!s->ran)
 				continue;
 			json_builder_begin_object(b);
-			json_builder_set_member_name(b, "phase");
-			json_builder_add_int_value(b, ph + 1);
-			json_builder_set_member_name(b, "windows_to_converge");
-			json_builder_add_int_value(b, s->converge);
-			json_builder_set_member_name(b, "first_window_converged");
-			json_builder_add_int_value(b, s->first);
-			json_builder_set_member_name(b, "mean_precision");
-			json_builder_add_double_value(b, s->mean_p);
-			json_builder_set_member_name(b, "mean_recall");
-			json_builder_add_double_value(b, s->mean_r);
+			vt_json_add_int(b, "phase", ph + 1);
+			vt_json_add_int(b, "windows_to_converge", s->converge);
+			vt_json_add_int(b, "first_window_converged", s->first);
+			vt_json_add_dbl(b, "mean_precision", s->mean_p);
+			vt_json_add_dbl(b, "mean_recall", s->mean_r);
 			json_builder_end_object(b);
 		}
 		json_builder_end_array(b);
@@ -414,27 +402,19 @@ static void json_runs(JsonBuilder *b, const struct vt_workload *w, GPtrArray *ru
 			const struct window_row *row = &g_array_index(r->rows, struct window_row, k);
 
 			json_builder_begin_object(b);
-			json_builder_set_member_name(b, "t_s");
-			json_builder_add_double_value(b, row->t_s);
-			json_builder_set_member_name(b, "phase");
-			json_builder_add_int_value(b, row->phase + 1);
-			json_builder_set_member_name(b, "precision");
-			json_builder_add_double_value(b, row->score.precision);
-			json_builder_set_member_name(b, "recall");
-			json_builder_add_double_value(b, row->score.recall);
-			json_builder_set_member_name(b, "regions");
-			json_builder_add_int_value(b, row->regions);
-			json_builder_set_member_name(b, "checks");
-			json_builder_add_int_value(b, (gint64)row->checks);
+			vt_json_add_dbl(b, "t_s", row->t_s);
+			vt_json_add_int(b, "phase", row->phase + 1);
+			vt_json_add_dbl(b, "precision", row->score.precision);
+			vt_json_add_dbl(b, "recall", row->score.recall);
+			vt_json_add_int(b, "regions", row->regions);
+			vt_json_add_u64(b, "checks", row->checks);
 			json_builder_set_member_name(b, "checks_per_level");
 			json_builder_begin_array(b);
 			for (unsigned int l = 0; l < w->levels; l++)
 				json_builder_add_int_value(b, (gint64)row->checks_level[l]);
 			json_builder_end_array(b);
-			json_builder_set_member_name(b, "profiler_us");
-			json_builder_add_double_value(b, row->profiler_us);
-			json_builder_set_member_name(b, "source_us");
-			json_builder_add_double_value(b, row->source_us);
+			vt_json_add_dbl(b, "profiler_us", row->profiler_us);
+			vt_json_add_dbl(b, "source_us", row->source_us);
 			json_builder_end_object(b);
 		}
 		json_builder_end_array(b);

@@ -13,6 +13,12 @@ static inline void vt_json_add_u64(JsonBuilder *b, const char *k, uint64_t v)
 	json_builder_add_int_value(b, (gint64)v);
 }
 
+static inline void vt_json_add_int(JsonBuilder *b, const char *k, int64_t v)
+{
+	json_builder_set_member_name(b, k);
+	json_builder_add_int_value(b, v);
+}
+
 static inline void vt_json_add_dbl(JsonBuilder *b, const char *k, double v)
 {
 	json_builder_set_member_name(b, k);
