@@ -1045,25 +1045,6 @@ static void test_bad_orders(void **state)
 			 -EINVAL);
 }
 
-static void test_latency_hist(void **state)
-{
-	struct vt_latency_hist h = { 0 };
-	uint64_t p50, p99;
-
-	(void)state;
-	assert_int_equal(vt_latency_percentile(&h, 50), 0);
-	for (uint64_t i = 1; i <= 1000; i++)
-		vt_latency_add(&h, i * 1000);	/* 1..1000 us */
-	p50 = vt_latency_percentile(&h, 50);
-	p99 = vt_latency_percentile(&h, 99);
-	/* buckets are 1/8 of a power of two wide: within 13 % */
-	assert_true(p50 > 500000 * 87 / 100 && p50 < 500000 * 113 / 100);
-	assert_true(p99 > 990000 * 87 / 100 && p99 < 990000 * 113 / 100);
-	vt_latency_add(&h, 3);
-	vt_latency_add(&h, UINT64_MAX);
-	assert_int_equal(h.count, 1002);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1086,7 +1067,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard_bad_and_cancel, setup, teardown),
-		cmocka_unit_test(test_latency_hist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
