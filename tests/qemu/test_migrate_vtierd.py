@@ -51,7 +51,9 @@ MAX_WINDOWS = 60
 # lasts several seconds, far longer than a kill and restart take
 SLOW_BPS = 24 << 20
 # total_s_ratio bound. Measured on this machine (2 shared cores, TCG, 256 MiB):
-# RATIO_MEASURED; 3.0 leaves room for a loaded machine.
+# 0.21 and 0.37 in two runs (the plain migration sends every page; the
+# tiered source reads its evicted pages through the store). 3.0 leaves room for
+# a loaded machine: a source that stalls on its store shows up as several times.
 MAX_TOTAL_S_RATIO = 3.0
 UNLIMITED = 1 << 40
 POLICY = (f"mode = auto\nwindow_ms = {WINDOW_MS}\nbudget = 256MiB\n"
@@ -267,33 +269,45 @@ def run(t, h, a, b, c, dd):
     tiered_ms = leg_done(t, h, src, d1, "src -> d1")
     vm1 = the_vm(b, d1)
     placed = without = "skipped"
+    no_seed = no_profile
     if no_profile:
         for _ in range(4):
             t.skip(no_profile)
     else:
-        placed = windows_to_place(b, vm1, d1)
         _, ma = mig(a, vm)
-        _, mb = mig(b, vm1)
         t.ok(ma["profiles_written"] >= 1 and ma["profile_bytes"] > 0,
              f"vtierd A wrote its profile at MIGRATION ({ma['profile_bytes']} bytes)")
-        t.ok(mb["profiles_seeded"] == 1 and mb["seeded_chunks"] > 0,
-             f"vtierd B seeded the VM from it: {mb['seeded_chunks']} chunks, plan orders "
-             f"{mb.get('plan_orders')}, at the hand-off {mb.get('handoff_orders')}")
         with open(os.path.join(h.dir, f"{b.name}.{b.starts}.log")) as f:
             blog = f.read()
         t.ok("during the precopy" in blog and "arrived, the guest runs" in blog,
-             "vtierd B took the early hand-off during the precopy and heard ARRIVED")
-        t.ok(placed <= 1, f"the destination placed the cold pages at window {placed} "
-             "(at most 1)")
+             "QEMU sent the profile at the setup (PREPARE), vtierd B took the early hand-off "
+             "during the precopy (PRECOPY) and heard ARRIVED")
+        # seeding needs vtierd B's engine, so a profiler of its own: with
+        # damon-kernel, vtierd A's kdamond (still running) stops it
+        trouble = engine_trouble(b, vm1)
+        if trouble:
+            no_seed = ("the destination seeds the profile into its engine, which needs a "
+                       f"profiler, and here: {trouble}")
+            log(no_seed)
+            t.skip(no_seed)
+            t.skip(no_seed)
+        else:
+            placed = windows_to_place(b, vm1, d1)
+            _, mb = mig(b, vm1)
+            t.ok(mb["profiles_seeded"] == 1 and mb["seeded_chunks"] > 0,
+                 f"vtierd B seeded the VM from it: {mb['seeded_chunks']} chunks, plan orders "
+                 f"{mb.get('plan_orders')}, at the hand-off {mb.get('handoff_orders')}")
+            t.ok(placed <= 1, f"the destination placed the cold pages at window {placed} "
+                 "(at most 1)")
     src.command("quit")
     src.proc.wait(timeout=30)
     bad += verify_all(t, d1, "src -> d1")
     cur, cur_d, cur_vm = d1, b, vm1
 
     # 3. d1 (B) -> d2 (C, profiles ignored): the baseline
-    if no_profile:
+    if no_seed:
         for _ in range(3):
-            t.skip(no_profile)
+            t.skip(no_seed)
     else:
         d2 = qemu(h, "d2", c, incoming=True)
         start_migration(h, d1, d2)
@@ -357,9 +371,10 @@ def run(t, h, a, b, c, dd):
     bad += verify_all(t, d3, f"{cur.name} -> d3 with the kills")
 
     # 5. d3 -> d4 (D, --precopy-placement=copy)
-    if no_profile:
+    if no_seed:
+        # (d3's vtierd writes the profile of this migration from its engine)
         for _ in range(3):
-            t.skip(f"--precopy-placement=copy copies the profile's cold chunks: {no_profile}")
+            t.skip(f"--precopy-placement=copy copies the profile's cold chunks: {no_seed}")
     else:
         d4 = qemu(h, "d4", dd, incoming=True)
         start_migration(h, d3, d4)
