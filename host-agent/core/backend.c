@@ -12,11 +12,11 @@
 #include "json_member.h"
 #include "backend.h"
 #include "tier_model.h"
-#include "daemon.h"
 #include "ctier_prepared.h"
 #include "handoff_peer.h"
 #include "job.h"
-#include "migration.h"
+#include "migration_profile.h"
+#include "vm.h"
 
 /* A PREPARE's copies not used by a bulk placement within this go (ctier_mover.h). */
 #define PREPARED_EXPIRE_MS 30000
@@ -49,7 +49,7 @@ static void backend_key(struct vt_backend *b)
 		g_snprintf(u, sizeof(u), "pid%d-%" G_GUINT64_FORMAT, (int)b->pid, b->start_time);
 	}
 	g_snprintf(b->key, sizeof(b->key), "%s/%s", u, b->id);
-	g_snprintf(b->store_dir, sizeof(b->store_dir), "%s/%s-%s", b->d->store_root, u, b->id);
+	g_snprintf(b->store_dir, sizeof(b->store_dir), "%s/%s-%s", b->d->host->store_root, u, b->id);
 }
 
 /* Stop serving and close the store; the backend stays until its last reference. */
@@ -127,7 +127,7 @@ static bool owner_alive_elsewhere(const struct vt_store_owner *o, const struct v
 
 static int open_store(struct vt_backend *b, char *msg)
 {
-	struct vt_daemon *d = b->d;
+	struct vt_handoffs *d = b->d;
 	struct vt_store_key key = { .size_bytes = b->size, .page_size = b->page_size };
 	struct vt_store_owner owner = { 0 };
 	bool reconnect = b->flags & VTIER_HELLO_F_RECONNECT;
@@ -136,13 +136,13 @@ static int open_store(struct vt_backend *b, char *msg)
 
 	memcpy(key.vm_uuid, b->uuid, 16);
 	g_strlcpy(key.backend_id, b->id, sizeof(key.backend_id));
-	if (g_mkdir_with_parents(d->store_root, 0700)) {
+	if (g_mkdir_with_parents(d->host->store_root, 0700)) {
 		ret = -errno;
-		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "store root %s: %s", d->store_root,
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "store root %s: %s", d->host->store_root,
 			   g_strerror(errno));
 		return ret;
 	}
-	ret = vt_store_open(b->store_dir, &key, d->ctier, d->nr_ctier, false, &b->store, why,
+	ret = vt_store_open(b->store_dir, &key, d->host->ctier, d->host->nr_ctier, false, &b->store, why,
 			    sizeof(why));
 	if (ret == 0) {
 		vt_store_get_owner(b->store, &owner);
@@ -179,7 +179,7 @@ static int open_store(struct vt_backend *b, char *msg)
 			   ret == -ENOENT ? "no store" : "store unusable", why);
 		return ret == -ENOENT ? -ENOENT : -EUCLEAN;
 	}
-	ret = vt_store_open(b->store_dir, &key, d->ctier, d->nr_ctier, true, &b->store, why,
+	ret = vt_store_open(b->store_dir, &key, d->host->ctier, d->host->nr_ctier, true, &b->store, why,
 			    sizeof(why));
 	if (ret) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "cannot create store: %s", why);
@@ -208,7 +208,7 @@ struct orphan {
 
 static gboolean orphan_sweep(gpointer data)
 {
-	struct vt_daemon *d = data;
+	struct vt_handoffs *d = data;
 
 	for (unsigned int i = 0; i < d->orphans->len;) {
 		struct orphan *o = g_ptr_array_index(d->orphans, i);
@@ -218,7 +218,7 @@ static gboolean orphan_sweep(gpointer data)
 		} else if (g_hash_table_contains(d->opening, o->key)) {
 			i++;	/* a HELLO is opening it: decided when that is done */
 		} else if (proc_start(o->pid) != o->start_time) {
-			vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "QEMU pid %d exited: store %s "
+			vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "QEMU pid %d exited: store %s "
 				      "removed", (int)o->pid, o->dir);
 			vt_store_destroy(o->dir);
 			vt_budget_unreserve(d->budget, o->key, o->pid, o->start_time);
@@ -233,7 +233,7 @@ static gboolean orphan_sweep(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static void orphan_add(struct vt_daemon *d, const struct vt_backend *b)
+static void orphan_add(struct vt_handoffs *d, const struct vt_backend *b)
 {
 	struct orphan *o = g_new0(struct orphan, 1);
 
@@ -268,6 +268,26 @@ struct opening {
 	char msg[VTIER_HANDOFF_MESSAGE_LEN];
 };
 
+/*
+ * An incoming migration's profile (migration_profile.h), checked by the store
+ * job: kept as the VM's hint, or dropped with its reason in profile_why.
+ */
+static void check_profile(struct vt_backend *b)
+{
+	int ret;
+
+	if (!b->profile_buf)
+		return;
+	ret = vt_profile_read(b->profile_buf, b->profile_len, b->size, &b->profile, b->profile_why,
+			      sizeof(b->profile_why));
+	if (!ret)
+		return;
+	if (!b->profile_why[0])
+		g_strlcpy(b->profile_why, "unreadable", sizeof(b->profile_why));
+	g_clear_pointer(&b->profile_buf, g_free);
+	b->profile_len = 0;
+}
+
 /* On the job's thread. */
 static void opening_run(void *arg)
 {
@@ -275,23 +295,23 @@ static void opening_run(void *arg)
 	struct vt_backend *b = o->b;
 
 	vt_prepared_stop(o->prepared);	/* at most one page's compression */
-	if (b->d->store_open_delay_ms)
-		g_usleep(b->d->store_open_delay_ms * 1000ULL);
+	if (b->d->host->store_open_delay_ms)
+		g_usleep(b->d->host->store_open_delay_ms * 1000ULL);
 	o->ret = open_store(b, o->msg);
 	if (!o->ret)
 		reconcile(b, &o->pager);
 	if (!o->ret)
-		vt_migration_check_profile(b);	/* an incoming migration's: a hint, checked */
+		check_profile(b);	/* an incoming migration's: a hint, checked */
 }
 
-static void refused(struct vt_daemon *d, struct vt_backend *b, struct vt_handoff_conn *conn,
+static void refused(struct vt_handoffs *d, struct vt_backend *b, struct vt_handoff_conn *conn,
 		    const char *msg)
 {
 	struct vt_peer_id who;
 
 	vt_peer_id_fill(&who, vt_handoff_conn_peer_pid(conn), 0, vt_handoff_conn_peer_uid(conn),
 			vt_handoff_conn_peer_cgroup(conn));
-	vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d (uid %u%s%s) "
+	vt_registry_log(d->reg, G_LOG_LEVEL_WARNING, NULL, "hand-off of '%s' from pid %d (uid %u%s%s) "
 		      "refused: %s", b->id, (int)who.pid, (unsigned int)who.uid,
 		      who.cgroup[0] ? ", cgroup " : "", who.cgroup, msg);
 }
@@ -301,7 +321,7 @@ static void opening_done(void *arg)
 {
 	struct opening *o = arg;
 	struct vt_backend *b = o->b;
-	struct vt_daemon *d = b->d;
+	struct vt_handoffs *d = b->d;
 	pid_t peer = vt_handoff_conn_peer_pid(o->conn);
 	g_autoptr(GError) e = NULL;
 	bool gone;
@@ -311,7 +331,7 @@ static void opening_done(void *arg)
 	if (!ret && vt_handoff_conn_closed(o->conn)) {
 		/* QEMU went while we opened: keep the store as a closed hand-off would */
 		gone = proc_start(b->pid) != b->start_time;
-		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "hand-off of '%s' from pid %d ended "
+		vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "hand-off of '%s' from pid %d ended "
 			      "before its store was open%s", b->id, (int)peer,
 			      gone ? " (QEMU exited: store removed)" : " (store kept for its reconnect)");
 		backend_shut(b);
@@ -325,22 +345,22 @@ static void opening_done(void *arg)
 	}
 	if (ret)
 		goto refuse;
-	ret = vt_ctier_mover_start(&o->pager, b->store, d->tiers.nr ? d->tiers.tier[0].nodes[0] : -1,
+	ret = vt_ctier_mover_start(&o->pager, b->store, d->host->tiers.nr ? d->host->tiers.tier[0].nodes[0] : -1,
 				   mover_failed, b, &b->mover);
 	o->pager = (struct vt_pager){ .memfd = -1, .uffd = -1 };	/* the mover's, even on failure */
 	if (ret) {
 		g_snprintf(o->msg, sizeof(o->msg), "fault thread: %s", g_strerror(-ret));
 		goto refuse;
 	}
-	if (d->placement_threads)
-		vt_ctier_mover_set_store_threads(b->mover, d->placement_threads);
+	if (d->host->placement_threads)
+		vt_ctier_mover_set_store_threads(b->mover, d->host->placement_threads);
 	if (b->precopy)
 		vt_ctier_mover_set_background(b->mover, true);
 	if (o->prepared) {
 		struct vt_prepared_stats ps;
 
 		vt_prepared_get_stats(o->prepared, &ps);
-		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: '%s' prepared during "
+		vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "migration: '%s' prepared during "
 			      "precopy: %" G_GUINT64_FORMAT " copies (%" G_GUINT64_FORMAT " KiB) of "
 			      "%" G_GUINT64_FORMAT " planned chunks in %" G_GUINT64_FORMAT " ms, %"
 			      G_GUINT64_FORMAT " pages zero, %" G_GUINT64_FORMAT " refused", b->id,
@@ -350,7 +370,7 @@ static void opening_done(void *arg)
 		o->prepared = NULL;
 	}
 	b->conn = o->conn;
-	if (!vt_daemon_adopt_backend(d, b, &e)) {
+	if (!d->reg->ops->adopt_backend(d->reg->opaque, b, &e)) {
 		g_snprintf(o->msg, sizeof(o->msg), "%s", e->message);
 		b->conn = NULL;
 		ret = -EINVAL;
@@ -360,7 +380,7 @@ static void opening_done(void *arg)
 	/* its store is live: a reservation left for it (a store found at start) is done */
 	vt_budget_unreserve(d->budget, b->key, b->pid, b->start_time);
 	vt_handoff_conn_set_user(o->conn, b);
-	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
+	vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 		      "hand-off of '%s' accepted: QEMU pid %d, %" G_GUINT64_FORMAT " MiB, "
 		      "generation %" G_GUINT64_FORMAT "%s%s, store %s (%" G_GUINT64_FORMAT
 		      " pages stored, %" G_GUINT64_FORMAT " stale entries dropped)", b->id,
@@ -369,7 +389,7 @@ static void opening_done(void *arg)
 		      (b->flags & VTIER_HELLO_F_PRECOPY) ? " during the precopy" : "", b->store_dir,
 		      b->stored_at_hello, b->reconciled);
 	if (b->profile_why[0])
-		vt_daemon_log(d, G_LOG_LEVEL_WARNING, b->vm ? b->vm->name : NULL, "migration: the "
+		vt_registry_log(d->reg, G_LOG_LEVEL_WARNING, b->vm ? b->vm->name : NULL, "migration: the "
 			      "source's profile of '%s' refused: %s; profiling from scratch", b->id,
 			      b->profile_why);
 	/* a reply that cannot go closes the connection: closed_cb undoes the rest */
@@ -391,7 +411,7 @@ out:
 static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello, int memfd,
 		    int uffd, char *msg, void *opaque)
 {
-	struct vt_daemon *d = opaque;
+	struct vt_handoffs *d = opaque;
 	const struct vtier_handoff_hello *h = hello->fixed;
 	struct vt_backend *b = g_new0(struct vt_backend, 1), *other;
 	struct opening *o = NULL, *opening;
@@ -423,8 +443,8 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	 */
 	fresh_incoming = (h->flags & VTIER_HELLO_F_INCOMING) &&
 			 (!(h->flags & VTIER_HELLO_F_RECONNECT) || (h->flags & VTIER_HELLO_F_PRECOPY));
-	if (fresh_incoming && h->profile_size && d->ignore_profiles) {
-		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: the source's profile of "
+	if (fresh_incoming && h->profile_size && d->host->ignore_profiles) {
+		vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "migration: the source's profile of "
 			      "'%s' ignored (--ignore-migration-profiles)", b->id);
 	} else if (fresh_incoming && h->profile_size) {
 		b->profile_buf = g_memdup2(hello->profile, h->profile_size);
@@ -445,7 +465,7 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		ret = -EINVAL;
 		goto refuse;
 	}
-	if (!d->nr_ctier) {
+	if (!d->host->nr_ctier) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN,
 			   "vtierd has no compressed tiers configured ([ctier.NAME] groups)");
 		ret = -ENOTSUP;
@@ -470,7 +490,7 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	/* charged to the process the kernel named, before anything is opened for it */
 	vt_peer_id_fill(&who, peer, b->start_time, vt_handoff_conn_peer_uid(conn),
 			vt_handoff_conn_peer_cgroup(conn));
-	vt_budget_backend_charge(b->size, d->ctier, d->nr_ctier, &charge);
+	vt_budget_backend_charge(b->size, d->host->ctier, d->host->nr_ctier, &charge);
 	ret = vt_budget_take(d->budget, &who, b->key, b->flags & VTIER_HELLO_F_RECONNECT, &charge,
 			     &b->ticket, msg, VTIER_HANDOFF_MESSAGE_LEN);
 	if (ret)
@@ -510,7 +530,7 @@ refuse:
 	return ret;
 }
 
-void vt_backend_cancel_openings(struct vt_daemon *d)
+void vt_backend_cancel_openings(struct vt_handoffs *d)
 {
 	GHashTableIter it;
 	gpointer v;
@@ -561,7 +581,8 @@ static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_po
 	}
 	if (p->flags & VTIER_POLICY_F_TIERS)
 		g_ptr_array_add(set, g_strdup_printf("tiers=%s", p->tiers));
-	if (!vt_daemon_set_policy(b->d, b->vm, (char *const *)set->pdata, set->len, NULL, &e)) {
+	if (!b->d->reg->ops->set_policy(b->d->reg->opaque, b->vm, (char *const *)set->pdata, set->len,
+					&e)) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "%s", e->message);
 		return -EINVAL;
 	}
@@ -571,6 +592,7 @@ static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_po
 static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_event event,
 			 void *opaque)
 {
+	struct vt_handoffs *d = opaque;
 	struct vt_backend *b = vt_handoff_conn_get_user(conn);
 
 	if (!b)
@@ -585,17 +607,17 @@ static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_even
 		if (was && b->mover)
 			vt_ctier_mover_set_background(b->mover, false);
 		g_mutex_unlock(&b->lock);
-		vt_daemon_log(opaque, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
+		vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 			      "migration: '%s' arrived, the guest runs%s", b->id,
 			      was ? "" : " (its hand-off was not made during the precopy)");
 		return;
 	}
 	if (!b->vm) {
-		vt_daemon_log(opaque, G_LOG_LEVEL_WARNING, NULL, "migration event %u of '%s' (QEMU "
+		vt_registry_log(d->reg, G_LOG_LEVEL_WARNING, NULL, "migration event %u of '%s' (QEMU "
 			      "pid %d): no VM attached, no profile", event, b->id, (int)b->pid);
 		return;
 	}
-	vt_migration_post_event(b->vm, b, event);
+	d->reg->ops->migration_event(d->reg->opaque, b->vm, b, event);
 }
 
 static void ranges_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_range *ranges,
@@ -609,12 +631,12 @@ static void ranges_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_r
 	g_array_set_size(b->ranges, 0);
 	g_array_append_vals(b->ranges, ranges, n_ranges);
 	if (b->vm)
-		vt_daemon_backend_ranges_changed(b->d, b->vm);
+		b->d->reg->ops->ranges_changed(b->d->reg->opaque, b->vm);
 }
 
 static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaque)
 {
-	struct vt_daemon *d = opaque;
+	struct vt_handoffs *d = opaque;
 	struct vt_backend *b = vt_handoff_conn_get_user(conn);
 	bool gone;
 
@@ -627,11 +649,11 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 	g_mutex_unlock(&b->lock);
 	b->conn = NULL;
 	gone = proc_start(b->pid) != b->start_time;
-	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
+	vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, b->vm ? b->vm->name : NULL,
 		      "hand-off of '%s' ended: %s%s", b->id, why,
 		      gone ? " (QEMU exited: store removed)" : " (store kept for its reconnect)");
 	if (b->vm)
-		vt_daemon_backend_gone(d, b->vm, b);
+		d->reg->ops->backend_gone(d->reg->opaque, b->vm, b);
 	g_hash_table_steal(d->backends, b->key);
 	backend_shut(b);
 	vt_budget_give(d->budget, &b->ticket, false);
@@ -645,9 +667,11 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 /* A peer the server dropped before any HELLO (limits, timeouts, fds). */
 static void dropped_cb(struct vt_handoff_conn *conn, const char *why, void *opaque)
 {
+	struct vt_handoffs *d = opaque;
+
 	if (conn)
 		vt_backend_prepared_drop(conn);
-	vt_daemon_log(opaque, G_LOG_LEVEL_WARNING, NULL, "hand-off: %s", why);
+	vt_registry_log(d->reg, G_LOG_LEVEL_WARNING, NULL, "hand-off: %s", why);
 }
 
 static bool prepare_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,

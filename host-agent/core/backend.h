@@ -23,11 +23,29 @@
 #include "ctier.h"
 #include "ctier_mover.h"
 #include "handoff_server.h"
+#include "host_config.h"
+#include "registry.h"
 #include "peer_budget.h"
 #include "profile_format.h"
 
 struct vt_vm;
-struct vt_daemon;
+
+/*
+ * The hand-offs the registry holds (main loop; daemon/ owns one and
+ * implements reg): the live backends, the stores being opened, the orphaned
+ * stores, the memfds being PREPAREd and what peers are charged.
+ */
+struct vt_handoffs {
+	const struct vt_host_config *host;
+	const struct vt_registry *reg;
+	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
+	GHashTable *opening;		/* key -> HELLOs whose store is being opened (backend.c) */
+	GPtrArray *orphans;		/* stores kept after their hand-off ended (backend.c) */
+	struct vt_budget *budget;	/* what hand-off peers hold, the reconnects' reserve */
+	GHashTable *preparing;		/* "dev:ino" of memfds being PREPAREd (backend_prepare.c) */
+	guint orphan_timer;
+	struct vt_handoff_server *handoff;
+};
 
 struct vt_backend {
 	char key[128];			/* "<uuid>/<backend id>": the table key */
@@ -63,7 +81,7 @@ struct vt_backend {
 	/* ... and its migration block, the same way */
 	bool have_migration;
 	struct vtier_handoff_migration_stats migration;
-	struct vt_daemon *d;
+	struct vt_handoffs *d;
 	/* what it is charged (core/peer_budget.h): from its HELLO until its hand-off ends */
 	struct vt_budget_ticket ticket;
 	/*
@@ -96,7 +114,7 @@ struct vt_backend *vt_backend_ref(struct vt_backend *b);
  * false: the cold chunks of the source's profile copied from @memfd (taken)
  * as the migration brings them, held by @conn until its HELLO proper.
  */
-bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
+bool vt_backend_prepare(struct vt_handoffs *d, struct vt_handoff_conn *conn,
 			const struct vt_handoff_hello *hello, int memfd);
 /*
  * The HELLO proper (@h, its @memfd) on @conn: the copies, asked to stop, if
@@ -150,7 +168,7 @@ uint64_t vt_backend_discarded_bytes(struct vt_backend *b);
  */
 extern const struct vt_handoff_ops vt_backend_handoff_ops;
 /* Teardown, after the hand-off server is gone: wait for the stores being opened, drop them. */
-void vt_backend_cancel_openings(struct vt_daemon *d);
+void vt_backend_cancel_openings(struct vt_handoffs *d);
 
 /* The backend of @backends holding QEMU address @hva, or NULL. */
 struct vt_backend *vt_backend_of_hva(GPtrArray *backends, uint64_t hva);

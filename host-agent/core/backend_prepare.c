@@ -18,7 +18,6 @@
 
 #include "backend.h"
 #include "ctier_prepared.h"
-#include "daemon.h"
 #include "migration_profile.h"
 
 /* A pass over the plan that found nothing new waits this long. */
@@ -30,7 +29,7 @@
  * host's quotas), one set per memfd (d->preparing holds its "dev:ino").
  */
 struct prep {
-	struct vt_daemon *d;
+	struct vt_handoffs *d;
 	struct vt_budget_ticket ticket;
 	char file[48];			/* "dev:ino", in d->preparing */
 	struct vt_prepared *p;
@@ -49,7 +48,7 @@ struct prep_plan {
 	struct vt_profile_tier ours[VTIER_PROFILE_TIERS_MAX];
 	unsigned int n_ours;
 	char who[VTIER_HANDOFF_ID_LEN + 16];
-	struct vt_daemon *d;		/* its log (rate-limited: the profile is the peer's) */
+	struct vt_handoffs *d;		/* its log (rate-limited: the profile is the peer's) */
 };
 
 static void prep_plan_free(gpointer data)
@@ -73,7 +72,7 @@ static void plan_profile(struct vt_prepared *p, void *arg)
 	char why[VT_PROFILE_ERR_LEN] = "";
 
 	if (vt_profile_read(pl->buf, pl->len, pl->size, &prof, why, sizeof(why))) {
-		vt_daemon_log(pl->d, G_LOG_LEVEL_MESSAGE, NULL, "prepare of %s: the source's "
+		vt_registry_log(pl->d->reg, G_LOG_LEVEL_MESSAGE, NULL, "prepare of %s: the source's "
 			      "profile refused: %s", pl->who, why);
 		return;
 	}
@@ -119,18 +118,18 @@ static void prep_free(struct prep *pr)
 }
 
 /* The daemon's tiers as a profile names them (as the VM's would be: NUMA, then compressed). */
-static unsigned int daemon_profile_tiers(struct vt_daemon *d, struct vt_profile_tier *out)
+static unsigned int daemon_profile_tiers(struct vt_handoffs *d, struct vt_profile_tier *out)
 {
 	unsigned int n = 0;
 
-	for (unsigned int t = 0; t < d->tiers.nr && n < VTIER_PROFILE_TIERS_MAX; t++, n++)
-		out[n] = vt_profile_tier_named(n, VTIER_PROFILE_TIER_NUMA, d->tiers.tier[t].name);
-	for (unsigned int t = 0; t < d->nr_ctier && n < VTIER_PROFILE_TIERS_MAX; t++, n++)
-		out[n] = vt_profile_tier_named(n, VTIER_PROFILE_TIER_COMPRESSED, d->ctier[t].name);
+	for (unsigned int t = 0; t < d->host->tiers.nr && n < VTIER_PROFILE_TIERS_MAX; t++, n++)
+		out[n] = vt_profile_tier_named(n, VTIER_PROFILE_TIER_NUMA, d->host->tiers.tier[t].name);
+	for (unsigned int t = 0; t < d->host->nr_ctier && n < VTIER_PROFILE_TIERS_MAX; t++, n++)
+		out[n] = vt_profile_tier_named(n, VTIER_PROFILE_TIER_COMPRESSED, d->host->ctier[t].name);
 	return n;
 }
 
-bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
+bool vt_backend_prepare(struct vt_handoffs *d, struct vt_handoff_conn *conn,
 			const struct vt_handoff_hello *hello, int memfd)
 {
 	const struct vtier_handoff_hello *h = hello->fixed;
@@ -148,15 +147,15 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 
 	if (!h->profile_size)
 		skip = "no profile";
-	else if (d->ignore_profiles)
+	else if (d->host->ignore_profiles)
 		skip = "profiles ignored (--ignore-migration-profiles)";
-	else if (!d->nr_ctier)
+	else if (!d->host->nr_ctier)
 		skip = "no compressed tiers";
 	else if (h->page_size != 4096)
 		skip = "not 4 KiB pages";
 	else if (fstat(memfd, &st))
 		skip = "fstat of the memfd failed";
-	if (!skip && !((h->flags & VTIER_HELLO_F_EARLY) && !d->precopy_copy_only)) {
+	if (!skip && !((h->flags & VTIER_HELLO_F_EARLY) && !d->host->precopy_copy_only)) {
 		g_snprintf(file, sizeof(file), "%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT,
 			   (guint64)st.st_dev, (guint64)st.st_ino);
 		vt_peer_id_fill(&who, peer, vt_handoff_conn_peer_start_time(conn),
@@ -170,13 +169,13 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 			skip = why;
 	}
 	if (skip) {
-		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid "
+		vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid "
 			      "%d: nothing to prepare (%s)", h->backend_id, (int)peer, skip);
 		close(memfd);
 		return false;
 	}
-	if ((h->flags & VTIER_HELLO_F_EARLY) && !d->precopy_copy_only) {
-		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid "
+	if ((h->flags & VTIER_HELLO_F_EARLY) && !d->host->precopy_copy_only) {
+		vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid "
 			      "%d: early hand-off asked for (the cold chunks are placed as they "
 			      "arrive)", h->backend_id, (int)vt_handoff_conn_peer_pid(conn));
 		close(memfd);
@@ -190,7 +189,7 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 	pr->fd_offset = h->fd_offset;
 	pr->dev = st.st_dev;
 	pr->ino = st.st_ino;
-	pr->p = vt_prepared_new(memfd, h->fd_offset, h->size_bytes, d->ctier, d->nr_ctier);
+	pr->p = vt_prepared_new(memfd, h->fd_offset, h->size_bytes, d->host->ctier, d->host->nr_ctier);
 	if (!pr->p) {
 		prep_free(pr);
 		return false;
@@ -206,12 +205,12 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 	pl->len = h->profile_size;
 	pl->size = h->size_bytes;
 	pl->d = d;
-	pl->nr_numa = d->tiers.nr;
+	pl->nr_numa = d->host->tiers.nr;
 	pl->n_ours = daemon_profile_tiers(d, pl->ours);
 	g_snprintf(pl->who, sizeof(pl->who), "'%s'", h->backend_id);
 	ret = vt_prepared_start(pr->p, PREPARE_IDLE_MS, plan_profile, pl, prep_plan_free);
 	if (ret) {
-		vt_daemon_log(d, G_LOG_LEVEL_WARNING, NULL, "migration: PREPARE of '%s': %s",
+		vt_registry_log(d->reg, G_LOG_LEVEL_WARNING, NULL, "migration: PREPARE of '%s': %s",
 			      h->backend_id, g_strerror(-ret));
 		prep_free(pr);
 		return false;
@@ -220,7 +219,7 @@ bool vt_backend_prepare(struct vt_daemon *d, struct vt_handoff_conn *conn,
 	g_strlcpy(pr->file, file, sizeof(pr->file));
 	g_hash_table_add(d->preparing, g_strdup(file));
 	vt_handoff_conn_set_user(conn, pr);
-	vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid %d: "
+	vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "migration: PREPARE of '%s' from pid %d: "
 		      "copying the cold chunks of the source's profile as they arrive",
 		      h->backend_id, (int)vt_handoff_conn_peer_pid(conn));
 	return false;

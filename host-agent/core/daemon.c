@@ -12,8 +12,11 @@
 #include "job.h"
 #include "json_guard.h"
 #include "libvirt_domains.h"
+#include "migration.h"
 #include "numa.h"
 #include "ratelimit.h"
+#include "vm_json.h"
+#include "vm_worker.h"
 
 #define logf_vm vt_daemon_log
 
@@ -73,9 +76,10 @@ static struct vt_vm *vm_new(struct vt_daemon *d)
 {
 	struct vt_vm *vm = g_new0(struct vt_vm, 1);
 
-	vm->d = d;
+	vm->host = &d->host;
+	vm->reg = &d->reg;
 	vm->policy = d->defaults;
-	vm->tiers = d->tiers;
+	vm->tiers = d->host.tiers;
 	vm->serial = ++d->next_serial;
 	vm->ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
 	vm->gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
@@ -102,27 +106,91 @@ static void vm_free(struct vt_vm *vm)
 	vm->qmp_watch = 0;
 	vt_qmp_free(vm->qmp);
 	vm->qmp = NULL;
-	vt_vm_retire(vm, vm->d && vm->d->exiting);
+	const struct vt_daemon *d = vm->reg ? vm->reg->opaque : NULL;
+
+	vt_vm_retire(vm, d && d->exiting);
 }
+
+/* struct vt_registry_ops: what the hand-offs, migration and the VMs' workers report. */
+static void reg_logv(void *opaque, GLogLevelFlags level, const char *vm, const char *fmt,
+		     va_list ap)
+{
+	log_limited(opaque, level, vm, NULL, fmt, ap);
+}
+
+static bool reg_adopt_backend(void *opaque, struct vt_backend *b, GError **error)
+{
+	return vt_daemon_adopt_backend(opaque, b, error);
+}
+
+static void reg_backend_gone(void *opaque, struct vt_vm *vm, struct vt_backend *b)
+{
+	vt_daemon_backend_gone(opaque, vm, b);
+}
+
+static void reg_ranges_changed(void *opaque, struct vt_vm *vm)
+{
+	vt_daemon_backend_ranges_changed(opaque, vm);
+}
+
+static bool reg_set_policy(void *opaque, struct vt_vm *vm, char *const *set, unsigned int n,
+			   GError **error)
+{
+	return vt_daemon_set_policy(opaque, vm, set, n, NULL, error);
+}
+
+static void reg_migration_event(void *opaque, struct vt_vm *vm, struct vt_backend *b,
+				enum vtier_migration_event event)
+{
+	(void)opaque;
+	vt_migration_post_event(vm, b, event);
+}
+
+static struct vt_vm *reg_vm_find(void *opaque, const char *name, uint64_t serial)
+{
+	struct vt_daemon *d = opaque;
+	struct vt_vm *vm = g_hash_table_lookup(d->vms, name);
+
+	return vm && vm->serial == serial ? vm : NULL;
+}
+
+static void reg_vm_failed(void *opaque, struct vt_vm *vm)
+{
+	vt_daemon_vm_failed(opaque, vm);
+}
+
+static const struct vt_registry_ops daemon_registry_ops = {
+	.logv = reg_logv,
+	.adopt_backend = reg_adopt_backend,
+	.backend_gone = reg_backend_gone,
+	.ranges_changed = reg_ranges_changed,
+	.set_policy = reg_set_policy,
+	.migration_event = reg_migration_event,
+	.vm_find = reg_vm_find,
+	.vm_failed = reg_vm_failed,
+};
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 {
 	struct vt_daemon *d = g_new0(struct vt_daemon, 1);
 
 	d->vms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)vm_free);
-	d->tiers = *tiers;
+	d->host.tiers = *tiers;
 	d->log = log;
 	d->log_limits = vt_ratelimits_new(10, 1, 1024);
 	d->qmp_timeout_ms = 5000;
-	d->backends = g_hash_table_new(g_str_hash, g_str_equal);
-	d->opening = g_hash_table_new(g_str_hash, g_str_equal);
-	d->orphans = g_ptr_array_new_with_free_func(g_free);
-	d->preparing = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	d->reg = (struct vt_registry){ .ops = &daemon_registry_ops, .opaque = d };
+	d->ho.host = &d->host;
+	d->ho.reg = &d->reg;
+	d->ho.backends = g_hash_table_new(g_str_hash, g_str_equal);
+	d->ho.opening = g_hash_table_new(g_str_hash, g_str_equal);
+	d->ho.orphans = g_ptr_array_new_with_free_func(g_free);
+	d->ho.preparing = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	vt_daemon_set_budget(d, NULL);
 	d->attaching = g_ptr_array_new();
-	g_strlcpy(d->store_root, "/run/vtier/store", sizeof(d->store_root));
-	d->zswap_ok = vt_zswap_probe(tiers->root[0] ? tiers->root : "/", d->zswap_why,
-				     sizeof(d->zswap_why)) == 0;
+	g_strlcpy(d->host.store_root, "/run/vtier/store", sizeof(d->host.store_root));
+	d->host.zswap_ok = vt_zswap_probe(tiers->root[0] ? tiers->root : "/", d->host.zswap_why,
+				     sizeof(d->host.zswap_why)) == 0;
 	vt_vm_policy_default(&d->defaults);
 	return d;
 }
@@ -131,7 +199,7 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 {
 	g_auto(GStrv) groups = config ? g_key_file_get_groups(config, NULL) : NULL;
 
-	d->nr_ctier = 0;
+	d->host.nr_ctier = 0;
 	/* [policy]: the defaults of every VM (KEY = VALUE as vtierctl policy takes them) */
 	if (config && g_key_file_has_group(config, "policy")) {
 		g_auto(GStrv) keys = g_key_file_get_keys(config, "policy", NULL, NULL);
@@ -150,15 +218,15 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 	for (unsigned int i = 0; groups && groups[i]; i++) {
 		if (!g_str_has_prefix(groups[i], "ctier."))
 			continue;
-		if (d->nr_ctier == VT_CTIER_MAX ||
-		    d->tiers.nr + d->nr_ctier >= VT_MAX_TIERS) {
+		if (d->host.nr_ctier == VT_CTIER_MAX ||
+		    d->host.tiers.nr + d->host.nr_ctier >= VT_MAX_TIERS) {
 			g_set_error(error, VT_CORE_ERROR, E2BIG, "[%s]: too many tiers (at most %d "
 				    "NUMA and compressed tiers together)", groups[i], VT_MAX_TIERS);
 			return false;
 		}
-		if (!vt_ctier_spec_parse(config, groups[i], &d->ctier[d->nr_ctier], error))
+		if (!vt_ctier_spec_parse(config, groups[i], &d->host.ctier[d->host.nr_ctier], error))
 			return false;
-		d->ctier_price[d->nr_ctier] = -1;
+		d->host.ctier_price[d->host.nr_ctier] = -1;
 		if (g_key_file_has_key(config, groups[i], "price_usd_per_gib", NULL)) {
 			g_autofree char *v = g_key_file_get_value(config, groups[i],
 								  "price_usd_per_gib", NULL);
@@ -174,9 +242,9 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 					    "is not a number in 0..1e6", groups[i], shown);
 				return false;
 			}
-			d->ctier_price[d->nr_ctier] = price;
+			d->host.ctier_price[d->host.nr_ctier] = price;
 		}
-		d->nr_ctier++;
+		d->host.nr_ctier++;
 	}
 	return true;
 }
@@ -187,8 +255,8 @@ static void fd_reserve_update(struct vt_daemon *d)
 	struct vt_charge held, reserve;
 	uint64_t refused[VT_BOUND_NR];
 
-	vt_budget_totals(d->budget, &held, &reserve, refused);
-	vt_handoff_server_set_fd_reserve(d->handoff,
+	vt_budget_totals(d->ho.budget, &held, &reserve, refused);
+	vt_handoff_server_set_fd_reserve(d->ho.handoff,
 					 (unsigned int)MIN(reserve.v[VT_BOUND_FDS], G_MAXUINT));
 }
 
@@ -198,7 +266,7 @@ static gboolean stats_tick(gpointer data)
 	GHashTableIter it;
 	gpointer v;
 
-	g_hash_table_iter_init(&it, d->backends);
+	g_hash_table_iter_init(&it, d->ho.backends);
 	while (g_hash_table_iter_next(&it, NULL, &v))
 		vt_backend_send_stats(v);
 	fd_reserve_update(d);
@@ -213,23 +281,23 @@ void vt_daemon_set_budget(struct vt_daemon *d, const struct vt_budget_limits *l)
 		vt_budget_limits_default(&def);
 		l = &def;
 	}
-	vt_budget_free(d->budget);
-	d->budget = vt_budget_new(l);
+	vt_budget_free(d->ho.budget);
+	d->ho.budget = vt_budget_new(l);
 }
 
 bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error)
 {
-	unsigned int kept = vt_budget_reserve_store_root(d->budget, d->store_root, d->ctier,
-							 d->nr_ctier);
-	uint64_t backends = vt_budget_limits(d->budget)->peer[VT_BOUND_BACKENDS];
+	unsigned int kept = vt_budget_reserve_store_root(d->ho.budget, d->host.store_root, d->host.ctier,
+							 d->host.nr_ctier);
+	uint64_t backends = vt_budget_limits(d->ho.budget)->peer[VT_BOUND_BACKENDS];
 	struct vt_handoff_limits hl;
 	int ret;
 
 	if (kept)
 		vt_daemon_log(d, G_LOG_LEVEL_MESSAGE, NULL, "%u stores in %s kept for their "
-			      "reconnects for %u s", kept, d->store_root,
-			      vt_budget_limits(d->budget)->reconnect_grace_s);
-	ret = vt_handoff_server_new(path, NULL, &vt_backend_handoff_ops, d, &d->handoff);
+			      "reconnects for %u s", kept, d->host.store_root,
+			      vt_budget_limits(d->ho.budget)->reconnect_grace_s);
+	ret = vt_handoff_server_new(path, NULL, &vt_backend_handoff_ops, &d->ho, &d->ho.handoff);
 
 	if (ret) {
 		g_set_error(error, VT_CORE_ERROR, -ret, "hand-off socket %s: %s", path,
@@ -246,7 +314,7 @@ bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **er
 		hl.max_peer_conns = (unsigned int)MIN(MAX(hl.max_peer_conns,
 							  backends + hl.max_peer_pending),
 						      G_MAXUINT);
-	vt_handoff_server_set_limits(d->handoff, &hl);
+	vt_handoff_server_set_limits(d->ho.handoff, &hl);
 	fd_reserve_update(d);
 	/* QEMU shows the last report in query-memory-tiers */
 	d->stats_timer = g_timeout_add_seconds(1, stats_tick, d);
@@ -267,15 +335,15 @@ void vt_daemon_free(struct vt_daemon *d)
 	if (d->stats_timer)
 		g_source_remove(d->stats_timer);
 	/* closes every hand-off: their movers stop, the stores stay for the next agent */
-	vt_handoff_server_free(d->handoff);
-	vt_backend_cancel_openings(d);
-	g_hash_table_destroy(d->opening);
-	g_hash_table_destroy(d->backends);
-	if (d->orphan_timer)
-		g_source_remove(d->orphan_timer);
-	g_ptr_array_free(d->orphans, TRUE);
-	g_hash_table_destroy(d->preparing);
-	vt_budget_free(d->budget);
+	vt_handoff_server_free(d->ho.handoff);
+	vt_backend_cancel_openings(&d->ho);
+	g_hash_table_destroy(d->ho.opening);
+	g_hash_table_destroy(d->ho.backends);
+	if (d->ho.orphan_timer)
+		g_source_remove(d->ho.orphan_timer);
+	g_ptr_array_free(d->ho.orphans, TRUE);
+	g_hash_table_destroy(d->ho.preparing);
+	vt_budget_free(d->ho.budget);
 	vt_ratelimits_free(d->log_limits);
 	g_free(d);
 }
@@ -303,7 +371,7 @@ static gboolean qmp_event_cb(gint fd, GIOCondition cond, gpointer data)
 		   e ? e->message : "QMP connection lost");
 	g_mutex_unlock(&vm->lock);
 	vm->qmp_watch = 0;
-	vt_daemon_vm_failed(vm->d, vm);
+	vt_daemon_vm_failed(vm->reg->opaque, vm);
 	return G_SOURCE_REMOVE;
 }
 
@@ -345,7 +413,7 @@ static void adopt_live_backends(struct vt_daemon *d, struct vt_vm *vm)
 	GHashTableIter it;
 	gpointer v;
 
-	g_hash_table_iter_init(&it, d->backends);
+	g_hash_table_iter_init(&it, d->ho.backends);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		struct vt_backend *b = v;
 
@@ -1020,8 +1088,8 @@ static bool demote(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsi
 			return false;
 		}
 	}
-	for (unsigned int i = 0; tier && i < d->nr_ctier; i++)
-		if (strcmp(d->ctier[i].name, tier) == 0)
+	for (unsigned int i = 0; tier && i < d->host.nr_ctier; i++)
+		if (strcmp(d->host.ctier[i].name, tier) == 0)
 			t = (int)i;
 	if (t < 0) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: needs tier=NAME of a compressed "
@@ -1178,7 +1246,7 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		vt_vm_status_to_json(vm, b);
 		break;
 	case VT_CTL_STATS:
-		vt_vm_stats_to_json(vm, &d->tiers, b);
+		vt_vm_stats_to_json(vm, &d->host.tiers, b);
 		break;
 	case VT_CTL_REPORT:
 		/* from what each worker published at its last window: never waits on a VM */
@@ -1219,32 +1287,34 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		if (!demote(d, vm, req.set, req.nr_set, b, &e))
 			goto err;
 		break;
-	case VT_CTL_TIERS:
-		vt_tiers_refresh(&d->tiers);
+	case VT_CTL_TIERS: {
+		struct vt_tiers now = d->host.tiers;	/* the host config stays as at start */
+
+		vt_tiers_refresh(&now);
 		json_builder_begin_array(b);
-		vt_tiers_members_to_json(&d->tiers, b);
+		vt_tiers_members_to_json(&now, b);
 		/* the compressed tiers come after the NUMA tiers in placement order */
-		for (unsigned int i = 0; i < d->nr_ctier; i++) {
+		for (unsigned int i = 0; i < d->host.nr_ctier; i++) {
 			char desc[128];
 
-			vt_ctier_spec_describe(&d->ctier[i], desc, sizeof(desc));
+			vt_ctier_spec_describe(&d->host.ctier[i], desc, sizeof(desc));
 			json_builder_begin_object(b);
 			json_builder_set_member_name(b, "name");
-			json_builder_add_string_value(b, d->ctier[i].name);
+			json_builder_add_string_value(b, d->host.ctier[i].name);
 			json_builder_set_member_name(b, "kind");
 			json_builder_add_string_value(b, "compressed");
 			json_builder_set_member_name(b, "nodes");
 			json_builder_begin_array(b);
-			if (d->ctier[i].medium == VT_MEDIUM_NODE)
-				json_builder_add_int_value(b, d->ctier[i].node);
+			if (d->host.ctier[i].medium == VT_MEDIUM_NODE)
+				json_builder_add_int_value(b, d->host.ctier[i].node);
 			json_builder_end_array(b);
 			json_builder_set_member_name(b, "capacity_bytes");
-			json_builder_add_int_value(b, (gint64)d->ctier[i].capacity_bytes);
+			json_builder_add_int_value(b, (gint64)d->host.ctier[i].capacity_bytes);
 			json_builder_set_member_name(b, "source");
 			json_builder_add_string_value(b, desc);
 			json_builder_end_object(b);
 		}
-		if (d->nr_ctier) {
+		if (d->host.nr_ctier) {
 			/* stock QEMU's compressed tier, where the host has one */
 			json_builder_begin_object(b);
 			json_builder_set_member_name(b, "name");
@@ -1255,12 +1325,13 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 			json_builder_begin_array(b);
 			json_builder_end_array(b);
 			json_builder_set_member_name(b, "source");
-			json_builder_add_string_value(b, d->zswap_ok ? "host zswap (VMs without "
-						      "a hand-off)" : d->zswap_why);
+			json_builder_add_string_value(b, d->host.zswap_ok ? "host zswap (VMs without "
+						      "a hand-off)" : d->host.zswap_why);
 			json_builder_end_object(b);
 		}
 		json_builder_end_array(b);
 		break;
+	}
 	}
 	json_builder_end_object(b);
 	vt_ctl_request_clear(&req);

@@ -11,7 +11,9 @@
 
 #include "control_socket.h"
 #include "ctier.h"
+#include "backend.h"
 #include "handoff_server.h"
+#include "host_config.h"
 #include "peer_budget.h"
 #include "tiers.h"
 #include "vm.h"
@@ -23,34 +25,18 @@ typedef void (*vt_log_fn)(GLogLevelFlags level, const char *vm, const char *mess
 
 struct vt_daemon {
 	GHashTable *vms;		/* name -> struct vt_vm * */
-	struct vt_tiers tiers;
+	struct vt_host_config host;	/* filled at start, then read-only */
+	struct vt_registry reg;		/* the ops below call: this daemon's (daemon.c) */
+	struct vt_handoffs ho;		/* QEMU's hand-offs (backend.c) */
 	struct vt_vm_policy defaults;
 	vt_log_fn log;
 	struct vt_ratelimits *log_limits;	/* vt_daemon_log's, per (format, VM) */
 	unsigned int next_id;
 	uint64_t next_serial;
 	int qmp_timeout_ms;
-	/* compressed tiers and the QEMU hand-off (tier-agent=) */
-	struct vt_ctier_spec ctier[VT_CTIER_MAX];
-	double ctier_price[VT_CTIER_MAX];	/* USD per GiB of the medium; < 0: the medium's */
-	unsigned int nr_ctier;
-	char store_root[256];		/* page stores, one directory per backend */
-	GHashTable *backends;		/* key -> struct vt_backend *, live hand-offs */
-	GHashTable *opening;		/* key -> HELLOs whose store is being opened (backend.c) */
-	unsigned int store_open_delay_ms;	/* tests: the store's opening waits this long first */
-	bool ignore_profiles;		/* --ignore-migration-profiles: incoming VMs start cold */
-	bool precopy_copy_only;		/* --precopy-placement=copy: no early hand-off */
-	unsigned int placement_threads;	/* --placement-threads: a bulk span's (0: the mover's default) */
-	struct vt_handoff_server *handoff;
 	struct vt_control_server *ctl;	/* for deferred replies (NULL: answer at once) */
 	GPtrArray *attaching;		/* struct attach_op *: attaches in progress (daemon.c) */
 	guint stats_timer;
-	GPtrArray *orphans;		/* stores kept after their hand-off ended (backend.c) */
-	struct vt_budget *budget;	/* what hand-off peers hold, the reconnects' reserve */
-	GHashTable *preparing;		/* "dev:ino" of memfds being PREPAREd (backend_prepare.c) */
-	guint orphan_timer;
-	bool zswap_ok;			/* swap + zswap: the compressed tier of stock QEMU */
-	char zswap_why[160];
 	struct vt_libvirt *libvirt;	/* attach by libvirt domain (NULL: off) */
 	bool exiting;			/* vt_daemon_free: VMs' engines stop before it returns */
 };

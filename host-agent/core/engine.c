@@ -17,7 +17,6 @@
 #include <time.h>
 
 #include "backend.h"
-#include "daemon.h"
 #include "migration.h"
 #include "mover.h"
 #include "placement.h"
@@ -25,57 +24,8 @@
 #include "residency.h"
 #include "thread_ns.h"
 #include "vm_hints.h"
+#include "engine.h"
 #include "vm.h"
-
-unsigned int vt_vm_nr_tiers(const struct vt_vm *vm)
-{
-	return vm->nr_tiers ? vm->nr_tiers : vm->tiers.nr;
-}
-
-const char *vt_vm_tier_name(const struct vt_vm *vm, unsigned int t)
-{
-	if (t < vm->tiers.nr)
-		return vm->tiers.tier[t].name;
-	if (t >= vt_vm_nr_tiers(vm))
-		return "?";
-	return vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" : vm->d->ctier[t - vm->tiers.nr].name;
-}
-
-bool vt_vm_tiers_mask(const struct vt_vm *vm, const char *list, uint32_t *mask, GError **error)
-{
-	g_auto(GStrv) names = NULL;
-	unsigned int nr = vt_vm_nr_tiers(vm);
-
-	*mask = nr >= 32 ? UINT32_MAX : (1U << nr) - 1;
-	if (!list[0])
-		return true;
-	*mask = 0;
-	names = g_strsplit(list, ",", -1);
-	for (unsigned int i = 0; names[i]; i++) {
-		unsigned int t;
-
-		for (t = 0; t < nr && strcmp(names[i], vt_vm_tier_name(vm, t)) != 0; t++)
-			;
-		if (t == nr) {
-			g_autoptr(GString) have = g_string_new(NULL);
-
-			for (t = 0; t < nr; t++)
-				g_string_append_printf(have, "%s%s", t ? ", " : "",
-						       vt_vm_tier_name(vm, t));
-			g_set_error(error, VT_CORE_ERROR, ENOENT,
-				    "tiers: this VM has no tier '%s' (it has: %s)", names[i], have->str);
-			return false;
-		}
-		*mask |= 1U << t;
-	}
-	if (!(*mask & 1)) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL,
-			    "tiers: the fastest tier '%s' must be in the list (faults bring pages back to it)",
-			    vt_vm_tier_name(vm, 0));
-		return false;
-	}
-	return true;
-}
 
 /*
  * NUMA tiers first, then the compressed ones: vtierd's pools when QEMU handed
@@ -85,15 +35,15 @@ bool vt_vm_tiers_mask(const struct vt_vm *vm, const char *list, uint32_t *mask, 
  */
 static void choose_ctier(struct vt_vm *vm)
 {
-	struct vt_daemon *d = vm->d;
+	const struct vt_host_config *h = vm->host;
 
 	vt_zswap_close(&vm->zswap);
 	vm->ctier_kind = VT_CTIER_NONE;
-	if (vm->backends->len && d->nr_ctier)
+	if (vm->backends->len && h->nr_ctier)
 		vm->ctier_kind = VT_CTIER_HANDOFF;
-	else if (d->nr_ctier && d->zswap_ok && vt_zswap_open(&vm->zswap, vm->pid) == 0)
+	else if (h->nr_ctier && h->zswap_ok && vt_zswap_open(&vm->zswap, vm->pid) == 0)
 		vm->ctier_kind = VT_CTIER_ZSWAP;
-	vm->nr_tiers = vm->tiers.nr + (vm->ctier_kind == VT_CTIER_HANDOFF ? d->nr_ctier :
+	vm->nr_tiers = vm->tiers.nr + (vm->ctier_kind == VT_CTIER_HANDOFF ? h->nr_ctier :
 				       vm->ctier_kind == VT_CTIER_ZSWAP ? 1 : 0);
 	vm->nr_tiers = MIN(vm->nr_tiers, (unsigned int)VT_MTM_MAX_TIERS);
 }
@@ -222,13 +172,6 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 }
 
 /* Bytes of the VM on each tier, as the last window counted them (tier_bytes below). */
-void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes)
-{
-	(void)vm;
-	for (unsigned int t = 0; t < VT_MAX_TIERS; t++)
-		bytes[t] = s->tier[t].resident_bytes;
-}
-
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
 			char *err, size_t err_len)
 {

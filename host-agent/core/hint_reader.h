@@ -22,35 +22,11 @@
 #include <stdint.h>
 
 #include "guest_hints.h"
+#include "hint_stats.h"
 #include "mtm.h"
 
 #define VT_HINT_BATCH 256		/* records per vt_ghint_poll() */
 #define VT_HINT_POLLS_PER_WINDOW 16	/* at most 4096 records read per window */
-
-/* Cumulative figures of one VM's hint channel (vtierctl stats: "hints"). */
-struct vt_hint_stats {
-	bool attached;
-	char error[160];		/* why the channel is not attached ("" when it is) */
-	uint64_t refused;		/* times the VM's channel was closed because its region
-					 * failed a read or write (its file shrunk): kept
-					 * across attaches (core/vm_hints.c) */
-	uint64_t region_bytes;
-	struct vt_ghint_stats ch;	/* records, accepted and rejected by reason */
-	uint64_t polls;
-	uint64_t ack_waits;		/* windows the ack waited for discards in progress */
-	uint64_t discard_bytes;		/* FREE + INFLATE bytes handed to a discard */
-	uint64_t discard_failed;	/* ... whose discard failed (not done: acknowledged anyway) */
-	uint64_t observe_discard_bytes;	/* mode observe: bytes it would have discarded */
-	uint64_t pageout_bytes;		/* of discard_bytes, anonymous RAM paged out instead */
-	uint64_t cold_hint_bytes;	/* COLD bytes accepted */
-	uint64_t cold_chunks;		/* chunks aged at once by COLD hints */
-	uint64_t saved_bytes;		/* host memory the discards freed (the movers' count) */
-	uint64_t cpu_ns;		/* the reader's CPU time, all windows */
-	uint64_t cpu_ns_last;		/* ... in the last window */
-	uint64_t cpu_capped;		/* windows that stopped reading at the CPU cap */
-	uint64_t balloon_target_bytes;	/* what the host asks the guest to hold */
-	uint64_t windows_attached;
-};
 
 /* A guest-physical range of RAM and QEMU's address of it (core/vm.h's vt_gpa_map). */
 struct vt_hint_map {

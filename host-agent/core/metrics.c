@@ -6,6 +6,7 @@
 #include "daemon.h"
 #include "libvirt_domains.h"
 #include "metrics.h"
+#include "vm_json.h"
 
 struct family;
 typedef void (*emit_fn)(GString *out, const struct family *f, const struct vt_metrics_vm *v);
@@ -349,7 +350,7 @@ char *vt_metrics_collect(struct vt_daemon *d)
 		uint64_t ram;
 
 		/* the same objects as vtierctl stats and report, each read under the VM's lock */
-		vt_vm_stats_to_json(vm, &d->tiers, sb);
+		vt_vm_stats_to_json(vm, &d->host.tiers, sb);
 		vt_vm_report_to_json(vm, rb);
 		s = json_builder_get_root(sb);
 		r = json_builder_get_root(rb);

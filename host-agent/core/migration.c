@@ -9,49 +9,10 @@
 #include <string.h>
 
 #include "backend.h"
-#include "daemon.h"
 #include "json_member.h"
 #include "migration.h"
 #include "migration_profile.h"
 #include "vm.h"
-
-enum vtier_migration_state vt_migration_view(const struct vt_vm *vm)
-{
-	if (vm->migration.state == VT_MIGRATION_OUTGOING)
-		return VTIER_MIGRATION_STATE_OUTGOING;
-	return vm->stats.migration.plan_chunks ? VTIER_MIGRATION_STATE_PLACING :
-						 VTIER_MIGRATION_STATE_NONE;
-}
-
-const char *vt_migration_view_name(enum vtier_migration_state state)
-{
-	return state == VTIER_MIGRATION_STATE_OUTGOING ? "outgoing" :
-	       state == VTIER_MIGRATION_STATE_PLACING ? "placing" : "none";
-}
-
-int vt_migration_to_wire(struct vt_vm *vm, struct vtier_handoff_migration_stats *out)
-{
-	const struct vt_migration_stats *s = &vm->stats.migration;
-
-	if (!g_mutex_trylock(&vm->lock))
-		return -EBUSY;
-	*out = (struct vtier_handoff_migration_stats){
-		.state = vt_migration_view(vm),
-		.started = s->started,
-		/* one count per ended migration: never more than started */
-		.completed = MIN(s->completed, s->started),
-		.failed = MIN(s->failed, s->started - MIN(s->completed, s->started)),
-		.extra_bytes = s->extra_bytes,
-		.extra_peak_bytes = s->extra_peak_bytes,
-		.extra_bound_bytes = vm->policy.migration_extra_bytes,
-		.promotions_held = s->promotions_held,
-		.profiles_seeded = s->profiles_seeded,
-		.profiles_refused = s->profiles_refused,
-		.plan_chunks = s->plan_chunks,
-	};
-	g_mutex_unlock(&vm->lock);
-	return 0;
-}
 
 /* The VM's tiers as a profile names them: fastest first, NUMA then compressed. */
 static unsigned int vm_profile_tiers(const struct vt_vm *vm, struct vt_profile_tier *out)
@@ -88,11 +49,11 @@ static gboolean send_profile(gpointer data)
 	int ret = m->b->conn ? vt_handoff_conn_send_profile(m->b->conn, m->buf, m->len) : -ENOTCONN;
 
 	if (ret)
-		vt_daemon_log(m->b->d, G_LOG_LEVEL_WARNING, m->vm, "migration: profile of '%s' not "
+		vt_registry_log(m->b->d->reg, G_LOG_LEVEL_WARNING, m->vm, "migration: profile of '%s' not "
 			      "sent: %s (the destination profiles from scratch)", m->b->id,
 			      g_strerror(-ret));
 	else
-		vt_daemon_log(m->b->d, G_LOG_LEVEL_MESSAGE, m->vm, "migration: profile of '%s' sent "
+		vt_registry_log(m->b->d->reg, G_LOG_LEVEL_MESSAGE, m->vm, "migration: profile of '%s' sent "
 			      "(%zu bytes)", m->b->id, m->len);
 	return G_SOURCE_REMOVE;
 }
@@ -132,7 +93,7 @@ static void write_profile(struct vt_vm *vm, struct vt_backend *b)
 	}
 	g_mutex_unlock(&vm->lock);
 	if (ret) {
-		vt_daemon_log(vm->d, G_LOG_LEVEL_WARNING, vm->name, "migration: %s",
+		vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "migration: %s",
 			      vm->migration.note);
 		return;
 	}
@@ -218,7 +179,7 @@ static gboolean take_event(gpointer data)
 	if (!m->b) {
 		/* QMP's MIGRATION events: the VM's state, said once per change */
 		if (was != vm->migration.state || m->event != VTIER_MIGRATION_START)
-			vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (QMP)%s",
+			vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (QMP)%s",
 				      what[m->event <= 3 ? m->event : 0],
 				      m->event == VTIER_MIGRATION_START ?
 				      ": promotions held until it ends" : ": tiering as before");
@@ -229,7 +190,7 @@ static gboolean take_event(gpointer data)
 	 * read through): punched again once read, within the VM's bound
 	 */
 	vt_backend_track_reads(m->b, m->event == VTIER_MIGRATION_START, bound);
-	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (backend '%s')%s",
+	vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name, "migration %s (backend '%s')%s",
 		      what[m->event <= 3 ? m->event : 0], m->b->id,
 		      m->event == VTIER_MIGRATION_START ? ": promotions held until it ends" :
 		      was == VT_MIGRATION_NONE ? ": its start was not heard here, nothing to end" :
@@ -280,22 +241,6 @@ void vt_migration_post_qmp(struct vt_vm *vm, enum vt_qmp_migration status)
 	g_main_context_invoke_full(vm->ctx, G_PRIORITY_HIGH, take_event, m, event_msg_free);
 }
 
-void vt_migration_check_profile(struct vt_backend *b)
-{
-	int ret;
-
-	if (!b->profile_buf)
-		return;
-	ret = vt_profile_read(b->profile_buf, b->profile_len, b->size, &b->profile, b->profile_why,
-			      sizeof(b->profile_why));
-	if (!ret)
-		return;
-	if (!b->profile_why[0])
-		g_strlcpy(b->profile_why, "unreadable", sizeof(b->profile_why));
-	g_clear_pointer(&b->profile_buf, g_free);
-	b->profile_len = 0;
-}
-
 /*
  * The plan's chunks @from.. that go to a compressed tier, queued to @b's mover
  * at once as bulk evictions: the destination starts placing when it accepts
@@ -313,9 +258,9 @@ static unsigned int place_at_handoff(struct vt_vm *vm, struct vt_backend *b, uns
 		return 0;
 	/* a compressed tier's pool cap, in guest bytes at ratio 1 (the windows place the rest) */
 	for (unsigned int t = 0; t < VT_MTM_MAX_TIERS; t++)
-		room[t] = t >= nr_numa && t - nr_numa < vm->d->nr_ctier &&
-				  vm->d->ctier[t - nr_numa].capacity_bytes ?
-			  vm->d->ctier[t - nr_numa].capacity_bytes : UINT64_MAX;
+		room[t] = t >= nr_numa && t - nr_numa < vm->host->nr_ctier &&
+				  vm->host->ctier[t - nr_numa].capacity_bytes ?
+			  vm->host->ctier[t - nr_numa].capacity_bytes : UINT64_MAX;
 	vt_migration_profile_at_handoff(vm->mtm, vm->migration.plan, from, nr_numa,
 					vm->tiers_allowed, b->hva, b->hva + b->size, room, orders);
 	for (unsigned int k = 0; k < orders->len; k++) {
@@ -344,7 +289,7 @@ bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct v
 			b->precopy = false;
 			if (b->mover)
 				vt_ctier_mover_set_background(b->mover, false);
-			vt_daemon_log(vm->d, G_LOG_LEVEL_WARNING, vm->name, "migration: no ARRIVED "
+			vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "migration: no ARRIVED "
 				      "for '%s' after %u windows of precopy: taken as arrived", b->id,
 				      VT_MIGRATION_PRECOPY_WINDOWS_MAX);
 		}
@@ -418,7 +363,7 @@ void vt_migration_seed(struct vt_vm *vm)
 				   " windows", b->id, b->profile.version, b->profile.n_chunks,
 				   (1u << b->profile.chunk_shift) >> 10, b->profile.n_tiers,
 				   b->profile.windows);
-			vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "migration: %s; %u chunks "
+			vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name, "migration: %s; %u chunks "
 				      "seeded, %u to place", mg->note, n, mg->plan->len);
 		}
 		g_mutex_unlock(&b->lock);

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "daemon.h"
 #include "migration.h"
 #include "placement.h"
 #include "waterfall.h"
@@ -22,7 +21,7 @@
  */
 static void build_model(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends)
 {
-	struct vt_daemon *d = vm->d;
+	const struct vt_host_config *h = vm->host;
 	struct vt_ctier_measured meas[VT_CTIER_MAX] = { { 0 } };
 	g_autofree struct vt_latency_hist *hist = g_new0(struct vt_latency_hist, VT_CTIER_MAX);
 	gint64 now = g_get_monotonic_time();
@@ -31,12 +30,12 @@ static void build_model(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	if (vm->ctier_kind == VT_CTIER_HANDOFF) {
 		for (unsigned int i = 0; backends && i < backends->len; i++)
 			vt_backend_ctier_measure(g_ptr_array_index(backends, i), meas, hist,
-						 d->nr_ctier);
-		for (unsigned int i = 0; i < d->nr_ctier; i++)
+						 h->nr_ctier);
+		for (unsigned int i = 0; i < h->nr_ctier; i++)
 			meas[i].fault_p50_ns = vt_latency_percentile(&hist[i], 50);
 	}
-	vt_tier_model_build(&s->model, &vm->tiers, d->ctier, d->ctier_price,
-			    vm->ctier_kind == VT_CTIER_HANDOFF ? d->nr_ctier : 0, meas,
+	vt_tier_model_build(&s->model, &vm->tiers, h->ctier, h->ctier_price,
+			    vm->ctier_kind == VT_CTIER_HANDOFF ? h->nr_ctier : 0, meas,
 			    vm->ctier_kind == VT_CTIER_ZSWAP);
 	s->model.nr = MIN(s->model.nr, vt_vm_nr_tiers(vm));
 	for (unsigned int t = 0; t < s->model.nr; t++) {
@@ -137,7 +136,7 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 		room[tiers->nr] = UINT64_MAX / 4;	/* the kernel's swap limits apply */
 	if (vm->ctier_kind == VT_CTIER_HANDOFF && backends->len)
 		for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
-			const struct vt_ctier_spec *cs = &vm->d->ctier[t - tiers->nr];
+			const struct vt_ctier_spec *cs = &vm->host->ctier[t - tiers->nr];
 
 			/* a pool's cap is its capacity; without one, the compressed tier takes any */
 			room[t] = cs->capacity_bytes ? cs->capacity_bytes : UINT64_MAX / 4;

@@ -24,9 +24,11 @@
 #include "profiler.h"
 #include "qmp_client.h"
 #include "tiers.h"
+#include "host_config.h"
+#include "registry.h"
 #include "vm_policy.h"
-#include "hint_reader.h"
-#include "migration.h"
+#include "hint_stats.h"
+#include "vm_migration.h"
 
 /* The address space of a VM's region map. */
 enum vt_addr_space {
@@ -107,7 +109,6 @@ struct vt_vm_stats {
 	struct vt_migration_stats migration;	/* live migration (core/migration.h) */
 };
 
-struct vt_daemon;
 struct vt_vm;
 struct vt_vm_hints;
 
@@ -148,7 +149,8 @@ struct vt_vm {
 	char state[32];			/* "profiling", "observing", "off", "error: ..." */
 	char last_error[256];
 	struct vt_vm_stats stats;
-	struct vt_daemon *d;
+	const struct vt_host_config *host;	/* the daemon's, read-only */
+	const struct vt_registry *reg;		/* where the VM's layers report */
 	GPtrArray *backends;		/* struct vt_backend *: hand-offs of this QEMU */
 	bool by_handoff;		/* attached by a hand-off, not by QMP */
 	/* attached as a libvirt domain (core/libvirt_domains.c); "" otherwise. Under lock. */
@@ -191,33 +193,6 @@ struct vt_vm {
 	struct vt_vm_migration migration;
 };
 
-/* Run the VM's engine on its own thread from now on. 0 or -errno. */
-int vt_vm_worker_start(struct vt_vm *vm);
-/*
- * Ask the worker to apply @policy and restart the engine (on failure it keeps
- * the old one); @done (may be NULL) then runs on the main loop with NULL or
- * the reason of the refusal.
- */
-typedef void (*vt_vm_policy_done_fn)(void *arg, const char *error);
-void vt_vm_worker_post_policy(struct vt_vm *vm, const struct vt_vm_policy *policy,
-			      vt_vm_policy_done_fn done, void *done_arg);
-/* Ask the worker to take new RAM (the arrays become the worker's) and restart the engine. */
-void vt_vm_worker_post_ram(struct vt_vm *vm, GArray *ram, GArray *gpa_map);
-/*
- * (Re)start the VM's engine with the worker as its owner: a failed window is
- * reported to the main loop, which detaches the VM. On the worker, or before
- * it runs.
- */
-bool vt_vm_worker_engine_start(struct vt_vm *vm, GError **error);
-/*
- * Stop the worker and free the VM without blocking the caller: the engine
- * stops on a reaper thread once the window in progress ends. The main loop's
- * parts (QMP, backends' links) must be released before. @wait: stop it here
- * instead (the daemon's exit: a process that ends leaves a reaper no time to
- * stop the engine, and a kernel DAMON it started would keep running).
- */
-void vt_vm_retire(struct vt_vm *vm, bool wait);
-
 /* Tiers of the VM's placement: the host's NUMA tiers, then the compressed tiers. */
 unsigned int vt_vm_nr_tiers(const struct vt_vm *vm);
 /* Tier t's name: the NUMA tier's, then the compressed tier's ("zswap" for zswap). */
@@ -228,21 +203,8 @@ const char *vt_vm_tier_name(const struct vt_vm *vm, unsigned int t);
  * tier is missing (faults bring pages back to it). Under the VM's lock.
  */
 bool vt_vm_tiers_mask(const struct vt_vm *vm, const char *list, uint32_t *mask, GError **error);
-/*
- * Engine: (re)start after attach or a policy change; stop before detach.
- * @failed runs on the VM's worker after a window that left the VM gone or
- * broken (the engine's timers keep running until its owner stops it).
- */
-bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
-		     GError **error);
-void vt_engine_stop(struct vt_vm *vm);
-/* One window now (the timer calls it); false when the VM must be detached. */
-bool vt_engine_window(struct vt_vm *vm);
 /* Bytes of the VM on each tier: the store's count for vtierd's pools, else the residency. */
 void vt_vm_tier_bytes(const struct vt_vm *vm, const struct vt_vm_stats *s, uint64_t *bytes);
-/* For the main loop (core/vm_json.c): a consistent view, under the VM's lock. */
-void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b);
-void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b);
 /* The memory TCO report (core/tco_report.h) from the last window's figures, under the lock. */
 void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b);
 /*

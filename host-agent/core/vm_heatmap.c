@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "heatmap.h"
 #include "vm.h"
 
@@ -31,7 +30,7 @@ void vt_vm_heatmap_layout(struct vt_vm *vm)
 	for (unsigned int t = 0; t < nr_tiers; t++)
 		names[t] = t < vm->tiers.nr ? vm->tiers.tier[t].name :
 			   vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap" :
-			   vm->d->ctier[t - vm->tiers.nr].name;
+			   vm->host->ctier[t - vm->tiers.nr].name;
 	if (vm->gpa_map && vm->gpa_map->len) {
 		r = g_new0(struct vt_heatmap_range, vm->gpa_map->len);
 		for (unsigned int i = 0; i < vm->gpa_map->len; i++) {

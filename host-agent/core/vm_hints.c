@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "daemon.h"
 #include "hint_reader.h"
 #include "hint_region.h"
 #include "placement.h"
@@ -144,7 +143,7 @@ void vt_vm_hints_close(struct vt_vm *vm)
 static void set_error(struct vt_vm *vm, struct vt_vm_hints *h, const char *err)
 {
 	if (strcmp(h->error, err) != 0)
-		vt_daemon_log(vm->d, G_LOG_LEVEL_WARNING, vm->name, "guest hints: %s", err);
+		vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "guest hints: %s", err);
 	g_strlcpy(h->error, err, sizeof(h->error));
 }
 
@@ -179,7 +178,7 @@ static bool hints_attach(struct vt_vm *vm, struct vt_vm_hints *h)
 	if (vt_zswap_open(&h->pageout, vm->pid) != 0)
 		h->pageout.pidfd = -1;
 	h->error[0] = '\0';
-	vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name,
+	vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name,
 		      "guest hints: region of %zu KiB attached", h->region.size >> 10);
 	return true;
 }

@@ -9,8 +9,9 @@
 
 #include "json_member.h"
 #include "backend.h"
-#include "daemon.h"
+#include "migration.h"
 #include "vm.h"
+#include "vm_json.h"
 
 void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 {
@@ -27,9 +28,9 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	/* which path a compressed tier takes for this VM */
 	vt_json_add_str(b, "ctier_path", vm->ctier_kind == VT_CTIER_HANDOFF ? "hand-off (userfaultfd + "
 		"vtierd's compressed pools)" : vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap (stock QEMU: "
-		"process_madvise MADV_PAGEOUT into the host's zswap)" : !vm->d->nr_ctier ?
-		"none: no compressed tiers configured" : vm->d->zswap_ok ? "none" :
-		vm->d->zswap_why);
+		"process_madvise MADV_PAGEOUT into the host's zswap)" : !vm->host->nr_ctier ?
+		"none: no compressed tiers configured" : vm->host->zswap_ok ? "none" :
+		vm->host->zswap_why);
 	vt_json_add_str(b, "attached_by", vm->by_handoff ? "hand-off" :
 			vm->domain_uuid[0] ? "libvirt" : "qmp");
 	if (vm->domain_uuid[0]) {
@@ -199,54 +200,4 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_str(b, "migration_state", vt_migration_view_name(vt_migration_view(vm)));
 	json_builder_end_object(b);
 	g_mutex_unlock(&vm->lock);
-}
-
-/*
- * What the report is computed from: a copy under the lock (taken by the caller),
- * so that the arithmetic needs none.
- */
-static void report_input(struct vt_vm *vm, struct vt_tco_report_input *in)
-{
-	g_strlcpy(in->name, vm->name, sizeof(in->name));
-	in->placement = vt_placement_name(vm->policy.placement);
-	in->tco_alpha = vm->policy.tco_alpha;
-	in->windows = vm->stats.windows;
-	in->model = vm->stats.model;
-	vt_vm_tier_bytes(vm, &vm->stats, in->bytes);
-	memcpy(in->access_weight, vm->stats.access_weight, sizeof(in->access_weight));
-	memcpy(in->fault_ns_per_s, vm->stats.fault_ns_per_s, sizeof(in->fault_ns_per_s));
-	in->hot_bytes = (uint64_t)vm->stats.hot_chunks * vm->policy.chunk_bytes;
-	in->stable_windows = vm->stats.stable_windows;
-	in->phase_changes = vm->stats.phase_changes;
-	in->history = vm->tco_history;
-}
-
-void vt_vm_report_to_json(struct vt_vm *vm, JsonBuilder *b)
-{
-	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
-	struct vt_tco_report r;
-
-	g_mutex_lock(&vm->lock);
-	report_input(vm, in);
-	g_mutex_unlock(&vm->lock);
-	vt_tco_report_compute(in, &r);
-	vt_tco_report_to_json(in, &r, b);
-}
-
-int vt_vm_report_to_wire(struct vt_vm *vm, struct vtier_handoff_tco *tco,
-			 struct vtier_handoff_tco_tier *tiers)
-{
-	g_autofree struct vt_tco_report_input *in = g_new0(struct vt_tco_report_input, 1);
-	struct vt_tco_report r;
-
-	/* never wait for a worker that holds the lock (restarting its engine) */
-	if (!g_mutex_trylock(&vm->lock))
-		return -EBUSY;
-	report_input(vm, in);
-	g_mutex_unlock(&vm->lock);
-	if (!in->windows)
-		return -ENODATA;
-	vt_tco_report_compute(in, &r);
-	vt_tco_report_to_wire(in, &r, tco, tiers);
-	return 0;
 }

@@ -8,8 +8,10 @@
 #include <errno.h>
 
 #include "backend.h"
-#include "daemon.h"
+#include "migration.h"
+#include "engine.h"
 #include "vm.h"
+#include "vm_worker.h"
 #include "vm_hints.h"
 
 static gpointer worker_main(gpointer data)
@@ -71,11 +73,11 @@ static gboolean apply_policy(gpointer data)
 			   e->message);
 		g_strlcpy(m->error, e->message, sizeof(m->error));
 		g_mutex_unlock(&vm->lock);
-		vt_daemon_log(vm->d, G_LOG_LEVEL_WARNING, vm->name, "policy refused, old one kept: %s",
+		vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "policy refused, old one kept: %s",
 			      e->message);
 	} else {
 		g_mutex_unlock(&vm->lock);
-		vt_daemon_log(vm->d, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
+		vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
 			      vt_mode_name(m->policy.mode), vm->profiler_name);
 	}
 	if (m->done) {
@@ -144,7 +146,7 @@ static gboolean apply_ram(gpointer data)
 	}
 	g_mutex_unlock(&vm->lock);
 	if (e)
-		vt_daemon_log(vm->d, G_LOG_LEVEL_WARNING, vm->name, "engine: %s", e->message);
+		vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "engine: %s", e->message);
 	return G_SOURCE_REMOVE;
 }
 
@@ -160,7 +162,7 @@ void vt_vm_worker_post_ram(struct vt_vm *vm, GArray *ram, GArray *gpa_map)
 
 /* A message from the worker to the main loop about the VM, which may be gone by then. */
 struct vm_msg {
-	struct vt_daemon *d;
+	const struct vt_registry *reg;
 	char name[64];
 	uint64_t serial;
 };
@@ -168,16 +170,14 @@ struct vm_msg {
 /* On the main loop: @m's VM, unless it was detached (maybe another took its name) meanwhile. */
 static struct vt_vm *vm_msg_vm(const struct vm_msg *m)
 {
-	struct vt_vm *vm = g_hash_table_lookup(m->d->vms, m->name);
-
-	return vm && vm->serial == m->serial ? vm : NULL;
+	return m->reg->ops->vm_find(m->reg->opaque, m->name, m->serial);
 }
 
 static void post_to_loop(struct vt_vm *vm, GSourceFunc fn)
 {
 	struct vm_msg *m = g_new0(struct vm_msg, 1);
 
-	m->d = vm->d;
+	m->reg = vm->reg;
 	m->serial = vm->serial;
 	g_strlcpy(m->name, vm->name, sizeof(m->name));
 	g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, fn, m, g_free);
@@ -188,7 +188,7 @@ static gboolean report_failed(gpointer data)
 	struct vt_vm *vm = vm_msg_vm(data);
 
 	if (vm)
-		vt_daemon_vm_failed(vm->d, vm);
+		vm->reg->ops->vm_failed(vm->reg->opaque, vm);
 	return G_SOURCE_REMOVE;
 }
 

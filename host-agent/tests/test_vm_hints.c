@@ -53,7 +53,8 @@ static void side_open(struct side *x, struct vt_daemon *d, const char *name)
 	struct vt_gpa_map g = { .gpa = 0, .len = GIB, .hva = 0x7f0000000000ull };
 
 	g_strlcpy(x->vm.name, name, sizeof(x->vm.name));
-	x->vm.d = d;
+	x->vm.host = &d->host;
+	x->vm.reg = &d->reg;
 	x->vm.pid = getpid();
 	vt_vm_policy_default(&x->vm.policy);
 	x->vm.policy.hints = true;
