@@ -29,18 +29,6 @@ const char *vt_ctl_cmd_name(enum vt_ctl_cmd cmd)
 	return (unsigned int)cmd < G_N_ELEMENTS(cmd_names) ? cmd_names[cmd] : "?";
 }
 
-bool vt_ctl_name_valid(const char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-
-	if (n == 0 || n >= VT_CTL_MAX_NAME || name[0] == '-' || name[0] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!g_ascii_isalnum(name[i]) && !strchr("._-", name[i]))
-			return false;
-	return true;
-}
-
 void vt_ctl_request_clear(struct vt_ctl_request *req)
 {
 	g_clear_pointer(&req->vm, g_free);

@@ -14,11 +14,11 @@
 #include <glib.h>
 
 #include "control_socket.h"
+#include "vm_policy.h"
 
 #define VT_CTL_VERSION 1
 #define VT_CTL_MAX_REQUEST VT_CONTROL_MAX_REQUEST	/* bytes, newline included */
 #define VT_CTL_MAX_ASSIGN 32
-#define VT_CTL_MAX_NAME 64
 #define VT_CTL_MAX_PATH 107		/* sun_path of a unix socket, minus NUL */
 #define VT_CTL_MAX_DOMAIN 255		/* bytes of a libvirt domain name */
 
@@ -52,7 +52,5 @@ void vt_ctl_request_clear(struct vt_ctl_request *req);
 /* Serialise a request (vtierctl's side); returns a newline-terminated string. */
 char *vt_ctl_request_to_json(const struct vt_ctl_request *req);
 const char *vt_ctl_cmd_name(enum vt_ctl_cmd cmd);
-/* A VM name: 1..63 characters of [A-Za-z0-9._-], not starting with '-' or '.'. */
-bool vt_ctl_name_valid(const char *name);
 
 #endif

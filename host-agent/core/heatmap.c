@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "json_member.h"
-#include "ctl_proto.h"
 #include "heatmap.h"
 #include "vm_policy.h"
 

@@ -412,3 +412,15 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	json_builder_add_int_value(b, (gint64)p->migration_extra_bytes);
 	json_builder_end_object(b);
 }
+
+bool vt_ctl_name_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n >= VT_CTL_MAX_NAME || name[0] == '-' || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!g_ascii_isalnum(name[i]) && !strchr("._-", name[i]))
+			return false;
+	return true;
+}

@@ -71,6 +71,11 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b);
 /* DRAM bytes this VM may use given its RAM size: min(limit, share * ram). */
 uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_bytes);
 
+/* VM names (the control protocol's, hand-offs', heatmaps') are at most this long, NUL included. */
+#define VT_CTL_MAX_NAME 64
+/* A VM name: 1..63 characters of [A-Za-z0-9._-], not starting with '-' or '.'. */
+bool vt_ctl_name_valid(const char *name);
+
 #define VT_CORE_ERROR (vt_core_error_quark())
 GQuark vt_core_error_quark(void);
 
