@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The profiler attributes vtierd gives a VM (core/profile.c): DAMON-style
+ * The profiler attributes vtierd gives a VM (engine/observe.c): DAMON-style
  * profilers get a region per 8 MiB (10..500); Telescope keeps the default
  * minimum, whatever the VM's size.
  */
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
+#include "observe.h"
 #include "profiler.h"
 #include "vm_policy.h"
 

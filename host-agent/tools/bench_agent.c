@@ -33,7 +33,7 @@
 
 #include "daemon.h"
 #include "numa.h"
-#include "profile.h"
+#include "observe.h"
 #include "residency.h"
 #include "sim_source.h"
 #include "engine.h"

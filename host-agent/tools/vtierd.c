@@ -127,7 +127,7 @@ static char *handle(const char *data, size_t len, void *arg)
 }
 
 /*
- * The hand-off budget's options (core/peer_budget.h), one per bound for a
+ * The hand-off budget's options (handoff/peer_budget.h), one per bound for a
  * peer and for the host, and --reconnect-grace: a group of their own.
  */
 struct budget_opts {
