@@ -94,7 +94,7 @@ void vt_engine_stop(struct vt_vm *vm)
 			*src = NULL;
 		}
 	}
-	vt_profile_stop(vm);
+	vt_observe_stop(vm);
 }
 
 bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
@@ -143,7 +143,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 			r64[j] = r64[j - 1];
 			r64[j - 1] = t64;
 		}
-	if (!vt_profile_start(vm, ranges, error))
+	if (!vt_observe_start(vm, ranges, error))
 		return false;
 	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
 		vt_mtm_free(vm->mtm);
@@ -198,7 +198,7 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
 	vm->checks_mark = checks_now;
 	s->profiler_regions = vm->snap.regions->len;
-	regions = vt_profile_regions(vm);
+	regions = vt_observe_regions(vm);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
 	t1 = vt_thread_ns();
 	s->profiler_cost_ns = t1 - t0;	/* the window and the chunk EMAs it feeds */

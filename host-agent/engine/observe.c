@@ -81,7 +81,7 @@ static int choose_profiler(struct vt_vm *vm, GError **error)
 	return 0;
 }
 
-void vt_profile_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs)
+void vt_observe_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs)
 {
 	vt_profiler_attrs_default(attrs);
 	attrs->sample_us = vm->policy.sample_ms * 1000;
@@ -101,14 +101,14 @@ void vt_profile_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs)
 	attrs->min_regions = (unsigned int)CLAMP(vm->ram_bytes / (8ULL << 20), 10, 500);
 }
 
-bool vt_profile_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error)
+bool vt_observe_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error)
 {
 	struct vt_profiler_attrs attrs;
 	int ret;
 
 	if (choose_profiler(vm, error) < 0)
 		return false;
-	vt_profile_attrs(vm, &attrs);
+	vt_observe_attrs(vm, &attrs);
 	if (vm->space == VT_SPACE_GPA) {
 		vm->prof = vt_profiler_new(vm->profiler_name, vm->src, &attrs, error);
 		if (!vm->prof)
@@ -142,11 +142,11 @@ bool vt_profile_start(struct vt_vm *vm, const struct vt_range *ranges, GError **
 	vm->checks_mark = 0;
 	return true;
 fail:
-	vt_profile_stop(vm);
+	vt_observe_stop(vm);
 	return false;
 }
 
-void vt_profile_stop(struct vt_vm *vm)
+void vt_observe_stop(struct vt_vm *vm)
 {
 	vt_profiler_free(vm->prof);
 	vm->prof = NULL;
@@ -162,7 +162,7 @@ static gint cmp_mtm_region(gconstpointer a, gconstpointer b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-GArray *vt_profile_regions(const struct vt_vm *vm)
+GArray *vt_observe_regions(const struct vt_vm *vm)
 {
 	GArray *regions;
 

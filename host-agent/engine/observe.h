@@ -18,16 +18,16 @@
  * over guest RAM @ranges (vm->ram->len of them, sorted by address). False
  * with @error when there is none or it does not start.
  */
-bool vt_profile_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error);
+bool vt_observe_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error);
 /* The profiler's attributes for the VM's policy (windows, samples) and size (regions). */
 struct vt_profiler_attrs;
-void vt_profile_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs);
+void vt_observe_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs);
 /* Stop and free the VM's profiler and source; the snapshot is cleared. */
-void vt_profile_stop(struct vt_vm *vm);
+void vt_observe_stop(struct vt_vm *vm);
 /*
  * The last window's snapshot (vm->snap) as MTM regions in QEMU's
  * host-virtual addresses, sorted by address (struct vt_mtm_region).
  */
-GArray *vt_profile_regions(const struct vt_vm *vm);
+GArray *vt_observe_regions(const struct vt_vm *vm);
 
 #endif

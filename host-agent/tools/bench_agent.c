@@ -156,7 +156,7 @@ static bool agent_new(struct agent *a, enum refresh refresh, struct vt_daemon *d
 	vm->space = VT_SPACE_GPA;
 	g_strlcpy(vm->profiler_name, o->profiler, sizeof(vm->profiler_name));
 	vm->src = vt_sim_new(a->w, 1);
-	vt_profile_attrs(vm, &attrs);
+	vt_observe_attrs(vm, &attrs);
 	vm->prof = vt_profiler_new(o->profiler, vm->src, &attrs, error);
 	if (!vm->prof)
 		return false;

@@ -23,7 +23,7 @@ static unsigned int min_regions(const char *profiler, uint64_t ram_bytes)
 	vt_vm_policy_default(&vm.policy);
 	vm.ram_bytes = ram_bytes;
 	g_strlcpy(vm.profiler_name, profiler, sizeof(vm.profiler_name));
-	vt_profile_attrs(&vm, &attrs);
+	vt_observe_attrs(&vm, &attrs);
 	assert_int_equal(attrs.window_us, vm.policy.window_ms * 1000);
 	assert_int_equal(attrs.max_regions, 2000);
 	return attrs.min_regions;
