@@ -125,24 +125,23 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		return true;
 	}
 	ranges = g_new0(struct vt_range, vm->ram->len);
-	r64 = g_new0(struct vt_range64, vm->ram->len);
 	for (unsigned int i = 0; i < vm->ram->len; i++) {
 		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
 
 		ranges[i] = (struct vt_range){ r->hva, r->hva + r->size };
-		r64[i] = (struct vt_range64){ r->hva, r->hva + r->size };
 	}
 	/* ranges sorted by address for the profiler */
 	for (unsigned int i = 1; i < vm->ram->len; i++)
 		for (unsigned int j = i; j > 0 && ranges[j].start < ranges[j - 1].start; j--) {
 			struct vt_range t = ranges[j];
-			struct vt_range64 t64 = r64[j];
 
 			ranges[j] = ranges[j - 1];
 			ranges[j - 1] = t;
-			r64[j] = r64[j - 1];
-			r64[j - 1] = t64;
 		}
+	/* the same ranges in policy/mtm.h's type (one range type: util/, when it has one) */
+	r64 = g_new0(struct vt_range64, vm->ram->len);
+	for (unsigned int i = 0; i < vm->ram->len; i++)
+		r64[i] = (struct vt_range64){ ranges[i].start, ranges[i].end };
 	if (!vt_observe_start(vm, ranges, error))
 		return false;
 	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
