@@ -5,6 +5,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "json_member.h"
 #include "json_guard.h"
 #include "ctl_proto.h"
 #include "qmp_client.h"
@@ -260,19 +261,15 @@ char *vt_ctl_request_to_json(const struct vt_ctl_request *req)
 	json_builder_begin_object(b);
 	json_builder_set_member_name(b, "v");
 	json_builder_add_int_value(b, VT_CTL_VERSION);
-	json_builder_set_member_name(b, "cmd");
-	json_builder_add_string_value(b, vt_ctl_cmd_name(req->cmd));
+	vt_json_add_str(b, "cmd", vt_ctl_cmd_name(req->cmd));
 	if (req->vm) {
-		json_builder_set_member_name(b, "vm");
-		json_builder_add_string_value(b, req->vm);
+		vt_json_add_str(b, "vm", req->vm);
 	}
 	if (req->qmp) {
-		json_builder_set_member_name(b, "qmp");
-		json_builder_add_string_value(b, req->qmp);
+		vt_json_add_str(b, "qmp", req->qmp);
 	}
 	if (req->domain) {
-		json_builder_set_member_name(b, "domain");
-		json_builder_add_string_value(b, req->domain);
+		vt_json_add_str(b, "domain", req->domain);
 	}
 	if (req->nr_set) {
 		json_builder_set_member_name(b, "set");

@@ -6,6 +6,7 @@
 
 #include <glib-unix.h>
 
+#include "json_member.h"
 #include "backend.h"
 #include "ctl_proto.h"
 #include "daemon.h"
@@ -1120,10 +1121,8 @@ static bool demote(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsi
 		}
 	}
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "tier");
-	json_builder_add_string_value(b, tier);
-	json_builder_set_member_name(b, "queued_bytes");
-	json_builder_add_int_value(b, (gint64)queued);
+	vt_json_add_str(b, "tier", tier);
+	vt_json_add_u64(b, "queued_bytes", queued);
 	json_builder_end_object(b);
 	return true;
 }
@@ -1146,8 +1145,7 @@ static char *reply_error(const GError *e)
 	json_builder_begin_object(b);
 	json_builder_set_member_name(b, "ok");
 	json_builder_add_boolean_value(b, FALSE);
-	json_builder_set_member_name(b, "error");
-	json_builder_add_string_value(b, e->message);
+	vt_json_add_str(b, "error", e->message);
 	json_builder_set_member_name(b, "errno");
 	json_builder_add_int_value(b, e->code);
 	json_builder_end_object(b);
@@ -1299,28 +1297,22 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 
 			vt_ctier_spec_describe(&d->host.ctier[i], desc, sizeof(desc));
 			json_builder_begin_object(b);
-			json_builder_set_member_name(b, "name");
-			json_builder_add_string_value(b, d->host.ctier[i].name);
-			json_builder_set_member_name(b, "kind");
-			json_builder_add_string_value(b, "compressed");
+			vt_json_add_str(b, "name", d->host.ctier[i].name);
+			vt_json_add_str(b, "kind", "compressed");
 			json_builder_set_member_name(b, "nodes");
 			json_builder_begin_array(b);
 			if (d->host.ctier[i].medium == VT_MEDIUM_NODE)
 				json_builder_add_int_value(b, d->host.ctier[i].node);
 			json_builder_end_array(b);
-			json_builder_set_member_name(b, "capacity_bytes");
-			json_builder_add_int_value(b, (gint64)d->host.ctier[i].capacity_bytes);
-			json_builder_set_member_name(b, "source");
-			json_builder_add_string_value(b, desc);
+			vt_json_add_u64(b, "capacity_bytes", d->host.ctier[i].capacity_bytes);
+			vt_json_add_str(b, "source", desc);
 			json_builder_end_object(b);
 		}
 		if (d->host.nr_ctier) {
 			/* stock QEMU's compressed tier, where the host has one */
 			json_builder_begin_object(b);
-			json_builder_set_member_name(b, "name");
-			json_builder_add_string_value(b, "zswap");
-			json_builder_set_member_name(b, "kind");
-			json_builder_add_string_value(b, "compressed");
+			vt_json_add_str(b, "name", "zswap");
+			vt_json_add_str(b, "kind", "compressed");
 			json_builder_set_member_name(b, "nodes");
 			json_builder_begin_array(b);
 			json_builder_end_array(b);

@@ -163,8 +163,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_u64(b, "policy_cpu_ns", s->policy_cost_ns);
 	vt_json_add_u64(b, "mover_cpu_ns", s->mover_cost_ns);
 	vt_json_add_u64(b, "hints_cpu_ns", s->hints_cost_ns);
-	json_builder_set_member_name(b, "hot_threshold_used");
-	json_builder_add_double_value(b, s->threshold);
+	vt_json_add_dbl(b, "hot_threshold_used", s->threshold);
 	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
 	vt_json_add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
 	vt_json_add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));

@@ -864,13 +864,11 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	if (b->mover)
 		vt_ctier_mover_get_stats(b->mover, &ms);
 	json_builder_begin_object(j);
-	json_builder_set_member_name(j, "backend");
-	json_builder_add_string_value(j, b->id);
+	vt_json_add_str(j, "backend", b->id);
 	vt_json_add_u64(j, "qemu_pid", (uint64_t)b->pid);
 	vt_json_add_u64(j, "size", b->size);
 	vt_json_add_u64(j, "generation", b->generation);
-	json_builder_set_member_name(j, "store");
-	json_builder_add_string_value(j, b->store_dir);
+	vt_json_add_str(j, "store", b->store_dir);
 	vt_json_add_u64(j, "faults_stored", ms.faults_stored);
 	vt_json_add_u64(j, "faults_zero", ms.faults_zero);
 	vt_json_add_u64(j, "zero_filled_around", ms.zero_filled_around);
@@ -929,8 +927,7 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	json_builder_begin_array(j);
 	for (unsigned int i = 0; i < n; i++) {
 		json_builder_begin_object(j);
-		json_builder_set_member_name(j, "name");
-		json_builder_add_string_value(j, ts[i].name);
+		vt_json_add_str(j, "name", ts[i].name);
 		vt_json_add_u64(j, "pages", ts[i].pages);
 		vt_json_add_u64(j, "stored_bytes", ts[i].pages * b->page_size);
 		vt_json_add_u64(j, "zero_pages", ts[i].zero_pages);

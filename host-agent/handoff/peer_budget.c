@@ -581,8 +581,7 @@ void vt_budget_to_json(struct vt_budget *bu, JsonBuilder *j)
 		json_builder_begin_object(j);
 		vt_json_add_u64(j, "pid", (uint64_t)p->who.pid);
 		vt_json_add_u64(j, "uid", (uint64_t)p->who.uid);
-		json_builder_set_member_name(j, "cgroup");
-		json_builder_add_string_value(j, p->who.cgroup);
+		vt_json_add_str(j, "cgroup", p->who.cgroup);
 		for (unsigned int i = 0; i < VT_BOUND_NR; i++)
 			vt_json_add_u64(j, bounds[i].key, i == VT_BOUND_PREPARE_BYTES ?
 				       vt_prepared_quota_used(p->quota) : p->held.v[i]);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "json_member.h"
 #include "procmaps.h"
 #include "vm.h"
 
@@ -13,8 +14,7 @@ static void discover_gpa(struct vt_qmp *qmp, GArray *ram, GArray *gpa_map)
 	g_autoptr(GArray) ranges = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
 
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "command-line");
-	json_builder_add_string_value(b, "info mtree -f");
+	vt_json_add_str(b, "command-line", "info mtree -f");
 	json_builder_end_object(b);
 	args = json_builder_get_root(b);
 	if (!vt_qmp_execute(qmp, "human-monitor-command", args, &ret, NULL) ||
@@ -56,8 +56,7 @@ bool vt_vm_discover(struct vt_qmp *qmp, pid_t pid, GArray *ram, GArray *gpa_map,
 		return false;
 	}
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "path");
-	json_builder_add_string_value(b, "/objects");
+	vt_json_add_str(b, "path", "/objects");
 	json_builder_end_object(b);
 	args = json_builder_get_root(b);
 	if (!vt_qmp_execute(qmp, "qom-list", args, &objs, error) ||

@@ -215,10 +215,8 @@ void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t w
 			gint64 now_us, JsonBuilder *b)
 {
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "name");
-	json_builder_add_string_value(b, name);
-	json_builder_set_member_name(b, "space");
-	json_builder_add_string_value(b, h->space);
+	vt_json_add_str(b, "name", name);
+	vt_json_add_str(b, "space", h->space);
 	vt_json_add_u64(b, "bin_bytes", h->bin_bytes);
 	vt_json_add_u64(b, "window_ms", window_ms);
 	vt_json_add_u64(b, "hot_scale", VT_HEATMAP_SCALE);

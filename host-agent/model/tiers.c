@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_member.h"
 #include "json_guard.h"
 #include "tiers.h"
 #include "vm_policy.h"
@@ -393,8 +394,7 @@ void vt_tiers_members_to_json(const struct vt_tiers *t, JsonBuilder *b)
 		const struct vt_tier *tr = &t->tier[i];
 
 		json_builder_begin_object(b);
-		json_builder_set_member_name(b, "name");
-		json_builder_add_string_value(b, tr->name);
+		vt_json_add_str(b, "name", tr->name);
 		json_builder_set_member_name(b, "nodes");
 		json_builder_begin_array(b);
 		for (unsigned int j = 0; j < tr->nr_nodes; j++)
@@ -402,16 +402,12 @@ void vt_tiers_members_to_json(const struct vt_tiers *t, JsonBuilder *b)
 		json_builder_end_array(b);
 		json_builder_set_member_name(b, "kernel_tier");
 		json_builder_add_int_value(b, tr->kernel_tier);
-		json_builder_set_member_name(b, "capacity_bytes");
-		json_builder_add_int_value(b, (gint64)tr->capacity_bytes);
-		json_builder_set_member_name(b, "free_bytes");
-		json_builder_add_int_value(b, (gint64)tr->free_bytes);
+		vt_json_add_u64(b, "capacity_bytes", tr->capacity_bytes);
+		vt_json_add_u64(b, "free_bytes", tr->free_bytes);
 		json_builder_set_member_name(b, "latency_ns");
 		json_builder_add_int_value(b, tr->latency_ns);
-		json_builder_set_member_name(b, "price_usd_per_gib");
-		json_builder_add_double_value(b, tr->price_usd_gib);
-		json_builder_set_member_name(b, "source");
-		json_builder_add_string_value(b, tr->source);
+		vt_json_add_dbl(b, "price_usd_per_gib", tr->price_usd_gib);
+		vt_json_add_str(b, "source", tr->source);
 		json_builder_end_object(b);
 	}
 }

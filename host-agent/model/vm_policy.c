@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_member.h"
 #include "json_guard.h"
 #include "profiler.h"
 #include "tiers.h"
@@ -374,42 +375,26 @@ uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_
 void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 {
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "mode");
-	json_builder_add_string_value(b, vt_mode_name(p->mode));
-	json_builder_set_member_name(b, "dram_limit");
-	json_builder_add_int_value(b, (gint64)p->dram_limit_bytes);
-	json_builder_set_member_name(b, "dram_share");
-	json_builder_add_double_value(b, p->dram_share);
-	json_builder_set_member_name(b, "budget");
-	json_builder_add_int_value(b, (gint64)p->budget_bytes);
-	json_builder_set_member_name(b, "window_ms");
-	json_builder_add_int_value(b, (gint64)p->window_ms);
-	json_builder_set_member_name(b, "sample_ms");
-	json_builder_add_int_value(b, (gint64)p->sample_ms);
-	json_builder_set_member_name(b, "hot_threshold");
-	json_builder_add_double_value(b, p->hot_threshold);
+	vt_json_add_str(b, "mode", vt_mode_name(p->mode));
+	vt_json_add_u64(b, "dram_limit", p->dram_limit_bytes);
+	vt_json_add_dbl(b, "dram_share", p->dram_share);
+	vt_json_add_u64(b, "budget", p->budget_bytes);
+	vt_json_add_u64(b, "window_ms", p->window_ms);
+	vt_json_add_u64(b, "sample_ms", p->sample_ms);
+	vt_json_add_dbl(b, "hot_threshold", p->hot_threshold);
 	json_builder_set_member_name(b, "thrash_windows");
 	json_builder_add_int_value(b, p->thrash_windows);
 	json_builder_set_member_name(b, "ctier_age_windows");
 	json_builder_add_int_value(b, p->ctier_age_windows);
-	json_builder_set_member_name(b, "thrash_step");
-	json_builder_add_double_value(b, p->thrash_step);
-	json_builder_set_member_name(b, "chunk");
-	json_builder_add_int_value(b, (gint64)p->chunk_bytes);
-	json_builder_set_member_name(b, "profiler");
-	json_builder_add_string_value(b, p->profiler);
-	json_builder_set_member_name(b, "placement");
-	json_builder_add_string_value(b, vt_placement_name(p->placement));
-	json_builder_set_member_name(b, "tco_alpha");
-	json_builder_add_double_value(b, p->tco_alpha);
-	json_builder_set_member_name(b, "tiers");
-	json_builder_add_string_value(b, p->tiers[0] ? p->tiers : "all");
-	json_builder_set_member_name(b, "hints");
-	json_builder_add_string_value(b, p->hints ? "on" : "off");
-	json_builder_set_member_name(b, "balloon");
-	json_builder_add_int_value(b, (gint64)p->balloon_bytes);
-	json_builder_set_member_name(b, "migration_extra");
-	json_builder_add_int_value(b, (gint64)p->migration_extra_bytes);
+	vt_json_add_dbl(b, "thrash_step", p->thrash_step);
+	vt_json_add_u64(b, "chunk", p->chunk_bytes);
+	vt_json_add_str(b, "profiler", p->profiler);
+	vt_json_add_str(b, "placement", vt_placement_name(p->placement));
+	vt_json_add_dbl(b, "tco_alpha", p->tco_alpha);
+	vt_json_add_str(b, "tiers", p->tiers[0] ? p->tiers : "all");
+	vt_json_add_str(b, "hints", p->hints ? "on" : "off");
+	vt_json_add_u64(b, "balloon", p->balloon_bytes);
+	vt_json_add_u64(b, "migration_extra", p->migration_extra_bytes);
 	json_builder_end_object(b);
 }
 
