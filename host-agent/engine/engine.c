@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The per-VM engine: the window pipeline. Each window calls the stages in
- * order, each on the last one's output, and times them:
- *   profiler   (profile.c)    the profiler's window -> regions in QEMU's hva,
+ * The per-VM engine: the window pipeline. Each window passes one record
+ * (struct vt_window, window.h) through a fixed list of stages, in order,
+ * each on what the ones before it wrote, and times them:
+ *   observe    (observe.c)    the profiler's window -> regions in QEMU's hva,
  *                             which feed the chunk EMAs
  *   residency  (residency.c)  where the chunks' pages are: the ones moved
  *                             and a round-robin slice (policy/refresh.h)
- *   policy     (placement.c)  the window's move orders
- *   movers     (apply.c)      (mode auto) each order to the mover that takes
- *                             it (mover.h: numa, ctier, zswap)
+ *   hints      (hint_stage.c) the guest channel's discards and COLD ages
+ *   placement  (placement.c)  the window's move orders
+ *   apply      (apply.c)      (mode auto) each order to the target that
+ *                             takes it (target.h: numa, ctier, zswap)
  * then publishes the window's stats at once. A window after which the VM
  * must go is reported to the engine's owner (vm_worker.c) by its callback.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,6 +28,7 @@
 #include "thread_ns.h"
 #include "hint_stage.h"
 #include "engine.h"
+#include "window.h"
 #include "vm.h"
 
 /*
@@ -170,79 +174,145 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	return true;
 }
 
-/* Bytes of the VM on each tier, as the last window counted them (tier_bytes below). */
-static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
-			char *err, size_t err_len)
+/* What a stage tells the window: go on, end the window here (fine), or the VM must go. */
+enum stage_result {
+	STAGE_NEXT,
+	STAGE_END,
+	STAGE_FAIL,
+};
+
+/* An error @ret of a stage: the window ends; a process gone (ESRCH) takes the VM with it. */
+static enum stage_result stage_error(int ret)
 {
-	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
-	g_autoptr(GArray) regions = NULL;
-	struct vt_mtm_window_stats ws;
-	struct vt_mtm_params mp;
-	uint64_t t0 = vt_thread_ns(), t1, t2, t3, moved_before = s->bytes_moved;
+	return ret == -ESRCH ? STAGE_FAIL : STAGE_END;
+}
+
+/* The profiler's window, its regions and the chunk EMAs they feed. */
+static enum stage_result stage_observe(struct vt_window *w)
+{
+	struct vt_vm *vm = w->vm;
 	uint64_t checks_now;
-	bool busy = false;
 	int ret;
 
 	ret = vt_profiler_window(vm->prof, &vm->snap);
 	if (ret < 0) {
-		g_snprintf(err, err_len, "%s window: %s",
+		g_snprintf(w->err, w->err_len, "%s window: %s",
 			   vm->profiler_name, g_strerror(-ret));
-		return ret != -ESRCH;	/* kdamond gone: the process exited */
+		return stage_error(ret);	/* kdamond gone: the process exited */
 	}
 	/* an early hand-off's RAM still arriving: placement from the profile alone */
-	if (vt_migration_precopy_window(vm, backends, s))
-		return true;
+	if (vt_migration_precopy_window(vm, w->backends, w->s))
+		return STAGE_END;
 	/* all checks since the last window end: the samples' and the window's */
 	checks_now = vt_source_checks_total(vm->src);
-	s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
+	w->s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
 	vm->checks_mark = checks_now;
-	s->profiler_regions = vm->snap.regions->len;
-	regions = vt_observe_regions(vm);
-	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)regions->data, regions->len);
-	t1 = vt_thread_ns();
-	s->profiler_cost_ns = t1 - t0;	/* the window and the chunk EMAs it feeds */
+	w->s->profiler_regions = vm->snap.regions->len;
+	w->regions = vt_observe_regions(vm);
+	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)w->regions->data,
+		       w->regions->len);
+	return STAGE_NEXT;
+}
+
+/* Where the chunks' pages are; the movers' backlog is read once, before it. */
+static enum stage_result stage_residency(struct vt_window *w)
+{
+	int ret;
+
 	/* before the residency: idle now means the residency shows every move queued */
-	for (unsigned int i = 0; backends && i < backends->len; i++)
-		busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
-	ret = vt_residency_query(vm, backends);
-	t2 = vt_thread_ns();
-	s->residency_cost_ns = t2 - t1;
+	for (unsigned int i = 0; w->backends && i < w->backends->len; i++)
+		w->movers_busy |= vt_backend_backlog(g_ptr_array_index(w->backends, i)) > 0;
+	ret = vt_residency_query(w->vm, w->backends);
 	if (ret < 0) {
-		g_snprintf(err, err_len, "move_pages status: %s",
-			   g_strerror(-ret));
-		return ret != -ESRCH;
+		g_snprintf(w->err, w->err_len, "move_pages status: %s", g_strerror(-ret));
+		return stage_error(ret);
 	}
-	s->refused_chunks = vt_mtm_arrivals(vm->mtm, !busy);
-	/* the guest's hints: discards, and COLD chunks aged before the placement sees them */
-	vt_vm_hints_window(vm, backends, s);
-	t3 = vt_thread_ns();
-	s->hints_cost_ns = t3 - t2;
-	t2 = t3;
-	vt_placement_decide(vm, backends, s, &mp, orders, &ws, err, err_len);
-	/* an outgoing migration: nothing the destination would not keep */
-	vt_migration_hold(vm, orders, s);
-	t3 = vt_thread_ns();
-	s->policy_cost_ns = t3 - t2;
-	s->threshold = ws.threshold;
-	s->hot_chunks = ws.hot_chunks;
-	s->hot_on_tier0 = ws.hot_on_tier0;
-	s->thrash_events = vm->mtm->thrash_total;
-	vt_residency_tier_bytes(vm, ws.tier_bytes, s);
-	if (vm->policy.mode == VT_MODE_OBSERVE) {
-		s->observe_bytes += ws.promote_bytes + ws.demote_bytes;
+	w->s->refused_chunks = vt_mtm_arrivals(w->vm->mtm, !w->movers_busy);
+	return STAGE_NEXT;
+}
+
+/* The guest's hints: discards, and COLD chunks aged before the placement sees them. */
+static enum stage_result stage_hints(struct vt_window *w)
+{
+	vt_vm_hints_window(w->vm, w->backends, w->s);
+	return STAGE_NEXT;
+}
+
+/* The window's orders; an outgoing migration holds what the destination would not keep. */
+static enum stage_result stage_placement(struct vt_window *w)
+{
+	struct vt_vm_stats *s = w->s;
+
+	vt_placement_decide(w);
+	vt_migration_hold(w->vm, w->orders, s);
+	s->threshold = w->ws.threshold;
+	s->hot_chunks = w->ws.hot_chunks;
+	s->hot_on_tier0 = w->ws.hot_on_tier0;
+	s->thrash_events = w->vm->mtm->thrash_total;
+	vt_residency_tier_bytes(w->vm, w->ws.tier_bytes, s);
+	return STAGE_NEXT;
+}
+
+/* Mode auto: each order to the target that takes it; observe: only counted. */
+static enum stage_result stage_apply(struct vt_window *w)
+{
+	if (w->vm->policy.mode == VT_MODE_OBSERVE) {
+		w->s->observe_bytes += w->ws.promote_bytes + w->ws.demote_bytes;
 	} else {
-		bool ok = vt_apply_orders(vm, backends, orders, &mp, s, err, err_len);
+		bool ok = vt_apply_orders(w->vm, w->backends, w->orders, &w->mp, w->s, w->err,
+					  w->err_len);
 
 		/* the moved chunks' outcome: read next window */
-		vt_residency_moved(vm, orders);
+		vt_residency_moved(w->vm, w->orders);
 		if (!ok)
-			return false;
+			return STAGE_FAIL;
 	}
-	s->mover_cost_ns = vt_thread_ns() - t3;
+	return STAGE_NEXT;
+}
+
+/* The window's stages in order, each timed into its cost figure (thread CPU time). */
+static const struct stage {
+	enum stage_result (*run)(struct vt_window *w);
+	size_t cost;			/* offsetof the stage's cost in struct vt_vm_stats */
+} stages[] = {
+	{ stage_observe, offsetof(struct vt_vm_stats, profiler_cost_ns) },
+	{ stage_residency, offsetof(struct vt_vm_stats, residency_cost_ns) },
+	{ stage_hints, offsetof(struct vt_vm_stats, hints_cost_ns) },
+	{ stage_placement, offsetof(struct vt_vm_stats, policy_cost_ns) },
+	{ stage_apply, offsetof(struct vt_vm_stats, mover_cost_ns) },
+};
+
+static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
+			char *err, size_t err_len)
+{
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	struct vt_window w = {
+		.vm = vm, .backends = backends, .s = s, .orders = orders,
+		.err = err, .err_len = err_len,
+	};
+	uint64_t moved_before = s->bytes_moved;
+	uint64_t t0 = vt_thread_ns();
+	bool ok = true;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(stages); i++) {
+		enum stage_result r = stages[i].run(&w);
+		uint64_t t1;
+
+		if (r != STAGE_NEXT) {
+			ok = r == STAGE_END;
+			goto out;
+		}
+		t1 = vt_thread_ns();
+		*(uint64_t *)(void *)((char *)s + stages[i].cost) = t1 - t0;
+		t0 = t1;
+	}
 	s->last_window_bytes = s->bytes_moved - moved_before;
 	s->max_moves_per_chunk = vt_mtm_max_moves(vm->mtm);
 	s->windows++;
-	return true;
+out:
+	if (w.regions)
+		g_array_unref(w.regions);
+	return ok;
 }
 
 bool vt_engine_window(struct vt_vm *vm)

@@ -113,10 +113,14 @@ unsigned int vt_placement_waterfall_age(const struct vt_vm *vm)
 	return vm->policy.ctier_age_windows;
 }
 
-void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s,
-			 struct vt_mtm_params *mp, GArray *orders, struct vt_mtm_window_stats *ws,
-			 char *err, size_t err_len)
+void vt_placement_decide(struct vt_window *w)
 {
+	struct vt_vm *vm = w->vm;
+	GPtrArray *backends = w->backends;
+	struct vt_vm_stats *s = w->s;
+	struct vt_mtm_params *mp = &w->mp;
+	GArray *orders = w->orders;
+	struct vt_mtm_window_stats *ws = &w->ws;
 	struct vt_tiers *tiers = &vm->tiers;
 	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
 	int ret;
@@ -172,7 +176,7 @@ void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_sta
 							   s->model.t[t].latency_ns, 0 };
 		ret = vt_tco_decide(vm->mtm, &tp, room, orders, &ts);
 		if (ret < 0) {
-			g_snprintf(err, err_len, "placement=tco: %s", g_strerror(-ret));
+			g_snprintf(w->err, w->err_len, "placement=tco: %s", g_strerror(-ret));
 			g_array_set_size(orders, 0);
 		}
 		s->tco = ts.sol;

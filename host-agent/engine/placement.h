@@ -12,6 +12,7 @@
 
 #include "mtm.h"
 #include "vm.h"
+#include "window.h"
 
 /*
  * The waterfall's age (ctier_age_windows) when this VM's placement runs the
@@ -21,13 +22,11 @@
 unsigned int vt_placement_waterfall_age(const struct vt_vm *vm);
 
 /*
- * Decide the window's @orders for the VM's placement policy; @mp gets the
- * MTM parameters the orders are committed with, @ws MTM's window figures
- * (for placement=tco, its promote and demote bytes), @s the tier model and
- * the TCO report's figures. A failed model leaves @orders empty and @err set.
+ * Decide @w's orders for the VM's placement policy; w->mp gets the MTM
+ * parameters the orders are committed with, w->ws MTM's window figures (for
+ * placement=tco, its promote and demote bytes), w->s the tier model and the
+ * TCO report's figures. A failed model leaves the orders empty and w->err set.
  */
-void vt_placement_decide(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s,
-			 struct vt_mtm_params *mp, GArray *orders, struct vt_mtm_window_stats *ws,
-			 char *err, size_t err_len);
+void vt_placement_decide(struct vt_window *w);
 
 #endif
