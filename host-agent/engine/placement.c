@@ -106,6 +106,79 @@ static void evacuate(struct vt_vm *vm, uint64_t budget, uint64_t *room, GArray *
 	}
 }
 
+/* The migration's orders, within what is left of the window's budget. */
+static void migration_place(struct vt_window *w, uint64_t *room)
+{
+	vt_migration_place(w->vm, w->backends, room,
+			   w->mp.budget_bytes - MIN(w->mp.budget_bytes,
+						    w->ws.promote_bytes + w->ws.demote_bytes),
+			   w->orders, &w->ws, w->s);
+}
+
+/* placement=tco: the analytical model instead of MTM's moves (MTM still keeps the EMAs). */
+static void decide_tco(struct vt_window *w, uint64_t *room)
+{
+	struct vt_vm *vm = w->vm;
+	struct vt_vm_stats *s = w->s;
+	struct vt_tco_params tp = {
+		.alpha = vm->policy.tco_alpha,
+		.allowance_bytes = w->mp.allowance_bytes,
+		.budget_bytes = w->mp.budget_bytes,
+		.nr_tiers = MIN(s->model.nr, vt_vm_nr_tiers(vm)),
+	};
+	struct vt_tco_window_stats ts;
+	int ret;
+
+	for (unsigned int t = 0; t < tp.nr_tiers; t++)
+		tp.tier[t] = (struct vt_tco_tier){ s->model.t[t].usd_per_gib,
+						   s->model.t[t].latency_ns, 0 };
+	ret = vt_tco_decide(vm->mtm, &tp, room, w->orders, &ts);
+	if (ret < 0) {
+		g_snprintf(w->err, w->err_len, "placement=tco: %s", g_strerror(-ret));
+		g_array_set_size(w->orders, 0);
+	}
+	s->tco = ts.sol;
+	s->tco_misplaced_bytes = ts.misplaced_bytes;
+	w->ws.promote_bytes = ts.promote_bytes;
+	w->ws.demote_bytes = ts.demote_bytes;
+}
+
+/* placement=waterfall: MTM's orders, then cold chunks a tier down per age period. */
+static void decide_waterfall(struct vt_window *w, uint64_t *room)
+{
+	struct vt_waterfall_params wp = {
+		.age_windows = vt_placement_waterfall_age(w->vm),
+		.first_ctier = w->vm->tiers.nr,
+		.budget_bytes = w->mp.budget_bytes - MIN(w->mp.budget_bytes,
+							 w->ws.promote_bytes + w->ws.demote_bytes),
+	};
+
+	if (wp.age_windows)
+		w->ws.demote_bytes += vt_waterfall_decide(w->vm->mtm, &wp, room, w->orders);
+}
+
+/*
+ * The placement algorithms by policy name (placement=), the way profilers are
+ * found: each decides the window's orders after MTM's, from the tiers' @room.
+ */
+static const struct placement_algo {
+	const char *name;	/* policy placement= (vt_placement_name) */
+	bool migration_first;	/* the migration's orders before the algorithm's */
+	void (*decide)(struct vt_window *w, uint64_t *room);
+} placement_algos[] = {
+	{ "waterfall", true, decide_waterfall },
+	{ "tco", false, decide_tco },
+};
+
+/* The algorithm of policy placement=@name; the default (waterfall) for any other. */
+static const struct placement_algo *placement_algo(const char *name)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(placement_algos); i++)
+		if (strcmp(placement_algos[i].name, name) == 0)
+			return &placement_algos[i];
+	return &placement_algos[0];
+}
+
 unsigned int vt_placement_waterfall_age(const struct vt_vm *vm)
 {
 	if (vm->policy.placement == VT_PLACEMENT_TCO || vm->ctier_kind == VT_CTIER_NONE)
@@ -121,9 +194,9 @@ void vt_placement_decide(struct vt_window *w)
 	struct vt_mtm_params *mp = &w->mp;
 	GArray *orders = w->orders;
 	struct vt_mtm_window_stats *ws = &w->ws;
+	const struct placement_algo *algo = placement_algo(vt_placement_name(vm->policy.placement));
 	struct vt_tiers *tiers = &vm->tiers;
 	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
-	int ret;
 
 	vt_tiers_refresh(tiers);
 	for (unsigned int t = 0; t < tiers->nr && t < VT_MTM_MAX_TIERS; t++)
@@ -157,46 +230,11 @@ void vt_placement_decide(struct vt_window *w)
 	 * a time; an outgoing one's chunks the migration faulted back, evicted
 	 * again. (placement=tco starts its orders afresh: after it.)
 	 */
-	if (vm->policy.placement != VT_PLACEMENT_TCO)
-		vt_migration_place(vm, backends, room, mp->budget_bytes - MIN(mp->budget_bytes,
-								    ws->promote_bytes + ws->demote_bytes),
-				   orders, ws, s);
-	if (vm->policy.placement == VT_PLACEMENT_TCO) {
-		/* the analytical model instead of MTM's moves (MTM still keeps the EMAs) */
-		struct vt_tco_params tp = {
-			.alpha = vm->policy.tco_alpha,
-			.allowance_bytes = mp->allowance_bytes,
-			.budget_bytes = mp->budget_bytes,
-			.nr_tiers = MIN(s->model.nr, vt_vm_nr_tiers(vm)),
-		};
-		struct vt_tco_window_stats ts;
-
-		for (unsigned int t = 0; t < tp.nr_tiers; t++)
-			tp.tier[t] = (struct vt_tco_tier){ s->model.t[t].usd_per_gib,
-							   s->model.t[t].latency_ns, 0 };
-		ret = vt_tco_decide(vm->mtm, &tp, room, orders, &ts);
-		if (ret < 0) {
-			g_snprintf(w->err, w->err_len, "placement=tco: %s", g_strerror(-ret));
-			g_array_set_size(orders, 0);
-		}
-		s->tco = ts.sol;
-		s->tco_misplaced_bytes = ts.misplaced_bytes;
-		ws->promote_bytes = ts.promote_bytes;
-		ws->demote_bytes = ts.demote_bytes;
-	} else if (vt_placement_waterfall_age(vm)) {
-		struct vt_waterfall_params wp = {
-			.age_windows = vt_placement_waterfall_age(vm),
-			.first_ctier = tiers->nr,
-			.budget_bytes = mp->budget_bytes - MIN(mp->budget_bytes,
-							       ws->promote_bytes + ws->demote_bytes),
-		};
-
-		ws->demote_bytes += vt_waterfall_decide(vm->mtm, &wp, room, orders);
-	}
-	if (vm->policy.placement == VT_PLACEMENT_TCO)
-		vt_migration_place(vm, backends, room, mp->budget_bytes - MIN(mp->budget_bytes,
-								    ws->promote_bytes + ws->demote_bytes),
-				   orders, ws, s);
+	if (algo->migration_first)
+		migration_place(w, room);
+	algo->decide(w, room);
+	if (!algo->migration_first)
+		migration_place(w, room);
 	if (vm->tiers_allowed != (1U << vt_vm_nr_tiers(vm)) - 1)
 		evacuate(vm, mp->budget_bytes - MIN(mp->budget_bytes,
 						    ws->promote_bytes + ws->demote_bytes),
