@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "target.h"
+#include "window.h"
 
 static const struct vt_mover_ops *const movers[] = {
 	&vt_mover_numa,
@@ -44,23 +45,22 @@ void vt_mover_order_done(struct vt_mover_window *w, const struct vt_mtm_order *o
 		s->demotions++;
 }
 
-bool vt_apply_orders(struct vt_vm *vm, GPtrArray *backends, GArray *orders,
-		     const struct vt_mtm_params *mp, struct vt_vm_stats *s, char *err,
-		     size_t err_len)
+bool vt_apply_orders(struct vt_window *win)
 {
+	struct vt_vm *vm = win->vm;
+	GArray *orders = win->orders;
+	struct vt_vm_stats *s = win->s;
 	/* moving is the slow part: stop at half a window, the rest waits a window */
 	gint64 stop_at = g_get_monotonic_time() + (gint64)vm->policy.window_ms * 500;
 	struct vt_mover_window w = {
 		.vm = vm,
-		.backends = backends,
-		.mp = mp,
+		.backends = win->backends,
+		.mp = &win->mp,
 		.s = s,
-		.err = err,
-		.err_len = err_len,
+		.movers_busy = win->movers_busy,
+		.err = win->err,
+		.err_len = win->err_len,
 	};
-
-	for (unsigned int i = 0; backends && i < backends->len; i++)
-		w.movers_busy |= vt_backend_backlog(g_ptr_array_index(backends, i)) > 0;
 
 	for (unsigned int i = 0; i < orders->len;) {
 		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);

@@ -6,7 +6,8 @@
  *   observe    (observe.c)    the profiler's window -> regions in QEMU's hva,
  *                             which feed the chunk EMAs
  *   residency  (residency.c)  where the chunks' pages are: the ones moved
- *                             and a round-robin slice (policy/refresh.h)
+ *                             and a round-robin slice (policy/refresh.h);
+ *                             the movers' backlog read once, before it
  *   hints      (hint_stage.c) the guest channel's discards and COLD ages
  *   placement  (placement.c)  the window's move orders
  *   apply      (apply.c)      (mode auto) each order to the target that
@@ -259,8 +260,7 @@ static enum stage_result stage_apply(struct vt_window *w)
 	if (w->vm->policy.mode == VT_MODE_OBSERVE) {
 		w->s->observe_bytes += w->ws.promote_bytes + w->ws.demote_bytes;
 	} else {
-		bool ok = vt_apply_orders(w->vm, w->backends, w->orders, &w->mp, w->s, w->err,
-					  w->err_len);
+		bool ok = vt_apply_orders(w);
 
 		/* the moved chunks' outcome: read next window */
 		vt_residency_moved(w->vm, w->orders);

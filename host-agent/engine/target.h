@@ -64,11 +64,11 @@ void vt_mover_order_done(struct vt_mover_window *w, const struct vt_mtm_order *o
 			 const struct vt_mtm_chunk *c, int ret);
 
 /*
- * The movers stage: apply @orders (mode auto) within half a window. False
- * when the VM must be detached (QEMU is gone), with @err set.
+ * The apply stage: @w's orders (mode auto) within half a window, with the
+ * movers' backlog as the window read it before its residency. False when the
+ * VM must be detached (QEMU is gone), with w->err set.
  */
-bool vt_apply_orders(struct vt_vm *vm, GPtrArray *backends, GArray *orders,
-		     const struct vt_mtm_params *mp, struct vt_vm_stats *s, char *err,
-		     size_t err_len);
+struct vt_window;
+bool vt_apply_orders(struct vt_window *w);
 
 #endif
