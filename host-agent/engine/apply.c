@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The movers stage (contract: mover.h): a window's orders, in the policy's
+ * The apply stage (contract: target.h): a window's orders, in the policy's
  * order (demotions that make room come first), each run of them handed to
- * the first mover that takes it, until half a window has passed.
+ * the first target that takes it, until half a window has passed.
  */
 #include <errno.h>
 
@@ -10,22 +10,22 @@
 #include "target.h"
 #include "window.h"
 
-static const struct vt_mover_ops *const movers[] = {
-	&vt_mover_numa,
-	&vt_mover_ctier,
-	&vt_mover_zswap,
+static const struct vt_target_ops *const targets[] = {
+	&vt_target_numa,
+	&vt_target_ctier,
+	&vt_target_zswap,
 };
 
-static const struct vt_mover_ops *mover_of(const struct vt_vm *vm, const struct vt_mtm_order *o)
+static const struct vt_target_ops *target_of(const struct vt_vm *vm, const struct vt_mtm_order *o)
 {
-	for (unsigned int k = 0; k < G_N_ELEMENTS(movers); k++)
-		if (movers[k]->takes(vm, o))
-			return movers[k];
+	for (unsigned int k = 0; k < G_N_ELEMENTS(targets); k++)
+		if (targets[k]->takes(vm, o))
+			return targets[k];
 	return NULL;
 }
 
-void vt_mover_order_done(struct vt_mover_window *w, const struct vt_mtm_order *o,
-			 const struct vt_mtm_chunk *c, int ret)
+void vt_target_order_done(struct vt_target_window *w, const struct vt_mtm_order *o,
+			  const struct vt_mtm_chunk *c, int ret)
 {
 	struct vt_vm_stats *s = w->s;
 
@@ -52,7 +52,7 @@ bool vt_apply_orders(struct vt_window *win)
 	struct vt_vm_stats *s = win->s;
 	/* moving is the slow part: stop at half a window, the rest waits a window */
 	gint64 stop_at = g_get_monotonic_time() + (gint64)vm->policy.window_ms * 500;
-	struct vt_mover_window w = {
+	struct vt_target_window w = {
 		.vm = vm,
 		.backends = win->backends,
 		.mp = &win->mp,
@@ -64,7 +64,7 @@ bool vt_apply_orders(struct vt_window *win)
 
 	for (unsigned int i = 0; i < orders->len;) {
 		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
-		const struct vt_mover_ops *mv = mover_of(vm, o);
+		const struct vt_target_ops *mv = target_of(vm, o);
 		unsigned int n = 1;
 		int ret;
 
@@ -73,7 +73,7 @@ bool vt_apply_orders(struct vt_window *win)
 			break;
 		}
 		if (!mv) {
-			s->orders_failed++;	/* no mover for it (none can occur) */
+			s->orders_failed++;	/* no target for it (none can occur) */
 			i++;
 			continue;
 		}

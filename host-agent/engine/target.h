@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The engine's movers stage (engine/apply.c): a window's move orders, in the
- * policy's order, each run of them handed to the mover that takes it, the way
- * DAMON's core hands regions to its operations. A mover is a plain table of
+ * The engine's apply stage (engine/apply.c): a window's move orders, in the
+ * policy's order, each run of them handed to the target that takes it, the way
+ * DAMON's core hands regions to its operations. A target is a plain table of
  * functions; one per way a page can change tier:
  *   numa   move_pages(2) between the host's NUMA tiers (engine/target_numa.c)
  *   ctier  into or out of vtierd's compressed pools, queued to a hand-off's
@@ -21,22 +21,22 @@
 #include "mtm.h"
 #include "vm.h"
 
-/* One window's moves: what every mover needs, and where it counts. */
-struct vt_mover_window {
+/* One window's moves: what every target needs, and where it counts. */
+struct vt_target_window {
 	struct vt_vm *vm;
 	GPtrArray *backends;		/* the VM's hand-offs (vt_vm_backends_ref) */
 	const struct vt_mtm_params *mp;	/* the policy's, for vt_mtm_commit() */
 	struct vt_vm_stats *s;		/* the window's stats, counted in place */
 	bool movers_busy;		/* a hand-off's mover had a backlog when the window began */
-	char *err;			/* the VM's last_error when a mover stops the window */
+	char *err;			/* the VM's last_error when a target stops the window */
 	size_t err_len;
 };
 
-struct vt_mover_ops {
+struct vt_target_ops {
 	const char *name;
 	/*
-	 * Does this mover carry out @o? Asked for each order in turn, of the
-	 * movers in vt_apply_orders()'s order; the first that takes it applies it.
+	 * Does this target carry out @o? Asked for each order in turn, of the
+	 * targets in vt_apply_orders()'s order; the first that takes it applies it.
 	 */
 	bool (*takes)(const struct vt_vm *vm, const struct vt_mtm_order *o);
 	/*
@@ -48,20 +48,20 @@ struct vt_mover_ops {
 	 * the VM's worker until half a window has passed; the orders left then
 	 * wait for the next window.
 	 */
-	int (*apply)(struct vt_mover_window *w, GArray *orders, unsigned int i, unsigned int *n);
+	int (*apply)(struct vt_target_window *w, GArray *orders, unsigned int i, unsigned int *n);
 };
 
-extern const struct vt_mover_ops vt_mover_numa;
-extern const struct vt_mover_ops vt_mover_ctier;
-extern const struct vt_mover_ops vt_mover_zswap;
+extern const struct vt_target_ops vt_target_numa;
+extern const struct vt_target_ops vt_target_ctier;
+extern const struct vt_target_ops vt_target_zswap;
 
 /*
- * For movers that queue one order at a time: count order @o on chunk @c with
- * the mover's outcome @ret (0: done, -EAGAIN: deferred to the next window,
+ * For targets that queue one order at a time: count order @o on chunk @c with
+ * the target's outcome @ret (0: done, -EAGAIN: deferred to the next window,
  * other -errno: failed) and commit it when done.
  */
-void vt_mover_order_done(struct vt_mover_window *w, const struct vt_mtm_order *o,
-			 const struct vt_mtm_chunk *c, int ret);
+void vt_target_order_done(struct vt_target_window *w, const struct vt_mtm_order *o,
+			  const struct vt_mtm_chunk *c, int ret);
 
 /*
  * The apply stage: @w's orders (mode auto) within half a window, with the

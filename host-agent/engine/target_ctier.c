@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The compressed-tier mover: orders into or out of vtierd's compressed pools
+ * The compressed-tier target: orders into or out of vtierd's compressed pools
  * of a VM whose QEMU handed its RAM over, queued to the backend's mover
  * thread (movers/ctier_mover.c).
  */
@@ -46,18 +46,18 @@ static bool ctier_takes(const struct vt_vm *vm, const struct vt_mtm_order *o)
 	       (o->to_tier >= (int)vm->tiers.nr || o->from_tier >= (int)vm->tiers.nr);
 }
 
-static int ctier_apply(struct vt_mover_window *w, GArray *orders, unsigned int i, unsigned int *n)
+static int ctier_apply(struct vt_target_window *w, GArray *orders, unsigned int i, unsigned int *n)
 {
 	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
 	const struct vt_mtm_chunk *c =
 		&g_array_index(w->vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
 
 	*n = 1;
-	vt_mover_order_done(w, o, c, ctier_order(w->vm, w->backends, o, c, w->movers_busy));
+	vt_target_order_done(w, o, c, ctier_order(w->vm, w->backends, o, c, w->movers_busy));
 	return 0;
 }
 
-const struct vt_mover_ops vt_mover_ctier = {
+const struct vt_target_ops vt_target_ctier = {
 	.name = "ctier",
 	.takes = ctier_takes,
 	.apply = ctier_apply,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The NUMA mover: orders between the host's NUMA tiers, carried out with
+ * The NUMA target: orders between the host's NUMA tiers, carried out with
  * move_pages(2) on the QEMU process (movers/numa.c), consecutive orders to
  * one tier in one page list.
  */
@@ -87,7 +87,7 @@ static bool numa_takes(const struct vt_vm *vm, const struct vt_mtm_order *o)
 	return o->to_tier < (int)vm->tiers.nr && o->from_tier < (int)vm->tiers.nr;
 }
 
-static int numa_apply(struct vt_mover_window *w, GArray *orders, unsigned int i, unsigned int *n)
+static int numa_apply(struct vt_target_window *w, GArray *orders, unsigned int i, unsigned int *n)
 {
 	struct vt_vm *vm = w->vm;
 	int ret;
@@ -105,7 +105,7 @@ static int numa_apply(struct vt_mover_window *w, GArray *orders, unsigned int i,
 	return ret;
 }
 
-const struct vt_mover_ops vt_mover_numa = {
+const struct vt_target_ops vt_target_numa = {
 	.name = "numa",
 	.takes = numa_takes,
 	.apply = numa_apply,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The zswap mover: the compressed tier of a VM whose QEMU did not hand its
+ * The zswap target: the compressed tier of a VM whose QEMU did not hand its
  * RAM over (stock QEMU). A chunk going down is paged out into the host's
  * zswap (movers/zswap.c); one coming back is asked back with MADV_WILLNEED.
  */
@@ -27,18 +27,18 @@ static bool zswap_takes(const struct vt_vm *vm, const struct vt_mtm_order *o)
 	       (o->to_tier >= (int)vm->tiers.nr || o->from_tier >= (int)vm->tiers.nr);
 }
 
-static int zswap_apply(struct vt_mover_window *w, GArray *orders, unsigned int i, unsigned int *n)
+static int zswap_apply(struct vt_target_window *w, GArray *orders, unsigned int i, unsigned int *n)
 {
 	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
 	const struct vt_mtm_chunk *c =
 		&g_array_index(w->vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
 
 	*n = 1;
-	vt_mover_order_done(w, o, c, zswap_order(w->vm, o, c));
+	vt_target_order_done(w, o, c, zswap_order(w->vm, o, c));
 	return 0;
 }
 
-const struct vt_mover_ops vt_mover_zswap = {
+const struct vt_target_ops vt_target_zswap = {
 	.name = "zswap",
 	.takes = zswap_takes,
 	.apply = zswap_apply,
