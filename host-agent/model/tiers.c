@@ -7,7 +7,7 @@
 #include "json_member.h"
 #include "json_guard.h"
 #include "tiers.h"
-#include "vm_policy.h"
+#include "error_domain.h"
 
 #define NODE_DIR "sys/devices/system/node"
 #define TIER_DIR "sys/devices/virtual/memory_tiering"

@@ -12,8 +12,6 @@
 #include "vm_policy.h"
 #include "size.h"
 
-G_DEFINE_QUARK(vt-core-error-quark, vt_core_error)
-
 #define MIB (1ULL << 20)
 
 static const char *const keys[] = {

@@ -13,6 +13,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "error_domain.h"
+
 enum vt_mode {
 	VT_MODE_OFF = 0,	/* attached, no profiling, no moves */
 	VT_MODE_OBSERVE,	/* profile and decide, move nothing */
@@ -76,7 +78,5 @@ uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_
 /* A VM name: 1..63 characters of [A-Za-z0-9._-], not starting with '-' or '.'. */
 bool vt_ctl_name_valid(const char *name);
 
-#define VT_CORE_ERROR (vt_core_error_quark())
-GQuark vt_core_error_quark(void);
 
 #endif
