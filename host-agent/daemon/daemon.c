@@ -12,7 +12,6 @@
 #include "daemon.h"
 #include "job.h"
 #include "json_guard.h"
-#include "libvirt_domains.h"
 #include "migration.h"
 #include "numa.h"
 #include "ratelimit.h"
@@ -328,7 +327,8 @@ void vt_daemon_free(struct vt_daemon *d)
 {
 	if (!d)
 		return;
-	vt_libvirt_free(d->libvirt);
+	if (d->libvirt)
+		d->libvirt_ops->free(d->libvirt);
 	attach_cancel_all(d);
 	d->exiting = true;
 	g_ptr_array_free(d->attaching, TRUE);
@@ -1217,8 +1217,8 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 					    "takes the domain's name; no --name");
 				goto err;
 			}
-			if (!vt_libvirt_attach_domain(d->libvirt, req.domain, req.set, req.nr_set,
-						      attach_replied, w, &e)) {
+			if (!d->libvirt_ops->attach_domain(d->libvirt, req.domain, req.set,
+							   req.nr_set, attach_replied, w, &e)) {
 				g_free(w);
 				goto err;
 			}

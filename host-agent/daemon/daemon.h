@@ -20,6 +20,7 @@
 
 struct vt_backend;
 struct vt_libvirt;
+struct vt_daemon_libvirt_ops;
 
 typedef void (*vt_log_fn)(GLogLevelFlags level, const char *vm, const char *message);
 
@@ -38,6 +39,7 @@ struct vt_daemon {
 	GPtrArray *attaching;		/* struct attach_op *: attaches in progress (daemon.c) */
 	guint stats_timer;
 	struct vt_libvirt *libvirt;	/* attach by libvirt domain (NULL: off) */
+	const struct vt_daemon_libvirt_ops *libvirt_ops;	/* set with libvirt */
 	bool exiting;			/* vt_daemon_free: VMs' engines stop before it returns */
 };
 
@@ -61,6 +63,18 @@ typedef void (*vt_daemon_attach_cb)(struct vt_vm *vm, const GError *error, void 
 bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
 		      GError **error);
+/*
+ * What the daemon calls of libvirt_domains.c, which sets d->libvirt and this
+ * table together (vt_libvirt_new): the daemon does not call it by name, so
+ * that libvirt_domains.c, which attaches and detaches through the daemon,
+ * sits above it.
+ */
+struct vt_daemon_libvirt_ops {
+	void (*free)(struct vt_libvirt *lv);
+	bool (*attach_domain)(struct vt_libvirt *lv, const char *name, char *const *set,
+			      unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
+			      GError **error);
+};
 /* Is the VM of QMP socket @qmp_path attached, or being attached? */
 bool vt_daemon_qmp_taken(struct vt_daemon *d, const char *qmp_path);
 /* The [ctier.NAME] groups of @config (NULL: none), in file order, and [policy] (VM defaults). */

@@ -623,6 +623,11 @@ static void quiet(void *opaque, virErrorPtr error)
 	g_debug("libvirt: %s", error && error->message ? error->message : "?");
 }
 
+static const struct vt_daemon_libvirt_ops daemon_libvirt_ops = {
+	.free = vt_libvirt_free,
+	.attach_domain = vt_libvirt_attach_domain,
+};
+
 struct vt_libvirt *vt_libvirt_new(struct vt_daemon *d, const char *uri,
 				  enum vt_libvirt_attach attach)
 {
@@ -638,6 +643,7 @@ struct vt_libvirt *vt_libvirt_new(struct vt_daemon *d, const char *uri,
 	lv->backoff_ms = BACKOFF_FIRST_MS;
 	lv->jobs = g_ptr_array_new();
 	d->libvirt = lv;
+	d->libvirt_ops = &daemon_libvirt_ops;
 	lv_connect(lv);
 	return lv;
 }
