@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Fuzz target of a migration profile mapped onto the destination's tiers
- * (host-agent/core/migration_profile.c): what a destination does with a profile
+ * (host-agent/handoff/migration_profile.c): what a destination does with a profile
  * from another host once it reads as valid. Input: 10 bytes of the
  * destination's tiers (byte 0: memory tiers 1..4, byte 1: compressed tiers
  * 0..4, bytes 2..9: each tier's name from a list, so that names match the
