@@ -5,7 +5,7 @@
  * and the QMP socket vtierd attaches through (<qemu:commandline>'s
  * "-qmp unix:PATH,server=on,wait=off"). Only the XML's shape is judged
  * here: a policy comes out as "KEY=VALUE" assignments, whose values the
- * caller checks (core/vm_policy.c). The XML comes from libvirt, the hook's
+ * caller checks (model/vm_policy.c). The XML comes from libvirt, the hook's
  * stdin or an operator's virsh: every refusal names one reason.
  *
  * Before libxml2 sees a byte, a scan refuses what is not ASCII-compatible

@@ -163,7 +163,7 @@ bool vt_ctier_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec *
 				return false;
 			}
 		} else if (strcmp(*k, "price_usd_per_gib") == 0) {
-			/* the agent's tier model reads it (core/tier_model.c), not the store */
+			/* the agent's tier model reads it (model/tier_model.c), not the store */
 		} else {
 			SPEC_ERR(error, "[%s] %s: unknown key (codec, pool, medium, max_stored_pct, "
 				 "capacity, price_usd_per_gib)", group, *k);

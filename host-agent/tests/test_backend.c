@@ -40,6 +40,7 @@
 #include "profile_format.h"
 #include "tier_model.h"
 #include "vm.h"
+#include "vm_json.h"
 
 #define PAGE 4096ul
 #define NPAGES 256ul
@@ -184,12 +185,12 @@ static struct vt_daemon *daemon_new(const char *dir)
 	struct vt_tiers tiers = { .nr = 0 };
 	struct vt_daemon *d = vt_daemon_new(&tiers, NULL);
 
-	d->ctier[0] = (struct vt_ctier_spec){ .name = "lz4", .codec = VT_CODEC_LZ4,
+	d->host.ctier[0] = (struct vt_ctier_spec){ .name = "lz4", .codec = VT_CODEC_LZ4,
 					      .pool = VT_POOL_ZSMALLOC, .medium = VT_MEDIUM_NODE,
 					      .node = 0, .max_stored_pct = 75 };
-	d->nr_ctier = 1;
+	d->host.nr_ctier = 1;
 	d->defaults.mode = VT_MODE_OFF;	/* no profiler on the test process */
-	g_snprintf(d->store_root, sizeof(d->store_root), "%s/store", dir);
+	g_snprintf(d->host.store_root, sizeof(d->host.store_root), "%s/store", dir);
 	return d;
 }
 
@@ -259,11 +260,11 @@ static void test_no_takeover(void **state)
 	assert_true(the_vm(f->d)->by_handoff);
 	assert_true(hello(f, (uint32_t)getpid(), 0, 2, "mem0", NULL, msg) < 0);
 	assert_non_null(strstr(msg, "live"));
-	assert_int_equal(g_hash_table_size(f->d->backends), 1);
+	assert_int_equal(g_hash_table_size(f->d->ho.backends), 1);
 	close(s1);
 	spin(100);
 	/* the connection is gone; this process lives: its store stays for a reconnect */
-	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+	assert_int_equal(g_hash_table_size(f->d->ho.backends), 0);
 	assert_null(the_vm(f->d));
 }
 
@@ -296,7 +297,7 @@ static void reconnect_gets_its_pages(void **state, uint32_t flags)
 	g_autofree char *reply = NULL;
 
 	assert_int_equal(hello(f, (uint32_t)getpid(), flags, 1, "mem0", &s1, msg), 0);
-	b = g_hash_table_lookup(f->d->backends, ((struct vt_backend *)
+	b = g_hash_table_lookup(f->d->ho.backends, ((struct vt_backend *)
 		g_ptr_array_index(the_vm(f->d)->backends, 0))->key);
 	assert_non_null(b);
 	req = g_strdup("{\"v\":1,\"cmd\":\"demote\",\"vm\":\"vm0\",\"set\":[\"tier=lz4\"]}\n");
@@ -376,11 +377,11 @@ static void test_slow_open(void **state)
 	char msg[128];
 	int s1, s2;
 
-	f->d->store_open_delay_ms = 1000;
+	f->d->host.store_open_delay_ms = 1000;
 	s1 = hello_send(f, (uint32_t)getpid(), 0, 1, "mem0");
 	spin(100);
-	assert_int_equal(g_hash_table_size(f->d->opening), 1);
-	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+	assert_int_equal(g_hash_table_size(f->d->ho.opening), 1);
+	assert_int_equal(g_hash_table_size(f->d->ho.backends), 0);
 	assert_true(hello(f, (uint32_t)getpid(), 0, 2, "mem0", NULL, msg) < 0);
 	assert_non_null(strstr(msg, "held by a live connection"));
 	assert_int_equal(hello_wait(s1, &s2, msg), 0);
@@ -389,12 +390,12 @@ static void test_slow_open(void **state)
 	assert_true(t.ticks >= 40);
 	if (t.max_gap >= 250000)	/* the loop was never held */
 		fail_msg("the loop was held for %" G_GINT64_FORMAT " us", t.max_gap);
-	assert_int_equal(g_hash_table_size(f->d->opening), 0);
-	assert_int_equal(g_hash_table_size(f->d->backends), 1);
+	assert_int_equal(g_hash_table_size(f->d->ho.opening), 0);
+	assert_int_equal(g_hash_table_size(f->d->ho.backends), 1);
 	assert_non_null(the_vm(f->d));
 	close(s2);
 	spin(100);
-	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+	assert_int_equal(g_hash_table_size(f->d->ho.backends), 0);
 }
 
 /* QEMU goes while its store is being opened: no backend, no VM, the store kept for it. */
@@ -404,26 +405,26 @@ static void test_closed_during_open(void **state)
 	char msg[128];
 	int s;
 
-	f->d->store_open_delay_ms = 300;
+	f->d->host.store_open_delay_ms = 300;
 	s = hello_send(f, (uint32_t)getpid(), 0, 1, "mem0");
 	spin(50);
-	assert_int_equal(g_hash_table_size(f->d->opening), 1);
+	assert_int_equal(g_hash_table_size(f->d->ho.opening), 1);
 	close(s);
 	spin(500);
-	assert_int_equal(g_hash_table_size(f->d->opening), 0);
-	assert_int_equal(g_hash_table_size(f->d->backends), 0);
+	assert_int_equal(g_hash_table_size(f->d->ho.opening), 0);
+	assert_int_equal(g_hash_table_size(f->d->ho.backends), 0);
 	assert_int_equal(g_hash_table_size(f->d->vms), 0);
 	/* this process lives: its store stays for the reconnect, as after a live hand-off */
-	assert_int_equal(f->d->orphans->len, 1);
+	assert_int_equal(f->d->ho.orphans->len, 1);
 	/* and the backend is free for the next HELLO */
-	f->d->store_open_delay_ms = 0;
+	f->d->host.store_open_delay_ms = 0;
 	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", &s,
 			       msg), 0);
 	close(s);
 	spin(100);
 
 	/* the agent goes while a store is being opened: QEMU gets no answer, nothing leaks */
-	f->d->store_open_delay_ms = 300;
+	f->d->host.store_open_delay_ms = 300;
 	s = hello_send(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 3, "mem0");
 	spin(50);
 	vt_daemon_free(f->d);
@@ -475,10 +476,10 @@ static void test_config(void **state)
 		ok = vt_daemon_load_ctiers(d, k, &e);
 		if (!cases[i].says) {
 			assert_true(ok);
-			assert_int_equal(d->nr_ctier, 1);
+			assert_int_equal(d->host.nr_ctier, 1);
 			assert_int_equal(d->defaults.window_ms, 500);
 			assert_int_equal(d->defaults.ctier_age_windows, 2);
-			assert_true(d->ctier_price[0] < 0);	/* none configured: the medium's */
+			assert_true(d->host.ctier_price[0] < 0);	/* none configured: the medium's */
 		} else if (ok || !strstr(e->message, cases[i].says)) {
 			fail_msg("case %u: %s", i, ok ? "accepted" : e->message);
 		}
@@ -498,9 +499,9 @@ static void test_config_price(void **state)
 					      "price_usd_per_gib=0.25\n[ctier.b]\ncodec=lz4\n"
 					      "pool=zbud\nmedium=file:/tmp\n", -1, 0, NULL));
 	assert_true(vt_daemon_load_ctiers(d, k, &e));
-	assert_int_equal(d->nr_ctier, 2);
-	assert_true(d->ctier_price[0] == 0.25);
-	assert_true(d->ctier_price[1] < 0);
+	assert_int_equal(d->host.nr_ctier, 2);
+	assert_true(d->host.ctier_price[0] == 0.25);
+	assert_true(d->host.ctier_price[1] < 0);
 	vt_daemon_free(d);
 }
 
@@ -639,8 +640,8 @@ static void test_stats_carry_report(void **state)
 					 .latency_ns = 100, .price_usd_gib = 3.0 };
 	g_mutex_lock(&vm->lock);
 	vm->stats.windows = 5;
-	vt_tier_model_build(&vm->stats.model, &numa, f->d->ctier, f->d->ctier_price,
-			    f->d->nr_ctier, &meas, false);
+	vt_tier_model_build(&vm->stats.model, &numa, f->d->host.ctier, f->d->host.ctier_price,
+			    f->d->host.nr_ctier, &meas, false);
 	vm->stats.tier[0].resident_bytes = 1 << 20;
 	/* the residency stage counts a hand-off's pools from their stores */
 	vm->stats.tier[1].resident_bytes = 3 << 20;
@@ -843,8 +844,8 @@ static void test_migration_source(void **state)
 	int s;
 
 	/* one memory tier, then the compressed one */
-	f->d->tiers.nr = 1;
-	f->d->tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
+	f->d->host.tiers.nr = 1;
+	f->d->host.tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
 	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
 	vm = the_vm(f->d);
 	assert_non_null(vm);
@@ -1174,8 +1175,8 @@ static void test_prepare_one_set_per_memfd(void **state)
 	}
 	spin(500);
 	assert_int_equal(threads_named("vtier-prepare"), 1);
-	assert_int_equal(g_hash_table_size(f->d->preparing), 1);
-	vt_budget_peer_held(f->d->budget, &who, &held);
+	assert_int_equal(g_hash_table_size(f->d->ho.preparing), 1);
+	vt_budget_peer_held(f->d->ho.budget, &who, &held);
 	assert_int_equal(held.v[VT_BOUND_PREPARES], 1);
 	assert_true(held.v[VT_BOUND_PREPARE_BYTES] > 0);
 	for (unsigned int i = 0; i < 3; i++)
@@ -1183,8 +1184,8 @@ static void test_prepare_one_set_per_memfd(void **state)
 	for (int i = 0; i < 200 && threads_named("vtier-prepare"); i++)
 		spin(10);
 	assert_int_equal(threads_named("vtier-prepare"), 0);
-	assert_int_equal(g_hash_table_size(f->d->preparing), 0);
-	vt_budget_peer_held(f->d->budget, &who, &held);
+	assert_int_equal(g_hash_table_size(f->d->ho.preparing), 0);
+	vt_budget_peer_held(f->d->ho.budget, &who, &held);
 	assert_int_equal(held.v[VT_BOUND_PREPARES], 0);
 }
 
@@ -1330,8 +1331,8 @@ static void test_migration_after_reconnect(void **state)
 	size_t len;
 	int s;
 
-	f->d->tiers.nr = 1;
-	f->d->tiers.tier[0] = dram;
+	f->d->host.tiers.nr = 1;
+	f->d->host.tiers.tier[0] = dram;
 	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
 	vm = the_vm(f->d);
 	assert_non_null(vm);
@@ -1344,8 +1345,8 @@ static void test_migration_after_reconnect(void **state)
 	close(s);
 	vt_daemon_free(f->d);
 	f->d = daemon_new(f->dir);
-	f->d->tiers.nr = 1;
-	f->d->tiers.tier[0] = dram;
+	f->d->host.tiers.nr = 1;
+	f->d->host.tiers.tier[0] = dram;
 	assert_true(vt_daemon_listen_handoff(f->d, f->agent, NULL));
 	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 2, "mem0", &s,
 			       msg), 0);
@@ -1512,7 +1513,7 @@ static void flood_end(struct fixture *f, struct flood *fl)
 	close(fl->hold);
 	assert_int_equal(waitpid(fl->pid, &status, 0), fl->pid);
 	/* its hand-offs end, its stores go with it */
-	for (int i = 0; i < 200 && g_hash_table_size(f->d->backends) > 0; i++)
+	for (int i = 0; i < 200 && g_hash_table_size(f->d->ho.backends) > 0; i++)
 		spin(10);
 }
 
@@ -1537,7 +1538,7 @@ static void victim_evicted(struct fixture *f)
 	spin(100);
 	/* nothing in the memfd: the store holds every page; the store kept for the reconnect */
 	assert_true(lseek(f->q.memfd, 0, SEEK_DATA) < 0 && errno == ENXIO);
-	assert_int_equal(f->d->orphans->len, 1);
+	assert_int_equal(f->d->ho.orphans->len, 1);
 }
 
 /* The victim reconnects: served within a second, every page as it was. */
@@ -1687,7 +1688,7 @@ static void test_backend_flood(void **state)
 	fds = count_fds();
 	threads = count_threads();
 	flood_start(f, &fl, NPAGES * PAGE, NPAGES * PAGE, 200);
-	vt_budget_backend_charge(NPAGES * PAGE, f->d->ctier, f->d->nr_ctier, &c);
+	vt_budget_backend_charge(NPAGES * PAGE, f->d->host.ctier, f->d->host.nr_ctier, &c);
 	fprintf(stderr, "# charged %" G_GUINT64_FORMAT " fds, %" G_GUINT64_FORMAT " thread per "
 		"backend; held for the flood: %u fds, %u threads\n", c.v[VT_BOUND_FDS],
 		c.v[VT_BOUND_THREADS], count_fds() - fds, count_threads() - threads);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * A VM's hint reader (core/hint_reader.c) on a region in ordinary memory,
+ * A VM's hint reader (guestchan/hint_reader.c) on a region in ordinary memory,
  * with this file playing the guest and the VM: a FREE range is discarded at
  * its hva before the guest gets its ack, and the ack waits while a discard is
  * in progress; observe mode only counts; COLD ages chunks the host does not

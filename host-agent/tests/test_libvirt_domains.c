@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * vtierd's libvirt client (core/libvirt_domains.c) against libvirt's own
+ * vtierd's libvirt client (daemon/libvirt_domains.c) against libvirt's own
  * in-process test driver (test:///FILE), whose running domains are read
  * from a node file written here. One domain's metadata carries an element of
  * 14 k attributes: libvirt itself takes about a second to parse it (libxml2's

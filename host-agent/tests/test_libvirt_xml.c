@@ -3,7 +3,7 @@
  * libvirt domain XML and vtier:policy: golden files. Each
  * tests/libvirt-xml/NAME.xml (policy-*: the element alone, as
  * virDomainGetMetadata returns it; domain-*: a whole domain) is parsed, its
- * assignments applied to the default policy (core/vm_policy.c), and what
+ * assignments applied to the default policy (model/vm_policy.c), and what
  * came out compared with NAME.out. A bad input gives exactly one "error:"
  * or "refused:" line. VT_GOLDEN_UPDATE=1 rewrites the .out files.
  */

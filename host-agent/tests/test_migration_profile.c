@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The migration profile between two VMs' MTM states (core/migration_profile.c,
- * core/migration.c): a source placed hot on DRAM and cold on a slower node
+ * The migration profile between two VMs' MTM states (handoff/migration_profile.c,
+ * migration/migration.c): a source placed hot on DRAM and cold on a slower node
  * and a compressed tier writes its profile; a destination with other tiers
  * (other names, one compressed tier fewer) seeds from it: warm EMAs, ages,
  * incompressible chunks kept off the compressed tiers, and in its first

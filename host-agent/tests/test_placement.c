@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The placement stage's waterfall age (core/placement.c), which is also what
+ * The placement stage's waterfall age (engine/placement.c), which is also what
  * a guest's COLD hint may bring forward: the policy's ctier_age_windows only
  * where the waterfall runs (placement=waterfall and a compressed tier), else
  * 0, so that hints age nothing and count no chunk where nothing acts on them.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Two VMs' guest hint channels in one process (core/vm_hints.c), on real
+ * Two VMs' guest hint channels in one process (engine/hint_stage.c), on real
  * files in /dev/shm, this process playing both QEMUs (it maps each file)
  * and both guests (it writes records with pwrite). A thread shrinks VM A's
  * file over and over while the windows run: the process lives, A's channel
@@ -30,7 +30,7 @@
 #include "daemon.h"
 #include "hint_region.h"
 #include "vm.h"
-#include "vm_hints.h"
+#include "hint_stage.h"
 
 #define REGION (64u << 10)
 #define GIB (1ull << 30)
@@ -53,7 +53,8 @@ static void side_open(struct side *x, struct vt_daemon *d, const char *name)
 	struct vt_gpa_map g = { .gpa = 0, .len = GIB, .hva = 0x7f0000000000ull };
 
 	g_strlcpy(x->vm.name, name, sizeof(x->vm.name));
-	x->vm.d = d;
+	x->vm.host = &d->host;
+	x->vm.reg = &d->reg;
 	x->vm.pid = getpid();
 	vt_vm_policy_default(&x->vm.policy);
 	x->vm.policy.hints = true;

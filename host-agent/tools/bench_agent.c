@@ -33,9 +33,10 @@
 
 #include "daemon.h"
 #include "numa.h"
-#include "profile.h"
+#include "observe.h"
 #include "residency.h"
 #include "sim_source.h"
+#include "engine.h"
 #include "thread_ns.h"
 #include "vm.h"
 #include "vtier_bench.h"
@@ -124,7 +125,8 @@ static bool agent_new(struct agent *a, enum refresh refresh, struct vt_daemon *d
 			     .cost_ns = g_array_new(FALSE, FALSE, sizeof(uint64_t)) };
 	g_mutex_init(&vm->lock);
 	g_strlcpy(vm->name, refresh_names[refresh], sizeof(vm->name));
-	vm->d = d;
+	vm->host = &d->host;
+	vm->reg = &d->reg;
 	vm->pid = getpid();
 	vm->ram = g_array_new(FALSE, FALSE, sizeof(struct vt_vm_ram));
 	g_array_append_val(vm->ram, r);
@@ -147,7 +149,7 @@ static bool agent_new(struct agent *a, enum refresh refresh, struct vt_daemon *d
 	vm->space = VT_SPACE_GPA;
 	g_strlcpy(vm->profiler_name, o->profiler, sizeof(vm->profiler_name));
 	vm->src = vt_sim_new(a->w, 1);
-	vt_profile_attrs(vm, &attrs);
+	vt_observe_attrs(vm, &attrs);
 	vm->prof = vt_profiler_new(o->profiler, vm->src, &attrs, error);
 	if (!vm->prof)
 		return false;

@@ -127,7 +127,7 @@ static char *handle(const char *data, size_t len, void *arg)
 }
 
 /*
- * The hand-off budget's options (core/peer_budget.h), one per bound for a
+ * The hand-off budget's options (handoff/peer_budget.h), one per bound for a
  * peer and for the host, and --reconnect-grace: a group of their own.
  */
 struct budget_opts {
@@ -310,17 +310,17 @@ int main(int argc, char **argv)
 		vt_daemon_free(d);
 		return 1;
 	}
-	for (unsigned int i = 0; i < d->nr_ctier; i++) {
+	for (unsigned int i = 0; i < d->host.nr_ctier; i++) {
 		char desc[128];
 
-		vt_ctier_spec_describe(&d->ctier[i], desc, sizeof(desc));
-		g_message("tier %u %s: compressed, %s", tiers.nr + i, d->ctier[i].name, desc);
+		vt_ctier_spec_describe(&d->host.ctier[i], desc, sizeof(desc));
+		g_message("tier %u %s: compressed, %s", tiers.nr + i, d->host.ctier[i].name, desc);
 	}
-	g_strlcpy(d->store_root, store_dir ? store_dir : VT_STORE_DIR_DEFAULT,
-		  sizeof(d->store_root));
-	d->ignore_profiles = ignore_profiles;
-	d->placement_threads = (unsigned int)placement_threads;
-	d->precopy_copy_only = precopy_placement && !strcmp(precopy_placement, "copy");
+	g_strlcpy(d->host.store_root, store_dir ? store_dir : VT_STORE_DIR_DEFAULT,
+		  sizeof(d->host.store_root));
+	d->host.ignore_profiles = ignore_profiles;
+	d->host.placement_threads = (unsigned int)placement_threads;
+	d->host.precopy_copy_only = precopy_placement && !strcmp(precopy_placement, "copy");
 	vt_daemon_set_budget(d, &limits);
 	if (!socket_path)
 		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
@@ -339,10 +339,10 @@ int main(int argc, char **argv)
 			vt_control_server_free(server);
 			return 1;
 		}
-		g_message("hand-offs on %s (stores in %s)%s", agent_path, d->store_root,
-			  d->nr_ctier ? "" : ": no [ctier.NAME] in the config, every hand-off "
+		g_message("hand-offs on %s (stores in %s)%s", agent_path, d->host.store_root,
+			  d->host.nr_ctier ? "" : ": no [ctier.NAME] in the config, every hand-off "
 			  "will be refused");
-		if (d->nr_ctier)
+		if (d->host.nr_ctier)
 			g_message("page checksums: CRC-32C by %s (the faster here)",
 				  vt_crc32c_impl());
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Fuzz target: the hand-off budget (core/peer_budget.h) driven by a script,
+ * Fuzz target: the hand-off budget (handoff/peer_budget.h) driven by a script,
  * one command per line:
  *   peer KEY VALUE | host KEY VALUE     a bound as its vtierd option takes it
  *   take PID R SIZE TIERS KEY           a HELLO (R 1: RECONNECT) of SIZE bytes

@@ -63,6 +63,20 @@ seeds = {
         msg(HELLO, hello(flags=0xE, profile=profile()), nfds=2),
     "prepare-two-fds": msg(HELLO, hello(flags=0x16, hva=0, uffd=(0, 0)), nfds=2),
     "prepare-wp": msg(HELLO, hello(flags=0x1E, hva=0, uffd=(0, 0)), nfds=1),
+    # the early hand-off: a PREPARE that offers it (PREPARE | EARLY | INCOMING | UUID),
+    # the HELLO during the precopy (INCOMING | UUID | WP | PRECOPY) with the profile,
+    # its reconnect (| RECONNECT), then MIGRATION ARRIVED once the guest runs
+    "prepare-early": msg(HELLO, hello(flags=0x36, profile=profile(), hva=0, uffd=(0, 0)), nfds=1),
+    "prepare-early-then-precopy": msg(HELLO, hello(flags=0x36, profile=profile(), hva=0,
+                                                   uffd=(0, 0)), nfds=1) +
+        msg(HELLO, hello(flags=0x4E, profile=profile()), nfds=2),
+    "precopy-hello": msg(HELLO, hello(flags=0x4E, profile=profile()), nfds=2),
+    "precopy-reconnect": msg(HELLO, hello(flags=0x4F, profile=profile(), generation=2), nfds=2),
+    "precopy-arrived": msg(HELLO, hello(flags=0x4E, profile=profile()), nfds=2) +
+        msg(MIGRATION, struct.pack("<II", 4, 0)),
+    "precopy-without-incoming": msg(HELLO, hello(flags=0x4C), nfds=2),
+    "early-without-prepare": msg(HELLO, hello(flags=0x2E), nfds=2),
+    "hello-unknown-flag": msg(HELLO, hello(flags=0x8C), nfds=2),
     "hello-no-fds": msg(HELLO, hello()),
     "hello-truncated": msg(HELLO, hello(), nfds=2)[:-9],
     "hello-range-outside": msg(HELLO, hello(n_ranges=5, size=32 << 20), nfds=2),
@@ -70,6 +84,12 @@ seeds = {
     "policy": msg(POLICY, policy()),
     "policy-bad-tiers": msg(POLICY, policy(tiers=b"dram;x")),
     "migration": msg(MIGRATION, struct.pack("<II", 1, 0)),
+    # every MIGRATION event (START, COMPLETED, FAILED, ARRIVED) and one past them
+    "migration-completed": msg(MIGRATION, struct.pack("<II", 2, 0)),
+    "migration-failed": msg(MIGRATION, struct.pack("<II", 3, 0)),
+    "migration-arrived": msg(MIGRATION, struct.pack("<II", 4, 0)),
+    "migration-unknown": msg(MIGRATION, struct.pack("<II", 5, 0)),
+    "migration-reserved": msg(MIGRATION, struct.pack("<II", 1, 7)),
     "stream": msg(HELLO, hello(), nfds=2) + msg(POLICY, policy()) + msg(MIGRATION, struct.pack("<II", 2, 0)),
     "bad-magic": msg(HELLO, hello(), nfds=2, magic=0x12345678),
     "bad-version": msg(HELLO, hello(), nfds=2, version=9),
@@ -97,6 +117,8 @@ seeds = {
     "stats-migration-short": msg(3, stats(flags=0x7, short=8)),
     "stats-migration-state": msg(3, stats(flags=0x5, mig=(3, 0, 3, 1, 1))),
     "stats-migration-counts": msg(3, stats(flags=0x5, mig=(0, 0, 1, 1, 1))),
+    "stats-migration-placing": msg(3, stats(flags=0x5, mig=(2, 0, 3, 1, 1))),
+    "stats-unknown-flag": msg(3, stats(flags=0x9)),
 }
 
 out = sys.argv[1]

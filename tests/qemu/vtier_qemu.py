@@ -164,8 +164,10 @@ class Qemu:
         self.serial_path = os.path.join(h.dir, f"{name}.serial")
         self.log = open(os.path.join(h.dir, f"{name}.log"), "w")
         self.backend_id = backend_id
-        backend = (f"memory-backend-memfd,id={backend_id},size={mem_mb}M,share=on,"
-                   f"tier-agent={agent},tier-agent-required={'on' if required else 'off'}")
+        # agent None: a plain memfd backend, no tier agent
+        backend = f"memory-backend-memfd,id={backend_id},size={mem_mb}M,share=on"
+        if agent:
+            backend += f",tier-agent={agent},tier-agent-required={'on' if required else 'off'}"
         args = [h.qemu_bin, "-accel", "tcg", "-M", f"pc,memory-backend={backend_id}",
                 "-m", f"{mem_mb}M", "-object", backend, "-nodefaults", "-vga", "none",
                 "-display", "none", "-name", f"vtier-{name}",
@@ -252,20 +254,28 @@ class Qemu:
 
 class Vtierd:
     """vtierd (built beside the tests) with three compressed tiers: lz4 in memory
-    (node 0), zstd and lz4 ("disk") in files; its control by vtierctl --json."""
+    (node 0), zstd and lz4 ("disk") in files; its control by vtierctl --json.
+    @name gives several instances their own sockets, store, files and logs (two
+    hosts' vtierds); @policy is a [policy] section's lines, @args more options."""
 
-    def __init__(self, h):
+    def __init__(self, h, name="vtierd", policy="", args=()):
         self.h = h
-        self.ctl = os.path.join(h.dir, "vtierd.ctl")
-        self.agent = os.path.join(h.dir, "agent.sock")
-        self.store = os.path.join(h.dir, "store")
-        self.config = os.path.join(h.dir, "vtierd.conf")
-        self.disk = os.path.join(h.dir, "disk")
+        self.name = name
+        first = name == "vtierd"
+        self.ctl = os.path.join(h.dir, f"{name}.ctl")
+        self.agent = os.path.join(h.dir, "agent.sock" if first else f"{name}.agent")
+        self.store = os.path.join(h.dir, "store" if first else f"{name}-store")
+        self.config = os.path.join(h.dir, f"{name}.conf")
+        self.disk = os.path.join(h.dir, "disk" if first else f"{name}-disk")
+        cold = os.path.join(h.dir, "cold" if first else f"{name}-cold")
+        self.args = list(args)
         with open(self.config, "w") as f:
+            if policy:
+                f.write(f"[policy]\n{policy}\n")
             f.write("[ctier.lz4]\ncodec = lz4\npool = zsmalloc\nmedium = node:0\n\n"
-                    f"[ctier.zstd]\ncodec = zstd:3\npool = zbud\nmedium = file:{h.dir}/cold\n\n"
+                    f"[ctier.zstd]\ncodec = zstd:3\npool = zbud\nmedium = file:{cold}\n\n"
                     f"[ctier.disk]\ncodec = lz4\npool = zbud\nmedium = file:{self.disk}\n")
-        os.makedirs(os.path.join(h.dir, "cold"), exist_ok=True)
+        os.makedirs(cold, exist_ok=True)
         os.makedirs(self.disk, exist_ok=True)
         self.bin = os.path.join(os.environ["VTIER_TEST_BUILD"], "..", "..", "host-agent",
                                 "tools")
@@ -274,11 +284,13 @@ class Vtierd:
 
     def start(self):
         self.starts += 1
-        self.log = open(os.path.join(self.h.dir, f"vtierd.{self.starts}.log"), "w")
+        self.log = open(os.path.join(self.h.dir, f"{self.name}.{self.starts}.log"), "w")
+        if os.path.exists(self.ctl):
+            os.unlink(self.ctl)
         self.proc = self.h.spawn([os.path.join(self.bin, "vtierd"), "--socket", self.ctl,
                                   "--agent-socket", self.agent, "--store-dir", self.store,
-                                  "--config", self.config, "--verbose"], self.log)
-        wait_for("vtierd's control socket", lambda: os.path.exists(self.ctl) and
+                                  "--config", self.config, "--verbose", *self.args], self.log)
+        wait_for(f"{self.name}'s control socket", lambda: os.path.exists(self.ctl) and
                  self.run("list", check=False) is not None, 10)
 
     def run(self, *args, check=True):
@@ -298,8 +310,8 @@ class Vtierd:
     def logs(self):
         out = []
         for i in range(1, self.starts + 1):
-            with open(os.path.join(self.h.dir, f"vtierd.{i}.log")) as f:
-                out.append(f"--- vtierd run {i}\n" + f.read())
+            with open(os.path.join(self.h.dir, f"{self.name}.{i}.log")) as f:
+                out.append(f"--- {self.name} run {i}\n" + f.read())
         return "\n".join(out)
 
 

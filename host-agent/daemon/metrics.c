@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Prometheus text exposition of vtierd's figures. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "libvirt_domains.h"
+#include "metrics.h"
+#include "vm_json.h"
+
+struct family;
+typedef void (*emit_fn)(GString *out, const struct family *f, const struct vt_metrics_vm *v);
+
+/*
+ * A metric family: its samples come from one member of the stats ("s:") or
+ * report ("r:") object times @scale, or from @emit for the labelled ones.
+ */
+struct family {
+	const char *name;
+	const char *type;
+	const char *help;
+	const char *member;
+	double scale;
+	emit_fn emit;
+};
+
+static JsonNode *member_node(const struct vt_metrics_vm *v, const char *path)
+{
+	JsonObject *o = path[0] == 's' ? v->stats : v->report;
+	g_auto(GStrv) parts = g_strsplit(path + 2, ".", -1);
+	JsonNode *n = NULL;
+
+	for (unsigned int i = 0; o && parts[i]; i++) {
+		n = json_object_get_member(o, parts[i]);
+		o = n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+	}
+	return n && JSON_NODE_HOLDS_VALUE(n) ? n : NULL;
+}
+
+static bool number(JsonNode *n, double *out)
+{
+	GType t = n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_value_type(n) : G_TYPE_INVALID;
+
+	if (t == G_TYPE_INT64)
+		*out = (double)json_node_get_int(n);
+	else if (t == G_TYPE_DOUBLE)
+		*out = json_node_get_double(n);
+	else
+		return false;
+	return true;
+}
+
+static void escaped(GString *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			g_string_append_c(out, '\\');
+		if (*s == '\n')
+			g_string_append(out, "\\n");
+		else
+			g_string_append_c(out, *s);
+	}
+}
+
+static void label(GString *out, bool *first, const char *key, const char *value)
+{
+	g_string_append_printf(out, "%s%s=\"", *first ? "{" : ",", key);
+	escaped(out, value);
+	g_string_append_c(out, '"');
+	*first = false;
+}
+
+/* name{domain="",uuid=""[,key="value"]...} value; @...: key, value pairs, NULL-ended. */
+static void sample(GString *out, const char *name, const struct vt_metrics_vm *v, double value,
+		   ...)
+{
+	char num[G_ASCII_DTOSTR_BUF_SIZE];
+	bool first = true;
+	const char *k;
+	va_list ap;
+
+	g_string_append(out, name);
+	if (v) {
+		label(out, &first, "domain", v->domain);
+		label(out, &first, "uuid", v->uuid);
+	}
+	va_start(ap, value);
+	while ((k = va_arg(ap, const char *)))
+		label(out, &first, k, va_arg(ap, const char *));
+	va_end(ap);
+	g_string_append_printf(out, "%s %s\n", first ? "" : "}",
+			       g_ascii_dtostr(num, sizeof(num), value));
+}
+
+static JsonArray *array_of(JsonObject *o, const char *name)
+{
+	JsonNode *n = o ? json_object_get_member(o, name) : NULL;
+
+	return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
+}
+
+static JsonObject *object_of(JsonObject *o, const char *name)
+{
+	JsonNode *n = o ? json_object_get_member(o, name) : NULL;
+
+	return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+}
+
+static double num_of(JsonObject *o, const char *name)
+{
+	double v = 0;
+
+	number(o ? json_object_get_member(o, name) : NULL, &v);
+	return v;
+}
+
+static const char *str_of(JsonObject *o, const char *name)
+{
+	return json_object_get_string_member_with_default(o, name, "");
+}
+
+/* report.tiers[].bytes / .usd_per_hour by tier */
+static void emit_report_tiers(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonArray *a = array_of(v->report, "tiers");
+
+	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
+		JsonObject *t = json_array_get_object_element(a, i);
+
+		sample(out, f->name, v, num_of(t, f->member), "tier", str_of(t, "tier"), NULL);
+	}
+}
+
+static void emit_info(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	sample(out, f->name, v, 1, "vm", v->vm, "mode", str_of(v->stats, "mode"), "profiler",
+	       str_of(v->stats, "profiler"), NULL);
+}
+
+static void emit_ram(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	sample(out, f->name, v, (double)v->ram_bytes, NULL);
+}
+
+static void emit_moves(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	sample(out, f->name, v, num_of(v->stats, "promotions"), "direction", "promote", NULL);
+	sample(out, f->name, v, num_of(v->stats, "demotions"), "direction", "demote", NULL);
+}
+
+static void emit_move_failures(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	static const char *const reasons[] = { "busy", "absent", "nomem", "other" };
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(reasons); i++) {
+		g_autofree char *m = g_strdup_printf("move_fail_%s", reasons[i]);
+
+		sample(out, f->name, v, num_of(v->stats, m), "reason", reasons[i], NULL);
+	}
+}
+
+static void emit_cpu(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	static const char *const stages[] = { "profiler", "residency", "policy", "mover", "hints" };
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(stages); i++) {
+		g_autofree char *m = g_strdup_printf("%s_cpu_ns", stages[i]);
+
+		sample(out, f->name, v, num_of(v->stats, m) * 1e-9, "stage", stages[i], NULL);
+	}
+}
+
+/* hints.accepted{kind} / hints.rejected{reason}: every member of the object */
+static void emit_hints(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonObject *o = object_of(object_of(v->stats, "hints"), f->member);
+	g_autoptr(GList) keys = o ? json_object_get_members(o) : NULL;
+
+	for (GList *l = keys; l; l = l->next)
+		sample(out, f->name, v, num_of(o, l->data),
+		       strcmp(f->member, "accepted") == 0 ? "kind" : "reason", l->data, NULL);
+}
+
+/* backends[]: faults by kind, latency quantiles, and each compressed tier's bytes */
+static void emit_backends(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonArray *a = array_of(v->stats, "backends");
+
+	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
+		JsonObject *b = json_array_get_object_element(a, i);
+		const char *be = str_of(b, "backend");
+		JsonArray *c = array_of(b, "ctiers");
+
+		if (strcmp(f->member, "faults") == 0) {
+			sample(out, f->name, v, num_of(b, "faults_stored"), "backend", be, "kind",
+			       "stored", NULL);
+			sample(out, f->name, v, num_of(b, "faults_zero"), "backend", be, "kind",
+			       "zero", NULL);
+			sample(out, f->name, v, num_of(b, "faults_wp"), "backend", be, "kind",
+			       "write_protect", NULL);
+		} else if (g_str_has_suffix(f->member, "_ns")) {
+			sample(out, f->name, v, num_of(b, f->member) * 1e-9, "backend", be, NULL);
+		} else {
+			for (unsigned int k = 0; c && k < json_array_get_length(c); k++) {
+				JsonObject *t = json_array_get_object_element(c, k);
+
+				sample(out, f->name, v, num_of(t, f->member), "backend", be, "tier",
+				       str_of(t, "name"), NULL);
+			}
+		}
+	}
+}
+
+/* backends[].fault_hist / zero_fault_hist as a Prometheus histogram (base name @f->name) */
+static void emit_fault_hist(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	static const char *const kinds[][2] = { { "fault_hist", "stored" },
+						{ "zero_fault_hist", "zero" } };
+	g_autofree char *bucket = g_strconcat(f->name, "_bucket", NULL);
+	g_autofree char *sum = g_strconcat(f->name, "_sum", NULL);
+	g_autofree char *count = g_strconcat(f->name, "_count", NULL);
+	JsonArray *a = array_of(v->stats, "backends");
+
+	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
+		JsonObject *b = json_array_get_object_element(a, i);
+		const char *be = str_of(b, "backend");
+
+		for (unsigned int k = 0; k < G_N_ELEMENTS(kinds); k++) {
+			JsonObject *h = object_of(b, kinds[k][0]);
+			JsonArray *le = array_of(h, "le_ns"), *c = array_of(h, "count");
+			char num[G_ASCII_DTOSTR_BUF_SIZE];
+
+			if (!le || !c || json_array_get_length(le) != json_array_get_length(c))
+				continue;
+			for (unsigned int j = 0; j < json_array_get_length(le); j++) {
+				g_ascii_dtostr(num, sizeof(num),
+					       (double)json_array_get_int_element(le, j) * 1e-9);
+				sample(out, bucket, v, (double)json_array_get_int_element(c, j),
+				       "backend", be, "kind", kinds[k][1], "le", num, NULL);
+			}
+			sample(out, bucket, v, num_of(h, "total"), "backend", be, "kind",
+			       kinds[k][1], "le", "+Inf", NULL);
+			sample(out, sum, v, num_of(h, "sum_ns") * 1e-9, "backend", be, "kind",
+			       kinds[k][1], NULL);
+			sample(out, count, v, num_of(h, "total"), "backend", be, "kind", kinds[k][1],
+			       NULL);
+		}
+	}
+}
+
+static const struct family families[] = {
+	{ "vtier_vm_info", "gauge", "An attached VM: its vtierd name, mode and profiler.",
+	  NULL, 1, emit_info },
+	{ "vtier_vm_memory_bytes", "gauge", "Guest memory on each tier, bytes (from the VM's first "
+	  "profiled window on).", "bytes", 1,
+	  emit_report_tiers },
+	{ "vtier_vm_ram_bytes", "gauge", "Guest RAM, bytes.", NULL, 1, emit_ram },
+	{ "vtier_vm_cost_usd_per_hour", "gauge", "What the VM's memory costs on each tier, USD "
+	  "per hour (docs/tco.md).", "usd_per_hour", 1, emit_report_tiers },
+	{ "vtier_vm_all_dram_cost_usd_per_hour", "gauge", "The same memory all in DRAM, USD per "
+	  "hour.", "r:all_dram_usd_per_hour", 1, NULL },
+	{ "vtier_vm_saving_ratio", "gauge", "Saving against all-DRAM, 0..1.", "r:saving_pct",
+	  0.01, NULL },
+	{ "vtier_vm_fault_time_ratio", "gauge", "Estimated time in compressed-tier faults, "
+	  "fraction of one vCPU.", "r:slowdown.fault_time_pct", 0.01, NULL },
+	{ "vtier_vm_hot_set_bytes", "gauge", "Hot set: chunks at or above the promotion threshold, "
+	  "bytes.", "r:hot_set_bytes", 1, NULL },
+	{ "vtier_vm_windows_total", "counter", "Profiling windows since attach.", "s:windows", 1,
+	  NULL },
+	{ "vtier_vm_moves_total", "counter", "Chunks moved, by direction.", NULL, 1, emit_moves },
+	{ "vtier_vm_moved_bytes_total", "counter", "Bytes that changed node.", "s:bytes_moved", 1,
+	  NULL },
+	{ "vtier_vm_move_failures_total", "counter", "Pages move_pages did not move, by reason.",
+	  NULL, 1, emit_move_failures },
+	{ "vtier_vm_thrash_events_total", "counter", "Chunks promoted soon after a demotion.",
+	  "s:thrash_events", 1, NULL },
+	{ "vtier_vm_window_cpu_seconds", "gauge", "CPU time of the last window, by stage "
+	  "(profiler CPU: stage=\"profiler\").", NULL, 1, emit_cpu },
+	{ "vtier_vm_hints_accepted_total", "counter", "Guest hints accepted, by kind.",
+	  "accepted", 1, emit_hints },
+	{ "vtier_vm_hints_rejected_total", "counter", "Guest hints refused, by reason.",
+	  "rejected", 1, emit_hints },
+	{ "vtier_vm_hints_saved_bytes", "gauge", "Guest memory given back through hints, bytes.",
+	  "s:hints.saved_bytes", 1, NULL },
+	{ "vtier_vm_faults_total", "counter", "Page faults served from vtierd's page store, by "
+	  "kind.", "faults", 1, emit_backends },
+	{ "vtier_vm_fault_latency_seconds", "histogram", "Service time of a page fault from "
+	  "vtierd's store, by kind (stored page, zero page); _sum from bucket midpoints.", NULL, 1,
+	  emit_fault_hist },
+	{ "vtier_vm_fault_latency_p50_seconds", "gauge", "Median service time of a stored-page "
+	  "fault.", "fault_p50_ns", 1, emit_backends },
+	{ "vtier_vm_fault_latency_p99_seconds", "gauge", "99th percentile service time of a "
+	  "stored-page fault.", "fault_p99_ns", 1, emit_backends },
+	{ "vtier_vm_ctier_stored_bytes", "gauge", "Guest data in each compressed tier, bytes.",
+	  "stored_bytes", 1, emit_backends },
+	{ "vtier_vm_ctier_pool_bytes", "gauge", "Memory each compressed tier's pool takes, bytes.",
+	  "pool_bytes", 1, emit_backends },
+};
+
+char *vt_metrics_write(const struct vt_metrics_daemon *dm, const struct vt_metrics_vm *vms,
+		       unsigned int n)
+{
+	GString *out = g_string_new(NULL);
+
+	g_string_append(out, "# HELP vtier_vms VMs attached to vtierd.\n# TYPE vtier_vms gauge\n");
+	sample(out, "vtier_vms", NULL, n, NULL);
+	if (dm->libvirt) {
+		g_string_append(out, "# HELP vtier_libvirt_connected Whether vtierd is connected to "
+				"libvirt (1) or retrying (0).\n# TYPE vtier_libvirt_connected gauge\n");
+		sample(out, "vtier_libvirt_connected", NULL, dm->libvirt_connected, NULL);
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(families); i++) {
+		const struct family *f = &families[i];
+
+		g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
+				       f->name, f->type);
+		for (unsigned int k = 0; k < n; k++) {
+			double value;
+
+			if (f->emit)
+				f->emit(out, f, &vms[k]);
+			else if (number(member_node(&vms[k], f->member), &value))
+				sample(out, f->name, &vms[k], value * f->scale, NULL);
+		}
+	}
+	return g_string_free(out, FALSE);
+}
+
+static gint cmp_name(gconstpointer a, gconstpointer b)
+{
+	return strcmp(((const struct vt_vm *)a)->name, ((const struct vt_vm *)b)->name);
+}
+
+char *vt_metrics_collect(struct vt_daemon *d)
+{
+	g_autoptr(GList) list = g_list_sort(g_hash_table_get_values(d->vms), cmp_name);
+	unsigned int n = g_list_length(list), i = 0;
+	g_autofree struct vt_metrics_vm *vms = g_new0(struct vt_metrics_vm, n ? n : 1);
+	g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	struct vt_metrics_daemon dm = {
+		.libvirt = d->libvirt != NULL,
+		.libvirt_connected = vt_libvirt_connected(d->libvirt),
+	};
+
+	for (GList *l = list; l; l = l->next, i++) {
+		struct vt_vm *vm = l->data;
+		g_autoptr(JsonBuilder) sb = json_builder_new(), rb = json_builder_new();
+		JsonNode *s, *r;
+		uint64_t ram;
+
+		/* the same objects as vtierctl stats and report, each read under the VM's lock */
+		vt_vm_stats_to_json(vm, &d->host.tiers, sb);
+		vt_vm_report_to_json(vm, rb);
+		s = json_builder_get_root(sb);
+		r = json_builder_get_root(rb);
+		g_ptr_array_add(keep, s);
+		g_ptr_array_add(keep, r);
+		g_mutex_lock(&vm->lock);
+		g_ptr_array_add(names, g_strdup(vm->domain_uuid[0] ? vm->domain_name : vm->name));
+		g_ptr_array_add(names, g_strdup(vm->domain_uuid));
+		ram = vm->ram_bytes;
+		g_mutex_unlock(&vm->lock);
+		vms[i] = (struct vt_metrics_vm){
+			.ram_bytes = ram,
+			.vm = vm->name,
+			.domain = g_ptr_array_index(names, names->len - 2),
+			.uuid = g_ptr_array_index(names, names->len - 1),
+			.stats = JSON_NODE_HOLDS_OBJECT(s) ? json_node_get_object(s) : NULL,
+			.report = JSON_NODE_HOLDS_OBJECT(r) ? json_node_get_object(r) : NULL,
+		};
+	}
+	return vt_metrics_write(&dm, vms, n);
+}

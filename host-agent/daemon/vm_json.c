@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A VM as JSON for the control socket (docs/abi-control.md): its status, its
+ * engine's stats and its memory TCO report. The main loop calls these; each
+ * reads the VM under its lock.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "json_member.h"
+#include "backend.h"
+#include "migration.h"
+#include "vm.h"
+#include "vm_json.h"
+
+void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
+{
+	g_mutex_lock(&vm->lock);
+	json_builder_begin_object(b);
+	vt_json_add_str(b, "name", vm->name);
+	vt_json_add_str(b, "qmp", vm->qmp_path);
+	vt_json_add_u64(b, "pid", (uint64_t)vm->pid);
+	vt_json_add_str(b, "qemu", vm->qemu_version);
+	vt_json_add_str(b, "state", vm->state);
+	vt_json_add_str(b, "profiler", vm->profiler_name);
+	vt_json_add_str(b, "profiler_reason", vm->profiler_why);
+	vt_json_add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
+	/* which path a compressed tier takes for this VM */
+	vt_json_add_str(b, "ctier_path", vm->ctier_kind == VT_CTIER_HANDOFF ? "hand-off (userfaultfd + "
+		"vtierd's compressed pools)" : vm->ctier_kind == VT_CTIER_ZSWAP ? "zswap (stock QEMU: "
+		"process_madvise MADV_PAGEOUT into the host's zswap)" : !vm->host->nr_ctier ?
+		"none: no compressed tiers configured" : vm->host->zswap_ok ? "none" :
+		vm->host->zswap_why);
+	vt_json_add_str(b, "attached_by", vm->by_handoff ? "hand-off" :
+			vm->domain_uuid[0] ? "libvirt" : "qmp");
+	if (vm->domain_uuid[0]) {
+		vt_json_add_str(b, "domain", vm->domain_name);
+		vt_json_add_str(b, "domain_uuid", vm->domain_uuid);
+	}
+	vt_json_add_u64(b, "ram_bytes", vm->ram_bytes);
+	vt_json_add_u64(b, "windows", vm->stats.windows);
+	vt_json_add_str(b, "last_error", vm->last_error);
+	json_builder_set_member_name(b, "migration");
+	vt_migration_status_to_json(vm, b);
+	json_builder_set_member_name(b, "policy");
+	vt_vm_policy_to_json(&vm->policy, b);
+	json_builder_set_member_name(b, "gpa_map");
+	json_builder_begin_array(b);
+	for (unsigned int i = 0; i < vm->gpa_map->len; i++) {
+		const struct vt_gpa_map *g = &g_array_index(vm->gpa_map, struct vt_gpa_map, i);
+
+		json_builder_begin_object(b);
+		vt_json_add_u64(b, "gpa", g->gpa);
+		vt_json_add_u64(b, "len", g->len);
+		vt_json_add_u64(b, "hva", g->hva);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "ram");
+	json_builder_begin_array(b);
+	for (unsigned int i = 0; i < vm->ram->len; i++) {
+		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
+
+		json_builder_begin_object(b);
+		vt_json_add_str(b, "backend", r->backend);
+		vt_json_add_str(b, "type", r->type);
+		vt_json_add_u64(b, "size", r->size);
+		vt_json_add_u64(b, "hva", r->hva);
+		vt_json_add_u64(b, "page_size", r->page_size);
+		vt_json_add_str(b, "policy", r->policy);
+		json_builder_set_member_name(b, "share");
+		json_builder_add_boolean_value(b, r->share);
+		json_builder_set_member_name(b, "thp");
+		json_builder_add_boolean_value(b, r->thp);
+		vt_json_add_str(b, "mapping", r->mapping);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+	g_mutex_unlock(&vm->lock);
+}
+
+static const char *const hint_kinds[VTIER_GUEST_KIND_MAX + 1] = {
+	[VTIER_GUEST_FREE] = "free", [VTIER_GUEST_COLD] = "cold", [VTIER_GUEST_HOT] = "hot",
+	[VTIER_GUEST_INFLATE] = "inflate", [VTIER_GUEST_DEFLATE] = "deflate",
+};
+
+/* The guest hint channel's figures (docs/abi-control.md, "stats"). */
+static void hints_to_json(const struct vt_vm *vm, const struct vt_hint_stats *h, JsonBuilder *b)
+{
+	json_builder_set_member_name(b, "hints");
+	json_builder_begin_object(b);
+	vt_json_add_str(b, "channel", !vm->policy.hints ? "off" : h->attached ? "attached" :
+		       "not attached");
+	vt_json_add_str(b, "error", h->error);
+	vt_json_add_u64(b, "refused", h->refused);
+	vt_json_add_u64(b, "region_bytes", h->region_bytes);
+	vt_json_add_u64(b, "records", h->ch.records);
+	for (int pass = 0; pass < 2; pass++) {
+		json_builder_set_member_name(b, pass ? "accepted_bytes" : "accepted");
+		json_builder_begin_object(b);
+		for (int k = 1; k <= VTIER_GUEST_KIND_MAX; k++)
+			vt_json_add_u64(b, hint_kinds[k], pass ? h->ch.accepted_bytes[k] :
+				       h->ch.accepted[k]);
+		json_builder_end_object(b);
+	}
+	json_builder_set_member_name(b, "rejected");
+	json_builder_begin_object(b);
+	for (int r = 0; r < VT_GHINT_R_COUNT; r++)
+		vt_json_add_u64(b, vt_ghint_reject_name(r), h->ch.rejected[r]);
+	json_builder_end_object(b);
+	vt_json_add_u64(b, "bad_header", h->ch.bad_header);
+	vt_json_add_u64(b, "bad_index", h->ch.bad_index);
+	vt_json_add_u64(b, "skipped", h->ch.skipped);
+	vt_json_add_u64(b, "deferred", h->ch.deferred);
+	vt_json_add_u64(b, "guest_balloon_bytes", h->ch.balloon_bytes);
+	vt_json_add_u64(b, "balloon_target_bytes", h->balloon_target_bytes);
+	vt_json_add_u64(b, "discard_bytes", h->discard_bytes);
+	vt_json_add_u64(b, "discard_failed", h->discard_failed);
+	vt_json_add_u64(b, "observe_discard_bytes", h->observe_discard_bytes);
+	vt_json_add_u64(b, "pageout_bytes", h->pageout_bytes);
+	vt_json_add_u64(b, "saved_bytes", h->saved_bytes);
+	vt_json_add_u64(b, "cold_hint_bytes", h->cold_hint_bytes);
+	vt_json_add_u64(b, "cold_chunks", h->cold_chunks);
+	vt_json_add_u64(b, "ack_waits", h->ack_waits);
+	vt_json_add_u64(b, "polls", h->polls);
+	vt_json_add_u64(b, "cpu_ns", h->cpu_ns);
+	vt_json_add_u64(b, "cpu_ns_last", h->cpu_ns_last);
+	vt_json_add_u64(b, "cpu_capped", h->cpu_capped);
+	json_builder_end_object(b);
+}
+
+void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
+{
+	const struct vt_vm_stats *s = &vm->stats;
+
+	g_mutex_lock(&vm->lock);
+	json_builder_begin_object(b);
+	vt_json_add_str(b, "name", vm->name);
+	vt_json_add_str(b, "mode", vt_mode_name(vm->policy.mode));
+	vt_json_add_str(b, "profiler", vm->profiler_name);
+	vt_json_add_u64(b, "windows", s->windows);
+	vt_json_add_u64(b, "promotions", s->promotions);
+	vt_json_add_u64(b, "demotions", s->demotions);
+	vt_json_add_u64(b, "bytes_moved", s->bytes_moved);
+	vt_json_add_u64(b, "last_window_bytes", s->last_window_bytes);
+	vt_json_add_u64(b, "tco_misplaced_bytes", s->tco_misplaced_bytes);
+	vt_json_add_u64(b, "refused_chunks", s->refused_chunks);
+	vt_json_add_u64(b, "pages_already_placed", s->pages_already);
+	vt_json_add_u64(b, "move_fail_busy", s->move_busy);
+	vt_json_add_u64(b, "move_fail_absent", s->move_absent);
+	vt_json_add_u64(b, "move_fail_nomem", s->move_nomem);
+	vt_json_add_u64(b, "move_fail_other", s->move_other);
+	vt_json_add_u64(b, "orders_failed", s->orders_failed);
+	vt_json_add_u64(b, "orders_deferred", s->orders_deferred);
+	vt_json_add_u64(b, "observe_bytes", s->observe_bytes);
+	vt_json_add_u64(b, "thrash_events", s->thrash_events);
+	vt_json_add_u64(b, "max_moves_per_chunk", s->max_moves_per_chunk);
+	vt_json_add_u64(b, "profiler_regions", s->profiler_regions);
+	vt_json_add_u64(b, "profiler_checks", s->profiler_checks);
+	vt_json_add_u64(b, "profiler_cpu_ns", s->profiler_cost_ns);
+	vt_json_add_u64(b, "residency_cpu_ns", s->residency_cost_ns);
+	vt_json_add_u64(b, "policy_cpu_ns", s->policy_cost_ns);
+	vt_json_add_u64(b, "mover_cpu_ns", s->mover_cost_ns);
+	vt_json_add_u64(b, "hints_cpu_ns", s->hints_cost_ns);
+	vt_json_add_dbl(b, "hot_threshold_used", s->threshold);
+	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
+	vt_json_add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
+	vt_json_add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
+	json_builder_set_member_name(b, "tiers");
+	json_builder_begin_array(b);
+	for (unsigned int t = 0; t < tiers->nr; t++) {
+		json_builder_begin_object(b);
+		vt_json_add_str(b, "tier", tiers->tier[t].name);
+		vt_json_add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
+		vt_json_add_u64(b, "promoted_in", s->tier[t].promoted_in);
+		vt_json_add_u64(b, "demoted_in", s->tier[t].demoted_in);
+		vt_json_add_u64(b, "bytes_in", s->tier[t].bytes_in);
+		json_builder_end_object(b);
+	}
+	for (unsigned int t = tiers->nr; t < vt_vm_nr_tiers(vm); t++) {
+		json_builder_begin_object(b);
+		vt_json_add_str(b, "tier", vt_vm_tier_name(vm, t));
+		vt_json_add_u64(b, "resident_bytes", s->tier[t].resident_bytes);
+		vt_json_add_u64(b, "promoted_in", s->tier[t].promoted_in);
+		vt_json_add_u64(b, "demoted_in", s->tier[t].demoted_in);
+		vt_json_add_u64(b, "bytes_in", s->tier[t].bytes_in);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "backends");
+	json_builder_begin_array(b);
+	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
+		vt_backend_stats_to_json(g_ptr_array_index(vm->backends, i), b);
+	json_builder_end_array(b);
+	hints_to_json(vm, &s->hints, b);
+	json_builder_set_member_name(b, "migration");
+	vt_migration_stats_to_json(&s->migration, b);
+	vt_json_add_str(b, "migration_state", vt_migration_view_name(vt_migration_view(vm)));
+	json_builder_end_object(b);
+	g_mutex_unlock(&vm->lock);
+}

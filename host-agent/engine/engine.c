@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The per-VM engine: the window pipeline. Each window passes one record
+ * (struct vt_window, window.h) through a fixed list of stages, in order,
+ * each on what the ones before it wrote, and times them:
+ *   observe    (observe.c)    the profiler's window -> regions in QEMU's hva,
+ *                             which feed the chunk EMAs
+ *   residency  (residency.c)  where the chunks' pages are: the ones moved
+ *                             and a round-robin slice (policy/refresh.h);
+ *                             the movers' backlog read once, before it
+ *   hints      (hint_stage.c) the guest channel's discards and COLD ages
+ *   placement  (placement.c)  the window's move orders
+ *   apply      (apply.c)      (mode auto) each order to the target that
+ *                             takes it (target.h: numa, ctier, zswap)
+ * then publishes the window's stats at once. A window after which the VM
+ * must go is reported to the engine's owner (vm_worker.c) by its callback.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "migration.h"
+#include "target.h"
+#include "placement.h"
+#include "observe.h"
+#include "residency.h"
+#include "thread_ns.h"
+#include "hint_stage.h"
+#include "engine.h"
+#include "window.h"
+#include "vm.h"
+
+/*
+ * NUMA tiers first, then the compressed ones: vtierd's pools when QEMU handed
+ * its RAM over, else the host's zswap (one tier) when there is one and the
+ * operator configured compressed tiers. Called with the VM's lock held (or
+ * before its worker runs).
+ */
+static void choose_ctier(struct vt_vm *vm)
+{
+	const struct vt_host_config *h = vm->host;
+
+	vt_zswap_close(&vm->zswap);
+	vm->ctier_kind = VT_CTIER_NONE;
+	if (vm->backends->len && h->nr_ctier)
+		vm->ctier_kind = VT_CTIER_HANDOFF;
+	else if (h->nr_ctier && h->zswap_ok && vt_zswap_open(&vm->zswap, vm->pid) == 0)
+		vm->ctier_kind = VT_CTIER_ZSWAP;
+	vm->nr_tiers = vm->tiers.nr + (vm->ctier_kind == VT_CTIER_HANDOFF ? h->nr_ctier :
+				       vm->ctier_kind == VT_CTIER_ZSWAP ? 1 : 0);
+	vm->nr_tiers = MIN(vm->nr_tiers, (unsigned int)VT_MTM_MAX_TIERS);
+}
+
+/* One window from a timer; its owner hears of a good one. */
+static bool window_end(struct vt_vm *vm)
+{
+	if (!vt_engine_window(vm))
+		return false;
+	if (vm->engine_window)
+		vm->engine_window(vm);
+	return true;
+}
+
+static gboolean window_cb(gpointer data)
+{
+	struct vt_vm *vm = data;
+
+	if (window_end(vm))
+		return G_SOURCE_CONTINUE;
+	vm->engine_failed(vm, vm->engine_failed_opaque);
+	return G_SOURCE_CONTINUE;	/* the main loop detaches and stops us */
+}
+
+/* Profilers that sample (tdp): one timer; every window_ms / sample_ms-th tick ends a window. */
+static gboolean sample_cb(gpointer data)
+{
+	struct vt_vm *vm = data;
+	unsigned int per_window = (unsigned int)MAX(vm->policy.window_ms / vm->policy.sample_ms, 1);
+
+	if (!vm->prof)
+		return G_SOURCE_CONTINUE;
+	vt_profiler_sample(vm->prof);
+	if (vm->prof->samples < per_window)
+		return G_SOURCE_CONTINUE;
+	if (window_end(vm))
+		return G_SOURCE_CONTINUE;
+	vm->engine_failed(vm, vm->engine_failed_opaque);
+	return G_SOURCE_CONTINUE;
+}
+
+void vt_engine_stop(struct vt_vm *vm)
+{
+	for (GSource **src = &vm->window_src; src <= &vm->sample_src; src++) {
+		if (*src) {
+			g_source_destroy(*src);
+			g_source_unref(*src);
+			*src = NULL;
+		}
+	}
+	vt_observe_stop(vm);
+}
+
+bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
+		     GError **error)
+{
+	g_autofree struct vt_range *ranges = NULL;
+	g_autofree struct vt_range64 *r64 = NULL;
+
+	vt_engine_stop(vm);
+	vm->engine_failed = failed;
+	vm->engine_failed_opaque = opaque;
+	choose_ctier(vm);
+	if (!vt_vm_tiers_mask(vm, vm->policy.tiers, &vm->tiers_allowed, error))
+		return false;
+	vt_vm_heatmap_layout(vm);
+	if (vm->mtm && vm->mtm->nr_tiers != vt_vm_nr_tiers(vm)) {
+		vt_mtm_free(vm->mtm);	/* the tiers changed: placement starts afresh */
+		vm->mtm = NULL;
+	}
+	if (vm->policy.mode == VT_MODE_OFF) {
+		/* no windows: a guest waiting for an ack gets it now */
+		vt_vm_hints_close(vm);
+		vt_migration_seed(vm);	/* no state to seed: an incoming profile is let go */
+		g_strlcpy(vm->state, "off", sizeof(vm->state));
+		g_strlcpy(vm->profiler_name, "none", sizeof(vm->profiler_name));
+		g_strlcpy(vm->profiler_why, "mode=off: profiling detached",
+			  sizeof(vm->profiler_why));
+		return true;
+	}
+	ranges = g_new0(struct vt_range, vm->ram->len);
+	for (unsigned int i = 0; i < vm->ram->len; i++) {
+		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
+
+		ranges[i] = (struct vt_range){ r->hva, r->hva + r->size };
+	}
+	/* ranges sorted by address for the profiler */
+	for (unsigned int i = 1; i < vm->ram->len; i++)
+		for (unsigned int j = i; j > 0 && ranges[j].start < ranges[j - 1].start; j--) {
+			struct vt_range t = ranges[j];
+
+			ranges[j] = ranges[j - 1];
+			ranges[j - 1] = t;
+		}
+	/* the same ranges in policy/mtm.h's type (one range type: util/, when it has one) */
+	r64 = g_new0(struct vt_range64, vm->ram->len);
+	for (unsigned int i = 0; i < vm->ram->len; i++)
+		r64[i] = (struct vt_range64){ ranges[i].start, ranges[i].end };
+	if (!vt_observe_start(vm, ranges, error))
+		return false;
+	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
+		vt_mtm_free(vm->mtm);
+		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
+				     vt_vm_nr_tiers(vm));
+		vt_residency_start(vm);
+		/* an incoming migration's profile: warm EMAs and the source's placement */
+		vt_migration_seed(vm);
+	} else {
+		/* the compressed tiers' kind may have changed: where is everything? */
+		vt_refresh_all(vm->refresh);
+	}
+	g_strlcpy(vm->state, vm->policy.mode == VT_MODE_AUTO ? "tiering" : "observing",
+		  sizeof(vm->state));
+	/* on the VM's own context: its worker thread runs them */
+	if (vm->prof->ops->sample) {
+		vm->sample_src = g_timeout_source_new((guint)vm->policy.sample_ms);
+		g_source_set_callback(vm->sample_src, sample_cb, vm, NULL);
+		g_source_attach(vm->sample_src, vm->ctx);
+	} else {
+		vm->window_src = g_timeout_source_new((guint)vm->policy.window_ms);
+		g_source_set_callback(vm->window_src, window_cb, vm, NULL);
+		g_source_attach(vm->window_src, vm->ctx);
+	}
+	return true;
+}
+
+/* What a stage tells the window: go on, end the window here (fine), or the VM must go. */
+enum stage_result {
+	STAGE_NEXT,
+	STAGE_END,
+	STAGE_FAIL,
+};
+
+/* An error @ret of a stage: the window ends; a process gone (ESRCH) takes the VM with it. */
+static enum stage_result stage_error(int ret)
+{
+	return ret == -ESRCH ? STAGE_FAIL : STAGE_END;
+}
+
+/* The profiler's window, its regions and the chunk EMAs they feed. */
+static enum stage_result stage_observe(struct vt_window *w)
+{
+	struct vt_vm *vm = w->vm;
+	uint64_t checks_now;
+	int ret;
+
+	ret = vt_profiler_window(vm->prof, &vm->snap);
+	if (ret < 0) {
+		g_snprintf(w->err, w->err_len, "%s window: %s",
+			   vm->profiler_name, g_strerror(-ret));
+		return stage_error(ret);	/* kdamond gone: the process exited */
+	}
+	/* an early hand-off's RAM still arriving: placement from the profile alone */
+	if (vt_migration_precopy_window(vm, w->backends, w->s))
+		return STAGE_END;
+	/* all checks since the last window end: the samples' and the window's */
+	checks_now = vt_source_checks_total(vm->src);
+	w->s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
+	vm->checks_mark = checks_now;
+	w->s->profiler_regions = vm->snap.regions->len;
+	w->regions = vt_observe_regions(vm);
+	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)w->regions->data,
+		       w->regions->len);
+	return STAGE_NEXT;
+}
+
+/* Where the chunks' pages are; the movers' backlog is read once, before it. */
+static enum stage_result stage_residency(struct vt_window *w)
+{
+	int ret;
+
+	/* before the residency: idle now means the residency shows every move queued */
+	for (unsigned int i = 0; w->backends && i < w->backends->len; i++)
+		w->movers_busy |= vt_backend_backlog(g_ptr_array_index(w->backends, i)) > 0;
+	ret = vt_residency_query(w->vm, w->backends);
+	if (ret < 0) {
+		g_snprintf(w->err, w->err_len, "move_pages status: %s", g_strerror(-ret));
+		return stage_error(ret);
+	}
+	w->s->refused_chunks = vt_mtm_arrivals(w->vm->mtm, !w->movers_busy);
+	return STAGE_NEXT;
+}
+
+/* The guest's hints: discards, and COLD chunks aged before the placement sees them. */
+static enum stage_result stage_hints(struct vt_window *w)
+{
+	vt_vm_hints_window(w->vm, w->backends, w->s);
+	return STAGE_NEXT;
+}
+
+/* The window's orders; an outgoing migration holds what the destination would not keep. */
+static enum stage_result stage_placement(struct vt_window *w)
+{
+	struct vt_vm_stats *s = w->s;
+
+	vt_placement_decide(w);
+	vt_migration_hold(w->vm, w->orders, s);
+	s->threshold = w->ws.threshold;
+	s->hot_chunks = w->ws.hot_chunks;
+	s->hot_on_tier0 = w->ws.hot_on_tier0;
+	s->thrash_events = w->vm->mtm->thrash_total;
+	vt_residency_tier_bytes(w->vm, w->ws.tier_bytes, s);
+	return STAGE_NEXT;
+}
+
+/* Mode auto: each order to the target that takes it; observe: only counted. */
+static enum stage_result stage_apply(struct vt_window *w)
+{
+	if (w->vm->policy.mode == VT_MODE_OBSERVE) {
+		w->s->observe_bytes += w->ws.promote_bytes + w->ws.demote_bytes;
+	} else {
+		bool ok = vt_apply_orders(w);
+
+		/* the moved chunks' outcome: read next window */
+		vt_residency_moved(w->vm, w->orders);
+		if (!ok)
+			return STAGE_FAIL;
+	}
+	return STAGE_NEXT;
+}
+
+/* The window's stages in order, each timed into its cost figure (thread CPU time). */
+static const struct stage {
+	enum stage_result (*run)(struct vt_window *w);
+	size_t cost;			/* offsetof the stage's cost in struct vt_vm_stats */
+} stages[] = {
+	{ stage_observe, offsetof(struct vt_vm_stats, profiler_cost_ns) },
+	{ stage_residency, offsetof(struct vt_vm_stats, residency_cost_ns) },
+	{ stage_hints, offsetof(struct vt_vm_stats, hints_cost_ns) },
+	{ stage_placement, offsetof(struct vt_vm_stats, policy_cost_ns) },
+	{ stage_apply, offsetof(struct vt_vm_stats, mover_cost_ns) },
+};
+
+static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
+			char *err, size_t err_len)
+{
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+	struct vt_window w = {
+		.vm = vm, .backends = backends, .s = s, .orders = orders,
+		.err = err, .err_len = err_len,
+	};
+	uint64_t moved_before = s->bytes_moved;
+	uint64_t t0 = vt_thread_ns();
+	bool ok = true;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(stages); i++) {
+		enum stage_result r = stages[i].run(&w);
+		uint64_t t1;
+
+		if (r != STAGE_NEXT) {
+			ok = r == STAGE_END;
+			goto out;
+		}
+		t1 = vt_thread_ns();
+		*(uint64_t *)(void *)((char *)s + stages[i].cost) = t1 - t0;
+		t0 = t1;
+	}
+	s->last_window_bytes = s->bytes_moved - moved_before;
+	s->max_moves_per_chunk = vt_mtm_max_moves(vm->mtm);
+	s->windows++;
+out:
+	if (w.regions)
+		g_array_unref(w.regions);
+	return ok;
+}
+
+bool vt_engine_window(struct vt_vm *vm)
+{
+	struct vt_vm_stats st = vm->stats;	/* only this thread writes it */
+	g_autoptr(GPtrArray) backends = vt_vm_backends_ref(vm);
+	char err[sizeof(vm->last_error)] = "";
+	bool ok = window_body(vm, &st, backends, err, sizeof(err));
+
+	if (ok && st.windows > vm->stats.windows)
+		vt_vm_heatmap_window(vm, st.windows);
+
+	uint64_t bytes[VT_MAX_TIERS];
+
+	vt_vm_tier_bytes(vm, &st, bytes);
+	/* published at once, so that the main loop never sees a window half done */
+	g_mutex_lock(&vm->lock);
+	vm->stats = st;
+	if (ok && st.windows)
+		vt_tco_history_add(&vm->tco_history, g_get_monotonic_time(), bytes);
+	g_strlcpy(vm->last_error, err, sizeof(vm->last_error));
+	if (ok && st.windows)
+		vt_migration_window_done(vm);
+	g_mutex_unlock(&vm->lock);
+	return ok;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The engine's policy stage (engine/placement.c): after the residency, before
+ * the movers.
+ */
+#ifndef VTIER_CORE_PLACEMENT_H
+#define VTIER_CORE_PLACEMENT_H
+
+#include <stddef.h>
+
+#include <glib.h>
+
+#include "mtm.h"
+#include "vm.h"
+#include "window.h"
+
+/*
+ * The waterfall's age (ctier_age_windows) when this VM's placement runs the
+ * waterfall (placement=waterfall with a compressed tier), else 0: what a
+ * guest's COLD hint can bring forward (engine/hint_stage.c).
+ */
+unsigned int vt_placement_waterfall_age(const struct vt_vm *vm);
+
+/*
+ * Decide @w's orders for the VM's placement policy; w->mp gets the MTM
+ * parameters the orders are committed with, w->ws MTM's window figures (for
+ * placement=tco, its promote and demote bytes), w->s the tier model and the
+ * TCO report's figures. A failed model leaves the orders empty and w->err set.
+ */
+void vt_placement_decide(struct vt_window *w);
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One VM's window as a record of values that engine.c passes through its
+ * fixed list of stages, each reading what the stages before it wrote:
+ *   observe    -> regions (the profiler's snapshot, in QEMU's hva)
+ *   residency  -> movers_busy (the movers' backlog, read once), residency
+ *   hints      (the guest channel's discards and COLD ages)
+ *   placement  -> mp, orders, ws (vt_placement_decide)
+ *   apply      -> the orders' outcome, in s
+ * s is the window's copy of the VM's stats, published at the window's end.
+ */
+#ifndef VTIER_ENGINE_WINDOW_H
+#define VTIER_ENGINE_WINDOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <glib.h>
+
+#include "mtm.h"
+#include "vm.h"
+
+struct vt_window {
+	struct vt_vm *vm;
+	GPtrArray *backends;		/* the VM's hand-offs, referenced for the window */
+	struct vt_vm_stats *s;		/* the window's stats (the worker's copy) */
+	GArray *regions;		/* observe: struct vt_mtm_region, in QEMU's hva */
+	bool movers_busy;		/* residency: a mover had orders queued before it */
+	struct vt_mtm_params mp;	/* placement: this window's MTM parameters */
+	struct vt_mtm_window_stats ws;	/* ... and what MTM decided */
+	GArray *orders;			/* placement: struct vt_mtm_order, in move order */
+	char *err;			/* why the window failed or did less ("" if not) */
+	size_t err_len;
+};
+
+#endif

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Per-VM policy keys: defaults, parsing with reasons, JSON. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_member.h"
+#include "json_guard.h"
+#include "profiler.h"
+#include "tiers.h"
+#include "vm_policy.h"
+#include "size.h"
+
+#define MIB (1ULL << 20)
+
+static const char *const keys[] = {
+	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
+	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", "placement",
+	"tco_alpha", "tiers", "hints", "balloon", "migration_extra", NULL,
+};
+
+const char *const *vt_vm_policy_keys(void)
+{
+	return keys;
+}
+
+void vt_vm_policy_default(struct vt_vm_policy *p)
+{
+	*p = (struct vt_vm_policy){
+		.mode = VT_MODE_AUTO,
+		.dram_limit_bytes = 0,
+		.dram_share = 1.0,
+		.budget_bytes = 128 * MIB,
+		.window_ms = 1000,
+		.sample_ms = 20,
+		.hot_threshold = 0.05,
+		.thrash_windows = 4,
+		.thrash_step = 0.2,
+		.chunk_bytes = 2 * MIB,
+		.ctier_age_windows = 3,
+		.placement = VT_PLACEMENT_WATERFALL,
+		.tco_alpha = 0.5,
+	};
+	g_strlcpy(p->profiler, "auto", sizeof(p->profiler));
+}
+
+const char *vt_mode_name(enum vt_mode mode)
+{
+	switch (mode) {
+	case VT_MODE_OFF:
+		return "off";
+	case VT_MODE_OBSERVE:
+		return "observe";
+	case VT_MODE_AUTO:
+		return "auto";
+	}
+	return "?";
+}
+
+const char *vt_placement_name(enum vt_placement placement)
+{
+	return placement == VT_PLACEMENT_TCO ? "tco" : "waterfall";
+}
+
+static bool parse_u64(const char *key, const char *value, uint64_t min, uint64_t max,
+		      uint64_t *out, GError **error)
+{
+	guint64 v;
+
+	if (!g_ascii_string_to_unsigned(value, 10, min, max, &v, NULL)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "%s: '%s' is not a whole number in %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT,
+			    key, value, (guint64)min, (guint64)max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_fraction(const char *key, const char *value, double min, double max,
+			   double *out, GError **error)
+{
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = *value ? g_ascii_strtod(value, &end) : NAN;
+	if (!*value || errno || *end || !isfinite(v) || v < min || v > max) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: '%s' is not a number in %g..%g",
+			    key, value, min, max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_bytes(const char *key, const char *value, uint64_t min, uint64_t max,
+			uint64_t *out, GError **error)
+{
+	g_autoptr(GError) e = NULL;
+	uint64_t v;
+
+	if (!vt_parse_size(value, &v, &e)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: %s", key, e->message);
+		return false;
+	}
+	if (v < min || v > max) {
+		g_set_error(error, VT_CORE_ERROR, ERANGE,
+			    "%s: '%s' is out of range (%" G_GUINT64_FORMAT " MiB..%" G_GUINT64_FORMAT
+			    " MiB)", key, value, (guint64)(min / MIB), (guint64)(max / MIB));
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * Constraints between keys: judged on the whole policy once every key of a
+ * request is applied, never key by key (else "sample_ms=5000 window_ms=10000"
+ * fails while the other order passes).
+ */
+bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error)
+{
+	if (p->sample_ms > p->window_ms) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
+			    G_GUINT64_FORMAT "): lower sample_ms or raise window_ms",
+			    (guint64)p->sample_ms, (guint64)p->window_ms);
+		return false;
+	}
+	if (p->balloon_bytes && !p->hints) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "balloon: asks the guest through its hint channel: set hints=on too");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * tiers=NAME,NAME,...: tier names as the config and sysfs make them
+ * ([a-z0-9_:-], at most VT_MAX_TIERS, no repeats), or "all". Whether
+ * the host has them is the engine's check: tiers come and go with nodes.
+ */
+static bool parse_tiers(const char *value, char *out, size_t len, GError **error)
+{
+	g_auto(GStrv) names = NULL;
+	guint n;
+
+	if (strcmp(value, "all") == 0 || !value[0]) {
+		out[0] = '\0';
+		return true;
+	}
+	if (strlen(value) >= len) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "tiers: list longer than %zu characters",
+			    len - 1);
+		return false;
+	}
+	names = g_strsplit(value, ",", -1);
+	n = g_strv_length(names);
+	if (n > VT_MAX_TIERS) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "tiers: more than %d names",
+			    VT_MAX_TIERS);
+		return false;
+	}
+	for (guint i = 0; i < n; i++) {
+		const char *c = names[i];
+
+		if (!c[0]) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "tiers: empty name in '%s' (NAME,NAME,... or all)", value);
+			return false;
+		}
+		for (; *c; c++)
+			if (!g_ascii_islower(*c) && !g_ascii_isdigit(*c) && !strchr("_:-", *c)) {
+				g_set_error(error, VT_CORE_ERROR, EINVAL,
+					    "tiers: '%s' is not a tier name (a-z 0-9 _ : -)",
+					    names[i]);
+				return false;
+			}
+		for (guint j = 0; j < i; j++)
+			if (strcmp(names[i], names[j]) == 0) {
+				g_set_error(error, VT_CORE_ERROR, EINVAL,
+					    "tiers: '%s' named twice", names[i]);
+				return false;
+			}
+	}
+	g_strlcpy(out, value, len);
+	return true;
+}
+
+/* One key, checked on its own; cross-key constraints are the caller's. */
+static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
+{
+	struct vt_vm_policy n = *p;
+
+	if (!key || !value) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: missing key or value");
+		return false;
+	}
+	/* errors quote them, and replies and logs carry errors */
+	if (!vt_text_is_printable(key) || !vt_text_is_printable(value)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "policy: keys and values are printable ASCII: retype the assignment");
+		return false;
+	}
+	if (strcmp(key, "mode") == 0) {
+		if (strcmp(value, "off") == 0)
+			n.mode = VT_MODE_OFF;
+		else if (strcmp(value, "observe") == 0)
+			n.mode = VT_MODE_OBSERVE;
+		else if (strcmp(value, "auto") == 0)
+			n.mode = VT_MODE_AUTO;
+		else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "mode: '%s' is not one of off, observe, auto", value);
+			return false;
+		}
+	} else if (strcmp(key, "dram_limit") == 0) {
+		if (strcmp(value, "none") == 0)
+			n.dram_limit_bytes = 0;
+		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, &n.dram_limit_bytes, error))
+			return false;
+	} else if (strcmp(key, "dram_share") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.dram_share, error))
+			return false;
+	} else if (strcmp(key, "budget") == 0) {
+		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 40, &n.budget_bytes, error))
+			return false;
+	} else if (strcmp(key, "migration_extra") == 0) {
+		if (strcmp(value, "none") == 0)
+			n.migration_extra_bytes = 0;
+		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, &n.migration_extra_bytes,
+				      error))
+			return false;
+	} else if (strcmp(key, "window_ms") == 0) {
+		if (!parse_u64(key, value, 100, 600000, &n.window_ms, error))
+			return false;
+	} else if (strcmp(key, "sample_ms") == 0) {
+		if (!parse_u64(key, value, 1, 10000, &n.sample_ms, error))
+			return false;
+	} else if (strcmp(key, "hot_threshold") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.hot_threshold, error))
+			return false;
+	} else if (strcmp(key, "thrash_windows") == 0) {
+		uint64_t v;
+
+		if (!parse_u64(key, value, 0, 1000, &v, error))
+			return false;
+		n.thrash_windows = (unsigned int)v;
+	} else if (strcmp(key, "ctier_age_windows") == 0) {
+		uint64_t v;
+
+		if (!parse_u64(key, value, 0, 1000, &v, error))
+			return false;
+		n.ctier_age_windows = (unsigned int)v;
+	} else if (strcmp(key, "placement") == 0) {
+		if (strcmp(value, "waterfall") == 0)
+			n.placement = VT_PLACEMENT_WATERFALL;
+		else if (strcmp(value, "tco") == 0)
+			n.placement = VT_PLACEMENT_TCO;
+		else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "placement: '%s' is not one of waterfall, tco", value);
+			return false;
+		}
+	} else if (strcmp(key, "tco_alpha") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.tco_alpha, error))
+			return false;
+	} else if (strcmp(key, "hints") == 0) {
+		if (strcmp(value, "on") == 0)
+			n.hints = true;
+		else if (strcmp(value, "off") == 0)
+			n.hints = false;
+		else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "hints: '%s' is not on or off", value);
+			return false;
+		}
+	} else if (strcmp(key, "balloon") == 0) {
+		if (strcmp(value, "0") == 0 || strcmp(value, "none") == 0)
+			n.balloon_bytes = 0;
+		else if (!parse_bytes(key, value, 4096, 1ULL << 50, &n.balloon_bytes, error))
+			return false;
+	} else if (strcmp(key, "thrash_step") == 0) {
+		if (!parse_fraction(key, value, 0, 1, &n.thrash_step, error))
+			return false;
+	} else if (strcmp(key, "chunk") == 0) {
+		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 30, &n.chunk_bytes, error))
+			return false;
+		if (n.chunk_bytes % (2 * MIB)) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "chunk: '%s' is not a multiple of 2 MiB", value);
+			return false;
+		}
+	} else if (strcmp(key, "tiers") == 0) {
+		if (!parse_tiers(value, n.tiers, sizeof(n.tiers), error))
+			return false;
+	} else if (strcmp(key, "profiler") == 0) {
+		if (strcmp(value, "auto") != 0 && strcmp(value, "damon-kernel") != 0 &&
+		    !vt_profiler_lookup(value)) {
+			g_autofree char *list = g_strjoinv(", ", (char **)vt_profiler_names());
+
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "profiler: unknown '%s' (auto, damon-kernel or one of: %s)", value, list);
+			return false;
+		}
+		if (strlen(value) >= sizeof(n.profiler)) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "profiler: name too long");
+			return false;
+		}
+		g_strlcpy(n.profiler, value, sizeof(n.profiler));
+	} else {
+		g_autofree char *list = g_strjoinv(", ", (char **)keys);
+
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "unknown policy key '%s' (known: %s)", key,
+			    list);
+		return false;
+	}
+	*p = n;
+	return true;
+}
+
+bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
+{
+	struct vt_vm_policy n = *p;
+
+	if (!set_one(&n, key, value, error) || !vt_vm_policy_check(&n, error))
+		return false;
+	*p = n;
+	return true;
+}
+
+bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsigned int n,
+			GError **error)
+{
+	struct vt_vm_policy tmp = *p;
+
+	if (n == 0) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: no KEY=VALUE given");
+		return false;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const char *eq = assignments[i] ? strchr(assignments[i], '=') : NULL;
+		g_autofree char *key = NULL;
+
+		if (!eq || eq == assignments[i]) {
+			char shown[64];
+
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: '%s' is not KEY=VALUE",
+				    assignments[i] ? vt_text_printable(shown, sizeof(shown), assignments[i],
+								       strlen(assignments[i])) : "(null)");
+			return false;
+		}
+		key = g_strndup(assignments[i], (gsize)(eq - assignments[i]));
+		if (!set_one(&tmp, key, eq + 1, error))
+			return false;
+	}
+	if (!vt_vm_policy_check(&tmp, error))
+		return false;
+	*p = tmp;
+	return true;
+}
+
+uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_bytes)
+{
+	uint64_t share = (uint64_t)((double)ram_bytes * p->dram_share);
+
+	if (p->dram_limit_bytes && p->dram_limit_bytes < share)
+		return p->dram_limit_bytes;
+	return share;
+}
+
+void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
+{
+	json_builder_begin_object(b);
+	vt_json_add_str(b, "mode", vt_mode_name(p->mode));
+	vt_json_add_u64(b, "dram_limit", p->dram_limit_bytes);
+	vt_json_add_dbl(b, "dram_share", p->dram_share);
+	vt_json_add_u64(b, "budget", p->budget_bytes);
+	vt_json_add_u64(b, "window_ms", p->window_ms);
+	vt_json_add_u64(b, "sample_ms", p->sample_ms);
+	vt_json_add_dbl(b, "hot_threshold", p->hot_threshold);
+	json_builder_set_member_name(b, "thrash_windows");
+	json_builder_add_int_value(b, p->thrash_windows);
+	json_builder_set_member_name(b, "ctier_age_windows");
+	json_builder_add_int_value(b, p->ctier_age_windows);
+	vt_json_add_dbl(b, "thrash_step", p->thrash_step);
+	vt_json_add_u64(b, "chunk", p->chunk_bytes);
+	vt_json_add_str(b, "profiler", p->profiler);
+	vt_json_add_str(b, "placement", vt_placement_name(p->placement));
+	vt_json_add_dbl(b, "tco_alpha", p->tco_alpha);
+	vt_json_add_str(b, "tiers", p->tiers[0] ? p->tiers : "all");
+	vt_json_add_str(b, "hints", p->hints ? "on" : "off");
+	vt_json_add_u64(b, "balloon", p->balloon_bytes);
+	vt_json_add_u64(b, "migration_extra", p->migration_extra_bytes);
+	json_builder_end_object(b);
+}
+
+bool vt_ctl_name_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n >= VT_CTL_MAX_NAME || name[0] == '-' || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!g_ascii_isalnum(name[i]) && !strchr("._-", name[i]))
+			return false;
+	return true;
+}
