@@ -106,7 +106,6 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		     GError **error)
 {
 	g_autofree struct vt_range *ranges = NULL;
-	g_autofree struct vt_range64 *r64 = NULL;
 
 	vt_engine_stop(vm);
 	vm->engine_failed = failed;
@@ -143,15 +142,11 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 			ranges[j] = ranges[j - 1];
 			ranges[j - 1] = t;
 		}
-	/* the same ranges in policy/mtm.h's type (one range type: util/, when it has one) */
-	r64 = g_new0(struct vt_range64, vm->ram->len);
-	for (unsigned int i = 0; i < vm->ram->len; i++)
-		r64[i] = (struct vt_range64){ ranges[i].start, ranges[i].end };
 	if (!vt_observe_start(vm, ranges, error))
 		return false;
 	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
 		vt_mtm_free(vm->mtm);
-		vm->mtm = vt_mtm_new(r64, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
+		vm->mtm = vt_mtm_new(ranges, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,
 				     vt_vm_nr_tiers(vm));
 		vt_residency_start(vm);
 		/* an incoming migration's profile: warm EMAs and the source's placement */

@@ -866,7 +866,7 @@ static void test_migration_source(void **state)
 	/* the state a window leaves (no profiler runs on the test process) */
 	b = g_ptr_array_index(vm->backends, 0);
 	g_mutex_lock(&vm->lock);
-	vm->mtm = vt_mtm_new(&(struct vt_range64){ b->hva, b->hva + NPAGES * PAGE }, 1, 2 << 20,
+	vm->mtm = vt_mtm_new(&(struct vt_range){ b->hva, b->hva + NPAGES * PAGE }, 1, 2 << 20,
 			     128 << 10, 2);
 	vt_mtm_set_ema(vm->mtm, 0, 0.5);
 	vm->stats.windows = 3;
@@ -1304,7 +1304,7 @@ static void vm_after_a_window(struct vt_vm *vm)
 
 	wait_engine(vm);
 	g_mutex_lock(&vm->lock);
-	vm->mtm = vt_mtm_new(&(struct vt_range64){ b->hva, b->hva + NPAGES * PAGE }, 1, 2 << 20,
+	vm->mtm = vt_mtm_new(&(struct vt_range){ b->hva, b->hva + NPAGES * PAGE }, 1, 2 << 20,
 			     128 << 10, 2);
 	vt_mtm_set_ema(vm->mtm, 0, 0.5);
 	vm->stats.windows = 3;

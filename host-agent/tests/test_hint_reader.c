@@ -112,7 +112,7 @@ static void push(struct fix *f, uint16_t kind, uint16_t flags, uint64_t gpa, uin
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
-	struct vt_range64 hva[2] = { { HVA0, HVA0 + GIB }, { HVA1, HVA1 + GIB } };
+	struct vt_range hva[2] = { { HVA0, HVA0 + GIB }, { HVA1, HVA1 + GIB } };
 	char err[200] = "";
 
 	/* the region's file, as QEMU's; this test maps it to play the guest */

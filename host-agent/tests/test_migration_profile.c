@@ -37,7 +37,7 @@ static int src_tier(unsigned int i)
 
 static struct vt_mtm *mtm_new(unsigned int nr_tiers)
 {
-	struct vt_range64 r = { HVA, HVA + SIZE };
+	struct vt_range r = { HVA, HVA + SIZE };
 
 	return vt_mtm_new(&r, 1, CHUNK, STRIDE, nr_tiers);
 }
@@ -116,7 +116,7 @@ static void test_write_read(void **state)
 /* A backend bigger than what 2 MiB chunks fit in 8 MiB: coarser profile chunks, still read. */
 static void test_write_coarse(void **state)
 {
-	struct vt_range64 r = { HVA, HVA + (4ULL << 40) };
+	struct vt_range r = { HVA, HVA + (4ULL << 40) };
 	struct vt_mtm *m = vt_mtm_new(&r, 1, 1ULL << 30, 1ULL << 30, 3);	/* 1 GiB chunks */
 	struct vt_profile_source src = {
 		.mtm = m, .hva = HVA, .size = 4ULL << 40, .tiers = src_tiers, .n_tiers = 3,

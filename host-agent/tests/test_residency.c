@@ -37,14 +37,14 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = g_new0(struct fixture, 1);
-	struct vt_range64 r;
+	struct vt_range r;
 
 	f->ram = mmap(NULL, NR_CHUNKS * CHUNK, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	assert_true(f->ram != MAP_FAILED);
 	/* 4 KiB pages: a touched byte must not bring a whole 2 MiB THP in */
 	assert_int_equal(madvise(f->ram, NR_CHUNKS * CHUNK, MADV_NOHUGEPAGE), 0);
-	r = (struct vt_range64){ (uintptr_t)f->ram, (uintptr_t)f->ram + NR_CHUNKS * CHUNK };
+	r = (struct vt_range){ (uintptr_t)f->ram, (uintptr_t)f->ram + NR_CHUNKS * CHUNK };
 	f->vm.pid = getpid();
 	f->vm.tiers.nr = 1;
 	for (unsigned int n = 0; n < VT_MAX_NODES; n++)

@@ -50,7 +50,7 @@ static void test_kept_equals_full(void **state)
 {
 	struct vt_vm vm = { 0 };
 	struct vt_gpa_map g = { 0, NR_CHUNKS * CHUNK, HVA0 };
-	struct vt_range64 r = { HVA0, HVA0 + NR_CHUNKS * CHUNK };
+	struct vt_range r = { HVA0, HVA0 + NR_CHUNKS * CHUNK };
 	struct vt_mtm_params p = { .budget_bytes = 1ULL << 30, .thrash_windows = 4,
 				   .thrash_step = 0.2 };
 	g_autofree struct vt_heatmap *ref = g_new0(struct vt_heatmap, 1);

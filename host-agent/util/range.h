@@ -10,10 +10,4 @@ struct vt_range {
 	uint64_t end;		/* exclusive */
 };
 
-/*
- * policy/mtm.h's former twin of the same shape; core/ still spells it so
- * until its restructuring replaces the name (then this goes).
- */
-#define vt_range64 vt_range
-
 #endif

@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t backend = 64ull << 20, hva = 0x7f0000000000ull;
 	unsigned int nm, nc, n_ours, seeded;
 	struct vt_profile p;
-	struct vt_range64 r;
+	struct vt_range r;
 	struct vt_mtm *m;
 	GArray *plan, *out;
 	uint8_t *buf;
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      (p.tiers[t].kind == VTIER_PROFILE_TIER_COMPRESSED &&
 			       ours[map[t]].kind == VTIER_PROFILE_TIER_NUMA));
 	}
-	r = (struct vt_range64){ hva, hva + backend };
+	r = (struct vt_range){ hva, hva + backend };
 	m = vt_mtm_new(&r, 1, 2ull << 20, 4096, n_ours);
 	plan = g_array_new(FALSE, FALSE, sizeof(struct vt_seed_order));
 	out = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
