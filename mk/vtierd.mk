@@ -1,4 +1,4 @@
-# vtierd and vtierctl (host-agent/core, docs/vtierd.md).
+# vtierd and vtierctl (host-agent/daemon, host-agent/tools, docs/vtierd.md).
 #   make demo-vm        boot the testbed, run an L2 VM with a hot set, attach vtierd and
 #                       watch the hot set land on the DRAM node (first run: image build,
 #                       a few minutes; then about 2-3 minutes)

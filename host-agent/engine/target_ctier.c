@@ -2,7 +2,7 @@
 /*
  * The compressed-tier target: orders into or out of vtierd's compressed pools
  * of a VM whose QEMU handed its RAM over, queued to the backend's mover
- * thread (movers/ctier_mover.c).
+ * thread (movers/ctier_mover_thread.c).
  */
 #include <errno.h>
 
