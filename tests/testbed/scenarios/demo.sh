@@ -107,7 +107,7 @@ while [ "$(ms_now)" -lt "$deadline" ]; do
     cold_pct=$(( $(field "$c" absent) * 100 / cold_pages ))
     printf '%-7s %-9s %-9s %-8s %-8s %-8s %-8s %-8s %s\n' "$win" $(($2 * chunk / MIB)) "$hot_pct%" \
         $(($3 / MIB)) $(($4 / MIB)) $(($5 / MIB)) $(($6 / MIB)) "$cold_pct%" "$7"
-    if [ "$hot_pct" -ge 90 ] && [ "$cold_pct" -ge 70 ] && [ "$7" = 0 ]; then
+    if [ "$hot_pct" -ge 90 ] && [ "$cold_pct" -ge 70 ]; then
         done_at=$win
         break
     fi
