@@ -28,11 +28,11 @@ ifeq ($(DEMO),stock)
 	@echo "moves the hot set to DRAM under a 256 MiB DRAM limit."
 	tests/vtierd/run-scenario $(BUILD) vtierd-demo --timeout 900
 else ifeq ($(DEMO),vtier)
-	@echo "vtier demo: an L2 VM (256 MiB, workload 64 MiB, hot set 16 MiB) under the patched QEMU"
+	@echo "vtier demo: an L2 VM (256 MiB, workload 32 MiB, hot set 8 MiB) under the patched QEMU"
 	@echo "on a 3-tier L1 host, its RAM handed off to vtierd; Telescope over the nested page table"
 	@echo "(vtier_tdp.ko) finds the hot set, vtierd moves it to DRAM and the cold set into an lz4"
 	@echo "compressed tier. Boots L1 under TCG and the L2 VM, then one line per window."
-	tests/vtierd/run-scenario $(BUILD) demo --timeout 600
+	tests/vtierd/run-scenario $(BUILD) demo --timeout 900
 	@svg=$$(ls -t $(BUILD)/testbed-runs/*-demo-*/out/demo-heatmap.svg 2>/dev/null | head -1); \
 	[ -n "$$svg" ] || { echo "demo: no heatmap in $(BUILD)/testbed-runs" >&2; exit 1; }; \
 	cp "$$svg" $(BUILD)/demo-heatmap.svg && echo "heatmap: $(abspath $(BUILD))/demo-heatmap.svg"

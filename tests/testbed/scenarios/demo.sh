@@ -1,6 +1,6 @@
 # demo (make demo): vtier's own methods on a real VM. In L1 (3 NUMA tiers,
 # vtier_tdp.ko loaded), an L2 guest runs under the patched QEMU, its RAM a
-# memfd handed off to vtierd. Its workload fills DEMO_WL_MIB (64) MiB with a
+# memfd handed off to vtierd. Its workload fills DEMO_WL_MIB (32) MiB with a
 # mix of zero pages, text and binaries from L1's /usr and random bytes, and
 # keeps the first quarter hot; the whole RAM starts spread over the DRAM,
 # CXL-like and PMEM-like nodes. vtierd profiles with Telescope over the
@@ -19,7 +19,7 @@
 # (stock QEMU, NUMA nodes, the host's DAMON) instead.
 W=2000
 . /src/tests/testbed/scenarios/lib.sh
-WL=${DEMO_WL_MIB:-64}
+WL=${DEMO_WL_MIB:-32}
 HOT=$((WL / 4))
 WINDOWS=${DEMO_WINDOWS:-60}
 
