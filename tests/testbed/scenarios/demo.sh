@@ -49,7 +49,7 @@ TB_L2_BOOT_TIMEOUT=$((TB_L2_BOOT_TIMEOUT * 3))
 tb_l2_start vm0 --mem 256M --memdev memfd --qemu "$QEMU" \
     --backend-opts ",tier-agent=$AGENT" -- -uuid 5a1e0000-1111-4222-8333-444455550000
 tb_l2_check_kvm vm0
-wait_adopted > /dev/null
+wait_adopted > /dev/null || fail "vm0 was not adopted by its hand-off within 20 s"
 profiler=$(ctl status vm0 --get profiler)
 echo "vm0: attached by its hand-off, profiler $profiler"
 case $profiler in

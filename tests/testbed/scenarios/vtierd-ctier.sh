@@ -96,7 +96,7 @@ tb_l2 vm0 "[ -s $CORPUS ]" || fail "$CORPUS missing in L2 (run-scenario builds i
 s=$(vget vm0 $B.faults_zero $B.zero_filled_around $B.zero_fault_p50_ns) || fail "stats vm0: $s"
 set -- $s
 echo "boot: $1 zero faults, $2 pages zero-filled, zero fault p50 $(($3 / 1000)) us"
-wait_adopted > /dev/null
+wait_adopted > /dev/null || fail "vm0 was not adopted by its hand-off within 20 s"
 path=$(ctl status vm0 --get ctier_path) || fail "vtierd did not name the VM vm0 (-name): $(ctl list)"
 case $path in hand-off*) ;; *) fail "vm0 not on the hand-off path: $path" ;; esac
 pid=$(tb_l2_pid vm0)
@@ -240,9 +240,8 @@ if has_part kill; then
         kill -9 "$vtierd_pid"
         wait "$vtierd_pid" 2> /dev/null || true   # 137: killed, as meant
         sleep "$(awk "BEGIN {srand($k * 104729); print rand() * 0.5}")"
-        start_vtierd
-        ms=$(wait_adopted)
-        [ -n "$ms" ] || fail "vtierd restart $k: the VM was not re-adopted"
+        start_vtierd --agent-socket "$AGENT" --config /run/vtier/vtierd.conf
+        ms=$(wait_adopted) || fail "vtierd restart $k: the VM was not re-adopted within 20 s"
         resume="$resume $ms"
         ctl demote vm0 tier=lz4 > /dev/null || fail "demote after restart $k"
         echo "kill $k: re-adopted after $ms ms; $(grep 'hand-off of' "$TB_OUT/vtierd.log" |
