@@ -2,7 +2,8 @@
 /*
  * vtierctl: the operator's CLI for vtierd. Human tables by default, --json
  * for machines (the daemon's reply as is). Exit status: 0 ok, 1 the daemon
- * refused (its reason on stderr), 2 usage or connection error.
+ * refused (its reason on stderr), 2 usage or connection error, or a --get KEY
+ * the reply lacks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 #include "json_guard.h"
 
 static const char usage[] =
-	"usage: vtierctl [--socket PATH] [--json] COMMAND\n"
+	"usage: vtierctl [--socket PATH] [--json | --get KEY...] COMMAND\n"
 	"  list                          attached VMs\n"
 	"  attach QMP_SOCKET [--name NAME] [KEY=VALUE...]\n"
 	"  attach --domain NAME [KEY=VALUE...]  a libvirt domain (vtierd --libvirt-uri): its\n"
@@ -267,6 +268,158 @@ static void print_tiers(JsonArray *a)
 	}
 }
 
+/*
+ * --get: the values at dotted KEY paths of the reply's result. A step into an
+ * object is a member name; into an array an index, the "name" or "tier" of an
+ * element, or "*" (every element; the numbers the rest of the path reaches are
+ * summed). Walks @n along @steps from @i, appending what it reaches to @hits;
+ * false with @err set (the step, where, and what is accepted) when a step
+ * does not exist.
+ */
+static bool get_walk(JsonNode *n, char **steps, unsigned int i, GString *where, GPtrArray *hits,
+		     GString *err)
+{
+	const char *s = steps[i];
+	gsize at = where->len;
+	bool ok = true;
+
+	if (!s) {
+		g_ptr_array_add(hits, n);
+		return true;
+	}
+	if (JSON_NODE_HOLDS_OBJECT(n)) {
+		JsonObject *o = json_node_get_object(n);
+
+		if (!json_object_has_member(o, s)) {
+			g_autoptr(GList) m = json_object_get_members(o);
+
+			g_string_printf(err, "no member '%s' in %s (members:", s,
+					where->len ? where->str : "the result");
+			for (GList *l = m; l; l = l->next)
+				g_string_append_printf(err, " %s", (char *)l->data);
+			g_string_append(err, ")");
+			return false;
+		}
+		g_string_append_printf(where, "%s%s", where->len ? "." : "", s);
+		ok = get_walk(json_object_get_member(o, s), steps, i + 1, where, hits, err);
+	} else if (JSON_NODE_HOLDS_ARRAY(n)) {
+		JsonArray *a = json_node_get_array(n);
+		unsigned int len = json_array_get_length(a);
+		guint64 idx;
+
+		g_string_append_printf(where, "%s%s", where->len ? "." : "", s);
+		if (strcmp(s, "*") == 0) {
+			for (unsigned int k = 0; ok && k < len; k++)
+				ok = get_walk(json_array_get_element(a, k), steps, i + 1, where, hits, err);
+		} else if (g_ascii_string_to_unsigned(s, 10, 0, G_MAXUINT, &idx, NULL)) {
+			if (idx < len) {
+				ok = get_walk(json_array_get_element(a, (unsigned int)idx), steps, i + 1,
+					      where, hits, err);
+			} else {
+				g_string_truncate(where, at);
+				g_string_printf(err, "no element %s in %s (%u elements)", s,
+						where->len ? where->str : "the result", len);
+				ok = false;
+			}
+		} else {
+			JsonNode *found = NULL;
+
+			for (unsigned int k = 0; !found && k < len; k++) {
+				JsonObject *o = json_array_get_object_element(a, k);
+
+				if (o && (strcmp(sget(o, "name"), s) == 0 || strcmp(sget(o, "tier"), s) == 0))
+					found = json_array_get_element(a, k);
+			}
+			if (found) {
+				ok = get_walk(found, steps, i + 1, where, hits, err);
+			} else {
+				g_string_truncate(where, at);
+				g_string_printf(err, "no element '%s' in %s (an index below %u, *, or a "
+						"name:", s, where->len ? where->str : "the result", len);
+				for (unsigned int k = 0; k < len; k++) {
+					JsonObject *o = json_array_get_object_element(a, k);
+					const char *nm = o ? sget(o, "name") : "";
+
+					if (o && !*nm)
+						nm = sget(o, "tier");
+					if (*nm)
+						g_string_append_printf(err, " %s", nm);
+				}
+				g_string_append(err, ")");
+				ok = false;
+			}
+		}
+	} else {
+		g_string_printf(err, "%s is a value, not an object or an array: no step '%s' into it",
+				where->len ? where->str : "the result", s);
+		ok = false;
+	}
+	g_string_truncate(where, at);
+	return ok;
+}
+
+/* Print the value at @key of @result (one line); 0, or 2 with the reason on stderr. */
+static int get_print(JsonNode *result, const char *key)
+{
+	g_auto(GStrv) steps = g_strsplit(key, ".", -1);
+	g_autoptr(GPtrArray) hits = g_ptr_array_new();
+	g_autoptr(GString) where = g_string_new(NULL);
+	g_autoptr(GString) err = g_string_new(NULL);
+	bool sum = false, real = false;
+	gint64 isum = 0;
+	double dsum = 0;
+
+	for (unsigned int i = 0; !i || steps[i]; i++) {
+		/* g_strsplit("") is empty: that is one empty step too */
+		if (!steps[i] || !*steps[i]) {
+			fprintf(stderr, "vtierctl: --get '%s': empty step %u (KEY is NAME[.NAME...], "
+				"e.g. backends.0.backlog)\n", key, i + 1);
+			return 2;
+		}
+		sum |= strcmp(steps[i], "*") == 0;
+	}
+	if (!get_walk(result, steps, 0, where, hits, err)) {
+		fprintf(stderr, "vtierctl: --get %s: %s\n", key, err->str);
+		return 2;
+	}
+	if (!sum) {
+		JsonNode *v = g_ptr_array_index(hits, 0);
+
+		if (JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_STRING) {
+			printf("%s\n", json_node_get_string(v));
+		} else if (JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_DOUBLE) {
+			printf("%.15g\n", json_node_get_double(v));	/* 0.05, not 0.05000000000000000277 */
+		} else {
+			g_autofree char *t = json_to_string(v, FALSE);
+
+			printf("%s\n", t);
+		}
+		return 0;
+	}
+	for (unsigned int k = 0; k < hits->len; k++) {
+		JsonNode *v = g_ptr_array_index(hits, k);
+		GType t = JSON_NODE_HOLDS_VALUE(v) ? json_node_get_value_type(v) : G_TYPE_INVALID;
+
+		if (t == G_TYPE_INT64) {
+			isum += json_node_get_int(v);
+			dsum += (double)json_node_get_int(v);
+		} else if (t == G_TYPE_DOUBLE) {
+			real = true;
+			dsum += json_node_get_double(v);
+		} else {
+			fprintf(stderr, "vtierctl: --get %s: a path through * sums numbers, and element "
+				"%u reaches %s\n", key, k, JSON_NODE_HOLDS_VALUE(v) ?
+				g_type_name(t) : json_node_type_name(v));
+			return 2;
+		}
+	}
+	if (real)
+		printf("%.15g\n", dsum);
+	else
+		printf("%" G_GINT64_FORMAT "\n", isum);
+	return 0;
+}
+
 /* Draw the heatmap reply into @svg (when given), else print a summary. 0, 1 or 2. */
 static int do_heatmap(JsonNode *r, const char *svg, bool use_max, bool quiet)
 {
@@ -327,6 +480,7 @@ int main(int argc, char **argv)
 	struct vt_ctl_request req = { 0 };
 	g_autoptr(GPtrArray) set = g_ptr_array_new();
 	g_autoptr(GPtrArray) pos = g_ptr_array_new();
+	g_autoptr(GPtrArray) get = g_ptr_array_new();
 	g_autoptr(GError) e = NULL;
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autofree char *text = NULL, *reply = NULL;
@@ -346,6 +500,8 @@ int main(int argc, char **argv)
 			name = argv[++i];
 		else if (strcmp(argv[i], "--domain") == 0 && i + 1 < argc)
 			domain = argv[++i];
+		else if (strcmp(argv[i], "--get") == 0 && i + 1 < argc)
+			g_ptr_array_add(get, argv[++i]);
 		else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
 			svg = argv[++i];
 		else if (strcmp(argv[i], "--max") == 0)
@@ -398,6 +554,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vtierctl: --svg and --max only go with heatmap\n");
 		return 2;
 	}
+	if (get->len && (json || svg)) {
+		fprintf(stderr, "vtierctl: --get goes without --json and --svg\n");
+		return 2;
+	}
 	if (all && req.cmd != VT_CTL_REPORT) {
 		fprintf(stderr, "vtierctl: --all only goes with report\n");
 		return 2;
@@ -433,6 +593,21 @@ int main(int argc, char **argv)
 		if (json)
 			printf("%s\n", reply);
 		return 1;
+	}
+	if (get->len) {
+		JsonNode *r = json_object_get_member(root, "result");
+
+		if (!r) {
+			fprintf(stderr, "vtierctl: malformed reply from vtierd: no result\n");
+			return 2;
+		}
+		for (unsigned int k = 0; k < get->len; k++) {
+			int ret = get_print(r, g_ptr_array_index(get, k));
+
+			if (ret)
+				return ret;
+		}
+		return 0;
 	}
 	if (json) {
 		printf("%s\n", reply);

@@ -31,18 +31,11 @@
 #   part bench-tco ("bench-tco", make bench-tco): TierScape's Fig. 8 on this VM
 #     (ctier/bench-tco.sh, docs/bench-tco.md); RESULT-BENCH-TCO per placement
 # vtierd-compress.sh, vtierd-kill.sh, vtierd-tco.sh and bench-tco.sh run one part each.
-export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${VTIERD_CTIER_PARTS:-compress zswap kill tco}
-has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 W=${VTIERD_WINDOW_MS:-1000}
-SOCK=/run/vtier/vtierd.sock
-AGENT=/run/vtier/agent.sock
-QEMU=/opt/vtier/qemu/qemu-system-x86_64
-CORPUS=/opt/vtier/corpus
-MIB=1048576
+. /src/tests/testbed/scenarios/lib.sh
 WL=${VTIERD_CTIER_WL_MIB:-128}
 HOT=$((WL / 4))
-ctl() { vtierctl --socket "$SOCK" "$@"; }
 # Called by tb.sh's hang report when a guest stops answering: vtierd's view.
 tb_on_hang() {
     local t
@@ -53,48 +46,11 @@ tb_on_hang() {
     done
     tail -20 "$TB_OUT/vtierd.log"
 }
-field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
-# sum of every "KEY":N in JSON $1
+# ctier/tco.sh, skewed.sh and bench-tco.sh (not converted to vtierctl --get yet)
 jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
 jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-fail() {
-    ctl stats vm0 2>&1 | tail -30 || true
-    ctl --json stats vm0 2>&1 | head -c 6000 || true
-    echo
-    tail -30 "$TB_OUT/vtierd.log" 2>&1 || true
-    tb_fail "$@"
-}
-
-start_vtierd() {
-    vtierd --socket "$SOCK" --agent-socket "$AGENT" --config /run/vtier/vtierd.conf \
-        >> "$TB_OUT/vtierd.log" 2>&1 &
-    vtierd_pid=$!
-}
-# bytes of guest RAM in the memfd of QEMU pid $1 (what is not evicted): its
-# allocated blocks, one stat (a pagemap walk of 512 MiB costs seconds in L1)
-memfd_bytes() {
-    for fd in /proc/"$1"/fd/*; do
-        case $(readlink "$fd") in
-        /memfd:*)
-            set -- $(stat -L -c '%s %b' "$fd")
-            [ "$1" -ge $((512 * MIB)) ] && { echo $(($2 * 512)); return; } ;;
-        esac
-    done
-    echo 0
-}
-# milliseconds of L1 uptime (busybox date has no %N)
-ms_now() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }
-# until the VM is attached again (by its hand-off); prints the ms it took
-wait_adopted() {
-    t0=$(ms_now)
-    for _ in $(seq 1000); do
-        ctl --json list 2>/dev/null | grep -q '"attached_by":"hand-off"' && break
-        sleep 0.02
-    done
-    ctl --json list 2>/dev/null | grep -q '"attached_by":"hand-off"' ||
-        fail "the VM was not re-adopted within 20 s of vtierd's start"
-    echo $(($(ms_now) - t0))
-}
+# vm0's hand-off (its first backend): --get keys for vget
+B=backends.0
 
 tb_step "L1: host-kmod, the patched QEMU, the compressed tiers"
 [ -x "$QEMU" ] || fail "$QEMU missing (tests/vtierd/run-scenario copies the patched QEMU in)"
@@ -123,8 +79,8 @@ codec = deflate:1
 pool = zbud
 medium = file:/var/lib/vtier/cold
 EOF
-start_vtierd
-for _ in $(seq 50); do ctl list > /dev/null 2>&1 && break; sleep 0.2; done
+start_vtierd --agent-socket "$AGENT" --config /run/vtier/vtierd.conf
+vtierd_ready
 ctl tiers || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
 grep -q "compressed, lz4" "$TB_OUT/vtierd.log" || fail "vtierd did not load the compressed tiers"
 
@@ -137,14 +93,14 @@ tb_l2_start vm0 --mem 512M --memdev memfd --qemu "$QEMU" \
 tb_l2_check_kvm vm0
 tb_l2 vm0 "[ -s $CORPUS ]" || fail "$CORPUS missing in L2 (run-scenario builds it from /usr)"
 # what the boot cost in first touches served by vtierd (zero-filled, with fault-around)
-js=$(ctl --json stats vm0)
-echo "boot: $(jfirst "$js" faults_zero) zero faults, $(jfirst "$js" zero_filled_around) pages" \
-    "zero-filled, zero fault p50 $(($(jfirst "$js" zero_fault_p50_ns) / 1000)) us"
-wait_adopted > /dev/null
-st=$(ctl --json status vm0) || fail "vtierd did not name the VM vm0 (-name): $(ctl list)"
-echo "$st" | grep -q '"ctier_path":"hand-off' || fail "vm0 not on the hand-off path: $st"
+s=$(vget vm0 $B.faults_zero $B.zero_filled_around $B.zero_fault_p50_ns) || fail "stats vm0: $s"
+set -- $s
+echo "boot: $1 zero faults, $2 pages zero-filled, zero fault p50 $(($3 / 1000)) us"
+wait_adopted > /dev/null || fail "vm0 was not adopted by its hand-off within 20 s"
+path=$(ctl status vm0 --get ctier_path) || fail "vtierd did not name the VM vm0 (-name): $(ctl list)"
+case $path in hand-off*) ;; *) fail "vm0 not on the hand-off path: $path" ;; esac
 pid=$(tb_l2_pid vm0)
-hva=$(jfirst "$st" hva)
+hva=$(ctl status vm0 --get gpa_map.0.hva)
 tb_l2 vm0 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
 tb_l2 vm0 -t 900 'vtier-workload ctl --wait 850 info' ||
     fail "workload: $(tb_l2 vm0 'cat /run/wl.log')"
@@ -177,17 +133,17 @@ if has_part compress; then
     last=""
     for i in $(seq 1 300); do
         sleep "$(awk "BEGIN {print $W / 1000}")"
-        js=$(ctl --json stats vm0)
-        stored=$(jsum "$js" stored_bytes)
-        pool=$(jsum "$js" pool_bytes)
-        backlog=$(jfirst "$js" backlog)
+        s=$(vget vm0 "$B.ctiers.*.stored_bytes" "$B.ctiers.*.pool_bytes" $B.backlog \
+            $B.evicted $B.evict_runs $B.evict_protect_ns $B.evict_store_ns $B.evict_punch_ns \
+            $B.fetched $B.faults_stored) || fail "stats vm0: $s"
+        set -- $s
+        stored=$1 pool=$2 backlog=$3
+        shift 3
         present=$(memfd_bytes "$pid")
         where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cold.ext) ||
             fail "vtier-tbnuma where-gpa: $where"
         pct=$(( $(field "$where" absent) * 100 / cold_pages ))
-        now="$(jfirst "$js" evicted) $(jfirst "$js" evict_runs) $(jfirst "$js" evict_protect_ns)"
-        now="$now $(jfirst "$js" evict_store_ns) $(jfirst "$js" evict_punch_ns)"
-        now="$now $(jfirst "$js" fetched) $(jfirst "$js" faults_stored)"
+        now="$*"
         # shellcheck disable=SC2086
         delta=$(echo "$now ${last:-0 0 0 0 0 0 0}" | awk '{printf "%d %d %d/%d/%d %d %d",
             $1 - $8, $2 - $9, ($3 - $10) / 1e6, ($4 - $11) / 1e6, ($5 - $12) / 1e6,
@@ -199,8 +155,11 @@ if has_part compress; then
         [ "$pct" -ge 70 ] && [ "$backlog" = 0 ] && break
     done
     # per compressed tier: puts, refusals (and those known from the memo), time compressing
-    ctl --json stats vm0 | grep -o '"name":"[^"]*","pages":[0-9]*\|"rejected_e2big":[0-9]*\|"rejected_memo":[0-9]*\|"puts":[0-9]*\|"compress_ns":[0-9]*' |
-        tr '\n' ' ' | sed 's/"name"/\n&/g; s/"//g'; echo
+    for t in lz4 zstd cold; do
+        set -- $(vget vm0 $B.ctiers.$t.pages $B.ctiers.$t.rejected_e2big \
+            $B.ctiers.$t.rejected_memo $B.ctiers.$t.puts $B.ctiers.$t.compress_ns)
+        echo "$t: pages $1 rejected_e2big $2 rejected_memo $3 puts $4 compress_ns $5"
+    done
     [ "$pct" -ge 70 ] || fail "only $pct % of the cold memory in compressed tiers after 300 windows"
     tb_l2 vm0 -t 300 'touch /run/A.stop; while ! grep -q "^done\|^FAILED" /run/A.log; do sleep 0.2; done
         ! grep -q FAILED /run/A.log' || fail "hot set phases failed: $(tb_l2 vm0 'tail -3 /run/A.log')"
@@ -210,14 +169,13 @@ if has_part compress; then
     echo "$v"
     bad=$(field "$v" bad)
     [ -n "$bad" ] || fail "no verify result: $v"
-    js=$(ctl --json stats vm0)
-    p50=$(jfirst "$js" fault_p50_ns)
-    p99=$(jfirst "$js" fault_p99_ns)
+    s=$(vget vm0 $B.fault_p50_ns $B.fault_p99_ns "$B.ctiers.*.stored_bytes" \
+        "$B.ctiers.*.pool_bytes" "backends.*.poisoned") || fail "stats vm0: $s"
+    set -- $s
+    p50=$1 p99=$2 stored=$3 pool=$4 poisoned=$5
     bare=$(vtier-tbuffd bare-copy 20000) || fail "bare UFFDIO_COPY loop failed"
     echo "baseline: $bare"
-    stored=$(jsum "$js" stored_bytes)
-    pool=$(jsum "$js" pool_bytes)
-    [ "$(jsum "$js" poisoned)" = 0 ] || fail "pages poisoned: checksum failures"
+    [ "$poisoned" = 0 ] || fail "pages poisoned: checksum failures"
     ratio=$(awk "BEGIN {printf \"%.2f\", $stored / ($pool > 0 ? $pool : 1)}")
     echo "RESULT-COMPRESS cold_in_ctier_pct=$pct host_bytes_saved=$((stored - pool))" \
         "ratio=$ratio fault_p50_us=$(awk "BEGIN {printf \"%.1f\", $p50 / 1000}")" \
@@ -239,15 +197,16 @@ if has_part zswap; then
     tb_l2 vm1 "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
     tb_l2 vm1 -t 900 'vtier-workload ctl --wait 850 info' > /dev/null || fail "vm1 workload"
     ctl attach /run/tb/vm1.agent.qmp --name vm1 mode=auto > /dev/null || fail "attach vm1"
-    ctl --json status vm1 | grep -q '"ctier_path":"zswap' ||
-        fail "vm1 not on the zswap path: $(ctl --json status vm1)"
+    case $(ctl status vm1 --get ctier_path) in
+    zswap*) ;;
+    *) fail "vm1 not on the zswap path: $(ctl status vm1 --get ctier_path)" ;;
+    esac
     pid1=$(tb_l2_pid vm1)
     swapped=0
     for i in $(seq 1 60); do
         sleep "$(awk "BEGIN {print $W / 1000}")"
         swapped=$(awk '/^VmSwap:/ {print int($2 / 1024)}' "/proc/$pid1/status")
-        js=$(ctl --json stats vm1)
-        ztier=$(echo "$js" | grep -o '"tier":"zswap","resident_bytes":[0-9]*' | cut -d: -f3)
+        ztier=$(vget vm1 tiers.zswap.resident_bytes 2> /dev/null) || ztier=0
         echo "window $i: VmSwap ${swapped} MiB, tier zswap $((${ztier:-0} / MIB)) MiB"
         [ "$swapped" -ge $((WL / 2)) ] && [ "${ztier:-0}" -gt 0 ] && break
     done
@@ -276,14 +235,13 @@ if has_part kill; then
     for k in $(seq 1 "$KILLS"); do
         sleep "$(awk "BEGIN {srand($k * 7919); print 0.5 + rand() * 2.5}")"
         # store faults this vtierd served (its counters go with it)
-        n=$(jfirst "$(ctl --json stats vm0 2>/dev/null)" faults_stored)
+        n=$(vget vm0 $B.faults_stored 2>/dev/null) || n=0
         faults=$((faults + ${n:-0}))
         kill -9 "$vtierd_pid"
         wait "$vtierd_pid" 2> /dev/null || true   # 137: killed, as meant
         sleep "$(awk "BEGIN {srand($k * 104729); print rand() * 0.5}")"
-        start_vtierd
-        ms=$(wait_adopted)
-        [ -n "$ms" ] || fail "vtierd restart $k: the VM was not re-adopted"
+        start_vtierd --agent-socket "$AGENT" --config /run/vtier/vtierd.conf
+        ms=$(wait_adopted) || fail "vtierd restart $k: the VM was not re-adopted within 20 s"
         resume="$resume $ms"
         ctl demote vm0 tier=lz4 > /dev/null || fail "demote after restart $k"
         echo "kill $k: re-adopted after $ms ms; $(grep 'hand-off of' "$TB_OUT/vtierd.log" |

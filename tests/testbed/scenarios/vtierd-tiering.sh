@@ -21,16 +21,10 @@
 #   6. verify: 0 bad pages in the guest
 # Window length: VTIERD_WINDOW_MS (default 2000). vtierd-tdp.sh runs the same
 # with host-kmod loaded (Telescope over the tdp source).
-export LD_LIBRARY_PATH=/opt/vtier/lib
 W=${VTIERD_WINDOW_MS:-2000}
-SOCK=/run/vtier/vtierd.sock
-MIB=1048576
-ctl() { vtierctl --socket "$SOCK" "$@"; }
-stat_of() { ctl --json stats vm0 | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
-# from the last `js=$(ctl --json stats vm0)`
-sj() { echo "$js" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
-sleep_window() { sleep "$(awk "BEGIN {print $W / 1000}")"; }
-field() { echo "$1" | sed -n "s/.*$2=\([0-9]*\).*/\1/p"; }
+. /src/tests/testbed/scenarios/lib.sh
+# windows promotions demotions move_fail_busy orders_failed of vm0, one line
+counters() { echo $(vget vm0 windows promotions demotions move_fail_busy orders_failed); }
 # A hot set that stays hot until phase_stop: back-to-back phases of two windows
 # in the guest. (One long phase would end on the clock; under load the checks
 # of a part can outlast it, and a hot set that went cold is demoted rightly.)
@@ -50,6 +44,7 @@ phase_stop() { # NAME: stop, wait, and fail unless every phase passed
     echo "phase $1: $out"
 }
 # on failure: the agent's view and the kernel's DAMON state, then fail
+# (lib.sh's fail, with DAMON's state)
 fail() {
     ctl stats vm0 2>&1 || true
     k=/sys/kernel/mm/damon/admin/kdamonds
@@ -89,12 +84,12 @@ THP=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled
 echo "THP: $THP"
 
 mkdir -p /run/vtier && chmod 700 /run/vtier
-vtierd --socket "$SOCK" > "$TB_OUT/vtierd.log" 2>&1 &
-vtierd_pid=$!
-for _ in $(seq 50); do ctl list > /dev/null 2>&1 && break; sleep 0.2; done
-ctl list > /dev/null || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
+start_vtierd
+vtierd_ready
 ctl tiers
-[ "$(ctl --json tiers | grep -o '"name"' | wc -l)" = 3 ] || fail "vtierd does not see 3 tiers"
+# three tiers: a third, no fourth
+{ ctl tiers --get 2.name && ! ctl tiers --get 3.name 2> /dev/null; } > /dev/null ||
+    fail "vtierd does not see 3 tiers"
 
 tb_l2_start vm0 --mem 1G
 tb_l2_check_kvm vm0
@@ -104,7 +99,7 @@ tb_l2 vm0 'vtier-workload ctl --wait 300 info'
 tb_step "1. attach with mode=off, spread RAM over nodes 0,1,2, then observe"
 ctl attach /run/tb/vm0.agent.qmp --name vm0 mode=off window_ms="$W" budget=32MiB
 pid=$(tb_l2_pid vm0)
-hva=$(ctl --json status vm0 | sed -n 's/.*"hva":\([0-9]*\).*/\1/p')
+hva=$(ctl status vm0 --get ram.0.hva)
 [ -n "$hva" ] || fail "no HVA in vtierctl status"
 ctl status vm0 | head -4
 spread=$(vtier-tbnuma spread "$pid" "$hva" $((1024 * MIB)) 0,1,2)
@@ -116,10 +111,10 @@ tb_l2 vm0 -t 300 'vtier-workload ctl phase dist=uniform ranges=0-64M accesses=50
 tb_l2 vm0 'vtier-workload ctl hotset source=ranges out=/run/hotA.txt'
 tb_l2 vm0 'cat /run/hotA.txt' > /tmp/hotA.txt
 before=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
-w0=$(stat_of windows)
+w0=$(vget vm0 windows)
 ctl policy vm0 mode=observe > /dev/null
 ctl status vm0 | sed -n 2p
-ctl --json status vm0 | grep -q "\"profiler\":\"$PROF\"" || fail "vtierd did not choose $PROF"
+[ "$(ctl status vm0 --get profiler)" = "$PROF" ] || fail "vtierd did not choose $PROF"
 grep "profiler $PROF" "$TB_OUT/vtierd.log" || fail "no log line saying which profiler and why"
 # The idle VM's own hot memory at the granularity of the host's accessed bits
 # (chunks above the default hot_threshold after 5 windows). Parts 2b and 3 leave
@@ -127,11 +122,11 @@ grep "profiler $PROF" "$TB_OUT/vtierd.log" || fail "no log line saying which pro
 # windows, not of the clock: under load (L1 is TCG) four took 10 s, and a
 # coarse first report had not decayed yet (278 MiB).
 for _ in $(seq 20); do
-    [ "$(stat_of windows)" -ge $(( ${w0:-0} + 5 )) ] && break
+    [ "$(vget vm0 windows)" -ge $(( ${w0:-0} + 5 )) ] && break
     sleep_window
 done
-[ "$(stat_of windows)" -ge $(( ${w0:-0} + 5 )) ] || fail "vtierd ran fewer than 5 windows in 20"
-BASE=$(( $(stat_of hot_chunks) * 2 ))
+[ "$(vget vm0 windows)" -ge $(( ${w0:-0} + 5 )) ] || fail "vtierd ran fewer than 5 windows in 20"
+BASE=$(( $(vget vm0 hot_chunks) * 2 ))
 LIM=$(( BASE + 80 ))
 echo "idle VM: ${BASE} MiB hot (THP $THP); parts 2b and 3 run under dram_limit=${LIM}MiB"
 [ "$BASE" -le 192 ] || fail "the idle VM reads ${BASE} MiB hot: too much for this scenario"
@@ -141,9 +136,9 @@ for _ in 1 2 3 4; do sleep_window; done
 after=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
 echo "observe: before $before"
 echo "observe: after  $after"
-[ "$(stat_of bytes_moved)" = 0 ] || fail "mode=observe moved $(stat_of bytes_moved) bytes"
-[ "$(stat_of windows)" -ge 2 ] || fail "mode=observe ran no windows"
-[ "$(stat_of observe_bytes)" -gt 0 ] || fail "mode=observe decided nothing (no profile?)"
+[ "$(vget vm0 bytes_moved)" = 0 ] || fail "mode=observe moved $(vget vm0 bytes_moved) bytes"
+[ "$(vget vm0 windows)" -ge 2 ] || fail "mode=observe ran no windows"
+[ "$(vget vm0 observe_bytes)" -gt 0 ] || fail "mode=observe decided nothing (no profile?)"
 for n in 1 2; do
     [ "$(field "$after" node$n)" = "$(field "$before" node$n)" ] ||
         fail "node $n pages changed under mode=observe"
@@ -151,7 +146,7 @@ done
 
 tb_step "2. mode=auto dram_limit=256MiB: hot set A to node 0"
 ctl policy vm0 mode=auto dram_limit=256MiB > /dev/null
-w0=$(stat_of windows)
+w0=$(vget vm0 windows)
 printf '%-7s %-8s %-9s %-9s %-9s %-6s %-6s %-8s %s\n' window "A@node0" "node0MiB" "node1MiB" \
     "node2MiB" promo demo busy "failed"
 ok_a=""
@@ -159,13 +154,13 @@ for i in $(seq 1 24); do
     sleep_window
     a=$(vtier-tbnuma where-gpa "$pid" "$hva" /tmp/hotA.txt)
     v=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
-    js=$(ctl --json stats vm0)
-    win=$(( $(sj windows) - w0 ))
+    set -- $(counters)
+    win=$(($1 - w0))
     pct=$(( $(field "$a" node0) * 100 / $(field "$a" pages) ))
     n0=$(( $(field "$v" node0) * 4096 / MIB ))
     printf '%-7s %-8s %-9s %-9s %-9s %-6s %-6s %-8s %s\n' "$win" "$pct%" "$n0" \
         $(( $(field "$v" node1) * 4096 / MIB )) $(( $(field "$v" node2) * 4096 / MIB )) \
-        "$(sj promotions)" "$(sj demotions)" "$(sj move_fail_busy)" "$(sj orders_failed)"
+        "$2" "$3" "$4" "$5"
     if [ "$pct" -ge 90 ] && [ "$n0" -le 256 ]; then
         ok_a=$win
         break
@@ -201,7 +196,7 @@ tb_l2 vm0 -t 300 'vtier-workload ctl phase dist=uniform ranges=256M-320M accesse
 tb_l2 vm0 'vtier-workload ctl hotset source=ranges out=/run/hotB.txt'
 tb_l2 vm0 'cat /run/hotB.txt' > /tmp/hotB.txt
 phase_start B 256M-320M
-w0=$(stat_of windows)
+w0=$(vget vm0 windows)
 ok_b=""
 # independent ping-pong count: the node of every 2 MiB of A and B, each check
 vtier-tbnuma chunks "$pid" "$hva" /tmp/hotA.txt > /tmp/chunks.log
@@ -214,13 +209,13 @@ for i in $(seq 1 24); do
     v=$(vtier-tbnuma where "$pid" "$hva" $((1024 * MIB)))
     vtier-tbnuma chunks "$pid" "$hva" /tmp/hotA.txt >> /tmp/chunks.log
     vtier-tbnuma chunks "$pid" "$hva" /tmp/hotB.txt >> /tmp/chunks.log
-    js=$(ctl --json stats vm0)
-    win=$(( $(sj windows) - w0 ))
+    set -- $(counters)
+    win=$(($1 - w0))
     pa=$(( $(field "$a" node0) * 100 / $(field "$a" pages) ))
     pb=$(( $(field "$b" node0) * 100 / $(field "$b" pages) ))
     n0=$(( $(field "$v" node0) * 4096 / MIB ))
     printf '%-7s %-9s %-9s %-10s %-6s %-6s %-8s %s\n' "$win" "$pb%" "$pa%" "$n0" \
-        "$(sj promotions)" "$(sj demotions)" "$(sj move_fail_busy)" "$(sj orders_failed)"
+        "$2" "$3" "$4" "$5"
     if [ "$pb" -ge 90 ] && [ "$pa" -le 50 ] && [ "$n0" -le "$LIM" ]; then
         ok_b=$win
         break
@@ -235,7 +230,7 @@ flips=$(awk 'NR % 2 { set = "A" } !(NR % 2) { set = "B" }
         if (k in last && last[k] != c && c != "-" && last[k] != "-") f[k]++
         if (c != "-") last[k] = c } }
     END { m = 0; for (k in f) if (f[k] > m) m = f[k]; print m }' /tmp/chunks.log)
-moves=$(stat_of max_moves_per_chunk)
+moves=$(vget vm0 max_moves_per_chunk)
 echo "RESULT $PROF phase_change_windows=$ok_b max_node_changes_per_chunk=$flips" \
     "agent_max_moves_per_chunk_since_attach=$moves"
 [ "$flips" -le 1 ] || fail "ping-pong: a 2 MiB chunk of A or B changed node $flips times during the phase change"
@@ -245,7 +240,7 @@ phase_stop B
 tb_step "4. mode=off detaches profiling"
 ctl policy vm0 mode=off > /dev/null
 ctl status vm0 | head -2
-ctl --json status vm0 | grep -q '"profiler":"none"' || fail "mode=off kept a profiler"
+[ "$(ctl status vm0 --get profiler)" = none ] || fail "mode=off kept a profiler"
 if [ "$PROF" = damon-kernel ]; then
     [ "$(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)" = 0 ] ||
         fail "mode=off left a kdamond: $(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)"
