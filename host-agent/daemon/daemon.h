@@ -63,6 +63,13 @@ typedef void (*vt_daemon_attach_cb)(struct vt_vm *vm, const GError *error, void 
 bool vt_daemon_attach(struct vt_daemon *d, const char *qmp_path, const char *name,
 		      char *const *set, unsigned int nr_set, vt_daemon_attach_cb cb, void *arg,
 		      GError **error);
+/* Inside daemon/ (control.c): vt_daemon_attach, returning the attach in progress. */
+struct attach_op;
+struct attach_op *vt_daemon_attach_start(struct vt_daemon *d, const char *qmp_path,
+					 const char *name, char *const *set, unsigned int nr_set,
+					 vt_daemon_attach_cb cb, void *arg, GError **error);
+/* Stop an attach in progress; its callback runs with ECANCELED (at once, or when its job returns). */
+void vt_daemon_attach_abandon(struct attach_op *op);
 /*
  * What the daemon calls of libvirt_domains.c, which sets d->libvirt and this
  * table together (vt_libvirt_new): the daemon does not call it by name, so

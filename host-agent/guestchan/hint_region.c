@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <vtier/guest.h>
 
 #include "errbuf.h"
+#include "procmaps.h"
 
 /* [A-Za-z0-9._-]{1,63}, not "." or "..", not starting with '-' or '.' */
 static bool plain_name(const char *name)
@@ -48,28 +48,18 @@ int vt_hint_region_pid_uid(pid_t pid, uid_t *uid)
 /* Does @pid map the file @dev:@ino? 1 yes, 0 no, -errno. */
 static int mapped_by(pid_t pid, uint64_t dev, uint64_t ino)
 {
-	char path[32], line[512];
-	FILE *f;
-	int found = 0;
+	g_autoptr(GArray) maps = g_array_new(FALSE, FALSE, sizeof(struct vt_mapping));
+	g_autoptr(GError) e = NULL;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned int maj, min;
-		uint64_t l_ino;
+	if (!vt_procmaps_read(pid, maps, &e))
+		return -e->code;
+	for (unsigned int i = 0; i < maps->len; i++) {
+		const struct vt_mapping *m = &g_array_index(maps, struct vt_mapping, i);
 
-		/* start-end perms offset maj:min inode path */
-		if (sscanf(line, "%*x-%*x %*4s %*x %x:%x %" SCNu64, &maj, &min, &l_ino) == 3 &&
-		    l_ino == ino && makedev(maj, min) == dev)
-			found = 1;
-		/* a line longer than the buffer: skip its tail */
-		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
-			;
+		if (m->inode == ino && makedev(m->dev_major, m->dev_minor) == dev)
+			return 1;
 	}
-	fclose(f);
-	return found;
+	return 0;
 }
 
 int vt_hint_region_open(const char *dir, const char *name, pid_t pid, uid_t uid,

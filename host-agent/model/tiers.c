@@ -8,6 +8,7 @@
 #include "json_guard.h"
 #include "tiers.h"
 #include "error_domain.h"
+#include "sysfs.h"
 
 #define NODE_DIR "sys/devices/system/node"
 #define TIER_DIR "sys/devices/virtual/memory_tiering"
@@ -44,27 +45,10 @@ bool vt_parse_nodelist(const char *text, int *nodes, unsigned int *nr)
 	return true;
 }
 
-static char *read_file(const char *root, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static char *read_file(const char *root, const char *fmt, ...)
-{
-	g_autofree char *rel = NULL, *path = NULL;
-	char *text = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	rel = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	path = g_build_filename(root, rel, NULL);
-	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return NULL;
-	return g_strstrip(text);
-}
-
 /* "Node 0 MemTotal:  123 kB" from nodeN/meminfo. */
 static uint64_t node_meminfo(const char *root, int node, const char *key)
 {
-	g_autofree char *text = read_file(root, NODE_DIR "/node%d/meminfo", node);
+	g_autofree char *text = vt_sysfs_read("%s/" NODE_DIR "/node%d/meminfo", root, node);
 	g_autofree char *pat = g_strdup_printf(" %s:", key);
 	const char *p = text ? strstr(text, pat) : NULL;
 	guint64 kb;
@@ -78,8 +62,8 @@ static uint64_t node_meminfo(const char *root, int node, const char *key)
 
 static unsigned int node_latency(const char *root, int node)
 {
-	g_autofree char *lat = read_file(root, NODE_DIR "/node%d/access0/initiators/read_latency",
-					 node);
+	g_autofree char *lat = vt_sysfs_read("%s/" NODE_DIR "/node%d/access0/initiators/read_latency",
+					     root, node);
 	g_autofree char *dist = NULL;
 	g_auto(GStrv) d = NULL;
 	guint64 v;
@@ -87,7 +71,7 @@ static unsigned int node_latency(const char *root, int node)
 	if (lat && g_ascii_string_to_unsigned(lat, 10, 1, 1000000, &v, NULL))
 		return (unsigned int)v;
 	/* no HMAT: 10 x the SLIT distance from node 0 (10 = local) */
-	dist = read_file(root, NODE_DIR "/node%d/distance", node);
+	dist = vt_sysfs_read("%s/" NODE_DIR "/node%d/distance", root, node);
 	if (!dist)
 		return 100;
 	d = g_strsplit(dist, " ", 0);
@@ -133,7 +117,7 @@ static void fill_node_facts(struct vt_tiers *t)
 
 static bool from_sysfs(struct vt_tiers *t, GError **error)
 {
-	g_autofree char *has_mem = read_file(t->root, NODE_DIR "/has_memory");
+	g_autofree char *has_mem = vt_sysfs_read("%s/" NODE_DIR "/has_memory", t->root);
 	g_autofree char *tdir = g_build_filename(t->root, TIER_DIR, NULL);
 	int nodes[VT_MAX_NODES];
 	unsigned int nr;
@@ -155,7 +139,7 @@ static bool from_sysfs(struct vt_tiers *t, GError **error)
 			if (!g_str_has_prefix(name, "memory_tier") ||
 			    !g_ascii_string_to_unsigned(name + 11, 10, 0, 100000, &id, NULL))
 				continue;
-			list = read_file(t->root, TIER_DIR "/%s/nodelist", name);
+			list = vt_sysfs_read("%s/" TIER_DIR "/%s/nodelist", t->root, name);
 			tr = &t->tier[t->nr];
 			memset(tr, 0, sizeof(*tr));
 			if (!list || !vt_parse_nodelist(list, tr->nodes, &tr->nr_nodes)) {

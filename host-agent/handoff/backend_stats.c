@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A backend's numbers: its stats as JSON (vtierctl stats, metrics), its
+ * compressed tiers' measures for the tier model, the STATS message to QEMU.
+ */
+#include <errno.h>
+
+#include "json_member.h"
+#include "backend.h"
+#include "vm.h"
+
+/*
+ * A latency histogram for Prometheus (daemon/metrics.c): {le_ns[], count[]
+ * (cumulative, samples known to be <= le_ns), total, sum_ns (estimated from
+ * bucket midpoints)}.
+ */
+static void fault_histogram(JsonBuilder *j, const char *name, const struct vt_latency_hist *h)
+{
+	static const uint64_t le_ns[] = {
+		1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
+		1000000, 2000000, 5000000, 10000000, 50000000, 100000000, 1000000000,
+	};
+
+	json_builder_set_member_name(j, name);
+	json_builder_begin_object(j);
+	json_builder_set_member_name(j, "le_ns");
+	json_builder_begin_array(j);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(le_ns); i++)
+		json_builder_add_int_value(j, (gint64)le_ns[i]);
+	json_builder_end_array(j);
+	json_builder_set_member_name(j, "count");
+	json_builder_begin_array(j);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(le_ns); i++)
+		json_builder_add_int_value(j, (gint64)vt_latency_count_le(h, le_ns[i]));
+	json_builder_end_array(j);
+	vt_json_add_u64(j, "total", h->count);
+	vt_json_add_u64(j, "sum_ns", vt_latency_sum_estimate(h));
+	json_builder_end_object(j);
+}
+
+void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
+{
+	struct vt_store_tier_stats ts[VT_CTIER_MAX];
+	struct vt_ctier_mover_stats ms = { 0 };
+	unsigned int n = b->store ? vt_store_stats(b->store, ts, VT_CTIER_MAX) : 0;
+
+	if (b->mover)
+		vt_ctier_mover_get_stats(b->mover, &ms);
+	json_builder_begin_object(j);
+	vt_json_add_str(j, "backend", b->id);
+	vt_json_add_u64(j, "qemu_pid", (uint64_t)b->pid);
+	vt_json_add_u64(j, "size", b->size);
+	vt_json_add_u64(j, "generation", b->generation);
+	vt_json_add_str(j, "store", b->store_dir);
+	vt_json_add_u64(j, "faults_stored", ms.faults_stored);
+	vt_json_add_u64(j, "faults_zero", ms.faults_zero);
+	vt_json_add_u64(j, "zero_filled_around", ms.zero_filled_around);
+	vt_json_add_u64(j, "faults_wp", ms.faults_wp);
+	vt_json_add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
+	vt_json_add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));
+	vt_json_add_u64(j, "zero_fault_p50_ns", vt_latency_percentile(&ms.zero_ns, 50));
+	fault_histogram(j, "fault_hist", &ms.fault_ns);
+	fault_histogram(j, "zero_fault_hist", &ms.zero_ns);
+	vt_json_add_u64(j, "poisoned", ms.poisoned);
+	vt_json_add_u64(j, "evicted", ms.evicted);
+	vt_json_add_u64(j, "evict_e2big", ms.evict_e2big);
+	vt_json_add_u64(j, "evict_busy", ms.evict_busy);
+	vt_json_add_u64(j, "evict_absent", ms.evict_absent);
+	vt_json_add_u64(j, "evict_nospc", ms.evict_nospc);
+	vt_json_add_u64(j, "evict_failed", ms.evict_failed);
+	vt_json_add_u64(j, "fetched", ms.fetched);
+	vt_json_add_u64(j, "zero_repunched", ms.zero_repunched);
+	vt_json_add_u64(j, "read_through", ms.read_through);
+	vt_json_add_u64(j, "read_repunched", ms.read_repunched);
+	vt_json_add_u64(j, "read_dirtied", ms.read_dirtied);
+	vt_json_add_u64(j, "repunch_runs", ms.repunch_runs);
+	vt_json_add_u64(j, "reads_early", ms.reads_early);
+	vt_json_add_u64(j, "reads_waits", ms.reads_waits);
+	vt_json_add_u64(j, "reads_untracked", ms.reads_untracked);
+	vt_json_add_u64(j, "read_around", ms.read_around);
+	vt_json_add_u64(j, "evict_read_held", ms.evict_read_held);
+	vt_json_add_u64(j, "evict_runs", ms.evict_runs);
+	vt_json_add_u64(j, "discard_runs", ms.discard_runs);
+	vt_json_add_u64(j, "discarded_resident_bytes", ms.discarded_resident_bytes);
+	vt_json_add_u64(j, "discarded_stored_pages", ms.discarded_stored_pages);
+	vt_json_add_u64(j, "evict_ns", ms.evict_ns);
+	vt_json_add_u64(j, "evict_protect_ns", ms.evict_protect_ns);
+	vt_json_add_u64(j, "evict_store_ns", ms.evict_store_ns);
+	vt_json_add_u64(j, "evict_punch_ns", ms.evict_punch_ns);
+	vt_json_add_u64(j, "span_faults", ms.span_faults);
+	vt_json_add_u64(j, "span_faults_ns", ms.span_faults_ns);
+	vt_json_add_u64(j, "prepared_pages", ms.prepared_pages);
+	vt_json_add_u64(j, "prepared_bytes", ms.prepared_bytes);
+	vt_json_add_u64(j, "prepared_ns", ms.prepared_ns);
+	vt_json_add_u64(j, "prepared_used", ms.prepared_used);
+	vt_json_add_u64(j, "prepared_stale", ms.prepared_stale);
+	vt_json_add_u64(j, "fetch_ns", ms.fetch_ns);
+	vt_json_add_u64(j, "backlog", b->mover ? vt_ctier_mover_backlog(b->mover) : 0);
+	vt_json_add_u64(j, "reconciled", b->reconciled);
+	vt_json_add_u64(j, "index_bytes", b->store ? vt_store_index_bytes(b->store) : 0);
+	/* what it is charged, and the hand-off budget as the host has it (refusals per bound) */
+	json_builder_set_member_name(j, "charged");
+	json_builder_begin_object(j);
+	for (unsigned int i = 0; i < VT_BOUND_NR; i++)
+		vt_json_add_u64(j, vt_bound_key(i), b->ticket.c.v[i]);
+	json_builder_end_object(j);
+	json_builder_set_member_name(j, "handoff_budget");
+	vt_budget_to_json(b->d->budget, j);
+	json_builder_set_member_name(j, "ctiers");
+	json_builder_begin_array(j);
+	for (unsigned int i = 0; i < n; i++) {
+		json_builder_begin_object(j);
+		vt_json_add_str(j, "name", ts[i].name);
+		vt_json_add_u64(j, "pages", ts[i].pages);
+		vt_json_add_u64(j, "stored_bytes", ts[i].pages * b->page_size);
+		vt_json_add_u64(j, "zero_pages", ts[i].zero_pages);
+		vt_json_add_u64(j, "same_pages", ts[i].same_pages);
+		vt_json_add_u64(j, "compressed_bytes", ts[i].compressed_bytes);
+		vt_json_add_u64(j, "pool_bytes", ts[i].pool_bytes);
+		vt_json_add_u64(j, "metadata_bytes", ts[i].metadata_bytes);
+		vt_json_add_u64(j, "rejected_e2big", ts[i].rejected_e2big);
+		vt_json_add_u64(j, "rejected_memo", ts[i].rejected_memo);
+		vt_json_add_u64(j, "bad_checksum", ts[i].bad_checksum);
+		vt_json_add_u64(j, "puts", ts[i].puts);
+		vt_json_add_u64(j, "gets", ts[i].gets);
+		vt_json_add_u64(j, "compress_ns", ts[i].compress_ns);
+		vt_json_add_u64(j, "decompress_ns", ts[i].decompress_ns);
+		json_builder_end_object(j);
+	}
+	json_builder_end_array(j);
+	json_builder_end_object(j);
+}
+
+void vt_backend_ctier_measure(struct vt_backend *b, struct vt_ctier_measured *meas,
+			      struct vt_latency_hist *hist, unsigned int nr)
+{
+	struct vt_store_tier_stats ts[VT_CTIER_MAX];
+	g_autofree struct vt_ctier_mover_stats *ms = g_new0(struct vt_ctier_mover_stats, 1);
+	unsigned int n;
+
+	g_mutex_lock(&b->lock);
+	n = b->store ? vt_store_stats(b->store, ts, VT_CTIER_MAX) : 0;
+	if (b->mover)
+		vt_ctier_mover_get_stats(b->mover, ms);
+	g_mutex_unlock(&b->lock);
+	for (unsigned int i = 0; i < MIN(n, nr); i++) {
+		meas[i].stored_bytes += ts[i].pages * b->page_size;
+		meas[i].compressed_bytes += ts[i].pool_bytes + ts[i].metadata_bytes;
+		meas[i].faults += ms->faults_by_tier[i];
+		hist[i].count += ms->tier_ns[i].count;
+		for (unsigned int k = 0; k < VT_LAT_BUCKETS; k++)
+			hist[i].bucket[k] += ms->tier_ns[i].bucket[k];
+	}
+}
+
+int vt_backend_send_stats(struct vt_backend *b)
+{
+	struct vt_store_tier_stats ts[VT_CTIER_MAX];
+	struct vtier_handoff_tier_v2 tiers[VTIER_HANDOFF_TIERS_MAX] = { 0 };
+	g_autofree struct vt_ctier_mover_stats *ms = g_new0(struct vt_ctier_mover_stats, 1);
+	struct vtier_handoff_stats st = { 0 };
+	unsigned int n;
+	uint64_t stored = 0, pool = 0;
+	int ret;
+
+	if (!b->conn || !b->store || !b->mover)
+		return -ENOTCONN;
+	/* the VM's report as `vtierctl report` shows it (the whole VM, as of its last window) */
+	ret = b->vm ? vt_vm_report_to_wire(b->vm, &b->tco, b->tco_tiers) : -ENODATA;
+	if (ret != -EBUSY)
+		b->have_tco = !ret;
+	n = MIN(vt_store_stats(b->store, ts, VT_CTIER_MAX), VTIER_HANDOFF_TIERS_MAX - 1);
+	vt_ctier_mover_get_stats(b->mover, ms);
+	for (unsigned int i = 0; i < n; i++) {
+		struct vtier_handoff_tier_v2 *t = &tiers[i + 1];
+
+		g_strlcpy(t->name, ts[i].name, sizeof(t->name));
+		t->resident_bytes = t->stored_bytes = ts[i].pages * b->page_size;
+		t->compressed_bytes = ts[i].pool_bytes;
+		t->pages_evicted = i < VT_CTIER_MAX ? ms->evicted_by_tier[i] : 0;
+		t->pages_faulted_back = i < VT_CTIER_MAX ? ms->faults_by_tier[i] : 0;
+		t->fault_latency_p50_ns = vt_latency_percentile(&ms->tier_ns[i], 50);
+		t->fault_latency_p99_ns = vt_latency_percentile(&ms->tier_ns[i], 99);
+		stored += t->stored_bytes;
+		pool += t->compressed_bytes;
+	}
+	/* the rest of the backend is in memory (on whichever NUMA nodes) */
+	g_strlcpy(tiers[0].name, "memory", sizeof(tiers[0].name));
+	tiers[0].resident_bytes = b->size - MIN(stored, b->size);
+	st.agent_time_ns = (uint64_t)g_get_monotonic_time() * 1000;
+	st.faults_served = ms->faults_stored + ms->faults_zero + ms->faults_wp;
+	st.promotions = ms->fetched + ms->faults_stored;
+	st.demotions = ms->evicted;
+	st.compressed_bytes = pool;
+	st.n_tiers = n + 1;
+	/* the VM's migration as its last window left it */
+	ret = b->vm ? vt_migration_to_wire(b->vm, &b->migration) : -ENODATA;
+	if (ret != -EBUSY)
+		b->have_migration = !ret;
+	return vt_handoff_conn_send_stats_tco(b->conn, &st, tiers, b->have_tco ? &b->tco : NULL,
+					      b->tco_tiers,
+					      b->have_migration ? &b->migration : NULL);
+}
