@@ -407,7 +407,7 @@ def run(t, h, a, b, c, dd):
          f"total time with vtier {tiered_ms} ms, without {plain_ms} ms: ratio {ratio:.2f} "
          f"(at most {MAX_TOTAL_S_RATIO})")
     t.ok(bad == 0, f"{bad} bad pages in all")
-    print(f"RESULT-MIGRATE-HOST placed_window={placed} windows_without={without} "
+    print(f"# RESULT-MIGRATE-HOST placed_window={placed} windows_without={without} "
           f"precopy_kills={kills} total_s_ratio={ratio:.2f} bad_pages={bad} "
           f"total_ms={tiered_ms} total_ms_plain={plain_ms} "
           f"test_s={time.monotonic() - t0:.0f}", flush=True)
