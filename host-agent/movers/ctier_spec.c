@@ -123,10 +123,18 @@ bool vt_ctier_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec *
 	if (!keys)
 		return false;
 	for (char **k = keys; *k; k++) {
-		g_autofree char *v = g_key_file_get_string(kf, group, *k, error);
+		GError *ge = NULL;
+		/* GLib returns the value and sets the error on a bad escape (a
+		 * trailing backslash): the error is what counts */
+		g_autofree char *v = g_key_file_get_string(kf, group, *k, &ge);
 
-		if (!v)
+		if (ge || !v) {
+			if (ge)
+				g_propagate_error(error, ge);
+			else
+				SPEC_ERR(error, "[%s] %s: no value", group, *k);
 			return false;
+		}
 		g_strstrip(v);
 		if (strcmp(*k, "codec") == 0) {
 			if (!parse_codec(group, v, out, error))
