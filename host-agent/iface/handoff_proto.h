@@ -2,7 +2,7 @@
 /*
  * The agent's side of the QEMU hand-off protocol (include/vtier/handoff.h):
  * checking what QEMU sends and building what the agent answers. Pure
- * functions, no I/O: the socket code is handoff_server.c, the fuzz target
+ * functions, no I/O: the socket code is handoff_server.h, the fuzz target
  * calls vt_handoff_parse() directly.
  *
  * QEMU is a separate, possibly buggy or hostile, process: every message is

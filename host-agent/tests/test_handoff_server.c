@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of the hand-off socket server (host-agent/iface/handoff_server.c),
+ * Unit tests of the hand-off socket server (host-agent/iface/handoff_server.h),
  * with this test playing QEMU on the other end of a real unix socket: HELLO
  * with fds accepted or refused, POLICY answered with its seq, STATS sent,
  * malformed and out-of-order input closing the connection, and a second

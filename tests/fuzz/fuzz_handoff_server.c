@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Fuzz target of the hand-off server's accept-level bounds
- * (host-agent/iface/handoff_server.c): the input is a script that opens
+ * (host-agent/iface/handoff_server.h): the input is a script that opens
  * connections (from this process, or from a second process so that the
  * server sees two peers), writes bytes and fds on them, sends PREPAREs,
  * closes them, lets the server's loop and deadlines run, and sets small

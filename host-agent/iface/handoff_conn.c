@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The agent's end of the hand-off socket. See handoff_server.h.
+ * One hand-off connection's state machine: deadlines, output queue,
+ * HELLO / PREPARE / POLICY / RANGES handling, reading whole messages.
+ * See handoff_server.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,180 +24,7 @@
 #include "handoff_peer.h"
 #include "handoff_server.h"
 #include "json_guard.h"
-
-/* More than a HELLO carries: extra fds are a protocol error, not a leak. */
-#define CONN_MAX_FDS 4
-/* A payload buffer starts this small and doubles as bytes arrive. */
-#define PAYLOAD_FIRST_ALLOC (64u << 10)
-/* Bytes read from one connection per wakeup: a flooding peer cannot starve others. */
-#define READ_BUDGET (1u << 20)
-/* An output buffer larger than this is freed once drained. */
-#define OUT_KEEP (64u << 10)
-/*
- * Fds held in reserve (/dev/null) and closed when accept() fails for lack of
- * fds: the connection then accepted has room for its socket, pidfd, a read
- * of /proc, the HELLO's two fds and the check of its mapping.
- */
-#define SPARE_FDS 6
-/* A peer as refusals name it: "pid P uid U cgroup C". */
-#define PEER_TEXT_LEN 288
-
-/* What one process (pid + start time) holds now. */
-struct peer_acct {
-	char *key;
-	struct group_acct *group;
-	unsigned int conns;	/* open connections */
-	unsigned int pending;	/* ... of which without an accepted HELLO */
-};
-
-/* What one uid + cgroup (a VM's scope under libvirt) holds now. */
-struct group_acct {
-	char *key;
-	unsigned int procs;	/* struct peer_acct pointing here */
-	unsigned int pending;
-};
-
-struct vt_handoff_server {
-	char *path;
-	int fd;
-	GMainContext *ctx;
-	GSource *src;		/* the listening socket; NULL while accept() is paused */
-	GSource *backoff;	/* resumes accepting after EMFILE/ENFILE */
-	const struct vt_handoff_ops *ops;
-	void *opaque;
-	GList *conns;		/* newest first */
-	struct vt_handoff_limits limits;
-	unsigned int n_pending;	/* connections without an accepted HELLO */
-	size_t buffered;	/* payload bytes allocated by partial messages */
-	struct vt_handoff_server_stats stats;
-	bool pause_reported;	/* once per burst of accept() failures */
-	GHashTable *peers;	/* "pid:start time" -> struct peer_acct */
-	GHashTable *groups;	/* "uid:cgroup" -> struct group_acct */
-	int spare[SPARE_FDS];	/* the fd reserve for accept() at the fd limit */
-	unsigned int n_spare;
-	struct vt_handoff_conn *reserve_conn;	/* accepted on the reserve, not yet answered */
-	pid_t reserve_waster;	/* the last peer whose reserve connection sent no HELLO */
-	uint64_t reserve_waster_start;
-	unsigned int fd_reserve;	/* fds kept free for RECONNECTs (set_fd_reserve) */
-	bool freeing;
-};
-
-struct vt_handoff_conn {
-	struct vt_handoff_server *srv;
-	int refs;
-	int fd;
-	GSource *src;
-	bool accepted;		/* HELLO accepted: ops->closed owed */
-	bool hello_pending;	/* the agent answers later: vt_handoff_conn_hello_done() */
-	bool prepared;		/* a PREPARE came: the HELLO proper follows, no deadline */
-	uint32_t hello_seq;
-	bool dead;
-	bool on_reserve;	/* accepted on the fd reserve, HELLO not yet answered */
-	bool hello_seen;	/* a complete HELLO or PREPARE arrived */
-	bool closing;		/* closes at the next timer dispatch */
-	bool flush_first;	/* ... once the output queue drained */
-	char close_why[VT_HANDOFF_ERR_LEN];
-	struct vt_handoff_peer peer;
-	struct peer_acct *acct;	/* what the peer holds, this connection included */
-	GSource *timer;		/* deadlines and deferred close (ready time) */
-	gint64 hello_deadline;
-	gint64 last_rx;
-	gint64 last_tx;
-	int prep_fd;		/* a PREPARE's memfd (dup): guest RAM must keep arriving */
-	uint64_t prep_blocks;	/* its st_blocks at the last check */
-	gint64 prep_check;	/* next check: no growth since the last one closes */
-	GByteArray *out;	/* queued output, from out_off */
-	size_t out_off;
-	GSource *out_src;	/* G_IO_OUT watch while output is queued */
-	char backend_id[VTIER_HANDOFF_ID_LEN];
-	char vm_name[VTIER_HANDOFF_ID_LEN];
-	uint64_t size_bytes;	/* of the backend, from the HELLO */
-	void *user;
-	uint32_t seq;
-
-	/* the message being received */
-	struct vtier_handoff_hdr hdr;
-	size_t hdr_got;
-	uint8_t *payload;
-	size_t payload_cap;
-	size_t payload_got;
-	int fds[CONN_MAX_FDS];
-	unsigned int nfds;
-	bool fds_lost;
-	bool fds_starved;	/* fds sent, not installed: the agent is out of fds */
-};
-
-/* The agent's fd limit (RLIMIT_NOFILE soft), for reasons. */
-static unsigned long long fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
-		return 0;
-	return (unsigned long long)rl.rlim_cur;
-}
-
-static void peer_text(const struct vt_handoff_peer *p, char *buf, size_t len)
-{
-	char cg[200];
-
-	if (p->cgroup)
-		vt_text_printable(cg, sizeof(cg), p->cgroup, strlen(p->cgroup));
-	snprintf(buf, len, "pid %d uid %u cgroup %s", (int)p->pid, (unsigned int)p->uid,
-		 p->cgroup ? cg : "?");
-}
-
-static char *peer_key(const struct vt_handoff_peer *p)
-{
-	return g_strdup_printf("%d:%" PRIu64, (int)p->pid, p->start_time);
-}
-
-static char *group_key(const struct vt_handoff_peer *p)
-{
-	return g_strdup_printf("%u:%s", (unsigned int)p->uid, p->cgroup ? p->cgroup : "?");
-}
-
-/* The account of @p, created (with its group's) when @create. */
-static struct peer_acct *acct_get(struct vt_handoff_server *srv, const struct vt_handoff_peer *p,
-				  bool create)
-{
-	g_autofree char *key = peer_key(p);
-	struct peer_acct *a = g_hash_table_lookup(srv->peers, key);
-	g_autofree char *gkey = NULL;
-	struct group_acct *g;
-
-	if (a || !create)
-		return a;
-	gkey = group_key(p);
-	g = g_hash_table_lookup(srv->groups, gkey);
-	if (!g) {
-		g = g_new0(struct group_acct, 1);
-		g->key = g_steal_pointer(&gkey);
-		g_hash_table_insert(srv->groups, g->key, g);
-	}
-	g->procs++;
-	a = g_new0(struct peer_acct, 1);
-	a->key = g_steal_pointer(&key);
-	a->group = g;
-	g_hash_table_insert(srv->peers, a->key, a);
-	return a;
-}
-
-static void acct_put(struct vt_handoff_server *srv, struct peer_acct *a)
-{
-	struct group_acct *g = a->group;
-
-	if (a->conns)
-		return;
-	g_hash_table_remove(srv->peers, a->key);
-	g_free(a->key);
-	g_free(a);
-	if (--g->procs)
-		return;
-	g_hash_table_remove(srv->groups, g->key);
-	g_free(g->key);
-	g_free(g);
-}
+#include "handoff_server_int.h"
 
 /* @c stops being pending (HELLO accepted, or closed before). */
 static void conn_unpend(struct vt_handoff_conn *c)
@@ -205,24 +34,6 @@ static void conn_unpend(struct vt_handoff_conn *c)
 		c->acct->pending--;
 		c->acct->group->pending--;
 	}
-}
-
-/* Open /dev/null fds back into the reserve, as many as fit. */
-static void spare_refill(struct vt_handoff_server *srv)
-{
-	while (srv->n_spare < SPARE_FDS) {
-		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0)
-			break;
-		srv->spare[srv->n_spare++] = fd;
-	}
-}
-
-static void spare_release(struct vt_handoff_server *srv)
-{
-	while (srv->n_spare)
-		close(srv->spare[--srv->n_spare]);
 }
 
 static void conn_unref(struct vt_handoff_conn *c)
@@ -253,7 +64,7 @@ static size_t out_pending(const struct vt_handoff_conn *c)
 	return c->out ? c->out->len - c->out_off : 0;
 }
 
-static void destroy_source(GSource **src)
+void vt_hs_destroy_source(GSource **src)
 {
 	if (*src) {
 		g_source_destroy(*src);
@@ -298,7 +109,7 @@ static void conn_close_later(struct vt_handoff_conn *c, const char *why, bool fl
 	c->closing = true;
 	c->flush_first = flush_first;
 	g_strlcpy(c->close_why, why, sizeof(c->close_why));
-	destroy_source(&c->src);
+	vt_hs_destroy_source(&c->src);
 	conn_arm_timer(c);
 }
 
@@ -310,8 +121,6 @@ static void conn_drop_fds(struct vt_handoff_conn *c)
 	c->fds_lost = false;
 	c->fds_starved = false;
 }
-
-static void server_listen(struct vt_handoff_server *srv);
 
 /*
  * The connection accepted on the fd reserve was answered or is gone: refill
@@ -333,9 +142,9 @@ static void reserve_done(struct vt_handoff_conn *c, bool wasted)
 	}
 	if (srv->freeing)
 		return;
-	spare_refill(srv);
+	vt_hs_spare_refill(srv);
 	if (!srv->src && !srv->backoff)
-		server_listen(srv);
+		vt_hs_listen(srv);
 }
 
 void vt_handoff_conn_close(struct vt_handoff_conn *c, const char *why)
@@ -347,9 +156,9 @@ void vt_handoff_conn_close(struct vt_handoff_conn *c, const char *why)
 	c->dead = true;
 	g_debug("handoff: backend '%s' (pid %d): closing: %s", c->backend_id, (int)c->peer.pid, why);
 	srv->conns = g_list_remove(srv->conns, c);
-	destroy_source(&c->src);
-	destroy_source(&c->out_src);
-	destroy_source(&c->timer);
+	vt_hs_destroy_source(&c->src);
+	vt_hs_destroy_source(&c->out_src);
+	vt_hs_destroy_source(&c->timer);
 	conn_free_payload(c);
 	close(c->fd);
 	c->fd = -1;
@@ -359,7 +168,7 @@ void vt_handoff_conn_close(struct vt_handoff_conn *c, const char *why)
 	}
 	if (c->acct) {
 		c->acct->conns--;
-		acct_put(srv, c->acct);
+		vt_hs_acct_put(srv, c->acct);
 		c->acct = NULL;
 	}
 	reserve_done(c, !c->hello_seen);
@@ -442,7 +251,7 @@ static int conn_flush(struct vt_handoff_conn *c)
 
 			/* the peer is gone: drop the output, or POLLERR would wake us until the deadline */
 			c->out_off = c->out->len;
-			destroy_source(&c->out_src);
+			vt_hs_destroy_source(&c->out_src);
 			conn_close_later(c, g_strerror(-ret), false);
 			conn_arm_timer(c);
 			return ret;
@@ -457,7 +266,7 @@ static int conn_flush(struct vt_handoff_conn *c)
 			g_source_attach(c->out_src, c->srv->ctx);
 		}
 	} else {
-		destroy_source(&c->out_src);
+		vt_hs_destroy_source(&c->out_src);
 		if (c->out->len > OUT_KEEP) {
 			g_byte_array_unref(c->out);
 			c->out = g_byte_array_new();
@@ -632,47 +441,6 @@ static void conn_hello_reply(struct vt_handoff_conn *c, uint32_t seq, int ret, c
 	reserve_done(c, false);
 }
 
-long vt_handoff_fds_free(void)
-{
-	unsigned long long limit = fd_limit();
-	struct dirent *e;
-	long open_fds = -1;	/* the directory's own */
-	DIR *d;
-
-	if (!limit)
-		return LONG_MAX;
-	d = opendir("/proc/self/fd");
-	if (!d)
-		return errno == EMFILE || errno == ENFILE ? 0 : -errno;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			open_fds++;
-	closedir(d);
-	return (long long)limit > open_fds ? (long)(limit - (unsigned long long)open_fds) : 0;
-}
-
-/*
- * A new hand-off (not a RECONNECT) while fewer than fd_reserve fds are free:
- * refused with the reason in @text, so that the fds stay for the stores that
- * exist. 0 when it may go on.
- */
-static int fd_reserve_check(struct vt_handoff_conn *c, const struct vtier_handoff_hello *h,
-			    char *text, size_t len)
-{
-	struct vt_handoff_server *srv = c->srv;
-	long free_fds;
-
-	if (!srv->fd_reserve || (h->flags & VTIER_HELLO_F_RECONNECT))
-		return 0;
-	free_fds = vt_handoff_fds_free();
-	if (free_fds < 0 || free_fds >= (long)srv->fd_reserve)
-		return 0;
-	srv->stats.fd_reserve_refused++;
-	return vt_err_set(-EMFILE, text, len, "agent has %ld fds free of %llu (RLIMIT_NOFILE), %u "
-			  "kept for reconnects: new hand-off refused", free_fds, fd_limit(),
-			  srv->fd_reserve);
-}
-
 /*
  * A HELLO or PREPARE: which backend the connection is about (for logs and the
  * HELLO proper's match), and its fds are the handler's now, unless the
@@ -700,7 +468,7 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 		close(c->prep_fd);
 		c->prep_fd = -1;
 	}
-	ret = fd_reserve_check(c, msg->hello.fixed, text, sizeof(text));
+	ret = vt_hs_fd_reserve_check(c, msg->hello.fixed, text, sizeof(text));
 	if (!ret)
 		ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, uffd, text,
 					   sizeof(text));
@@ -736,7 +504,7 @@ static void conn_prepare(struct vt_handoff_conn *c, const struct vt_handoff_msg 
 	int ret;
 
 	conn_take_hello(c, msg->hello.fixed);
-	ret = fd_reserve_check(c, msg->hello.fixed, text, sizeof(text));
+	ret = vt_hs_fd_reserve_check(c, msg->hello.fixed, text, sizeof(text));
 	if (!ret)
 		ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, -1, text,
 					   sizeof(text));
@@ -747,7 +515,7 @@ static void conn_prepare(struct vt_handoff_conn *c, const struct vt_handoff_msg 
 		c->prep_fd = fcntl(memfd, F_DUPFD_CLOEXEC, 0);
 		if (c->prep_fd < 0 || fstat(c->prep_fd, &st))
 			ret = vt_err_set(-errno, text, sizeof(text), "the agent cannot keep the memfd: "
-					 "%s (RLIMIT_NOFILE %llu)", g_strerror(errno), fd_limit());
+					 "%s (RLIMIT_NOFILE %llu)", g_strerror(errno), vt_hs_fd_limit());
 		else
 			c->prep_blocks = (uint64_t)st.st_blocks;
 		c->prep_check = g_get_monotonic_time() + srv->limits.prepare_idle_ms * 1000LL;
@@ -808,7 +576,7 @@ static void conn_dispatch(struct vt_handoff_conn *c)
 
 		srv->stats.out_of_fds++;
 		snprintf(text, sizeof(text), "agent out of fds (RLIMIT_NOFILE %llu reached): the %s's "
-			 "fds were not received; raise LimitNOFILE", fd_limit(),
+			 "fds were not received; raise LimitNOFILE", vt_hs_fd_limit(),
 			 vt_handoff_type_name(c->hdr.type));
 		if (c->hdr.type == VTIER_HANDOFF_HELLO && !c->accepted && !c->hello_pending) {
 			c->hello_seen = true;
@@ -1029,373 +797,6 @@ static gboolean conn_ready(gint fd, GIOCondition cond, gpointer data)
 	return alive ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
-static gboolean server_resume(gpointer data)
-{
-	struct vt_handoff_server *srv = data;
-
-	g_source_unref(srv->backoff);
-	srv->backoff = NULL;
-	if (!srv->reserve_conn)
-		server_listen(srv);
-	return G_SOURCE_REMOVE;
-}
-
-/* Out of fds (or kernel memory): say so once per burst of accept() failures. */
-static void server_report_starved(struct vt_handoff_server *srv, int err)
-{
-	char why[VT_HANDOFF_ERR_LEN + 64];
-
-	if (srv->pause_reported)
-		return;
-	srv->pause_reported = true;
-	snprintf(why, sizeof(why), "accept: %s: agent at its fd limit (RLIMIT_NOFILE %llu; raise "
-		 "LimitNOFILE): one hand-off at a time is served from a reserve of %u fds",
-		 g_strerror(err), fd_limit(), SPARE_FDS);
-	if (srv->ops->dropped)
-		srv->ops->dropped(NULL, why, srv->opaque);
-}
-
-/*
- * Out of fds with no reserve to use: the listening socket stays readable, so
- * polling it would spin. Stop watching it for accept_backoff_ms.
- */
-static void server_pause(struct vt_handoff_server *srv)
-{
-	srv->stats.accept_pauses++;
-	destroy_source(&srv->src);
-	srv->backoff = g_timeout_source_new(srv->limits.accept_backoff_ms);
-	g_source_set_callback(srv->backoff, server_resume, srv, NULL);
-	g_source_attach(srv->backoff, srv->ctx);
-}
-
-/* Refuse @cfd right away: @why names the bound, its value and the peer. */
-static void server_refuse(struct vt_handoff_server *srv, int cfd, unsigned int *counter,
-			  const char *why)
-{
-	close(cfd);
-	srv->stats.dropped++;
-	(*counter)++;
-	g_debug("handoff: %s", why);
-	if (srv->ops->dropped)
-		srv->ops->dropped(NULL, why, srv->opaque);
-}
-
-/*
- * max_pending is full and peer @p wants in: the oldest pending connection
- * (no HELLO yet, or PREPARE-held) of the peer holding the most, if @p holds
- * fewer than it by two or more (so that no two peers trade places). Peers
- * are compared by uid + cgroup first (one VM's scope under libvirt), then by
- * process within @p's own group. NULL: @p holds its share already.
- */
-static struct vt_handoff_conn *displace_pick(struct vt_handoff_server *srv,
-					     const struct vt_handoff_peer *p,
-					     unsigned int *held)
-{
-	g_autofree char *gkey = group_key(p);
-	struct peer_acct *own = acct_get(srv, p, false), *pmax = NULL;
-	struct group_acct *own_group = g_hash_table_lookup(srv->groups, gkey), *gmax = NULL;
-	unsigned int own_pending = own ? own->pending : 0;
-	GHashTableIter it;
-	gpointer v;
-
-	g_hash_table_iter_init(&it, srv->groups);
-	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		struct group_acct *g = v;
-
-		if (!gmax || g->pending > gmax->pending || (g == own_group && g->pending == gmax->pending))
-			gmax = g;
-	}
-	if (!gmax)
-		return NULL;
-	if (gmax != own_group && (own_group ? own_group->pending : 0) + 1 >= gmax->pending)
-		return NULL;
-	g_hash_table_iter_init(&it, srv->peers);
-	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		struct peer_acct *a = v;
-
-		if (a->group == gmax && (!pmax || a->pending > pmax->pending))
-			pmax = a;
-	}
-	if (!pmax || (gmax == own_group && (pmax == own || own_pending + 1 >= pmax->pending)))
-		return NULL;
-	*held = pmax->pending;
-	for (GList *l = g_list_last(srv->conns); l; l = l->prev) {
-		struct vt_handoff_conn *c = l->data;
-
-		if (c->acct == pmax && !c->accepted && !c->hello_pending && !c->dead && !c->closing &&
-		    !c->on_reserve)
-			return c;
-	}
-	return NULL;
-}
-
-/*
- * May peer @p have one more connection? 0, or a counter of the server's
- * stats to charge the refusal to with @why naming the bound. A peer below
- * its share of a full max_pending gets in by displacing another's.
- */
-static unsigned int *server_admit(struct vt_handoff_server *srv, const struct vt_handoff_peer *p,
-				  bool on_reserve, char *why, size_t why_len)
-{
-	const struct vt_handoff_limits *l = &srv->limits;
-	struct peer_acct *a = acct_get(srv, p, false);
-	char who[PEER_TEXT_LEN];
-	struct vt_handoff_conn *victim;
-	unsigned int held = 0;
-
-	peer_text(p, who, sizeof(who));
-	if (on_reserve && p->pid == srv->reserve_waster && p->start_time == srv->reserve_waster_start) {
-		snprintf(why, why_len, "%s: its last connection on the agent's fd reserve sent no HELLO "
-			 "within %u ms (reserve_hello_ms): refused while the agent is out of fds "
-			 "(RLIMIT_NOFILE %llu)", who, l->reserve_hello_ms, fd_limit());
-		return &srv->stats.reserve_refused;
-	}
-	if (a && a->conns >= l->max_peer_conns) {
-		snprintf(why, why_len, "%s: %u connections open already (max_peer_conns %u): new one "
-			 "refused", who, a->conns, l->max_peer_conns);
-		return &srv->stats.refused_peer_conns;
-	}
-	if (a && a->pending >= l->max_peer_pending) {
-		snprintf(why, why_len, "%s: %u connections without an accepted HELLO already "
-			 "(max_peer_pending %u): new one refused", who, a->pending, l->max_peer_pending);
-		return &srv->stats.refused_peer_pending;
-	}
-	if (srv->n_pending < l->max_pending)
-		return NULL;
-	victim = displace_pick(srv, p, &held);
-	if (!victim) {
-		snprintf(why, why_len, "%u connections without an accepted HELLO (max_pending %u) and "
-			 "%s holds its share of them (%u): new one refused", srv->n_pending,
-			 l->max_pending, who, a ? a->pending : 0);
-		return &srv->stats.refused_full;
-	}
-	{
-		char vwho[PEER_TEXT_LEN], vwhy[2 * PEER_TEXT_LEN + 160];
-
-		peer_text(&victim->peer, vwho, sizeof(vwho));
-		snprintf(vwhy, sizeof(vwhy), "displaced: %u connections without an accepted HELLO "
-			 "(max_pending %u), %s holds the most (%u): its oldest closed for %s",
-			 srv->n_pending, l->max_pending, vwho, held, who);
-		srv->stats.displaced++;
-		vt_handoff_conn_close(victim, vwhy);
-	}
-	return NULL;
-}
-
-static gboolean server_accept(gint fd, GIOCondition cond, gpointer data)
-{
-	struct vt_handoff_server *srv = data;
-	char why[2 * PEER_TEXT_LEN];
-	struct vt_handoff_peer peer;
-	struct vt_handoff_conn *c;
-	bool on_reserve = false;
-	unsigned int *refused;
-	int cfd, ret;
-
-	(void)cond;
-	if (srv->n_spare < SPARE_FDS)
-		spare_refill(srv);
-	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (cfd < 0) {
-		int err = errno;
-
-		g_debug("handoff: accept: %s", g_strerror(err));
-		if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM)
-			return G_SOURCE_CONTINUE;
-		server_report_starved(srv, err);
-		/* the reserve: room for one connection, its HELLO and the reply */
-		if ((err == EMFILE || err == ENFILE) && srv->n_spare && !srv->reserve_conn) {
-			spare_release(srv);
-			cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-			if (cfd < 0)
-				spare_refill(srv);
-		}
-		if (cfd < 0) {
-			server_pause(srv);
-			return G_SOURCE_REMOVE;
-		}
-		on_reserve = true;
-		srv->stats.reserve_accepts++;
-	} else {
-		srv->pause_reported = false;
-	}
-	/* the kernel's word on the peer, now: a HELLO's qemu_pid is checked against it */
-	ret = vt_handoff_peer_get(cfd, &peer);
-	if (ret) {
-		snprintf(why, sizeof(why), "cannot read the peer's credentials (SO_PEERCRED): %s: a "
-			 "QEMU in another pid namespace?", g_strerror(-ret));
-		server_refuse(srv, cfd, &srv->stats.no_credentials, why);
-		if (on_reserve)
-			spare_refill(srv);
-		return G_SOURCE_CONTINUE;
-	}
-	refused = server_admit(srv, &peer, on_reserve, why, sizeof(why));
-	if (refused) {
-		vt_handoff_peer_clear(&peer);
-		server_refuse(srv, cfd, refused, why);
-		if (on_reserve)
-			spare_refill(srv);
-		return G_SOURCE_CONTINUE;
-	}
-	c = g_new0(struct vt_handoff_conn, 1);
-	c->srv = srv;
-	c->refs = 1;
-	c->fd = cfd;
-	c->prep_fd = -1;
-	c->out = g_byte_array_new();
-	c->peer = peer;
-	c->acct = acct_get(srv, &c->peer, true);
-	c->acct->conns++;
-	c->acct->pending++;
-	c->acct->group->pending++;
-	srv->n_pending++;
-	srv->conns = g_list_prepend(srv->conns, c);
-	c->hello_deadline = g_get_monotonic_time() +
-			    (on_reserve ? MIN(srv->limits.hello_timeout_ms, srv->limits.reserve_hello_ms) :
-					  srv->limits.hello_timeout_ms) * 1000LL;
-	c->timer = g_source_new(&timer_funcs, sizeof(GSource));
-	g_source_set_callback(c->timer, conn_timer_cb, c, NULL);
-	g_source_attach(c->timer, srv->ctx);
-	c->src = g_unix_fd_source_new(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-	g_source_set_callback(c->src, G_SOURCE_FUNC(conn_ready), c, NULL);
-	g_source_attach(c->src, srv->ctx);
-	conn_arm_timer(c);
-	g_debug("handoff: connection on %s from pid %d%s", srv->path, (int)c->peer.pid,
-		on_reserve ? " (on the fd reserve)" : "");
-	if (on_reserve) {
-		/* no other connection until this one is answered: accept() resumes then */
-		c->on_reserve = true;
-		srv->reserve_conn = c;
-		srv->stats.accept_pauses++;
-		destroy_source(&srv->src);
-		return G_SOURCE_REMOVE;
-	}
-	return G_SOURCE_CONTINUE;
-}
-
-static void server_listen(struct vt_handoff_server *srv)
-{
-	srv->src = g_unix_fd_source_new(srv->fd, G_IO_IN);
-	g_source_set_callback(srv->src, G_SOURCE_FUNC(server_accept), srv, NULL);
-	g_source_attach(srv->src, srv->ctx);
-}
-
-void vt_handoff_limits_default(struct vt_handoff_limits *l)
-{
-	*l = (struct vt_handoff_limits) {
-		.hello_timeout_ms = 5000,
-		.idle_timeout_ms = 5000,
-		.send_timeout_ms = 10000,
-		.max_pending = 64,
-		.max_buffered_bytes = 64u << 20,
-		.max_output_bytes = 16u << 20,
-		.accept_backoff_ms = 100,
-		.max_peer_conns = 64,
-		.max_peer_pending = 16,
-		.prepare_idle_ms = 30000,
-		.reserve_hello_ms = 1000,
-	};
-}
-
-void vt_handoff_server_set_limits(struct vt_handoff_server *srv,
-				  const struct vt_handoff_limits *limits)
-{
-	srv->limits = *limits;
-}
-
-unsigned int vt_handoff_server_dropped(const struct vt_handoff_server *srv)
-{
-	return srv->stats.dropped;
-}
-
-unsigned int vt_handoff_server_accept_pauses(const struct vt_handoff_server *srv)
-{
-	return srv->stats.accept_pauses;
-}
-
-void vt_handoff_server_get_stats(const struct vt_handoff_server *srv,
-				 struct vt_handoff_server_stats *stats)
-{
-	*stats = srv->stats;
-}
-
-void vt_handoff_server_set_fd_reserve(struct vt_handoff_server *srv, unsigned int fds)
-{
-	srv->fd_reserve = fds;
-}
-
-unsigned int vt_handoff_server_pending(const struct vt_handoff_server *srv)
-{
-	return srv->n_pending;
-}
-
-size_t vt_handoff_server_buffered_bytes(const struct vt_handoff_server *srv)
-{
-	return srv->buffered;
-}
-
-int vt_handoff_server_new(const char *path, GMainContext *ctx, const struct vt_handoff_ops *ops,
-			  void *opaque, struct vt_handoff_server **out)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct vt_handoff_server *srv;
-	struct stat st;
-	int fd, ret;
-
-	if (!ops->hello)
-		return -EINVAL;
-	if (strlen(path) >= sizeof(addr.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(addr.sun_path, path);
-	/* Replace a stale socket (an agent that died), never another file. */
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return -EEXIST;
-		unlink(path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 64)) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	srv = g_new0(struct vt_handoff_server, 1);
-	srv->path = g_strdup(path);
-	srv->fd = fd;
-	srv->ctx = ctx ? g_main_context_ref(ctx) : NULL;
-	srv->ops = ops;
-	srv->opaque = opaque;
-	vt_handoff_limits_default(&srv->limits);
-	srv->peers = g_hash_table_new(g_str_hash, g_str_equal);
-	srv->groups = g_hash_table_new(g_str_hash, g_str_equal);
-	spare_refill(srv);
-	server_listen(srv);
-	*out = srv;
-	return 0;
-}
-
-void vt_handoff_server_free(struct vt_handoff_server *srv)
-{
-	if (!srv)
-		return;
-	srv->freeing = true;
-	while (srv->conns)
-		vt_handoff_conn_close(srv->conns->data, "agent shutting down");
-	destroy_source(&srv->src);
-	destroy_source(&srv->backoff);
-	spare_release(srv);
-	g_hash_table_destroy(srv->peers);	/* empty: every connection closed */
-	g_hash_table_destroy(srv->groups);
-	close(srv->fd);
-	unlink(srv->path);
-	if (srv->ctx)
-		g_main_context_unref(srv->ctx);
-	g_free(srv->path);
-	g_free(srv);
-}
-
 pid_t vt_handoff_conn_peer_pid(const struct vt_handoff_conn *c)
 {
 	return c->peer.pid;
@@ -1439,4 +840,16 @@ void vt_handoff_conn_set_user(struct vt_handoff_conn *c, void *user)
 void *vt_handoff_conn_get_user(const struct vt_handoff_conn *c)
 {
 	return c->user;
+}
+
+/* Watch a new connection: its deadlines' timer and its socket. */
+void vt_hs_conn_watch(struct vt_handoff_conn *c)
+{
+	c->timer = g_source_new(&timer_funcs, sizeof(GSource));
+	g_source_set_callback(c->timer, conn_timer_cb, c, NULL);
+	g_source_attach(c->timer, c->srv->ctx);
+	c->src = g_unix_fd_source_new(c->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+	g_source_set_callback(c->src, G_SOURCE_FUNC(conn_ready), c, NULL);
+	g_source_attach(c->src, c->srv->ctx);
+	conn_arm_timer(c);
 }
