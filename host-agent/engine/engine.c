@@ -3,13 +3,17 @@
  * The per-VM engine: the window pipeline. Each window passes one record
  * (struct vt_window, window.h) through a fixed list of stages, in order,
  * each on what the ones before it wrote, and times them:
- *   observe    (observe.c)    the profiler's window -> regions in QEMU's hva,
+ *   profiler   (engine.c)     the profiler's window, into the VM's snapshot
+ *   migration  (migration_stage.c) the migration's state into the record;
+ *                             an early hand-off's precopy window ends here
+ *   observe    (observe.c)    the snapshot -> regions in QEMU's hva,
  *                             which feed the chunk EMAs
  *   residency  (residency.c)  where the chunks' pages are: the ones moved
  *                             and a round-robin slice (policy/refresh.h);
  *                             the movers' backlog read once, before it
  *   hints      (hint_stage.c) the guest channel's discards and COLD ages
- *   placement  (placement.c)  the window's move orders
+ *   placement  (placement.c)  the window's move orders (the migration's
+ *                             and its holds through migration_stage.h)
  *   apply      (apply.c)      (mode auto) each order to the target that
  *                             takes it (target.h: numa, ctier, zswap)
  * then publishes the window's stats at once. A window after which the VM
@@ -22,6 +26,7 @@
 
 #include "backend.h"
 #include "migration.h"
+#include "migration_stage.h"
 #include "target.h"
 #include "placement.h"
 #include "observe.h"
@@ -170,24 +175,16 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	return true;
 }
 
-/* What a stage tells the window: go on, end the window here (fine), or the VM must go. */
-enum stage_result {
-	STAGE_NEXT,
-	STAGE_END,
-	STAGE_FAIL,
-};
-
 /* An error @ret of a stage: the window ends; a process gone (ESRCH) takes the VM with it. */
-static enum stage_result stage_error(int ret)
+static enum vt_stage_result stage_error(int ret)
 {
-	return ret == -ESRCH ? STAGE_FAIL : STAGE_END;
+	return ret == -ESRCH ? VT_STAGE_FAIL : VT_STAGE_END;
 }
 
-/* The profiler's window, its regions and the chunk EMAs they feed. */
-static enum stage_result stage_observe(struct vt_window *w)
+/* The profiler's window, into the VM's snapshot. */
+static enum vt_stage_result stage_profiler(struct vt_window *w)
 {
 	struct vt_vm *vm = w->vm;
-	uint64_t checks_now;
 	int ret;
 
 	ret = vt_profiler_window(vm->prof, &vm->snap);
@@ -196,9 +193,15 @@ static enum stage_result stage_observe(struct vt_window *w)
 			   vm->profiler_name, g_strerror(-ret));
 		return stage_error(ret);	/* kdamond gone: the process exited */
 	}
-	/* an early hand-off's RAM still arriving: placement from the profile alone */
-	if (vt_migration_precopy_window(vm, w->backends, w->s))
-		return STAGE_END;
+	return VT_STAGE_NEXT;
+}
+
+/* The snapshot's regions and the chunk EMAs they feed. */
+static enum vt_stage_result stage_observe(struct vt_window *w)
+{
+	struct vt_vm *vm = w->vm;
+	uint64_t checks_now;
+
 	/* all checks since the last window end: the samples' and the window's */
 	checks_now = vt_source_checks_total(vm->src);
 	w->s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
@@ -207,11 +210,11 @@ static enum stage_result stage_observe(struct vt_window *w)
 	w->regions = vt_observe_regions(vm);
 	vt_mtm_observe(vm->mtm, (struct vt_mtm_region *)(void *)w->regions->data,
 		       w->regions->len);
-	return STAGE_NEXT;
+	return VT_STAGE_NEXT;
 }
 
 /* Where the chunks' pages are; the movers' backlog is read once, before it. */
-static enum stage_result stage_residency(struct vt_window *w)
+static enum vt_stage_result stage_residency(struct vt_window *w)
 {
 	int ret;
 
@@ -224,33 +227,32 @@ static enum stage_result stage_residency(struct vt_window *w)
 		return stage_error(ret);
 	}
 	w->s->refused_chunks = vt_mtm_arrivals(w->vm->mtm, !w->movers_busy);
-	return STAGE_NEXT;
+	return VT_STAGE_NEXT;
 }
 
 /* The guest's hints: discards, and COLD chunks aged before the placement sees them. */
-static enum stage_result stage_hints(struct vt_window *w)
+static enum vt_stage_result stage_hints(struct vt_window *w)
 {
 	vt_vm_hints_window(w->vm, w->backends, w->s);
-	return STAGE_NEXT;
+	return VT_STAGE_NEXT;
 }
 
 /* The window's orders; an outgoing migration holds what the destination would not keep. */
-static enum stage_result stage_placement(struct vt_window *w)
+static enum vt_stage_result stage_placement(struct vt_window *w)
 {
 	struct vt_vm_stats *s = w->s;
 
 	vt_placement_decide(w);
-	vt_migration_hold(w->vm, w->orders, s);
 	s->threshold = w->ws.threshold;
 	s->hot_chunks = w->ws.hot_chunks;
 	s->hot_on_tier0 = w->ws.hot_on_tier0;
 	s->thrash_events = w->vm->mtm->thrash_total;
 	vt_residency_tier_bytes(w->vm, w->ws.tier_bytes, s);
-	return STAGE_NEXT;
+	return VT_STAGE_NEXT;
 }
 
 /* Mode auto: each order to the target that takes it; observe: only counted. */
-static enum stage_result stage_apply(struct vt_window *w)
+static enum vt_stage_result stage_apply(struct vt_window *w)
 {
 	if (w->vm->policy.mode == VT_MODE_OBSERVE) {
 		w->s->observe_bytes += w->ws.promote_bytes + w->ws.demote_bytes;
@@ -260,16 +262,21 @@ static enum stage_result stage_apply(struct vt_window *w)
 		/* the moved chunks' outcome: read next window */
 		vt_residency_moved(w->vm, w->orders);
 		if (!ok)
-			return STAGE_FAIL;
+			return VT_STAGE_FAIL;
 	}
-	return STAGE_NEXT;
+	return VT_STAGE_NEXT;
 }
+
+/* A stage whose time is charged to the next stage's cost figure. */
+#define COST_NEXT SIZE_MAX
 
 /* The window's stages in order, each timed into its cost figure (thread CPU time). */
 static const struct stage {
-	enum stage_result (*run)(struct vt_window *w);
+	enum vt_stage_result (*run)(struct vt_window *w);
 	size_t cost;			/* offsetof the stage's cost in struct vt_vm_stats */
 } stages[] = {
+	{ stage_profiler, COST_NEXT },
+	{ vt_migration_stage, COST_NEXT },	/* migration_stage.c */
 	{ stage_observe, offsetof(struct vt_vm_stats, profiler_cost_ns) },
 	{ stage_residency, offsetof(struct vt_vm_stats, residency_cost_ns) },
 	{ stage_hints, offsetof(struct vt_vm_stats, hints_cost_ns) },
@@ -290,13 +297,15 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	bool ok = true;
 
 	for (size_t i = 0; i < G_N_ELEMENTS(stages); i++) {
-		enum stage_result r = stages[i].run(&w);
+		enum vt_stage_result r = stages[i].run(&w);
 		uint64_t t1;
 
-		if (r != STAGE_NEXT) {
-			ok = r == STAGE_END;
+		if (r != VT_STAGE_NEXT) {
+			ok = r == VT_STAGE_END;
 			goto out;
 		}
+		if (stages[i].cost == COST_NEXT)
+			continue;
 		t1 = vt_thread_ns();
 		*(uint64_t *)(void *)((char *)s + stages[i].cost) = t1 - t0;
 		t0 = t1;
@@ -330,7 +339,7 @@ bool vt_engine_window(struct vt_vm *vm)
 		vt_tco_history_add(&vm->tco_history, g_get_monotonic_time(), bytes);
 	g_strlcpy(vm->last_error, err, sizeof(vm->last_error));
 	if (ok && st.windows)
-		vt_migration_window_done(vm);
+		vt_migration_stage_published(vm);
 	g_mutex_unlock(&vm->lock);
 	return ok;
 }

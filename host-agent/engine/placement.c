@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "migration.h"
+#include "migration_stage.h"
 #include "placement.h"
 #include "waterfall.h"
 
@@ -104,15 +104,6 @@ static void evacuate(struct vt_vm *vm, uint64_t budget, uint64_t *room, GArray *
 		else
 			ws->demote_bytes += len;
 	}
-}
-
-/* The migration's orders, within what is left of the window's budget. */
-static void migration_place(struct vt_window *w, uint64_t *room)
-{
-	vt_migration_place(w->vm, w->backends, room,
-			   w->mp.budget_bytes - MIN(w->mp.budget_bytes,
-						    w->ws.promote_bytes + w->ws.demote_bytes),
-			   w->orders, &w->ws, w->s);
 }
 
 /* placement=tco: the analytical model instead of MTM's moves (MTM still keeps the EMAs). */
@@ -231,12 +222,13 @@ void vt_placement_decide(struct vt_window *w)
 	 * again. (placement=tco starts its orders afresh: after it.)
 	 */
 	if (algo->migration_first)
-		migration_place(w, room);
+		vt_migration_stage_place(w, room);
 	algo->decide(w, room);
 	if (!algo->migration_first)
-		migration_place(w, room);
+		vt_migration_stage_place(w, room);
 	if (vm->tiers_allowed != (1U << vt_vm_nr_tiers(vm)) - 1)
 		evacuate(vm, mp->budget_bytes - MIN(mp->budget_bytes,
 						    ws->promote_bytes + ws->demote_bytes),
 			 room, orders, ws);
+	vt_migration_stage_hold(w);
 }

@@ -25,7 +25,9 @@ unsigned int vt_placement_waterfall_age(const struct vt_vm *vm);
  * Decide @w's orders for the VM's placement policy; w->mp gets the MTM
  * parameters the orders are committed with, w->ws MTM's window figures (for
  * placement=tco, its promote and demote bytes), w->s the tier model and the
- * TCO report's figures. A failed model leaves the orders empty and w->err set.
+ * TCO report's figures. The migration's orders and, while w->outgoing, its
+ * holds are taken through migration_stage.h. A failed model leaves the
+ * orders empty and w->err set.
  */
 void vt_placement_decide(struct vt_window *w);
 

@@ -2,10 +2,13 @@
 /*
  * One VM's window as a record of values that engine.c passes through its
  * fixed list of stages, each reading what the stages before it wrote:
+ *   profiler   (the profiler's window, into the VM's snapshot)
+ *   migration  -> precopy (the window ends there), outgoing
  *   observe    -> regions (the profiler's snapshot, in QEMU's hva)
  *   residency  -> movers_busy (the movers' backlog, read once), residency
  *   hints      (the guest channel's discards and COLD ages)
- *   placement  -> mp, orders, ws (vt_placement_decide)
+ *   placement  -> mp, orders, ws (vt_placement_decide; the migration's
+ *                 orders and holds through migration_stage.h)
  *   apply      -> the orders' outcome, in s
  * s is the window's copy of the VM's stats, published at the window's end.
  */
@@ -20,10 +23,20 @@
 #include "mtm.h"
 #include "vm.h"
 
+/* What a stage tells the window: go on, end the window here (fine), or the VM must go. */
+enum vt_stage_result {
+	VT_STAGE_NEXT,
+	VT_STAGE_END,
+	VT_STAGE_FAIL,
+};
+
 struct vt_window {
 	struct vt_vm *vm;
 	GPtrArray *backends;		/* the VM's hand-offs, referenced for the window */
 	struct vt_vm_stats *s;		/* the window's stats (the worker's copy) */
+	bool precopy;			/* migration: an early hand-off's RAM arrives: */
+					/* ... the window is the precopy's alone */
+	bool outgoing;			/* migration: the VM migrates out (promotions held) */
 	GArray *regions;		/* observe: struct vt_mtm_region, in QEMU's hva */
 	bool movers_busy;		/* residency: a mover had orders queued before it */
 	struct vt_mtm_params mp;	/* placement: this window's MTM parameters */
