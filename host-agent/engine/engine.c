@@ -12,6 +12,8 @@
  *                             and a round-robin slice (policy/refresh.h);
  *                             the movers' backlog read once, before it
  *   hints      (hint_stage.c) the guest channel's discards and COLD ages
+ *                             (the channel opened, retried, closed before
+ *                             the stages: vt_vm_hints_channel)
  *   placement  (placement.c)  the window's move orders (the migration's
  *                             and its holds through migration_stage.h)
  *   apply      (apply.c)      (mode auto) each order to the target that
@@ -284,6 +286,18 @@ static const struct stage {
 	{ stage_apply, offsetof(struct vt_vm_stats, mover_cost_ns) },
 };
 
+/*
+ * Before the window's stages, on the worker: the guest channel opened,
+ * retried or closed for the window to come, as its hint stage would have
+ * found it (not for a precopy window, which ends before the hint stage).
+ */
+static void hints_channel(const struct vt_window *w)
+{
+	bool precopy = w->vm->policy.hints && vt_migration_stage_precopy_due(w);
+
+	vt_vm_hints_channel(w->vm, w->s->windows, precopy);
+}
+
 static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *backends,
 			char *err, size_t err_len)
 {
@@ -293,8 +307,11 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		.err = err, .err_len = err_len,
 	};
 	uint64_t moved_before = s->bytes_moved;
-	uint64_t t0 = vt_thread_ns();
+	uint64_t t0;
 	bool ok = true;
+
+	hints_channel(&w);
+	t0 = vt_thread_ns();
 
 	for (size_t i = 0; i < G_N_ELEMENTS(stages); i++) {
 		enum vt_stage_result r = stages[i].run(&w);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The guest hint channel of a VM, on its worker (policy hints=on): its region
- * found by the VM's name and checked (hint_region.h), read each window before
+ * found by the VM's name and checked (hint_region.h) between windows
+ * (vt_vm_hints_channel: opened, retried, closed), read each window before
  * the placement (hint_reader.h), the discards it asks for carried out by the
  * hand-off's mover thread (memfd guest RAM: punched, stored copies dropped)
  * or paged out (anonymous RAM: process_madvise(MADV_PAGEOUT), the only
@@ -213,33 +214,44 @@ static uint64_t saved_bytes(GPtrArray *backends)
 	return n;
 }
 
-void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s)
+void vt_vm_hints_channel(struct vt_vm *vm, uint64_t windows, bool precopy)
 {
 	struct vt_vm_hints *h = vm->hints;
-	struct vt_hint_env env;
-	char err[sizeof(h->error)];
 
 	if (!vm->policy.hints) {
 		vt_vm_hints_close(vm);
-		memset(&s->hints, 0, sizeof(s->hints));
 		return;
 	}
+	/* the window to come ends before its hint stage: no channel opened for it */
+	if (precopy)
+		return;
 	if (!h) {
 		h = vm->hints = g_new0(struct vt_vm_hints, 1);
 		h->region.fd = -1;
 		h->pageout.pidfd = -1;
 		h->queued = g_ptr_array_new_with_free_func((GDestroyNotify)vt_backend_unref);
 	}
+	/* the next try RETRY_WINDOWS after this one, not after every window */
+	if (!h->reader && windows >= h->retry_window && !hints_attach(vm, h))
+		h->retry_window = windows + RETRY_WINDOWS;
+}
+
+void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s)
+{
+	struct vt_vm_hints *h = vm->hints;
+	struct vt_hint_env env;
+	char err[sizeof(h->error)];
+
+	if (!vm->policy.hints || !h) {
+		memset(&s->hints, 0, sizeof(s->hints));
+		return;
+	}
 	if (!h->reader) {
-		if (s->windows < h->retry_window || !hints_attach(vm, h)) {
-			/* the next try RETRY_WINDOWS after this one, not after every window */
-			if (s->windows >= h->retry_window)
-				h->retry_window = s->windows + RETRY_WINDOWS;
-			memset(&s->hints, 0, sizeof(s->hints));
-			g_strlcpy(s->hints.error, h->error, sizeof(s->hints.error));
-			s->hints.refused = h->refused;
-			return;
-		}
+		/* not attached (vt_vm_hints_channel): why, and how often refused */
+		memset(&s->hints, 0, sizeof(s->hints));
+		g_strlcpy(s->hints.error, h->error, sizeof(s->hints.error));
+		s->hints.refused = h->refused;
+		return;
 	}
 	if (vt_hint_region_check(&h->region, err, sizeof(err)) < 0) {
 		region_failed(vm, h, s, err);

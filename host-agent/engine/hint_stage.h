@@ -3,15 +3,27 @@
 #ifndef VTIER_CORE_VM_HINTS_H
 #define VTIER_CORE_VM_HINTS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <glib.h>
 
 struct vt_vm;
 struct vt_vm_stats;
 
 /*
- * The hints stage of a window, before the placement: with policy hints=on,
- * attach (or retry every few windows), read and act, and fill @s->hints;
- * with hints=off, leave the channel. On the VM's worker.
+ * Between windows, on the VM's worker, before the window that @windows
+ * (s->windows) counts: with policy hints=off the channel is left; with
+ * hints=on it is opened (at first, then every RETRY_WINDOWS windows while it
+ * does not open), unless @precopy: the window to come is an early
+ * hand-off's precopy, which ends before the hint stage.
+ */
+void vt_vm_hints_channel(struct vt_vm *vm, uint64_t windows, bool precopy);
+/*
+ * The hints stage of a window, before the placement: read the channel that
+ * vt_vm_hints_channel() opened and act, and fill @s->hints (a channel not
+ * open: its error and refusals). A region that failed (shrunk) is closed and
+ * counted here, looked for again RETRY_WINDOWS later. On the VM's worker.
  */
 void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s);
 /* Leave the channel (discards queued cancelled, everything acknowledged). NULL hints fine. */

@@ -18,6 +18,11 @@ enum vt_stage_result vt_migration_stage(struct vt_window *w)
 	return VT_STAGE_NEXT;
 }
 
+bool vt_migration_stage_precopy_due(const struct vt_window *w)
+{
+	return vt_migration_precopy_due(w->backends, w->s);
+}
+
 void vt_migration_stage_place(struct vt_window *w, uint64_t *room)
 {
 	vt_migration_place(w->vm, w->backends, room,

@@ -20,6 +20,8 @@
  * w->outgoing says whether the VM is migrating out.
  */
 enum vt_stage_result vt_migration_stage(struct vt_window *w);
+/* Before a window (between windows): whether its migration stage will end it as precopy. */
+bool vt_migration_stage_precopy_due(const struct vt_window *w);
 /*
  * Placement, at its algorithm's point: the migration's orders (an incoming
  * VM's plan, an outgoing one's re-evictions) within what is left of the

@@ -309,6 +309,24 @@ bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct v
 	return any;
 }
 
+bool vt_migration_precopy_due(GPtrArray *backends, const struct vt_vm_stats *s)
+{
+	/* past the bound, vt_migration_precopy_window takes every backend as arrived */
+	if (s->migration.precopy_windows >= VT_MIGRATION_PRECOPY_WINDOWS_MAX)
+		return false;
+	for (unsigned int i = 0; backends && i < backends->len; i++) {
+		struct vt_backend *b = g_ptr_array_index(backends, i);
+		bool precopy;
+
+		g_mutex_lock(&b->lock);
+		precopy = b->precopy;
+		g_mutex_unlock(&b->lock);
+		if (precopy)
+			return true;
+	}
+	return false;
+}
+
 void vt_migration_seed(struct vt_vm *vm)
 {
 	struct vt_migration_stats *st = &vm->stats.migration;

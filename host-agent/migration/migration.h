@@ -81,6 +81,11 @@ void vt_migration_seed(struct vt_vm *vm);
  */
 bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s);
 /*
+ * Worker, before a window (no change made): whether vt_migration_precopy_window
+ * would take the window to come, as the backends say now.
+ */
+bool vt_migration_precopy_due(GPtrArray *backends, const struct vt_vm_stats *s);
+/*
  * Worker, placement stage (s->model built for this window): an incoming
  * VM's plan, or while outgoing the chunks the migration faulted back,
  * evicted again within @budget (what is left of the window's; unlimited

@@ -1241,6 +1241,7 @@ static void test_early_placement(void **state)
 	struct arrivals arr = { .map = f->q.map };
 	struct vtier_handoff_hello_reply reply;
 	struct vt_ctier_mover_stats st;
+	struct vt_vm_stats vs = { 0 };
 	struct vt_backend *b;
 	uint8_t want[PAGE];
 	unsigned int orders = 0;
@@ -1266,6 +1267,11 @@ static void test_early_placement(void **state)
 	assert_int_equal(hello_wait(s, &s, msg), 0);
 	b = g_ptr_array_index(the_vm(f->d)->backends, 0);
 	assert_true(b->precopy);
+	/* before a window: its migration stage will take it as precopy, until the bound */
+	assert_true(vt_migration_precopy_due(the_vm(f->d)->backends, &vs));
+	vs.migration.precopy_windows = VT_MIGRATION_PRECOPY_WINDOWS_MAX;
+	assert_false(vt_migration_precopy_due(the_vm(f->d)->backends, &vs));
+	vs.migration.precopy_windows = 0;
 	assert_int_equal(pthread_create(&t, NULL, arrivals_main, &arr), 0);
 	/* the precopy's windows: the plan queued again whenever the mover is idle */
 	for (int i = 0; i < 20000; i++) {
@@ -1289,6 +1295,7 @@ static void test_early_placement(void **state)
 	send_migration(s, VTIER_MIGRATION_ARRIVED);
 	spin(100);
 	assert_false(b->precopy);
+	assert_false(vt_migration_precopy_due(the_vm(f->d)->backends, &vs));
 	for (uint64_t p = 0; p < NPAGES; p++) {
 		page_pattern(want, p);
 		assert_memory_equal(f->q.map + p * PAGE, want, PAGE);

@@ -6,6 +6,8 @@
  * file over and over while the windows run: the process lives, A's channel
  * is refused with its reason and counted in A's hint stats, and every record
  * VM B's guest writes is read, checked and acknowledged, window after window.
+ * The channel opens between windows (vt_vm_hints_channel), never in the
+ * hint stage, nor for a precopy window.
  */
 #include <endian.h>
 #include <errno.h>
@@ -120,6 +122,13 @@ static uint32_t host_cons(struct side *x)
 	return le32toh(v);
 }
 
+/* One window of @x's engine: the channel between windows, then the hint stage. */
+static void side_window(struct side *x)
+{
+	vt_vm_hints_channel(&x->vm, x->s.windows, false);
+	vt_vm_hints_window(&x->vm, NULL, &x->s);
+}
+
 struct shrinker {
 	int fd;
 	volatile int stop;
@@ -157,8 +166,8 @@ static void test_shrunk_region_refuses_one_vm(void **state)
 	guest_hello(a);
 	guest_hello(b);
 	/* both attach and read */
-	vt_vm_hints_window(&a->vm, NULL, &a->s);
-	vt_vm_hints_window(&b->vm, NULL, &b->s);
+	side_window(a);
+	side_window(b);
 	assert_true(a->s.hints.attached);
 	assert_true(b->s.hints.attached);
 
@@ -171,8 +180,8 @@ static void test_shrunk_region_refuses_one_vm(void **state)
 			guest_push(b, w * PER_WINDOW + i);
 		}
 		a->s.windows = b->s.windows = w;
-		vt_vm_hints_window(&a->vm, NULL, &a->s);
-		vt_vm_hints_window(&b->vm, NULL, &b->s);
+		side_window(a);
+		side_window(b);
 		if (strstr(a->s.hints.error, "channel refused"))
 			saw_refusal = true;
 		/* B: every record read, accepted, its bytes counted, acknowledged */
@@ -198,12 +207,12 @@ static void test_shrunk_region_refuses_one_vm(void **state)
 	guest_hello(a);
 	for (uint64_t w = WINDOWS + 1; w <= WINDOWS + 12; w++) {
 		a->s.windows = w;
-		vt_vm_hints_window(&a->vm, NULL, &a->s);
+		side_window(a);
 	}
 	assert_true(a->s.hints.attached);
 	guest_push(a, 1);
 	a->s.windows++;
-	vt_vm_hints_window(&a->vm, NULL, &a->s);
+	side_window(a);
 	assert_int_equal(host_cons(a), a->prod);
 	assert_true(a->s.hints.refused >= 1);
 	print_message("# A refused %llu times in %llu cuts; B read %llu records\n",
@@ -216,10 +225,58 @@ static void test_shrunk_region_refuses_one_vm(void **state)
 	vt_daemon_free(d);
 }
 
+/*
+ * The hint stage only reads: a window whose channel was not opened between
+ * windows neither opens the region nor reads it; a precopy window to come
+ * opens nothing (it ends before the hint stage); the next ordinary window
+ * opens it and its stage reads every record and acknowledges it.
+ */
+static void test_stage_reads_channel_opens(void **state)
+{
+	struct vt_tiers tiers = { 0 };
+	struct vt_daemon *d = vt_daemon_new(&tiers, NULL);
+	struct side *a = g_new0(struct side, 1);
+	char name[64];
+
+	(void)state;
+	g_snprintf(name, sizeof(name), "vth%dc", (int)getpid());
+	side_open(a, d, name);
+	guest_hello(a);
+	/* the stage alone: the region stays closed */
+	vt_vm_hints_window(&a->vm, NULL, &a->s);
+	assert_false(a->s.hints.attached);
+	/* a precopy window to come: not opened either */
+	vt_vm_hints_channel(&a->vm, a->s.windows, true);
+	vt_vm_hints_window(&a->vm, NULL, &a->s);
+	assert_false(a->s.hints.attached);
+	/* an ordinary window: opened between windows, its stage reads */
+	side_window(a);
+	assert_true(a->s.hints.attached);
+	assert_string_equal(a->s.hints.error, "");
+	/* the next window's stage reads every record and acknowledges it */
+	for (int i = 0; i < PER_WINDOW; i++)
+		guest_push(a, i);
+	a->s.windows++;
+	side_window(a);
+	assert_true(a->s.hints.attached);
+	assert_int_equal(a->s.hints.ch.records, a->pushed);
+	assert_int_equal(a->s.hints.observe_discard_bytes, a->pushed_bytes);
+	assert_int_equal(host_cons(a), a->prod);
+	/* hints=off: the channel is left between windows, the stage reports nothing */
+	a->vm.policy.hints = false;
+	side_window(a);
+	assert_null(a->vm.hints);
+	assert_false(a->s.hints.attached);
+	side_close(a);
+	g_free(a);
+	vt_daemon_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shrunk_region_refuses_one_vm),
+		cmocka_unit_test(test_stage_reads_channel_opens),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
