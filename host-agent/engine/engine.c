@@ -3,11 +3,11 @@
  * The per-VM engine: the window pipeline. Each window passes one record
  * (struct vt_window, window.h) through a fixed list of stages, in order,
  * each on what the ones before it wrote, and times them:
- *   profiler   (engine.c)     the profiler's window, into the VM's snapshot
- *   migration  (migration_stage.c) the migration's state into the record;
- *                             an early hand-off's precopy window ends here
- *   observe    (observe.c)    the snapshot -> regions in QEMU's hva,
- *                             which feed the chunk EMAs
+ *   observe    (observe.c)    the profiler's window; then the migration's
+ *                             stage (migration_stage.h: its state into the
+ *                             record, an early hand-off's precopy window
+ *                             ends there); then the snapshot -> regions in
+ *                             QEMU's hva, which feed the chunk EMAs
  *   residency  (residency.c)  where the chunks' pages are: the ones moved
  *                             and a round-robin slice (policy/refresh.h);
  *                             the movers' backlog read once, before it
@@ -183,10 +183,16 @@ static enum vt_stage_result stage_error(int ret)
 	return ret == -ESRCH ? VT_STAGE_FAIL : VT_STAGE_END;
 }
 
-/* The profiler's window, into the VM's snapshot. */
-static enum vt_stage_result stage_profiler(struct vt_window *w)
+/*
+ * The profiler's window, then the migration's stage (which ends an early
+ * hand-off's precopy window), then the snapshot's regions and the chunk
+ * EMAs they feed.
+ */
+static enum vt_stage_result stage_observe(struct vt_window *w)
 {
 	struct vt_vm *vm = w->vm;
+	enum vt_stage_result r;
+	uint64_t checks_now;
 	int ret;
 
 	ret = vt_profiler_window(vm->prof, &vm->snap);
@@ -195,15 +201,9 @@ static enum vt_stage_result stage_profiler(struct vt_window *w)
 			   vm->profiler_name, g_strerror(-ret));
 		return stage_error(ret);	/* kdamond gone: the process exited */
 	}
-	return VT_STAGE_NEXT;
-}
-
-/* The snapshot's regions and the chunk EMAs they feed. */
-static enum vt_stage_result stage_observe(struct vt_window *w)
-{
-	struct vt_vm *vm = w->vm;
-	uint64_t checks_now;
-
+	r = vt_migration_stage(w);	/* migration_stage.h */
+	if (r != VT_STAGE_NEXT)
+		return r;
 	/* all checks since the last window end: the samples' and the window's */
 	checks_now = vt_source_checks_total(vm->src);
 	w->s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
@@ -269,16 +269,11 @@ static enum vt_stage_result stage_apply(struct vt_window *w)
 	return VT_STAGE_NEXT;
 }
 
-/* A stage whose time is charged to the next stage's cost figure. */
-#define COST_NEXT SIZE_MAX
-
 /* The window's stages in order, each timed into its cost figure (thread CPU time). */
 static const struct stage {
 	enum vt_stage_result (*run)(struct vt_window *w);
 	size_t cost;			/* offsetof the stage's cost in struct vt_vm_stats */
 } stages[] = {
-	{ stage_profiler, COST_NEXT },
-	{ vt_migration_stage, COST_NEXT },	/* migration_stage.c */
 	{ stage_observe, offsetof(struct vt_vm_stats, profiler_cost_ns) },
 	{ stage_residency, offsetof(struct vt_vm_stats, residency_cost_ns) },
 	{ stage_hints, offsetof(struct vt_vm_stats, hints_cost_ns) },
@@ -293,8 +288,11 @@ static const struct stage {
  */
 static void hints_channel(const struct vt_window *w)
 {
-	bool precopy = w->vm->policy.hints && vt_migration_stage_precopy_due(w);
+	bool precopy;
 
+	if (!w->vm->policy.hints && !w->vm->hints)
+		return;		/* off and closed: nothing to do */
+	precopy = w->vm->policy.hints && vt_migration_stage_precopy_due(w);
 	vt_vm_hints_channel(w->vm, w->s->windows, precopy);
 }
 
@@ -321,8 +319,6 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 			ok = r == VT_STAGE_END;
 			goto out;
 		}
-		if (stages[i].cost == COST_NEXT)
-			continue;
 		t1 = vt_thread_ns();
 		*(uint64_t *)(void *)((char *)s + stages[i].cost) = t1 - t0;
 		t0 = t1;

@@ -2,9 +2,9 @@
 /*
  * One VM's window as a record of values that engine.c passes through its
  * fixed list of stages, each reading what the stages before it wrote:
- *   profiler   (the profiler's window, into the VM's snapshot)
- *   migration  -> precopy (the window ends there), outgoing
- *   observe    -> regions (the profiler's snapshot, in QEMU's hva)
+ *   observe    -> precopy (the window ends there), outgoing (the migration's
+ *                 stage, after the profiler's window), regions (the
+ *                 profiler's snapshot, in QEMU's hva)
  *   residency  -> movers_busy (the movers' backlog, read once), residency
  *   hints      (the guest channel's discards and COLD ages)
  *   placement  -> mp, orders, ws (vt_placement_decide; the migration's
