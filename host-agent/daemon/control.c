@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json_member.h"
+#include "size.h"
 #include "backend.h"
 #include "ctl_proto.h"
 #include "daemon.h"
@@ -166,6 +167,49 @@ static int set_policy(struct vt_daemon *d, struct vt_vm *vm, const struct vt_vm_
 	return w ? 1 : 0;
 }
 
+bool vt_demote_args_parse(char *const *set, unsigned int n, const char **tier, uint64_t *gpa,
+			  uint64_t *len, GError **error)
+{
+	bool len_set = false;
+
+	*tier = NULL;
+	*gpa = 0;
+	*len = UINT64_MAX;
+	for (unsigned int i = 0; i < n; i++) {
+		const char *eq = strchr(set[i], '=');
+		g_autofree char *key = eq ? g_strndup(set[i], (gsize)(eq - set[i])) : NULL;
+		g_autoptr(GError) e = NULL;
+
+		if (!eq) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: '%s' is not KEY=VALUE "
+				    "(tier=NAME gpa=SIZE len=SIZE)", set[i]);
+			return false;
+		}
+		if (strcmp(key, "tier") == 0) {
+			*tier = eq + 1;
+		} else if (strcmp(key, "gpa") == 0 || strcmp(key, "len") == 0) {
+			/* the one size grammar (util/size.h): no negative, no wrap */
+			if (!vt_parse_size(eq + 1, key[0] == 'g' ? gpa : len, &e)) {
+				g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: %s: %s", key,
+					    e->message);
+				return false;
+			}
+			len_set |= key[0] == 'l';
+		} else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: unknown key '%s' (tier, gpa, "
+				    "len)", key);
+			return false;
+		}
+	}
+	if (len_set && *len > UINT64_MAX - *gpa) {
+		g_set_error(error, VT_CORE_ERROR, ERANGE, "demote: gpa=%" G_GUINT64_FORMAT " len=%"
+			    G_GUINT64_FORMAT " ends beyond 2^64: lower len", (guint64)*gpa,
+			    (guint64)*len);
+		return false;
+	}
+	return true;
+}
+
 /*
  * vtierctl demote VM tier=NAME [gpa=ADDR len=SIZE]: queue the range (default
  * all guest RAM) to the backends' movers; queued, not done, when it returns.
@@ -177,33 +221,8 @@ static bool demote(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsi
 	uint64_t gpa = 0, len = UINT64_MAX, queued = 0;
 	int t = -1;
 
-	for (unsigned int i = 0; i < n; i++) {
-		const char *eq = strchr(set[i], '=');
-		g_autofree char *key = eq ? g_strndup(set[i], (gsize)(eq - set[i])) : NULL;
-		char *end = NULL;
-
-		if (!eq) {
-			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: '%s' is not KEY=VALUE", set[i]);
-			return false;
-		}
-		if (strcmp(key, "tier") == 0) {
-			tier = eq + 1;
-		} else if (strcmp(key, "gpa") == 0 || strcmp(key, "len") == 0) {
-			uint64_t v = g_ascii_strtoull(eq + 1, &end, 0);
-
-			if (end == eq + 1 || (*end && strcmp(end, "MiB") && strcmp(end, "GiB"))) {
-				g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: bad %s '%s'", key,
-					    eq + 1);
-				return false;
-			}
-			v <<= *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-			*(key[0] == 'g' ? &gpa : &len) = v;
-		} else {
-			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: unknown key '%s' (tier, gpa, "
-				    "len)", key);
-			return false;
-		}
-	}
+	if (!vt_demote_args_parse(set, n, &tier, &gpa, &len, error))
+		return false;
 	for (unsigned int i = 0; tier && i < d->host.nr_ctier; i++)
 		if (strcmp(d->host.ctier[i].name, tier) == 0)
 			t = (int)i;

@@ -47,6 +47,14 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log);
 void vt_daemon_free(struct vt_daemon *d);
 /* Handle one request; returns the newline-terminated JSON reply. */
 char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len);
+
+/*
+ * demote's KEY=VALUE words: tier=NAME, gpa= and len= in the one size grammar
+ * (util/size.h); a negative, overflowing or wrapping (gpa + len) value is
+ * refused naming the key. Defaults: gpa 0, len UINT64_MAX (all RAM).
+ */
+bool vt_demote_args_parse(char *const *set, unsigned int n, const char **tier, uint64_t *gpa,
+			  uint64_t *len, GError **error);
 /* The engine found the VM gone or broken: log and detach it. */
 void vt_daemon_vm_failed(struct vt_daemon *d, struct vt_vm *vm);
 /*

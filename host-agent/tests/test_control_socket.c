@@ -126,6 +126,56 @@ static void test_requests(void **state)
 	assert_int_equal(st.st_mode & 0777, 0700);
 }
 
+/* demote's gpa=/len=: the size grammar of policy keys, no negative, no wrap. */
+static void test_demote_args(void **state)
+{
+	static const struct {
+		const char *words;
+		uint64_t gpa, len;
+	} good[] = {
+		{ "tier=lz4", 0, UINT64_MAX }, { "tier=lz4 gpa=0 len=4096", 0, 4096 },
+		{ "tier=lz4 len=512M", 0, 512ULL << 20 }, { "tier=lz4 gpa=0x100000 len=1GiB", 1 << 20, 1 << 30 },
+		{ "tier=lz4 gpa=4GiB len=2MiB+4KiB", 4ULL << 30, (2 << 20) + 4096 },
+	};
+	static const struct {
+		const char *words, *want1, *want2;
+	} bad[] = {
+		{ "tier=lz4 gpa=-1 len=4096", "gpa", "'-1'" },
+		{ "tier=lz4 len=-4096", "len", "'-4096'" },
+		{ "tier=lz4 len=99999999999999999999", "len", "out of range" },
+		{ "tier=lz4 len=17179869184GiB", "len", "too large" },
+		{ "tier=lz4 gpa=1 len=0xffffffffffffffff", "len=18446744073709551615", "beyond 2^64" },
+		{ "tier=lz4 len=4Q", "len", "unknown unit 'Q'" },
+		{ "tier=lz4 len=", "len", "empty size" },
+		{ "tier=lz4 size=4", "unknown key 'size'", "tier, gpa, len" },
+		{ "lz4", "'lz4' is not KEY=VALUE", "tier=NAME" },
+	};
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(good); i++) {
+		g_auto(GStrv) w = g_strsplit(good[i].words, " ", -1);
+		const char *tier = NULL;
+		uint64_t gpa = 7, len = 7;
+		g_autoptr(GError) e = NULL;
+
+		assert_true(vt_demote_args_parse(w, g_strv_length(w), &tier, &gpa, &len, &e));
+		assert_string_equal(tier, "lz4");
+		assert_int_equal(gpa, good[i].gpa);
+		assert_int_equal(len, good[i].len);
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_auto(GStrv) w = g_strsplit(bad[i].words, " ", -1);
+		const char *tier = NULL;
+		uint64_t gpa, len;
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_demote_args_parse(w, g_strv_length(w), &tier, &gpa, &len, &e));
+		assert_non_null(e);
+		if (!strstr(e->message, bad[i].want1) || !strstr(e->message, bad[i].want2))
+			fail_msg("%s: '%s' lacks '%s' or '%s'", bad[i].words, e->message,
+				 bad[i].want1, bad[i].want2);
+	}
+}
+
 static void test_stranger(void **state)
 {
 	struct fixture *f = *state;
@@ -401,6 +451,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_requests, setup, teardown),
+		cmocka_unit_test(test_demote_args),
 		cmocka_unit_test_setup_teardown(test_second_server, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversize, setup, teardown),

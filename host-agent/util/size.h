@@ -12,10 +12,19 @@
 GQuark vt_size_error_quark(void);
 
 /*
- * "10GiB", "4 KiB", "1TiB+3MiB+12KiB", "4096" (B, KiB .. PiB or K .. P, binary):
- * bytes. An empty, negative, fractional, hexadecimal or overflowing size, or an
- * unknown unit, is refused with a message that names the size.
+ * "10GiB", "4 KiB", "1TiB+3MiB+12KiB", "4096", "0x1000" (B, KiB .. PiB or
+ * K .. P, binary): bytes. The one size grammar of policy keys, demote's
+ * gpa=/len=, config files and vtierd's options. An empty, negative, fractional
+ * or overflowing size, or an unknown unit, is refused with a message that
+ * names the size.
  */
 bool vt_parse_size(const char *text, uint64_t *out, GError **error);
+
+/*
+ * @bytes written in the unit of @typed (a size as the user wrote it: "1KiB"
+ * -> "4KiB" for 4096), or in the largest unit of the same kind that holds it
+ * whole, so that an error quotes its bounds in the user's units. Free with g_free().
+ */
+char *vt_size_in_units_of(uint64_t bytes, const char *typed);
 
 #endif
