@@ -95,20 +95,28 @@ static bool parse_fraction(const char *key, const char *value, double min, doubl
 	return true;
 }
 
+/*
+ * A size in min..max; a refusal quotes the range in the unit the user typed
+ * ("balloon: '1KiB' is out of range 4KiB..1099511627776KiB") and @also, what
+ * else the key takes ("none lifts the limit"), when there is such a word.
+ */
 static bool parse_bytes(const char *key, const char *value, uint64_t min, uint64_t max,
-			uint64_t *out, GError **error)
+			const char *also, uint64_t *out, GError **error)
 {
 	g_autoptr(GError) e = NULL;
 	uint64_t v;
 
 	if (!vt_parse_size(value, &v, &e)) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: %s", key, e->message);
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: %s%s%s", key, e->message,
+			    also ? "; " : "", also ? also : "");
 		return false;
 	}
 	if (v < min || v > max) {
-		g_set_error(error, VT_CORE_ERROR, ERANGE,
-			    "%s: '%s' is out of range (%" G_GUINT64_FORMAT " MiB..%" G_GUINT64_FORMAT
-			    " MiB)", key, value, (guint64)(min / MIB), (guint64)(max / MIB));
+		g_autofree char *lo = vt_size_in_units_of(min, value);
+		g_autofree char *hi = vt_size_in_units_of(max, value);
+
+		g_set_error(error, VT_CORE_ERROR, ERANGE, "%s: '%s' is out of range %s..%s%s%s",
+			    key, value, lo, hi, also ? "; " : "", also ? also : "");
 		return false;
 	}
 	*out = v;
@@ -219,19 +227,20 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 	} else if (strcmp(key, "dram_limit") == 0) {
 		if (strcmp(value, "none") == 0)
 			n.dram_limit_bytes = 0;
-		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, &n.dram_limit_bytes, error))
+		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, "none lifts the limit",
+				      &n.dram_limit_bytes, error))
 			return false;
 	} else if (strcmp(key, "dram_share") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.dram_share, error))
 			return false;
 	} else if (strcmp(key, "budget") == 0) {
-		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 40, &n.budget_bytes, error))
+		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 40, NULL, &n.budget_bytes, error))
 			return false;
 	} else if (strcmp(key, "migration_extra") == 0) {
 		if (strcmp(value, "none") == 0)
 			n.migration_extra_bytes = 0;
-		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, &n.migration_extra_bytes,
-				      error))
+		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, "none: no extra",
+				      &n.migration_extra_bytes, error))
 			return false;
 	} else if (strcmp(key, "window_ms") == 0) {
 		if (!parse_u64(key, value, 100, 600000, &n.window_ms, error))
@@ -279,13 +288,15 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 	} else if (strcmp(key, "balloon") == 0) {
 		if (strcmp(value, "0") == 0 || strcmp(value, "none") == 0)
 			n.balloon_bytes = 0;
-		else if (!parse_bytes(key, value, 4096, 1ULL << 50, &n.balloon_bytes, error))
+		else if (!parse_bytes(key, value, 4096, 1ULL << 50, "0 or none: no balloon",
+				      &n.balloon_bytes, error))
 			return false;
 	} else if (strcmp(key, "thrash_step") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.thrash_step, error))
 			return false;
 	} else if (strcmp(key, "chunk") == 0) {
-		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 30, &n.chunk_bytes, error))
+		if (!parse_bytes(key, value, 2 * MIB, 1ULL << 30, "a multiple of 2MiB",
+			       &n.chunk_bytes, error))
 			return false;
 		if (n.chunk_bytes % (2 * MIB)) {
 			g_set_error(error, VT_CORE_ERROR, EINVAL,

@@ -171,6 +171,32 @@ static void test_bad(void **state)
  * default window of 1000 ms), the truly bad pair fails in both orders and
  * changes nothing.
  */
+/* A size refusal names key and value and quotes the range in the unit typed. */
+static void test_size_errors(void **state)
+{
+	static const char *const cases[][4] = {
+		{ "balloon", "1KiB", "'1KiB' is out of range 4KiB..1099511627776KiB", "0 or none" },
+		{ "dram_limit", "0", "'0' is out of range 2097152..1125899906842624",
+		  "none lifts the limit" },
+		{ "dram_limit", "1M", "'1M' is out of range 2M..1073741824M", "none lifts" },
+		{ "budget", "2TiB", "'2TiB' is out of range 2MiB..1TiB", "budget" },
+		{ "chunk", "4G", "'4G' is out of range 2M..1G", "multiple of 2MiB" },
+		{ "dram_limit", "-1G", "dram_limit: invalid size '-1G'", "none lifts" },
+		{ "migration_extra", "1KiB", "'1KiB' is out of range 2048KiB..", "none: no extra" },
+	};
+	(void)state;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct vt_vm_policy p;
+		g_autoptr(GError) e = NULL;
+
+		vt_vm_policy_default(&p);
+		assert_false(vt_vm_policy_set(&p, cases[i][0], cases[i][1], &e));
+		if (!strstr(e->message, cases[i][2]) || !strstr(e->message, cases[i][3]) ||
+		    !strstr(e->message, cases[i][0]))
+			fail_msg("%s=%s: '%s'", cases[i][0], cases[i][1], e->message);
+	}
+}
+
 static void test_apply_order(void **state)
 {
 	char *sample_first[] = { "sample_ms=5000", "window_ms=10000" };
@@ -258,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_tiers_key),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_order),
+		cmocka_unit_test(test_size_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
