@@ -197,6 +197,34 @@ static bool parse_tiers(const char *value, char *out, size_t len, GError **error
 	return true;
 }
 
+/* @s for a message: printable ASCII as is, any other byte as \xNN (at most 64 bytes). */
+static char *escaped(const char *s)
+{
+	GString *out = g_string_new(NULL);
+
+	for (size_t i = 0; s[i] && i < 64; i++)
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
+			g_string_append_c(out, s[i]);
+		else
+			g_string_append_printf(out, "\\x%02x", (unsigned char)s[i]);
+	return g_string_free(out, FALSE);
+}
+
+/*
+ * A key or value that is not printable ASCII (a pasted no-break space, a
+ * control character): refused naming the key and the value, bytes escaped.
+ */
+static void not_printable(const char *key, const char *value, GError **error)
+{
+	g_autofree char *k = escaped(key);
+	g_autofree char *v = escaped(value);
+	bool nbsp = strstr(key, "\xc2\xa0") || strstr(value, "\xc2\xa0");
+
+	g_set_error(error, VT_CORE_ERROR, EINVAL,
+		    "%s%s: '%s' is not printable ASCII%s: retype it", vt_text_is_printable(key) ?
+		    "" : "policy: key ", k, v, nbsp ? " (\\xc2\\xa0 is a no-break space)" : "");
+}
+
 /* One key, checked on its own; cross-key constraints are the caller's. */
 static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
 {
@@ -208,8 +236,7 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 	}
 	/* errors quote them, and replies and logs carry errors */
 	if (!vt_text_is_printable(key) || !vt_text_is_printable(value)) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL,
-			    "policy: keys and values are printable ASCII: retype the assignment");
+		not_printable(key, value, error);
 		return false;
 	}
 	if (strcmp(key, "mode") == 0) {

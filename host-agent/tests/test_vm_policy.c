@@ -234,6 +234,21 @@ static void test_apply_order(void **state)
 			assert_non_null(strstr(e->message, "printable ASCII"));
 		}
 	}
+	/* a pasted no-break space: the key and the value named, the bytes shown */
+	{
+		char *nbsp[] = { "budget=64\xc2\xa0MiB", "dram\xc2\xa0limit=1G" };
+		const char *want[] = { "budget: '64\\xc2\\xa0MiB' is not printable ASCII "
+				       "(\\xc2\\xa0 is a no-break space)",
+				       "policy: key dram\\xc2\\xa0limit: '1G' is not printable" };
+		g_autoptr(GError) e = NULL;
+
+		for (unsigned int i = 0; i < 2; i++) {
+			g_clear_error(&e);
+			assert_false(vt_vm_policy_apply(&p, &nbsp[i], 1, &e));
+			if (!strstr(e->message, want[i]))
+				fail_msg("'%s' lacks '%s'", e->message, want[i]);
+		}
+	}
 	/* the one-key setter still checks the whole result */
 	assert_false(vt_vm_policy_set(&p, "window_ms", "1000", NULL));
 	assert_true(vt_vm_policy_check(&p, NULL));
