@@ -10,21 +10,12 @@
 
 #include "errbuf.h"
 #include "profile_format.h"
+#include "tier_name.h"
 
 bool vt_profile_tier_name_ok(const char *name)
 {
-	size_t n = strnlen(name, VTIER_PROFILE_TIER_NAME_LEN);
-
-	if (!n || n == VTIER_PROFILE_TIER_NAME_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char ch = name[i];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == ':' || ch == '-'))
-			return false;
-	}
-	return true;
+	_Static_assert(VT_TIER_NAME_MAX + 1 == VTIER_PROFILE_TIER_NAME_LEN, "one name rule");
+	return vt_tier_name_ok(name);
 }
 
 struct vt_profile_tier vt_profile_tier_named(unsigned int t, enum vtier_profile_tier_kind kind,

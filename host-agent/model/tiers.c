@@ -9,6 +9,7 @@
 #include "tiers.h"
 #include "error_domain.h"
 #include "sysfs.h"
+#include "tier_name.h"
 
 #define NODE_DIR "sys/devices/system/node"
 #define TIER_DIR "sys/devices/virtual/memory_tiering"
@@ -184,14 +185,7 @@ static bool from_sysfs(struct vt_tiers *t, GError **error)
 
 bool vt_tier_name_valid(const char *name)
 {
-	size_t len = strlen(name);
-
-	if (!len || len >= sizeof(((struct vt_tier *)NULL)->name))
-		return false;
-	for (const char *c = name; *c; c++)
-		if (!g_ascii_isalnum(*c) && !strchr("._:-", *c))
-			return false;
-	return true;
+	return vt_tier_name_ok(name);
 }
 
 static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
@@ -227,8 +221,7 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 
 			vt_text_printable(shown, sizeof(shown), groups[i], strlen(groups[i]));
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
-				    "config [%s]: bad tier name: use 1..%zu of A-Z a-z 0-9 . _ : -",
-				    shown, sizeof(tr->name) - 1);
+				    "config [%s]: bad tier name: use " VT_TIER_NAME_RULE, shown);
 			return false;
 		}
 		if (n.nr >= VT_MAX_TIERS) {

@@ -54,7 +54,7 @@ void vt_tiers_members_to_json(const struct vt_tiers *t, JsonBuilder *b);
 /* Parse a node list "0-2,5" into @nodes; false on malformed or > VT_MAX_NODES. */
 /*
  * A tier name safe in JSON replies, logs, STATS and comma-separated tier
- * lists: 1..31 of [A-Za-z0-9._:-] (so never a control character or non-UTF-8).
+ * lists: the one rule of util/tier_name.h, VT_TIER_NAME_RULE.
  */
 bool vt_tier_name_valid(const char *name);
 bool vt_parse_nodelist(const char *text, int *nodes, unsigned int *nr);

@@ -11,6 +11,7 @@
 #include "tiers.h"
 #include "vm_policy.h"
 #include "size.h"
+#include "tier_name.h"
 
 #define MIB (1ULL << 20)
 
@@ -146,8 +147,8 @@ bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error)
 }
 
 /*
- * tiers=NAME,NAME,...: tier names as the config and sysfs make them
- * ([a-z0-9_:-], at most VT_MAX_TIERS, no repeats), or "all". Whether
+ * tiers=NAME,NAME,...: tier names by the rule of the config groups
+ * (util/tier_name.h; at most VT_MAX_TIERS, no repeats), or "all". Whether
  * the host has them is the engine's check: tiers come and go with nodes.
  */
 static bool parse_tiers(const char *value, char *out, size_t len, GError **error)
@@ -179,13 +180,14 @@ static bool parse_tiers(const char *value, char *out, size_t len, GError **error
 				    "tiers: empty name in '%s' (NAME,NAME,... or all)", value);
 			return false;
 		}
-		for (; *c; c++)
-			if (!g_ascii_islower(*c) && !g_ascii_isdigit(*c) && !strchr("_:-", *c)) {
-				g_set_error(error, VT_CORE_ERROR, EINVAL,
-					    "tiers: '%s' is not a tier name (a-z 0-9 _ : -)",
-					    names[i]);
-				return false;
-			}
+		if (!vt_tier_name_ok(c)) {
+			char shown[64];
+
+			vt_text_printable(shown, sizeof(shown), c, strlen(c));
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "tiers: '%s' is not a tier name (" VT_TIER_NAME_RULE ")", shown);
+			return false;
+		}
 		for (guint j = 0; j < i; j++)
 			if (strcmp(names[i], names[j]) == 0) {
 				g_set_error(error, VT_CORE_ERROR, EINVAL,

@@ -40,7 +40,7 @@ enum vt_medium_kind { VT_MEDIUM_NODE, VT_MEDIUM_FILE };
 
 /* One compressed tier, as configured ([ctier.NAME] group of the config). */
 struct vt_ctier_spec {
-	char name[VT_CTIER_NAME_LEN];	/* [a-z0-9_-], from the group name */
+	char name[VT_CTIER_NAME_LEN];	/* util/tier_name.h, from the group name */
 	enum vt_codec_kind codec;
 	int level;			/* zstd 1..19, deflate 1..9; 0 for lz4 */
 	enum vt_pool_kind pool;

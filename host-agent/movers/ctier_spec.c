@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ctier.h"
+#include "tier_name.h"
 #include "ctier_codec.h"
 #include "size.h"
 
@@ -19,19 +20,6 @@ static const char *const pool_names[] = {
 	[VT_POOL_ZSMALLOC] = "zsmalloc",
 	[VT_POOL_ZBUD] = "zbud",
 };
-
-static bool valid_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n >= VT_CTIER_NAME_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!g_ascii_islower(name[i]) && !g_ascii_isdigit(name[i]) &&
-		    name[i] != '_' && name[i] != '-')
-			return false;
-	return true;
-}
 
 /* "123" -> 123 within [lo, hi]; anything else false. */
 static bool parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
@@ -113,9 +101,9 @@ bool vt_ctier_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec *
 
 	memset(out, 0, sizeof(*out));
 	out->max_stored_pct = 75;
-	if (!g_str_has_prefix(group, "ctier.") || !valid_name(group + 6)) {
-		SPEC_ERR(error, "[%s]: a compressed tier's group is ctier.NAME, NAME 1..%d of "
-			 "[a-z0-9_-]", group, VT_CTIER_NAME_LEN - 1);
+	if (!g_str_has_prefix(group, "ctier.") || !vt_tier_name_ok(group + 6)) {
+		SPEC_ERR(error, "[%s]: a compressed tier's group is ctier.NAME, NAME "
+			 VT_TIER_NAME_RULE, group);
 		return false;
 	}
 	g_strlcpy(out->name, group + 6, sizeof(out->name));

@@ -37,6 +37,9 @@ static void test_good(void **state)
 		  "ctier.z", "deflate:6 x zbud x node:0", 75, 3ULL << 29 },
 		{ "[ctier.a_b]\ncodec = zstd\npool = zsmalloc\nmedium = node:3\n"
 		  "max_stored_pct = 100\n", "ctier.a_b", "zstd:3 x zsmalloc x node:3", 100, 0 },
+		/* the rule of [tier.NAME] and tiers=: capitals, '.', ':' */
+		{ "[ctier.LZ4.fast:1]\ncodec=lz4\npool=zbud\nmedium=node:0\n", "ctier.LZ4.fast:1",
+		  "lz4 x zbud x node:0", 75, 0 },
 	};
 
 	(void)state;
@@ -77,7 +80,9 @@ static void test_bad(void **state)
 		{ "ctier.t", "max_stored_pct", "7x", "10..100" },
 		{ "ctier.t", "capacity", "lots", "capacity" },
 		{ "ctier.t", "capacity", "4 parsecs", "capacity" },
-		{ "ctier.T", NULL, NULL, "ctier.NAME" },
+		/* the one tier-name rule (util/tier_name.h): 15 characters, the wire's */
+		{ "ctier.0123456789abcdef", NULL, NULL, "1..15 characters of A-Z a-z 0-9 . _ : -" },
+		{ "ctier.a b", NULL, NULL, "ctier.NAME" },
 		{ "ctier.", NULL, NULL, "ctier.NAME" },
 		{ "ctier.a/b", NULL, NULL, "ctier.NAME" },
 		{ "ctier.0123456789012345678901234567890123", NULL, NULL, "ctier.NAME" },

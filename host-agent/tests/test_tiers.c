@@ -210,6 +210,10 @@ static void test_config_groups(void **state)
 	assert_false(vt_tier_name_valid(""));
 	assert_false(vt_tier_name_valid("a\tb"));
 	assert_false(vt_tier_name_valid("0123456789abcdef0123456789abcdef"));
+	/* one rule with tiers= and the 16-byte wire fields: 15 characters at most */
+	assert_true(vt_tier_name_valid("CXL"));
+	assert_true(vt_tier_name_valid("0123456789abcde"));
+	assert_false(vt_tier_name_valid("0123456789abcdef"));
 	rm_tree(root);
 }
 
@@ -224,6 +228,8 @@ static void test_bad_config(void **state)
 		"[tier.a]\nnodes=0\nprice_usd_per_gib=nan\n", "[tier.a]\nnodes=0\nprice_usd_per_gib=\n",
 		"[tier.a]\nnodes=0\ncolour=blue\n", "[tier.]\nnodes=0\n",
 		"[tier.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\nnodes=0\n",
+		/* 16 characters: longer than the STATS and profile name fields */
+		"[tier.cxl-expander-0123]\nnodes=0\n",
 		/* misspelt or unknown groups are errors, not silently ignored */
 		"[tier.a]\nnodes=0\n[teir.b]\nnodes=1\n", "[daemon]\nx=1\n", "[tiers]\n",
 		/* names that would break JSON replies, logs or tier lists */
