@@ -152,6 +152,14 @@ bool vt_metrics_listen_parse(const char *listen, struct sockaddr_storage *ss, GE
 	}
 	if (!g_ascii_string_to_unsigned(port, 10, 0, 65535, &p, NULL))
 		goto bad;
+	/* a name, not an address: say so rather than "not ADDR:PORT" */
+	for (const char *c = host; !strchr(host, ':') && *c; c++)
+		if (g_ascii_isalpha(*c)) {
+			g_set_error(error, METRICS_ERROR, EINVAL, "metrics listen address '%s' is not "
+				    "ADDR:PORT: host names are not resolved, give an IP address (127.0.0.1:%s, "
+				    "[::1]:%s, 0.0.0.0:%s)", listen, port, port, port);
+			return false;
+		}
 	if (strchr(host, ':')) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
 

@@ -24,7 +24,7 @@ expect() {
 	fi
 }
 
-echo "1..10"
+echo "1..13"
 expect "not in 1..8" --placement-threads 9
 expect "not in 1..8" --placement-threads -1
 expect "not in 1..8" --placement-threads 2147483647
@@ -35,4 +35,9 @@ expect "max-peer-bytes 'banana': invalid size" --max-peer-bytes banana
 expect "max-peer-backends '-3'.*a count in 0..1000000000" --max-peer-backends -3
 expect "max-threads '1000000001'.*a count" --max-threads 1000000001
 expect "reconnect-grace 90000: not in 0..86400" --reconnect-grace 90000
+expect "precopy-placement sideways: evict or copy" --precopy-placement sideways
+expect "localhost:9477' is not ADDR:PORT: host names are not resolved, give an IP address" \
+	--metrics-listen localhost:9477
+expect "'9477' is not ADDR:PORT" --metrics-listen 9477
+
 exit $fail

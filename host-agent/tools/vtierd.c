@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 	g_auto(GStrv) attach = NULL;
 	gboolean verbose = FALSE, ignore_profiles = FALSE;
 	gint placement_threads = 0;
-	gchar *precopy_placement = NULL;
+	g_autofree gchar *precopy_placement = NULL;
 	GOptionEntry entries[] = {
 		{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,
 		  "control socket (default " VT_CONTROL_SOCKET_DEFAULT ")", "PATH" },
@@ -265,7 +265,16 @@ int main(int argc, char **argv)
 	if (precopy_placement && strcmp(precopy_placement, "evict") &&
 	    strcmp(precopy_placement, "copy")) {
 		fprintf(stderr, "vtierd: --precopy-placement %s: evict or copy\n", precopy_placement);
-		return 1;
+		return 2;
+	}
+	if (metrics_listen) {
+		struct sockaddr_storage ss;
+
+		/* a usage error, before anything starts: exit 2 like every other */
+		if (!vt_metrics_listen_parse(metrics_listen, &ss, &e)) {
+			fprintf(stderr, "vtierd: --metrics-listen: %s\n", e->message);
+			return 2;
+		}
 	}
 	if (placement_threads && (placement_threads < 1 || placement_threads > 8)) {
 		fprintf(stderr, "vtierd: --placement-threads %d: not in 1..8\n", placement_threads);
