@@ -200,7 +200,8 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 	g_auto(GStrv) groups = config ? g_key_file_get_groups(config, NULL) : NULL;
 
 	d->host.nr_ctier = 0;
-	/* [policy]: the defaults of every VM (KEY = VALUE as vtierctl policy takes them) */
+	/* [policy]: the defaults of every VM (KEY = VALUE as vtierctl policy takes them);
+	 * an empty [policy] (the shipped file's, uncommented alone) keeps the defaults */
 	if (config && g_key_file_has_group(config, "policy")) {
 		g_auto(GStrv) keys = g_key_file_get_keys(config, "policy", NULL, NULL);
 		g_autoptr(GPtrArray) set = g_ptr_array_new_with_free_func(g_free);
@@ -210,7 +211,8 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 
 			g_ptr_array_add(set, g_strdup_printf("%s=%s", keys[i], v ? v : ""));
 		}
-		if (!vt_vm_policy_apply(&d->defaults, (char *const *)set->pdata, set->len, error)) {
+		if (set->len &&
+		    !vt_vm_policy_apply(&d->defaults, (char *const *)set->pdata, set->len, error)) {
 			g_prefix_error(error, "[policy]: ");
 			return false;
 		}

@@ -1,8 +1,10 @@
 #!/bin/sh
-# vtierd on bad command lines: a clear message, exit 2, nothing started.
-# usage: test_vtierd_cli.sh VTIERD SCRATCH_DIR   (TAP output)
+# vtierd on bad command lines: a clear message, exit 2, nothing started; and
+# the shipped config with only [policy] uncommented starts it.
+# usage: test_vtierd_cli.sh VTIERD SCRATCH_DIR SHIPPED_CONF   (TAP output)
 vtierd=$1
 dir=$2
+conf=$3
 mkdir -p "$dir"
 n=0
 fail=0
@@ -24,7 +26,7 @@ expect() {
 	fi
 }
 
-echo "1..13"
+echo "1..14"
 expect "not in 1..8" --placement-threads 9
 expect "not in 1..8" --placement-threads -1
 expect "not in 1..8" --placement-threads 2147483647
@@ -40,4 +42,31 @@ expect "localhost:9477' is not ADDR:PORT: host names are not resolved, give an I
 	--metrics-listen localhost:9477
 expect "'9477' is not ADDR:PORT" --metrics-listen 9477
 
+# The shipped vtierd.conf with "#[policy]" uncommented and nothing else: vtierd
+# serves (its [libvirt] and [metrics] overridden to stay on this test's own).
+n=$((n + 1))
+rm -rf "$dir/run" "$dir/store"
+sed 's/^#\[policy\]$/[policy]/' "$conf" > "$dir/policy-only.conf"
+if ! grep -q '^\[policy\]$' "$dir/policy-only.conf"; then
+	echo "not ok $n - no '#[policy]' line in $conf"
+	fail=1
+else
+	"$vtierd" --socket "$dir/run/ctl.sock" --agent-socket none --store-dir "$dir/store" \
+		--config "$dir/policy-only.conf" --metrics-listen 127.0.0.1:0 \
+		--libvirt-uri test:///default >/dev/null 2>"$dir/err" &
+	pid=$!
+	i=0
+	while [ ! -S "$dir/run/ctl.sock" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ -S "$dir/run/ctl.sock" ]; then
+		echo "ok $n - shipped config with an empty [policy] serves"
+	else
+		echo "not ok $n - shipped config with an empty [policy]: $(head -c 300 "$dir/err")"
+		fail=1
+	fi
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+fi
 exit $fail
