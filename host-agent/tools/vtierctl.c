@@ -18,7 +18,7 @@
 #include "json_guard.h"
 
 static const char usage[] =
-	"usage: vtierctl [--socket PATH] [--json | --get KEY...] COMMAND\n"
+	"usage: vtierctl [--socket PATH] [--json | --get KEY...] COMMAND  (options anywhere)\n"
 	"  list                          attached VMs\n"
 	"  attach QMP_SOCKET [--name NAME] [KEY=VALUE...]\n"
 	"  attach --domain NAME [KEY=VALUE...]  a libvirt domain (vtierd --libvirt-uri): its\n"
@@ -484,38 +484,67 @@ int main(int argc, char **argv)
 	g_autoptr(GError) e = NULL;
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autofree char *text = NULL, *reply = NULL;
-	bool json = false, all = false, use_max = false;
+	bool json = false, all = false, use_max = false, options = true;
 	JsonObject *root;
 	const char *cmd;
 	int i;
 
+	/* options anywhere on the line, "--opt VALUE" or "--opt=VALUE"; "--" ends them */
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
+		const char *arg = argv[i], *eq = strchr(arg, '='), *val = NULL;
+		g_autofree char *opt = NULL;
+		const char **dst = NULL;
+
+		if (!options || !(arg[0] == '-' && (arg[1] == '-' || strcmp(arg, "-h") == 0))) {
+			if (pos->len >= 1 && eq)
+				g_ptr_array_add(set, argv[i]);
+			else
+				g_ptr_array_add(pos, argv[i]);
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			options = false;
+			continue;
+		}
+		opt = eq ? g_strndup(arg, (gsize)(eq - arg)) : g_strdup(arg);
+		if (strcmp(opt, "--socket") == 0)
+			dst = &socket_path;
+		else if (strcmp(opt, "--name") == 0)
+			dst = &name;
+		else if (strcmp(opt, "--domain") == 0)
+			dst = &domain;
+		else if (strcmp(opt, "--svg") == 0)
+			dst = &svg;
+		if (dst || strcmp(opt, "--get") == 0) {
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			if (!val || (dst && !*val)) {	/* --get '' is get_print()'s to judge */
+				fprintf(stderr, "vtierctl: %s needs a value (%s VALUE or %s=VALUE)\n%s",
+					opt, opt, opt, usage);
+				return 2;
+			}
+			if (dst)
+				*dst = val;
+			else
+				g_ptr_array_add(get, (char *)val);
+		} else if (eq) {
+			fprintf(stderr, "vtierctl: %s takes no value\n%s", opt, usage);
+			return 2;
+		} else if (strcmp(opt, "--json") == 0) {
 			json = true;
-		else if (strcmp(argv[i], "--all") == 0)
+		} else if (strcmp(opt, "--all") == 0) {
 			all = true;
-		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
-			socket_path = argv[++i];
-		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
-			name = argv[++i];
-		else if (strcmp(argv[i], "--domain") == 0 && i + 1 < argc)
-			domain = argv[++i];
-		else if (strcmp(argv[i], "--get") == 0 && i + 1 < argc)
-			g_ptr_array_add(get, argv[++i]);
-		else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
-			svg = argv[++i];
-		else if (strcmp(argv[i], "--max") == 0)
+		} else if (strcmp(opt, "--max") == 0) {
 			use_max = true;
-		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		} else if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
 			fputs(usage, stdout);
 			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1] == '-') {
-			fprintf(stderr, "vtierctl: unknown option %s\n%s", argv[i], usage);
+		} else {
+			fprintf(stderr, "vtierctl: unknown option %s\n%s", arg, usage);
 			return 2;
-		} else if (pos->len >= 1 && strchr(argv[i], '='))
-			g_ptr_array_add(set, argv[i]);
-		else
-			g_ptr_array_add(pos, argv[i]);
+		}
 	}
 	if (pos->len == 0) {
 		fputs(usage, stderr);
