@@ -302,6 +302,14 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 
 	if (!vt_ctl_request_parse(data, len, &req, &e))
 		return reply_error(e);
+	/* demote's words are judged before its VM: a bad gpa= is named as such */
+	if (req.cmd == VT_CTL_DEMOTE) {
+		const char *tier;
+		uint64_t gpa, dlen;
+
+		if (!vt_demote_args_parse(req.set, req.nr_set, &tier, &gpa, &dlen, &e))
+			goto err;
+	}
 	if (req.vm && req.cmd != VT_CTL_ATTACH) {
 		vm = g_hash_table_lookup(d->vms, req.vm);
 		if (!vm) {

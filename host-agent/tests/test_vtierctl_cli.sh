@@ -1,7 +1,8 @@
 #!/bin/sh
 # vtierctl's command line: usage errors exit 2 with a clear message before
 # vtierd is asked; options anywhere on the line (--opt VALUE or --opt=VALUE);
-# the forms the scenario scripts use still parse. Runs its own vtierd (no VM attached).
+# the forms the scenario scripts use still parse; demote's sizes judged by
+# vtierd (exit 1 naming the key). Runs its own vtierd (no VM attached).
 # usage: test_vtierctl_cli.sh VTIERCTL VTIERD SCRATCH_DIR   (TAP output)
 vtierctl=$1
 vtierd=$2
@@ -43,7 +44,7 @@ if [ ! -S "$sock" ]; then
 	exit 1
 fi
 
-echo "1..28"
+echo "1..31"
 # usage errors: exit 2, the reason, vtierd not asked (the socket need not exist)
 nosock=$dir/nowhere.sock
 expect 2 "usage: vtierctl" --socket "$nosock"
@@ -75,7 +76,12 @@ expect 1 "no VM named 'vm0'" --socket "$sock" report vm0
 expect 1 "no VM named 'vm0'" --socket "$sock" heatmap vm0
 expect 1 "cannot connect to QMP socket" --socket "$sock" attach "$dir/none.qmp" --name vm0 \
 	mode=off
-# demote's gpa=/len=: the policy keys' size grammar
+# demote's gpa=/len=: the policy keys' size grammar, refused naming the key
+expect 1 "demote: gpa: invalid size '-1'" --socket "$sock" demote vm0 tier=lz4 gpa=-1 len=4096
+expect 1 "demote: len: invalid size '99999999999999999999'.*out of range" \
+	--socket "$sock" demote vm0 tier=lz4 len=99999999999999999999
+expect 1 "demote: len: invalid size '17179869184GiB': too large" \
+	--socket "$sock" demote vm0 tier=lz4 len=17179869184GiB
 expect 1 "no VM named 'vm0'" --socket "$sock" demote vm0 tier=lz4 len=512M
 expect 1 "no VM named 'vm0'" --socket "$sock" demote vm0 tier=lz4 gpa=0x100000 len=4096
 exit $fail
