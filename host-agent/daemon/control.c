@@ -286,6 +286,33 @@ static char *reply_error(const GError *e)
 	return finish(b);
 }
 
+/*
+ * An attach request judged before anything is connected or created (its VM
+ * name and path already checked by ctl_proto.c): its policy words valid over
+ * the daemon's defaults (by QMP), --domain only with libvirt and without
+ * --name. Touches no file: a daemon without a control server (the fuzzer's)
+ * stops right after it; a name or socket already taken is refused by
+ * vt_daemon_attach_start() before it connects.
+ */
+static bool attach_judge(struct vt_daemon *d, const struct vt_ctl_request *req, GError **error)
+{
+	struct vt_vm_policy p = d->defaults;
+
+	if (req->domain && !d->libvirt) {
+		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "attach --domain: vtierd does not "
+			    "talk to libvirt (start it with --libvirt-uri, or [libvirt] uri = in its "
+			    "config)");
+		return false;
+	}
+	if (req->domain && req->vm) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "attach --domain: the VM takes the "
+			    "domain's name; no --name");
+		return false;
+	}
+	/* by QMP the VM starts from the defaults (--domain: from its metadata, libvirt_domains.c) */
+	return req->domain || !req->nr_set || vt_vm_policy_apply(&p, req->set, req->nr_set, error);
+}
+
 static gint cmp_vm_name(gconstpointer a, gconstpointer b)
 {
 	return strcmp(((const struct vt_vm *)a)->name, ((const struct vt_vm *)b)->name);
@@ -338,6 +365,8 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 	case VT_CTL_ATTACH: {
 		struct attach_wait *w;
 
+		if (!attach_judge(d, &req, &e))
+			goto err;
 		if (!d->ctl) {
 			g_set_error(&e, VT_CORE_ERROR, EOPNOTSUPP, "attach: answered later, and this "
 				    "daemon has no control server to answer on");
@@ -346,19 +375,6 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		w = g_new0(struct attach_wait, 1);
 		if (req.domain) {
 			/* looked up on a job; the attach that follows cannot be abandoned */
-			if (!d->libvirt) {
-				g_free(w);
-				g_set_error(&e, VT_CORE_ERROR, EOPNOTSUPP, "attach --domain: vtierd "
-					    "does not talk to libvirt (start it with --libvirt-uri, or "
-					    "[libvirt] uri = in its config)");
-				goto err;
-			}
-			if (req.vm) {
-				g_free(w);
-				g_set_error(&e, VT_CORE_ERROR, EINVAL, "attach --domain: the VM "
-					    "takes the domain's name; no --name");
-				goto err;
-			}
 			if (!d->libvirt_ops->attach_domain(d->libvirt, req.domain, req.set,
 							   req.nr_set, attach_replied, w, &e)) {
 				g_free(w);
