@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* vtierd's config file as a whole: tiers, compressed tiers, [policy], [libvirt], [metrics]. */
+#include <sys/socket.h>
+
+#include "config_file.h"
+#include "libvirt_domains.h"
+#include "metrics_http.h"
+
+/* The keys of vtierd's own groups: a misspelt one is an error, not a silent default. */
+static bool config_keys_known(GKeyFile *config, GError **error)
+{
+	static const char *const known[][3] = {
+		{ "libvirt", "uri", "attach" }, { "metrics", "listen", NULL },
+	};
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(known); i++) {
+		g_auto(GStrv) keys = g_key_file_get_keys(config, known[i][0], NULL, NULL);
+
+		for (unsigned int k = 0; keys && keys[k]; k++)
+			if (g_strcmp0(keys[k], known[i][1]) && g_strcmp0(keys[k], known[i][2])) {
+				g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+					    "[%s]: unknown key '%s' (%s%s%s)", known[i][0], keys[k],
+					    known[i][1], known[i][2] ? ", " : "",
+					    known[i][2] ? known[i][2] : "");
+				return false;
+			}
+	}
+	return true;
+}
+
+/* [libvirt] attach = and [metrics] listen =, judged as their command-line options are. */
+static bool config_values_valid(GKeyFile *config, GError **error)
+{
+	g_autofree char *attach = g_key_file_get_string(config, "libvirt", "attach", NULL);
+	g_autofree char *listen = g_key_file_get_string(config, "metrics", "listen", NULL);
+	enum vt_libvirt_attach how;
+	struct sockaddr_storage ss;
+
+	if (attach && !vt_libvirt_attach_parse(attach, &how, error))
+		return false;	/* "libvirt attach: 'x' is not policy or all" */
+	if (listen && !vt_metrics_listen_parse(listen, &ss, error)) {
+		g_prefix_error(error, "[metrics] listen: ");
+		return false;
+	}
+	return true;
+}
+
+struct vt_daemon *vt_daemon_from_config(const char *text, size_t len, const char *sysfs,
+					vt_log_fn log, GKeyFile **config, GError **error)
+{
+	g_autoptr(GKeyFile) k = text ? g_key_file_new() : NULL;
+	struct vt_daemon *d;
+	struct vt_tiers tiers;
+
+	if (k && !g_key_file_load_from_data(k, text, len, G_KEY_FILE_NONE, error))
+		return NULL;
+	if (!vt_tiers_discover(&tiers, sysfs, k, error))
+		return NULL;
+	d = vt_daemon_new(&tiers, log);
+	if (!vt_daemon_load_ctiers(d, k, error) ||
+	    (k && (!config_keys_known(k, error) || !config_values_valid(k, error)))) {
+		vt_daemon_free(d);
+		return NULL;
+	}
+	if (config)
+		*config = g_steal_pointer(&k);
+	return d;
+}
