@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* vtierd's config file as a whole: tiers, compressed tiers, [policy], [libvirt], [metrics]. */
+#include <string.h>
 #include <sys/socket.h>
 
 #include "config_file.h"
+#include "json_guard.h"
 #include "libvirt_domains.h"
 #include "metrics_http.h"
 
@@ -45,6 +47,35 @@ static bool config_values_valid(GKeyFile *config, GError **error)
 	return true;
 }
 
+/*
+ * A key file's comments are whole lines: "key = 3   # why" makes the value
+ * "3   # why", refused later by whoever reads the key, and not for the comment.
+ * Say so first, naming group, key and value.
+ */
+static bool config_no_trailing_comments(GKeyFile *config, GError **error)
+{
+	g_auto(GStrv) groups = g_key_file_get_groups(config, NULL);
+
+	for (unsigned int i = 0; groups[i]; i++) {
+		g_auto(GStrv) keys = g_key_file_get_keys(config, groups[i], NULL, NULL);
+
+		for (unsigned int k = 0; keys && keys[k]; k++) {
+			g_autofree char *v = g_key_file_get_value(config, groups[i], keys[k], NULL);
+			const char *hash = v ? strchr(v, '#') : NULL;
+			char shown[96];
+
+			if (!hash || hash == v || !g_ascii_isspace(hash[-1]))
+				continue;
+			vt_text_printable(shown, sizeof(shown), v, strlen(v));
+			g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+				    "[%s] %s: '%s' ends in a comment: a comment is a line of its "
+				    "own, starting with #", groups[i], keys[k], shown);
+			return false;
+		}
+	}
+	return true;
+}
+
 struct vt_daemon *vt_daemon_from_config(const char *text, size_t len, const char *sysfs,
 					vt_log_fn log, GKeyFile **config, GError **error)
 {
@@ -52,7 +83,8 @@ struct vt_daemon *vt_daemon_from_config(const char *text, size_t len, const char
 	struct vt_daemon *d;
 	struct vt_tiers tiers;
 
-	if (k && !g_key_file_load_from_data(k, text, len, G_KEY_FILE_NONE, error))
+	if (k && (!g_key_file_load_from_data(k, text, len, G_KEY_FILE_NONE, error) ||
+		  !config_no_trailing_comments(k, error)))
 		return NULL;
 	if (!vt_tiers_discover(&tiers, sysfs, k, error))
 		return NULL;
