@@ -181,7 +181,7 @@ bool vt_demote_args_parse(char *const *set, unsigned int n, const char **tier, u
 		g_autoptr(GError) e = NULL;
 
 		if (!eq) {
-			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: '%s' is not KEY=VALUE "
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "'%s' is not KEY=VALUE "
 				    "(tier=NAME gpa=SIZE len=SIZE)", set[i]);
 			return false;
 		}
@@ -190,19 +190,17 @@ bool vt_demote_args_parse(char *const *set, unsigned int n, const char **tier, u
 		} else if (strcmp(key, "gpa") == 0 || strcmp(key, "len") == 0) {
 			/* the one size grammar (util/size.h): no negative, no wrap */
 			if (!vt_parse_size(eq + 1, key[0] == 'g' ? gpa : len, &e)) {
-				g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: %s: %s", key,
-					    e->message);
+				g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: %s", key, e->message);
 				return false;
 			}
 			len_set |= key[0] == 'l';
 		} else {
-			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: unknown key '%s' (tier, gpa, "
-				    "len)", key);
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "unknown key '%s' (tier, gpa, len)", key);
 			return false;
 		}
 	}
 	if (len_set && *len > UINT64_MAX - *gpa) {
-		g_set_error(error, VT_CORE_ERROR, ERANGE, "demote: gpa=%" G_GUINT64_FORMAT " len=%"
+		g_set_error(error, VT_CORE_ERROR, ERANGE, "gpa=%" G_GUINT64_FORMAT " len=%"
 			    G_GUINT64_FORMAT " ends beyond 2^64: lower len", (guint64)*gpa,
 			    (guint64)*len);
 		return false;
@@ -227,13 +225,13 @@ static bool demote(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsi
 		if (strcmp(d->host.ctier[i].name, tier) == 0)
 			t = (int)i;
 	if (t < 0) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: needs tier=NAME of a compressed "
-			    "tier (vtierctl tiers)");
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "needs tier=NAME of a compressed tier "
+			    "(vtierctl tiers)");
 		return false;
 	}
 	if (!vm->backends->len) {
-		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "demote: %s's QEMU did not hand its "
-			    "RAM over (tier-agent=)", vm->name);
+		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "%s's QEMU did not hand its RAM over "
+			    "(tier-agent=)", vm->name);
 		return false;
 	}
 	for (unsigned int i = 0; i < vm->backends->len; i++) {
