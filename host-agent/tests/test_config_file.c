@@ -108,12 +108,37 @@ static void test_accepted(void **state)
 	}
 }
 
+/* [tier.CXL] is chosen by tiers=CXL: the tier-name rule is one for config and policy keys. */
+static void test_tier_name_in_policy(void **state)
+{
+	g_autoptr(GError) e = NULL;
+	struct vt_daemon *d = load("[tier.CXL]\nnodes = 0\n[policy]\ntiers = CXL\n", &e);
+	struct vt_vm *vm = g_new0(struct vt_vm, 1);
+	uint32_t mask = 0;
+
+	(void)state;
+	if (!d)
+		fail_msg("refused: %s", e->message);
+	assert_string_equal(d->host.tiers.tier[0].name, "CXL");
+	assert_string_equal(d->defaults.tiers, "CXL");
+	vm->host = &d->host;
+	vm->tiers = d->host.tiers;
+	if (!vt_vm_tiers_mask(vm, d->defaults.tiers, &mask, &e))
+		fail_msg("tiers=CXL: %s", e->message);
+	assert_int_equal(mask, 1);
+	assert_false(vt_vm_tiers_mask(vm, "cxl", &mask, &e));	/* names are case-sensitive */
+	assert_non_null(strstr(e->message, "no tier 'cxl' (it has: CXL)"));
+	g_free(vm);
+	vt_daemon_free(d);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_accepted),
+		cmocka_unit_test(test_tier_name_in_policy),
 	};
 
 	if (argc != 2) {
