@@ -205,8 +205,11 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 	    !get_set(obj, req, error))
 		goto out;
 	if (req->vm && !vt_ctl_name_valid(req->vm)) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL,
-			    "request: VM name '%s' is not [A-Za-z0-9._-]{1,63}", req->vm);
+		char shown[4 * VT_CTL_MAX_NAME];
+
+		vt_text_printable(shown, sizeof(shown), req->vm, strlen(req->vm));
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "request: VM name '%s' is not "
+			    "[A-Za-z0-9._-]{1,63} starting with a letter, a digit or '_'", shown);
 		goto out;
 	}
 	need_vm = req->cmd == VT_CTL_DETACH || req->cmd == VT_CTL_STATUS ||

@@ -209,8 +209,16 @@ static void test_names(void **state)
 		name[VT_CTL_MAX_NAME] = '\0';
 		assert_false(vt_ctl_name_valid(name));		/* 64 */
 		assert_true(vt_ctl_name_valid("1234"));		/* a pid-like name is a name */
+		static const char ctrl[] = "{\"v\":1,\"cmd\":\"stats\",\"vm\":\"a\\u0001b\"}";
+
+		/* the rule as it is: ".." matches [A-Za-z0-9._-]{1,63} alone */
 		assert_false(vt_ctl_request_parse(attach, strlen(attach), &req, &e));
-		assert_non_null(strstr(e->message, "VM name '..' is not [A-Za-z0-9._-]{1,63}"));
+		assert_non_null(strstr(e->message, "VM name '..' is not [A-Za-z0-9._-]{1,63} "
+				       "starting with a letter, a digit or '_'"));
+		g_clear_error(&e);
+		/* a control character is shown as '?', not echoed */
+		assert_false(vt_ctl_request_parse(ctrl, strlen(ctrl), &req, &e));
+		assert_non_null(strstr(e->message, "VM name 'a?b'"));
 	}
 }
 
