@@ -8,6 +8,12 @@
 #include "libvirt_domains.h"
 #include "metrics_http.h"
 
+/* Names and values from the file go into errors: printable ASCII only. */
+static const char *printable(char *buf, size_t len, const char *text)
+{
+	return vt_text_printable(buf, len, text, strlen(text));
+}
+
 /* The keys of vtierd's own groups: a misspelt one is an error, not a silent default. */
 static bool config_keys_known(GKeyFile *config, GError **error)
 {
@@ -20,10 +26,12 @@ static bool config_keys_known(GKeyFile *config, GError **error)
 
 		for (unsigned int k = 0; keys && keys[k]; k++)
 			if (g_strcmp0(keys[k], known[i][1]) && g_strcmp0(keys[k], known[i][2])) {
+				char key[96];
+
 				g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-					    "[%s]: unknown key '%s' (%s%s%s)", known[i][0], keys[k],
-					    known[i][1], known[i][2] ? ", " : "",
-					    known[i][2] ? known[i][2] : "");
+					    "[%s]: unknown key '%s' (%s%s%s)", known[i][0],
+					    printable(key, sizeof(key), keys[k]), known[i][1],
+					    known[i][2] ? ", " : "", known[i][2] ? known[i][2] : "");
 				return false;
 			}
 	}
@@ -62,14 +70,15 @@ static bool config_no_trailing_comments(GKeyFile *config, GError **error)
 		for (unsigned int k = 0; keys && keys[k]; k++) {
 			g_autofree char *v = g_key_file_get_value(config, groups[i], keys[k], NULL);
 			const char *hash = v ? strchr(v, '#') : NULL;
-			char shown[96];
+			char group[96], key[96], shown[96];
 
 			if (!hash || hash == v || !g_ascii_isspace(hash[-1]))
 				continue;
-			vt_text_printable(shown, sizeof(shown), v, strlen(v));
 			g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
 				    "[%s] %s: '%s' ends in a comment: a comment is a line of its "
-				    "own, starting with #", groups[i], keys[k], shown);
+				    "own, starting with #", printable(group, sizeof(group), groups[i]),
+				    printable(key, sizeof(key), keys[k]),
+				    printable(shown, sizeof(shown), v));
 			return false;
 		}
 	}

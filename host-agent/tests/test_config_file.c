@@ -64,6 +64,9 @@ static void test_refused(void **state)
 		{ "[libvirt]\nattach = sometimes\n", "'sometimes' is not policy or all" },
 		{ "[libvirt]\nuir = qemu:///system\n", "[libvirt]: unknown key 'uir'" },
 		{ "[teir.x]\nnodes = 0\n", "unknown group [teir.x]" },
+		/* names from the file are shown printable (the fuzzer's first find) */
+		{ "[libvirt]\nuir\xff\xfe = qemu:///system\n", "[libvirt]: unknown key 'uir?" "?'" },
+		{ "[libvirt]\nuri\x01 = qemu:///system\n", "[libvirt]: unknown key 'uri?'" },
 		{ "[ctier.a]\ncodec = lz4\npool = zbud\nmedium = node:0\nprice_usd_per_gib = -1\n",
 		  "[ctier.a] price_usd_per_gib: '-1' is not a number in 0..1e6" },
 		/* the docs' example once had comments after values */
