@@ -85,23 +85,41 @@ static bool config_no_trailing_comments(GKeyFile *config, GError **error)
 	return true;
 }
 
+/*
+ * The parsers below quote what they refuse, and the key file parser (GLib's)
+ * quotes group names and lines raw: a message with bytes that are not UTF-8
+ * has them replaced (U+FFFD), so that what vtierd prints is text.
+ */
+static struct vt_daemon *refused(GError *e, GError **error)
+{
+	if (!g_utf8_validate(e->message, -1, NULL)) {
+		char *valid = g_utf8_make_valid(e->message, -1);
+
+		g_free(e->message);
+		e->message = valid;
+	}
+	g_propagate_error(error, e);
+	return NULL;
+}
+
 struct vt_daemon *vt_daemon_from_config(const char *text, size_t len, const char *sysfs,
 					vt_log_fn log, GKeyFile **config, GError **error)
 {
 	g_autoptr(GKeyFile) k = text ? g_key_file_new() : NULL;
+	GError *e = NULL;
 	struct vt_daemon *d;
 	struct vt_tiers tiers;
 
-	if (k && (!g_key_file_load_from_data(k, text, len, G_KEY_FILE_NONE, error) ||
-		  !config_no_trailing_comments(k, error)))
-		return NULL;
-	if (!vt_tiers_discover(&tiers, sysfs, k, error))
-		return NULL;
+	if (k && (!g_key_file_load_from_data(k, text, len, G_KEY_FILE_NONE, &e) ||
+		  !config_no_trailing_comments(k, &e)))
+		return refused(e, error);
+	if (!vt_tiers_discover(&tiers, sysfs, k, &e))
+		return refused(e, error);
 	d = vt_daemon_new(&tiers, log);
-	if (!vt_daemon_load_ctiers(d, k, error) ||
-	    (k && (!config_keys_known(k, error) || !config_values_valid(k, error)))) {
+	if (!vt_daemon_load_ctiers(d, k, &e) ||
+	    (k && (!config_keys_known(k, &e) || !config_values_valid(k, &e)))) {
 		vt_daemon_free(d);
-		return NULL;
+		return refused(e, error);
 	}
 	if (config)
 		*config = g_steal_pointer(&k);
