@@ -96,6 +96,10 @@ static void test_bad(void **state)
 		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[\"novalue\"]}",
 		"{\"v\":1,\"cmd\":\"list\"}{\"v\":1,\"cmd\":\"list\"}",
 		"{\"v\":1,\"cmd\":\"list\"}\n{}",
+		/* json-glib's octal escapes make bytes that are not UTF-8 (the fuzzer's find) */
+		"{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"/run/qmp.sock\\233\"}",
+		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[\"mode=\\377\"]}",
+		"{\"v\":1,\"cmd\":\"attach\",\"domain\":\"d\\377\"}",
 	};
 	struct vt_ctl_request r;
 
