@@ -181,7 +181,7 @@ bool vt_demote_args_parse(char *const *set, unsigned int n, const char **tier, u
 		g_autoptr(GError) e = NULL;
 
 		if (!eq) {
-			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: '%s' is not KEY=VALUE "
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "'%s' is not KEY=VALUE "
 				    "(tier=NAME gpa=SIZE len=SIZE)", set[i]);
 			return false;
 		}
@@ -190,19 +190,17 @@ bool vt_demote_args_parse(char *const *set, unsigned int n, const char **tier, u
 		} else if (strcmp(key, "gpa") == 0 || strcmp(key, "len") == 0) {
 			/* the one size grammar (util/size.h): no negative, no wrap */
 			if (!vt_parse_size(eq + 1, key[0] == 'g' ? gpa : len, &e)) {
-				g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: %s: %s", key,
-					    e->message);
+				g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: %s", key, e->message);
 				return false;
 			}
 			len_set |= key[0] == 'l';
 		} else {
-			g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: unknown key '%s' (tier, gpa, "
-				    "len)", key);
+			g_set_error(error, VT_CORE_ERROR, EINVAL, "unknown key '%s' (tier, gpa, len)", key);
 			return false;
 		}
 	}
 	if (len_set && *len > UINT64_MAX - *gpa) {
-		g_set_error(error, VT_CORE_ERROR, ERANGE, "demote: gpa=%" G_GUINT64_FORMAT " len=%"
+		g_set_error(error, VT_CORE_ERROR, ERANGE, "gpa=%" G_GUINT64_FORMAT " len=%"
 			    G_GUINT64_FORMAT " ends beyond 2^64: lower len", (guint64)*gpa,
 			    (guint64)*len);
 		return false;
@@ -227,13 +225,13 @@ static bool demote(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsi
 		if (strcmp(d->host.ctier[i].name, tier) == 0)
 			t = (int)i;
 	if (t < 0) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL, "demote: needs tier=NAME of a compressed "
-			    "tier (vtierctl tiers)");
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "needs tier=NAME of a compressed tier "
+			    "(vtierctl tiers)");
 		return false;
 	}
 	if (!vm->backends->len) {
-		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "demote: %s's QEMU did not hand its "
-			    "RAM over (tier-agent=)", vm->name);
+		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "%s's QEMU did not hand its RAM over "
+			    "(tier-agent=)", vm->name);
 		return false;
 	}
 	for (unsigned int i = 0; i < vm->backends->len; i++) {
@@ -284,6 +282,33 @@ static char *reply_error(const GError *e)
 	json_builder_add_int_value(b, e->code);
 	json_builder_end_object(b);
 	return finish(b);
+}
+
+/*
+ * An attach request judged before anything is connected or created (its VM
+ * name and path already checked by ctl_proto.c): its policy words valid over
+ * the daemon's defaults (by QMP), --domain only with libvirt and without
+ * --name. Touches no file: a daemon without a control server (the fuzzer's)
+ * stops right after it; a name or socket already taken is refused by
+ * vt_daemon_attach_start() before it connects.
+ */
+static bool attach_judge(struct vt_daemon *d, const struct vt_ctl_request *req, GError **error)
+{
+	struct vt_vm_policy p = d->defaults;
+
+	if (req->domain && !d->libvirt) {
+		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP, "attach --domain: vtierd does not "
+			    "talk to libvirt (start it with --libvirt-uri, or [libvirt] uri = in its "
+			    "config)");
+		return false;
+	}
+	if (req->domain && req->vm) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "attach --domain: the VM takes the "
+			    "domain's name; no --name");
+		return false;
+	}
+	/* by QMP the VM starts from the defaults (--domain: from its metadata, libvirt_domains.c) */
+	return req->domain || !req->nr_set || vt_vm_policy_apply(&p, req->set, req->nr_set, error);
 }
 
 static gint cmp_vm_name(gconstpointer a, gconstpointer b)
@@ -338,6 +363,8 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 	case VT_CTL_ATTACH: {
 		struct attach_wait *w;
 
+		if (!attach_judge(d, &req, &e))
+			goto err;
 		if (!d->ctl) {
 			g_set_error(&e, VT_CORE_ERROR, EOPNOTSUPP, "attach: answered later, and this "
 				    "daemon has no control server to answer on");
@@ -346,19 +373,6 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		w = g_new0(struct attach_wait, 1);
 		if (req.domain) {
 			/* looked up on a job; the attach that follows cannot be abandoned */
-			if (!d->libvirt) {
-				g_free(w);
-				g_set_error(&e, VT_CORE_ERROR, EOPNOTSUPP, "attach --domain: vtierd "
-					    "does not talk to libvirt (start it with --libvirt-uri, or "
-					    "[libvirt] uri = in its config)");
-				goto err;
-			}
-			if (req.vm) {
-				g_free(w);
-				g_set_error(&e, VT_CORE_ERROR, EINVAL, "attach --domain: the VM "
-					    "takes the domain's name; no --name");
-				goto err;
-			}
 			if (!d->libvirt_ops->attach_domain(d->libvirt, req.domain, req.set,
 							   req.nr_set, attach_replied, w, &e)) {
 				g_free(w);

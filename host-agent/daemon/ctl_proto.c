@@ -51,6 +51,11 @@ static bool get_string(JsonObject *obj, const char *key, size_t max, char **out,
 		return false;
 	}
 	s = json_node_get_string(n);
+	/* json-glib takes octal escapes ("\233"): what they make need not be UTF-8 */
+	if (!g_utf8_validate(s, -1, NULL)) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "request: '%s' is not UTF-8", key);
+		return false;
+	}
 	if (!*s || strlen(s) > max) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL,
 			    "request: '%s' must be 1..%zu characters", key, max);
@@ -92,6 +97,11 @@ static bool get_set(JsonObject *obj, struct vt_ctl_request *req, GError **error)
 			return false;
 		}
 		s = json_node_get_string(e);
+		if (!g_utf8_validate(s, -1, NULL)) {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "request: 'set' element %u is not UTF-8", i);
+			return false;
+		}
 		if (strlen(s) > 256 || !strchr(s, '=')) {
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
 				    "request: 'set' element %u is not KEY=VALUE (max 256 characters)", i);
@@ -205,8 +215,11 @@ bool vt_ctl_request_parse(const char *data, size_t len, struct vt_ctl_request *r
 	    !get_set(obj, req, error))
 		goto out;
 	if (req->vm && !vt_ctl_name_valid(req->vm)) {
-		g_set_error(error, VT_CORE_ERROR, EINVAL,
-			    "request: VM name '%s' is not [A-Za-z0-9._-]{1,63}", req->vm);
+		char shown[4 * VT_CTL_MAX_NAME];
+
+		vt_text_printable(shown, sizeof(shown), req->vm, strlen(req->vm));
+		g_set_error(error, VT_CORE_ERROR, EINVAL, "request: VM name '%s' is not "
+			    "[A-Za-z0-9._-]{1,63} starting with a letter, a digit or '_'", shown);
 		goto out;
 	}
 	need_vm = req->cmd == VT_CTL_DETACH || req->cmd == VT_CTL_STATUS ||

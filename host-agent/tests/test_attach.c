@@ -459,6 +459,57 @@ static void test_abandoned(void **state)
 	fake_stop(&q);
 }
 
+/*
+ * A daemon without a control server (the fuzzer's) still judges attach: a
+ * bad policy word and --domain with --name are named, a good request is
+ * refused with EOPNOTSUPP, and nothing connects to the socket it names.
+ */
+static void test_judged_without_server(void **state)
+{
+	struct fixture *f = *state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	static const struct {
+		const char *extra;
+		const char *want;
+	} cases[] = {
+		{ ",\"set\":[\"window_ms=banana\"]", "window_ms" },
+		{ ",\"set\":[\"nosuchkey=1\"]", "nosuchkey" },
+		{ ",\"vm\":\"vm0\",\"set\":[\"mode=off\"]", "daemon has no control server" },
+	};
+
+	f->d->ctl = NULL;
+	g_snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/qmp.sock", f->dir);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *req = g_strdup_printf("{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"%s\"%s}\n",
+						       sa.sun_path, cases[i].extra);
+		g_autofree char *r = vt_daemon_handle(f->d, req, strlen(req));
+
+		if (!strstr(r, "\"ok\":false") || !strstr(r, cases[i].want))
+			fail_msg("case %u: %s", i, r);
+	}
+	{
+		static const char req[] = "{\"v\":1,\"cmd\":\"attach\",\"domain\":\"d0\","
+					  "\"vm\":\"vm0\"}\n";
+		g_autofree char *r = NULL;
+
+		f->d->libvirt = (struct vt_libvirt *)f;	/* judged before it is called */
+		r = vt_daemon_handle(f->d, req, strlen(req));
+		f->d->libvirt = NULL;
+		if (!strstr(r, "\"ok\":false") || !strstr(r, "no --name"))
+			fail_msg("domain with a name: %s", r);
+	}
+	assert_int_equal(accept(lfd, NULL, NULL), -1);	/* nothing connected */
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(f->d->attaching->len, 0);
+	assert_int_equal(g_hash_table_size(f->d->vms), 0);
+	close(lfd);
+	f->d->ctl = f->s;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +518,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attach_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_attaches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abandoned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_judged_without_server, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

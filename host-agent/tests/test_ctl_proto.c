@@ -96,6 +96,10 @@ static void test_bad(void **state)
 		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[\"novalue\"]}",
 		"{\"v\":1,\"cmd\":\"list\"}{\"v\":1,\"cmd\":\"list\"}",
 		"{\"v\":1,\"cmd\":\"list\"}\n{}",
+		/* json-glib's octal escapes make bytes that are not UTF-8 (the fuzzer's find) */
+		"{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"/run/qmp.sock\\233\"}",
+		"{\"v\":1,\"cmd\":\"policy\",\"vm\":\"a\",\"set\":[\"mode=\\377\"]}",
+		"{\"v\":1,\"cmd\":\"attach\",\"domain\":\"d\\377\"}",
 	};
 	struct vt_ctl_request r;
 
@@ -189,6 +193,37 @@ static void test_names(void **state)
 	assert_false(vt_ctl_name_valid(".hidden"));
 	assert_false(vt_ctl_name_valid("a/b"));
 	assert_false(vt_ctl_name_valid("é"));
+	/* a name becomes part of paths (the hint region's): never a path itself */
+	{
+		static const char *const bad[] = { "..", ".", "../x", "x/..", "-rf", "vm 0",
+						   "vm\xc2\xa0" "0", "a\nb", "a\\b", "vm0\t" };
+		char name[VT_CTL_MAX_NAME + 1];
+		struct vt_ctl_request req;
+		g_autoptr(GError) e = NULL;
+		static const char attach[] =
+			"{\"v\":1,\"cmd\":\"attach\",\"qmp\":\"/run/q\",\"vm\":\"..\"}";
+
+		for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++)
+			if (vt_ctl_name_valid(bad[i]))
+				fail_msg("name '%s' accepted", bad[i]);
+		memset(name, 'a', sizeof(name));
+		name[VT_CTL_MAX_NAME - 1] = '\0';
+		assert_true(vt_ctl_name_valid(name));		/* 63 characters */
+		name[VT_CTL_MAX_NAME - 1] = 'a';
+		name[VT_CTL_MAX_NAME] = '\0';
+		assert_false(vt_ctl_name_valid(name));		/* 64 */
+		assert_true(vt_ctl_name_valid("1234"));		/* a pid-like name is a name */
+		static const char ctrl[] = "{\"v\":1,\"cmd\":\"stats\",\"vm\":\"a\\u0001b\"}";
+
+		/* the rule as it is: ".." matches [A-Za-z0-9._-]{1,63} alone */
+		assert_false(vt_ctl_request_parse(attach, strlen(attach), &req, &e));
+		assert_non_null(strstr(e->message, "VM name '..' is not [A-Za-z0-9._-]{1,63} "
+				       "starting with a letter, a digit or '_'"));
+		g_clear_error(&e);
+		/* a control character is shown as '?', not echoed */
+		assert_false(vt_ctl_request_parse(ctrl, strlen(ctrl), &req, &e));
+		assert_non_null(strstr(e->message, "VM name 'a?b'"));
+	}
 }
 
 int main(void)

@@ -27,6 +27,7 @@ static void test_sizes(void **state)
 		"18446744073709551615+1", "4 KiB x", "0x", "0xg", "-0x1", "0x10000000000000000",
 		"-1", " -1", "1.5G", "1e3",
 	};
+	static const char *const neg[] = { "-1", " -4KiB", "4KiB+-1" };
 	(void)state;
 	for (unsigned int i = 0; i < G_N_ELEMENTS(good); i++) {
 		uint64_t v = 1;
@@ -43,6 +44,16 @@ static void test_sizes(void **state)
 		assert_false(vt_parse_size(bad[i], &v, &e));
 		assert_true(g_error_matches(e, VT_SIZE_ERROR, 0));
 		assert_non_null(strstr(e->message, "size"));
+	}
+	/* a negative one says so, with the value (demote gpa=-1 once meant all RAM) */
+	for (unsigned int i = 0; i < G_N_ELEMENTS(neg); i++) {
+		uint64_t v;
+		g_autoptr(GError) e = NULL;
+		g_autofree char *want = g_strdup_printf("invalid size '%s': negative", neg[i]);
+
+		assert_false(vt_parse_size(neg[i], &v, &e));
+		if (!strstr(e->message, want))
+			fail_msg("'%s': %s", neg[i], e->message);
 	}
 }
 

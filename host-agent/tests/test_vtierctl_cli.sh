@@ -44,7 +44,7 @@ if [ ! -S "$sock" ]; then
 	exit 1
 fi
 
-echo "1..31"
+echo "1..32"
 # usage errors: exit 2, the reason, vtierd not asked (the socket need not exist)
 nosock=$dir/nowhere.sock
 expect 2 "usage: vtierctl" --socket "$nosock"
@@ -77,10 +77,14 @@ expect 1 "no VM named 'vm0'" --socket "$sock" heatmap vm0
 expect 1 "cannot connect to QMP socket" --socket "$sock" attach "$dir/none.qmp" --name vm0 \
 	mode=off
 # demote's gpa=/len=: the policy keys' size grammar, refused naming the key
-expect 1 "demote: gpa: invalid size '-1'" --socket "$sock" demote vm0 tier=lz4 gpa=-1 len=4096
-expect 1 "demote: len: invalid size '99999999999999999999'.*out of range" \
+# (the command named once: "vtierctl: demote: gpa: ...")
+expect 1 "^vtierctl: demote: gpa: invalid size '-1': negative" --socket "$sock" demote vm0 \
+	tier=lz4 gpa=-1 len=4096
+expect 1 "^vtierctl: demote: len: invalid size '99999999999999999999'.*out of range" \
 	--socket "$sock" demote vm0 tier=lz4 len=99999999999999999999
-expect 1 "demote: len: invalid size '17179869184GiB': too large" \
+expect 1 "^vtierctl: demote: gpa=1 len=18446744073709551615 ends beyond 2^64" \
+	--socket "$sock" demote vm0 tier=lz4 gpa=1 len=0xffffffffffffffff
+expect 1 "^vtierctl: demote: len: invalid size '17179869184GiB': too large" \
 	--socket "$sock" demote vm0 tier=lz4 len=17179869184GiB
 expect 1 "no VM named 'vm0'" --socket "$sock" demote vm0 tier=lz4 len=512M
 expect 1 "no VM named 'vm0'" --socket "$sock" demote vm0 tier=lz4 gpa=0x100000 len=4096

@@ -16,6 +16,7 @@
 #include <glib-unix.h>
 
 #include "control_socket.h"
+#include "config_file.h"
 #include "ctier_csum.h"
 #include "daemon.h"
 #include "libvirt_domains.h"
@@ -76,28 +77,6 @@ static void startup_attached(struct vt_vm *vm, const GError *error, void *arg)
 {
 	if (!vm)
 		g_warning("attach %s: %s", (const char *)arg, error->message);
-}
-
-/* The keys of vtierd's own groups: a misspelt one is an error, not a silent default. */
-static bool config_keys_known(GKeyFile *config, GError **error)
-{
-	static const char *const known[][3] = {
-		{ "libvirt", "uri", "attach" }, { "metrics", "listen", NULL },
-	};
-
-	for (unsigned int i = 0; i < G_N_ELEMENTS(known); i++) {
-		g_auto(GStrv) keys = g_key_file_get_keys(config, known[i][0], NULL, NULL);
-
-		for (unsigned int k = 0; keys && keys[k]; k++)
-			if (g_strcmp0(keys[k], known[i][1]) && g_strcmp0(keys[k], known[i][2])) {
-				g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-					    "[%s]: unknown key '%s' (%s%s%s)", known[i][0], keys[k],
-					    known[i][1], known[i][2] ? ", " : "",
-					    known[i][2] ? known[i][2] : "");
-				return false;
-			}
-	}
-	return true;
 }
 
 static char *metrics_text(void *arg)
@@ -245,11 +224,12 @@ int main(int argc, char **argv)
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- vtier memory tiering daemon");
 	g_autoptr(GError) e = NULL;
 	g_autoptr(GKeyFile) config = NULL;
+	g_autofree char *config_text = NULL;
+	gsize config_len = 0;
 	struct vt_control_server *server;
 	struct budget_opts bopts = { 0 };
 	struct vt_budget_limits limits;
 	struct vt_daemon *d;
-	struct vt_tiers tiers;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_add_group(ctx, budget_group(&bopts));
@@ -287,43 +267,40 @@ int main(int argc, char **argv)
 	if (verbose)
 		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
 	raise_fd_limit();
-	if (config_path) {
-		config = g_key_file_new();
-		if (!g_key_file_load_from_file(config, config_path, G_KEY_FILE_NONE, &e)) {
-			g_printerr("vtierd: config %s: %s\n", config_path, e->message);
-			return 1;
-		}
-	}
-	if (!vt_tiers_discover(&tiers, sysfs ? sysfs : "/", config, &e)) {
-		g_printerr("vtierd: %s\n", e->message);
+	if (config_path && !g_file_get_contents(config_path, &config_text, &config_len, &e)) {
+		g_printerr("vtierd: config %s: %s\n", config_path, e->message);
 		return 1;
 	}
-	for (unsigned int i = 0; i < tiers.nr; i++) {
+	/* the whole file at once: tiers, [ctier.NAME], [policy], [libvirt], [metrics] */
+	d = vt_daemon_from_config(config_text, config_len, sysfs ? sysfs : "/", log_fn, &config,
+				  &e);
+	if (!d) {
+		if (config_path)
+			g_printerr("vtierd: config %s: %s\n", config_path, e->message);
+		else
+			g_printerr("vtierd: %s\n", e->message);
+		return 1;
+	}
+	for (unsigned int i = 0; i < d->host.tiers.nr; i++) {
+		const struct vt_tier *t = &d->host.tiers.tier[i];
 		g_autofree char *nodes = NULL;
 		GString *s = g_string_new(NULL);
 
-		for (unsigned int j = 0; j < tiers.tier[i].nr_nodes; j++)
-			g_string_append_printf(s, "%s%d", j ? "," : "", tiers.tier[i].nodes[j]);
+		for (unsigned int j = 0; j < t->nr_nodes; j++)
+			g_string_append_printf(s, "%s%d", j ? "," : "", t->nodes[j]);
 		nodes = g_string_free(s, FALSE);
 		g_message("tier %u %s: nodes %s, %" G_GUINT64_FORMAT " MiB, latency %u ns, "
-			  "%.2f USD/GiB (%s)", i, tiers.tier[i].name, nodes,
-			  (guint64)(tiers.tier[i].capacity_bytes >> 20), tiers.tier[i].latency_ns,
-			  tiers.tier[i].price_usd_gib, tiers.tier[i].source);
+			  "%.2f USD/GiB (%s)", i, t->name, nodes, (guint64)(t->capacity_bytes >> 20),
+			  t->latency_ns, t->price_usd_gib, t->source);
 	}
-	if (tiers.nr < 2)
+	if (d->host.tiers.nr < 2)
 		g_message("only one memory tier on this host: vtierd will profile and report, "
 			  "but there is nowhere to move memory");
-	d = vt_daemon_new(&tiers, log_fn);
-	if (!vt_daemon_load_ctiers(d, config, &e)) {
-		g_printerr("vtierd: config %s: %s\n", config_path, e->message);
-		vt_daemon_free(d);
-		return 1;
-	}
 	for (unsigned int i = 0; i < d->host.nr_ctier; i++) {
 		char desc[128];
 
 		vt_ctier_spec_describe(&d->host.ctier[i], desc, sizeof(desc));
-		g_message("tier %u %s: compressed, %s", tiers.nr + i, d->host.ctier[i].name, desc);
+		g_message("tier %u %s: compressed, %s", d->host.tiers.nr + i, d->host.ctier[i].name, desc);
 	}
 	g_strlcpy(d->host.store_root, store_dir ? store_dir : VT_STORE_DIR_DEFAULT,
 		  sizeof(d->host.store_root));
@@ -356,12 +333,6 @@ int main(int argc, char **argv)
 				  vt_crc32c_impl());
 	}
 	/* [libvirt] uri = / attach =, [metrics] listen = in the config; the command line wins */
-	if (config && !config_keys_known(config, &e)) {
-		g_printerr("vtierd: config %s: %s\n", config_path, e->message);
-		vt_daemon_free(d);
-		vt_control_server_free(server);
-		return 1;
-	}
 	if (config && !libvirt_uri)
 		libvirt_uri = g_key_file_get_string(config, "libvirt", "uri", NULL);
 	if (config && !libvirt_attach)

@@ -50,6 +50,11 @@ bool vt_parse_size(const char *text, uint64_t *out, GError **error)
 		guint64 value;
 		int i;
 
+		if (term[0] == '-') {
+			SIZE_ERR(error, "invalid size '%s': negative (a size is 0 or more bytes, "
+				 "e.g. 4096, 2MiB, 0x100000)", text);
+			return false;
+		}
 		if (hex ? !g_ascii_isxdigit(term[2]) : !g_ascii_isdigit(term[0])) {
 			SIZE_ERR(error, "invalid size '%s': each term must start with a digit "
 				 "(or 0x and a hex digit)", text);

@@ -5,7 +5,11 @@
  * connections (from this process, or from a second process so that the
  * server sees two peers), writes bytes and fds on them, sends PREPAREs,
  * closes them, lets the server's loop and deadlines run, and sets small
- * limits (max_pending, per-peer caps, HELLO and PREPARE deadlines). After
+ * limits (max_pending, per-peer caps, HELLO and PREPARE deadlines). The fds
+ * a message carries are chosen per message: the right memfd, a memfd too
+ * small or empty, a pipe, /dev/null, a socket, or none where one is due;
+ * whatever fd reaches the agent's ops is a memfd as large as the HELLO says
+ * (what the kernel proves, never what the peer claims). After
  * each step the server's books must hold: no more pending connections than
  * max_pending and no more partial input than its cap (or than were held
  * when a limit was lowered); after the script every connection closes and
@@ -21,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,10 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define SLOTS 12
 #define MEM_SIZE (64u << 10)
 
-/* What the whole run shares: one socket path, a memfd, a helper process. */
+/* The fds a message may carry (the byte that chooses them: fd_kind()). */
+enum fd_kind { FD_MEMFD, FD_MEMFD_SMALL, FD_MEMFD_EMPTY, FD_PIPE, FD_DEVNULL, FD_SOCKET, FD_KINDS };
+
+/* What the whole run shares: one socket path, an fd of each kind, a helper process. */
 static struct {
 	char path[108];
 	int memfd;
+	int fd[FD_KINDS];
 	int helper;		/* socketpair to the helper; -1 before the first use */
 } run = { .memfd = -1, .helper = -1 };
 
@@ -47,14 +56,23 @@ struct fuzz_agent {
 	unsigned int prepares;
 };
 
+/* What reaches the agent is a tmpfs file of at least fd_offset + size_bytes, whatever was sent. */
+static void assert_checked_memfd(const struct vt_handoff_hello *hello, int memfd)
+{
+	struct stat st;
+
+	assert(fstat(memfd, &st) == 0 && S_ISREG(st.st_mode));
+	assert((uint64_t)st.st_size >= hello->fixed->fd_offset + hello->fixed->size_bytes);
+}
+
 static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello, int memfd,
 		    int uffd, char *msg, void *opaque)
 {
 	struct fuzz_agent *a = opaque;
 
 	(void)conn;
-	(void)hello;
 	(void)msg;
+	assert_checked_memfd(hello, memfd);
 	close(memfd);
 	close(uffd);
 	a->open++;
@@ -67,10 +85,11 @@ static bool on_prepare(struct vt_handoff_conn *conn, const struct vt_handoff_hel
 	struct fuzz_agent *a = opaque;
 
 	(void)conn;
-	(void)hello;
+	assert_checked_memfd(hello, memfd);
 	close(memfd);
 	a->prepares++;
-	return false;
+	/* an offered early hand-off is taken: the server answers HELLO_REPLY F_EARLY */
+	return hello->fixed->flags & VTIER_HELLO_F_EARLY;
 }
 
 static void on_closed(struct vt_handoff_conn *conn, const char *why, void *opaque)
@@ -158,6 +177,17 @@ static void run_init(void)
 	snprintf(run.path, sizeof(run.path), "%s/agent.sock", dir);
 	run.memfd = memfd_create("fuzz-ram", MFD_CLOEXEC);
 	assert(run.memfd >= 0 && ftruncate(run.memfd, MEM_SIZE) == 0);
+	run.fd[FD_MEMFD] = run.memfd;
+	run.fd[FD_MEMFD_SMALL] = memfd_create("fuzz-small", MFD_CLOEXEC);
+	assert(run.fd[FD_MEMFD_SMALL] >= 0 && ftruncate(run.fd[FD_MEMFD_SMALL], MEM_SIZE - 4096) == 0);
+	run.fd[FD_MEMFD_EMPTY] = memfd_create("fuzz-empty", MFD_CLOEXEC);
+	assert(run.fd[FD_MEMFD_EMPTY] >= 0);
+	assert(pipe2(sv, O_CLOEXEC) == 0);
+	run.fd[FD_PIPE] = sv[0];	/* the write end stays open too: never EOF */
+	run.fd[FD_DEVNULL] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	assert(run.fd[FD_DEVNULL] >= 0);
+	assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	run.fd[FD_SOCKET] = sv[0];
 	assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
 	pid = fork();
 	assert(pid >= 0);
@@ -193,7 +223,8 @@ static int connect_other(void)
 	return fd;
 }
 
-static void send_with_fds(int fd, const uint8_t *buf, size_t len, unsigned int nfds)
+static void send_with_fds(int fd, const uint8_t *buf, size_t len, unsigned int nfds,
+			  enum fd_kind kind)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 6)];
@@ -207,7 +238,7 @@ static void send_with_fds(int fd, const uint8_t *buf, size_t len, unsigned int n
 		struct cmsghdr *cm;
 
 		for (unsigned int i = 0; i < nfds; i++)
-			fds[i] = run.memfd;
+			fds[i] = run.fd[kind];
 		mh.msg_control = control.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		cm = CMSG_FIRSTHDR(&mh);
@@ -219,9 +250,14 @@ static void send_with_fds(int fd, const uint8_t *buf, size_t len, unsigned int n
 	(void)!sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-/* A PREPARE for the shared memfd, true to this process's pid. */
+/*
+ * A PREPARE true to this process's pid, for 64 KiB. @variant: bit 0 RECONNECT
+ * (a protocol error), bit 1 EARLY offered, bits 2-4 the fd sent (enum
+ * fd_kind; 6: none, 7: two memfds), bits 5-7 the backend id.
+ */
 static void send_prepare(int fd, uint8_t variant)
 {
+	unsigned int fdsel = (variant >> 2) & 7;
 	struct vtier_handoff_hello h = {
 		.flags = VTIER_HELLO_F_PREPARE | VTIER_HELLO_F_INCOMING,
 		.size_bytes = MEM_SIZE,
@@ -233,10 +269,13 @@ static void send_prepare(int fd, uint8_t variant)
 
 	if (variant & 1)
 		h.flags |= VTIER_HELLO_F_RECONNECT;	/* a protocol error */
-	snprintf(h.backend_id, sizeof(h.backend_id), "mem%u", variant >> 1);
+	if (variant & 2)
+		h.flags |= VTIER_HELLO_F_EARLY;
+	snprintf(h.backend_id, sizeof(h.backend_id), "mem%u", variant >> 5);
 	vt_handoff_hdr_init((struct vtier_handoff_hdr *)buf, VTIER_HANDOFF_HELLO, 1, sizeof(h));
 	memcpy(buf + sizeof(struct vtier_handoff_hdr), &h, sizeof(h));
-	send_with_fds(fd, buf, sizeof(buf), 1);
+	send_with_fds(fd, buf, sizeof(buf), fdsel == 6 ? 0 : fdsel == 7 ? 2 : 1,
+		      fdsel < FD_KINDS ? (enum fd_kind)fdsel : FD_MEMFD);
 }
 
 static void loop_run(GMainContext *ctx, unsigned int us)
@@ -284,14 +323,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				close(slot[s]);
 			slot[s] = op % 8 ? connect_other() : connect_path();
 			break;
-		case 2: {	/* bytes, and fds (0..5) with them */
+		case 2: {	/* bytes, and fds (0..5) of one kind with them */
 			size_t len = i + 2 < size ? data[i + 2] : 0;
 			unsigned int nfds = i + 1 < size ? data[i + 1] % 6 : 0;
+			enum fd_kind kind = i + 1 < size ? (enum fd_kind)(data[i + 1] / 6 % FD_KINDS) :
+					    FD_MEMFD;
 
 			i += 3;
 			len = MIN(len, size - MIN(i, size));
 			if (slot[s] >= 0)
-				send_with_fds(slot[s], data + i, len, nfds);
+				send_with_fds(slot[s], data + i, len, nfds, kind);
 			i += len;
 			break;
 		}

@@ -3,7 +3,7 @@
 """Writes the seed corpus of fuzz_handoff_server into the directory given:
 scripts of connections, bytes, fds, PREPAREs, closes, waits and limits
 (fuzz_handoff_server.c: op byte % 8, then its arguments), built here so that
-no binary file lives in git."""
+no binary file lives in git. The fds a message carries: one of FD_* below."""
 
 import os
 import struct
@@ -16,12 +16,17 @@ def connect(slot, other=False):
     return bytes([1 if other else 0, slot])
 
 
-def send(slot, payload, nfds=0):
-    return bytes([2, slot, nfds, len(payload)]) + payload
+# enum fd_kind of fuzz_handoff_server.c
+FD_MEMFD, FD_MEMFD_SMALL, FD_MEMFD_EMPTY, FD_PIPE, FD_DEVNULL, FD_SOCKET = range(6)
+NO_FD, TWO_FDS = 6, 7
 
 
-def prepare(slot, variant=0):
-    return bytes([3, slot, variant])
+def send(slot, payload, nfds=0, kind=FD_MEMFD):
+    return bytes([2, slot, kind * 6 + nfds, len(payload)]) + payload
+
+
+def prepare(slot, backend=0, reconnect=False, early=False, fd=FD_MEMFD):
+    return bytes([3, slot, (backend << 5) | (fd << 2) | (2 if early else 0) | int(reconnect)])
 
 
 def close(slot):
@@ -47,8 +52,22 @@ seeds = {
     "peer-pending": limits(8, 2, 8) + b"".join(connect(s) for s in range(4)),
     "peer-conns": limits(8, 8, 2) + b"".join(connect(s) for s in range(4)),
     # PREPAREs held, then the deadline without RAM; a RECONNECT PREPARE is refused
-    "prepare-held": b"".join(connect(s) + prepare(s, 2 * s) for s in range(4)) + wait(25),
-    "prepare-reconnect": connect(0) + prepare(0, 1),
+    "prepare-held": b"".join(connect(s) + prepare(s, s) for s in range(4)) + wait(25),
+    "prepare-reconnect": connect(0) + prepare(0, reconnect=True),
+    # the early hand-off: offered and taken (HELLO_REPLY F_EARLY), then the wait
+    "prepare-early": connect(0) + prepare(0, early=True) + wait(5) + connect(1) +
+        prepare(1, 1, early=True, fd=FD_PIPE) + wait(25),
+    # PREPAREs whose fd the kernel refutes, or none where one is due, or two
+    "prepare-small-memfd": connect(0) + prepare(0, fd=FD_MEMFD_SMALL),
+    "prepare-empty-memfd": connect(0) + prepare(0, fd=FD_MEMFD_EMPTY),
+    "prepare-pipe": connect(0) + prepare(0, fd=FD_PIPE),
+    "prepare-devnull": connect(0) + prepare(0, fd=FD_DEVNULL),
+    "prepare-socket": connect(0) + prepare(0, fd=FD_SOCKET),
+    "prepare-no-fd": connect(0) + prepare(0, fd=NO_FD),
+    "prepare-two-fds": connect(0) + prepare(0, fd=TWO_FDS),
+    # a sequence on one connection: refused PREPARE, then a good one on a new one
+    "prepare-bad-then-good": connect(0) + prepare(0, fd=FD_DEVNULL) + connect(1) +
+        prepare(1, early=True) + prepare(1, 2) + wait(25),
     "prepare-displaced": limits(2, 8, 8) + connect(0) + prepare(0) + connect(1) + prepare(1) +
         connect(2, True),
     # no HELLO: the deadline, reopened
@@ -57,6 +76,9 @@ seeds = {
     "partial-hello": connect(0) + send(0, hdr(1, 216) + b"\0" * 40, nfds=2) + wait(25),
     "too-many-fds": connect(0) + send(0, hdr(1, 216) + b"\0" * 216, nfds=5),
     "fds-on-policy": connect(0) + send(0, hdr(4, 160) + b"\0" * 160, nfds=1),
+    "pipe-on-policy": connect(0) + send(0, hdr(4, 160) + b"\0" * 160, nfds=1, kind=FD_PIPE),
+    "hello-devnull-pipe": connect(0) + send(0, hdr(1, 216) + b"\0" * 216, nfds=2, kind=FD_DEVNULL),
+    "hello-no-fds": connect(0) + send(0, hdr(1, 216) + b"\0" * 216) + wait(5),
     "buffered-cap": limits(8, 8, 8, 0) + connect(0) + send(0, hdr(1, 4096) + b"\0" * 200) +
         connect(1, True) + send(1, hdr(1, 4096) + b"\0" * 200),
     "close-all": b"".join(connect(s, s % 2 == 1) for s in range(6)) + b"".join(close(s) for s in range(6)),

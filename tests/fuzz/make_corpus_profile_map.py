@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Writes the seed corpus of fuzz_profile_map into the directory given: the
 profile seeds of make_corpus_profile.py, each behind destination tiers that
-share its tiers' names, lack them, or have fewer of a kind (10 bytes:
+share its tiers' names, lack them, have fewer or more of a kind, or give its
+names to tiers of the other kind (10 bytes:
 memory tiers, compressed tiers, a name index per tier)."""
 
 import os
@@ -17,6 +18,10 @@ DESTS = {
     "renamed": bytes([1, 3, 0, 1, 6, 5, 3, 0, 0, 0]),     # dram cxl | lz4hc disk lz4
     "no-ctier": bytes([2, 0, 0, 1, 2, 0, 0, 0, 0, 0]),    # dram cxl pmem | -
     "one-ctier": bytes([0, 1, 0, 5, 0, 0, 0, 0, 0, 0]),   # dram | disk
+    # the source's names on tiers of the other kind: lz4 a memory tier, dram compressed
+    "kinds-swapped": bytes([1, 2, 3, 4, 0, 1, 0, 0, 0, 0]),  # lz4 zstd | dram cxl
+    # more tiers of each kind than the source has: the widest destination
+    "wide": bytes([3, 4, 0, 1, 2, 7, 3, 4, 6, 5]),        # dram cxl pmem node1 | lz4 zstd lz4hc disk
 }
 
 out = sys.argv[1]
