@@ -168,13 +168,18 @@ static bool get_int(JsonObject *o, const char *key, gint64 *out)
 	return true;
 }
 
+/* A string member, NULL when absent, not a string or not UTF-8: json-glib takes
+ * octal escapes ("\233") that make bytes no JSON text may hold, and what QEMU
+ * says reaches replies and logs. */
 static const char *get_str(JsonObject *o, const char *key)
 {
 	JsonNode *n = o ? json_object_get_member(o, key) : NULL;
+	const char *s;
 
 	if (!n || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
 		return NULL;
-	return json_node_get_string(n);
+	s = json_node_get_string(n);
+	return s && g_utf8_validate(s, -1, NULL) ? s : NULL;
 }
 
 bool vt_qmp_parse_greeting(const char *line, size_t len, char **version, GError **error)

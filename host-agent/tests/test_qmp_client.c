@@ -108,6 +108,13 @@ static void test_memdev(void **state)
 			fail_msg("accepted memdev %s", bad[i]);
 	}
 	{
+		/* an octal escape makes a byte that is not UTF-8: taken as no type */
+		g_autoptr(JsonNode) n = json("[{\"name\":\"m0\",\"type\":\"child<x\\233>\"}]");
+		g_autoptr(GError) e = NULL;
+
+		assert_false(vt_qmp_parse_objects(n, m, &e));
+	}
+	{
 		g_autoptr(JsonNode) n = json("[{\"name\":1}]");
 		g_autoptr(GError) e = NULL;
 
