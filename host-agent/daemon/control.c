@@ -153,7 +153,7 @@ static int set_policy(struct vt_daemon *d, struct vt_vm *vm, const struct vt_vm_
 	if (memcmp(&old, &p, sizeof(old)) == 0)
 		return 0;
 	/* the worker restarts the engine; a refusal there keeps the old policy
-	 * and says why in the log and in vtierctl status (last_error) */
+	 * and says why in the log and in vtierctl status (policy_refused) */
 	w = defer && d->ctl ? g_new0(struct policy_wait, 1) : NULL;
 	if (w) {
 		w->policy = p;

@@ -291,8 +291,8 @@ static char **policy_set(const struct vt_libvirt_domain *dom, char *const *extra
 static void policy_refused(struct vt_daemon *d, struct vt_vm *vm, const char *why)
 {
 	g_mutex_lock(&vm->lock);
-	g_snprintf(vm->last_error, sizeof(vm->last_error), "libvirt metadata policy refused, "
-		   "the old one stays: %s", why);
+	g_snprintf(vm->policy_refused, sizeof(vm->policy_refused), "libvirt metadata: the old "
+		   "one stays: %s", why);
 	g_mutex_unlock(&vm->lock);
 	vt_daemon_log(d, G_LOG_LEVEL_WARNING, vm->name, "libvirt metadata policy refused, the "
 		      "old one stays: %s", why);

@@ -40,6 +40,7 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	vt_json_add_u64(b, "ram_bytes", vm->ram_bytes);
 	vt_json_add_u64(b, "windows", vm->stats.windows);
 	vt_json_add_str(b, "last_error", vm->last_error);
+	vt_json_add_str(b, "policy_refused", vm->policy_refused);
 	json_builder_set_member_name(b, "migration");
 	vt_migration_status_to_json(vm, b);
 	json_builder_set_member_name(b, "policy");

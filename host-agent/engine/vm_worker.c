@@ -69,13 +69,14 @@ static gboolean apply_policy(gpointer data)
 		/* the old policy stays; the reason is where the operator looks */
 		vm->policy = old;
 		vt_vm_worker_engine_start(vm, NULL);
-		g_snprintf(vm->last_error, sizeof(vm->last_error), "policy refused: %s",
-			   e->message);
+		g_snprintf(vm->policy_refused, sizeof(vm->policy_refused),
+			   "the old one stays: %s", e->message);
 		g_strlcpy(m->error, e->message, sizeof(m->error));
 		g_mutex_unlock(&vm->lock);
 		vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "policy refused, old one kept: %s",
 			      e->message);
 	} else {
+		vm->policy_refused[0] = '\0';
 		g_mutex_unlock(&vm->lock);
 		vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name, "policy: mode %s, profiler %s",
 			      vt_mode_name(m->policy.mode), vm->profiler_name);

@@ -147,7 +147,10 @@ struct vt_vm {
 	GSource *window_src;		/* on ctx: the worker's timers */
 	GSource *sample_src;
 	char state[32];			/* "profiling", "observing", "off", "error: ..." */
-	char last_error[256];
+	char last_error[256];		/* the last window's error; "" after a good one */
+	/* the last policy refused and why, "" once a policy is taken: a refusal
+	 * stays where the operator looks (vtierctl status), windows do not clear it */
+	char policy_refused[320];
 	struct vt_vm_stats stats;
 	const struct vt_host_config *host;	/* the daemon's, read-only */
 	const struct vt_registry *reg;		/* where the VM's layers report */
@@ -160,7 +163,7 @@ struct vt_vm {
 	/*
 	 * The VM's worker thread runs its engine on ctx: windows, policy and
 	 * moves never run on the daemon's main loop. Fields the engine changes
-	 * (policy, state, profiler_*, space, stats, last_error, ram, gpa_map,
+	 * (policy, state, profiler_*, space, stats, last_error, policy_refused, ram, gpa_map,
 	 * ram_bytes) are written by the worker only, under lock; the main loop
 	 * reads them under lock and asks for changes with vt_vm_worker_post_*().
 	 * backends is changed by the main loop under lock.

@@ -95,6 +95,8 @@ static void print_status(JsonObject *o)
 	       iget(o, "windows"));
 	if (*sget(o, "last_error"))
 		printf("last error: %s\n", sget(o, "last_error"));
+	if (*sget(o, "policy_refused"))
+		printf("policy refused: %s\n", sget(o, "policy_refused"));
 	if (json_object_has_member(o, "migration")) {
 		JsonObject *m = json_object_get_object_member(o, "migration");
 
