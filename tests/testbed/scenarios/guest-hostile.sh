@@ -16,7 +16,8 @@
 #   it skipped unread on a lying index is printed apart); agent_cpu_pct:
 #   vtierd's CPU over the flood, % of one core, all of it (both VMs'
 #   profiling too; the figure without the flood is printed next to it);
-#   agent_rss_mib: its peak RSS)
+#   agent_rss_mib: its peak RSS; asserted: CPU at most 20 points over the figure
+#   without the flood, RSS <= 32 MiB)
 export LD_LIBRARY_PATH=/opt/vtier/lib
 W=1000
 SECS=${GUEST_HOSTILE_SECONDS:-60}
@@ -153,6 +154,15 @@ echo "(agent_cpu_pct without the flood: $base_pct)"
 [ "$bad" = 0 ] || fail "vm0 lost pages while vm1 lied"
 [ "$read1" -le $(( (SECS + 15) * 4096 + 1024 )) ] || fail "vtierd read $read1 records of vm1: over its cap"
 [ $((w1 - w0)) -ge $((SECS * 8 / 10)) ] || fail "vm0 did only $((w1 - w0)) windows in $SECS s"
+# vtierd's CPU and RSS under the flood. Measured (docs/results/2026-11-27-guest-hints.md):
+# 8.7 % of a core over the flood against 8.2 % without it, peak RSS 4 MiB. Under
+# make check's load L1 runs its work up to 3.5x slower (2026-11-29-isolation.md),
+# which raises both CPU figures alike: the bound is on what the flood adds, 20 points
+# (measured 0.5), and on the peak RSS, 32 MiB.
+awk "BEGIN {exit !($cpu_pct <= $base_pct + 20)}" ||
+    fail "vtierd's CPU over the flood $cpu_pct % of a core: over its bound," \
+        "20 points above the $base_pct % without it"
+[ "$rss" -le 32 ] || fail "vtierd's peak RSS $rss MiB under the flood: over its bound 32 MiB"
 # an honest guest's COLD range over memory the host sees hot is refused as
 # contradicted (telemetry wins): any other refusal is vm1's doing
 r0=$(( $(jobj_sum "$js0" rejected) - $(jfirst "$js0" contradicted) ))
