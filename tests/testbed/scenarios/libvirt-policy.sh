@@ -18,8 +18,8 @@
 #      and passes promtool check metrics
 #   7. vtierd restarts after libvirtd: it attaches the running domain again
 #   8. the hook as libvirt runs it, 100 times each with vtierd up, down and
-#      hung (SIGSTOP): it exits 0 every time (p99 fork to exit printed; under
-#      TCG the 100 ms bound is the host's test, tests/libvirt/test_hook.py);
+#      hung (SIGSTOP): it exits 0 every time, p99 fork to exit <= 1000 ms in
+#      L1 (under TCG; the 100 ms bound is the host's test, tests/libvirt/test_hook.py);
 #      a domain starts while vtierd is hung
 #   9. every guest page verified; virsh destroy detaches the VM
 # One line:
@@ -291,6 +291,17 @@ lv destroy vm1 > /dev/null || fail "virsh destroy vm1 failed"
 kill -CONT "$vtierd_pid"
 stop_vtierd
 p99_down=$(hook_times down)
+# The hook's p99 in L1, fork to exit under TCG (its 100 ms bound is the host's
+# test). Measured: up 73.8-97.5 ms, down 41.8-68.3, hung 42.4-53.3 in quiet runs
+# (docs/results/2026-11-27-libvirt-policy.md); 323.6, 202.0 and 156.2 in make
+# check under load (2026-11-29). Bound: 1000 ms each, 3x the worst.
+hook_bound() { # KIND P99
+    awk "BEGIN {exit !($2 <= 1000)}" ||
+        fail "the hook's p99 in L1 with vtierd $1: $2 ms, over its bound 1000 ms"
+}
+hook_bound up "$p99_up"
+hook_bound hung "$p99_hung"
+hook_bound down "$p99_down"
 start_vtierd
 wait_for 60 "vm0 attached again" listed vm0
 
