@@ -48,9 +48,6 @@ tb_on_hang() {
     done
     tail -20 "$TB_OUT/vtierd.log"
 }
-# ctier/tco.sh, skewed.sh and bench-tco.sh (not converted to vtierctl --get yet)
-jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
-jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # vm0's hand-off (its first backend): --get keys for vget
 B=backends.0
 
