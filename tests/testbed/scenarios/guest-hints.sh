@@ -36,7 +36,6 @@
 #       telemetry_node0_mib_at_sync= hinted_node0_mib_at_sync=
 #     (windows 0: half of the cache had left node 0 by the end of its writes;
 #     node0_mib_at_sync: the cache on node 0 then, of cache_mib placed there)
-export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${TB_GUEST_HINTS_PARTS:-${GUEST_HINTS_PARTS:-free balloon cold}}
 W=${GUEST_HINTS_WINDOW_MS:-1000}
 BIG=${GUEST_HINTS_MIB:-512}
@@ -44,17 +43,8 @@ CACHE=${GUEST_HINTS_CACHE_MIB:-128}
 # part cold: the waterfall's age in both rounds (ctier_age_windows)
 AGE=${TB_GUEST_HINTS_COLD_AGE:-${GUEST_HINTS_COLD_AGE:-10}}
 KEEP=128
-SOCK=/run/vtier/vtierd.sock
-AGENT=/run/vtier/agent.sock
-QEMU=/opt/vtier/qemu/qemu-system-x86_64
-CORPUS=/opt/vtier/corpus
-MIB=1048576
-ctl() { vtierctl --socket "$SOCK" "$@"; }
-field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
-jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-# the sum of the members of JSON object "$2" in $1 (flat: numbers only)
-jobj_sum() { echo "$1" | grep -o "\"$2\":{[^}]*}" | grep -o ':[0-9]*' | tr -d : |
-    awk '{s += $1} END {print s + 0}'; }
+. /src/tests/testbed/scenarios/lib.sh
+# lib.sh's fail, with the guest module's messages
 fail() {
     ctl stats vm0 2>&1 | tail -40 || true
     tail -30 "$TB_OUT/vtierd.log" 2>&1 || true
@@ -79,10 +69,9 @@ ram_bytes() {
     done
     echo 0
 }
-windows() { jfirst "$(ctl --json stats vm0)" windows; }
+windows() { vget vm0 windows; }
 # chunks vtierd moved so far (promotions + demotions)
-moves() { ctl --json stats vm0 | grep -oE '"(promotions|demotions)":[0-9]+' | cut -d: -f2 |
-    awk '{s += $1} END {print s + 0}'; }
+moves() { vget vm0 promotions demotions | awk '{s += $1} END {print s + 0}'; }
 tick() { sleep "$(awk "BEGIN {print $W / 1000}")"; }
 # Allocate $BIG MiB in the guest, verify it, free it (the workload exits).
 big_alloc() {
@@ -121,10 +110,8 @@ codec = lz4
 pool = zsmalloc
 medium = node:1
 CONF
-vtierd --socket "$SOCK" --agent-socket "$AGENT" --config /run/vtier/vtierd.conf \
-    >> "$TB_OUT/vtierd.log" 2>&1 &
-for _ in $(seq 50); do ctl list > /dev/null 2>&1 && break; sleep 0.2; done
-ctl list > /dev/null || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
+start_vtierd --agent-socket "$AGENT" --config /run/vtier/vtierd.conf
+vtierd_ready
 
 tb_step "L2 vm0: RAM handed to vtierd, hint channel on /dev/shm/vtier-hints-vm0"
 truncate -s "${CACHE}M" /run/cold.img
@@ -136,8 +123,11 @@ tb_l2_start vm0 --mem 1G --memdev memfd --qemu "$QEMU" \
     -drive file=/run/cold.img,if=virtio,format=raw,id=cold
 tb_l2_check_kvm vm0
 pid=$(tb_l2_pid vm0)
-for _ in $(seq 100); do ctl --json list 2>/dev/null | grep -q '"attached_by":"hand-off"' && break; sleep 0.2; done
-ctl --json status vm0 | grep -q '"ctier_path":"hand-off' || fail "vm0 not attached by its hand-off"
+wait_adopted > /dev/null || fail "vm0 was not adopted by its hand-off within 20 s"
+case $(ctl status vm0 --get ctier_path) in
+hand-off*) ;;
+*) fail "vm0 not attached by its hand-off: $(ctl status vm0 --get ctier_path)" ;;
+esac
 tb_l2 vm0 "insmod /opt/vtier/vtier_guest.ko poll_ms=200" || fail "insmod vtier_guest.ko in vm0"
 tb_l2 vm0 'dmesg | grep vtier_guest' | tail -3
 tb_l2 vm0 'dmesg | grep -q "vtier_guest.*hint region of"' || fail "vtier_guest did not bind the ivshmem device"
@@ -167,10 +157,10 @@ if echo "$PARTS" | grep -q free; then
     tb_step "free, hints on: the channel attaches, the guest's free memory is reported"
     ctl policy vm0 hints=on > /dev/null || fail "policy hints=on"
     for _ in $(seq 30); do
-        ctl --json stats vm0 | grep -q '"channel":"attached"' && break
+        [ "$(vget vm0 hints.channel)" = attached ] && break
         tick
     done
-    ctl --json stats vm0 | grep -q '"channel":"attached"' || fail "hint channel not attached"
+    [ "$(vget vm0 hints.channel)" = attached ] || fail "hint channel not attached"
     # the first report covers all the guest's free memory: until the host's figure settles
     # (the kernel reports in rounds 2 s apart: settled = 5 windows unchanged)
     prev=0 same=0
@@ -196,9 +186,8 @@ if echo "$PARTS" | grep -q free; then
     done
     reclaim_windows=$(( $(windows) - w0 ))
     reclaimed=$(( (m4 - $(ram_bytes)) / MIB ))
-    js=$(ctl --json stats vm0)
+    rejected=$(osum vm0 hints.rejected) || fail "stats vm0: hints.rejected"
     ctl stats vm0 | sed -n '/^guest hints/,$p'
-    rejected=$(jobj_sum "$js" rejected)
     tb_step "free: the kept workload verifies every page"
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl --socket /run/keep.sock verify report=5') || true
     echo "kept workload: $v" | tail -3
@@ -220,7 +209,7 @@ if echo "$PARTS" | grep -q balloon; then
     ctl policy vm0 balloon=256MiB > /dev/null || fail "policy balloon=256MiB"
     for i in $(seq 1 60); do
         tick
-        inflated=$(( $(jfirst "$(ctl --json stats vm0)" guest_balloon_bytes) / MIB ))
+        inflated=$(( $(vget vm0 hints.guest_balloon_bytes) / MIB ))
         echo "balloon, window +$i: vtierd accepted ${inflated} MiB of INFLATE"
         [ "$inflated" -ge 256 ] && break
     done
@@ -228,12 +217,11 @@ if echo "$PARTS" | grep -q balloon; then
     ctl policy vm0 balloon=0 > /dev/null || fail "policy balloon=0"
     for i in $(seq 1 60); do
         tick
-        left=$(( $(jfirst "$(ctl --json stats vm0)" guest_balloon_bytes) / MIB ))
+        left=$(( $(vget vm0 hints.guest_balloon_bytes) / MIB ))
         [ "$left" = 0 ] && break
     done
     mt2=$(memtotal_mib)
-    js=$(ctl --json stats vm0)
-    deflated=$(( $(echo "$js" | grep -o '"accepted_bytes":{[^}]*}' | grep -o '"deflate":[0-9]*' | cut -d: -f2) / MIB ))
+    deflated=$(( $(vget vm0 hints.accepted_bytes.deflate) / MIB ))
     echo "MemTotal: $mt0 MiB, ballooned $mt1 MiB, after the deflate $mt2 MiB"
     echo "RESULT-BALLOON asked_mib=256 inflated_mib=$inflated memtotal_drop_mib=$((mt0 - mt1))" \
         "deflated_mib=$deflated"
@@ -325,7 +313,7 @@ cold_round_once() {
     node0_at_sync=$n0
     node0_mib_at_sync=$((n0 / 256))
     echo "$1: synced at window $w0: cache on node 0 $((n0 / 256)) MiB ($where)," \
-        "profiler regions $(jfirst "$(ctl --json stats vm0)" profiler_regions)"
+        "profiler regions $(vget vm0 profiler_regions)"
     # 0: half of it had left node 0 by the end of the writes already
     cold_windows=0
     [ "$n00" -gt 0 ] || return 0
@@ -350,20 +338,22 @@ if echo "$PARTS" | grep -q cold; then
         fail "no /dev/vda in vm0"
     # a block device's cache is dropped at its last close: keep it open
     tb_l2 vm0 "sleep 100000 < /dev/vda > /dev/null 2>&1 &"
-    hva=$(jfirst "$(ctl --json status vm0)" hva)
+    hva=$(ctl status vm0 --get gpa_map.0.hva) || fail "status vm0: $hva"
     tb_step "cold: ${CACHE} MiB of clean cache, host telemetry alone (hints=off, ctier_age_windows=$AGE)"
     ctl policy vm0 hints=off ctier_age_windows=$AGE > /dev/null || fail "policy hints=off"
     cold_round telemetry
     t_off=$cold_windows t_off_mib=$node0_mib_at_sync
     tb_step "cold: the same with COLD hints (hints=on, ctier_age_windows=$AGE)"
     ctl policy vm0 hints=on > /dev/null || fail "policy hints=on"
-    c0=$(jfirst "$(ctl --json stats vm0)" cold_chunks)
+    c0=$(vget vm0 hints.cold_chunks) || fail "stats vm0: $c0"
     cold_round hints
     t_on=$cold_windows t_on_mib=$node0_mib_at_sync
-    js=$(ctl --json stats vm0)
-    echo "cold hints: $(jfirst "$js" cold_hint_bytes) bytes accepted," \
-        "$(echo "$js" | grep -o '"rejected":{[^}]*}')"
-    cold=$(( $(jfirst "$js" cold_chunks) - ${c0:-0} ))
+    s=$(vget vm0 hints.cold_hint_bytes hints.cold_chunks) || fail "stats vm0: $s"
+    # shellcheck disable=SC2086
+    set -- $s
+    cold_bytes=$1
+    cold=$(($2 - ${c0:-0}))
+    echo "cold hints: $cold_bytes bytes accepted, refused: $(vget vm0 hints.rejected)"
     echo "RESULT-COLD cache_mib=$CACHE telemetry_windows=$t_off hinted_windows=$t_on" \
         "cold_chunks=$cold age_windows=$AGE telemetry_node0_mib_at_sync=$t_off_mib" \
         "hinted_node0_mib_at_sync=$t_on_mib"
@@ -372,8 +362,8 @@ if echo "$PARTS" | grep -q cold; then
     # before it does by telemetry alone: at ctier_age_windows=10 the hint
     # saves about 11 windows of host aging (docs/vtierd.md, "COLD hints
     # against the host's aging": 10-14 against 0-1 in all 7 runs).
-    [ "$(jfirst "$js" cold_hint_bytes)" -ge $((CACHE * MIB / 2)) ] ||
-        fail "vtierd accepted only $(jfirst "$js" cold_hint_bytes) bytes of COLD hints"
+    [ "$cold_bytes" -ge $((CACHE * MIB / 2)) ] ||
+        fail "vtierd accepted only $cold_bytes bytes of COLD hints"
     [ "$cold" -gt 0 ] || fail "no chunk aged by COLD hints"
     [ "$t_on" -lt 999 ] || fail "with COLD hints the cache did not leave DRAM in 120 windows"
     [ "$t_on" -lt "$t_off" ] ||

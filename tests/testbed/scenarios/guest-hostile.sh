@@ -16,20 +16,26 @@
 #   it skipped unread on a lying index is printed apart); agent_cpu_pct:
 #   vtierd's CPU over the flood, % of one core, all of it (both VMs'
 #   profiling too; the figure without the flood is printed next to it);
-#   agent_rss_mib: its peak RSS)
-export LD_LIBRARY_PATH=/opt/vtier/lib
+#   agent_rss_mib: its peak RSS; asserted: CPU at most 20 points over the figure
+#   without the flood, RSS <= 32 MiB)
 W=1000
 SECS=${GUEST_HOSTILE_SECONDS:-60}
 RATE=${GUEST_HOSTILE_RATE:-1000000}
 PACED=${GUEST_HOSTILE_PACED_RATE:-2000}
 PACED_SECS=${GUEST_HOSTILE_PACED_SECONDS:-20}
-SOCK=/run/vtier/vtierd.sock
-ctl() { vtierctl --socket "$SOCK" "$@"; }
-field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
-jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-jreject() { echo "$1" | grep -o '"rejected":{[^}]*}' | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
-jobj_sum() { echo "$1" | grep -o "\"$2\":{[^}]*}" | grep -o ':[0-9]*' | tr -d : |
-    awk '{s += $1} END {print s + 0}'; }
+. /src/tests/testbed/scenarios/lib.sh
+# the reasons vtier-tbhostile's paced lies must each be refused for
+REASONS="seq kind align size range arg"
+# vm1's hint figures at one instant, one line: records, FREE hints accepted,
+# bytes paged out, bytes discarded, then one refusal count per $REASONS
+hint_snap() {
+    local k v keys="hints.records hints.accepted.free hints.pageout_bytes hints.discard_bytes"
+    for k in $REASONS; do keys="$keys hints.rejected.$k"; done
+    # shellcheck disable=SC2086
+    v=$(vget vm1 $keys) || return 2
+    echo $v
+}
+# lib.sh's fail, with the hint channels' view
 fail() {
     ctl stats vm0 2>&1 | sed -n '/^guest hints/,$p' || true
     ctl stats vm1 2>&1 | sed -n '/^guest hints/,$p' || true
@@ -47,10 +53,8 @@ tb_step "L1: host-kmod, vtierd"
 insmod /opt/vtier/vtier_tdp.ko || fail "insmod vtier_tdp.ko"
 mkdir -p /run/vtier && chmod 700 /run/vtier
 printf '[policy]\nmode = auto\nwindow_ms = %s\n' "$W" > /run/vtier/vtierd.conf
-vtierd --socket "$SOCK" --config /run/vtier/vtierd.conf >> "$TB_OUT/vtierd.log" 2>&1 &
-vtierd_pid=$!
-for _ in $(seq 50); do ctl list > /dev/null 2>&1 && break; sleep 0.2; done
-ctl list > /dev/null || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
+start_vtierd --config /run/vtier/vtierd.conf
+vtierd_ready
 
 tb_step "L2 vm0 (honest, vtier_guest.ko) and vm1 (hostile), each with a hint device"
 for vm in vm0 vm1; do
@@ -66,11 +70,10 @@ for vm in vm0 vm1; do
     ctl attach /run/tb/$vm.agent.qmp --name $vm mode=auto hints=on > /dev/null || fail "attach $vm"
 done
 for _ in $(seq 30); do
-    [ "$(ctl --json stats vm0 | grep -c '"channel":"attached"')" = 1 ] &&
-        [ "$(ctl --json stats vm1 | grep -c '"channel":"attached"')" = 1 ] && break
+    [ "$(vget vm0 hints.channel)" = attached ] && [ "$(vget vm1 hints.channel)" = attached ] && break
     sleep 1
 done
-ctl --json stats vm1 | grep -q '"channel":"attached"' || fail "vm1's channel not attached"
+[ "$(vget vm1 hints.channel)" = attached ] || fail "vm1's channel not attached"
 dev=$(hint_dev vm1) || true
 [ -n "$dev" ] || fail "no ivshmem device in vm1"
 tb_l2 vm1 "echo 1 > $dev/enable" || true
@@ -81,31 +84,35 @@ sleep 20
 base_pct=$(awk "BEGIN {printf \"%.1f\", ($(cpu_ticks) - $b0) / 100 / 20 * 100}")
 echo "vtierd CPU without the flood: $base_pct % of a core (two VMs' profiling and placement)"
 tb_step "vm1 floods for $SECS s at up to $RATE records/s"
-w0=$(jfirst "$(ctl --json stats vm0)" windows)
+w0=$(vget vm0 windows) || fail "stats vm0: $w0"
 c0=$(cpu_ticks)
 tb_l2 vm1 "vtier-tbhostile $dev/resource2 $SECS $RATE > /run/hostile.log 2>&1 &"
 t0=$(cut -d' ' -f1 /proc/uptime)
 for i in $(seq 1 "$SECS"); do
     sleep 1
-    [ $((i % 10)) = 0 ] && echo "t+$i s: vm0 windows $(( $(jfirst "$(ctl --json stats vm0)" windows) - w0 )), vtierd CPU $(( $(cpu_ticks) - c0 )) ticks, $(grep VmRSS "/proc/$vtierd_pid/status")"
+    [ $((i % 10)) = 0 ] && echo "t+$i s: vm0 windows $(( $(vget vm0 windows) - w0 )), vtierd CPU $(( $(cpu_ticks) - c0 )) ticks, $(grep VmRSS "/proc/$vtierd_pid/status")"
 done
 tb_l2 vm1 -t 60 'while ! [ -s /run/hostile.log ]; do sleep 0.5; done; cat /run/hostile.log' > /run/hostile.out ||
     fail "vtier-tbhostile: $(tb_l2 vm1 'cat /run/hostile.log')"
 t1=$(cut -d' ' -f1 /proc/uptime)
 c1=$(cpu_ticks)
-w1=$(jfirst "$(ctl --json stats vm0)" windows)
+w1=$(vget vm0 windows) || fail "stats vm0: $w1"
 h=$(cat /run/hostile.out)
 echo "vm1: $h"
 records=$(field "$h" records)
 [ -n "$records" ] || fail "vtier-tbhostile: $h"
-js1=$(ctl --json stats vm1)
-js0=$(ctl --json stats vm0)
+s1=$(vget vm1 hints.records hints.bad_index hints.skipped hints.cpu_ns) || fail "stats vm1: $s1"
+rejected=$(osum vm1 hints.rejected) || fail "stats vm1: hints.rejected"
+# vm0's refusals now: any but "contradicted" is vm1's doing (checked at the end)
+s0=$(vget vm0 hints.rejected hints.rejected.contradicted) || fail "stats vm0: $s0"
+r0_why=$(echo "$s0" | head -1)
+r0=$(($(numsum "$r0_why") - $(echo "$s0" | tail -1)))
 ctl stats vm1 | sed -n '/^guest hints/,$p'
-rejected=$(jobj_sum "$js1" rejected)
-echo "vm1: $(jfirst "$js1" records) records read, $rejected refused by reason," \
-    "$(jfirst "$js1" bad_index) lying producer indices ($(jfirst "$js1" skipped) indices skipped unread)," \
-    "reader CPU $(( $(jfirst "$js1" cpu_ns) / 1000000 )) ms in all"
-read1=$(jfirst "$js1" records)
+# shellcheck disable=SC2086
+set -- $s1
+read1=$1
+echo "vm1: $1 records read, $rejected refused by reason, $2 lying producer indices" \
+    "($3 indices skipped unread), reader CPU $(($4 / 1000000)) ms in all"
 cpu_pct=$(awk "BEGIN {printf \"%.1f\", ($c1 - $c0) / 100 / ($t1 - $t0) * 100}")
 rss=$(awk '/^VmHWM:/ {print int($2 / 1024)}' "/proc/$vtierd_pid/status")
 echo "vtierd read $read1 of vm1's records (cap 4096/s + 1024), vm0 went $((w1 - w0)) windows in $(awk "BEGIN {print $t1 - $t0}") s"
@@ -115,31 +122,32 @@ echo "vtierd read $read1 of vm1's records (cap 4096/s + 1024), vm0 went $((w1 - 
 # refused for its own reason, and the only ones accepted (FREE hints for vm1's
 # own pages in use) page vm1's own memory out.
 tb_step "vm1 lies at a pace the ring holds: $PACED records/s for $PACED_SECS s"
-js1a=$(ctl --json stats vm1)
+a=$(hint_snap) || fail "stats vm1: $a"
+ra=$(osum vm1 hints.rejected) || fail "stats vm1: hints.rejected"
 h2=$(tb_l2 vm1 -t $((PACED_SECS + 60)) "vtier-tbhostile $dev/resource2 $PACED_SECS $PACED") ||
     fail "vtier-tbhostile (paced): $h2"
 sleep $(( 3 * W / 1000 ))
-js1b=$(ctl --json stats vm1)
+b=$(hint_snap) || fail "stats vm1: $b"
+rb=$(osum vm1 hints.rejected) || fail "stats vm1: hints.rejected"
 echo "vm1 (paced): $h2"
-read2=$(( $(jfirst "$js1b" records) - $(jfirst "$js1a" records) ))
-echo "vm1 (paced): vtierd read $read2 records; refused by reason:" \
-    "$(echo "$js1b" | grep -o '"rejected":{[^}]*}')"
+# per figure of hint_snap: after - before
+# shellcheck disable=SC2086
+set -- $(echo "$b $a" | awk '{n = NF / 2; for (i = 1; i <= n; i++) printf "%d ", $i - $(i + n)}')
+read2=$1 free_ok=$2 out_b=$(($3 + $4))
+shift 4
+echo "vm1 (paced): vtierd read $read2 records; refused by reason: $(vget vm1 hints.rejected)"
 [ "$read2" -gt 0 ] || fail "vtierd read none of vm1's paced records"
-for reason in seq kind align size range arg; do
-    n=$(( $(jreject "$js1b" $reason) - $(jreject "$js1a" $reason) ))
-    [ "$n" -gt 0 ] || fail "no paced lie refused as '$reason' ($read2 records read)"
+for reason in $REASONS; do
+    [ "$1" -gt 0 ] || fail "no paced lie refused as '$reason' ($read2 records read)"
+    shift
 done
-free_ok=$(( $(jfirst "$(echo "$js1b" | grep -o '"accepted":{[^}]*}')" free) -
-    $(jfirst "$(echo "$js1a" | grep -o '"accepted":{[^}]*}')" free) ))
 own=$(field "$h2" own_pages_changed)
-out_b=$(( $(jfirst "$js1b" pageout_bytes) + $(jfirst "$js1b" discard_bytes) -
-    $(jfirst "$js1a" pageout_bytes) - $(jfirst "$js1a" discard_bytes) ))
 echo "vm1 (paced): $free_ok FREE lies accepted: $((out_b / 1024)) KiB of its RAM paged out or" \
     "discarded; $own of its own 4096 pages in use changed (stock QEMU's anonymous RAM is paged" \
     "out, not dropped: a lie costs the liar faults, not contents)"
 [ "$free_ok" -gt 0 ] && [ "$out_b" -gt 0 ] ||
     fail "vm1's FREE lies about its own pages were not acted on: accepted $free_ok, $out_b bytes"
-rejected=$(( rejected + $(jobj_sum "$js1b" rejected) - $(jobj_sum "$js1a" rejected) ))
+rejected=$((rejected + rb - ra))
 records=$(( records + $(field "$h2" records) ))
 
 tb_step "vm0 verifies every page"
@@ -153,9 +161,17 @@ echo "(agent_cpu_pct without the flood: $base_pct)"
 [ "$bad" = 0 ] || fail "vm0 lost pages while vm1 lied"
 [ "$read1" -le $(( (SECS + 15) * 4096 + 1024 )) ] || fail "vtierd read $read1 records of vm1: over its cap"
 [ $((w1 - w0)) -ge $((SECS * 8 / 10)) ] || fail "vm0 did only $((w1 - w0)) windows in $SECS s"
+# vtierd's CPU and RSS under the flood. Measured (docs/results/2026-11-27-guest-hints.md):
+# 8.7 % of a core over the flood against 8.2 % without it, peak RSS 4 MiB. Under
+# make check's load L1 runs its work up to 3.5x slower (2026-11-29-isolation.md),
+# which raises both CPU figures alike: the bound is on what the flood adds, 20 points
+# (measured 0.5), and on the peak RSS, 32 MiB.
+awk "BEGIN {exit !($cpu_pct <= $base_pct + 20)}" ||
+    fail "vtierd's CPU over the flood $cpu_pct % of a core: over its bound," \
+        "20 points above the $base_pct % without it"
+[ "$rss" -le 32 ] || fail "vtierd's peak RSS $rss MiB under the flood: over its bound 32 MiB"
 # an honest guest's COLD range over memory the host sees hot is refused as
 # contradicted (telemetry wins): any other refusal is vm1's doing
-r0=$(( $(jobj_sum "$js0" rejected) - $(jfirst "$js0" contradicted) ))
-[ "$r0" = 0 ] || fail "vm0's honest hints were refused: $(echo "$js0" | grep -o '"rejected":{[^}]*}')"
+[ "$r0" = 0 ] || fail "vm0's honest hints were refused: $r0_why"
 tb_l2_stop vm1
 tb_l2_stop vm0

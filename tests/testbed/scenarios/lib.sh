@@ -5,7 +5,13 @@
 # not from scraping the JSON text.
 #
 #   ctl ARGS...                 vtierctl on vtierd's socket ($SOCK)
-#   vget VM KEY...              `ctl stats VM --get KEY...`: one value a line
+#   cget CMD VM KEY...          `ctl CMD VM --get KEY [--get KEY...]`: one value a line, all
+#                               from one reply
+#   vget VM KEY...              cget stats VM KEY...
+#   osum VM KEY                 the sum of the members of the flat object at KEY of
+#                               `ctl stats VM` (names without digits, numbers as values:
+#                               hints.rejected); status 2 when KEY is not there
+#   numsum TEXT                 the sum of the numbers in TEXT (such an object as --get prints it)
 #   field TEXT KEY              the number after KEY= in TEXT (vtier-tbnuma, workload lines)
 #   start_vtierd [ARGS...]      vtierd on $SOCK in the background (log: $TB_OUT/vtierd.log,
 #                               appended), its pid in $vtierd_pid; vtierd_ready waits for it
@@ -27,12 +33,19 @@ W=${W:-1000}
 FAIL_VM=${FAIL_VM:-vm0}
 
 ctl() { vtierctl --socket "$SOCK" "$@"; }
-vget() {
-    local vm=$1 n=$(($# - 1)) k
-    shift
+cget() {
+    local cmd=$1 vm=$2 n=$(($# - 2)) k
+    shift 2
     for k in "$@"; do set -- "$@" --get "$k"; done
     shift "$n"
-    ctl stats "$vm" "$@"
+    ctl "$cmd" "$vm" "$@"
+}
+vget() { cget stats "$@"; }
+numsum() { echo "$1" | tr -cs '0-9' '\n' | awk '{s += $1} END {print s + 0}'; }
+osum() {
+    local o
+    o=$(ctl stats "$1" --get "$2") || return 2
+    numsum "$o"
 }
 field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }

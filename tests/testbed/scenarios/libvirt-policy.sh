@@ -18,8 +18,8 @@
 #      and passes promtool check metrics
 #   7. vtierd restarts after libvirtd: it attaches the running domain again
 #   8. the hook as libvirt runs it, 100 times each with vtierd up, down and
-#      hung (SIGSTOP): it exits 0 every time (p99 fork to exit printed; under
-#      TCG the 100 ms bound is the host's test, tests/libvirt/test_hook.py);
+#      hung (SIGSTOP): it exits 0 every time, p99 fork to exit <= 1000 ms in
+#      L1 (under TCG; the 100 ms bound is the host's test, tests/libvirt/test_hook.py);
 #      a domain starts while vtierd is hung
 #   9. every guest page verified; virsh destroy detaches the VM
 # One line:
@@ -27,20 +27,18 @@
 #                  hook_p99_ms_hung= bad_pages=
 # run-scenario copies in libvirtd, virsh, the QEMU driver, their libraries, the
 # hook, promtool and vtier-tbtimes. Window: VTIERD_WINDOW_MS (default 2000).
-export LD_LIBRARY_PATH=/opt/vtier/lib
 export PATH=/opt/vtier/bin:$PATH
 W=${VTIERD_WINDOW_MS:-2000}
-SOCK=/run/vtier/vtierd.sock
+. /src/tests/testbed/scenarios/lib.sh
 VLOG=/dev/null
 URI=qemu:///system
 NS=http://vtier.dev/xmlns/libvirt/policy/1
-MIB=1048576
 METRICS=127.0.0.1:9477
-ctl() { vtierctl --socket "$SOCK" "$@"; }
 lv() { virsh -c "$URI" "$@"; }
-sj() { echo "$js" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" | head -1; }
 field() { echo "$1" | sed -n "s/.*$2=\([0-9]*\).*/\1/p"; }
-sleep_window() { sleep "$(awk "BEGIN {print $W / 1000}")"; }
+# vm0's dram_limit in bytes is $1
+limit_is() { [ "$(ctl status vm0 --get policy.dram_limit)" = "$1" ]; }
+# lib.sh's fail, with libvirtd's and this vtierd's log
 fail() {
     ctl status vm0 2>&1 || true
     tail -20 "$VLOG" 2>/dev/null
@@ -186,12 +184,11 @@ tb_step "L2 vm0: runs under KVM (query-kvm through libvirt, guest sees $hv)"
 grep "hook" "$TB_OUT/libvirtd.log" | tail -3 || true
 
 tb_step "2. the metadata's policy is the VM's; node-0 use within dram_limit=512MiB"
-js=$(ctl --json status vm0)
-echo "$js" | grep -q '"attached_by":"libvirt"' || fail "vm0 not attached as a libvirt domain: $js"
-echo "$js" | grep -q '"dram_limit":536870912' || fail "the metadata's dram_limit is not vm0's: $js"
+by=$(ctl status vm0 --get attached_by) || fail "status vm0: $by"
+[ "$by" = libvirt ] || fail "vm0 not attached as a libvirt domain: attached by $by"
+limit_is 536870912 || fail "the metadata's dram_limit is not vm0's: $(ctl status vm0 --get policy)"
 ctl status vm0 | head -6
-hva=$(echo "$js" | sed -n 's/.*"hva":\([0-9]*\).*/\1/p' | head -1)
-[ -n "$hva" ] || fail "no HVA in vtierctl status"
+hva=$(ctl status vm0 --get ram.0.hva) || fail "no HVA in vtierctl status: $hva"
 tb_l2 vm0 'vtier-workload serve --size 512M > /run/wl.log 2>&1 &'
 tb_l2 vm0 'vtier-workload ctl --wait 300 info'
 tb_l2 vm0 "rm -f /run/A.stop; (while [ ! -e /run/A.stop ]; do
@@ -201,15 +198,19 @@ ok=""
 for i in $(seq 1 30); do
     sleep_window
     n0=$(node0_mib) || fail "vtier-tbnuma where failed"
-    js=$(ctl --json stats vm0)
-    echo "window $(sj windows): node0 ${n0} MiB, demotions $(sj demotions), promotions $(sj promotions)"
-    if [ "$n0" -le 520 ] && [ "$(sj windows)" -ge 3 ]; then ok=$i; break; fi
+    s=$(vget vm0 windows demotions promotions) || fail "stats vm0: $s"
+    # shellcheck disable=SC2086
+    set -- $s
+    echo "window $1: node0 ${n0} MiB, demotions $2, promotions $3"
+    if [ "$n0" -le 520 ] && [ "$1" -ge 3 ]; then ok=$i; break; fi
 done
 [ -n "$ok" ] || fail "node-0 use not within dram_limit=512MiB after 30 windows (${n0} MiB)"
 
 tb_step "3. virsh metadata --live: dram_limit=192MiB"
-js=$(ctl --json stats vm0)
-w0=$(sj windows) d0=$(sj demotions)
+s=$(vget vm0 windows demotions) || fail "stats vm0: $s"
+# shellcheck disable=SC2086
+set -- $s
+w0=$1 d0=$2
 lv metadata vm0 --uri "$NS" --key vtier --live \
     --set "<policy mode='auto' dram_limit='192MiB' window_ms='$W' budget='64MiB'/>" ||
     fail "virsh metadata --live failed"
@@ -217,11 +218,13 @@ live=""
 limit=""
 for i in $(seq 1 40); do
     sleep_window
-    js=$(ctl --json stats vm0)
+    s=$(vget vm0 windows demotions dram_allowance) || fail "stats vm0: $s"
     n0=$(node0_mib) || fail "vtier-tbnuma where failed"
-    w=$(( $(sj windows) - w0 ))
-    echo "window +$w: node0 ${n0} MiB, demotions $(sj demotions), dram_allowance $(sj dram_allowance)"
-    [ -z "$live" ] && [ "$(sj demotions)" -gt "$d0" ] && live=$w
+    # shellcheck disable=SC2086
+    set -- $s
+    w=$(($1 - w0))
+    echo "window +$w: node0 ${n0} MiB, demotions $2, dram_allowance $3"
+    [ -z "$live" ] && [ "$2" -gt "$d0" ] && live=$w
     [ -z "$limit" ] && [ "$n0" -le 200 ] && limit=$w
     [ -n "$live" ] && [ -n "$limit" ] && break
 done
@@ -236,8 +239,7 @@ lv metadata vm0 --uri "$NS" --key vtier --live --set "<policy mode='auto' dram_l
     fail "virsh metadata --live (bad) failed"
 wait_for 10 "the refusal in vtierctl status" sh -c "vtierctl --socket $SOCK status vm0 | grep -q 'refused'"
 ctl status vm0 | grep -i -e error -e refused
-js=$(ctl --json status vm0)
-echo "$js" | grep -q '"dram_limit":201326592' || fail "the old policy did not stay: $js"
+limit_is 201326592 || fail "the old policy did not stay: $(ctl status vm0 --get policy)"
 grep -q "vm0: libvirt metadata policy refused" "$VLOG" || fail "no refusal in vtierd's log"
 
 tb_step "5. libvirtd restarts under vtierd"
@@ -248,7 +250,7 @@ listed vm0 || fail "vm0 not attached after the libvirtd restart"
 lv metadata vm0 --uri "$NS" --key vtier --live \
     --set "<policy mode='auto' dram_limit='256MiB' window_ms='$W' budget='64MiB'/>" ||
     fail "virsh metadata --live after the restart failed"
-wait_for 10 "the policy after the restart" sh -c "vtierctl --socket $SOCK --json status vm0 | grep -q '\"dram_limit\":268435456'"
+wait_for 10 "the policy after the restart" limit_is 268435456
 echo "metadata after the restart applied"
 
 tb_step "6. metrics"
@@ -265,7 +267,7 @@ t0=$(tb_uptime)
 start_vtierd
 wait_for 60 "vm0 attached by the new vtierd" listed vm0
 reattach_s=$(awk "BEGIN {printf \"%.2f\", $(tb_uptime) - $t0}")
-ctl --json status vm0 | grep -q '"dram_limit":268435456' || fail "the new vtierd did not take the metadata's policy"
+limit_is 268435456 || fail "the new vtierd did not take the metadata's policy"
 echo "a vtierd started after libvirtd attached vm0 in ${reattach_s} s"
 
 tb_step "8. the hook with vtierd up, down and hung"
@@ -291,6 +293,17 @@ lv destroy vm1 > /dev/null || fail "virsh destroy vm1 failed"
 kill -CONT "$vtierd_pid"
 stop_vtierd
 p99_down=$(hook_times down)
+# The hook's p99 in L1, fork to exit under TCG (its 100 ms bound is the host's
+# test). Measured: up 73.8-97.5 ms, down 41.8-68.3, hung 42.4-53.3 in quiet runs
+# (docs/results/2026-11-27-libvirt-policy.md); 323.6, 202.0 and 156.2 in make
+# check under load (2026-11-29). Bound: 1000 ms each, 3x the worst.
+hook_bound() { # KIND P99
+    awk "BEGIN {exit !($2 <= 1000)}" ||
+        fail "the hook's p99 in L1 with vtierd $1: $2 ms, over its bound 1000 ms"
+}
+hook_bound up "$p99_up"
+hook_bound hung "$p99_hung"
+hook_bound down "$p99_down"
 start_vtierd
 wait_for 60 "vm0 attached again" listed vm0
 

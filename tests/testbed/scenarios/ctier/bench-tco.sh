@@ -16,7 +16,7 @@
 # and the guest verifies every page after it. One line each:
 #   RESULT-BENCH-TCO config= tco_saving_pct= slowdown_pct= faults_per_s=
 #     dram_pct= bad_pages=
-# Needs from vtierd-ctier.sh: ctl, fail, field, jfirst, W, MIB.
+# Needs from vtierd-ctier.sh: lib.sh (ctl, fail, field, MIB), W.
 
 . /src/tests/testbed/scenarios/ctier/skewed.sh
 BENCH_SETTLE=${VTIERD_BENCH_SETTLE:-40}

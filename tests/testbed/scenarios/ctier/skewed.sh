@@ -6,24 +6,21 @@
 # within minutes (other work on the host, L1's own threads): a zipf rate means
 # something only next to the control rate measured in the same minute on the
 # same vCPU, so a placement's figure is zipf rate / control rate.
-# Needs from vtierd-ctier.sh: ctl, fail, jfirst, jsum, ms_now, W, WL.
+# Needs from vtierd-ctier.sh: lib.sh (ctl, cget, vget, fail, ms_now, MIB), W, WL.
 
 SKEWED_PHASES=${VTIERD_SKEWED_PHASES:-4}
 SKEWED_ZIPF_S=${VTIERD_SKEWED_ZIPF_S:-1.0}
 
-# first "KEY":NUMBER of JSON $1, decimals kept
-jnum() { echo "$1" | grep -o "\"$2\":-\?[0-9][0-9.e+-]*" | head -1 | cut -d: -f2; }
-# % of the report $1's bytes on its fastest tier (the first "bytes"; the last is the total)
-report_dram_pct() {
-    awk -v d="$(echo "$1" | grep -o '"bytes":[0-9]*' | head -1 | cut -d: -f2)" \
-        -v a="$(echo "$1" | grep -o '"bytes":[0-9]*' | tail -1 | cut -d: -f2)" \
-        'BEGIN {printf "%.1f", (a > 0 ? 100 * d / a : 0)}'
-}
-# "NAME=MiB ..." of the report $1's tiers
+# "NAME=MiB ..." of vm0's report's tiers (fastest first)
 report_tier_mib() {
-    echo "$1" | grep -o '"tier":"[^"]*","kind":"[a-z]*","bytes":[0-9]*' |
-        sed 's/"tier":"\([^"]*\)".*"bytes":\([0-9]*\)/\1 \2/' |
-        awk '{printf "%s%s=%d", (NR > 1 ? " " : ""), $1, $2 / 1048576}'
+    local i=0 t out=""
+    while t=$(cget report vm0 "tiers.$i.tier" "tiers.$i.bytes" 2> /dev/null); do
+        # shellcheck disable=SC2086
+        set -- $t
+        out="$out${out:+ }$1=$(($2 / MIB))"
+        i=$((i + 1))
+    done
+    echo "$out"
 }
 # the median rate (accesses/s) of the phases of dist $2 logged after line $1 of /run/T.log
 skewed_rate_after() {
@@ -55,23 +52,24 @@ skewed_stop() {
 # nothing misplaced (placement=tco), no order queued to a mover (backlog) and
 # nothing moved between NUMA nodes. Prints one line per window; $2 labels them.
 placement_settle() {
-    local i js mis backlog moved calm=0
-    for i in $(seq 1 "$1"); do
+    local max=$1 label=$2 i s mis backlog moved refused calm=0
+    for i in $(seq 1 "$max"); do
         sleep "$(awk "BEGIN {print $W / 1000}")"
-        js=$(ctl --json stats vm0)
-        mis=$(jfirst "$js" tco_misplaced_bytes)
-        backlog=$(jsum "$js" backlog)
-        moved=$(jfirst "$js" last_window_bytes)
-        if [ "${mis:-1}" = 0 ] && [ "$backlog" = 0 ] && [ "${moved:-1}" = 0 ]; then
+        s=$(vget vm0 tco_misplaced_bytes "backends.*.backlog" last_window_bytes refused_chunks) ||
+            fail "stats vm0: $s"
+        # shellcheck disable=SC2086
+        set -- $s
+        mis=$1 backlog=$2 moved=$3 refused=$4
+        if [ "$mis" = 0 ] && [ "$backlog" = 0 ] && [ "$moved" = 0 ]; then
             calm=$((calm + 1))
         else
             calm=0
         fi
-        echo "$2 window $i: misplaced $((${mis:-0} / MIB)) MiB, backlog $backlog," \
-            "moved $((${moved:-0} / MIB)) MiB, refused chunks $(jfirst "$js" refused_chunks)"
+        echo "$label window $i: misplaced $((mis / MIB)) MiB, backlog $backlog," \
+            "moved $((moved / MIB)) MiB, refused chunks $refused"
         [ "$calm" -ge 2 ] && return 0
     done
-    echo "$2: not settled after $1 windows (faults bring pages back as the placement" \
+    echo "$label: not settled after $max windows (faults bring pages back as the placement" \
         "sends them down); measuring anyway"
 }
 
@@ -82,9 +80,9 @@ placement_settle() {
 # on the fastest tier), m_tiers ("NAME=MiB ..."), m_est_fault, m_est_numa.
 # No subshell: a failure here fails the scenario.
 skewed_measure() {
-    local l0 n=0 f0 f1 t0 t1 rep
+    local l0 n=0 f0 f1 t0 t1 r dram total
     l0=$(skewed_lines)
-    f0=$(jsum "$(ctl --json stats vm0)" faults_stored)
+    f0=$(vget vm0 "backends.*.faults_stored") || fail "stats vm0: $f0"
     t0=$(ms_now)
     for _ in $(seq 1 $((SKEWED_PHASES * 20))); do
         sleep 0.5
@@ -93,18 +91,21 @@ skewed_measure() {
     done
     [ "$n" -ge "$SKEWED_PHASES" ] || fail "$1: only $n workload phases" \
         "in $((SKEWED_PHASES * 10)) s: $(tb_l2 vm0 'tail -3 /run/T.log')"
-    f1=$(jsum "$(ctl --json stats vm0)" faults_stored)
+    f1=$(vget vm0 "backends.*.faults_stored") || fail "stats vm0: $f1"
     t1=$(ms_now)
     m_rate=$(skewed_rate_after "$l0" zipf)
     m_ctl=$(skewed_rate_after "$l0" uniform)
     m_norm=$(awk "BEGIN {printf \"%.6f\", ($m_ctl > 0 ? $m_rate / $m_ctl : 0)}")
-    rep=$(ctl --json report vm0) || fail "vtierctl report vm0"
-    m_saving=$(jnum "$rep" saving_pct)
-    m_dram=$(report_dram_pct "$rep")
-    m_tiers=$(report_tier_mib "$rep")
+    # one report: the saving, the fastest tier's bytes and all bytes, the estimates
+    r=$(cget report vm0 saving_pct tiers.0.bytes bytes slowdown.fault_time_pct \
+        slowdown.numa_extra_latency_pct) || fail "vtierctl report vm0: $r"
+    # shellcheck disable=SC2086
+    set -- "$1" $r
+    m_saving=$2 dram=$3 total=$4 m_est_fault=$5 m_est_numa=$6
+    # % of the report's bytes on its fastest tier
+    m_dram=$(awk "BEGIN {printf \"%.1f\", ($total > 0 ? 100 * $dram / $total : 0)}")
+    m_tiers=$(report_tier_mib)
     m_faults=$(( (f1 - f0) * 1000 / (t1 - t0 > 0 ? t1 - t0 : 1) ))
-    m_est_fault=$(jnum "$rep" fault_time_pct)
-    m_est_numa=$(jnum "$rep" numa_extra_latency_pct)
     [ -n "$m_rate" ] && [ -n "$m_saving" ] && [ "$m_ctl" -gt 0 ] ||
-        fail "$1: no rate, control rate or saving: $m_rate $m_ctl $rep"
+        fail "$1: no rate, control rate or saving: $m_rate $m_ctl $(ctl report vm0)"
 }

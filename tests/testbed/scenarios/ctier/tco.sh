@@ -16,7 +16,7 @@
 # puts at least 90 % of the VM's bytes in DRAM; alpha 0 saves
 # at least 10 points more than alpha 1; the saving does not grow with alpha
 # (2 points of slack: the bytes move a little while the report is read).
-# Needs from vtierd-ctier.sh: ctl, fail, field, jfirst, W, WL, MIB; the
+# Needs from vtierd-ctier.sh: lib.sh (ctl, vget, fail, field, MIB), W, WL; the
 # workload and the measurement: ctier/skewed.sh.
 
 . /src/tests/testbed/scenarios/ctier/skewed.sh
@@ -58,14 +58,17 @@ skewed_stop
 ctl report vm0
 # QEMU shows the same report: vtierd sends it with the backend's STATS after
 # each window (query-memory-tiers' tco, docs/abi-handoff.md)
-rep=$(ctl --json report vm0)
+rep=$(cget report vm0 saving_pct tco_alpha) || fail "vtierctl report vm0: $rep"
+# shellcheck disable=SC2086
+set -- $rep
+r_save=$1 r_alpha=$2
 q=$(tb_qmp vm0 '{"execute":"query-memory-tiers"}') || fail "query-memory-tiers: $q"
 qsave=$(echo "$q" | tr -d ' \n' | grep -o '"saving-pct":[0-9.e+-]*' | head -1 | cut -d: -f2)
 qalpha=$(echo "$q" | tr -d ' \n' | grep -o '"tco-alpha":[0-9.e+-]*' | head -1 | cut -d: -f2)
 echo "query-memory-tiers: saving-pct $qsave, tco-alpha $qalpha; vtierctl report: saving_pct" \
-    "$(jnum "$rep" saving_pct), tco_alpha $(jnum "$rep" tco_alpha)"
+    "$r_save, tco_alpha $r_alpha"
 [ -n "$qsave" ] || fail "query-memory-tiers has no tco report: $q"
-awk "BEGIN {d = $qsave - $(jnum "$rep" saving_pct); exit !(d < 2 && d > -2 && $qalpha == 1)}" ||
+awk "BEGIN {d = $qsave - $r_save; exit !(d < 2 && d > -2 && $qalpha == 1)}" ||
     fail "query-memory-tiers' TCO report differs from vtierctl report's: $q"
 # shellcheck disable=SC2086
 set -- $savings
