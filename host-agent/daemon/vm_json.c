@@ -41,12 +41,11 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	vt_json_add_u64(b, "windows", vm->stats.windows);
 	vt_json_add_str(b, "last_error", vm->last_error);
 	vt_json_add_str(b, "policy_refused", vm->policy_refused);
-	json_builder_set_member_name(b, "migration");
+	vt_json_key(b, "migration");
 	vt_migration_status_to_json(vm, b);
-	json_builder_set_member_name(b, "policy");
+	vt_json_key(b, "policy");
 	vt_vm_policy_to_json(&vm->policy, b);
-	json_builder_set_member_name(b, "gpa_map");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "gpa_map");
 	for (unsigned int i = 0; i < vm->gpa_map->len; i++) {
 		const struct vt_gpa_map *g = &g_array_index(vm->gpa_map, struct vt_gpa_map, i);
 
@@ -57,8 +56,7 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
-	json_builder_set_member_name(b, "ram");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "ram");
 	for (unsigned int i = 0; i < vm->ram->len; i++) {
 		const struct vt_vm_ram *r = &g_array_index(vm->ram, struct vt_vm_ram, i);
 
@@ -69,10 +67,8 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 		vt_json_add_u64(b, "hva", r->hva);
 		vt_json_add_u64(b, "page_size", r->page_size);
 		vt_json_add_str(b, "policy", r->policy);
-		json_builder_set_member_name(b, "share");
-		json_builder_add_boolean_value(b, r->share);
-		json_builder_set_member_name(b, "thp");
-		json_builder_add_boolean_value(b, r->thp);
+		vt_json_add_bool(b, "share", r->share);
+		vt_json_add_bool(b, "thp", r->thp);
 		vt_json_add_str(b, "mapping", r->mapping);
 		json_builder_end_object(b);
 	}
@@ -89,8 +85,7 @@ static const char *const hint_kinds[VTIER_GUEST_KIND_MAX + 1] = {
 /* The guest hint channel's figures (docs/abi-control.md, "stats"). */
 static void hints_to_json(const struct vt_vm *vm, const struct vt_hint_stats *h, JsonBuilder *b)
 {
-	json_builder_set_member_name(b, "hints");
-	json_builder_begin_object(b);
+	vt_json_begin_obj(b, "hints");
 	vt_json_add_str(b, "channel", !vm->policy.hints ? "off" : h->attached ? "attached" :
 		       "not attached");
 	vt_json_add_str(b, "error", h->error);
@@ -98,15 +93,13 @@ static void hints_to_json(const struct vt_vm *vm, const struct vt_hint_stats *h,
 	vt_json_add_u64(b, "region_bytes", h->region_bytes);
 	vt_json_add_u64(b, "records", h->ch.records);
 	for (int pass = 0; pass < 2; pass++) {
-		json_builder_set_member_name(b, pass ? "accepted_bytes" : "accepted");
-		json_builder_begin_object(b);
+		vt_json_begin_obj(b, pass ? "accepted_bytes" : "accepted");
 		for (int k = 1; k <= VTIER_GUEST_KIND_MAX; k++)
 			vt_json_add_u64(b, hint_kinds[k], pass ? h->ch.accepted_bytes[k] :
 				       h->ch.accepted[k]);
 		json_builder_end_object(b);
 	}
-	json_builder_set_member_name(b, "rejected");
-	json_builder_begin_object(b);
+	vt_json_begin_obj(b, "rejected");
 	for (int r = 0; r < VT_GHINT_R_COUNT; r++)
 		vt_json_add_u64(b, vt_ghint_reject_name(r), h->ch.rejected[r]);
 	json_builder_end_object(b);
@@ -168,8 +161,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
 	vt_json_add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
 	vt_json_add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
-	json_builder_set_member_name(b, "tiers");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "tiers");
 	for (unsigned int t = 0; t < tiers->nr; t++) {
 		json_builder_begin_object(b);
 		vt_json_add_str(b, "tier", tiers->tier[t].name);
@@ -189,13 +181,12 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
-	json_builder_set_member_name(b, "backends");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "backends");
 	for (unsigned int i = 0; vm->backends && i < vm->backends->len; i++)
 		vt_backend_stats_to_json(g_ptr_array_index(vm->backends, i), b);
 	json_builder_end_array(b);
 	hints_to_json(vm, &s->hints, b);
-	json_builder_set_member_name(b, "migration");
+	vt_json_key(b, "migration");
 	vt_migration_stats_to_json(&s->migration, b);
 	vt_json_add_str(b, "migration_state", vt_migration_view_name(vt_migration_view(vm)));
 	json_builder_end_object(b);

@@ -201,11 +201,11 @@ static enum vt_stage_result stage_observe(struct vt_window *w)
 			   vm->profiler_name, g_strerror(-ret));
 		return stage_error(ret);	/* kdamond gone: the process exited */
 	}
-	r = vt_migration_stage(w);	/* migration_stage.h */
-	if (r != VT_STAGE_NEXT)
-		return r;
 	/* all checks since the last window end: the samples' and the window's */
 	checks_now = vt_source_checks_total(vm->src);
+	r = vt_migration_stage(w);	/* migration_stage.h */
+	if (r != VT_STAGE_NEXT)
+		return r;	/* a precopy window: its checks count in the next window */
 	w->s->profiler_checks = checks_now - MIN(vm->checks_mark, checks_now);
 	vm->checks_mark = checks_now;
 	w->s->profiler_regions = vm->snap.regions->len;
@@ -235,7 +235,7 @@ static enum vt_stage_result stage_residency(struct vt_window *w)
 /* The guest's hints: discards, and COLD chunks aged before the placement sees them. */
 static enum vt_stage_result stage_hints(struct vt_window *w)
 {
-	vt_vm_hints_window(w->vm, w->backends, w->s);
+	vt_vm_hints_window(w->vm, w->backends, w->cold_age, w->s);
 	return VT_STAGE_NEXT;
 }
 
@@ -309,6 +309,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	bool ok = true;
 
 	hints_channel(&w);
+	/* the placement's rule the hint stage ages COLD chunks by: the stage's input */
+	w.cold_age = vt_placement_waterfall_age(vm);
 	t0 = vt_thread_ns();
 
 	for (size_t i = 0; i < G_N_ELEMENTS(stages); i++) {

@@ -15,7 +15,6 @@
 #include "backend.h"
 #include "hint_reader.h"
 #include "hint_region.h"
-#include "placement.h"
 #include "thread_ns.h"
 #include "vm.h"
 #include "hint_stage.h"
@@ -92,7 +91,7 @@ static void cancel(void *opaque)
 	g_ptr_array_set_size(h->queued, 0);
 }
 
-static struct vt_hint_env env_of(struct vt_vm *vm, struct vt_vm_hints *h)
+static struct vt_hint_env env_of(struct vt_vm *vm, struct vt_vm_hints *h, unsigned int cold_age)
 {
 	G_STATIC_ASSERT(sizeof(struct vt_hint_map) == sizeof(struct vt_gpa_map));
 	return (struct vt_hint_env){
@@ -100,7 +99,7 @@ static struct vt_hint_env env_of(struct vt_vm *vm, struct vt_vm_hints *h)
 		.n_map = vm->gpa_map->len,
 		.mtm = vm->mtm,
 		.hot_threshold = vm->policy.hot_threshold,
-		.cold_age = vt_placement_waterfall_age(vm),
+		.cold_age = cold_age,
 		.act = vm->policy.mode == VT_MODE_AUTO,
 		.cpu_budget_ns = vm->policy.window_ms * 1000000 * CPU_PCT / 100,
 		.cpu_ns = vt_thread_ns,
@@ -118,7 +117,7 @@ static struct vt_hint_env env_of(struct vt_vm *vm, struct vt_vm_hints *h)
  */
 static void hints_detach(struct vt_vm *vm, struct vt_vm_hints *h)
 {
-	struct vt_hint_env env = env_of(vm, h);
+	struct vt_hint_env env = env_of(vm, h, 0);	/* closing ages nothing */
 
 	if (!h->reader)
 		return;
@@ -236,7 +235,8 @@ void vt_vm_hints_channel(struct vt_vm *vm, uint64_t windows, bool precopy)
 		h->retry_window = windows + RETRY_WINDOWS;
 }
 
-void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s)
+void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, unsigned int cold_age,
+			struct vt_vm_stats *s)
 {
 	struct vt_vm_hints *h = vm->hints;
 	struct vt_hint_env env;
@@ -264,7 +264,7 @@ void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stat
 		h->balloon_bytes = vm->policy.balloon_bytes;
 		h->balloon_set = true;
 	}
-	env = env_of(vm, h);
+	env = env_of(vm, h, cold_age);
 	h->window_backends = backends;
 	vt_hint_reader_window(h->reader, &env);
 	h->window_backends = NULL;

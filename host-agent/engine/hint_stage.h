@@ -23,9 +23,12 @@ void vt_vm_hints_channel(struct vt_vm *vm, uint64_t windows, bool precopy);
  * The hints stage of a window, before the placement: read the channel that
  * vt_vm_hints_channel() opened and act, and fill @s->hints (a channel not
  * open: its error and refusals). A region that failed (shrunk) is closed and
- * counted here, looked for again RETRY_WINDOWS later. On the VM's worker.
+ * counted here, looked for again RETRY_WINDOWS later. A chunk the guest calls
+ * COLD ages to @cold_age windows (the waterfall's age, vt_window.cold_age;
+ * 0: none). On the VM's worker.
  */
-void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s);
+void vt_vm_hints_window(struct vt_vm *vm, GPtrArray *backends, unsigned int cold_age,
+			struct vt_vm_stats *s);
 /* Leave the channel (discards queued cancelled, everything acknowledged). NULL hints fine. */
 void vt_vm_hints_close(struct vt_vm *vm);
 

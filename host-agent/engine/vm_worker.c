@@ -267,15 +267,30 @@ static gpointer reaper(gpointer data)
 	return NULL;
 }
 
+static gboolean quit_loop(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
 void vt_vm_retire(struct vt_vm *vm, bool wait)
 {
+	g_autoptr(GSource) quit = NULL;
 	GThread *t;
 
 	if (!vm->worker) {
 		vm_release(vm);
 		return;
 	}
-	g_main_loop_quit(vm->loop);
+	/*
+	 * The quit is a source on the worker's context, not g_main_loop_quit()
+	 * from here: a worker not yet in g_main_loop_run() would start its loop
+	 * after the quit and never leave it (the join below would wait forever).
+	 */
+	quit = g_idle_source_new();
+	g_source_set_priority(quit, G_PRIORITY_HIGH);
+	g_source_set_callback(quit, quit_loop, vm->loop, NULL);
+	g_source_attach(quit, vm->ctx);
 	if (!wait) {
 		t = g_thread_try_new("vtier-reap", reaper, vm, NULL);
 		if (t) {

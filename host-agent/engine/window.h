@@ -6,7 +6,7 @@
  *                 stage, after the profiler's window), regions (the
  *                 profiler's snapshot, in QEMU's hva)
  *   residency  -> movers_busy (the movers' backlog, read once), residency
- *   hints      (the guest channel's discards and COLD ages)
+ *   hints      (the guest channel's discards and COLD ages, by cold_age)
  *   placement  -> mp, orders, ws (vt_placement_decide; the migration's
  *                 orders and holds through migration_stage.h)
  *   apply      -> the orders' outcome, in s
@@ -39,6 +39,8 @@ struct vt_window {
 	bool outgoing;			/* migration: the VM migrates out (promotions held) */
 	GArray *regions;		/* observe: struct vt_mtm_region, in QEMU's hva */
 	bool movers_busy;		/* residency: a mover had orders queued before it */
+	unsigned int cold_age;		/* hints: the waterfall's age (placement's rule, */
+					/* ... read before the stages; 0: no waterfall) */
 	struct vt_mtm_params mp;	/* placement: this window's MTM parameters */
 	struct vt_mtm_window_stats ws;	/* ... and what MTM decided */
 	GArray *orders;			/* placement: struct vt_mtm_order, in move order */

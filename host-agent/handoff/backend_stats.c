@@ -21,15 +21,12 @@ static void fault_histogram(JsonBuilder *j, const char *name, const struct vt_la
 		1000000, 2000000, 5000000, 10000000, 50000000, 100000000, 1000000000,
 	};
 
-	json_builder_set_member_name(j, name);
-	json_builder_begin_object(j);
-	json_builder_set_member_name(j, "le_ns");
-	json_builder_begin_array(j);
+	vt_json_begin_obj(j, name);
+	vt_json_begin_arr(j, "le_ns");
 	for (unsigned int i = 0; i < G_N_ELEMENTS(le_ns); i++)
 		json_builder_add_int_value(j, (gint64)le_ns[i]);
 	json_builder_end_array(j);
-	json_builder_set_member_name(j, "count");
-	json_builder_begin_array(j);
+	vt_json_begin_arr(j, "count");
 	for (unsigned int i = 0; i < G_N_ELEMENTS(le_ns); i++)
 		json_builder_add_int_value(j, (gint64)vt_latency_count_le(h, le_ns[i]));
 	json_builder_end_array(j);
@@ -99,15 +96,13 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "reconciled", b->reconciled);
 	vt_json_add_u64(j, "index_bytes", b->store ? vt_store_index_bytes(b->store) : 0);
 	/* what it is charged, and the hand-off budget as the host has it (refusals per bound) */
-	json_builder_set_member_name(j, "charged");
-	json_builder_begin_object(j);
+	vt_json_begin_obj(j, "charged");
 	for (unsigned int i = 0; i < VT_BOUND_NR; i++)
 		vt_json_add_u64(j, vt_bound_key(i), b->ticket.c.v[i]);
 	json_builder_end_object(j);
-	json_builder_set_member_name(j, "handoff_budget");
+	vt_json_key(j, "handoff_budget");
 	vt_budget_to_json(b->d->budget, j);
-	json_builder_set_member_name(j, "ctiers");
-	json_builder_begin_array(j);
+	vt_json_begin_arr(j, "ctiers");
 	for (unsigned int i = 0; i < n; i++) {
 		json_builder_begin_object(j);
 		vt_json_add_str(j, "name", ts[i].name);

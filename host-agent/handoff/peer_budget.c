@@ -558,11 +558,9 @@ void vt_budget_to_json(struct vt_budget *bu, JsonBuilder *j)
 
 	vt_budget_totals(bu, &held, &res, refused);
 	json_builder_begin_object(j);
-	json_builder_set_member_name(j, "bounds");
-	json_builder_begin_object(j);
+	vt_json_begin_obj(j, "bounds");
 	for (unsigned int i = 0; i < VT_BOUND_NR; i++) {
-		json_builder_set_member_name(j, bounds[i].key);
-		json_builder_begin_object(j);
+		vt_json_begin_obj(j, bounds[i].key);
 		vt_json_add_u64(j, "peer_bound", bu->l.peer[i]);
 		vt_json_add_u64(j, "host_bound", bu->l.host[i]);
 		vt_json_add_u64(j, "held", held.v[i]);
@@ -572,8 +570,7 @@ void vt_budget_to_json(struct vt_budget *bu, JsonBuilder *j)
 	}
 	json_builder_end_object(j);
 	vt_json_add_u64(j, "reconnects_reserved", g_hash_table_size(bu->reserve));
-	json_builder_set_member_name(j, "peers");
-	json_builder_begin_array(j);
+	vt_json_begin_arr(j, "peers");
 	g_hash_table_iter_init(&it, bu->peers);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		struct peer *p = v;

@@ -336,7 +336,7 @@ bool vt_qmp_execute(struct vt_qmp *q, const char *cmd, JsonNode *args, JsonNode 
 	json_builder_begin_object(b);
 	vt_json_add_str(b, "execute", cmd);
 	if (args) {
-		json_builder_set_member_name(b, "arguments");
+		vt_json_key(b, "arguments");
 		json_builder_add_value(b, json_node_copy(args));
 	}
 	vt_json_add_str(b, "id", id);

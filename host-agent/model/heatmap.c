@@ -220,13 +220,11 @@ void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t w
 	vt_json_add_u64(b, "bin_bytes", h->bin_bytes);
 	vt_json_add_u64(b, "window_ms", window_ms);
 	vt_json_add_u64(b, "hot_scale", VT_HEATMAP_SCALE);
-	json_builder_set_member_name(b, "tiers");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "tiers");
 	for (unsigned int t = 0; t < h->nr_tiers; t++)
 		json_builder_add_string_value(b, h->tier_name[t]);
 	json_builder_end_array(b);
-	json_builder_set_member_name(b, "bins");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "bins");
 	for (unsigned int i = 0; i < h->nr_bins; i++) {
 		json_builder_begin_object(b);
 		vt_json_add_u64(b, "start", h->bin[i].start);
@@ -235,8 +233,7 @@ void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t w
 	}
 	json_builder_end_array(b);
 	/* oldest first: column k of windows[] is cells[k] */
-	json_builder_set_member_name(b, "windows");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "windows");
 	for (unsigned int k = h->len; k-- > 0;) {
 		const struct vt_heatmap_col *c = &h->col[vt_heatmap_col_index(h, k)];
 
@@ -246,24 +243,20 @@ void vt_heatmap_to_json(const struct vt_heatmap *h, const char *name, uint64_t w
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
-	json_builder_set_member_name(b, "cells");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "cells");
 	for (unsigned int k = h->len; k-- > 0;) {
 		const struct vt_heatmap_col *c = &h->col[vt_heatmap_col_index(h, k)];
 
 		json_builder_begin_object(b);
-		json_builder_set_member_name(b, "mean");
-		json_builder_begin_array(b);
+		vt_json_begin_arr(b, "mean");
 		for (unsigned int i = 0; i < h->nr_bins; i++)
 			json_builder_add_int_value(b, c->mean[i]);
 		json_builder_end_array(b);
-		json_builder_set_member_name(b, "max");
-		json_builder_begin_array(b);
+		vt_json_begin_arr(b, "max");
 		for (unsigned int i = 0; i < h->nr_bins; i++)
 			json_builder_add_int_value(b, c->max[i]);
 		json_builder_end_array(b);
-		json_builder_set_member_name(b, "tier");
-		json_builder_begin_array(b);
+		vt_json_begin_arr(b, "tier");
 		for (unsigned int i = 0; i < h->nr_bins; i++)
 			json_builder_add_int_value(b, c->tier[i]);
 		json_builder_end_array(b);

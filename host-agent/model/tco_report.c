@@ -72,8 +72,7 @@ void vt_tco_report_to_json(const struct vt_tco_report_input *in, const struct vt
 	vt_json_add_str(b, "placement", in->placement);
 	vt_json_add_dbl(b, "tco_alpha", in->tco_alpha);
 	vt_json_add_u64(b, "windows", in->windows);
-	json_builder_set_member_name(b, "tiers");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "tiers");
 	for (unsigned int t = 0; t < m->nr && t < VT_MAX_TIERS; t++) {
 		const struct vt_tier_model_entry *e = &m->t[t];
 
@@ -101,14 +100,12 @@ void vt_tco_report_to_json(const struct vt_tco_report_input *in, const struct vt
 	vt_json_add_dbl(b, "all_dram_usd_per_hour", r->all_dram_usd_per_hour);
 	vt_json_add_dbl(b, "saving_pct", r->saving_pct);
 	vt_json_add_dbl(b, "saving_usd_per_month", r->saving_usd_per_month);
-	json_builder_set_member_name(b, "slowdown");
-	json_builder_begin_object(b);
+	vt_json_begin_obj(b, "slowdown");
 	vt_json_add_dbl(b, "fault_time_pct", r->fault_time_pct);
 	vt_json_add_dbl(b, "numa_extra_latency_pct", r->numa_extra_latency_pct);
 	json_builder_end_object(b);
 	vt_json_add_u64(b, "hot_set_bytes", in->hot_bytes);
-	json_builder_set_member_name(b, "profile");
-	json_builder_begin_object(b);
+	vt_json_begin_obj(b, "profile");
 	vt_json_add_u64(b, "windows_since_phase_change", in->stable_windows);
 	vt_json_add_u64(b, "phase_changes", in->phase_changes);
 	json_builder_end_object(b);

@@ -372,17 +372,14 @@ void vt_tiers_members_to_json(const struct vt_tiers *t, JsonBuilder *b)
 
 		json_builder_begin_object(b);
 		vt_json_add_str(b, "name", tr->name);
-		json_builder_set_member_name(b, "nodes");
-		json_builder_begin_array(b);
+		vt_json_begin_arr(b, "nodes");
 		for (unsigned int j = 0; j < tr->nr_nodes; j++)
 			json_builder_add_int_value(b, tr->nodes[j]);
 		json_builder_end_array(b);
-		json_builder_set_member_name(b, "kernel_tier");
-		json_builder_add_int_value(b, tr->kernel_tier);
+		vt_json_add_int(b, "kernel_tier", tr->kernel_tier);
 		vt_json_add_u64(b, "capacity_bytes", tr->capacity_bytes);
 		vt_json_add_u64(b, "free_bytes", tr->free_bytes);
-		json_builder_set_member_name(b, "latency_ns");
-		json_builder_add_int_value(b, tr->latency_ns);
+		vt_json_add_int(b, "latency_ns", tr->latency_ns);
 		vt_json_add_dbl(b, "price_usd_per_gib", tr->price_usd_gib);
 		vt_json_add_str(b, "source", tr->source);
 		json_builder_end_object(b);

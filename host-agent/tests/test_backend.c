@@ -33,6 +33,7 @@
 #include "backend.h"
 #include "handoff_peer.h"
 #include "handoff_proto.h"
+#include "json_pin.h"
 #include "daemon.h"
 #include "fake_qemu.h"
 #include "migration.h"
@@ -1714,6 +1715,36 @@ static void test_backend_flood(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
 }
 
+/*
+ * The VM's status and stats views (its backend's, the hand-off budget's
+ * inside), pinned by their shape: member names in order and value types.
+ */
+static void test_views_pinned(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(JsonBuilder) status = json_builder_new();
+	g_autoptr(JsonBuilder) stats = json_builder_new();
+	g_autofree char *status_shape = NULL, *stats_shape = NULL;
+	struct vt_tiers numa = { .nr = 1, .tier[0] = { .name = "dram", .nodes = { 0 },
+						      .nr_nodes = 1 } };
+	struct vt_vm *vm;
+	char msg[128];
+	int s;
+
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	vt_vm_status_to_json(vm, status);
+	status_shape = json_pin_shape(status);
+	vt_vm_stats_to_json(vm, &numa, stats);
+	stats_shape = json_pin_shape(stats);
+	close(s);
+	assert_true(json_pin_matches("status", status_shape,
+		"bcdec29558cd8b0fb1196c47cb3706d4cb12a0d80da8bb9f5841322744bbc62c"));
+	assert_true(json_pin_matches("stats", stats_shape,
+		"7b58941dddec20917c5213c0bab30253fcde8e989b215902b0633a34e822704d"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1726,6 +1757,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_during_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_carry_report, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_views_pinned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),

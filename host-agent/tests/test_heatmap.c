@@ -18,6 +18,7 @@
 
 #include "daemon.h"
 #include "heatmap.h"
+#include "json_pin.h"
 #include "vm.h"
 
 #define MIB (1ULL << 20)
@@ -527,6 +528,20 @@ static void write_example(const char *path)
 	assert_int_equal(vt_heatmap_write_file(path, out->str, out->len, NULL), 0);
 }
 
+/* The heatmap's text, byte for byte: the view may be written another way, not change. */
+static void test_json_pinned(void **state)
+{
+	g_autofree struct vt_heatmap *h = sample_map(40);
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autofree char *text = NULL;
+
+	(void)state;
+	vt_heatmap_to_json(h, "vm0", 1000, 39000000, b);
+	text = json_pin_text(b);
+	assert_true(json_pin_matches("heatmap", text,
+		"8d951b52a28f3009eee5a9f15f3f14c14e397f6651e0cbec4074b5aca893e531"));
+}
+
 int main(void)
 {
 	const char *example = g_getenv("VTIER_HEATMAP_EXAMPLE");
@@ -540,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_1tib_guest),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_json_pinned),
 		cmocka_unit_test(test_json_refused),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_write_file),

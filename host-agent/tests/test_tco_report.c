@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "handoff_proto.h"
+#include "json_pin.h"
 #include "tco.h"
 #include "tco_report.h"
 
@@ -333,6 +334,23 @@ static void test_report_empty(void **state)
 	assert_true(isfinite(r.saving_usd_per_month));
 }
 
+/* The report's text, byte for byte: the view may be written another way, not change. */
+static void test_report_json_pinned(void **state)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autofree char *text = NULL;
+	struct vt_tco_report_input in;
+	struct vt_tco_report r;
+
+	(void)state;
+	input(&in);
+	vt_tco_report_compute(&in, &r);
+	vt_tco_report_to_json(&in, &r, b);
+	text = json_pin_text(b);
+	assert_true(json_pin_matches("tco report", text,
+		"d613e85e50753ba43677d48aa469256e603d3754302adfa33f4c0cee2a456b3f"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_report_arithmetic),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_report_json),
+		cmocka_unit_test(test_report_json_pinned),
 		cmocka_unit_test(test_report_empty),
 		cmocka_unit_test(test_report_wire),
 	};

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "tiers.h"
+#include "json_pin.h"
 
 static void put(const char *root, const char *rel, const char *text)
 {
@@ -275,10 +276,28 @@ static void test_nodelist(void **state)
 	assert_false(vt_parse_nodelist("0-63,0", n, &nr));
 }
 
+/* The tier list's text, byte for byte: the view may be written another way, not change. */
+static void test_json_pinned(void **state)
+{
+	g_autofree char *root = tree(true, true);
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autofree char *text = NULL;
+	struct vt_tiers t;
+
+	(void)state;
+	assert_true(vt_tiers_discover(&t, root, NULL, NULL));
+	vt_tiers_to_json(&t, b);
+	text = json_pin_text(b);
+	assert_true(json_pin_matches("tiers", text,
+		"76a53c0256012555add344b501ad1e1000d7d7a50332c3d98fda8082b154fb2c"));
+	rm_tree(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_testbed_shape),
+		cmocka_unit_test(test_json_pinned),
 		cmocka_unit_test(test_no_tiering_no_hmat),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_roomiest_node),

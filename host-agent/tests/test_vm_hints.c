@@ -33,6 +33,7 @@
 #include "hint_region.h"
 #include "vm.h"
 #include "hint_stage.h"
+#include "placement.h"
 
 #define REGION (64u << 10)
 #define GIB (1ull << 30)
@@ -126,7 +127,7 @@ static uint32_t host_cons(struct side *x)
 static void side_window(struct side *x)
 {
 	vt_vm_hints_channel(&x->vm, x->s.windows, false);
-	vt_vm_hints_window(&x->vm, NULL, &x->s);
+	vt_vm_hints_window(&x->vm, NULL, vt_placement_waterfall_age(&x->vm), &x->s);
 }
 
 struct shrinker {
@@ -243,11 +244,11 @@ static void test_stage_reads_channel_opens(void **state)
 	side_open(a, d, name);
 	guest_hello(a);
 	/* the stage alone: the region stays closed */
-	vt_vm_hints_window(&a->vm, NULL, &a->s);
+	vt_vm_hints_window(&a->vm, NULL, vt_placement_waterfall_age(&a->vm), &a->s);
 	assert_false(a->s.hints.attached);
 	/* a precopy window to come: not opened either */
 	vt_vm_hints_channel(&a->vm, a->s.windows, true);
-	vt_vm_hints_window(&a->vm, NULL, &a->s);
+	vt_vm_hints_window(&a->vm, NULL, vt_placement_waterfall_age(&a->vm), &a->s);
 	assert_false(a->s.hints.attached);
 	/* an ordinary window: opened between windows, its stage reads */
 	side_window(a);

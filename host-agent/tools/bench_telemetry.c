@@ -365,8 +365,7 @@ static void json_runs(JsonBuilder *b, const struct vt_workload *w, GPtrArray *ru
 	vt_json_add_str(b, "scenario", w->name);
 	vt_json_add_u64(b, "footprint_bytes", w->footprint);
 	vt_json_add_int(b, "levels", w->levels);
-	json_builder_set_member_name(b, "runs");
-	json_builder_begin_array(b);
+	vt_json_begin_arr(b, "runs");
 	for (unsigned int i = 0; i < runs->len; i++) {
 		const struct run *r = runs->pdata[i];
 
@@ -380,8 +379,7 @@ static void json_runs(JsonBuilder *b, const struct vt_workload *w, GPtrArray *ru
 		vt_json_add_dbl(b, "mean_checks_per_window", r->mean_checks);
 		vt_json_add_dbl(b, "mean_profiler_us_per_window", r->mean_profiler_us);
 		vt_json_add_dbl(b, "mean_source_us_per_window", r->mean_source_us);
-		json_builder_set_member_name(b, "phases");
-		json_builder_begin_array(b);
+		vt_json_begin_arr(b, "phases");
 		for (unsigned int ph = 0; ph < r->nr_phases; ph++) {
 			const struct phase_summary *s = &r->phases[ph];
 
@@ -396,8 +394,7 @@ static void json_runs(JsonBuilder *b, const struct vt_workload *w, GPtrArray *ru
 			json_builder_end_object(b);
 		}
 		json_builder_end_array(b);
-		json_builder_set_member_name(b, "windows");
-		json_builder_begin_array(b);
+		vt_json_begin_arr(b, "windows");
 		for (unsigned int k = 0; k < r->rows->len; k++) {
 			const struct window_row *row = &g_array_index(r->rows, struct window_row, k);
 
@@ -408,8 +405,7 @@ static void json_runs(JsonBuilder *b, const struct vt_workload *w, GPtrArray *ru
 			vt_json_add_dbl(b, "recall", row->score.recall);
 			vt_json_add_int(b, "regions", row->regions);
 			vt_json_add_u64(b, "checks", row->checks);
-			json_builder_set_member_name(b, "checks_per_level");
-			json_builder_begin_array(b);
+			vt_json_begin_arr(b, "checks_per_level");
 			for (unsigned int l = 0; l < w->levels; l++)
 				json_builder_add_int_value(b, (gint64)row->checks_level[l]);
 			json_builder_end_array(b);

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Put, get and drop of one page of the page store (ctier.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ctier_store_int.h"
+#include "thread_ns.h"
+
+enum vt_store_kind vt_store_classify(const void *data, uint64_t *word)
+{
+	const uint64_t *w = data;
+
+	for (unsigned int i = 1; i < PAGE / sizeof(*w); i++)
+		if (w[i] != w[0])
+			return VT_STORE_COMPRESSED;
+	*word = w[0];
+	return w[0] ? VT_STORE_SAME : VT_STORE_ZERO;
+}
+
+static struct tier *tier_of_api(struct vt_store *s, unsigned int tier)
+{
+	if (tier >= s->nr_api || s->api_slot[tier] < 0)
+		return NULL;
+	return &s->tier[s->api_slot[tier]];
+}
+
+/* A codec context for one put, outside the lock: a spare one, or a new one. */
+static void *ctx_take(struct vt_store *s, struct tier *t)
+{
+	void *ctx = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (t->spare->len)
+		ctx = g_ptr_array_steal_index_fast(t->spare, t->spare->len - 1);
+	pthread_mutex_unlock(&s->lock);
+	return ctx ? ctx : t->codec->ctx_new(t->spec.level);
+}
+
+static bool valid_at(struct vt_store *s, uint64_t page)
+{
+	struct entry *e = entry_of(s, page);
+
+	return e && atomic_load_explicit(&e->state, memory_order_acquire) & ST_VALID;
+}
+
+/*
+ * Classifying, compressing and checksumming run outside the lock, so that a
+ * fault thread's get never waits for a compression; the pool and the index
+ * change under it.
+ */
+/*
+ * @copy (@copy_len bytes): what @t's codec made of @data earlier, maybe
+ * from another version of the page. True when it decompresses to @data
+ * byte for byte and fits the tier: then it is stored as it is.
+ */
+static bool copy_matches(struct tier *t, void *ctx, const void *data, const void *copy,
+			 uint32_t copy_len)
+{
+	uint8_t out[PAGE];
+
+	return copy_len && copy_len <= t->max_bytes &&
+	       t->codec->decompress(ctx, copy, copy_len, out, PAGE) == (int)PAGE &&
+	       memcmp(out, data, PAGE) == 0;
+}
+
+int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const void *data)
+{
+	return vt_store_put_copy(s, page, tier, data, NULL, 0, NULL);
+}
+
+int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, const void *data,
+		      const void *copy, uint32_t copy_len, bool *used)
+{
+	uint8_t cbuf[2 * PAGE];
+	struct tier *t;
+	struct entry *e;
+	uint64_t word = 0, handle = 0, off = 0, ns = 0;
+	bool allocated = false;
+	uint32_t len = 0, sum;
+	int kind, r = 0, slot;
+	void *ctx = NULL;
+
+	if (used)
+		*used = false;
+	if (!s || !data || page >= s->nr_pages)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	t = tier_of_api(s, tier);
+	/* tiers kept only for their pages take no new ones */
+	if (!t || tier >= s->nr_specs)
+		r = -EINVAL;
+	else if (valid_at(s, page))
+		r = -EEXIST;
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0)
+		return r;
+	kind = vt_store_classify(data, &word);
+	sum = crc(data, PAGE);
+	slot = (int)(t - s->tier);
+	if (kind == VT_STORE_COMPRESSED) {
+		uint64_t t0;
+		bool refused;
+
+		/* refused before with this very content: it would be again */
+		pthread_mutex_lock(&s->lock);
+		refused = vt_refused_has(s->refused, page, (unsigned int)slot, sum);
+		if (refused) {
+			t->st.puts++;
+			t->st.rejected_e2big++;
+			t->st.rejected_memo++;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (refused)
+			return -E2BIG;
+		ctx = ctx_take(s, t);
+		if (!ctx)
+			return -ENOMEM;
+		t0 = vt_now_ns();
+		if (copy && copy_matches(t, ctx, data, copy, copy_len)) {
+			memcpy(cbuf, copy, copy_len);
+			r = (int)copy_len;
+			if (used)
+				*used = true;
+		} else {
+			r = t->codec->compress(ctx, data, PAGE, cbuf, t->max_bytes);
+		}
+		ns = vt_now_ns() - t0;
+		len = r > 0 ? (uint32_t)r : 0;
+	}
+
+	pthread_mutex_lock(&s->lock);
+	t->st.puts++;
+	t->st.compress_ns += ns;
+	if (ctx)
+		g_ptr_array_add(t->spare, ctx);
+	if (kind == VT_STORE_COMPRESSED && (r < 0 || len > t->max_bytes)) {
+		t->st.rejected_e2big++;
+		vt_refused_add(s->refused, page, (unsigned int)slot, sum);
+		r = -E2BIG;
+		goto out;
+	}
+	vt_refused_forget(s->refused, page);
+	if (valid_at(s, page)) {
+		r = -EEXIST;		/* another thread put it meanwhile */
+		goto out;
+	}
+	r = cts_entry_make(s, page, &e);
+	if (r < 0)
+		goto out;
+	if (kind == VT_STORE_COMPRESSED) {
+		r = t->pool.ops->alloc(&t->pool, len, &handle);
+		allocated = r == 0;
+		if (!r)
+			r = t->pool.ops->locate(&t->pool, handle, len, &off);
+		if (!r)
+			r = vt_medium_write(&t->medium, off, cbuf, len);
+		if (r < 0) {
+			if (allocated)
+				t->pool.ops->free(&t->pool, handle, len);
+			if (!s->live[page / CHUNK_PAGES])
+				cts_block_release(s, page / CHUNK_PAGES);
+			goto out;
+		}
+		word = handle;
+	}
+	e->crc = sum;
+	e->loc = word;
+	/* the entry is valid only once everything it names is in place */
+	atomic_store_explicit(&e->state, ST_VALID | (uint32_t)kind << ST_KIND_SHIFT |
+			      (uint32_t)slot << ST_SLOT_SHIFT | ST_MAGIC | len,
+			      memory_order_release);
+	s->live[page / CHUNK_PAGES]++;
+	count(t, (unsigned int)kind, len, 1);
+	r = 0;
+out:
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* The valid entry of @page and its tier, or NULL. Under the lock. */
+static struct entry *lookup(struct vt_store *s, uint64_t page, uint32_t *state,
+			    struct tier **t)
+{
+	struct entry *e;
+	unsigned int slot;
+
+	if (page >= s->nr_pages)
+		return NULL;
+	e = entry_of(s, page);
+	if (!e)
+		return NULL;
+	*state = atomic_load_explicit(&e->state, memory_order_acquire);
+	slot = (*state >> ST_SLOT_SHIFT) & 15;
+	if (!(*state & ST_VALID) || slot >= VT_CTIER_MAX || !s->tier[slot].live)
+		return NULL;
+	*t = &s->tier[slot];
+	return e;
+}
+
+static int fill(struct vt_store *s, struct tier *t, const struct entry *e, uint32_t st,
+		void *out)
+{
+	unsigned int kind = (st >> ST_KIND_SHIFT) & 3;
+	uint32_t len = st & ST_LEN_MASK;
+	const void *src;
+	uint64_t off, t0;
+	int n;
+
+	if (kind == VT_STORE_ZERO || kind == VT_STORE_SAME) {
+		uint64_t *w = out;
+
+		for (unsigned int i = 0; i < PAGE / sizeof(*w); i++)
+			w[i] = e->loc;
+		return 0;
+	}
+	if (kind != VT_STORE_COMPRESSED || t->pool.ops->locate(&t->pool, e->loc, len, &off) < 0)
+		return -EBADMSG;
+	src = vt_medium_read(&t->medium, off, len, s->rbuf);
+	if (!src)
+		return -EBADMSG;
+	t0 = vt_now_ns();
+	n = t->codec->decompress(t->ctx, src, len, out, PAGE);
+	t->st.decompress_ns += vt_now_ns() - t0;
+	return n == (int)PAGE ? 0 : -EBADMSG;
+}
+
+int vt_store_get(struct vt_store *s, uint64_t page, void *out)
+{
+	struct tier *t = NULL;
+	struct entry *e;
+	uint32_t st = 0;
+	int r;
+
+	if (!s || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	e = lookup(s, page, &st, &t);
+	if (!e) {
+		r = -ENOENT;
+		goto out;
+	}
+	t->st.gets++;
+	r = fill(s, t, e, st, out);
+	if (!r && crc(out, PAGE) != e->crc)
+		r = -EBADMSG;
+	if (r < 0) {
+		t->st.bad_checksum++;
+		memset(out, 0, PAGE);
+	}
+out:
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int vt_store_drop(struct vt_store *s, uint64_t page)
+{
+	struct tier *t = NULL;
+	struct entry *e;
+	uint32_t st = 0;
+	uint64_t c = page / CHUNK_PAGES;
+
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	e = lookup(s, page, &st, &t);
+	if (!e) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOENT;
+	}
+	/* the entry goes first: a kill now leaves a free slot, never a shared one */
+	atomic_store_explicit(&e->state, 0, memory_order_release);
+	if (((st >> ST_KIND_SHIFT) & 3) == VT_STORE_COMPRESSED)
+		t->pool.ops->free(&t->pool, e->loc, st & ST_LEN_MASK);
+	count(t, (st >> ST_KIND_SHIFT) & 3, st & ST_LEN_MASK, -1);
+	if (s->live[c] && !--s->live[c])
+		cts_block_release(s, c);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int vt_store_tier_of(struct vt_store *s, uint64_t page)
+{
+	struct tier *t = NULL;
+	uint32_t st;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = lookup(s, page, &st, &t) ? t->api : -ENOENT;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int vt_store_crc_of(struct vt_store *s, uint64_t page, uint32_t *crc)
+{
+	struct tier *t = NULL;
+	struct entry *e;
+	uint32_t st;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&s->lock);
+	e = lookup(s, page, &st, &t);
+	if (e) {
+		*crc = e->crc;
+		r = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
