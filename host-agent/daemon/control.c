@@ -50,9 +50,8 @@ static void policy_applied(void *arg, const char *error)
 		return;
 	}
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "ok");
-	json_builder_add_boolean_value(b, TRUE);
-	json_builder_set_member_name(b, "result");
+	vt_json_add_bool(b, "ok", true);
+	vt_json_key(b, "result");
 	vt_vm_policy_to_json(&w->policy, b);
 	json_builder_end_object(b);
 	vt_control_deferred_reply(w->reply, finish(b));
@@ -101,9 +100,8 @@ static void attach_replied(struct vt_vm *vm, const GError *error, void *arg)
 	}
 	b = json_builder_new();
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "ok");
-	json_builder_add_boolean_value(b, TRUE);
-	json_builder_set_member_name(b, "result");
+	vt_json_add_bool(b, "ok", true);
+	vt_json_key(b, "result");
 	vt_vm_status_to_json(vm, b);
 	json_builder_end_object(b);
 	vt_control_deferred_reply(w->reply, finish(b));
@@ -275,11 +273,9 @@ static char *reply_error(const GError *e)
 	g_autoptr(JsonBuilder) b = json_builder_new();
 
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "ok");
-	json_builder_add_boolean_value(b, FALSE);
+	vt_json_add_bool(b, "ok", false);
 	vt_json_add_str(b, "error", e->message);
-	json_builder_set_member_name(b, "errno");
-	json_builder_add_int_value(b, e->code);
+	vt_json_add_int(b, "errno", e->code);
 	json_builder_end_object(b);
 	return finish(b);
 }
@@ -344,9 +340,8 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 		}
 	}
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "ok");
-	json_builder_add_boolean_value(b, TRUE);
-	json_builder_set_member_name(b, "result");
+	vt_json_add_bool(b, "ok", true);
+	vt_json_key(b, "result");
 	switch (req.cmd) {
 	case VT_CTL_PING:
 		json_builder_add_string_value(b, "pong");
@@ -455,8 +450,7 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 			json_builder_begin_object(b);
 			vt_json_add_str(b, "name", d->host.ctier[i].name);
 			vt_json_add_str(b, "kind", "compressed");
-			json_builder_set_member_name(b, "nodes");
-			json_builder_begin_array(b);
+			vt_json_begin_arr(b, "nodes");
 			if (d->host.ctier[i].medium == VT_MEDIUM_NODE)
 				json_builder_add_int_value(b, d->host.ctier[i].node);
 			json_builder_end_array(b);
@@ -469,12 +463,10 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 			json_builder_begin_object(b);
 			vt_json_add_str(b, "name", "zswap");
 			vt_json_add_str(b, "kind", "compressed");
-			json_builder_set_member_name(b, "nodes");
-			json_builder_begin_array(b);
+			vt_json_begin_arr(b, "nodes");
 			json_builder_end_array(b);
-			json_builder_set_member_name(b, "source");
-			json_builder_add_string_value(b, d->host.zswap_ok ? "host zswap (VMs without "
-						      "a hand-off)" : d->host.zswap_why);
+			vt_json_add_str(b, "source", d->host.zswap_ok ? "host zswap (VMs without "
+					"a hand-off)" : d->host.zswap_why);
 			json_builder_end_object(b);
 		}
 		json_builder_end_array(b);

@@ -272,8 +272,7 @@ char *vt_ctl_request_to_json(const struct vt_ctl_request *req)
 	g_autofree char *text = NULL;
 
 	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "v");
-	json_builder_add_int_value(b, VT_CTL_VERSION);
+	vt_json_add_int(b, "v", VT_CTL_VERSION);
 	vt_json_add_str(b, "cmd", vt_ctl_cmd_name(req->cmd));
 	if (req->vm) {
 		vt_json_add_str(b, "vm", req->vm);
@@ -285,8 +284,7 @@ char *vt_ctl_request_to_json(const struct vt_ctl_request *req)
 		vt_json_add_str(b, "domain", req->domain);
 	}
 	if (req->nr_set) {
-		json_builder_set_member_name(b, "set");
-		json_builder_begin_array(b);
+		vt_json_begin_arr(b, "set");
 		for (unsigned int i = 0; i < req->nr_set; i++)
 			json_builder_add_string_value(b, req->set[i]);
 		json_builder_end_array(b);

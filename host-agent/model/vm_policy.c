@@ -420,10 +420,8 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	vt_json_add_u64(b, "window_ms", p->window_ms);
 	vt_json_add_u64(b, "sample_ms", p->sample_ms);
 	vt_json_add_dbl(b, "hot_threshold", p->hot_threshold);
-	json_builder_set_member_name(b, "thrash_windows");
-	json_builder_add_int_value(b, p->thrash_windows);
-	json_builder_set_member_name(b, "ctier_age_windows");
-	json_builder_add_int_value(b, p->ctier_age_windows);
+	vt_json_add_int(b, "thrash_windows", p->thrash_windows);
+	vt_json_add_int(b, "ctier_age_windows", p->ctier_age_windows);
 	vt_json_add_dbl(b, "thrash_step", p->thrash_step);
 	vt_json_add_u64(b, "chunk", p->chunk_bytes);
 	vt_json_add_str(b, "profiler", p->profiler);
