@@ -3,12 +3,12 @@
 #   make bench-agent   `vtier-bench agent` from 1 GiB to 1 TiB of sparse guest RAM in this
 #                      process, on vtierd before issue 11 item 3 (built once from git in
 #                      $(BUILD)/agent-baseline) and now, size after size; raw output in
-#                      docs/bench/bench-agent.txt. About 10 minutes (the baseline reads 64 Mi
+#                      docs/results/raw/bench-agent.txt. About 10 minutes (the baseline reads 64 Mi
 #                      pages per window at 1 TiB). No VM, no root.
 
 .PHONY: bench-agent
 
 bench-agent: build
-	bench/agent-before-after.sh $(BUILD) | tee docs/bench/bench-agent.txt
+	bench/agent-before-after.sh $(BUILD) | tee docs/results/raw/bench-agent.txt
 
 BENCH_TARGETS += bench-agent

@@ -42,7 +42,7 @@ check-telemetry: build
 	    --expect-converge 5 --expect-pr 0.98 --expect-checks 8000
 
 bench-telemetry: build
-	bench/telemetry.sh $(VTIER_BENCH) docs/bench
+	bench/telemetry.sh $(VTIER_BENCH) docs/results/raw
 
 CHECK_TARGETS += check-telemetry
 BENCH_TARGETS += bench-telemetry
