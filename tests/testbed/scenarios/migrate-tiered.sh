@@ -57,28 +57,33 @@
 # or in 60 s); anything but outgoing fails unless the migration completed;
 # dest_kill_precopy: 1 when K2's first kill came before vtierd C heard
 # ARRIVED, i.e. during the precopy.)
-export LD_LIBRARY_PATH=/opt/vtier/lib
 PARTS=${MIGRATE_PARTS:-place}
-has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 W=${VTIERD_WINDOW_MS:-1000}
-QEMU=/opt/vtier/qemu/qemu-system-x86_64
-CORPUS=/opt/vtier/corpus
-MIB=1048576
+. /src/tests/testbed/scenarios/lib.sh
 WL=${MIGRATE_WL_MIB:-128}
 HOT=$((WL / 4))
 MAXW=${MIGRATE_MAX_WINDOWS:-120}
 BOUND=${MIGRATE_EXTRA_MIB:-32}   # vm0's migration_extra: the source's bound
 UUID=5a1e0000-1111-4222-8333-444455556666
-field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
-jsum() { echo "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
-jfirst() { echo "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-# ctl A|B|C ARGS: vtierctl of that vtierd
-ctl() { local a=$1; shift; vtierctl --socket "/run/vtier/$a.sock" "$@"; }
+# --get keys of a VM's backends (its hand-offs), summed over them
+B='backends.*'
+# on a|b|c CMD ARGS...: lib.sh's CMD (ctl, vget, wait_adopted) on that vtierd's
+# socket (lib.sh's calls go to $SOCK; here three vtierds run, as three hosts)
+on() { local SOCK="/run/vtier/$1.sock"; shift; "$@"; }
+# vshow VM KEY...: KEY=VALUE a line, the values from one stats reply (for the log)
+vshow() {
+    local vm=$1 v
+    shift
+    v=$(vget "$vm" "$@") || return 2
+    echo "$v" | awk -v keys="$*" 'BEGIN {split(keys, k, " ")} {print k[NR] "=" $0}'
+}
+# lib.sh's fail, with every vtierd's VMs and the end of its log
 fail() {
+    local a
     for a in a b c; do
         [ -S "/run/vtier/$a.sock" ] || continue
         echo "---- vtierd $a"
-        ctl "$a" --json list 2>&1 | head -c 3000; echo
+        on "$a" ctl --json list 2>&1 | head -c 3000; echo
         tail -30 "$TB_OUT/vtierd-$a.log" 2>&1
     done
     tb_fail "$@"
@@ -88,43 +93,31 @@ tb_on_hang() {
         [ -S "/run/vtier/$a.sock" ] && timeout 5 vtierctl --socket "/run/vtier/$a.sock" --json stats "$1" 2>&1 | head -c 3000
     done
 }
-# start_vtierd NAME CONFIG [OPTIONS]: its sockets, store and log are its own
-start_vtierd() {
+# start_vtierd_as a|b|c CONFIG [OPTIONS]: that vtierd, until it answers; its
+# sockets (/run/vtier/NAME.sock, NAME.agent), store, log ($TB_OUT/vtierd-NAME.log)
+# and pid file (/run/vtier/NAME.pid) are its own
+start_vtierd_as() {
     local a=$1 conf=$2; shift 2
     vtierd --socket "/run/vtier/$a.sock" --agent-socket "/run/vtier/$a.agent" \
         --store-dir "/run/vtier/$a.store" --config "$conf" "$@" \
         >> "$TB_OUT/vtierd-$a.log" 2>&1 &
     echo $! > "/run/vtier/$a.pid"
-    for _ in $(seq 50); do ctl "$a" list > /dev/null 2>&1 && return 0; sleep 0.2; done
+    for _ in $(seq 50); do on "$a" ctl list > /dev/null 2>&1 && return 0; sleep 0.2; done
     fail "vtierd $a did not start: $(cat "$TB_OUT/vtierd-$a.log")"
 }
-# bytes of guest RAM in the memfd of QEMU pid $1 (what is not evicted)
-memfd_bytes() {
-    for fd in /proc/"$1"/fd/*; do
-        case $(readlink "$fd") in
-        /memfd:*)
-            set -- $(stat -L -c '%s %b' "$fd")
-            [ "$1" -ge $((512 * MIB)) ] && { echo $(($2 * 512)); return; } ;;
-        esac
-    done
-    echo 0
-}
-# until vtierd $1 has adopted VM $2 by its hand-off
-wait_adopted() {
-    for _ in $(seq 600); do
-        ctl "$1" --json status "$2" 2>/dev/null | grep -q '"attached_by":"hand-off"' && return 0
-        sleep 0.1
-    done
+# adopted a|b|c VM: until that vtierd has adopted VM by its hand-off (lib.sh's
+# wait_adopted, 20 s, three times), or fail
+adopted() {
+    for _ in 1 2 3; do on "$1" wait_adopted "$2" > /dev/null && return 0; done
     fail "vtierd $1 did not adopt $2 within 60 s"
 }
 # Where VM $2 under vtierd $1 is: cold_pct (cold pages absent from QEMU's
 # mapping = in a compressed tier) and hot_pct (present hot pages on node 0).
 # Sets globals (a failure in $(...) would only leave the subshell).
 placement() {
-    local st pid hva c h
-    st=$(ctl "$1" --json status "$2") || fail "status $2"
+    local pid hva c h
+    hva=$(on "$1" ctl status "$2" --get gpa_map.0.hva) || fail "status $2: no gpa_map.0.hva"
     pid=$(tb_l2_pid "$2")
-    hva=$(jfirst "$st" hva)
     c=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cold.ext) || fail "where-gpa cold: $c"
     h=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/hot.ext) || fail "where-gpa hot: $h"
     cold_pct=$(( $(field "$c" absent) * 100 / cold_pages ))
@@ -153,13 +146,14 @@ migrate() {
         sleep 0.2
     done
     echo "$st" | grep -q completed || fail "migration $1 -> $2 did not complete in 600 s: $st"
+    # (QEMU's query-migrate reply, QMP: not vtierctl's, read as text)
     mig_total_ms=$(echo "$st" | grep -o '"total-time": *[0-9]*' | grep -o '[0-9]*$')
     mig_down_ms=$(echo "$st" | grep -o '"downtime": *[0-9]*' | grep -o '[0-9]*$')
 }
 # windows of vtierd $1 (since it adopted VM $2) until the VM is placed, for at
 # most $3 windows from the first look: sets placed_windows ($3 more when never)
 windows_to_place() {
-    local i w w0 js
+    local i w0 s w stored orders chunks evicted runs ens pns sns uns backlog fs fz span pp used stale pw po
     # the mover's side (where a destination's time goes): pages evicted, runs
     # (one write-protection and one punch each), ms evicting in all and in
     # protecting + copying / storing (compression) / punching + unprotecting,
@@ -170,22 +164,23 @@ windows_to_place() {
         "evicted runs evict_ms protect_ms store_ms punch_ms backlog faults span_faults prepared used stale precopy_w precopy_orders"
     w0=""
     for i in $(seq 1 $(($3 * 4))); do
-        js=$(ctl "$1" --json stats "$2") || fail "stats $2"
-        w=$(jfirst "$js" windows)
-        w=${w:-0}
+        # one reply, one value a line in this order
+        s=$(on "$1" vget "$2" windows "$B.ctiers.*.stored_bytes" migration.plan_orders \
+            migration.plan_chunks "$B.evicted" "$B.evict_runs" "$B.evict_ns" "$B.evict_protect_ns" \
+            "$B.evict_store_ns" "$B.evict_punch_ns" "$B.backlog" "$B.faults_stored" \
+            "$B.faults_zero" "$B.span_faults" "$B.prepared_pages" "$B.prepared_used" \
+            "$B.prepared_stale" migration.precopy_windows migration.precopy_orders) ||
+            fail "stats $2: $s"
+        read -r w stored orders chunks evicted runs ens pns sns uns backlog fs fz span pp used stale pw po <<EOF
+$(echo "$s" | tr '\n' ' ')
+EOF
         w0=${w0:-$w}
         placed_windows=$((w0 + $3))
         placement "$1" "$2"
         printf '%-6s %-8s %-9s %-8s %-10s %-9s %s %s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$i" "$w" "$cold_pct%" \
-            "$hot_pct%" $(( $(jsum "$js" stored_bytes) / MIB )) \
-            "$(jfirst "$js" plan_orders)/$(jfirst "$js" plan_chunks)" \
-            "$(jsum "$js" evicted)" "$(jsum "$js" evict_runs)" \
-            $(( $(jsum "$js" evict_ns) / 1000000 )) $(( $(jsum "$js" evict_protect_ns) / 1000000 )) \
-            $(( $(jsum "$js" evict_store_ns) / 1000000 )) $(( $(jsum "$js" evict_punch_ns) / 1000000 )) \
-            "$(jsum "$js" backlog)" $(( $(jsum "$js" faults_stored) + $(jsum "$js" faults_zero) )) \
-            "$(jsum "$js" span_faults)" "$(jsum "$js" prepared_pages)" "$(jsum "$js" prepared_used)" \
-            "$(jsum "$js" prepared_stale)" "$(jfirst "$js" precopy_windows)" \
-            "$(jfirst "$js" precopy_orders)"
+            "$hot_pct%" $((stored / MIB)) "$orders/$chunks" "$evicted" "$runs" \
+            $((ens / 1000000)) $((pns / 1000000)) $((sns / 1000000)) $((uns / 1000000)) \
+            "$backlog" $((fs + fz)) "$span" "$pp" "$used" "$stale" "$pw" "$po"
         if [ "$cold_pct" -ge 70 ] && [ "$hot_pct" -ge 90 ]; then
             placed_windows=$w
             return
@@ -220,11 +215,11 @@ EOF
 # the destinations tier what arrives from their first window (the source
 # observes while the guest fills its memory, then is switched to auto)
 sed 's/^mode = observe/mode = auto/' /run/vtier/vtierd.conf > /run/vtier/dest.conf
-start_vtierd a /run/vtier/vtierd.conf
+start_vtierd_as a /run/vtier/vtierd.conf
 # TB_MIGRATE_PRECOPY=copy: vtierd B copies during the precopy instead of taking
 # QEMU's early hand-off (the A/B of the two; the default is vtierd's, evict)
-start_vtierd b /run/vtier/dest.conf ${TB_MIGRATE_PRECOPY:+--precopy-placement="$TB_MIGRATE_PRECOPY"}
-ctl a tiers || fail "vtierd a: no tiers"
+start_vtierd_as b /run/vtier/dest.conf ${TB_MIGRATE_PRECOPY:+--precopy-placement="$TB_MIGRATE_PRECOPY"}
+on a ctl tiers || fail "vtierd a: no tiers"
 
 tb_step "L2 vm0 under the patched QEMU, RAM handed to vtierd A"
 TB_L2_BOOT_TIMEOUT=$((TB_L2_BOOT_TIMEOUT * 3))
@@ -232,7 +227,7 @@ L2OPTS="--mem 512M --memdev memfd --qemu $QEMU"
 # shellcheck disable=SC2086
 tb_l2_start vm0 $L2OPTS --backend-opts ",tier-agent=/run/vtier/a.agent" -- -uuid "$UUID"
 tb_l2_check_kvm vm0
-wait_adopted a vm0
+adopted a vm0
 # workload VM: the guest's region filled, its first quarter kept hot (through migrations)
 workload() {
     tb_l2 "$1" "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
@@ -258,7 +253,7 @@ cold_pages=$(( $(field "$kinds" zero) + $(field "$kinds" corpus) ))
 tb_l2 vm0 "vtier-workload ctl extents from=${HOT}M out=/run/cold.ext" || fail "cold extents"
 tb_l2 vm0 "cat /run/cold.ext" > /run/cold.ext || fail "copying the cold extents out"
 echo "workload: $kinds; $(wc -l < /run/cold.ext) cold extents"
-ctl a policy vm0 mode=auto "migration_extra=${BOUND}MiB" > /dev/null ||
+on a ctl policy vm0 mode=auto "migration_extra=${BOUND}MiB" > /dev/null ||
     fail "policy mode=auto migration_extra=${BOUND}MiB"
 # the hot set stays hot in the guest through both migrations
 hot_loop vm0
@@ -273,7 +268,7 @@ windows_to_place a vm0 300
 placement a vm0
 [ "$cold_pct" -ge 70 ] && [ "$hot_pct" -ge 90 ] ||
     fail "vtierd A did not place vm0 in 300 windows: cold $cold_pct %, hot $hot_pct %"
-ctl a stats vm0 | head -5
+on a ctl stats vm0 | head -5
 pid0=$(tb_l2_pid vm0)
 
 if has_part place; then
@@ -287,16 +282,17 @@ base=$(memfd_bytes "$pid0")
 # (where the source's extra memory is: pages filled for the migration and not
 # punched again yet, pages the stores lost)
 (while [ ! -e /run/sample.stop ]; do
-    js=$(ctl a --json stats vm0 2>/dev/null)
-    echo "$(memfd_bytes "$pid0") $(for k in faults_zero zero_filled_around read_through zero_repunched \
-        read_repunched read_dirtied faults_stored fetched evicted reads_held_bytes extra_bytes; do
-        jsum "$js" "$k"; done | tr '\n' ' ')"
+    s=$(on a vget vm0 "$B.faults_zero" "$B.zero_filled_around" "$B.read_through" \
+        "$B.zero_repunched" "$B.read_repunched" "$B.read_dirtied" "$B.faults_stored" \
+        "$B.fetched" "$B.evicted" migration.reads_held_bytes migration.extra_bytes 2>/dev/null) || s=""
+    echo "$(memfd_bytes "$pid0") $(echo "$s" | tr '\n' ' ')"
     sleep 0.2
 done) > /run/memfd.samples &
 MIG_TIERS_LOG=/run/mig1.tiers migrate vm0 vm1 /run/vtier/mig1.sock
 total_ms=$mig_total_ms down_ms=$mig_down_ms
 touch /run/sample.stop
-# QMP shows the source outgoing, under the bound the policy set
+# QMP shows the source outgoing, under the bound the policy set (QEMU's
+# query-memory-tiers replies, not vtierctl's: read as text)
 tr -d ' \n' < /run/mig1.tiers | grep -o '"migration":{[^}]*}' | sort | uniq -c | sort -rn | head -3
 tr -d ' \n' < /run/mig1.tiers | grep -q "\"migration\":{[^}]*\"state\":\"outgoing\"" ||
     fail "query-memory-tiers of vm0 never showed the migration outgoing"
@@ -310,34 +306,37 @@ echo "at the peak: $(sort -n /run/memfd.samples | tail -1)"
 extra=$(( (${peak:-0} - base) / MIB ))
 echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${base} bytes" \
     "before, ${peak} at most during it ($(wc -l < /run/memfd.samples) samples)"
-ctl a --json stats vm0 | grep -o '"migration":{[^}]*}\|"faults_zero":[0-9]*\|"zero_filled_around":[0-9]*\|"faults_stored":[0-9]*\|"zero_repunched":[0-9]*\|"read_[a-z]*":[0-9]*\|"reads_[a-z]*":[0-9]*\|"repunch_runs":[0-9]*' || true
-wait_adopted b vm1
+on a vshow vm0 migration "$B.faults_zero" "$B.zero_filled_around" "$B.faults_stored" \
+    "$B.zero_repunched" "$B.read_through" "$B.read_repunched" "$B.read_dirtied" "$B.read_around" \
+    "$B.reads_early" "$B.reads_waits" "$B.reads_untracked" "$B.repunch_runs" || true
+adopted b vm1
 # the first look right after the switch-over: the placement is read from
 # QEMU's mapping (move_pages), not from the guest, so it need not wait for the
 # guest's first answer (which came up to 5 s after the switch-over)
 windows_to_place b vm1 "$MAXW"
 with=$placed_windows
-ctl b status vm1 | grep '^migration:' || true
-# QMP on the destination: seeded from the profile (placing, or placed by now)
+on b ctl status vm1 | grep '^migration:' || true
+# QMP on the destination: seeded from the profile (placing, or placed by now;
+# QEMU's reply, read as text)
 q=$(tb_qmp vm1 '{"execute":"query-memory-tiers"}' | tr -d ' \n')
 echo "$q" | grep -o '"migration":{[^}]*}' || true
 echo "$q" | grep -q '"migration":{[^}]*"profiles-seeded":[1-9]' ||
     fail "query-memory-tiers of vm1 does not show the profile seeded: $q"
 tb_l2_stop vm0
 tb_l2_wait vm1 120
-ctl b --json stats vm1 | grep -o '"migration":{[^}]*}' || true
+on b vshow vm1 migration || true
 verify vm1
 bad1=$bad
 
 tb_step "migration 2: vm1 (vtierd B) -> vm2 (vtierd C, --ignore-migration-profiles)"
-start_vtierd c /run/vtier/dest.conf --ignore-migration-profiles
+start_vtierd_as c /run/vtier/dest.conf --ignore-migration-profiles
 # shellcheck disable=SC2086
 tb_l2_start vm2 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/c.agent" -- \
     -uuid "$UUID" -incoming unix:/run/vtier/mig2.sock
 for _ in $(seq 100); do [ -S /run/vtier/mig2.sock ] && break; sleep 0.2; done
 migrate vm1 vm2 /run/vtier/mig2.sock
 echo "migration 2: total $mig_total_ms ms, downtime $mig_down_ms ms"
-wait_adopted c vm2
+adopted c vm2
 windows_to_place c vm2 "$MAXW"    # looked at as soon, like vm1
 without=$placed_windows
 grep "ignored" "$TB_OUT/vtierd-c.log" || fail "vtierd C did not ignore the profile"
@@ -399,28 +398,28 @@ kill_later() {
     echo "kill -9 vtierd $a ($(cat "/run/vtier/$a.pid")) at +$at s"
     kill -9 "$(cat "/run/vtier/$a.pid")"
     sleep 1
-    start_vtierd "$a" "$conf" "$@"
+    start_vtierd_as "$a" "$conf" "$@"
     echo "vtierd $a restarted ($(cat "/run/vtier/$a.pid"))"
 }
 rand_s() { awk -v lo="$1" -v hi="$2" -v seed="$3" 'BEGIN {srand(seed); printf "%.1f", lo + rand() * (hi - lo)}'; }
-# a number of query-memory-tiers' (first) backend: tiers_num JSON KEY
+# QEMU's query-memory-tiers reply (QMP, not vtierctl's: read as text)
+# a number of its (first) backend: tiers_num JSON KEY
 tiers_num() { echo "$1" | tr -d ' \n' | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # (QMP's members come in no fixed order: the migration object, then its state)
 tiers_mig_state() {
     echo "$1" | tr -d ' \n' | grep -o '"migration":{[^}]*}' | head -1 |
         sed -n 's/.*"state":"\([a-z]*\)".*/\1/p'
 }
-uptime_ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }   # (busybox date has no %N)
 # Once QEMU $1 handed its memory to a new vtierd (handoffs past $2) and that
 # one reported (a report younger than the hand-off, by report-age-ms): the
 # migration state of its last report, in /run/successor.state, as soon as it
 # is outgoing, or as last seen when the migration is no longer active or 60 s
 # have passed.
 successor_state() {
-    local r h now age t1="" st=unseen end=$(($(uptime_ms) + 60000))
-    while [ "$(uptime_ms)" -lt "$end" ]; do
+    local r h now age t1="" st=unseen end=$(($(ms_now) + 60000))
+    while [ "$(ms_now)" -lt "$end" ]; do
         r=$(tb_qmp "$1" '{"execute":"query-memory-tiers"}' 2>&1) || r=""
-        now=$(uptime_ms)
+        now=$(ms_now)
         h=$(tiers_num "$r" handoffs)
         if [ -z "$t1" ] && [ "${h:-0}" -gt "$2" ]; then t1=$now; fi
         age=$(tiers_num "$r" report-age-ms)
@@ -458,19 +457,19 @@ echo "kill 1: migration $src_outcome (total ${mig_total_ms:-} ms, downtime ${mig
 if [ "$src_outcome" = completed ]; then
     tb_l2_stop vm0
     here=vm1 here_vtierd=b
-    wait_adopted b vm1
+    adopted b vm1
     tb_l2_wait vm1 120
 else
     tb_l2_stop vm1
     here=vm0 here_vtierd=a
-    wait_adopted a vm0
+    adopted a vm0
 fi
 verify "$here"
 bad_all=$((bad_all + bad))
-ctl "$here_vtierd" stats "$here" | head -3
+on "$here_vtierd" ctl stats "$here" | head -3
 
 tb_step "kill 2: $here -> vm2 (vtierd C), vtierd C killed -9 at +$dest_kill s and at +$dest_kill2 s after its hand-off"
-start_vtierd c /run/vtier/dest.conf
+start_vtierd_as c /run/vtier/dest.conf
 # shellcheck disable=SC2086
 tb_l2_start vm2 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/c.agent" -- \
     -uuid "$UUID" -incoming unix:/run/vtier/mig2.sock
@@ -499,10 +498,10 @@ wait "$killer"
 echo "kill 2: migration $dest_outcome (total ${mig_total_ms:-} ms, downtime ${mig_down_ms:-} ms)"
 if [ "$dest_outcome" = completed ]; then
     tb_l2_stop "$here"
-    wait_adopted c vm2
+    adopted c vm2
     # the destination's vtierd dies again while it places what arrived
     kill_later c "$dest_kill2" /run/vtier/dest.conf
-    wait_adopted c vm2
+    adopted c vm2
     tb_l2_wait vm2 120
     here=vm2 here_vtierd=c
 else
@@ -511,19 +510,19 @@ else
 fi
 verify "$here"
 bad_all=$((bad_all + bad))
-ctl "$here_vtierd" stats "$here" | head -3
+on "$here_vtierd" ctl stats "$here" | head -3
 
 tb_step "kill 3: $here -> vm3 (vtierd B), the source's vtierd killed -9 at +$cancel_kill s, the migration cancelled at +$cancel_at s"
 conf=/run/vtier/vtierd.conf
 [ "$here_vtierd" = a ] || conf=/run/vtier/dest.conf
-[ -S /run/vtier/b.sock ] || start_vtierd b /run/vtier/dest.conf
+[ -S /run/vtier/b.sock ] || start_vtierd_as b /run/vtier/dest.conf
 # shellcheck disable=SC2086
 tb_l2_start vm3 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/b.agent" -- \
     -uuid "$UUID" -incoming unix:/run/vtier/mig3.sock
 for _ in $(seq 100); do [ -S /run/vtier/mig3.sock ] && break; sleep 0.2; done
 h0=$(tiers_num "$(tb_qmp "$here" '{"execute":"query-memory-tiers"}')" handoffs)
 echo "unseen" > /run/successor.state
-t0=$(uptime_ms)
+t0=$(ms_now)
 kill_later "$here_vtierd" "$cancel_kill" "$conf" &
 killer=$!
 # the cancel at +$cancel_at s, or once the successor's report says how it sees
@@ -531,9 +530,9 @@ killer=$!
 (
     sleep "$cancel_kill"
     successor_state "$here" "${h0:-0}"
-    sleep "$(awk -v t0="$t0" -v at="$cancel_at" -v now="$(uptime_ms)" \
+    sleep "$(awk -v t0="$t0" -v at="$cancel_at" -v now="$(ms_now)" \
         'BEGIN {l = at - (now - t0) / 1000; printf "%.1f", (l > 0 ? l : 0)}')"
-    echo "at +$(awk -v t0="$t0" -v now="$(uptime_ms)" 'BEGIN {printf "%.1f", (now - t0) / 1000}') s:"
+    echo "at +$(awk -v t0="$t0" -v now="$(ms_now)" 'BEGIN {printf "%.1f", (now - t0) / 1000}') s:"
     tb_qmp "$here" '{"execute":"migrate_cancel"}'
 ) > /run/cancel.out 2>&1 &
 canceller=$!
@@ -546,16 +545,17 @@ echo "kill 3: the source's successor vtierd before the cancel, in QEMU's query-m
 if [ "$cancel_outcome" = completed ]; then
     # it completed before the cancel: the guest runs on vm3 (the failing path did not run)
     tb_l2_stop "$here"
-    wait_adopted b vm3
+    adopted b vm3
     tb_l2_wait vm3 120
     here=vm3 here_vtierd=b
 else
     tb_l2_stop vm3
-    wait_adopted "$here_vtierd" "$here"
+    adopted "$here_vtierd" "$here"
 fi
 verify "$here"
 bad_all=$((bad_all + bad))
-ctl "$here_vtierd" --json stats "$here" | grep -o '"migration":{[^}]*}\|"read_[a-z]*":[0-9]*\|"reads_[a-z]*":[0-9]*' || true
+on "$here_vtierd" vshow "$here" migration "$B.read_through" "$B.read_repunched" "$B.read_dirtied" \
+    "$B.read_around" "$B.reads_early" "$B.reads_waits" "$B.reads_untracked" || true
 grep -h "hand-off of\|RECONNECT\|store\|migration" "$TB_OUT"/vtierd-[abc].log | tail -16 || true
 tb_l2 "$here" 'touch /run/A.stop' || true
 echo "RESULT-MIGRATE-KILL src_kill_s=$src_kill src_outcome=$src_outcome dest_kill_s=$dest_kill" \

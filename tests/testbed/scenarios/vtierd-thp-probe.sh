@@ -11,8 +11,7 @@
 #   tests/vtierd/run-scenario build vtierd-thp-probe \
 #       --l1-file build/host-agent/tools/vtier-bench:/usr/local/bin/vtier-bench \
 #       --l1-file build/kmod/host-kmod/vtier_tdp.ko:/opt/vtier/vtier_tdp.ko   (make kmod first)
-export LD_LIBRARY_PATH=/opt/vtier/lib
-MIB=1048576
+. /src/tests/testbed/scenarios/lib.sh
 K=/sys/kernel/mm/transparent_hugepage
 thp() {
     echo "THP[$1] $(grep AnonHugePages /proc/$pid/smaps_rollup | tr -s ' ')" \
@@ -30,12 +29,12 @@ tb_l2_start vm0 --mem 1G
 tb_l2 vm0 'vtier-workload serve --size 512M > /run/wl.log 2>&1 &'
 tb_l2 vm0 'vtier-workload ctl --wait 300 info'
 mkdir -p /run/vtier && chmod 700 /run/vtier
-vtierd --socket /run/vtier/vtierd.sock > "$TB_OUT/vtierd.log" 2>&1 &
-for _ in $(seq 50); do vtierctl --socket /run/vtier/vtierd.sock list > /dev/null 2>&1 && break; sleep 0.2; done
+start_vtierd
+vtierd_ready
 # attached with mode=off only to read the RAM block's HVA
-vtierctl --socket /run/vtier/vtierd.sock attach /run/tb/vm0.agent.qmp --name vm0 mode=off
+ctl attach /run/tb/vm0.agent.qmp --name vm0 mode=off
 pid=$(tb_l2_pid vm0)
-hva=$(vtierctl --socket /run/vtier/vtierd.sock --json status vm0 | sed -n 's/.*"hva":\([0-9]*\).*/\1/p')
+hva=$(ctl status vm0 --get ram.0.hva)
 tb_step "1. spread"
 thp boot
 vtier-tbnuma spread "$pid" "$hva" $((1024 * MIB)) 0,1,2 || true

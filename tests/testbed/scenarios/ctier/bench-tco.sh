@@ -42,7 +42,7 @@ bench_row() {
 }
 
 tb_step "bench-tco: the same zipf workload under six placements"
-fastest=$(ctl --json tiers | grep -o '"name":"[^"]*"' | head -1 | cut -d'"' -f4)
+fastest=$(ctl tiers --get 0.name) || fail "vtierctl tiers: no first tier"
 skewed_start
 
 echo "dram-only: placement=tco alpha=1 until placed, then mode=observe"
