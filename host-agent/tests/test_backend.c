@@ -181,6 +181,15 @@ static void spin(unsigned int ms)
 		g_main_context_iteration(NULL, FALSE);
 }
 
+/* Run the main loop until @cond holds or @ms pass; the value of @cond. */
+#define SPIN_UNTIL(cond, ms)                                                        \
+	({                                                                         \
+		gint64 until_ = g_get_monotonic_time() + (gint64)(ms) * 1000;      \
+		while (!(cond) && g_get_monotonic_time() < until_)                 \
+			g_main_context_iteration(NULL, FALSE);                     \
+		(cond);                                                            \
+	})
+
 static struct vt_daemon *daemon_new(const char *dir)
 {
 	struct vt_tiers tiers = { .nr = 0 };
@@ -406,13 +415,14 @@ static void test_closed_during_open(void **state)
 	char msg[128];
 	int s;
 
-	f->d->host.store_open_delay_ms = 300;
+	/* waits on conditions, not fixed sleeps: under load a HELLO took more than
+	 * the 50 ms this test once gave it (1 failure in 4 niced runs) */
+	f->d->host.store_open_delay_ms = 1000;
 	s = hello_send(f, (uint32_t)getpid(), 0, 1, "mem0");
-	spin(50);
-	assert_int_equal(g_hash_table_size(f->d->ho.opening), 1);
+	assert_true(SPIN_UNTIL(g_hash_table_size(f->d->ho.opening) == 1, 5000));
 	close(s);
-	spin(500);
-	assert_int_equal(g_hash_table_size(f->d->ho.opening), 0);
+	assert_true(SPIN_UNTIL(g_hash_table_size(f->d->ho.opening) == 0, 10000));
+	spin(50);
 	assert_int_equal(g_hash_table_size(f->d->ho.backends), 0);
 	assert_int_equal(g_hash_table_size(f->d->vms), 0);
 	/* this process lives: its store stays for the reconnect, as after a live hand-off */
@@ -425,9 +435,9 @@ static void test_closed_during_open(void **state)
 	spin(100);
 
 	/* the agent goes while a store is being opened: QEMU gets no answer, nothing leaks */
-	f->d->host.store_open_delay_ms = 300;
+	f->d->host.store_open_delay_ms = 1000;
 	s = hello_send(f, (uint32_t)getpid(), VTIER_HELLO_F_RECONNECT, 3, "mem0");
-	spin(50);
+	assert_true(SPIN_UNTIL(g_hash_table_size(f->d->ho.opening) == 1, 5000));
 	vt_daemon_free(f->d);
 	f->d = NULL;
 	assert_int_equal(hello_wait(s, NULL, msg), -ECONNRESET);
