@@ -166,6 +166,8 @@ struct vt_vm {
 	 * (policy, state, profiler_*, space, stats, last_error, policy_refused, ram, gpa_map,
 	 * ram_bytes) are written by the worker only, under lock; the main loop
 	 * reads them under lock and asks for changes with vt_vm_worker_post_*().
+	 * One exception: a libvirt policy the daemon refuses before the worker
+	 * sees it is written to policy_refused by the main loop, under lock.
 	 * backends is changed by the main loop under lock.
 	 */
 	GMutex lock;
