@@ -275,7 +275,7 @@ static gboolean quit_loop(gpointer data)
 
 void vt_vm_retire(struct vt_vm *vm, bool wait)
 {
-	g_autoptr(GSource) quit = NULL;
+	GSource *quit;
 	GThread *t;
 
 	if (!vm->worker) {
@@ -291,6 +291,13 @@ void vt_vm_retire(struct vt_vm *vm, bool wait)
 	g_source_set_priority(quit, G_PRIORITY_HIGH);
 	g_source_set_callback(quit, quit_loop, vm->loop, NULL);
 	g_source_attach(quit, vm->ctx);
+	/*
+	 * The context holds the source from here. Our reference goes now, not at
+	 * return: the reaper below may free the context (and the source with it)
+	 * before this function returns, and an unref then would lock a freed
+	 * context's mutex.
+	 */
+	g_source_unref(quit);
 	if (!wait) {
 		t = g_thread_try_new("vtier-reap", reaper, vm, NULL);
 		if (t) {
