@@ -85,6 +85,32 @@ class Env:
             raise TestFailure(f"vtierd exited {self.vtierd.returncode} on SIGTERM (see {self.log})")
         self.vtierd = None
 
+    def post_mortem(self):
+        """After a failure: where vtierd's threads are, if it still runs, then stop it."""
+        if self.vtierd and self.vtierd.poll() is None:
+            pid = self.vtierd.pid
+            task = f"/proc/{pid}/task"
+            for tid in sorted(os.listdir(task), key=int):
+                try:
+                    with open(f"{task}/{tid}/comm") as f:
+                        comm = f.read().strip()
+                    with open(f"{task}/{tid}/wchan") as f:
+                        wchan = f.read().strip()
+                except OSError:
+                    continue
+                print(f"# thread {tid} {comm}: waits in {wchan or '-'}")
+            if shutil.which("gdb"):
+                r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                                    "-ex", "thread apply all bt"],
+                                   capture_output=True, text=True, timeout=120)
+                sys.stdout.write("".join(f"# {line}\n" for line in r.stdout.splitlines()
+                                         if line.startswith(("#", "Thread"))))
+        try:
+            self.stop_vtierd()
+        except (TestFailure, subprocess.TimeoutExpired) as e:
+            print(f"# vtierd did not stop: {e}")
+            self.vtierd.kill()
+
     def call(self, *args, check=True):
         r = subprocess.run([os.path.join(self.tools, "vtierctl"), "--socket", self.ctl, "--json",
                             *args], capture_output=True, text=True, timeout=30)
@@ -380,7 +406,7 @@ def main():
     except TestFailure as e:
         print(f"not ok {t.n + 1} - {e}", flush=True)
         print(f"1..{t.n + 1}")
-        env.stop_vtierd()
+        env.post_mortem()
         for i in range(1, env.starts + 1):
             with open(os.path.join(env.dir, f"vtierd.{i}.log")) as f:
                 sys.stdout.write("".join(f"# {line}" for line in f.readlines()[-40:]))
