@@ -1,0 +1,176 @@
+#!/bin/bash
+# The remote tier's datagram transports end to end (TAP): two network
+# namespaces joined by a veth pair (MTU 4000), remote_echo as an echo server
+# on the transport in one, a plain UDP client in the other; 10,000 datagrams
+# of 64..3968 bytes echoed and every byte compared, per case:
+#   1 afxdp              AF_XDP, need_wakeup on (the stats must say afxdp-copy
+#                        and rx > 0: a silent fall back to UDP fails)
+#   2 afxdp-no-wakeup    need_wakeup off
+#   3 afxdp-busy-poll    SO_PREFER_BUSY_POLL + SO_BUSY_POLL + SO_BUSY_POLL_BUDGET
+#   4 udp                the kernel UDP socket
+#   5 auto-fallback      auto with an XDP program that cannot load: UDP, reason kept
+#   6 second-program     another XDP program already on the interface: still
+#                        there, the same program, after an AF_XDP server ran
+#                        (libxdp's dispatcher) or fell back to UDP (no dispatcher)
+#   7 loss-reorder       5 % loss + reordering (netem) both ways, AF_XDP, a
+#                        client that resends: every datagram echoed intact
+# Ping crosses the namespaces while the XDP program is attached (cases 1-3).
+# Prints RESULT-REMOTE-TRANSPORT mode=... datagrams=... p50_us=... p99_us=... bad=0
+# per echo case. Usage: test-transport.sh REMOTE_ECHO MEMD_STEER_BPF_O
+set -u
+ECHO=$(realpath "$1")
+PROG=$(realpath "$2")
+HERE=$(cd "$(dirname "$0")" && pwd)
+COUNT=${REMOTE_TEST_COUNT:-10000}
+PORT=7111
+SADDR=10.77.0.1
+CADDR=10.77.0.2
+
+if [ "$(id -u)" != 0 ]; then
+	echo "1..0 # SKIP needs root (network namespaces, AF_XDP)"
+	exit 0
+fi
+# shellcheck source=netns.sh
+. "$HERE/netns.sh"
+netns_need_bpffs "$@"
+netns_init
+LOGS=$(mktemp -d /tmp/vtier-remote-test.XXXXXX)
+trap 'netns_cleanup; rm -rf "$LOGS"' EXIT
+
+netns_new s && S=$NETNS_NAME && netns_new c && C=$NETNS_NAME &&
+	netns_link "$S" vs0 "$SADDR/24" "$C" vc0 "$CADDR/24" 4000 || {
+	echo "Bail out! network namespaces and veth could not be set up"
+	exit 1
+}
+echo "1..7"
+N=0
+FAILED=0
+ok() { N=$((N + 1)); echo "ok $N - $*"; }
+not_ok() { N=$((N + 1)); FAILED=1; echo "not ok $N - $*"; }
+skip() { N=$((N + 1)); echo "ok $N - $1 # SKIP $2"; }
+# key=value from a line
+kv() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1" | head -1; }
+
+SERVER_PID=
+start_server() {	# LOG ARGS...
+	local log=$1 i
+	shift
+	netns_spawn "$S" "$ECHO" server --addr "$SADDR" --port "$PORT" --if vs0 --xdp-prog "$PROG" "$@" \
+		>"$log" 2>&1
+	SERVER_PID=$NETNS_PID
+	for i in $(seq 100); do
+		grep -q '^READY' "$log" && return 0
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "# server did not start: $(tr '\n' ' ' <"$log")"
+	kill -9 "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+	return 1
+}
+stop_server() {
+	kill -TERM "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+}
+
+run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
+	local name=$1 want=$2 cargs=$3 slog="$LOGS/$1.server" clog="$LOGS/$1.client" rc stats client why=
+	shift 4
+	if ! start_server "$slog" "$@"; then
+		not_ok "$name: server did not start"
+		return
+	fi
+	netns_run "$C" "$ECHO" client --addr "$SADDR" --port "$PORT" --count "$COUNT" $cargs >"$clog" 2>&1
+	rc=$?
+	if [ "${want#afxdp}" != "$want" ]; then
+		netns_ping "$C" "$SADDR" 3 || why="$why ping failed while the XDP program was attached;"
+	fi
+	stop_server
+	stats=$(grep '^STATS' "$slog")
+	client=$(grep '^CLIENT' "$clog")
+	echo "# server: $stats"
+	echo "# client: $client"
+	[ "$rc" = 0 ] || why="$why client exit $rc ($(grep -v '^CLIENT' "$clog" | tr '\n' ' '));"
+	[ "$(kv "$stats" mode)" = "$want" ] || why="$why mode $(kv "$stats" mode), wanted $want;"
+	[ "$(kv "$stats" rx)" -ge "$COUNT" ] 2>/dev/null || why="$why server rx $(kv "$stats" rx) < $COUNT;"
+	[ "$(kv "$client" bad)" = 0 ] || why="$why bad $(kv "$client" bad);"
+	for f in need_wakeup busy_poll; do
+		case " $* " in
+		*" --no-need-wakeup "*) [ $f = need_wakeup ] && [ "$(kv "$stats" $f)" != 0 ] && why="$why need_wakeup still on;" ;;
+		esac
+		case " $* " in
+		*" --busy-poll "*) [ $f = busy_poll ] && [ "$(kv "$stats" $f)" != 1 ] && why="$why busy_poll off;" ;;
+		esac
+	done
+	[ -n "$client" ] && echo "RESULT-REMOTE-TRANSPORT mode=$(kv "$stats" mode) datagrams=$(kv "$client" datagrams)" \
+		"p50_us=$(kv "$client" p50_us) p99_us=$(kv "$client" p99_us) bad=$(kv "$client" bad)" \
+		"case=$name need_wakeup=$(kv "$stats" need_wakeup) busy_poll=$(kv "$stats" busy_poll)" \
+		"retries=$(kv "$client" retries) lost=$(kv "$client" lost)"
+	if [ -z "$why" ]; then ok "$name"; else not_ok "$name:$why"; fi
+}
+
+run_case afxdp afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp
+run_case afxdp-no-wakeup afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp --no-need-wakeup
+run_case afxdp-busy-poll afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp --busy-poll
+run_case udp udp "--retries 3 --timeout-ms 200" -- --mode udp
+
+# auto with a program that is not there: UDP, the reason in the stats
+slog="$LOGS/fallback.server"
+if start_server "$slog" --mode auto --xdp-prog /nonexistent/memd_steer.bpf.o; then
+	netns_run "$C" "$ECHO" client --addr "$SADDR" --port "$PORT" --count 100 >"$LOGS/fallback.client" 2>&1
+	rc=$?
+	stop_server
+	stats=$(grep '^STATS' "$slog")
+	echo "# server: $stats"
+	if [ "$rc" = 0 ] && [ "$(kv "$stats" mode)" = udp ] && grep -q 'fallback="AF_XDP on vs0: open /nonexistent' <<<"$stats"; then
+		ok "auto-fallback: udp, reason kept"
+	else
+		not_ok "auto-fallback: client exit $rc, $stats"
+	fi
+else
+	not_ok "auto-fallback: server did not start"
+fi
+
+# Someone else's XDP program on the interface first (memd_steer again: its
+# port 0 steers nothing). With libxdp's dispatcher both run and ours leaves
+# alone; where the kernel refuses the dispatcher (libxdp falls back to one
+# program per interface) ours must not replace it: auto falls back to UDP.
+# Either way the other program is the same one, by id, before and after.
+other_id() { netns_run "$S" xdp-loader status vs0 2>/dev/null | awk '$1 == "vs0" || $1 == "=>" { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/ && $(i-1) ~ /native|skb|memd_steer/) { print $i; exit } }'; }
+if ! netns_run "$S" xdp-loader load -m native vs0 "$PROG" >"$LOGS/other" 2>&1; then
+	not_ok "second-program: xdp-loader could not attach one: $(tr '\n' ' ' <"$LOGS/other")"
+else
+	before=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c memd_steer)
+	id_before=$(other_id)
+	slog="$LOGS/second.server"
+	if start_server "$slog" --mode auto; then
+		netns_run "$C" "$ECHO" client --addr "$SADDR" --port "$PORT" --count 1000 >"$LOGS/second.client" 2>&1
+		rc=$?
+		during=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c memd_steer)
+		stop_server
+		stats=$(grep '^STATS' "$slog")
+		after=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c memd_steer)
+		id_after=$(other_id)
+		echo "# server: $stats"
+		echo "# memd_steer programs on vs0 before/during/after: $before/$during/$after; the other's id $id_before -> $id_after"
+		mode=$(kv "$stats" mode)
+		if [ "$rc" = 0 ] && [ -n "$id_before" ] && [ "$id_before" = "$id_after" ] && [ "$after" = "$before" ] &&
+			{ { [ "$mode" = afxdp-copy ] && [ "$during" = $((before + 1)) ]; } ||
+			  { [ "$mode" = udp ] && grep -q 'fallback="AF_XDP on vs0: attach' <<<"$stats"; }; }; then
+			ok "second-program: kept (ours ran as $mode)"
+		else
+			not_ok "second-program: client exit $rc, mode $mode, programs $before/$during/$after, id $id_before -> $id_after"
+		fi
+	else
+		not_ok "second-program: server did not start"
+	fi
+	netns_run "$S" xdp-loader unload -a vs0 >/dev/null 2>&1
+fi
+
+# 5 % loss and reordering both ways, a client that resends
+if netns_netem "$C" vc0 loss 5% delay 1ms reorder 25% 50% && netns_netem "$S" vs0 loss 5% delay 1ms reorder 25% 50%; then
+	run_case loss-reorder afxdp-copy "--count 2000 --retries 50 --timeout-ms 20" -- --mode afxdp
+else
+	skip "loss-reorder" "$NETNS_WHY"
+fi
+exit $FAILED
