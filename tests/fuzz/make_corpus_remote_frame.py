@@ -3,7 +3,8 @@
 """Writes the seed corpus of fuzz_remote_frame into the directory given:
 Ethernet/IPv4/UDP frames to 10.77.0.1:7111 as a client sends them, good
 (several sizes) and one per refusal, each after the byte that picks the bound
-address (bit 0: 10.77.0.1, else any), built here so no binary lives in git."""
+address (bit 0: 10.77.0.1, else any), built here so no binary lives in git.
+tests/remote/test-transport.sh sends frame()'s refusals at a live server."""
 
 import os
 import struct
@@ -22,7 +23,8 @@ def csum(b):
 
 
 def frame(payload, ethertype=0x0800, vihl=0x45, frag=0x4000, proto=17, src=PEER, dst=LOCAL,
-          sport=40000, dport=7111, tot=None, ulen=None, bad_csum=False, options=b""):
+          sport=40000, dport=7111, tot=None, ulen=None, bad_csum=False, options=b"",
+          mac_dst=bytes([2, 0, 0, 0, 0, 1]), mac_src=bytes([2, 0, 0, 0, 0, 2])):
     ulen = len(payload) + 8 if ulen is None else ulen
     tot = 20 + len(options) + len(payload) + 8 if tot is None else tot
     ip = struct.pack("!BBHHHBBH4s4s", vihl, 0, tot, 0, frag, 64, proto, 0, src, dst) + options
@@ -31,7 +33,7 @@ def frame(payload, ethertype=0x0800, vihl=0x45, frag=0x4000, proto=17, src=PEER,
     udp = struct.pack("!HHHH", sport, dport, ulen, 0)
     pseudo = src + dst + struct.pack("!BBH", 0, 17, ulen)
     udp = udp[:6] + struct.pack("!H", csum(pseudo + udp + payload) or 0xFFFF)
-    eth = bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]) + struct.pack("!H", ethertype)
+    eth = mac_dst + mac_src + struct.pack("!H", ethertype)
     return eth + ip + udp + payload
 
 

@@ -5,16 +5,19 @@
 # of 64..3968 bytes echoed and every byte compared, per case:
 #   1 afxdp              AF_XDP, need_wakeup on (the stats must say afxdp-copy
 #                        and rx > 0: a silent fall back to UDP fails)
-#   2 afxdp-no-wakeup    need_wakeup off
-#   3 afxdp-busy-poll    SO_PREFER_BUSY_POLL + SO_BUSY_POLL + SO_BUSY_POLL_BUDGET
-#   4 udp                the kernel UDP socket
-#   5 auto-fallback      auto with an XDP program that cannot load: UDP, reason kept
-#   6 second-program     another XDP program already on the interface: still
+#   2 garbage            frames the XDP program steers but the transport refuses
+#                        (IPv4 checksum, lengths, martian source), sent raw: counted
+#                        by reason; ones it passes (options, fragments) never reach it
+#   3 afxdp-no-wakeup    need_wakeup off
+#   4 afxdp-busy-poll    SO_PREFER_BUSY_POLL + SO_BUSY_POLL + SO_BUSY_POLL_BUDGET
+#   5 udp                the kernel UDP socket
+#   6 auto-fallback      auto with an XDP program that cannot load: UDP, reason kept
+#   7 second-program     another XDP program already on the interface: still
 #                        there, the same program, after an AF_XDP server ran
 #                        (libxdp's dispatcher) or fell back to UDP (no dispatcher)
-#   7 loss-reorder       5 % loss + reordering (netem) both ways, AF_XDP, a
+#   8 loss-reorder       5 % loss + reordering (netem) both ways, AF_XDP, a
 #                        client that resends: every datagram echoed intact
-# Ping crosses the namespaces while the XDP program is attached (cases 1-3).
+# Ping crosses the namespaces while the XDP program is attached (cases 1, 3, 4).
 # Prints RESULT-REMOTE-TRANSPORT mode=... datagrams=... p50_us=... p99_us=... bad=0
 # per echo case. Usage: test-transport.sh REMOTE_ECHO MEMD_STEER_BPF_O
 set -u
@@ -42,7 +45,7 @@ netns_new s && S=$NETNS_NAME && netns_new c && C=$NETNS_NAME &&
 	echo "Bail out! network namespaces and veth could not be set up"
 	exit 1
 }
-echo "1..7"
+echo "1..8"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }
@@ -110,6 +113,52 @@ run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
 }
 
 run_case afxdp afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp
+# Frames our XDP program steers to the XSK but the transport must refuse,
+# sent raw from the client's namespace (AF_PACKET), COPIES of each: counted
+# by reason; frames the program passes to the kernel (IP options, fragments,
+# another port) never reach the XSK. Then the server still echoes.
+COPIES=5
+slog="$LOGS/garbage.server"
+if start_server "$slog" --mode afxdp; then
+	cmac=$(ip -n "$C" -o link show vc0 | sed -n 's/.*link\/ether \([^ ]*\).*/\1/p')
+	smac=$(ip -n "$S" -o link show vs0 | sed -n 's/.*link\/ether \([^ ]*\).*/\1/p')
+	netns_run "$C" python3 - "$HERE/../fuzz" "$smac" "$cmac" "$COPIES" <<'PY'
+import socket, sys
+sys.path.insert(0, sys.argv[1])
+from make_corpus_remote_frame import frame
+mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
+kw = dict(mac_dst=mac(sys.argv[2]), mac_src=mac(sys.argv[3]))
+body = bytes(range(64))
+bad = [frame(body, bad_csum=True, **kw), frame(body, ulen=60, **kw), frame(body, tot=1000, **kw),
+       frame(body, sport=0, **kw), frame(body, src=bytes([127, 0, 0, 1]), **kw),
+       frame(body, vihl=0x46, options=bytes(4), **kw), frame(body, frag=0x2000, **kw),
+       frame(body, dport=7112, **kw)]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("vc0", 0))
+for _ in range(int(sys.argv[4])):
+    for f in bad:
+        s.send(f)
+PY
+	prc=$?
+	netns_run "$C" "$ECHO" client --addr "$SADDR" --port "$PORT" --count 100 >"$LOGS/garbage.client" 2>&1
+	rc=$?
+	stop_server
+	stats=$(grep '^STATS' "$slog")
+	echo "# server: $stats"
+	why=
+	[ "$prc" = 0 ] || why="$why the raw sender failed;"
+	[ "$rc" = 0 ] || why="$why the echo after the garbage failed;"
+	for k in bad-ip-checksum:$COPIES bad-length:$COPIES truncated:$COPIES bad-source:$((2 * COPIES)) \
+		ip-options:0 fragment:0 wrong-port:0; do
+		got=$(kv "$stats" "refused_${k%%:*}")
+		[ "$got" = "${k#*:}" ] || why="$why refused_${k%%:*}=$got, wanted ${k#*:};"
+	done
+	[ "$(kv "$stats" rx)" = 100 ] || why="$why rx $(kv "$stats" rx), wanted 100;"
+	if [ -z "$why" ]; then ok "garbage: refused and counted by reason"; else not_ok "garbage:$why"; fi
+else
+	not_ok "garbage: server did not start"
+fi
+
 run_case afxdp-no-wakeup afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp --no-need-wakeup
 run_case afxdp-busy-poll afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp --busy-poll
 run_case udp udp "--retries 3 --timeout-ms 200" -- --mode udp
