@@ -508,6 +508,8 @@ static unsigned rx_queue(struct vt_rt_xsk *x, struct xq *q, struct vt_rt_dgram *
 		}
 		xsk_ring_cons__release(&q->rx, i);
 	}
+	/* what was peeked and not taken (@d full, a packet's tail not in yet) stays for next time */
+	q->rx.cached_cons -= avail - i;
 	return got;
 }
 

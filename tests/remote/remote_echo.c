@@ -7,12 +7,14 @@
  *     echoes every datagram on the transport until SIGTERM/SIGINT; prints
  *     "READY mode=..." once open, "STATS key=value ..." at exit.
  *   remote_echo client --addr A --port P [--count N] [--min B] [--max B]
- *                      [--timeout-ms T] [--retries R]
+ *                      [--timeout-ms T] [--retries R] [--window W]
  *     a plain UDP socket: N datagrams of sizes B..B (both ends included),
  *     each one's bytes a function of its number; waits for each echo,
  *     resends after T ms up to R times; compares every byte. Prints
  *     "CLIENT datagrams=... p50_us=... p99_us=... bad=... lost=... retries=...";
- *     exit 0 only when every datagram came back intact.
+ *     exit 0 only when every datagram came back intact. --window W keeps W
+ *     datagrams in flight instead of one (bursts: the server's batches fill);
+ *     it prints "CLIENT datagrams=... per_s=... bad=... lost=... retries=...".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,7 +39,7 @@ struct opts {
 	const char *role, *mode, *ifname, *xdp_prog, *bind;
 	uint32_t addr;
 	uint16_t port;
-	unsigned count, min, max, timeout_ms, retries;
+	unsigned count, min, max, timeout_ms, retries, window;
 	bool no_need_wakeup, busy_poll, skb;
 };
 
@@ -83,13 +85,85 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Check an echo: its number (< @limit) and every byte; returns the number or -1 */
+static int64_t check_echo(const struct opts *o, const uint8_t *rx, ssize_t r, uint8_t *scratch,
+			  uint64_t limit)
+{
+	uint64_t got;
+
+	if (r < (ssize_t)sizeof(got))
+		return -1;
+	memcpy(&got, rx, sizeof(got));
+	if (got >= limit || (size_t)r != size_of(o, (unsigned)got))
+		return -1;
+	fill(scratch, (size_t)r, got);
+	return memcmp(scratch, rx, (size_t)r) ? -1 : (int64_t)got;
+}
+
+/* W datagrams in flight; after @timeout_ms without an echo, every missing one again */
+static int client_window(const struct opts *o, int fd)
+{
+	uint8_t *tx = malloc(BUF), *rx = malloc(BUF), *done = calloc(o->count, 1);
+	unsigned lo = 0, hi = 0, bad = 0, lost = 0, retries = 0, rounds = 0, i;
+	uint64_t t0 = now_ns(), dt;
+
+	if (!tx || !rx || !done)
+		return 2;
+	while (lo < o->count) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t got;
+		ssize_t r;
+
+		while (hi < o->count && hi - lo < o->window) {
+			fill(tx, size_of(o, hi), hi);
+			if (send(fd, tx, size_of(o, hi), 0) < 0 && errno != ENOBUFS && errno != EAGAIN) {
+				perror("send");
+				return 2;
+			}
+			hi++;
+		}
+		if (poll(&p, 1, (int)o->timeout_ms) <= 0) {
+			if (++rounds > o->retries) {
+				for (i = lo; i < hi; i++)
+					lost += !done[i];
+				lost += o->count - hi;
+				break;
+			}
+			for (i = lo; i < hi; i++) {
+				if (done[i])
+					continue;
+				fill(tx, size_of(o, i), i);
+				send(fd, tx, size_of(o, i), 0);
+				retries++;
+			}
+			continue;
+		}
+		while ((r = recv(fd, rx, BUF, MSG_DONTWAIT)) >= 0) {
+			got = check_echo(o, rx, r, tx, hi);
+			if (got < 0)
+				bad++;
+			else
+				done[got] = 1;
+		}
+		while (lo < hi && done[lo])
+			lo++;
+	}
+	dt = now_ns() - t0;
+	printf("CLIENT datagrams=%u per_s=%.0f p50_us=0 p99_us=0 bad=%u lost=%u retries=%u window=%u\n",
+	       o->count, o->count * 1e9 / (double)dt, bad, lost, retries, o->window);
+	free(tx);
+	free(rx);
+	free(done);
+	return bad || lost ? 1 : 0;
+}
+
 static int client(const struct opts *o)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	uint64_t *lat = calloc(o->count, sizeof(*lat));
 	uint8_t *tx = malloc(BUF), *rx = malloc(BUF);
 	unsigned i, bad = 0, lost = 0, retries = 0, late = 0;
-	int fd;
+	int fd, c;
 
 	sa.sin_addr.s_addr = htonl(o->addr);
 	sa.sin_port = htons(o->port);
@@ -97,6 +171,19 @@ static int client(const struct opts *o)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || !lat || !tx || !rx) {
 		perror("client socket");
 		return 2;
+	}
+	if (o->window > 1) {
+		int sz = 4 << 20;
+
+		/* root: past rmem_max, so the client's own socket drops nothing */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		free(lat);
+		free(tx);
+		free(rx);
+		c = client_window(o, fd);
+		close(fd);
+		return c;
 	}
 	for (i = 0; i < o->count; i++) {
 		size_t len = size_of(o, i);
@@ -256,7 +343,8 @@ int main(int argc, char **argv)
 		{ "if", 1, NULL, 'i' }, { "xdp-prog", 1, NULL, 'x' }, { "bind", 1, NULL, 'b' },
 		{ "no-need-wakeup", 0, NULL, 'W' }, { "busy-poll", 0, NULL, 'B' }, { "skb", 0, NULL, 'S' },
 		{ "count", 1, NULL, 'c' }, { "min", 1, NULL, 'n' }, { "max", 1, NULL, 'M' },
-		{ "timeout-ms", 1, NULL, 't' }, { "retries", 1, NULL, 'r' }, { 0 }
+		{ "timeout-ms", 1, NULL, 't' }, { "retries", 1, NULL, 'r' }, { "window", 1, NULL, 'w' },
+		{ 0 }
 	};
 	struct opts o = { .mode = "auto", .bind = "auto", .count = 10000, .min = 64, .max = 3968,
 			  .timeout_ms = 1000, .retries = 0 };
@@ -291,6 +379,7 @@ int main(int argc, char **argv)
 		case 'M': o.max = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': o.timeout_ms = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'r': o.retries = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'w': o.window = (unsigned)strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
