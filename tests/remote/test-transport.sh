@@ -11,14 +11,15 @@
 #   3 afxdp-burst        256 datagrams in flight: batches of 64 leave the rest in the ring
 #   4 afxdp-no-wakeup    need_wakeup off
 #   5 afxdp-busy-poll    SO_PREFER_BUSY_POLL + SO_BUSY_POLL + SO_BUSY_POLL_BUDGET
-#   6 udp                the kernel UDP socket
-#   7 auto-fallback      auto with an XDP program that cannot load: UDP, reason kept
-#   8 second-program     another XDP program already on the interface: still
+#   6 afxdp-skb          the program attached in skb (generic) mode
+#   7 udp                the kernel UDP socket
+#   8 auto-fallback      auto with an XDP program that cannot load: UDP, reason kept
+#   9 second-program     another XDP program already on the interface: still
 #                        there, the same program, after an AF_XDP server ran
 #                        (libxdp's dispatcher) or fell back to UDP (no dispatcher)
-#   9 loss-reorder       5 % loss + reordering (netem) both ways, AF_XDP, a
+#  10 loss-reorder       5 % loss + reordering (netem) both ways, AF_XDP, a
 #                        client that resends: every datagram echoed intact
-# Ping crosses the namespaces while the XDP program is attached (cases 1, 3, 4, 5).
+# Ping crosses the namespaces while the XDP program is attached (cases 1, 3-6).
 # Prints RESULT-REMOTE-TRANSPORT mode=... datagrams=... p50_us=... p99_us=... bad=0
 # per echo case. Usage: test-transport.sh REMOTE_ECHO MEMD_STEER_BPF_O
 set -u
@@ -46,7 +47,7 @@ netns_new s && S=$NETNS_NAME && netns_new c && C=$NETNS_NAME &&
 	echo "Bail out! network namespaces and veth could not be set up"
 	exit 1
 }
-echo "1..9"
+echo "1..10"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }
@@ -78,7 +79,7 @@ stop_server() {
 }
 
 run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
-	local name=$1 want=$2 cargs=$3 slog="$LOGS/$1.server" clog="$LOGS/$1.client" rc stats client why=
+	local name=$1 want=$2 cargs=$3 slog="$LOGS/$1.server" clog="$LOGS/$1.client" rc stats client why= n
 	shift 4
 	if ! start_server "$slog" "$@"; then
 		not_ok "$name: server did not start"
@@ -96,8 +97,16 @@ run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
 	echo "# client: $client"
 	[ "$rc" = 0 ] || why="$why client exit $rc ($(grep -v '^CLIENT' "$clog" | tr '\n' ' '));"
 	[ "$(kv "$stats" mode)" = "$want" ] || why="$why mode $(kv "$stats" mode), wanted $want;"
-	[ "$(kv "$stats" rx)" -ge "$COUNT" ] 2>/dev/null || why="$why server rx $(kv "$stats" rx) < $COUNT;"
+	n=$(sed -n 's/.*--count \([0-9]*\).*/\1/p' <<<"$cargs")
+	n=${n:-$COUNT}
+	[ "$(kv "$stats" rx)" -ge "$n" ] 2>/dev/null || why="$why server rx $(kv "$stats" rx) < $n;"
 	[ "$(kv "$client" bad)" = 0 ] || why="$why bad $(kv "$client" bad);"
+	if [ "${want#afxdp}" != "$want" ]; then
+		case " $* " in
+		*" --skb "*) [ "$(kv "$stats" xdp_native)" = 0 ] || why="$why not in skb mode;" ;;
+		*) [ "$(kv "$stats" xdp_native)" = 1 ] || why="$why not in native mode;" ;;
+		esac
+	fi
 	for f in need_wakeup busy_poll; do
 		case " $* " in
 		*" --no-need-wakeup "*) [ $f = need_wakeup ] && [ "$(kv "$stats" $f)" != 0 ] && why="$why need_wakeup still on;" ;;
@@ -172,6 +181,7 @@ fi
 run_case afxdp-burst afxdp-copy "--window 256 --retries 3 --timeout-ms 200" -- --mode afxdp
 run_case afxdp-no-wakeup afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp --no-need-wakeup
 run_case afxdp-busy-poll afxdp-copy "--retries 3 --timeout-ms 200" -- --mode afxdp --busy-poll
+run_case afxdp-skb afxdp-copy "--count 2000 --retries 3 --timeout-ms 200" -- --mode afxdp --skb
 run_case udp udp "--retries 3 --timeout-ms 200" -- --mode udp
 
 # auto with a program that is not there: UDP, the reason in the stats
