@@ -20,8 +20,8 @@
 #  10 loss-reorder       5 % loss + reordering (netem) both ways, AF_XDP, a
 #                        client that resends: every datagram echoed intact
 # Ping crosses the namespaces while the XDP program is attached (cases 1, 3-6).
-# Prints RESULT-REMOTE-TRANSPORT mode=... datagrams=... p50_us=... p99_us=... bad=0
-# per echo case. Usage: test-transport.sh REMOTE_ECHO MEMD_STEER_BPF_O
+# Prints "# RESULT-REMOTE-TRANSPORT mode=... datagrams=... p50_us=... p99_us=... bad=0"
+# per echo case (a TAP comment). Usage: test-transport.sh REMOTE_ECHO MEMD_STEER_BPF_O
 set -u
 ECHO=$(realpath "$1")
 PROG=$(realpath "$2")
@@ -123,7 +123,7 @@ run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
 		if [ -z "$why" ]; then ok "$name"; else not_ok "$name:$why"; fi
 		return ;;
 	esac
-	[ -n "$client" ] && echo "RESULT-REMOTE-TRANSPORT mode=$(kv "$stats" mode) datagrams=$(kv "$client" datagrams)" \
+	[ -n "$client" ] && echo "# RESULT-REMOTE-TRANSPORT mode=$(kv "$stats" mode) datagrams=$(kv "$client" datagrams)" \
 		"p50_us=$(kv "$client" p50_us) p99_us=$(kv "$client" p99_us) bad=$(kv "$client" bad)" \
 		"case=$name need_wakeup=$(kv "$stats" need_wakeup) busy_poll=$(kv "$stats" busy_poll)" \
 		"retries=$(kv "$client" retries) lost=$(kv "$client" lost)"
