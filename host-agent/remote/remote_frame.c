@@ -119,7 +119,8 @@ enum vt_rf_verdict vt_rf_parse(const uint8_t *frame, size_t len, uint32_t local_
 	dst = get32(ip + 16);
 	sport = get16(udp);
 	dport = get16(udp + 2);
-	if (local_addr && dst != local_addr)
+	/* bound to any: still never a broadcast or multicast one (a reply would leave from it) */
+	if (local_addr ? dst != local_addr : bad_source(dst))
 		return VT_RF_WRONG_ADDR;
 	if (dport != local_port)
 		return VT_RF_WRONG_PORT;

@@ -37,7 +37,7 @@ enum vt_rf_verdict {
 	VT_RF_NOT_UDP,		/* IP protocol != 17 */
 	VT_RF_BAD_CSUM,		/* IPv4 header checksum */
 	VT_RF_BAD_LEN,		/* UDP length != IPv4 total length - 20, or < 8 */
-	VT_RF_WRONG_ADDR,	/* destination address is not ours (when bound to one) */
+	VT_RF_WRONG_ADDR,	/* destination is not our address (bound), or not unicast (any) */
 	VT_RF_WRONG_PORT,	/* destination port is not ours */
 	VT_RF_BAD_SOURCE,	/* source port 0, or source address in 0/8, 127/8, multicast, broadcast */
 	VT_RF_NR

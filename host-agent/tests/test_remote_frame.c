@@ -40,12 +40,17 @@ static size_t request(uint8_t *f, size_t len)
 	return VT_RF_HDR_LEN + len;
 }
 
-static enum vt_rf_verdict parse(const uint8_t *f, size_t len)
+static enum vt_rf_verdict parse_at(const uint8_t *f, size_t len, uint32_t local)
 {
 	struct vt_rf_peer p;
 	size_t off, plen;
 
-	return vt_rf_parse(f, len, LOCAL, PORT, &p, &off, &plen);
+	return vt_rf_parse(f, len, local, PORT, &p, &off, &plen);
+}
+
+static enum vt_rf_verdict parse(const uint8_t *f, size_t len)
+{
+	return parse_at(f, len, LOCAL);
 }
 
 /* recompute the IPv4 header checksum after an edit, so only the edit is judged */
@@ -136,14 +141,16 @@ static void test_refusals(void **state)
 	}
 	assert_int_equal(parse(f, n), VT_RF_OK);
 
-#define EDIT(stmt, want)                                   \
+#define EDIT_AT(local, stmt, want)                         \
 	do {                                               \
 		memcpy(g, f, n);                           \
 		ip = g + VT_RF_ETH_LEN;                    \
 		udp = ip + VT_RF_IP_LEN;                   \
 		stmt;                                      \
-		assert_int_equal(parse(g, n), want);       \
+		assert_int_equal(parse_at(g, n, local), want); \
 	} while (0)
+#define EDIT(stmt, want) EDIT_AT(LOCAL, stmt, want)
+#define EDIT_ANY(stmt, want) EDIT_AT(0, stmt, want)
 	(void)udp;
 	/* not IPv4: ARP, IPv6, an 802.1Q tag */
 	EDIT((g[12] = 0x08, g[13] = 0x06), VT_RF_NOT_IPV4);
@@ -179,13 +186,19 @@ static void test_refusals(void **state)
 	/* not ours: another port, another address */
 	EDIT((udp[2] = 0, udp[3] = 53), VT_RF_WRONG_PORT);
 	EDIT((ip[19] = 9, fix_ip_csum(g)), VT_RF_WRONG_ADDR);
+	/* bound to any: any unicast address is ours, a broadcast or multicast one never */
+	EDIT_ANY((ip[19] = 9, fix_ip_csum(g)), VT_RF_OK);
+	EDIT_ANY((ip[16] = ip[17] = ip[18] = ip[19] = 255, fix_ip_csum(g)), VT_RF_WRONG_ADDR);
+	EDIT_ANY((ip[16] = 239, fix_ip_csum(g)), VT_RF_WRONG_ADDR);
 	/* sources a reply must never go to */
 	EDIT((udp[0] = 0, udp[1] = 0), VT_RF_BAD_SOURCE);
 	EDIT((ip[12] = 127, fix_ip_csum(g)), VT_RF_BAD_SOURCE);
 	EDIT((ip[12] = 0, fix_ip_csum(g)), VT_RF_BAD_SOURCE);
 	EDIT((ip[12] = 224, fix_ip_csum(g)), VT_RF_BAD_SOURCE);
 	EDIT((ip[12] = ip[13] = ip[14] = ip[15] = 255, fix_ip_csum(g)), VT_RF_BAD_SOURCE);
+#undef EDIT_ANY
 #undef EDIT
+#undef EDIT_AT
 }
 
 static void test_verdict_names(void **state)

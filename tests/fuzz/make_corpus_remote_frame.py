@@ -52,6 +52,7 @@ def main():
         "tot-too-long": frame(body[:64], tot=1000), "tot-too-short": frame(body[:64], tot=27),
         "udp-len": frame(body[:64], ulen=60), "wrong-port": frame(body[:64], dport=53),
         "wrong-addr": frame(body[:64], dst=bytes([10, 77, 0, 9])),
+        "broadcast-dst": frame(body[:64], dst=bytes([255, 255, 255, 255])),
         "sport0": frame(body[:64], sport=0), "loopback-src": frame(body[:64], src=bytes([127, 0, 0, 1])),
         "multicast-src": frame(body[:64], src=bytes([224, 0, 0, 1])),
         "truncated": frame(body[:64])[:40], "empty": b"",
