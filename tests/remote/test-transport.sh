@@ -23,6 +23,10 @@
 # Prints "# RESULT-REMOTE-TRANSPORT mode=... datagrams=... p50_us=... p99_us=... bad=0"
 # per echo case (a TAP comment). Usage: test-transport.sh REMOTE_ECHO MEMD_STEER_BPF_O
 set -u
+if [ "$(id -u)" != 0 ]; then
+	echo "1..0 # SKIP needs root (network namespaces, AF_XDP)"
+	exit 0
+fi
 ECHO=$(realpath "$1")
 PROG=$(realpath "$2")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -31,10 +35,6 @@ PORT=7111
 SADDR=10.77.0.1
 CADDR=10.77.0.2
 
-if [ "$(id -u)" != 0 ]; then
-	echo "1..0 # SKIP needs root (network namespaces, AF_XDP)"
-	exit 0
-fi
 # shellcheck source=netns.sh
 . "$HERE/netns.sh"
 netns_need_bpffs "$@"
