@@ -16,6 +16,11 @@
 #   netns_ping NS ADDR [COUNT]   ICMP echo from NS to ADDR (ping, else python3 raw socket)
 #   netns_netem NS IF ARGS...    tc netem on IF's egress ("loss 5% reorder 25% delay 1ms");
 #                                returns 3 with NETNS_WHY set when the kernel has no netem
+#   netns_impair NS IFA IFB LOSS REORDER STATS
+#                                where netem is missing: impair.py in NS bridges IFA and
+#                                IFB (two veths of NS), dropping LOSS % and reordering
+#                                REORDER % of the frames; its pid in NETNS_PID; on
+#                                SIGTERM it writes frames=/dropped=/reordered= to STATS
 #   netns_need_bpffs             re-runs the caller under its own mount namespace
 #                                with a bpffs on /sys/fs/bpf when none is mounted
 #                                (libxdp's dispatcher pins its programs there)
@@ -106,6 +111,12 @@ netns_netem() {
 		NETNS_WHY="tc netem on $dev: ${err:-failed} (sch_netem missing from this kernel?)"
 		return 3
 	fi
+}
+
+netns_impair() {
+	local ns=$1 ifa=$2 ifb=$3 loss=$4 reorder=$5 stats=$6
+	netns_spawn "$ns" python3 "$(dirname "${BASH_SOURCE[0]}")/impair.py" "$ifa" "$ifb" \
+		"$loss" "$reorder" "$$" "$stats"
 }
 
 netns_need_bpffs() {

@@ -100,7 +100,10 @@ static int64_t check_echo(const struct opts *o, const uint8_t *rx, ssize_t r, ui
 	return memcmp(scratch, rx, (size_t)r) ? -1 : (int64_t)got;
 }
 
-/* W datagrams in flight; after @timeout_ms without an echo, every missing one again */
+/*
+ * W datagrams in flight; after @timeout_ms without an echo, every missing one
+ * again, at most @retries times in a row without progress
+ */
 static int client_window(const struct opts *o, int fd)
 {
 	uint8_t *tx = malloc(BUF), *rx = malloc(BUF), *done = calloc(o->count, 1);
@@ -145,8 +148,10 @@ static int client_window(const struct opts *o, int fd)
 			else
 				done[got] = 1;
 		}
-		while (lo < hi && done[lo])
+		while (lo < hi && done[lo]) {
 			lo++;
+			rounds = 0;	/* progress: the retry bound is per stall */
+		}
 	}
 	dt = now_ns() - t0;
 	printf("CLIENT datagrams=%u per_s=%.0f p50_us=0 p99_us=0 bad=%u lost=%u retries=%u window=%u\n",
