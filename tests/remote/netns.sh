@@ -7,8 +7,9 @@
 #   netns_init                   a run prefix in NETNS_PREFIX; the cleanup trap
 #   netns_new NAME               a namespace ${NETNS_PREFIX}NAME, lo up; its name in
 #                                NETNS_NAME (not printed: $(...) would lose it for cleanup)
-#   netns_link NSA IFA ADDRA NSB IFB ADDRB [MTU]
-#                                a veth pair between two of them, ADDR as a.b.c.d/len, up
+#   netns_link NSA IFA ADDRA NSB IFB ADDRB [MTU] [QUEUES]
+#                                a veth pair between two of them, ADDR as a.b.c.d/len, up;
+#                                QUEUES rx and tx queues each end (default 1)
 #   netns_run NS CMD...          CMD in NS's network namespace only (nsenter --net:
 #                                the mount namespace, so bpffs, stays ours)
 #   netns_spawn NS CMD...        CMD in NS in the background; its pid in NETNS_PID
@@ -45,8 +46,9 @@ netns_new() {
 }
 
 netns_link() {
-	local nsa=$1 ifa=$2 addra=$3 nsb=$4 ifb=$5 addrb=$6 mtu=${7:-1500}
-	ip -n "$nsa" link add "$ifa" mtu "$mtu" type veth peer name "$ifb" mtu "$mtu" netns "$nsb" || return 1
+	local nsa=$1 ifa=$2 addra=$3 nsb=$4 ifb=$5 addrb=$6 mtu=${7:-1500} q=${8:-1}
+	ip -n "$nsa" link add "$ifa" mtu "$mtu" numrxqueues "$q" numtxqueues "$q" type veth \
+		peer name "$ifb" mtu "$mtu" numrxqueues "$q" numtxqueues "$q" netns "$nsb" || return 1
 	ip -n "$nsa" addr add "$addra" dev "$ifa" &&
 	ip -n "$nsb" addr add "$addrb" dev "$ifb" &&
 	ip -n "$nsa" link set "$ifa" up &&

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The remote tier's datagram transports end to end (TAP): two network
-# namespaces joined by a veth pair (MTU 4000), remote_echo as an echo server
+# namespaces joined by a veth pair (MTU 4000, 4 queues: one XSK each), remote_echo as an echo server
 # on the transport in one, a plain UDP client in the other; 10,000 datagrams
 # of 64..3968 bytes echoed and every byte compared, per case:
 #   1 afxdp              AF_XDP, need_wakeup on (the stats must say afxdp-copy
@@ -44,7 +44,7 @@ LOGS=$(mktemp -d /tmp/vtier-remote-test.XXXXXX)
 trap 'netns_cleanup; rm -rf "$LOGS"' EXIT
 
 netns_new s && S=$NETNS_NAME && netns_new c && C=$NETNS_NAME &&
-	netns_link "$S" vs0 "$SADDR/24" "$C" vc0 "$CADDR/24" 4000 || {
+	netns_link "$S" vs0 "$SADDR/24" "$C" vc0 "$CADDR/24" 4000 4 || {
 	echo "Bail out! network namespaces and veth could not be set up"
 	exit 1
 }
@@ -103,6 +103,7 @@ run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
 	[ "$(kv "$stats" rx)" -ge "$n" ] 2>/dev/null || why="$why server rx $(kv "$stats" rx) < $n;"
 	[ "$(kv "$client" bad)" = 0 ] || why="$why bad $(kv "$client" bad);"
 	if [ "${want#afxdp}" != "$want" ]; then
+		[ "$(kv "$stats" queues)" = 4 ] || why="$why $(kv "$stats" queues) XSKs for vs0's 4 rx queues;"
 		case " $* " in
 		*" --skb "*) [ "$(kv "$stats" xdp_native)" = 0 ] || why="$why not in skb mode;" ;;
 		*) [ "$(kv "$stats" xdp_native)" = 1 ] || why="$why not in native mode;" ;;
