@@ -74,9 +74,11 @@ start_server() {	# LOG ARGS...
 	wait "$SERVER_PID" 2>/dev/null
 	return 1
 }
-stop_server() {
+SERVER_RC=0
+stop_server() {	# its exit status in SERVER_RC (a sanitizer's report makes it non-zero)
 	kill -TERM "$SERVER_PID" 2>/dev/null
 	wait "$SERVER_PID" 2>/dev/null
+	SERVER_RC=$?
 }
 
 run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
@@ -97,6 +99,7 @@ run_case() {	# NAME EXPECT_MODE CLIENT_ARGS -- SERVER_ARGS...
 	echo "# server: $stats"
 	echo "# client: $client"
 	[ "$rc" = 0 ] || why="$why client exit $rc ($(grep -v '^CLIENT' "$clog" | tr '\n' ' '));"
+	[ "$SERVER_RC" = 0 ] || why="$why server exit $SERVER_RC ($(grep -v '^libbpf\|^libxdp\|^READY\|^STATS' "$slog" | head -5 | tr '\n' ' '));"
 	[ "$(kv "$stats" mode)" = "$want" ] || why="$why mode $(kv "$stats" mode), wanted $want;"
 	n=$(sed -n 's/.*--count \([0-9]*\).*/\1/p' <<<"$cargs")
 	n=${n:-$COUNT}
