@@ -291,6 +291,34 @@ out:
 	return ret;
 }
 
+bool vt_seal_key_equal(const uint8_t a[VT_SEAL_KEY_BYTES], const uint8_t b[VT_SEAL_KEY_BYTES])
+{
+	return sodium_memcmp(a, b, VT_SEAL_KEY_BYTES) == 0;
+}
+
+_Static_assert(VT_SEAL_HASH_KEY_BYTES == crypto_shorthash_KEYBYTES, "shorthash key size");
+_Static_assert(crypto_shorthash_BYTES == 8, "shorthash output size");
+
+uint64_t vt_seal_hash(const uint8_t key[VT_SEAL_HASH_KEY_BYTES], const void *data, size_t len)
+{
+	uint8_t out[crypto_shorthash_BYTES];
+	uint64_t v;
+
+	crypto_shorthash(out, data, len, key);
+	memcpy(&v, out, sizeof(v));
+	return v;
+}
+
+int vt_seal_random(void *buf, size_t len)
+{
+	int ret = vt_seal_init();
+
+	if (ret)
+		return ret;
+	randombytes_buf(buf, len);
+	return 0;
+}
+
 void vt_seal_pk_hex(const uint8_t pk[VT_SEAL_PK_BYTES], char out[VT_SEAL_PK_HEX_LEN + 1])
 {
 	sodium_bin2hex(out, VT_SEAL_PK_HEX_LEN + 1, pk, VT_SEAL_PK_BYTES);

@@ -90,6 +90,19 @@ int vt_seal_server_key_create(const char *path, struct vt_seal_server_key *key,
 int vt_seal_server_key_load(const char *path, struct vt_seal_server_key *key,
 			    char *err, size_t err_len);
 
+/* Constant-time comparison of two 32-byte keys. */
+bool vt_seal_key_equal(const uint8_t a[VT_SEAL_KEY_BYTES], const uint8_t b[VT_SEAL_KEY_BYTES]);
+
+/*
+ * Keyed SipHash-2-4 (crypto_shorthash) for hash tables whose keys a peer
+ * chooses (namespace and page ids): with a key of vt_seal_random() bytes
+ * it cannot aim collisions at one bucket.
+ */
+#define VT_SEAL_HASH_KEY_BYTES 16
+uint64_t vt_seal_hash(const uint8_t key[VT_SEAL_HASH_KEY_BYTES], const void *data, size_t len);
+/* Random bytes (randombytes_buf); -EIO when libsodium cannot start. */
+int vt_seal_random(void *buf, size_t len);
+
 /* A public key as 64 lowercase hex digits; parse takes exactly 64 hex digits. */
 void vt_seal_pk_hex(const uint8_t pk[VT_SEAL_PK_BYTES], char out[VT_SEAL_PK_HEX_LEN + 1]);
 int vt_seal_pk_parse(const char *hex, uint8_t pk[VT_SEAL_PK_BYTES]);
