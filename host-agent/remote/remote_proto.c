@@ -144,7 +144,8 @@ enum vt_rp_reason vt_rp_parse(const uint8_t *buf, size_t len, size_t frag_max, b
 		return VT_RP_R_RESERVED;
 	if (!want_reply && h->status != 0)
 		return VT_RP_R_STATUS;
-	if (h->frag_len > frag_max || (h->frag_len == 0 && h->body_len != 0))
+	/* An empty fragment only as the whole of an empty body. */
+	if (h->frag_len > frag_max || (h->frag_len == 0 && (h->body_len != 0 || h->nfrags != 1)))
 		return VT_RP_R_FRAG_LEN;
 	if (h->body_len > (uint64_t)h->nfrags * frag_max ||
 	    (h->nfrags == 1 && h->frag_len != h->body_len))

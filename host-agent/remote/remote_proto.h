@@ -25,7 +25,7 @@
 #define VT_RP_MAX_FRAGS 8
 #define VT_RP_FRAG_DEFAULT 1400		/* MTU 1500: 20 + 8 + 48 + 1400 + 16 */
 #define VT_RP_FRAG_LIMIT 3968		/* one 4 KiB AF_XDP frame with Eth/IP/UDP */
-#define VT_RP_FRAG_MIN 256		/* smallest frag max a side may configure */
+#define VT_RP_FRAG_MIN 1024		/* smallest frag max: 8 hold one page's GET reply */
 #define VT_RP_DGRAM_MAX (VT_RP_HDR_BYTES + VT_RP_FRAG_LIMIT + VT_RP_TAG_BYTES)
 #define VT_RP_BODY_LIMIT (VT_RP_MAX_FRAGS * VT_RP_FRAG_LIMIT)
 #define VT_RP_BLOB_MAX (4096 + 64)	/* a sealed page the server accepts */
@@ -58,6 +58,8 @@ struct vt_rp_hdr {
 	uint32_t reserved;	/* 0 */
 } __attribute__((packed));
 static_assert(sizeof(struct vt_rp_hdr) == VT_RP_HDR_BYTES, "wire header is 48 bytes");
+/* A GET reply (or PUT) of one page of the largest blob fits in a message at any frag max. */
+static_assert(VT_RP_MAX_FRAGS * VT_RP_FRAG_MIN >= 2 + 12 + VT_RP_BLOB_MAX, "frag min");
 
 /* Why a datagram, a fragment or a body was refused; 0 is "accepted". */
 enum vt_rp_reason {
@@ -69,7 +71,7 @@ enum vt_rp_reason {
 	VT_RP_R_OP,		/* unknown op, or a reply where a request is due (or back) */
 	VT_RP_R_NFRAGS,		/* 0 or > VT_RP_MAX_FRAGS */
 	VT_RP_R_FRAG,		/* frag >= nfrags */
-	VT_RP_R_FRAG_LEN,	/* over the receiver's frag max, or 0 in a non-empty body */
+	VT_RP_R_FRAG_LEN,	/* over the receiver's frag max; 0 unless the body is empty, in 1 */
 	VT_RP_R_FRAG_OFF,	/* frag_off + frag_len > body_len */
 	VT_RP_R_BODY_LEN,	/* body_len > nfrags * frag max, or one fragment not all of it */
 	VT_RP_R_DGRAM_LEN,	/* datagram length != 48 + frag_len + 16 */

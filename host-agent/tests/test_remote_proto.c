@@ -212,6 +212,8 @@ static void test_malformed(void **state)
 	/* frag_len over the receiver's frag max; 0 in a non-empty body. */
 	BASE(); h.frag_len = 1401; h.body_len = 2802; EXPECT(VT_RP_R_FRAG_LEN, 1401);
 	BASE(); h.frag_len = 0; EXPECT(VT_RP_R_FRAG_LEN, 0);
+	BASE(); h.frag_len = 0; h.body_len = 0; EXPECT(VT_RP_R_FRAG_LEN, 0);
+	BASE(); h.frag_len = 0; h.body_len = 0; h.nfrags = 1; h.frag = 0; EXPECT(VT_RP_OK, 0);
 	/* body_len over nfrags * frag max; a single fragment that is not all of it. */
 	BASE(); h.body_len = 2801; EXPECT(VT_RP_R_BODY_LEN, 1000);
 	BASE(); h.nfrags = 1; EXPECT(VT_RP_R_BODY_LEN, 1000);

@@ -790,7 +790,10 @@ static void test_reasm_bound(void **state)
 	assert_non_null(strstr(err, "server cap 0"));
 	assert_null(vt_rs_new(&(struct vt_rs_config){ .server_cap_bytes = 1, .frag_max = 4000 },
 			      err, sizeof(err)));
-	assert_non_null(strstr(err, "frag max 4000 (accepted: 256..3968)"));
+	assert_non_null(strstr(err, "frag max 4000 (accepted: 1024..3968)"));
+	assert_null(vt_rs_new(&(struct vt_rs_config){ .server_cap_bytes = 1, .frag_max = 1023 },
+			      err, sizeof(err)));
+	assert_non_null(strstr(err, "frag max 1023 (accepted: 1024..3968)"));
 	f = fixture_new_cfg((struct vt_rs_config) {
 		.server_cap_bytes = 1 << 30, .reasm_max_bytes = 20000 });
 	client_init(&a, 1);
