@@ -260,8 +260,9 @@ enum vt_rp_reason vt_rp_stat_decode(const uint8_t *body, size_t len, struct vt_r
 
 /*
  * Checks a datagram that answers request @op / @seq of namespace @ns:
- * format, tag by @access_key, the reply bit, op, ns and seq echoed. The
- * caller reassembles with vt_rp_reasm_add() (a table per server).
+ * format (@frag_max: the server's, which it replies at), tag by
+ * @access_key, the reply bit, op, ns and seq echoed. The caller
+ * reassembles with vt_rp_reasm_add() (a table per server).
  */
 enum vt_rp_reason vt_rp_reply_check(const uint8_t *buf, size_t len, size_t frag_max,
 				    const uint8_t access_key[VT_SEAL_KEY_BYTES],

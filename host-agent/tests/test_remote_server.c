@@ -48,6 +48,8 @@ struct client {
 
 struct fixture {
 	struct vt_rs *rs;
+	size_t frag_max;	/* the server's: replies are read with it */
+	size_t send_frag;	/* the clients' (at most the server's) */
 	struct vt_seal_server_key key;
 	struct wire wire;
 	uint64_t now;
@@ -89,6 +91,8 @@ static struct fixture *fixture_new_cfg(struct vt_rs_config cfg)
 	assert_non_null(f->rs);
 	f->wire.dgrams = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
 	f->now = T0;
+	f->frag_max = cfg.frag_max ? cfg.frag_max : VT_RP_FRAG_DEFAULT;
+	f->send_frag = f->frag_max;
 	return f;
 }
 
@@ -128,8 +132,8 @@ static int request(struct fixture *f, struct client *c, uint8_t op, const uint8_
 	bool done = false;
 	int status;
 
-	assert_true(vt_rp_encode(op, c->k.ns, seq, 0, body, len, VT_RP_FRAG_DEFAULT,
-				 c->k.access_key, c->sent) > 0);
+	assert_true(vt_rp_encode(op, c->k.ns, seq, 0, body, len, f->send_frag, c->k.access_key,
+				 c->sent) > 0);
 	g_ptr_array_set_size(f->wire.dgrams, 0);
 	send_dgrams(f, c, c->sent, VT_RP_OK);
 	assert_true(f->wire.dgrams->len > 0);
@@ -141,7 +145,7 @@ static int request(struct fixture *f, struct client *c, uint8_t op, const uint8_
 		struct vt_rp_dgram dg;
 
 		assert_false(done);
-		assert_int_equal(vt_rp_reply_check(d, dlen, VT_RP_FRAG_DEFAULT, c->k.access_key,
+		assert_int_equal(vt_rp_reply_check(d, dlen, f->frag_max, c->k.access_key,
 						   c->k.ns, op, seq, &dg), VT_RP_OK);
 		assert_int_equal(vt_rp_reasm_add(&c->reasm, &dg, f->now, &m, &done, &expired),
 				 VT_RP_OK);
@@ -386,6 +390,55 @@ static void test_two_clients(void **state)
 	client_fini(&a);
 	client_fini(&b);
 	fixture_free(f);
+}
+
+/*
+ * Jumbo frames (frag max 3968): 2 pages PUT in 3 datagrams, GET replies of
+ * 7 pages in 8 fragments; a client sending 1400-byte fragments is still
+ * served (under the server's max), and a 3968-byte fragment is refused by a
+ * 1400-byte server.
+ */
+static void test_jumbo(void **state)
+{
+	struct fixture *f = fixture_new_cfg((struct vt_rs_config) {
+		.server_cap_bytes = 1ull << 30, .frag_max = VT_RP_FRAG_LIMIT });
+	struct fixture *small = fixture_new(0, 1ull << 30);
+	struct vt_rp_caps caps;
+	struct client a;
+	uint16_t st[N];
+	uint64_t tx;
+
+	(void)state;
+	client_init(&a, 1);
+	assert_int_equal(hello(f, &a, &caps), 0);
+	put_pages(f, &a, 0, N, 1, st);
+	all_status(st, N, 0);
+	assert_int_equal(a.sent->n, 3);	/* the last PUT: 2 pages in 3 datagrams */
+	tx = stats(f).tx;
+	assert_int_equal(get_pages(f, &a, 0, 16, 1, st), 16);
+	/* 16 pages: 7 + 7 + 2 per reply, 8 + 8 + 3 datagrams. */
+	assert_int_equal(stats(f).tx - tx, 19);
+	/* A client sending 1400-byte fragments to it (replies still up to 3968). */
+	f->send_frag = VT_RP_FRAG_DEFAULT;
+	put_pages(f, &a, 0, 2, 2, st);
+	assert_int_equal(a.sent->n, 6);
+	assert_int_equal(get_pages(f, &a, 0, 2, 2, st), 2);
+	assert_int_equal(get_pages(f, &a, 16, N - 16, 1, st), N - 16);
+	/* A 1400 server refuses the jumbo client's fragments. */
+	assert_int_equal(hello(small, &a, &caps), 0);
+	{
+		uint8_t blob[SEALED] = { 1 }, body[2 + 10 + SEALED];
+		struct vt_rp_put_item it = { 1, SEALED, blob };
+		long len = vt_rp_put_encode(&it, 1, body, sizeof(body));
+
+		assert_int_equal(vt_rp_encode(VT_RP_PUT, a.k.ns, ++a.seq, 0, body, (size_t)len,
+					      VT_RP_FRAG_LIMIT, a.k.access_key, a.sent), 2);
+		assert_int_equal(vt_rs_input(small->rs, &a.peer, a.sent->buf[0], a.sent->len[0],
+					     small->now, emit, &small->wire), VT_RP_R_FRAG_LEN);
+	}
+	client_fini(&a);
+	fixture_free(f);
+	fixture_free(small);
 }
 
 static void test_rogue(void **state)
@@ -827,6 +880,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_clients),
+		cmocka_unit_test(test_jumbo),
 		cmocka_unit_test(test_rogue),
 		cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_caps),
