@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The memory server's state, transport-independent (vtier-memd's core):
+ * namespaces (one VM's pages each, reachable only through its access key),
+ * their pages (opaque sealed blobs in this process's memory, nothing on
+ * disk), the per-namespace and server caps (ENOSPC, never an eviction),
+ * the anti-replay windows and reassembly. One entry point: "a datagram came
+ * from PEER at NOW: here are the replies". Single-threaded by design (the
+ * program's loop owns it); it reads no clock and logs nothing.
+ */
+#ifndef VTIER_REMOTE_SERVER_H
+#define VTIER_REMOTE_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remote_proto.h"
+#include "remote_seal.h"
+
+#define VT_RS_NS_CAP_DEFAULT (1ull << 30)
+#define VT_RS_MAX_NS_DEFAULT 4096
+#define VT_RS_REASM_BYTES_DEFAULT (64ull << 20)
+/* What a page costs against the caps besides its blob: its entry and hash slot. */
+#define VT_RS_PAGE_OVERHEAD 64
+
+struct vt_rs_config {
+	struct vt_seal_server_key key;	/* the HELLO box's key pair */
+	uint64_t ns_cap_bytes;		/* per namespace; 0: VT_RS_NS_CAP_DEFAULT */
+	uint64_t server_cap_bytes;	/* all namespaces; required (> 0) */
+	size_t frag_max;		/* 0: VT_RP_FRAG_DEFAULT; else FRAG_MIN..FRAG_LIMIT */
+	unsigned int max_namespaces;	/* 0: VT_RS_MAX_NS_DEFAULT */
+	uint64_t reasm_max_bytes;	/* partial messages, all namespaces; 0: default */
+};
+
+/* Where a datagram came from and where its replies go (as the transport has it). */
+struct vt_rs_peer {
+	uint32_t addr;	/* IPv4, network order */
+	uint16_t port;	/* network order */
+};
+
+/* Called once per reply datagram, in order. */
+typedef void (*vt_rs_emit_fn)(void *arg, const struct vt_rs_peer *peer, const uint8_t *dgram,
+			      size_t len);
+
+struct vt_rs;
+
+/* NULL with @err (naming the bound, the value and what is accepted) on a bad config. */
+struct vt_rs *vt_rs_new(const struct vt_rs_config *cfg, char *err, size_t err_len);
+void vt_rs_free(struct vt_rs *rs);
+
+/*
+ * One datagram from @peer at monotonic time @now_ns: parsed, its tag
+ * verified with its namespace's access key before its body is read, checked
+ * against the replay window, reassembled, applied; replies go to @emit.
+ * Returns VT_RP_OK (taken, or waiting for its other fragments) or why it was
+ * dropped (also counted in the stats).
+ */
+enum vt_rp_reason vt_rs_input(struct vt_rs *rs, const struct vt_rs_peer *peer,
+			      const uint8_t *dgram, size_t len, uint64_t now_ns,
+			      vt_rs_emit_fn emit, void *arg);
+/* Expires partial messages older than VT_RP_REASM_TIMEOUT_NS (call it every ~100 ms). */
+void vt_rs_tick(struct vt_rs *rs, uint64_t now_ns);
+
+struct vt_rs_stats {
+	uint64_t rx;			/* datagrams given to vt_rs_input */
+	uint64_t tx;			/* reply datagrams emitted */
+	uint64_t drops[VT_RP_R_COUNT];	/* by reason: forged, replayed, unknown_ns, magic, ... */
+	uint64_t expired;		/* partial messages expired */
+	uint64_t over_cap;		/* pages refused ENOSPC (namespace or server cap) */
+	uint64_t hello_ok;		/* HELLOs answered with the caps */
+	uint64_t hello_refused;		/* HELLOs for a known namespace with another key */
+	uint64_t ns_full;		/* HELLOs refused: max_namespaces reached */
+	uint64_t namespaces, pages;
+	uint64_t bytes;			/* charged: blobs + VT_RS_PAGE_OVERHEAD each */
+	uint64_t server_cap;
+	uint64_t reasm_bytes;		/* in partial messages now */
+};
+void vt_rs_get_stats(const struct vt_rs *rs, struct vt_rs_stats *out);
+
+struct vt_rs_ns_stats {
+	uint8_t ns[VT_RP_NS_BYTES];
+	uint64_t pages, bytes, cap;
+	uint64_t puts, gets, frees;	/* pages stored, served, freed */
+	uint64_t drops[VT_RP_DROP_COUNT];	/* replayed, expired, malformed, over cap */
+};
+/* Calls @fn for each namespace (in no particular order). */
+void vt_rs_foreach_ns(const struct vt_rs *rs,
+		      void (*fn)(void *arg, const struct vt_rs_ns_stats *s), void *arg);
+
+#endif /* VTIER_REMOTE_SERVER_H */
