@@ -187,6 +187,11 @@ void vt_rp_msg_release(struct vt_rp_msg *m);
 /* ---- bodies (all little-endian; decoders return VT_RP_OK or VT_RP_R_BODY) ---- */
 
 /* HELLO: crypto_box_seal(server pk, ns || access_key || flags u32). */
+/*
+ * Flag: drop every page this namespace holds (a client that took the server
+ * for dead and re-created its copies elsewhere no longer knows them).
+ */
+#define VT_RP_HELLO_RESET 1u
 #define VT_RP_HELLO_PLAIN_BYTES (VT_RP_NS_BYTES + VT_SEAL_KEY_BYTES + 4)
 #define VT_RP_HELLO_BYTES (VT_RP_HELLO_PLAIN_BYTES + VT_SEAL_BOX_OVERHEAD)
 int vt_rp_hello_seal(const uint8_t server_pk[VT_SEAL_PK_BYTES], const uint8_t ns[VT_RP_NS_BYTES],

@@ -175,6 +175,18 @@ static size_t caps_body(struct vt_rs *rs, const struct rs_ns *ns)
 	return vt_rp_caps_encode(&c, rs->body);
 }
 
+/* A client that forgot what it kept here (it took us for dead): its pages go. */
+static void ns_reset(struct vt_rs *rs, struct rs_ns *ns)
+{
+	rs->used -= ns->st.bytes;
+	rs->st.pages -= ns->st.pages;
+	ns->st.frees += ns->st.pages;
+	ns->st.bytes = 0;
+	ns->st.pages = 0;
+	g_hash_table_remove_all(ns->pages);
+	rs->st.resets++;
+}
+
 static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *peer,
 				  const uint8_t *buf, size_t len, const struct vt_rp_dgram *d,
 				  vt_rs_emit_fn emit, void *arg)
@@ -200,6 +212,8 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 	if (ns) {
 		if (!vt_rp_window_mark(&ns->window, d->hdr.seq))
 			return drop(rs, ns, VT_RP_R_REPLAYED);
+		if (flags & VT_RP_HELLO_RESET)
+			ns_reset(rs, ns);
 	} else {
 		if (g_hash_table_size(rs->ns) >= rs->cfg.max_namespaces) {
 			rs->st.ns_full++;

@@ -69,6 +69,7 @@ struct vt_rs_stats {
 	uint64_t over_cap;		/* pages refused ENOSPC (namespace or server cap) */
 	uint64_t hello_ok;		/* HELLOs answered with the caps */
 	uint64_t hello_refused;		/* HELLOs for a known namespace with another key */
+	uint64_t resets;		/* HELLOs with VT_RP_HELLO_RESET: a namespace emptied */
 	uint64_t ns_full;		/* HELLOs refused: max_namespaces reached */
 	uint64_t namespaces, pages;
 	uint64_t bytes;			/* charged: blobs + VT_RS_PAGE_OVERHEAD each */

@@ -161,13 +161,14 @@ static int request(struct fixture *f, struct client *c, uint8_t op, const uint8_
 	return status;
 }
 
-static int hello(struct fixture *f, struct client *c, struct vt_rp_caps *caps)
+static int hello_flags(struct fixture *f, struct client *c, uint32_t flags,
+		       struct vt_rp_caps *caps)
 {
 	uint8_t box[VT_RP_HELLO_BYTES], *body = NULL;
 	size_t len = 0;
 	int status;
 
-	assert_int_equal(vt_rp_hello_seal(f->key.pk, c->k.ns, c->k.access_key, 0, box), 0);
+	assert_int_equal(vt_rp_hello_seal(f->key.pk, c->k.ns, c->k.access_key, flags, box), 0);
 	status = request(f, c, VT_RP_HELLO, box, sizeof(box), &body, &len);
 	if (status == 0)
 		assert_int_equal(vt_rp_caps_decode(body, len, caps), VT_RP_OK);
@@ -175,6 +176,11 @@ static int hello(struct fixture *f, struct client *c, struct vt_rp_caps *caps)
 		assert_int_equal(len, 0);
 	g_free(body);
 	return status;
+}
+
+static int hello(struct fixture *f, struct client *c, struct vt_rp_caps *caps)
+{
+	return hello_flags(f, c, 0, caps);
 }
 
 /* The guest page @id of client @c at @version: every byte depends on all three. */
@@ -709,6 +715,39 @@ static void test_hello_rules(void **state)
 	fixture_free(f);
 }
 
+/* HELLO with VT_RP_HELLO_RESET empties its own namespace only, and uncharges it. */
+static void test_hello_reset(void **state)
+{
+	struct fixture *f = fixture_new(0, 1ull << 30);
+	struct client a, b;
+	struct vt_rp_caps caps;
+	uint16_t st[8];
+
+	(void)state;
+	client_init(&a, 1);
+	client_init(&b, 2);
+	assert_int_equal(hello(f, &a, &caps), 0);
+	assert_int_equal(hello(f, &b, &caps), 0);
+	put_pages(f, &a, 0, 8, 1, st);
+	put_pages(f, &b, 0, 8, 1, st);
+	assert_int_equal(hello_flags(f, &a, VT_RP_HELLO_RESET, &caps), 0);
+	assert_int_equal(caps.ns_used, 0);
+	assert_int_equal(stats(f).resets, 1);
+	assert_int_equal(stats(f).pages, 8);
+	assert_int_equal(stats(f).bytes, 8 * CHARGE);
+	assert_int_equal(get_pages(f, &a, 0, 8, 1, st), 0);
+	all_status(st, 8, ENOENT);
+	/* the other namespace keeps every page, byte for byte */
+	assert_int_equal(get_pages(f, &b, 0, 8, 1, st), 8);
+	/* and the emptied one takes pages again */
+	put_pages(f, &a, 0, 2, 2, st);
+	all_status(st, 2, 0);
+	assert_int_equal(get_pages(f, &a, 0, 2, 2, st), 2);
+	client_fini(&a);
+	client_fini(&b);
+	fixture_free(f);
+}
+
 static void test_max_namespaces(void **state)
 {
 	struct fixture *f = fixture_new_cfg((struct vt_rs_config) {
@@ -885,6 +924,7 @@ int main(void)
 		cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_hello_rules),
+		cmocka_unit_test(test_hello_reset),
 		cmocka_unit_test(test_max_namespaces),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_expiry),
