@@ -14,8 +14,10 @@ int vt_rt_open(const struct vt_rt_config *cfg, struct vt_rt **out, char *reason,
 	*out = NULL;
 	if (reason_len)
 		reason[0] = '\0';
-	if (cfg->port == 0) {
-		snprintf(reason, reason_len, "port 0: a server port must be 1..65535");
+	/* a client's UDP socket may let the kernel pick its port; a server's may not */
+	if (cfg->port == 0 && cfg->mode != VT_RT_UDP) {
+		snprintf(reason, reason_len, "port 0: AF_XDP needs a port, 1..65535 (only a UDP "
+			 "client's socket may take 0: the kernel's choice)");
 		return -EINVAL;
 	}
 	switch (cfg->mode) {

@@ -26,6 +26,9 @@ enum vt_rt_mode { VT_RT_AUTO = 0, VT_RT_AFXDP, VT_RT_UDP };
 /* AF_XDP bind: let the kernel pick (zero-copy if the driver has it), or force one */
 enum vt_rt_bind { VT_RT_BIND_AUTO = 0, VT_RT_BIND_COPY, VT_RT_BIND_ZEROCOPY };
 
+/* Where AF_XDP servers lock the interfaces they steer (remote_xsk.c) */
+#define VT_RT_LOCK_DIR_DEFAULT "/run/vtier-memd"
+
 /* The largest payload either transport moves (one UDP datagram of a jumbo link) */
 #define VT_RT_MAX_PAYLOAD 8192u
 
@@ -33,9 +36,10 @@ struct vt_rt_config {
 	enum vt_rt_mode mode;
 	const char *ifname;	/* AF_XDP: the interface; NULL: the one holding @addr */
 	uint32_t addr;		/* IPv4, host order; 0 = any (UDP: INADDR_ANY; AF_XDP: any of ours) */
-	uint16_t port;		/* UDP port, host order, != 0 */
+	uint16_t port;		/* UDP port, host order; 0 only in mode udp (an ephemeral port) */
 	/* AF_XDP only */
 	const char *xdp_prog;	/* path of memd_steer.bpf.o */
+	const char *lock_dir;	/* the interfaces' steering locks; NULL: VT_RT_LOCK_DIR_DEFAULT */
 	enum vt_rt_bind bind;
 	bool no_need_wakeup;	/* need_wakeup is on unless this is set */
 	bool busy_poll;		/* SO_PREFER_BUSY_POLL + SO_BUSY_POLL + SO_BUSY_POLL_BUDGET */

@@ -24,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <linux/ethtool.h>
@@ -35,9 +36,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -93,6 +96,7 @@ struct vt_rt_xsk {
 	enum xdp_attach_mode attach_mode;
 	int map_fd;
 	int epfd;
+	int lock_fd;		/* the interface's steering lock (take_interface) */
 	unsigned ring;
 	unsigned nq;
 	unsigned rr;
@@ -182,6 +186,54 @@ static int set_rodata(struct bpf_object *obj, const struct memd_steer_cfg *cfg)
 	return -ENOENT;
 }
 
+/*
+ * One steering program per interface, a server's while it holds the
+ * interface's lock: a file in the lock directory named by the network
+ * namespace and the interface index, flock()ed. The kernel drops a lock
+ * when its holder dies, and kill -9 detaches no XDP program: a memd_steer
+ * found on an interface whose lock we got is a dead server's and is taken
+ * off; a held lock is a live server's, and this open fails (-EBUSY). Any
+ * other program is left alone (the attach below then fails on it, or
+ * shares the interface through libxdp's dispatcher).
+ */
+static int take_interface(struct vt_rt_xsk *x, const struct vt_rt_config *cfg, char *reason,
+			  size_t len)
+{
+	const char *dir = cfg->lock_dir ? cfg->lock_dir : VT_RT_LOCK_DIR_DEFAULT;
+	char path[PATH_MAX], what[PATH_MAX + 64];
+	struct xdp_multiprog *mp;
+	struct stat ns;
+
+	if (stat("/proc/self/ns/net", &ns) < 0)
+		return fail(reason, len, -errno, x->ifname, "stat /proc/self/ns/net");
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(what, sizeof(what), "lock directory %s", dir);
+		return fail(reason, len, -errno, x->ifname, what);
+	}
+	snprintf(path, sizeof(path), "%s/steer-%lu-%d.lock", dir, (unsigned long)ns.st_ino,
+		 x->ifindex);
+	x->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (x->lock_fd < 0) {
+		snprintf(what, sizeof(what), "open %s", path);
+		return fail(reason, len, -errno, x->ifname, what);
+	}
+	if (flock(x->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		snprintf(what, sizeof(what), "another server steers this interface (%s is locked)",
+			 path);
+		return fail(reason, len, -EBUSY, x->ifname, what);
+	}
+	mp = xdp_multiprog__get_from_ifindex(x->ifindex);
+	if (mp && !libxdp_get_error(mp)) {
+		struct xdp_program *p = xdp_multiprog__is_legacy(mp) ?
+					xdp_multiprog__main_prog(mp) : NULL;
+
+		if (p && !strcmp(xdp_program__name(p), "memd_steer"))
+			xdp_multiprog__detach(mp);	/* a dead server's */
+		xdp_multiprog__close(mp);
+	}
+	return 0;
+}
+
 static int attach_prog(struct vt_rt_xsk *x, const struct vt_rt_config *cfg, char *reason, size_t len)
 {
 	struct memd_steer_cfg sc = { .addr_be = htonl(cfg->addr), .port_be = htons(cfg->port) };
@@ -203,6 +255,9 @@ static int attach_prog(struct vt_rt_xsk *x, const struct vt_rt_config *cfg, char
 			 cfg->xdp_prog, sizeof(sc));
 		return fail(reason, len, r, x->ifname, what);
 	}
+	r = take_interface(x, cfg, reason, len);
+	if (r)
+		return r;
 	x->attach_mode = XDP_MODE_NATIVE;
 	r = cfg->skb_mode ? -EOPNOTSUPP : xdp_program__attach(x->prog, x->ifindex, XDP_MODE_NATIVE, 0);
 	if (r) {
@@ -331,6 +386,8 @@ static void xsk_close(struct vt_rt *rt)
 	}
 	if (x->epfd >= 0)
 		close(x->epfd);
+	if (x->lock_fd >= 0)
+		close(x->lock_fd);	/* after the detach: the next server finds it clean */
 	free(x->q);
 	free(x);
 }
@@ -346,6 +403,7 @@ static int xsk_open(const struct vt_rt_config *cfg, struct vt_rt **out, char *re
 		return fail(reason, len, -ENOMEM, cfg->ifname, "allocate");
 	x->rt.ops = &vt_rt_xsk_ops;
 	x->epfd = -1;
+	x->lock_fd = -1;
 	x->map_fd = -1;
 	x->addr = cfg->addr;
 	x->port = cfg->port;
