@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The remote tier's client (remote_client.h). */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include <glib.h>
+
+#include "remote_client.h"
+
+struct srv {
+	struct vt_rc_server cfg;
+	enum vt_rc_state state;
+	unsigned int fails;		/* requests in a row unanswered */
+	uint64_t next_probe_ns;
+	bool forgotten;			/* marked down once: its copies are not ours any more */
+	struct vt_rp_reasm reasm;
+	struct vt_rc_server_stats st;
+};
+
+/* What the client knows of one page. */
+struct rc_page {
+	uint32_t version;
+	uint8_t holders;		/* bit s: server s acknowledged this version */
+};
+
+struct vt_rc {
+	GMutex lock;
+	struct vt_rc_config cfg;
+	struct vt_seal_keys keys;
+	struct vt_rt *rt;
+	struct srv srv[VT_RC_MAX_SERVERS];
+	GHashTable *pages;		/* u64 id -> struct rc_page */
+	uint64_t seq;
+	struct vt_rc_stats st;
+	struct vt_rp_dgrams out;
+	uint8_t rx[VT_RP_DGRAM_MAX];
+	uint8_t body[VT_RP_BODY_LIMIT];
+	uint8_t blob[VT_RP_MAX_FRAGS * VT_RP_FRAG_LIMIT];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *vt_rc_state_name(enum vt_rc_state s)
+{
+	return s == VT_RC_UP ? "up" : s == VT_RC_DOWN ? "down" : "refused";
+}
+
+static size_t frag_max(const struct vt_rc *rc)
+{
+	return rc->cfg.frag_max ? rc->cfg.frag_max : VT_RP_FRAG_DEFAULT;
+}
+
+struct vt_rc *vt_rc_new(const struct vt_rc_config *cfg, char *err, size_t err_len)
+{
+	struct vt_rc *rc;
+	char reason[256] = "";
+
+	if (cfg->nr_servers < 1 || cfg->nr_servers > VT_RC_MAX_SERVERS) {
+		g_snprintf(err, err_len, "servers: %u given, 1-%d accepted", cfg->nr_servers,
+			   VT_RC_MAX_SERVERS);
+		return NULL;
+	}
+	if (cfg->copies < 1 || cfg->copies > 2 || cfg->copies > cfg->nr_servers) {
+		g_snprintf(err, err_len, "copies = %u: 1 or 2, and at most the %u server(s) given",
+			   cfg->copies, cfg->nr_servers);
+		return NULL;
+	}
+	if (cfg->frag_max && (cfg->frag_max < VT_RP_FRAG_MIN || cfg->frag_max > VT_RP_FRAG_LIMIT)) {
+		g_snprintf(err, err_len, "frag_max = %zu: %d-%d accepted", cfg->frag_max,
+			   VT_RP_FRAG_MIN, VT_RP_FRAG_LIMIT);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < cfg->nr_servers; i++)
+		for (unsigned int j = 0; j < i; j++)
+			if (cfg->server[i].addr == cfg->server[j].addr &&
+			    cfg->server[i].port == cfg->server[j].port) {
+				g_snprintf(err, err_len, "servers: server %u is server %u again "
+					   "(two copies on one server are one copy)", i, j);
+				return NULL;
+			}
+	if (vt_seal_init() < 0) {
+		g_snprintf(err, err_len, "libsodium did not initialise");
+		return NULL;
+	}
+	rc = g_new0(struct vt_rc, 1);
+	rc->cfg = *cfg;
+	if (!rc->cfg.timeout_us)
+		rc->cfg.timeout_us = VT_RC_TIMEOUT_US_DEFAULT;
+	if (!rc->cfg.tries)
+		rc->cfg.tries = VT_RC_TRIES_DEFAULT;
+	if (vt_seal_derive(cfg->vm_key, &rc->keys) < 0 ||
+	    vt_rt_open(&cfg->transport, &rc->rt, reason, sizeof(reason)) < 0) {
+		g_snprintf(err, err_len, "%s", reason[0] ? reason : "key derivation failed");
+		vt_rc_free(rc);
+		return NULL;
+	}
+	g_mutex_init(&rc->lock);
+	rc->pages = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	/* above any number an earlier run of this VM's client used (the replay windows) */
+	rc->seq = (uint64_t)g_get_real_time() * 1000;
+	for (unsigned int i = 0; i < cfg->nr_servers; i++) {
+		rc->srv[i].cfg = cfg->server[i];
+		rc->srv[i].state = VT_RC_DOWN;	/* until its HELLO is answered */
+	}
+	return rc;
+}
+
+void vt_rc_free(struct vt_rc *rc)
+{
+	if (!rc)
+		return;
+	for (unsigned int i = 0; i < VT_RC_MAX_SERVERS; i++)
+		vt_rp_reasm_clear(&rc->srv[i].reasm);
+	vt_rt_close(rc->rt);
+	if (rc->pages) {
+		g_hash_table_destroy(rc->pages);
+		g_mutex_clear(&rc->lock);
+	}
+	memset(&rc->keys, 0, sizeof(rc->keys));
+	memset(rc->cfg.vm_key, 0, sizeof(rc->cfg.vm_key));
+	g_free(rc);
+}
+
+static void server_failed(struct vt_rc *rc, struct srv *s)
+{
+	s->st.timeouts++;
+	if (++s->fails < VT_RC_DOWN_AFTER || s->state != VT_RC_UP)
+		return;
+	s->state = VT_RC_DOWN;
+	s->st.lost++;
+	s->next_probe_ns = now_ns() + VT_RC_PROBE_NS;
+	/* what it held is gone for us: the pages count their copies without it */
+	s->forgotten = true;
+	s->st.pages = 0;
+	{
+		GHashTableIter it;
+		gpointer v;
+		uint8_t bit = (uint8_t)(1u << (s - rc->srv));
+
+		g_hash_table_iter_init(&it, rc->pages);
+		while (g_hash_table_iter_next(&it, NULL, &v))
+			((struct rc_page *)v)->holders &= (uint8_t)~bit;
+	}
+}
+
+/*
+ * One request to @s and its reply, retried with a new number each time.
+ * VT_RP_OK with @msg (release it) or -errno: -ETIMEDOUT after the last try,
+ * -EMSGSIZE a body over the bounds, a reply status as -status.
+ */
+static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *body,
+		   size_t body_len, struct vt_rp_msg *msg)
+{
+	unsigned int timeout_us = rc->cfg.timeout_us;
+
+	s->st.requests++;
+	for (unsigned int t = 0; t < rc->cfg.tries; t++, timeout_us *= 2) {
+		uint64_t seq = ++rc->seq, start = now_ns();
+		uint64_t deadline = start + (uint64_t)timeout_us * 1000;
+		struct vt_rt_dgram d[VT_RP_MAX_FRAGS];
+		int r;
+
+		if (t)
+			s->st.retries++;
+		r = vt_rp_encode(op, rc->keys.ns, seq, 0, body, body_len, frag_max(rc),
+				 rc->keys.access_key, &rc->out);
+		if (r < 0)
+			return r;
+		for (unsigned int f = 0; f < rc->out.n; f++)
+			d[f] = (struct vt_rt_dgram){
+				.peer = { .peer_addr = s->cfg.addr, .peer_port = s->cfg.port },
+				.buf = rc->out.buf[f], .len = rc->out.len[f] };
+		if (vt_rt_send(rc->rt, d, rc->out.n) < (int)rc->out.n)
+			continue;	/* the rest were not taken: this try is lost */
+		for (uint64_t now = now_ns(); now < deadline; now = now_ns()) {
+			struct pollfd pfd = { .fd = vt_rt_fd(rc->rt), .events = POLLIN };
+			struct vt_rt_dgram in = { .buf = rc->rx, .cap = sizeof(rc->rx) };
+			struct vt_rp_dgram dg;
+			bool done = false;
+			unsigned int expired = 0;
+			int wait_ms = (int)((deadline - now + 999999) / 1000000);
+
+			if (vt_rt_recv(rc->rt, &in, 1) != 1) {
+				if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR)
+					return -errno;
+				continue;
+			}
+			if (in.peer.peer_addr != s->cfg.addr || in.peer.peer_port != s->cfg.port ||
+			    vt_rp_reply_check(in.buf, in.len, VT_RP_FRAG_LIMIT, rc->keys.access_key,
+					      rc->keys.ns, op, seq, &dg) != VT_RP_OK) {
+				/* another server's late reply, an old try's, or forged */
+				s->st.bad_replies++;
+				continue;
+			}
+			if (vt_rp_reasm_add(&s->reasm, &dg, now, msg, &done, &expired) != VT_RP_OK ||
+			    !done)
+				continue;
+			vt_latency_add(&s->st.rtt, now_ns() - start);
+			s->fails = 0;
+			if (msg->hdr.status) {
+				int st = msg->hdr.status;
+
+				vt_rp_msg_release(msg);
+				return -st;
+			}
+			return 0;
+		}
+		vt_rp_reasm_clear(&s->reasm);
+	}
+	server_failed(rc, s);
+	return -ETIMEDOUT;
+}
+
+/* HELLO to @s; @reset: the server drops what it holds of this namespace. */
+static int hello(struct vt_rc *rc, struct srv *s, bool reset)
+{
+	uint8_t box[VT_RP_HELLO_BYTES];
+	struct vt_rp_caps caps;
+	struct vt_rp_msg msg;
+	int r;
+
+	if (vt_rp_hello_seal(s->cfg.pk, rc->keys.ns, rc->keys.access_key,
+			     reset ? VT_RP_HELLO_RESET : 0, box) < 0)
+		return -EINVAL;
+	r = request(rc, s, VT_RP_HELLO, box, sizeof(box), &msg);
+	if (r == -EACCES) {
+		s->state = VT_RC_REFUSED;	/* another key holds this namespace there */
+		return r;
+	}
+	if (r)
+		return r;
+	r = vt_rp_caps_decode(msg.body, msg.len, &caps) == VT_RP_OK ? 0 : -EBADMSG;
+	vt_rp_msg_release(&msg);
+	if (r)
+		return r;
+	if (s->state == VT_RC_DOWN && s->st.lost)
+		s->st.regained++;
+	s->state = VT_RC_UP;
+	s->fails = 0;
+	s->forgotten = false;
+	return 0;
+}
+
+int vt_rc_connect(struct vt_rc *rc)
+{
+	int up = 0;
+
+	g_mutex_lock(&rc->lock);
+	for (unsigned int i = 0; i < rc->cfg.nr_servers; i++)
+		up += hello(rc, &rc->srv[i], false) == 0;
+	g_mutex_unlock(&rc->lock);
+	return up;
+}
+
+static uint8_t up_mask(const struct vt_rc *rc)
+{
+	uint8_t m = 0;
+
+	for (unsigned int i = 0; i < rc->cfg.nr_servers; i++)
+		if (rc->srv[i].state == VT_RC_UP)
+			m |= (uint8_t)(1u << i);
+	return m;
+}
+
+/* The live servers a page goes to: `copies` of them, from its id's turn on. */
+static uint8_t choose(const struct vt_rc *rc, uint64_t id)
+{
+	uint8_t up = up_mask(rc), got = 0;
+	unsigned int n = rc->cfg.nr_servers, want = rc->cfg.copies;
+
+	for (unsigned int k = 0, s = (unsigned int)(id % n); k < n && want; k++, s = (s + 1) % n)
+		if (up & (1u << s)) {
+			got |= (uint8_t)(1u << s);
+			want--;
+		}
+	return want ? 0 : got;
+}
+
+/* The first live server in @id's turn that is not in @avoid (its bit), or 0. */
+static uint8_t next_server(const struct vt_rc *rc, uint64_t id, uint8_t avoid)
+{
+	uint8_t up = up_mask(rc) & (uint8_t)~avoid;
+	unsigned int n = rc->cfg.nr_servers;
+
+	for (unsigned int k = 0, s = (unsigned int)(id % n); k < n; k++, s = (s + 1) % n)
+		if (up & (1u << s))
+			return (uint8_t)(1u << s);
+	return 0;
+}
+
+/* PUT @items (sealed blobs) on @s: per item 0 or -errno into @res. */
+static int put_on(struct vt_rc *rc, struct srv *s, const struct vt_rp_put_item *items,
+		  unsigned int n, int *res)
+{
+	size_t room = frag_max(rc) * VT_RP_MAX_FRAGS;
+	long len = vt_rp_put_encode(items, n, rc->body, MIN(room, sizeof(rc->body)));
+	uint16_t status[VT_RP_BATCH_MAX];
+	struct vt_rp_msg msg;
+	unsigned int got = 0;
+	int r;
+
+	if (len == -E2BIG && n > 1) {
+		/* the batch is larger than one message: in halves */
+		unsigned int h = n / 2;
+
+		r = put_on(rc, s, items, h, res);
+		if (r == -ETIMEDOUT)
+			goto all;
+		return put_on(rc, s, items + h, n - h, res + h) ?: r;
+	}
+	if (len < 0) {
+		r = (int)len;
+		goto all;
+	}
+	r = request(rc, s, VT_RP_PUT, rc->body, (size_t)len, &msg);
+	if (r)
+		goto all;
+	if (vt_rp_status_decode(msg.body, msg.len, status, &got) != VT_RP_OK || got != n) {
+		vt_rp_msg_release(&msg);
+		s->st.bad_replies++;
+		r = -EBADMSG;
+		goto all;
+	}
+	vt_rp_msg_release(&msg);
+	r = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		res[i] = -(int)status[i];
+		if (status[i]) {
+			s->st.refused_pages++;
+			r = r ?: res[i];
+		}
+	}
+	return r;
+all:
+	for (unsigned int i = 0; i < n; i++)
+		res[i] = r;
+	return r;
+}
+
+int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, int *status)
+{
+	struct vt_rp_put_item items[VT_RP_BATCH_MAX];
+	uint32_t version[VT_RP_BATCH_MAX];
+	uint8_t to[VT_RP_BATCH_MAX], acked[VT_RP_BATCH_MAX];
+	uint8_t *blobs;
+	int ret = 0;
+
+	if (n < 1 || n > VT_RP_BATCH_MAX)
+		return -EINVAL;
+	g_mutex_lock(&rc->lock);
+	blobs = g_malloc((size_t)n * VT_RP_BLOB_MAX);
+	for (unsigned int i = 0; i < n; i++) {
+		struct rc_page *p = g_hash_table_lookup(rc->pages, &pages[i].id);
+		size_t blen = 0;
+
+		status[i] = 0;
+		acked[i] = 0;
+		version[i] = p ? p->version + 1 : 1;
+		to[i] = choose(rc, pages[i].id);
+		if (!to[i])
+			status[i] = -EAGAIN;	/* fewer live servers than copies */
+		else if (pages[i].len > 4096 ||
+			 vt_seal_page(rc->keys.page_key, rc->keys.ns, pages[i].id, version[i],
+				      pages[i].data, pages[i].len, blobs + i * VT_RP_BLOB_MAX,
+				      VT_RP_BLOB_MAX, &blen) < 0)
+			status[i] = -EINVAL;
+		items[i] = (struct vt_rp_put_item){ .page_id = pages[i].id,
+						    .blob_len = (uint16_t)blen,
+						    .blob = blobs + i * VT_RP_BLOB_MAX };
+	}
+	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
+		struct vt_rp_put_item sub[VT_RP_BATCH_MAX];
+		unsigned int idx[VT_RP_BATCH_MAX], m = 0;
+		int res[VT_RP_BATCH_MAX];
+
+		for (unsigned int i = 0; i < n; i++)
+			if (!status[i] && (to[i] & (1u << si))) {
+				idx[m] = i;
+				sub[m++] = items[i];
+			}
+		if (!m)
+			continue;
+		put_on(rc, &rc->srv[si], sub, m, res);
+		for (unsigned int k = 0; k < m; k++)
+			if (!res[k])
+				acked[idx[k]] |= (uint8_t)(1u << si);
+			else if (!status[idx[k]])
+				status[idx[k]] = res[k];
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct rc_page *p = g_hash_table_lookup(rc->pages, &pages[i].id);
+
+		if (!status[i] && acked[i] == to[i]) {
+			if (!p) {
+				uint64_t *key = g_new(uint64_t, 1);
+
+				*key = pages[i].id;
+				p = g_new0(struct rc_page, 1);
+				g_hash_table_insert(rc->pages, key, p);
+				rc->st.pages++;
+			}
+			for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
+				uint8_t bit = (uint8_t)(1u << si);
+
+				rc->srv[si].st.pages += !!(to[i] & bit) - !!(p->holders & bit);
+			}
+			p->version = version[i];
+			p->holders = to[i];
+			rc->st.puts++;
+			continue;
+		}
+		ret = ret ?: (status[i] ? status[i] : -EIO);
+		if (!status[i])
+			status[i] = -EIO;
+		/* where the new version landed, the old one is overwritten */
+		if (p) {
+			for (unsigned int si = 0; si < rc->cfg.nr_servers; si++)
+				if (p->holders & acked[i] & (1u << si))
+					rc->srv[si].st.pages--;
+			p->holders &= (uint8_t)~acked[i];
+			if (!p->holders) {
+				g_hash_table_remove(rc->pages, &pages[i].id);
+				rc->st.pages--;
+			}
+		}
+	}
+	g_free(blobs);
+	g_mutex_unlock(&rc->lock);
+	return ret;
+}
+
+/* The sealed blob of @id from @s into @blob: its length, or -errno. */
+static long fetch_blob(struct vt_rc *rc, struct srv *s, uint64_t id, uint8_t *blob, size_t cap)
+{
+	struct vt_rp_get_item item;
+	struct vt_rp_msg msg;
+	unsigned int n = 0;
+	long len = vt_rp_ids_encode(&id, 1, rc->body, sizeof(rc->body));
+	int r;
+
+	if (len < 0)
+		return len;
+	r = request(rc, s, VT_RP_GET, rc->body, (size_t)len, &msg);
+	if (r)
+		return r;
+	if (vt_rp_get_reply_decode(msg.body, msg.len, &item, &n) != VT_RP_OK || n != 1 ||
+	    item.page_id != id) {
+		vt_rp_msg_release(&msg);
+		s->st.bad_replies++;
+		return -EBADMSG;
+	}
+	if (item.status || item.blob_len > cap) {
+		vt_rp_msg_release(&msg);
+		return item.status ? -(long)item.status : -EBADMSG;
+	}
+	memcpy(blob, item.blob, item.blob_len);
+	vt_rp_msg_release(&msg);
+	return item.blob_len;
+}
+
+int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
+{
+	uint64_t start = now_ns();
+	struct rc_page *p;
+	int ret = -EIO;
+	bool first = true;
+
+	g_mutex_lock(&rc->lock);
+	p = g_hash_table_lookup(rc->pages, &id);
+	if (!p) {
+		g_mutex_unlock(&rc->lock);
+		return -ENOENT;
+	}
+	for (unsigned int si = 0; si < rc->cfg.nr_servers && p; si++) {
+		struct srv *s = &rc->srv[si];
+		long blen;
+
+		if (!(p->holders & (1u << si)) || s->state != VT_RC_UP)
+			continue;
+		blen = fetch_blob(rc, s, id, rc->blob, sizeof(rc->blob));
+		if (blen >= 0 && vt_seal_page_open(rc->keys.page_key, rc->keys.ns, id, p->version,
+						   rc->blob, (size_t)blen, buf, cap, len) == 0) {
+			ret = 0;
+			rc->st.gets++;
+			rc->st.get_fallbacks += !first;
+			break;
+		}
+		if (blen >= 0 || blen == -ENOENT)
+			rc->st.damaged++;	/* a copy that is not this page's current one */
+		first = false;
+		/* a timeout may have marked the server down and dropped its copies */
+		p = g_hash_table_lookup(rc->pages, &id);
+	}
+	vt_latency_add(&rc->st.get_ns, now_ns() - start);
+	g_mutex_unlock(&rc->lock);
+	return ret;
+}
+
+int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n)
+{
+	int ret = 0;
+
+	if (n > VT_RP_BATCH_MAX)
+		return -EINVAL;
+	g_mutex_lock(&rc->lock);
+	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
+		struct srv *s = &rc->srv[si];
+		uint64_t sub[VT_RP_BATCH_MAX];
+		struct vt_rp_msg msg;
+		unsigned int m = 0;
+		long len;
+		int r;
+
+		for (unsigned int i = 0; i < n; i++) {
+			struct rc_page *p = g_hash_table_lookup(rc->pages, &ids[i]);
+
+			if (p && (p->holders & (1u << si)))
+				sub[m++] = ids[i];
+		}
+		if (!m || s->state != VT_RC_UP)
+			continue;
+		len = vt_rp_ids_encode(sub, m, rc->body, sizeof(rc->body));
+		r = len < 0 ? (int)len : request(rc, s, VT_RP_FREE, rc->body, (size_t)len, &msg);
+		if (!r)
+			vt_rp_msg_release(&msg);
+		else
+			ret = ret ?: r;	/* left on the server: its cap is charged until then */
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct rc_page *p = g_hash_table_lookup(rc->pages, &ids[i]);
+
+		if (!p)
+			continue;
+		for (unsigned int si = 0; si < rc->cfg.nr_servers; si++)
+			if (p->holders & (1u << si))
+				rc->srv[si].st.pages--;
+		g_hash_table_remove(rc->pages, &ids[i]);
+		rc->st.pages--;
+		rc->st.frees++;
+	}
+	g_mutex_unlock(&rc->lock);
+	return ret;
+}
+
+int vt_rc_repair(struct vt_rc *rc, unsigned int budget)
+{
+	GHashTableIter it;
+	gpointer k, v;
+	uint64_t now = now_ns();
+	int repaired = 0;
+
+	g_mutex_lock(&rc->lock);
+	/* a server back after it was lost: it drops what it kept of us (we forgot it) */
+	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
+		struct srv *s = &rc->srv[si];
+
+		if (s->state == VT_RC_DOWN && now >= s->next_probe_ns) {
+			if (hello(rc, s, s->forgotten) < 0)
+				s->next_probe_ns = now_ns() + VT_RC_PROBE_NS;
+		}
+	}
+	rc->st.under_copies = 0;
+	g_hash_table_iter_init(&it, rc->pages);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		struct rc_page *p = v;
+		uint64_t id = *(uint64_t *)k;
+		uint8_t have = p->holders & up_mask(rc), to;
+		struct vt_rp_put_item item;
+		long blen = -EIO;
+		int res;
+
+		if ((unsigned int)__builtin_popcount(have) >= rc->cfg.copies)
+			continue;
+		if (!budget) {
+			rc->st.under_copies++;
+			continue;
+		}
+		/* one more live server than it is on now, the blob carried over as it is */
+		to = next_server(rc, id, have);
+		for (unsigned int si = 0; si < rc->cfg.nr_servers && blen < 0 && to; si++)
+			if (have & (1u << si))
+				blen = fetch_blob(rc, &rc->srv[si], id, rc->blob, sizeof(rc->blob));
+		if (blen < 0 || !to) {
+			rc->st.under_copies++;
+			continue;
+		}
+		item = (struct vt_rp_put_item){ .page_id = id, .blob_len = (uint16_t)blen,
+						.blob = rc->blob };
+		put_on(rc, &rc->srv[__builtin_ctz(to)], &item, 1, &res);
+		if (res) {
+			rc->st.under_copies++;
+			continue;
+		}
+		p->holders |= to;
+		rc->srv[__builtin_ctz(to)].st.pages++;
+		rc->st.repaired++;
+		repaired++;
+		budget--;
+		if ((unsigned int)__builtin_popcount(p->holders & up_mask(rc)) < rc->cfg.copies)
+			rc->st.under_copies++;
+	}
+	g_mutex_unlock(&rc->lock);
+	return repaired;
+}
+
+void vt_rc_get_stats(struct vt_rc *rc, struct vt_rc_stats *st)
+{
+	g_mutex_lock(&rc->lock);
+	*st = rc->st;
+	st->servers_up = (unsigned int)__builtin_popcount(up_mask(rc));
+	g_mutex_unlock(&rc->lock);
+}
+
+void vt_rc_server_stats(struct vt_rc *rc, unsigned int i, struct vt_rc_server_stats *st)
+{
+	g_mutex_lock(&rc->lock);
+	*st = rc->srv[i].st;
+	st->state = rc->srv[i].state;
+	g_mutex_unlock(&rc->lock);
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The remote tier's client: one VM's pages on memory servers (vtier-memd).
+ * Each page is sealed here with the VM's page key (remote_seal.h) before it
+ * leaves, so a server holds only ciphertext it cannot read or forge; the
+ * client keeps, per page, the version it last stored and which servers
+ * hold it, and opens only that version: a stale, swapped or forged copy is
+ * refused and the next copy is tried.
+ *
+ * Never the only copy: with copies = 2 a put returns 0 only once two live
+ * servers acknowledged the page; with fewer live servers than copies the
+ * tier takes no new pages (-EAGAIN) until vt_rc_repair() has re-created
+ * the copies a dead server held on a live one. A request is retried with a
+ * new sequence number (the server's replay window never sees a number
+ * twice) a bounded number of times, each try bounded: a call never waits
+ * forever (at most tries x (timeout, doubling) per server asked).
+ *
+ * The calls block their caller (they poll the transport): they run on a
+ * mover's thread, never on a main loop. Serialised inside (a mutex): one
+ * request in flight per client; batches carry up to VT_RP_BATCH_MAX pages.
+ * Library code: returns -errno, logs nothing above debug.
+ */
+#ifndef VTIER_REMOTE_CLIENT_H
+#define VTIER_REMOTE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "latency_hist.h"
+#include "remote_proto.h"
+#include "remote_transport.h"
+
+#define VT_RC_MAX_SERVERS 8
+#define VT_RC_TIMEOUT_US_DEFAULT 4000	/* first try; doubles each retry */
+#define VT_RC_TRIES_DEFAULT 4
+#define VT_RC_DOWN_AFTER 3		/* requests in a row unanswered: the server is down */
+#define VT_RC_PROBE_NS (500ull * 1000 * 1000)	/* a down server is probed (HELLO) this often */
+
+struct vt_rc_server {
+	uint32_t addr;			/* IPv4, host order */
+	uint16_t port;			/* host order */
+	uint8_t pk[VT_SEAL_PK_BYTES];	/* its public key (vtier-memd --show-key) */
+};
+
+struct vt_rc_config {
+	struct vt_rc_server server[VT_RC_MAX_SERVERS];
+	unsigned int nr_servers;
+	unsigned int copies;		/* servers holding each page: 1..nr_servers, at most 2 */
+	uint8_t vm_key[VT_SEAL_KEY_BYTES];	/* the VM's; never sent */
+	struct vt_rt_config transport;	/* the client's own end (addr, port 0: any; mode) */
+	size_t frag_max;		/* 0: VT_RP_FRAG_DEFAULT */
+	unsigned int timeout_us;	/* 0: VT_RC_TIMEOUT_US_DEFAULT */
+	unsigned int tries;		/* per server and request; 0: VT_RC_TRIES_DEFAULT */
+};
+
+struct vt_rc_page {
+	uint64_t id;			/* the client's name for the page (any u64) */
+	const void *data;		/* the bytes to keep (a compressed page), <= 4096 */
+	size_t len;
+};
+
+enum vt_rc_state { VT_RC_UP, VT_RC_DOWN, VT_RC_REFUSED };
+
+struct vt_rc_server_stats {
+	enum vt_rc_state state;
+	uint64_t requests, retries, timeouts, bad_replies, refused_pages;
+	uint64_t lost, regained;	/* times marked down, and up again */
+	uint64_t pages;			/* pages this client has there */
+	struct vt_latency_hist rtt;	/* request to its reply, ns */
+};
+
+struct vt_rc_stats {
+	uint64_t pages;			/* pages stored (with at least one copy) */
+	uint64_t under_copies;		/* pages with fewer copies than configured */
+	uint64_t puts, gets, frees, get_fallbacks;	/* fallbacks: served by a later copy */
+	uint64_t damaged;		/* copies that did not open (forged, stale, swapped) */
+	uint64_t repaired;		/* copies re-created by vt_rc_repair() */
+	unsigned int servers_up;
+	struct vt_latency_hist get_ns;	/* vt_rc_get(), whole call */
+};
+
+struct vt_rc;
+
+/* NULL with @err naming the bad field, its value and what is accepted. */
+struct vt_rc *vt_rc_new(const struct vt_rc_config *cfg, char *err, size_t err_len);
+void vt_rc_free(struct vt_rc *rc);
+/* HELLO to every server: how many answered (0..nr_servers) or -errno. */
+int vt_rc_connect(struct vt_rc *rc);
+/*
+ * Store @n (1..VT_RP_BATCH_MAX) pages on `copies` live servers each. 0 when
+ * every page has all its copies acknowledged; else -errno (the first
+ * failure: -EAGAIN fewer live servers than copies, -ENOSPC a server's cap,
+ * -ETIMEDOUT) with @status[i] per page (0 or -errno; a page that failed
+ * keeps its previous copies, if any, and version).
+ */
+int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, int *status);
+/*
+ * The bytes of page @id into @buf: from the first copy that answers and
+ * opens as this page's current version. -ENOENT: not stored; -EIO: no copy
+ * could be read (every holder down, or every copy damaged).
+ */
+int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len);
+/* Forget @n pages here and on their servers (a server down: forgotten here only). */
+int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n);
+/*
+ * Re-create lost copies (a holder down) on live servers, up to @budget
+ * pages; probes down servers first. Returns pages repaired or -errno.
+ */
+int vt_rc_repair(struct vt_rc *rc, unsigned int budget);
+void vt_rc_get_stats(struct vt_rc *rc, struct vt_rc_stats *st);
+void vt_rc_server_stats(struct vt_rc *rc, unsigned int i, struct vt_rc_server_stats *st);
+const char *vt_rc_state_name(enum vt_rc_state s);
+
+#endif
