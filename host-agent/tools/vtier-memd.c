@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vtier-memd: a memory server of vtier's remote tier (docs/remote.md). It
+ * keeps the sealed pages of its clients' VMs in its own memory, one
+ * namespace per VM within a per-namespace and a server cap, and serves
+ * PUT / GET / FREE over AF_XDP (libxdp; its XDP program steers the port to
+ * an XSK, all other traffic passes) or, where AF_XDP cannot be set up, a
+ * kernel UDP socket. The pages are opaque to it: sealed by the client with a
+ * key it never sees. One thread: a poll loop over the transport and a
+ * signalfd; the server state (host-agent/remote/remote_server.h) is its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "remote_server.h"
+#include "remote_transport.h"
+#include "size.h"
+
+#define BATCH 64
+#define TICK_NS (100ull * 1000 * 1000)
+#define STATE_DIR_DEFAULT "/var/lib/vtier-memd"
+#define KEY_FILE "server.key"
+
+struct memd {
+	struct vt_rt *rt;
+	struct vt_rs *rs;
+	/* the replies of one received batch, sent together */
+	struct vt_rt_dgram tx[BATCH * VT_RP_MAX_FRAGS];
+	uint8_t txbuf[BATCH * VT_RP_MAX_FRAGS][VT_RP_DGRAM_MAX];
+	unsigned int ntx;
+	const struct vt_rt_dgram *req;	/* the request being answered */
+	uint64_t tx_lost;		/* replies the transport did not take */
+	char *stats_file;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void flush_tx(struct memd *m)
+{
+	unsigned int sent = 0;
+
+	while (sent < m->ntx) {
+		int r = vt_rt_send(m->rt, m->tx + sent, m->ntx - sent);
+
+		if (r <= 0)
+			break;
+		sent += (unsigned int)r;
+	}
+	m->tx_lost += m->ntx - sent;	/* the client asks again: its request times out */
+	m->ntx = 0;
+}
+
+/* A reply datagram: to the request's peer, from the address it came to. */
+static void emit(void *arg, const struct vt_rs_peer *peer, const uint8_t *dgram, size_t len)
+{
+	struct memd *m = arg;
+	struct vt_rt_dgram *d;
+
+	(void)peer;		/* the same as the request's, which has the MACs too */
+	if (m->ntx == G_N_ELEMENTS(m->tx))
+		flush_tx(m);
+	d = &m->tx[m->ntx];
+	memcpy(m->txbuf[m->ntx], dgram, len);
+	*d = (struct vt_rt_dgram){ .peer = m->req->peer, .queue = m->req->queue,
+				   .buf = m->txbuf[m->ntx], .len = len };
+	m->ntx++;
+}
+
+static void serve(struct memd *m)
+{
+	static const size_t cap = VT_RP_DGRAM_MAX;
+	struct vt_rt_dgram rx[BATCH];
+	uint8_t (*buf)[VT_RP_DGRAM_MAX] = g_malloc(BATCH * VT_RP_DGRAM_MAX);
+
+	for (;;) {
+		int n;
+
+		for (unsigned int i = 0; i < BATCH; i++)
+			rx[i] = (struct vt_rt_dgram){ .buf = buf[i], .cap = cap };
+		n = vt_rt_recv(m->rt, rx, BATCH);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct vt_rs_peer p = { .addr = rx[i].peer.peer_addr,
+						.port = rx[i].peer.peer_port };
+
+			m->req = &rx[i];
+			vt_rs_input(m->rs, &p, rx[i].buf, rx[i].len, now_ns(), emit, m);
+		}
+		flush_tx(m);
+	}
+	g_free(buf);
+}
+
+static void ns_json(void *arg, const struct vt_rs_ns_stats *s)
+{
+	GString *j = arg;
+	char hex[2 * VT_RP_NS_BYTES + 1];
+
+	for (unsigned int i = 0; i < VT_RP_NS_BYTES; i++)
+		g_snprintf(hex + 2 * i, 3, "%02x", s->ns[i]);
+	g_string_append_printf(j, "%s{\"ns\":\"%s\",\"pages\":%" G_GUINT64_FORMAT ",\"bytes\":%"
+			       G_GUINT64_FORMAT ",\"cap\":%" G_GUINT64_FORMAT ",\"puts\":%"
+			       G_GUINT64_FORMAT ",\"gets\":%" G_GUINT64_FORMAT ",\"frees\":%"
+			       G_GUINT64_FORMAT "}", j->str[j->len - 1] == '[' ? "" : ",",
+			       hex, s->pages, s->bytes, s->cap, s->puts, s->gets, s->frees);
+}
+
+/* The server's and the transport's counters, one JSON object (the stats file, SIGUSR1). */
+static char *stats_json(const struct memd *m)
+{
+	struct vt_rs_stats s;
+	struct vt_rt_stats t;
+	GString *j = g_string_new("{");
+
+	vt_rs_get_stats(m->rs, &s);
+	vt_rt_stats(m->rt, &t);
+	g_string_append_printf(j, "\"transport\":{\"mode\":\"%s\",\"queues\":%u,\"need_wakeup\":%s,"
+			       "\"busy_poll\":%s,\"xdp_native\":%s,\"rx\":%" G_GUINT64_FORMAT
+			       ",\"tx\":%" G_GUINT64_FORMAT ",\"rx_dropped\":%" G_GUINT64_FORMAT
+			       ",\"tx_busy\":%" G_GUINT64_FORMAT ",\"tx_lost\":%" G_GUINT64_FORMAT
+			       ",\"fallback\":\"%s\"},", t.mode, t.queues,
+			       t.need_wakeup ? "true" : "false", t.busy_poll ? "true" : "false",
+			       t.xdp_native ? "true" : "false", t.rx, t.tx, t.rx_dropped, t.tx_busy,
+			       m->tx_lost, t.fallback);
+	g_string_append_printf(j, "\"namespaces\":%" G_GUINT64_FORMAT ",\"pages\":%" G_GUINT64_FORMAT
+			       ",\"bytes\":%" G_GUINT64_FORMAT ",\"server_cap\":%" G_GUINT64_FORMAT
+			       ",\"over_cap\":%" G_GUINT64_FORMAT ",\"hello_ok\":%" G_GUINT64_FORMAT
+			       ",\"hello_refused\":%" G_GUINT64_FORMAT ",\"expired\":%"
+			       G_GUINT64_FORMAT ",\"drops\":{", s.namespaces, s.pages, s.bytes,
+			       s.server_cap, s.over_cap, s.hello_ok, s.hello_refused, s.expired);
+	for (unsigned int r = 1; r < VT_RP_R_COUNT; r++)
+		g_string_append_printf(j, "%s\"%s\":%" G_GUINT64_FORMAT, r > 1 ? "," : "",
+				       vt_rp_reason_name(r), s.drops[r]);
+	g_string_append(j, "},\"per_namespace\":[");
+	vt_rs_foreach_ns(m->rs, ns_json, j);
+	g_string_append(j, "]}\n");
+	return g_string_free(j, FALSE);
+}
+
+/* Written whole and renamed into place: a reader never sees half of it. */
+static void write_stats(const struct memd *m)
+{
+	g_autofree char *json = NULL;
+	g_autoptr(GError) e = NULL;
+
+	if (!m->stats_file)
+		return;
+	json = stats_json(m);
+	if (!g_file_set_contents_full(m->stats_file, json, -1, G_FILE_SET_CONTENTS_CONSISTENT,
+				      0600, &e))
+		g_warning("stats file %s: %s", m->stats_file, e->message);
+}
+
+/* Half of MemAvailable at start: the server cap when none is given. */
+static uint64_t default_server_cap(void)
+{
+	g_autofree char *text = NULL;
+	const char *p;
+
+	if (!g_file_get_contents("/proc/meminfo", &text, NULL, NULL))
+		return 0;
+	p = strstr(text, "MemAvailable:");
+	if (!p)
+		return 0;
+	return g_ascii_strtoull(p + strlen("MemAvailable:"), NULL, 10) * 1024 / 2;
+}
+
+static bool parse_listen(const char *text, uint32_t *addr, uint16_t *port, GError **error)
+{
+	g_autofree char *host = NULL;
+	const char *colon = strrchr(text, ':');
+	struct in_addr a;
+	guint64 p;
+
+	if (!colon || !g_ascii_string_to_unsigned(colon + 1, 10, 1, 65535, &p, NULL)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--listen '%s': "
+			    "expected IPV4:PORT (port 1-65535), e.g. 10.0.0.2:7500", text);
+		return false;
+	}
+	host = g_strndup(text, colon - text);
+	if (inet_pton(AF_INET, host, &a) != 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--listen '%s': '%s' "
+			    "is not an IPv4 address (0.0.0.0 for any)", text, host);
+		return false;
+	}
+	*addr = ntohl(a.s_addr);
+	*port = (uint16_t)p;
+	return true;
+}
+
+/* The key pair in @dir: loaded, or made at the first start. */
+static bool server_key(const char *dir, struct vt_seal_server_key *key, GError **error)
+{
+	g_autofree char *path = g_build_filename(dir, KEY_FILE, NULL);
+	char err[256] = "";
+	int r;
+
+	if (g_mkdir_with_parents(dir, 0700) < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "--state-dir %s: %s",
+			    dir, g_strerror(errno));
+		return false;
+	}
+	r = vt_seal_server_key_load(path, key, err, sizeof(err));
+	if (r == -ENOENT) {
+		r = vt_seal_server_key_create(path, key, err, sizeof(err));
+		if (!r)
+			g_message("new key pair in %s", path);
+	}
+	if (r) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(-r), "%s", err[0] ? err :
+			    g_strerror(-r));
+		return false;
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	g_autofree char *listen = NULL, *ifname = NULL, *transport = NULL, *bind = NULL;
+	g_autofree char *ns_cap = NULL, *server_cap = NULL, *state_dir = NULL, *xdp_prog = NULL;
+	gboolean show_key = FALSE, no_need_wakeup = FALSE, busy_poll = FALSE, skb_mode = FALSE;
+	gint frag_max = 0;
+	struct memd *m = g_new0(struct memd, 1);
+	const GOptionEntry entries[] = {
+		{ "listen", 'l', 0, G_OPTION_ARG_STRING, &listen,
+		  "IPv4 address and UDP port to serve on (required)", "ADDR:PORT" },
+		{ "interface", 'i', 0, G_OPTION_ARG_STRING, &ifname,
+		  "AF_XDP: the interface (default: the one holding ADDR)", "IFNAME" },
+		{ "transport", 0, 0, G_OPTION_ARG_STRING, &transport,
+		  "auto (AF_XDP, else UDP; the default), afxdp, udp", "MODE" },
+		{ "xdp-bind", 0, 0, G_OPTION_ARG_STRING, &bind,
+		  "AF_XDP bind: auto (the default), copy, zerocopy", "MODE" },
+		{ "no-need-wakeup", 0, 0, G_OPTION_ARG_NONE, &no_need_wakeup,
+		  "AF_XDP: without the need_wakeup flag", NULL },
+		{ "busy-poll", 0, 0, G_OPTION_ARG_NONE, &busy_poll,
+		  "AF_XDP: preferred busy polling on the socket", NULL },
+		{ "xdp-skb", 0, 0, G_OPTION_ARG_NONE, &skb_mode,
+		  "AF_XDP: attach the XDP program in generic (skb) mode", NULL },
+		{ "xdp-prog", 0, 0, G_OPTION_ARG_FILENAME, &xdp_prog,
+		  "the steering XDP program (default: the installed one)", "PATH" },
+		{ "frag-max", 0, 0, G_OPTION_ARG_INT, &frag_max,
+		  "largest body bytes in one datagram, 256-3968 (default 1400: MTU 1500)", "N" },
+		{ "ns-cap", 0, 0, G_OPTION_ARG_STRING, &ns_cap,
+		  "bytes one namespace (one VM) may hold (default 1GiB)", "SIZE" },
+		{ "server-cap", 0, 0, G_OPTION_ARG_STRING, &server_cap,
+		  "bytes all namespaces may hold (default: half of MemAvailable at start)", "SIZE" },
+		{ "state-dir", 0, 0, G_OPTION_ARG_FILENAME, &state_dir,
+		  "where the key pair is kept (default " STATE_DIR_DEFAULT ")", "DIR" },
+		{ "stats-file", 0, 0, G_OPTION_ARG_FILENAME, &m->stats_file,
+		  "write the counters as JSON there every second and at exit", "PATH" },
+		{ "show-key", 0, 0, G_OPTION_ARG_NONE, &show_key,
+		  "print the public key clients are configured with, and exit", NULL },
+		{ NULL }
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("- vtier's memory server");
+	g_autoptr(GError) e = NULL;
+	struct vt_rt_config tc = { 0 };
+	struct vt_rs_config sc = { 0 };
+	char reason[256] = "";
+	struct pollfd pfd[2];
+	uint64_t next_tick, next_stats;
+	sigset_t sigs;
+	int sfd, r;
+	bool quit = false;
+
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!g_option_context_parse(ctx, &argc, &argv, &e))
+		goto bad;
+	if (vt_seal_init() < 0) {
+		g_printerr("vtier-memd: libsodium did not initialise\n");
+		return 1;
+	}
+	if (!server_key(state_dir ? state_dir : STATE_DIR_DEFAULT, &sc.key, &e))
+		goto bad;
+	if (show_key) {
+		char hex[VT_SEAL_PK_HEX_LEN + 1];
+
+		vt_seal_pk_hex(sc.key.pk, hex);
+		printf("%s\n", hex);
+		return 0;
+	}
+	if (!listen) {
+		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--listen ADDR:PORT is "
+			    "required");
+		goto bad;
+	}
+	if (!parse_listen(listen, &tc.addr, &tc.port, &e))
+		goto bad;
+	if (transport && vt_rt_mode_parse(transport, &tc.mode) < 0) {
+		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--transport '%s': "
+			    "expected auto, afxdp or udp", transport);
+		goto bad;
+	}
+	if (bind && vt_rt_bind_parse(bind, &tc.bind) < 0) {
+		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--xdp-bind '%s': "
+			    "expected auto, copy or zerocopy", bind);
+		goto bad;
+	}
+	if (ns_cap && !vt_parse_size(ns_cap, &sc.ns_cap_bytes, &e))
+		goto bad;
+	if (server_cap && !vt_parse_size(server_cap, &sc.server_cap_bytes, &e))
+		goto bad;
+	if (!server_cap)
+		sc.server_cap_bytes = default_server_cap();
+	sc.frag_max = (size_t)MAX(frag_max, 0);
+	m->rs = vt_rs_new(&sc, reason, sizeof(reason));
+	memset(sc.key.sk, 0, sizeof(sc.key.sk));
+	if (!m->rs) {
+		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s", reason);
+		goto bad;
+	}
+	tc.ifname = ifname;
+	tc.xdp_prog = xdp_prog ? xdp_prog : VT_MEMD_XDP_PROG;
+	tc.no_need_wakeup = no_need_wakeup;
+	tc.busy_poll = busy_poll;
+	tc.skb_mode = skb_mode;
+	r = vt_rt_open(&tc, &m->rt, reason, sizeof(reason));
+	if (r < 0) {
+		g_printerr("vtier-memd: %s\n", reason);
+		return 1;
+	}
+	{
+		struct vt_rt_stats st;
+
+		vt_rt_stats(m->rt, &st);
+		if (st.fallback[0])
+			g_warning("AF_XDP not used, serving on a UDP socket: %s", st.fallback);
+		g_message("serving %s on %s (%s, %u queue(s)%s%s), namespace cap %" G_GUINT64_FORMAT
+			  " MiB, server cap %" G_GUINT64_FORMAT " MiB", listen, ifname ? ifname :
+			  "its interface", st.mode, st.queues, st.need_wakeup ? ", need_wakeup" : "",
+			  st.busy_poll ? ", busy-poll" : "",
+			  (guint64)(sc.ns_cap_bytes ? sc.ns_cap_bytes : VT_RS_NS_CAP_DEFAULT) >> 20,
+			  sc.server_cap_bytes >> 20);
+	}
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	pfd[0] = (struct pollfd){ .fd = vt_rt_fd(m->rt), .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	next_tick = next_stats = now_ns();
+	while (!quit) {
+		uint64_t now;
+
+		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
+			break;
+		serve(m);
+		now = now_ns();
+		if (now >= next_tick) {
+			vt_rs_tick(m->rs, now);
+			next_tick = now + TICK_NS;
+		}
+		if (now >= next_stats) {
+			write_stats(m);
+			next_stats = now + 1000000000ull;
+		}
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGUSR1) {
+					g_autofree char *json = stats_json(m);
+
+					g_message("stats: %s", json);
+				} else {
+					quit = true;
+				}
+			}
+		}
+	}
+	write_stats(m);
+	{
+		g_autofree char *json = stats_json(m);
+
+		g_message("exiting: %s", json);
+	}
+	vt_rt_close(m->rt);
+	vt_rs_free(m->rs);
+	g_free(m->stats_file);
+	g_free(m);
+	return 0;
+bad:
+	g_printerr("vtier-memd: %s\n", e->message);
+	return 2;
+}
