@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include <bpf/libbpf.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <xdp/libxdp.h>
 
 #include "remote_server.h"
 #include "remote_transport.h"
@@ -171,6 +174,31 @@ static void write_stats(const struct memd *m)
 		g_warning("stats file %s: %s", m->stats_file, e->message);
 }
 
+/* libbpf's and libxdp's own words: into our log, warnings as warnings, the rest at debug. */
+static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+
+	g_strchomp(msg);
+	if (level == LIBBPF_WARN)
+		g_message("libbpf: %s", msg);
+	else
+		g_debug("libbpf: %s", msg);
+	return 0;
+}
+
+static int xdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+
+	g_strchomp(msg);
+	if (level == LIBXDP_WARN)
+		g_message("libxdp: %s", msg);
+	else
+		g_debug("libxdp: %s", msg);
+	return 0;
+}
+
 /* Half of MemAvailable at start: the server cap when none is given. */
 static uint64_t default_server_cap(void)
 {
@@ -286,6 +314,8 @@ int main(int argc, char **argv)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!g_option_context_parse(ctx, &argc, &argv, &e))
 		goto bad;
+	libbpf_set_print(bpf_print);
+	libxdp_set_print(xdp_print);
 	if (vt_seal_init() < 0) {
 		g_printerr("vtier-memd: libsodium did not initialise\n");
 		return 1;
