@@ -206,31 +206,36 @@ else
 	not_ok "auto-fallback: server did not start"
 fi
 
-# Someone else's XDP program on the interface first (memd_steer again: its
-# port 0 steers nothing). With libxdp's dispatcher both run and ours leaves
+# Someone else's XDP program on the interface first (xdp-filter's allow-all,
+# from xdp-tools). With libxdp's dispatcher both run and ours leaves it
 # alone; where the kernel refuses the dispatcher (libxdp falls back to one
 # program per interface) ours must not replace it: auto falls back to UDP.
 # Either way the other program is the same one, by id, before and after.
-other_id() { netns_run "$S" xdp-loader status vs0 2>/dev/null | awk '$1 == "vs0" || $1 == "=>" { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/ && $(i-1) ~ /native|skb|memd_steer/) { print $i; exit } }'; }
-if ! netns_run "$S" xdp-loader load -m native vs0 "$PROG" >"$LOGS/other" 2>&1; then
+# (A memd_steer left by a server that died is replaced: test-memd.sh.)
+OTHER=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/bpf/xdpfilt_alw_all.o
+other_id() { netns_run "$S" xdp-loader status vs0 2>/dev/null | awk '$1 == "vs0" || $1 == "=>" { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/ && $(i-1) ~ /native|skb|xdpfilt/) { print $i; exit } }'; }
+# (xdp-filter's program is not frags-aware: the link at MTU 1500 for this case)
+ip -n "$S" link set vs0 mtu 1500 && ip -n "$C" link set vc0 mtu 1500
+if ! netns_run "$S" xdp-loader load -m native vs0 "$OTHER" >"$LOGS/other" 2>&1; then
 	not_ok "second-program: xdp-loader could not attach one: $(tr '\n' ' ' <"$LOGS/other")"
 else
-	before=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c memd_steer)
+	before=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c xdpfilt_alw_all)
 	id_before=$(other_id)
 	slog="$LOGS/second.server"
 	if start_server "$slog" --mode auto; then
-		netns_run "$C" "$ECHO" client --addr "$SADDR" --port "$PORT" --count 1000 >"$LOGS/second.client" 2>&1
+		netns_run "$C" "$ECHO" client --addr "$SADDR" --port "$PORT" --count 1000 --max 1400 \
+			>"$LOGS/second.client" 2>&1
 		rc=$?
 		during=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c memd_steer)
 		stop_server
 		stats=$(grep '^STATS' "$slog")
-		after=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c memd_steer)
+		after=$(netns_run "$S" xdp-loader status vs0 2>/dev/null | grep -c xdpfilt_alw_all)
 		id_after=$(other_id)
 		echo "# server: $stats"
-		echo "# memd_steer programs on vs0 before/during/after: $before/$during/$after; the other's id $id_before -> $id_after"
+		echo "# the other program on vs0 before/after: $before/$after, memd_steer during: $during; the other's id $id_before -> $id_after"
 		mode=$(kv "$stats" mode)
 		if [ "$rc" = 0 ] && [ -n "$id_before" ] && [ "$id_before" = "$id_after" ] && [ "$after" = "$before" ] &&
-			{ { [ "$mode" = afxdp-copy ] && [ "$during" = $((before + 1)) ]; } ||
+			{ { [ "$mode" = afxdp-copy ] && [ "$during" = 1 ]; } ||
 			  { [ "$mode" = udp ] && grep -q 'fallback="AF_XDP on vs0: attach' <<<"$stats"; }; }; then
 			ok "second-program: kept (ours ran as $mode)"
 		else
@@ -241,6 +246,7 @@ else
 	fi
 	netns_run "$S" xdp-loader unload -a vs0 >/dev/null 2>&1
 fi
+ip -n "$S" link set vs0 mtu 4000 && ip -n "$C" link set vc0 mtu 4000
 
 # 5 % loss and reordering both ways, a client that resends every 20 ms up to
 # 250 times (5 s: a lost ARP request is retried after 1 s): netem on the

@@ -1,0 +1,166 @@
+#!/bin/bash
+# The remote tier end to end without a VM (TAP): three vtier-memd servers on
+# AF_XDP, each in a network namespace of its own joined to a client namespace
+# by a veth pair; remote_pages plays one VM's client (remote_client.h) with
+# copies = 2:
+#   1 servers          each serves on AF_XDP (its stats say afxdp-copy: a silent
+#                      fall back to UDP fails)
+#   2 victim           2048 pages stored on two servers each and read back; a read
+#                      storm during which one server is killed -9; its copies
+#                      re-created on the live ones; the server restarted (empty)
+#                      and back in the pool; every read compared byte for byte
+#   3 rogue            another VM's client asks its own namespace for the victim's
+#                      page ids (ENOENT) and the victim's namespace with its own tag
+#                      (dropped as forged, no reply): nothing disclosed
+#   4 garbage          random and oversize datagrams at a server: dropped and
+#                      counted, and the victim's pages are still served after
+# Prints "# RESULT-REMOTE pages=... fetch_p50_us=... fetch_p99_us=...
+# server_kills=... bad_pages=0 zero_pages=0 disclosed=0".
+# Usage: test-memd.sh VTIER_MEMD REMOTE_PAGES MEMD_STEER_BPF_O
+set -u
+if [ "$(id -u)" != 0 ]; then
+	echo "1..0 # SKIP needs root (network namespaces, AF_XDP)"
+	exit 0
+fi
+MEMD=$(realpath "$1")
+PAGES=$(realpath "$2")
+PROG=$(realpath "$3")
+HERE=$(cd "$(dirname "$0")" && pwd)
+NPAGES=${REMOTE_TEST_PAGES:-2048}
+PORT=7500
+
+# shellcheck source=netns.sh
+. "$HERE/netns.sh"
+netns_need_bpffs "$@"
+netns_init
+LOGS=$(mktemp -d /tmp/vtier-remote-memd.XXXXXX)
+trap 'kill -9 $(jobs -p) 2>/dev/null; netns_cleanup; rm -rf "$LOGS"' EXIT
+
+netns_new c && C=$NETNS_NAME || { echo "Bail out! no network namespace"; exit 1; }
+declare -a NS PID PK
+for k in 1 2 3; do
+	netns_new "s$k" && NS[k]=$NETNS_NAME &&
+		netns_link "$C" "vc$k" "10.79.$k.1/24" "${NS[k]}" "vs$k" "10.79.$k.2/24" || {
+		echo "Bail out! network namespaces and veth could not be set up"
+		exit 1
+	}
+done
+echo "1..4"
+N=0
+FAILED=0
+ok() { N=$((N + 1)); echo "ok $N - $*"; }
+not_ok() { N=$((N + 1)); FAILED=1; echo "not ok $N - $*"; }
+kv() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1" | head -1; }
+# a number from a server's stats file: jget K KEY (dotted: transport.mode)
+jget() {
+	python3 -c 'import json,sys
+v=json.load(open(sys.argv[1]))
+for p in sys.argv[2].split("."): v=v[p]
+print(v if not isinstance(v, dict) else sum(v.values()))' "$LOGS/s$1.json" "$2" 2>/dev/null
+}
+
+# the command that starts server K (its key kept in its state dir across restarts)
+memd_cmd() {
+	echo "nsenter --net=/run/netns/${NS[$1]} $MEMD --listen 10.79.$1.2:$PORT --interface vs$1" \
+		"--transport afxdp --xdp-prog $PROG --state-dir $LOGS/state$1" \
+		"--stats-file $LOGS/s$1.json"
+}
+start_memd() {
+	rm -f "$LOGS/s$1.json"
+	# shellcheck disable=SC2046
+	$(memd_cmd "$1") >>"$LOGS/memd$1.log" 2>&1 &
+	PID[$1]=$!
+}
+wait_serving() {
+	for _ in $(seq 100); do
+		[ -s "$LOGS/s$1.json" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# 1: three servers on AF_XDP
+up=0
+for k in 1 2 3; do
+	PK[k]=$("$MEMD" --state-dir "$LOGS/state$k" --show-key) || break
+	start_memd "$k"
+	wait_serving "$k" && [ "$(jget "$k" transport.mode)" = afxdp-copy ] && up=$((up + 1))
+done
+if [ "$up" = 3 ]; then
+	ok "servers: three vtier-memd on AF_XDP (afxdp-copy), keys made at first start"
+else
+	not_ok "servers: $up of 3 serving on AF_XDP"
+	for k in 1 2 3; do sed 's/^/# /' "$LOGS/memd$k.log"; done
+	exit 1
+fi
+SERVERS=()
+for k in 1 2 3; do SERVERS+=(--server "10.79.$k.2:$PORT/${PK[k]}"); done
+
+# 2: the victim: stored, storm with server 1 killed, repair, restart
+out=$(nsenter --net="/run/netns/$C" "$PAGES" victim "${SERVERS[@]}" --copies 2 \
+	--pages "$NPAGES" --kill-pid "${PID[1]}" --storm-ms 3000 \
+	--restart "rm -f $LOGS/s1.json; $(memd_cmd 1) >>$LOGS/memd1.log 2>&1 &" 2>&1)
+rc=$?
+sed 's/^\([^#]\)/# \1/' <<<"$out"
+victim=$(grep "^# victim:" <<<"$out")
+VNS=$(sed -n 's/^# ns=//p' <<<"$out")
+if [ "$rc" = 0 ] && [ "$(kv "$victim" bad_pages)" = 0 ] && [ "$(kv "$victim" zero_pages)" = 0 ]; then
+	ok "victim: $NPAGES pages on 2 of 3 servers, server 1 killed -9 in a read storm:" \
+		"$(kv "$victim" repaired) copies re-created, every page intact"
+else
+	not_ok "victim: exit $rc"
+fi
+wait_serving 1 && [ "$(jget 1 transport.mode)" = afxdp-copy ] ||
+	not_ok "server 1 did not restart on AF_XDP"
+
+# 3: a rogue client (another VM's key) at server 2, which holds victim pages
+forged0=$(jget 2 drops.forged)
+out=$(nsenter --net="/run/netns/$C" "$PAGES" rogue --server "10.79.2.2:$PORT/${PK[2]}" \
+	--pages 256 --key-seed 2 --victim-ns "$VNS" 2>&1)
+rc=$?
+sed 's/^\([^#]\)/# \1/' <<<"$out"
+sleep 1.2	# the stats file is written every second
+forged=$(( $(jget 2 drops.forged) - forged0 ))
+DISCLOSED=$(sed -n 's/.* disclosed=\([0-9]*\).*/\1/p' <<<"$out")
+if [ "$rc" = 0 ] && [ "${DISCLOSED:-x}" = 0 ] && [ "$forged" -ge 4 ]; then
+	ok "rogue: 256 ids ENOENT in its own namespace, $forged requests in the victim's" \
+		"dropped as forged, 0 disclosed"
+else
+	not_ok "rogue: exit $rc, disclosed=${DISCLOSED:-?}, forged=$forged"
+fi
+
+# 4: garbage at server 3, then a client stores and reads again: 500 datagrams
+# that fit one frame (payload up to 1472 bytes at MTU 1500), counted by the
+# server, and 20 oversize ones (IP fragments: the XDP program passes them to the
+# kernel, which has no socket on the port) that never reach it
+drops0=$(( $(jget 3 drops) + $(jget 3 transport.rx_dropped) ))
+nsenter --net="/run/netns/$C" python3 - "10.79.3.2" "$PORT" <<'EOF'
+import os, random, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+random.seed(3)
+for i in range(520):
+    n = 9000 if i % 26 == 25 else random.choice([1, 16, 47, 48, 64, 200, 1400, 1472])
+    b = bytearray(os.urandom(n))
+    if i % 2 and n >= 8:
+        b[0:5] = b"VTRM\x01"          # past the magic and version, then garbage
+    s.sendto(bytes(b), (sys.argv[1], int(sys.argv[2])))
+EOF
+sleep 1.2
+drops=$(( $(jget 3 drops) + $(jget 3 transport.rx_dropped) - drops0 ))
+out=$(nsenter --net="/run/netns/$C" "$PAGES" victim "${SERVERS[@]}" --copies 2 --pages 256 \
+	--key-seed 3 2>&1)
+rc=$?
+sed 's/^\([^#]\)/# \1/' <<<"$out"
+if [ "$rc" = 0 ] && [ "$drops" = 500 ]; then
+	ok "garbage: 500 datagrams dropped and counted, 20 oversize left to the kernel;" \
+		"pages stored and read after"
+else
+	not_ok "garbage: $drops counted where 500 were sent, the client after it exited $rc"
+fi
+
+echo "# RESULT-REMOTE pages=$NPAGES fetch_p50_us=$(kv "$victim" fetch_p50_us)" \
+	"fetch_p99_us=$(kv "$victim" fetch_p99_us) server_kills=1" \
+	"bad_pages=$(kv "$victim" bad_pages) zero_pages=$(kv "$victim" zero_pages)" \
+	"disclosed=${DISCLOSED:-?}"
+for k in 1 2 3; do kill "${PID[k]}" 2>/dev/null; done
+exit $FAILED
