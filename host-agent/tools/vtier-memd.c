@@ -314,6 +314,11 @@ int main(int argc, char **argv)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!g_option_context_parse(ctx, &argc, &argv, &e))
 		goto bad;
+	if (argc > 1) {
+		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "unexpected argument "
+			    "'%s' (every setting is an option: --help)", argv[1]);
+		goto bad;
+	}
 	libbpf_set_print(bpf_print);
 	libxdp_set_print(xdp_print);
 	if (vt_seal_init() < 0) {
