@@ -284,6 +284,22 @@ static uint8_t choose(const struct vt_rc *rc, uint64_t id)
 	return want ? 0 : got;
 }
 
+/* FREE @n ids on @s (nothing when it is down: what it held is forgotten). 0 or -errno. */
+static int free_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids, unsigned int n)
+{
+	struct vt_rp_msg msg;
+	long len;
+	int r;
+
+	if (s->state != VT_RC_UP)
+		return 0;
+	len = vt_rp_ids_encode(ids, n, rc->body, sizeof(rc->body));
+	r = len < 0 ? (int)len : request(rc, s, VT_RP_FREE, rc->body, (size_t)len, &msg);
+	if (!r)
+		vt_rp_msg_release(&msg);
+	return r;
+}
+
 /* The first live server in @id's turn that is not in @avoid (its bit), or 0. */
 static uint8_t next_server(const struct vt_rc *rc, uint64_t id, uint8_t avoid)
 {
@@ -350,6 +366,8 @@ int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, 
 	struct vt_rp_put_item items[VT_RP_BATCH_MAX];
 	uint32_t version[VT_RP_BATCH_MAX];
 	uint8_t to[VT_RP_BATCH_MAX], acked[VT_RP_BATCH_MAX];
+	uint64_t stale[VT_RC_MAX_SERVERS][VT_RP_BATCH_MAX];
+	unsigned int nstale[VT_RC_MAX_SERVERS] = { 0 };
 	uint8_t *blobs;
 	int ret = 0;
 
@@ -411,6 +429,9 @@ int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, 
 				uint8_t bit = (uint8_t)(1u << si);
 
 				rc->srv[si].st.pages += !!(to[i] & bit) - !!(p->holders & bit);
+				/* the old version on a server the new one did not go to */
+				if ((p->holders & bit) && !(to[i] & bit))
+					stale[si][nstale[si]++] = pages[i].id;
 			}
 			p->version = version[i];
 			p->holders = to[i];
@@ -433,6 +454,10 @@ int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, 
 		}
 	}
 	g_free(blobs);
+	/* best effort: a copy left behind only holds that server's cap until it is freed */
+	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++)
+		if (nstale[si])
+			free_on(rc, &rc->srv[si], stale[si], nstale[si]);
 	g_mutex_unlock(&rc->lock);
 	return ret;
 }
@@ -514,9 +539,7 @@ int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n)
 	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
 		struct srv *s = &rc->srv[si];
 		uint64_t sub[VT_RP_BATCH_MAX];
-		struct vt_rp_msg msg;
 		unsigned int m = 0;
-		long len;
 		int r;
 
 		for (unsigned int i = 0; i < n; i++) {
@@ -525,14 +548,10 @@ int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n)
 			if (p && (p->holders & (1u << si)))
 				sub[m++] = ids[i];
 		}
-		if (!m || s->state != VT_RC_UP)
+		if (!m)
 			continue;
-		len = vt_rp_ids_encode(sub, m, rc->body, sizeof(rc->body));
-		r = len < 0 ? (int)len : request(rc, s, VT_RP_FREE, rc->body, (size_t)len, &msg);
-		if (!r)
-			vt_rp_msg_release(&msg);
-		else
-			ret = ret ?: r;	/* left on the server: its cap is charged until then */
+		r = free_on(rc, s, sub, m);
+		ret = ret ?: r;	/* left on the server: its cap is charged until then */
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		struct rc_page *p = g_hash_table_lookup(rc->pages, &ids[i]);

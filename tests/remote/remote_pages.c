@@ -328,6 +328,14 @@ int main(int argc, char **argv)
 			CHECK(put_all(rc, (uint64_t)pages, 64, 1) == 0, "put after restart");
 			for (unsigned int i = 0; i < 64; i++)
 				tally(&after, check_page(rc, (uint64_t)pages + i, 1));
+			/*
+			 * 5. pages stored again, as a page evicted anew is: version 2 goes
+			 * to the page's servers of now, the old copies elsewhere are freed
+			 * (test-memd.sh compares what each server holds with what we count)
+			 */
+			CHECK(put_all(rc, 0, (unsigned int)pages / 4, 2) == 0, "put of version 2");
+			for (unsigned int i = 0; i < (unsigned int)pages; i++)
+				tally(&after, check_page(rc, i, i < (unsigned int)pages / 4 ? 2 : 1));
 			vt_rc_server_stats(rc, 0, &s0);
 			CHECK(s0.regained == 1 && s0.pages > 0, "restart: server 0 regained %"
 			      G_GUINT64_FORMAT " time(s), holds %" G_GUINT64_FORMAT " page(s)",
