@@ -65,6 +65,7 @@ struct vt_rt_stats {
 	uint64_t rx_kernel_dropped;	/* AF_XDP: XDP_STATISTICS rx_dropped + rx_ring_full + fill ring empty */
 	uint64_t tx_busy;		/* datagrams not sent: tx ring full, no frame free, EAGAIN */
 	uint64_t tx_refused;		/* datagrams refused: payload too large, bad peer */
+	uint64_t tx_unresolved;		/* AF_XDP: lost while the kernel resolved the peer's MAC */
 	const char *mode;		/* "afxdp-copy", "afxdp-zerocopy", "udp" */
 	unsigned queues;		/* AF_XDP: XSKs (one per rx queue); UDP: 1 */
 	bool need_wakeup;

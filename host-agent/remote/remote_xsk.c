@@ -28,6 +28,7 @@
 #include <ifaddrs.h>
 #include <limits.h>
 #include <linux/ethtool.h>
+#include <net/if_arp.h>
 #include <linux/if_xdp.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -41,6 +42,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -85,6 +87,9 @@ struct xq {
 	unsigned pending;	/* tx descriptors submitted since the last kick */
 };
 
+#define NEIGH_SLOTS 16
+#define NEIGH_RECHECK_NS 1000000000ull	/* a cached MAC is asked of the kernel again after 1 s */
+
 struct vt_rt_xsk {
 	struct vt_rt rt;
 	char ifname[IF_NAMESIZE];
@@ -102,7 +107,13 @@ struct vt_rt_xsk {
 	unsigned rr;
 	struct xq *q;
 	bool need_wakeup, busy_poll, zerocopy;
-	uint64_t rx, tx, rx_refused[VT_RF_NR], rx_too_big, tx_busy, tx_refused;
+	uint64_t rx, tx, rx_refused[VT_RF_NR], rx_too_big, tx_busy, tx_refused, tx_unresolved;
+	int nfd;		/* a UDP socket: SIOCGARP, and the kernel's resolution of a peer */
+	struct neigh {
+		uint32_t addr;	/* host order; 0: unused */
+		uint8_t mac[6];
+		uint64_t checked_ns;
+	} neigh[NEIGH_SLOTS];
 };
 
 static int fail(char *reason, size_t len, int err, const char *ifname, const char *what)
@@ -388,6 +399,8 @@ static void xsk_close(struct vt_rt *rt)
 		close(x->epfd);
 	if (x->lock_fd >= 0)
 		close(x->lock_fd);	/* after the detach: the next server finds it clean */
+	if (x->nfd >= 0)
+		close(x->nfd);
 	free(x->q);
 	free(x);
 }
@@ -404,6 +417,7 @@ static int xsk_open(const struct vt_rt_config *cfg, struct vt_rt **out, char *re
 	x->rt.ops = &vt_rt_xsk_ops;
 	x->epfd = -1;
 	x->lock_fd = -1;
+	x->nfd = -1;
 	x->map_fd = -1;
 	x->addr = cfg->addr;
 	x->port = cfg->port;
@@ -592,6 +606,54 @@ static bool mac_zero(const uint8_t m[6])
 	return !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The MAC of on-link peer @addr, for a datagram we start (a client's: a
+ * reply takes its request's). From the kernel's neighbour table
+ * (SIOCGARP), cached and asked again after NEIGH_RECHECK_NS; when the
+ * kernel does not know it yet, a datagram of its own to the discard port
+ * (which our program passes to the kernel) makes it resolve the address,
+ * and this one is lost: -EAGAIN (the caller's retry finds it).
+ */
+static int neigh_mac(struct vt_rt_xsk *x, uint32_t addr, uint8_t mac[6])
+{
+	struct sockaddr_in *pa, to = { .sin_family = AF_INET, .sin_port = htons(9),
+				       .sin_addr.s_addr = htonl(addr) };
+	struct neigh *slot = &x->neigh[addr % NEIGH_SLOTS];
+	uint64_t now = mono_ns();
+	struct arpreq r;
+
+	if (slot->addr == addr && now - slot->checked_ns < NEIGH_RECHECK_NS) {
+		memcpy(mac, slot->mac, 6);
+		return 0;
+	}
+	if (x->nfd < 0)
+		x->nfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (x->nfd < 0)
+		return -errno;
+	memset(&r, 0, sizeof(r));
+	pa = (struct sockaddr_in *)&r.arp_pa;
+	pa->sin_family = AF_INET;
+	pa->sin_addr.s_addr = htonl(addr);
+	snprintf(r.arp_dev, sizeof(r.arp_dev), "%s", x->ifname);
+	if (ioctl(x->nfd, SIOCGARP, &r) == 0 && (r.arp_flags & ATF_COM)) {
+		slot->addr = addr;
+		memcpy(slot->mac, r.arp_ha.sa_data, 6);
+		slot->checked_ns = now;
+		memcpy(mac, slot->mac, 6);
+		return 0;
+	}
+	sendto(x->nfd, "", 0, 0, (struct sockaddr *)&to, sizeof(to));
+	return -EAGAIN;
+}
+
 static int xsk_send(struct vt_rt *rt, const struct vt_rt_dgram *d, unsigned n)
 {
 	struct vt_rt_xsk *x = (struct vt_rt_xsk *)rt;
@@ -606,8 +668,13 @@ static int xsk_send(struct vt_rt *rt, const struct vt_rt_dgram *d, unsigned n)
 		uint32_t idx;
 		uint64_t addr;
 
-		if (s->len > TX_MAX_PAYLOAD || mac_zero(p.peer_mac) || !p.peer_port) {
+		if (s->len > TX_MAX_PAYLOAD || !p.peer_port || !p.peer_addr) {
 			x->tx_refused++;
+			taken++;
+			continue;
+		}
+		if (mac_zero(p.peer_mac) && neigh_mac(x, p.peer_addr, p.peer_mac) < 0) {
+			x->tx_unresolved++;	/* lost: its sender's retry finds the MAC */
 			taken++;
 			continue;
 		}
@@ -685,6 +752,7 @@ static void xsk_stats(const struct vt_rt *rt, struct vt_rt_stats *st)
 	st->rx_dropped += x->rx_too_big + st->rx_kernel_dropped;
 	st->tx_busy = x->tx_busy;
 	st->tx_refused = x->tx_refused;
+	st->tx_unresolved = x->tx_unresolved;
 	st->mode = x->zerocopy ? "afxdp-zerocopy" : "afxdp-copy";
 	st->queues = x->nq;
 	st->need_wakeup = x->need_wakeup;

@@ -213,7 +213,8 @@ static bool repair_all(struct vt_rc *rc, unsigned int ms, unsigned int up)
 int main(int argc, char **argv)
 {
 	g_auto(GStrv) servers = NULL;
-	g_autofree char *restart = NULL, *victim_ns = NULL;
+	g_autofree char *restart = NULL, *victim_ns = NULL, *client = NULL, *client_if = NULL;
+	g_autofree char *client_xdp = NULL;
 	gint copies = 2, pages = 1024, kill_pid = 0, storm_ms = 3000, key_seed = 1;
 	const GOptionEntry entries[] = {
 		{ "server", 0, 0, G_OPTION_ARG_STRING_ARRAY, &servers, "a memory server", "A:P/PK" },
@@ -224,6 +225,9 @@ int main(int argc, char **argv)
 		{ "restart", 0, 0, G_OPTION_ARG_STRING, &restart, "restarts the killed server", "CMD" },
 		{ "key-seed", 0, 0, G_OPTION_ARG_INT, &key_seed, "the VM key's seed", "S" },
 		{ "victim-ns", 0, 0, G_OPTION_ARG_STRING, &victim_ns, "rogue: the victim's ns", "HEX" },
+		{ "client", 0, 0, G_OPTION_ARG_STRING, &client, "AF_XDP: our end", "A:P" },
+		{ "client-if", 0, 0, G_OPTION_ARG_STRING, &client_if, "AF_XDP: our interface", "IF" },
+		{ "client-xdp", 0, 0, G_OPTION_ARG_STRING, &client_xdp, "AF_XDP: the program", "PATH" },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("victim|rogue");
@@ -241,6 +245,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rogue = !strcmp(argv[1], "rogue");
+	if (client) {
+		/* the client's own end on AF_XDP (the servers on one interface) */
+		struct vt_rc_server me;
+		g_autofree char *spec = g_strconcat(client, "/", "00000000000000000000000000000000"
+						    "00000000000000000000000000000000", NULL);
+
+		if (!client_if || !client_xdp || !parse_server(spec, &me))
+			return 2;
+		cfg.transport = (struct vt_rt_config){ .mode = VT_RT_AFXDP, .ifname = client_if,
+						       .addr = me.addr, .port = me.port,
+						       .xdp_prog = client_xdp };
+	}
 	for (cfg.nr_servers = 0; servers[cfg.nr_servers]; cfg.nr_servers++)
 		if (cfg.nr_servers == VT_RC_MAX_SERVERS ||
 		    !parse_server(servers[cfg.nr_servers], &cfg.server[cfg.nr_servers]))

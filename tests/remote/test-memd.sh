@@ -14,6 +14,8 @@
 #                      (dropped as forged, no reply): nothing disclosed
 #   4 garbage          random and oversize datagrams at a server: dropped and
 #                      counted, and the victim's pages are still served after
+#   5 afxdp-client     the client on AF_XDP too (its peer's MAC from the kernel's
+#                      neighbour table): 512 pages with server 2, read back
 # Prints "# RESULT-REMOTE pages=... fetch_p50_us=... fetch_p99_us=...
 # server_kills=... bad_pages=0 zero_pages=0 disclosed=0".
 # Usage: test-memd.sh VTIER_MEMD REMOTE_PAGES MEMD_STEER_BPF_O
@@ -45,7 +47,7 @@ for k in 1 2 3; do
 		exit 1
 	}
 done
-echo "1..4"
+echo "1..5"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }
@@ -169,6 +171,18 @@ if [ "$rc" = 0 ] && [ "$drops" = 500 ]; then
 		"pages stored and read after"
 else
 	not_ok "garbage: $drops counted where 500 were sent, the client after it exited $rc"
+fi
+
+# 5: the client's own end on AF_XDP (one interface, so one server)
+out=$(nsenter --net="/run/netns/$C" "$PAGES" victim --server "10.79.2.2:$PORT/${PK[2]}" \
+	--copies 1 --pages 512 --key-seed 5 --client 10.79.2.1:7600 --client-if vc2 \
+	--client-xdp "$PROG" 2>&1)
+rc=$?
+sed 's/^\([^#]\)/# \1/' <<<"$out"
+if [ "$rc" = 0 ]; then
+	ok "afxdp-client: 512 pages stored and read back with the client on AF_XDP too"
+else
+	not_ok "afxdp-client: exit $rc"
 fi
 
 echo "# RESULT-REMOTE pages=$NPAGES fetch_p50_us=$(kv "$victim" fetch_p50_us)" \
