@@ -267,8 +267,9 @@ int main(int argc, char **argv)
 	g_autofree char *listen = NULL, *ifname = NULL, *transport = NULL, *bind = NULL;
 	g_autofree char *ns_cap = NULL, *server_cap = NULL, *state_dir = NULL, *xdp_prog = NULL;
 	gboolean show_key = FALSE, no_need_wakeup = FALSE, busy_poll = FALSE, skb_mode = FALSE;
+	g_autofree char *stats_file = NULL;
 	gint frag_max = 0;
-	struct memd *m = g_new0(struct memd, 1);
+	g_autofree struct memd *m = g_new0(struct memd, 1);
 	const GOptionEntry entries[] = {
 		{ "listen", 'l', 0, G_OPTION_ARG_STRING, &listen,
 		  "IPv4 address and UDP port to serve on (required)", "ADDR:PORT" },
@@ -294,7 +295,7 @@ int main(int argc, char **argv)
 		  "bytes all namespaces may hold (default: half of MemAvailable at start)", "SIZE" },
 		{ "state-dir", 0, 0, G_OPTION_ARG_FILENAME, &state_dir,
 		  "where the key pair is kept (default " STATE_DIR_DEFAULT ")", "DIR" },
-		{ "stats-file", 0, 0, G_OPTION_ARG_FILENAME, &m->stats_file,
+		{ "stats-file", 0, 0, G_OPTION_ARG_FILENAME, &stats_file,
 		  "write the counters as JSON there every second and at exit", "PATH" },
 		{ "show-key", 0, 0, G_OPTION_ARG_NONE, &show_key,
 		  "print the public key clients are configured with, and exit", NULL },
@@ -364,6 +365,7 @@ int main(int argc, char **argv)
 		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s", reason);
 		goto bad;
 	}
+	m->stats_file = stats_file;
 	tc.ifname = ifname;
 	tc.xdp_prog = xdp_prog ? xdp_prog : VT_MEMD_XDP_PROG;
 	tc.no_need_wakeup = no_need_wakeup;
@@ -372,6 +374,7 @@ int main(int argc, char **argv)
 	r = vt_rt_open(&tc, &m->rt, reason, sizeof(reason));
 	if (r < 0) {
 		g_printerr("vtier-memd: %s\n", reason);
+		vt_rs_free(m->rs);
 		return 1;
 	}
 	{
@@ -433,8 +436,6 @@ int main(int argc, char **argv)
 	}
 	vt_rt_close(m->rt);
 	vt_rs_free(m->rs);
-	g_free(m->stats_file);
-	g_free(m);
 	return 0;
 bad:
 	g_printerr("vtier-memd: %s\n", e->message);
