@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The remote tier's client (remote_client.h) against real memory-server
+ * state (remote_server.c) on UDP sockets of this process, no root needed:
+ * three servers on 127.0.0.1, each a thread running vt_rs over the UDP
+ * transport. A bad configuration is refused naming the field; pages are
+ * stored on two servers and read back byte for byte; a server that stops
+ * answering is marked down after its requests time out (bounded), reads go
+ * to the other copy, repair re-creates the copies, and with only one live
+ * server the client takes no new page (-EAGAIN); a page served for another
+ * id or version never opens.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <glib.h>
+
+#include "remote_client.h"
+#include "remote_server.h"
+
+#define NSRV 3
+#define PAGE 4096
+
+struct server {
+	struct vt_rt *rt;
+	struct vt_rs *rs;
+	struct vt_seal_server_key key;
+	uint16_t port;
+	GThread *thread;
+	gint stop;		/* 1: the thread ends */
+	gint mute;		/* 1: datagrams are read and never answered (a dead server) */
+	const struct vt_rt_dgram *req;
+	struct vt_rt_dgram out[VT_RP_MAX_FRAGS * 4];
+	uint8_t outbuf[VT_RP_MAX_FRAGS * 4][VT_RP_DGRAM_MAX];
+	unsigned int nout;
+};
+
+static void emit(void *arg, const struct vt_rs_peer *peer, const uint8_t *d, size_t len)
+{
+	struct server *s = arg;
+
+	(void)peer;
+	if (s->nout == G_N_ELEMENTS(s->out))
+		return;
+	memcpy(s->outbuf[s->nout], d, len);
+	s->out[s->nout] = (struct vt_rt_dgram){ .peer = s->req->peer, .buf = s->outbuf[s->nout],
+						.len = len };
+	s->nout++;
+}
+
+static gpointer serve(gpointer data)
+{
+	struct server *s = data;
+	uint8_t buf[VT_RP_DGRAM_MAX];
+
+	while (!g_atomic_int_get(&s->stop)) {
+		struct pollfd pfd = { .fd = vt_rt_fd(s->rt), .events = POLLIN };
+		struct vt_rt_dgram in = { .buf = buf, .cap = sizeof(buf) };
+		struct vt_rs_peer p = { 0 };
+
+		if (poll(&pfd, 1, 20) <= 0 || vt_rt_recv(s->rt, &in, 1) != 1)
+			continue;
+		if (g_atomic_int_get(&s->mute))
+			continue;
+		s->req = &in;
+		s->nout = 0;
+		vt_rs_input(s->rs, &p, in.buf, in.len, (uint64_t)g_get_monotonic_time() * 1000,
+			    emit, s);
+		if (s->nout)
+			vt_rt_send(s->rt, s->out, s->nout);
+	}
+	return NULL;
+}
+
+static void server_start(struct server *s, unsigned int k)
+{
+	g_autofree char *dir = g_dir_make_tmp("remote-client-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "key", NULL);
+	struct vt_rs_config rc = { .server_cap_bytes = 64ull << 20 };
+	char err[256];
+
+	assert_int_equal(vt_seal_server_key_create(path, &s->key, err, sizeof(err)), 0);
+	unlink(path);
+	rmdir(dir);
+	rc.key = s->key;
+	s->rs = vt_rs_new(&rc, err, sizeof(err));
+	assert_non_null(s->rs);
+	/* a port of our own: from the pid, the next one when it is taken */
+	for (unsigned int t = 0; t < 200; t++) {
+		struct vt_rt_config tc = { .mode = VT_RT_UDP, .addr = 0x7f000001,
+					   .port = (uint16_t)(20000 + (getpid() * 7 + k * 211 + t) %
+							      30000) };
+
+		if (vt_rt_open(&tc, &s->rt, err, sizeof(err)) == 0) {
+			s->port = tc.port;
+			break;
+		}
+	}
+	assert_non_null(s->rt);
+	s->thread = g_thread_new("server", serve, s);
+}
+
+static void server_stop(struct server *s)
+{
+	g_atomic_int_set(&s->stop, 1);
+	g_thread_join(s->thread);
+	vt_rt_close(s->rt);
+	vt_rs_free(s->rs);
+}
+
+struct fixture {
+	struct server srv[NSRV];
+	struct vt_rc_config cfg;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = g_new0(struct fixture, 1);
+
+	for (unsigned int k = 0; k < NSRV; k++) {
+		server_start(&f->srv[k], k);
+		f->cfg.server[k] = (struct vt_rc_server){ .addr = 0x7f000001,
+							  .port = f->srv[k].port };
+		memcpy(f->cfg.server[k].pk, f->srv[k].key.pk, VT_SEAL_PK_BYTES);
+	}
+	f->cfg.nr_servers = NSRV;
+	f->cfg.copies = 2;
+	f->cfg.transport.mode = VT_RT_UDP;
+	f->cfg.timeout_us = 2000;
+	for (unsigned int i = 0; i < VT_SEAL_KEY_BYTES; i++)
+		f->cfg.vm_key[i] = (uint8_t)(i * 13 + 1);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	for (unsigned int k = 0; k < NSRV; k++)
+		server_stop(&f->srv[k]);
+	g_free(f);
+	return 0;
+}
+
+/* Page @id's bytes at @version: never all zeros, shorter for some ids. */
+static size_t content(uint64_t id, uint32_t version, uint8_t *p)
+{
+	size_t len = id % 5 == 0 ? 1000 : PAGE;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)((id * 131 + i * 7 + version * 29) | 1);
+	return len;
+}
+
+static int put_range(struct vt_rc *rc, uint64_t first, unsigned int n, uint32_t version)
+{
+	struct vt_rc_page pg[16];
+	uint8_t buf[16][PAGE];
+	int st[16], ret = 0;
+
+	for (unsigned int i = 0; i < n; i += 16) {
+		unsigned int k = MIN(16u, n - i);
+
+		for (unsigned int j = 0; j < k; j++) {
+			pg[j].id = first + i + j;
+			pg[j].len = content(pg[j].id, version, buf[j]);
+			pg[j].data = buf[j];
+		}
+		ret = vt_rc_put(rc, pg, k, st) ?: ret;
+	}
+	return ret;
+}
+
+/* Reads [first, first + n) back: how many came back exactly as stored. */
+static unsigned int read_range(struct vt_rc *rc, uint64_t first, unsigned int n,
+			       uint32_t version)
+{
+	unsigned int good = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t want[PAGE], got[PAGE];
+		size_t wlen = content(first + i, version, want), glen = 0;
+
+		if (vt_rc_get(rc, first + i, got, sizeof(got), &glen) == 0 && glen == wlen &&
+		    !memcmp(got, want, wlen))
+			good++;
+	}
+	return good;
+}
+
+static void test_config_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_rc_config c;
+	char err[256];
+
+	c = f->cfg;
+	c.nr_servers = 0;
+	assert_null(vt_rc_new(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "servers: 0 given, 1-8 accepted"));
+	c = f->cfg;
+	c.copies = 3;
+	assert_null(vt_rc_new(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "copies = 3"));
+	c = f->cfg;
+	c.nr_servers = 1;
+	assert_null(vt_rc_new(&c, err, sizeof(err)));	/* copies 2 on one server */
+	assert_non_null(strstr(err, "at most the 1 server(s) given"));
+	c = f->cfg;
+	c.server[1] = c.server[0];
+	assert_null(vt_rc_new(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "server 1 is server 0 again"));
+	c = f->cfg;
+	c.frag_max = 100;
+	assert_null(vt_rc_new(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "frag_max = 100"));
+}
+
+static void test_two_copies_and_a_dead_server(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_rc_stats st;
+	struct vt_rc_server_stats s0;
+	char err[256];
+	struct vt_rc *rc = vt_rc_new(&f->cfg, err, sizeof(err));
+	gint64 t0;
+
+	assert_non_null(rc);
+	assert_int_equal(vt_rc_connect(rc), NSRV);
+	assert_int_equal(put_range(rc, 0, 96, 1), 0);
+	assert_int_equal(read_range(rc, 0, 96, 1), 96);
+	vt_rc_get_stats(rc, &st);
+	assert_int_equal(st.pages, 96);
+	/* server 0 stops answering: reads go to the other copy, each call bounded */
+	g_atomic_int_set(&f->srv[0].mute, 1);
+	t0 = g_get_monotonic_time();
+	assert_int_equal(read_range(rc, 0, 96, 1), 96);
+	/* 3 requests time out (2+4+8+16 ms each) before it is down: well under 5 s */
+	assert_true(g_get_monotonic_time() - t0 < 5 * G_USEC_PER_SEC);
+	vt_rc_server_stats(rc, 0, &s0);
+	assert_int_equal(s0.state, VT_RC_DOWN);
+	assert_int_equal(s0.lost, 1);
+	vt_rc_get_stats(rc, &st);
+	assert_true(st.get_fallbacks > 0);
+	/* repair: every page has two live copies again */
+	for (unsigned int i = 0; i < 10 && (vt_rc_repair(rc, 1000), vt_rc_get_stats(rc, &st),
+					    st.under_copies); i++)
+		;
+	assert_int_equal(st.under_copies, 0);
+	assert_true(st.repaired > 0);
+	/* server 2 goes too: one live server, no new page is taken */
+	g_atomic_int_set(&f->srv[2].mute, 1);
+	assert_int_equal(read_range(rc, 0, 96, 1), 96);
+	{
+		uint8_t b[PAGE];
+		struct vt_rc_page pg = { .id = 1000, .data = b, .len = content(1000, 1, b) };
+		int s;
+
+		/* up to 3 timeouts mark server 2 down, then: -EAGAIN */
+		for (unsigned int i = 0; i < 4 && vt_rc_put(rc, &pg, 1, &s) != -EAGAIN; i++)
+			;
+		assert_int_equal(vt_rc_put(rc, &pg, 1, &s), -EAGAIN);
+		assert_int_equal(s, -EAGAIN);
+		assert_int_equal(vt_rc_get(rc, 1000, b, sizeof(b), &(size_t){ 0 }), -ENOENT);
+	}
+	/* both back: probed, asked to drop what they kept, in the pool again */
+	g_atomic_int_set(&f->srv[0].mute, 0);
+	g_atomic_int_set(&f->srv[2].mute, 0);
+	g_usleep(VT_RC_PROBE_NS / 1000 + 50000);
+	vt_rc_repair(rc, 1000);
+	vt_rc_get_stats(rc, &st);
+	assert_int_equal(st.servers_up, NSRV);
+	assert_int_equal(st.under_copies, 0);
+	assert_int_equal(put_range(rc, 200, 32, 1), 0);
+	assert_int_equal(read_range(rc, 200, 32, 1), 32);
+	/* a page stored again is read at its new version only */
+	assert_int_equal(put_range(rc, 0, 16, 2), 0);
+	assert_int_equal(read_range(rc, 0, 16, 2), 16);
+	assert_int_equal(read_range(rc, 0, 16, 1), 0);
+	/* every copy the client counts is there: no read meets a page a server dropped */
+	assert_int_equal(read_range(rc, 16, 80, 1), 80);
+	vt_rc_get_stats(rc, &st);
+	assert_int_equal(st.damaged, 0);
+	vt_rc_free(rc);
+}
+
+static void test_free_pages(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+	struct vt_rc *rc = vt_rc_new(&f->cfg, err, sizeof(err));
+	struct vt_rs_stats before, after;
+	uint64_t ids[8];
+	uint8_t b[PAGE];
+
+	assert_non_null(rc);
+	assert_int_equal(vt_rc_connect(rc), NSRV);
+	assert_int_equal(put_range(rc, 500, 8, 1), 0);
+	vt_rs_get_stats(f->srv[1].rs, &before);
+	for (unsigned int i = 0; i < 8; i++)
+		ids[i] = 500 + i;
+	assert_int_equal(vt_rc_free_pages(rc, ids, 8), 0);
+	assert_int_equal(vt_rc_get(rc, 500, b, sizeof(b), &(size_t){ 0 }), -ENOENT);
+	g_usleep(20000);	/* the server thread applied it before it replied; settle reads */
+	vt_rs_get_stats(f->srv[1].rs, &after);
+	assert_true(after.pages < before.pages || before.pages == 0);
+	vt_rc_free(rc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_config_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_copies_and_a_dead_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_pages, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
