@@ -342,8 +342,24 @@ enum vt_rp_reason vt_rp_reasm_add(struct vt_rp_reasm *r, const struct vt_rp_dgra
 				return VT_RP_R_FRAG_OVERLAP;
 		}
 	} else {
-		if (!free_slot)
-			return VT_RP_R_REASM_FULL;
+		if (!free_slot) {
+			/*
+			 * Full: a peer sends its requests in order, so a partial message
+			 * older than this one is a try it gave up on (its fragments were
+			 * lost): the oldest goes, counted as expired. A table holds one
+			 * namespace's messages (or one server's replies): nobody else's.
+			 */
+			struct vt_rp_reasm_slot *old = &r->slot[0];
+
+			for (unsigned int i = 1; i < VT_RP_REASM_SLOTS; i++)
+				if (r->slot[i].seq < old->seq)
+					old = &r->slot[i];
+			if (old->seq >= h->seq)
+				return VT_RP_R_REASM_FULL;
+			slot_free(old);
+			(*expired)++;
+			free_slot = old;
+		}
 		s = free_slot;
 		s->body = malloc(h->body_len);
 		if (!s->body)

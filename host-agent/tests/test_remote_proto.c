@@ -321,13 +321,25 @@ static void test_reassembly_edges(void **state)
 	assert_false(done);
 	assert_false(vt_rp_reasm_has(&r, 2));
 
-	/* A full table: the 17th message is refused; expiry frees them all. */
+	/*
+	 * A full table: a newer message takes the oldest partial's slot (a try
+	 * its sender gave up on), counted expired; an older one is refused;
+	 * expiry frees the rest.
+	 */
 	for (uint64_t s = 100; s < 100 + VT_RP_REASM_SLOTS; s++) {
 		h = hdr_of(VT_RP_PUT, s, 2000, 0, 2, 0, 1000);
 		assert_int_equal(add(&r, buf, &h, body, 5, &m, &done, &expired), VT_RP_OK);
 	}
-	h = hdr_of(VT_RP_PUT, 200, 2000, 0, 2, 0, 1000);
+	h = hdr_of(VT_RP_PUT, 50, 2000, 0, 2, 0, 1000);
 	assert_int_equal(add(&r, buf, &h, body, 5, &m, &done, &expired), VT_RP_R_REASM_FULL);
+	assert_int_equal(expired, 0);
+	h = hdr_of(VT_RP_PUT, 200, 2000, 0, 2, 0, 1000);
+	assert_int_equal(add(&r, buf, &h, body, 5, &m, &done, &expired), VT_RP_OK);
+	assert_int_equal(expired, 1);
+	assert_false(vt_rp_reasm_has(&r, 100));
+	assert_true(vt_rp_reasm_has(&r, 101));
+	assert_true(vt_rp_reasm_has(&r, 200));
+	expired = 0;
 	/* ... while single-fragment messages still pass. */
 	h = hdr_of(VT_RP_PUT, 201, 10, 0, 1, 0, 10);
 	assert_int_equal(add(&r, buf, &h, body, 5, &m, &done, &expired), VT_RP_OK);
@@ -336,7 +348,7 @@ static void test_reassembly_edges(void **state)
 	/* Not expired at exactly the deadline, expired one ns after. */
 	assert_int_equal(vt_rp_reasm_expire(&r, 5 + VT_RP_REASM_TIMEOUT_NS), 0);
 	assert_int_equal(expired, 0);
-	h = hdr_of(VT_RP_PUT, 200, 2000, 0, 2, 0, 1000);
+	h = hdr_of(VT_RP_PUT, 300, 2000, 0, 2, 0, 1000);
 	assert_int_equal(add(&r, buf, &h, body, 6 + VT_RP_REASM_TIMEOUT_NS, &m, &done, &expired),
 			 VT_RP_OK);
 	assert_int_equal(expired, VT_RP_REASM_SLOTS);
