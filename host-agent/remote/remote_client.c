@@ -162,7 +162,8 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 	unsigned int timeout_us = rc->cfg.timeout_us;
 
 	s->st.requests++;
-	for (unsigned int t = 0; t < rc->cfg.tries; t++, timeout_us *= 2) {
+	for (unsigned int t = 0; t < rc->cfg.tries;
+	     t++, timeout_us = MIN(timeout_us * 2, MAX(VT_RC_TIMEOUT_US_MAX, rc->cfg.timeout_us))) {
 		uint64_t seq = ++rc->seq, start = now_ns();
 		uint64_t deadline = start + (uint64_t)timeout_us * 1000;
 		struct vt_rt_dgram d[VT_RP_MAX_FRAGS];

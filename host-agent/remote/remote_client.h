@@ -13,7 +13,8 @@
  * the copies a dead server held on a live one. A request is retried with a
  * new sequence number (the server's replay window never sees a number
  * twice) a bounded number of times, each try bounded: a call never waits
- * forever (at most tries x (timeout, doubling) per server asked).
+ * forever (at most the sum of its tries' timeouts per server asked: 76 ms
+ * by default).
  *
  * The calls block their caller (they poll the transport): they run on a
  * mover's thread, never on a main loop. Serialised inside (a mutex): one
@@ -32,8 +33,9 @@
 #include "remote_transport.h"
 
 #define VT_RC_MAX_SERVERS 8
-#define VT_RC_TIMEOUT_US_DEFAULT 4000	/* first try; doubles each retry */
-#define VT_RC_TRIES_DEFAULT 4
+#define VT_RC_TIMEOUT_US_DEFAULT 4000	/* first try; doubles each retry, up to: */
+#define VT_RC_TIMEOUT_US_MAX 16000
+#define VT_RC_TRIES_DEFAULT 6		/* 4 + 8 + 16 x 4 = 76 ms at most per server */
 #define VT_RC_DOWN_AFTER 3		/* requests in a row unanswered: the server is down */
 #define VT_RC_PROBE_NS (500ull * 1000 * 1000)	/* a down server is probed (HELLO) this often */
 

@@ -167,7 +167,13 @@ static void tally(struct tally *t, int r)
 	t->unread += r == 3;
 }
 
-static int put_all(struct vt_rc *rc, uint64_t first, unsigned int n, uint32_t version)
+/*
+ * Stores [first, first + n) at @version; a page the client could not store
+ * (a request that ran out of tries on a lossy path) is stored again, as a
+ * mover would, up to @again times. 0 when every page is stored.
+ */
+static int put_all(struct vt_rc *rc, uint64_t first, unsigned int n, uint32_t version,
+		   unsigned int again)
 {
 	int ret = 0;
 
@@ -175,14 +181,26 @@ static int put_all(struct vt_rc *rc, uint64_t first, unsigned int n, uint32_t ve
 		struct vt_rc_page pg[BATCH];
 		uint8_t (*buf)[PAGE] = g_malloc(BATCH * PAGE);
 		int st[BATCH];
-		unsigned int k = MIN(BATCH, n - i);
+		unsigned int k = MIN(BATCH, n - i), left;
 
 		for (unsigned int j = 0; j < k; j++) {
 			pg[j].id = first + i + j;
 			content(pg[j].id, version, buf[j], &pg[j].len);
 			pg[j].data = buf[j];
 		}
-		ret = vt_rc_put(rc, pg, k, st) ?: ret;
+		for (unsigned int t = 0;; t++) {
+			int r = vt_rc_put(rc, pg, k, st);
+
+			if (!r || t == again) {
+				ret = r ?: ret;
+				break;
+			}
+			left = 0;
+			for (unsigned int j = 0; j < k; j++)
+				if (st[j])
+					pg[left++] = pg[j];
+			k = left;
+		}
 		g_free(buf);
 	}
 	return ret;
@@ -215,7 +233,7 @@ int main(int argc, char **argv)
 	g_auto(GStrv) servers = NULL;
 	g_autofree char *restart = NULL, *victim_ns = NULL, *client = NULL, *client_if = NULL;
 	g_autofree char *client_xdp = NULL;
-	gint copies = 2, pages = 1024, kill_pid = 0, storm_ms = 3000, key_seed = 1;
+	gint copies = 2, pages = 1024, kill_pid = 0, storm_ms = 3000, key_seed = 1, put_again = 0;
 	const GOptionEntry entries[] = {
 		{ "server", 0, 0, G_OPTION_ARG_STRING_ARRAY, &servers, "a memory server", "A:P/PK" },
 		{ "copies", 0, 0, G_OPTION_ARG_INT, &copies, "copies of each page", "N" },
@@ -224,6 +242,7 @@ int main(int argc, char **argv)
 		{ "storm-ms", 0, 0, G_OPTION_ARG_INT, &storm_ms, "length of the read storm", "MS" },
 		{ "restart", 0, 0, G_OPTION_ARG_STRING, &restart, "restarts the killed server", "CMD" },
 		{ "key-seed", 0, 0, G_OPTION_ARG_INT, &key_seed, "the VM key's seed", "S" },
+		{ "put-again", 0, 0, G_OPTION_ARG_INT, &put_again, "store a failed page again", "N" },
 		{ "victim-ns", 0, 0, G_OPTION_ARG_STRING, &victim_ns, "rogue: the victim's ns", "HEX" },
 		{ "client", 0, 0, G_OPTION_ARG_STRING, &client, "AF_XDP: our end", "A:P" },
 		{ "client-if", 0, 0, G_OPTION_ARG_STRING, &client_if, "AF_XDP: our interface", "IF" },
@@ -313,7 +332,7 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	/* 1. stored with all copies, every page read back */
-	CHECK(put_all(rc, 0, (unsigned int)pages, 1) == 0, "put: not every page got its copies");
+	CHECK(put_all(rc, 0, (unsigned int)pages, 1, (unsigned int)put_again) == 0, "put: not every page got its copies");
 	all_read(rc, (unsigned int)pages, &before);
 	/* 2. a read storm; one server killed a third of the way in */
 	if (kill_pid) {
@@ -341,7 +360,7 @@ int main(int argc, char **argv)
 			CHECK(system(restart) == 0, "restart: %s failed", restart);
 			CHECK(repair_all(rc, 20000, cfg.nr_servers),
 			      "restart: the server not back in the pool within 20 s");
-			CHECK(put_all(rc, (uint64_t)pages, 64, 1) == 0, "put after restart");
+			CHECK(put_all(rc, (uint64_t)pages, 64, 1, 0) == 0, "put after restart");
 			for (unsigned int i = 0; i < 64; i++)
 				tally(&after, check_page(rc, (uint64_t)pages + i, 1));
 			/*
@@ -349,7 +368,7 @@ int main(int argc, char **argv)
 			 * to the page's servers of now, the old copies elsewhere are freed
 			 * (test-memd.sh compares what each server holds with what we count)
 			 */
-			CHECK(put_all(rc, 0, (unsigned int)pages / 4, 2) == 0, "put of version 2");
+			CHECK(put_all(rc, 0, (unsigned int)pages / 4, 2, 0) == 0, "put of version 2");
 			for (unsigned int i = 0; i < (unsigned int)pages; i++)
 				tally(&after, check_page(rc, i, i < (unsigned int)pages / 4 ? 2 : 1));
 			vt_rc_server_stats(rc, 0, &s0);

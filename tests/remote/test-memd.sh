@@ -16,6 +16,9 @@
 #                      counted, and the victim's pages are still served after
 #   5 afxdp-client     the client on AF_XDP too (its peer's MAC from the kernel's
 #                      neighbour table): 512 pages with server 2, read back
+#   6 loss-reorder     a fourth server behind 5 % loss and 10 % reordering both ways
+#                      (netem where the kernel has it, else impair.py in a namespace
+#                      between): 512 pages stored and read back through the retries
 # Prints "# RESULT-REMOTE pages=... fetch_p50_us=... fetch_p99_us=...
 # server_kills=... bad_pages=0 zero_pages=0 disclosed=0".
 # Usage: test-memd.sh VTIER_MEMD REMOTE_PAGES MEMD_STEER_BPF_O
@@ -47,7 +50,7 @@ for k in 1 2 3; do
 		exit 1
 	}
 done
-echo "1..5"
+echo "1..6"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }
@@ -185,9 +188,52 @@ else
 	not_ok "afxdp-client: exit $rc"
 fi
 
+# 6: a lossy, reordering path to a fourth server
+if netns_new s4 && NS[4]=$NETNS_NAME && netns_new r && R=$NETNS_NAME &&
+	netns_link "$C" vc4 10.79.4.1/24 "$R" ra 0.0.0.0/32 &&
+	netns_link "$R" rb 0.0.0.0/32 "${NS[4]}" vs4 10.79.4.2/24; then
+	ip -n "$R" addr flush dev ra
+	ip -n "$R" addr flush dev rb
+	if netns_netem "$C" vc4 loss 5% delay 1ms reorder 10% 50% &&
+		netns_netem "${NS[4]}" vs4 loss 5% delay 1ms reorder 10% 50%; then
+		IMPAIR_PID=
+		ip -n "$R" link add br0 type bridge && ip -n "$R" link set ra master br0 &&
+			ip -n "$R" link set rb master br0 && ip -n "$R" link set br0 up
+	else
+		netns_impair "$R" ra rb 5 10 "$LOGS/impair" >"$LOGS/impair.log" 2>&1
+		IMPAIR_PID=$NETNS_PID
+	fi
+	PK[4]=$("$MEMD" --state-dir "$LOGS/state4" --show-key 2>/dev/null)
+	start_memd 4
+	wait_serving 4
+	# the path is up (the impairer running, the neighbours resolved) before the client:
+	# one echo of a few (some are lost on purpose)
+	for _ in 1 2 3 4 5; do netns_ping "$C" 10.79.4.2 1 && break; done
+	out=$(nsenter --net="/run/netns/$C" "$PAGES" victim --server "10.79.4.2:$PORT/${PK[4]}" \
+		--copies 1 --pages 512 --key-seed 6 --put-again 5 2>&1)
+	rc=$?
+	sed 's/^\([^#]\)/# \1/' <<<"$out"
+	retries=$(sed -n 's/^# server 0: .* retries=\([0-9]*\) .*/\1/p' <<<"$out")
+	impaired=yes
+	if [ -n "$IMPAIR_PID" ]; then
+		kill -TERM "$IMPAIR_PID"
+		wait "$IMPAIR_PID" 2>/dev/null
+		echo "# impair.py: $(cat "$LOGS/impair" 2>/dev/null)"
+		[ "$(kv " $(cat "$LOGS/impair" 2>/dev/null)" dropped)" -gt 0 ] 2>/dev/null || impaired=no
+	fi
+	if [ "$rc" = 0 ] && [ "${retries:-0}" -gt 0 ] && [ "$impaired" = yes ]; then
+		ok "loss-reorder: 512 pages stored and read back through 5 % loss and reordering" \
+			"($retries retries)"
+	else
+		not_ok "loss-reorder: exit $rc, retries ${retries:-?}, frames dropped: $impaired"
+	fi
+else
+	not_ok "loss-reorder: the impaired path could not be set up"
+fi
+
 echo "# RESULT-REMOTE pages=$NPAGES fetch_p50_us=$(kv "$victim" fetch_p50_us)" \
 	"fetch_p99_us=$(kv "$victim" fetch_p99_us) server_kills=1" \
 	"bad_pages=$(kv "$victim" bad_pages) zero_pages=$(kv "$victim" zero_pages)" \
 	"disclosed=${DISCLOSED:-?}"
-for k in 1 2 3; do kill "${PID[k]}" 2>/dev/null; done
+for k in 1 2 3 4; do kill "${PID[k]}" 2>/dev/null; done
 exit $FAILED
