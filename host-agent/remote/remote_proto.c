@@ -475,7 +475,8 @@ long vt_rp_put_encode(const struct vt_rp_put_item *items, unsigned int n, uint8_
 	for (unsigned int i = 0; i < n; i++) {
 		st64(out + 2 + i * PUT_ENTRY, items[i].page_id);
 		st16(out + 2 + i * PUT_ENTRY + 8, items[i].blob_len);
-		memcpy(out + pos, items[i].blob, items[i].blob_len);
+		if (items[i].blob_len)
+			memcpy(out + pos, items[i].blob, items[i].blob_len);
 		pos += items[i].blob_len;
 	}
 	return (long)pos;
@@ -592,7 +593,8 @@ long vt_rp_get_reply_encode(const struct vt_rp_get_item *items, unsigned int n, 
 		st64(e, items[i].page_id);
 		st16(e + 8, items[i].status);
 		st16(e + 10, items[i].blob_len);
-		memcpy(out + pos, items[i].blob, items[i].blob_len);
+		if (items[i].blob_len)	/* a refused page has no blob (NULL) */
+			memcpy(out + pos, items[i].blob, items[i].blob_len);
 		pos += items[i].blob_len;
 	}
 	return (long)pos;
