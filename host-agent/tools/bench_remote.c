@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +42,7 @@
 
 #include <glib.h>
 
+#include "bench_remote_tcp.h"
 #include "ctier.h"
 #include "ctier_codec.h"
 #include "ctier_mix.h"
@@ -52,8 +52,6 @@
 
 #define PAGE 4096U
 #define STORED_MAX (PAGE * 75 / 100)	/* the compressed tiers' default max_stored_pct */
-#define TCP_BODY_MAX (2 + VT_RP_BATCH_MAX * (12 + VT_RP_BLOB_MAX))
-#define TCP_PAGES_MAX (1u << 18)	/* the TCP server's cap: 1 GiB of pages */
 
 enum kind { K_AFXDP, K_UDP, K_TCP, K_LOCAL };
 
@@ -161,14 +159,7 @@ static int make_pages(struct pages *pg, unsigned int n, uint64_t seed, char *why
 	return 0;
 }
 
-/* ---- TCP: a length-prefixed frame around remote_proto.h's bodies ---- */
-
-/* u32 body length (LE), u8 op (a reply: | VT_RP_REPLY), u8 0, u16 status (LE) */
-struct tcp_hdr {
-	uint32_t len;
-	uint8_t op, pad;
-	uint16_t status;
-} __attribute__((packed));
+/* ---- TCP: frames of bench_remote_tcp.h on one connection ---- */
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -204,148 +195,89 @@ static int read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* One frame: header and body in one write (one segment where it fits). */
+/* One frame, @len body bytes after @buf's header: in one write (one segment where it fits). */
 static int tcp_send(int fd, uint8_t *buf, uint8_t op, uint16_t status, size_t len)
 {
-	struct tcp_hdr h = { .len = GUINT32_TO_LE((uint32_t)len), .op = op,
-			     .status = GUINT16_TO_LE(status) };
-
-	memcpy(buf, &h, sizeof(h));
-	return write_all(fd, buf, sizeof(h) + len);
+	vt_bt_hdr_write(buf, &(struct vt_bt_hdr){ .len = (uint32_t)len, .op = op,
+						   .status = status });
+	return write_all(fd, buf, VT_BT_HDR_BYTES + len);
 }
 
-/* A frame into @buf's body (after the header); its length, or -errno (-EMSGSIZE: too long). */
-static long tcp_recv(int fd, uint8_t *buf, struct tcp_hdr *h)
+/* A frame into @buf (its body after the header): the body's length, or -errno. */
+static long tcp_recv(int fd, uint8_t *buf, struct vt_bt_hdr *h)
 {
-	int r = read_all(fd, h, sizeof(*h));
+	int r = read_all(fd, buf, VT_BT_HDR_BYTES);
 
-	if (r < 0)
+	if (r < 0 || (r = vt_bt_hdr_read(buf, h)) < 0)
 		return r;
-	h->len = GUINT32_FROM_LE(h->len);
-	h->status = GUINT16_FROM_LE(h->status);
-	if (h->len > TCP_BODY_MAX)
-		return -EMSGSIZE;
-	r = read_all(fd, buf + sizeof(*h), h->len);
+	r = read_all(fd, buf + VT_BT_HDR_BYTES, h->len);
 	return r < 0 ? r : (long)h->len;
 }
 
-static void blob_free(gpointer p)
-{
-	g_bytes_unref(p);
-}
-
-/* The server's answer to one request body; its length. */
-static size_t tcp_serve_one(GHashTable *pages, uint8_t op, const uint8_t *body, size_t len,
-			    uint8_t *out, uint16_t *status)
-{
-	struct vt_rp_put_item put[VT_RP_BATCH_MAX];
-	struct vt_rp_get_item get[VT_RP_BATCH_MAX];
-	uint64_t ids[VT_RP_BATCH_MAX];
-	uint16_t st[VT_RP_BATCH_MAX];
-	unsigned int n = 0;
-	long r = -1;
-
-	*status = 0;
-	if (op == VT_RP_PUT && vt_rp_put_decode(body, len, put, &n) == VT_RP_OK) {
-		for (unsigned int i = 0; i < n; i++) {
-			uint64_t *key = g_memdup2(&put[i].page_id, sizeof(uint64_t));
-
-			st[i] = !put[i].blob_len || put[i].blob_len > VT_RP_BLOB_MAX ? EINVAL :
-				g_hash_table_size(pages) >= TCP_PAGES_MAX ? ENOSPC : 0;
-			if (!st[i])
-				g_hash_table_replace(pages, key,
-						     g_bytes_new(put[i].blob, put[i].blob_len));
-			else
-				g_free(key);
-		}
-		r = vt_rp_status_encode(st, n, out, TCP_BODY_MAX);
-	} else if (op == VT_RP_GET && vt_rp_ids_decode(body, len, ids, &n) == VT_RP_OK) {
-		for (unsigned int i = 0; i < n; i++) {
-			GBytes *b = g_hash_table_lookup(pages, &ids[i]);
-			gsize bl = 0;
-
-			get[i] = (struct vt_rp_get_item){ .page_id = ids[i],
-							  .status = b ? 0 : ENOENT };
-			if (b) {
-				get[i].blob = g_bytes_get_data(b, &bl);
-				get[i].blob_len = (uint16_t)bl;
-			}
-		}
-		r = vt_rp_get_reply_encode(get, n, out, TCP_BODY_MAX);
-	}
-	if (r < 0) {
-		*status = EINVAL;	/* an op or a body that does not decode */
-		return 0;
-	}
-	return (size_t)r;
-}
-
-static volatile sig_atomic_t tcp_stop;
-
-static void on_term(int sig)
-{
-	(void)sig;
-	tcp_stop = 1;
-}
-
-/* The TCP baseline's server: one connection at a time, blocking, until SIGTERM. */
+/*
+ * The TCP baseline's server: one connection at a time, blocking; it runs until
+ * a signal ends it (nothing to flush: the pages are the run's only).
+ */
 static int tcp_serve(const char *where)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	struct sigaction act = { .sa_handler = on_term };
-	g_autoptr(GHashTable) pages = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-							    blob_free);
-	g_autofree uint8_t *in = g_malloc(sizeof(struct tcp_hdr) + TCP_BODY_MAX);
-	g_autofree uint8_t *out = g_malloc(sizeof(struct tcp_hdr) + TCP_BODY_MAX);
+	struct vt_bt_store *pages = vt_bt_store_new();
+	g_autofree uint8_t *in = g_malloc(VT_BT_HDR_BYTES + VT_BT_BODY_MAX);
+	g_autofree uint8_t *out = g_malloc(VT_BT_HDR_BYTES + VT_BT_BODY_MAX);
 	uint32_t addr;
 	uint16_t port;
 	int one = 1, ls;
 
 	if (!parse_addr(where, &addr, &port, NULL)) {
 		fprintf(stderr, "vtier-bench remote: --tcp-serve '%s': expected IPV4:PORT\n", where);
+		vt_bt_store_free(pages);
 		return 2;
 	}
-	sigaction(SIGTERM, &act, NULL);
-	sigaction(SIGINT, &act, NULL);
 	sa.sin_addr.s_addr = htonl(addr);
 	sa.sin_port = htons(port);
 	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(ls, 4) < 0) {
 		fprintf(stderr, "vtier-bench remote: --tcp-serve %s: %s\n", where, g_strerror(errno));
+		vt_bt_store_free(pages);
 		return 1;
 	}
 	printf("serving %s\n", where);
 	fflush(stdout);
-	while (!tcp_stop) {
+	for (;;) {
 		int fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
 
-		if (fd < 0)
-			continue;	/* EINTR: SIGTERM */
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			fprintf(stderr, "vtier-bench remote: accept: %s\n", g_strerror(errno));
+			break;
+		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		while (!tcp_stop) {
-			struct tcp_hdr h;
+		for (;;) {
+			struct vt_bt_hdr h;
 			uint16_t status;
 			long len = tcp_recv(fd, in, &h);
 			size_t olen;
 
 			if (len < 0)
 				break;	/* closed, or a frame over the bound: the connection ends */
-			olen = tcp_serve_one(pages, h.op, in + sizeof(h), (size_t)len,
-					     out + sizeof(h), &status);
+			olen = vt_bt_serve(pages, h.op, in + VT_BT_HDR_BYTES, (size_t)len,
+					   out + VT_BT_HDR_BYTES, &status);
 			if (tcp_send(fd, out, h.op | VT_RP_REPLY, status, olen) < 0)
 				break;
 		}
 		close(fd);
 	}
 	close(ls);
-	return 0;
+	vt_bt_store_free(pages);
+	return 1;
 }
 
 /* One request and its reply over the bench's connection: the reply body's length or -errno. */
 static long tcp_call(struct bench *b, uint8_t op, size_t len)
 {
-	struct tcp_hdr h;
+	struct vt_bt_hdr h;
 	long r = tcp_send(b->fd, b->tbuf, op, 0, len);
 
 	if (r < 0)
@@ -404,7 +336,7 @@ static int bench_open(struct bench *b, const struct opts *o, char *why, size_t w
 		}
 		sa.sin_addr.s_addr = htonl(addr);
 		sa.sin_port = htons(port);
-		b->tbuf = g_malloc(sizeof(struct tcp_hdr) + TCP_BODY_MAX);
+		b->tbuf = g_malloc(VT_BT_HDR_BYTES + VT_BT_BODY_MAX);
 		b->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (b->fd < 0 || connect(b->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 		    setsockopt(b->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
@@ -483,10 +415,10 @@ static int bench_store(struct bench *b, unsigned int batch, char *why, size_t wl
 					.page_id = a + k, .blob_len = (uint16_t)bl,
 					.blob = blobs + (size_t)k * VT_RP_BLOB_MAX };
 			}
-			len = r ? r : vt_rp_put_encode(it, m, b->tbuf + sizeof(struct tcp_hdr),
-						       TCP_BODY_MAX);
+			len = r ? r : vt_rp_put_encode(it, m, b->tbuf + VT_BT_HDR_BYTES,
+						       VT_BT_BODY_MAX);
 			len = len < 0 ? len : tcp_call(b, VT_RP_PUT, (size_t)len);
-			if (len >= 0 && (vt_rp_status_decode(b->tbuf + sizeof(struct tcp_hdr),
+			if (len >= 0 && (vt_rp_status_decode(b->tbuf + VT_BT_HDR_BYTES,
 							     (size_t)len, st, &got) != VT_RP_OK ||
 					 got != m))
 				len = -EBADMSG;
@@ -542,8 +474,8 @@ static void bench_fetch(struct bench *b, const uint64_t *ids, unsigned int n, ui
 			vt_store_get(b->store, ids[i], out + (size_t)i * PAGE);
 	} else if (b->kind == K_TCP) {
 		struct vt_rp_get_item it[VT_RP_BATCH_MAX];
-		uint8_t *body = b->tbuf + sizeof(struct tcp_hdr);
-		long len = vt_rp_ids_encode(ids, n, body, TCP_BODY_MAX);
+		uint8_t *body = b->tbuf + VT_BT_HDR_BYTES;
+		long len = vt_rp_ids_encode(ids, n, body, VT_BT_BODY_MAX);
 		unsigned int got = 0;
 
 		len = len < 0 ? len : tcp_call(b, VT_RP_GET, (size_t)len);
@@ -620,7 +552,7 @@ int vt_bench_remote(int argc, char **argv)
 		{ "store-dir", 0, 0, G_OPTION_ARG_FILENAME, &o.store_dir,
 		  "local: the store (default /dev/shm/vtier-bench-remote-PID)", "DIR" },
 		{ "tcp-serve", 0, 0, G_OPTION_ARG_STRING, &o.tcp_serve,
-		  "be the TCP baseline's server on IPV4:PORT until SIGTERM", "ADDR" },
+		  "be the TCP baseline's server on IPV4:PORT until a signal ends it", "ADDR" },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new(
