@@ -56,7 +56,7 @@
 enum kind { K_AFXDP, K_UDP, K_TCP, K_LOCAL };
 
 struct opts {
-	char *transport, *server, *tcp_serve, *store_dir;
+	const char *transport, *server, *store_dir;	/* the options' strings */
 	gint server_pid, pages, fetches, warmup, batch, batch_ms, frag_max;
 	gint64 seed;
 };
@@ -528,12 +528,13 @@ static const char *const kind_name[] = { "afxdp", "udp", "tcp", "local" };
 
 int vt_bench_remote(int argc, char **argv)
 {
+	g_autofree char *transport = NULL, *server = NULL, *tcp_serve_at = NULL, *store_dir = NULL;
 	struct opts o = { .pages = 1024, .fetches = 4000, .warmup = 500, .batch = 32,
 			  .batch_ms = 1000, .seed = 1 };
 	const GOptionEntry entries[] = {
-		{ "transport", 't', 0, G_OPTION_ARG_STRING, &o.transport,
+		{ "transport", 't', 0, G_OPTION_ARG_STRING, &transport,
 		  "afxdp, udp (vtier-memd at --server), tcp (--tcp-serve at --server), local", "T" },
-		{ "server", 's', 0, G_OPTION_ARG_STRING, &o.server,
+		{ "server", 's', 0, G_OPTION_ARG_STRING, &server,
 		  "the server: IPV4:PORT/PUBKEYHEX (afxdp, udp), IPV4:PORT (tcp)", "ADDR" },
 		{ "server-pid", 0, 0, G_OPTION_ARG_INT, &o.server_pid,
 		  "the server's pid, for its CPU time (/proc/PID/stat)", "PID" },
@@ -549,9 +550,9 @@ int vt_bench_remote(int argc, char **argv)
 		{ "frag-max", 0, 0, G_OPTION_ARG_INT, &o.frag_max,
 		  "afxdp, udp: the client's largest datagram body (default 1400: MTU 1500)", "N" },
 		{ "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "pages and order (default 1)", "S" },
-		{ "store-dir", 0, 0, G_OPTION_ARG_FILENAME, &o.store_dir,
+		{ "store-dir", 0, 0, G_OPTION_ARG_FILENAME, &store_dir,
 		  "local: the store (default /dev/shm/vtier-bench-remote-PID)", "DIR" },
-		{ "tcp-serve", 0, 0, G_OPTION_ARG_STRING, &o.tcp_serve,
+		{ "tcp-serve", 0, 0, G_OPTION_ARG_STRING, &tcp_serve_at,
 		  "be the TCP baseline's server on IPV4:PORT until a signal ends it", "ADDR" },
 		{ NULL }
 	};
@@ -570,8 +571,11 @@ int vt_bench_remote(int argc, char **argv)
 
 	if (!vt_bench_options(ctx, entries, &argc, &argv, "remote"))
 		return 2;
-	if (o.tcp_serve)
-		return tcp_serve(o.tcp_serve);
+	if (tcp_serve_at)
+		return tcp_serve(tcp_serve_at);
+	o.transport = transport;
+	o.server = server;
+	o.store_dir = store_dir;
 	for (r = 0; r < 4 && (!o.transport || strcmp(o.transport, kind_name[r])); r++)
 		;
 	if (r == 4 || o.pages < 1 || o.fetches < 1 || o.warmup < 0 || o.batch < 1 ||
@@ -658,9 +662,5 @@ out:
 	g_free(pg.orig);
 	g_free(pg.lz4);
 	g_free(pg.lz4_len);
-	g_free(o.transport);
-	g_free(o.server);
-	g_free(o.tcp_serve);
-	g_free(o.store_dir);
 	return ret;
 }
