@@ -68,7 +68,7 @@ fi
 n=$((n + 1))
 if "$bench" remote --transport local --pages 64 --fetches 200 --warmup 10 --batch-ms 50 \
 	--store-dir "$dir/store" >"$dir/local" 2>"$dir/err" &&
-   grep -q '^ROUND transport=local p50_us=[0-9.]* .* bad_pages=0$' "$dir/local"; then
+   grep -q '^ROUND transport=local p50_us=[0-9.]* .* bad_pages=0 lz4_bytes=[0-9]*$' "$dir/local"; then
 	echo "ok $n - remote --transport local"
 else
 	echo "not ok $n - remote --transport local: $(head -c 300 "$dir/err") $(head -c 600 "$dir/local")"
@@ -100,7 +100,7 @@ assert s.recv(8) == b"", "connection kept after a frame over the bound"
 PY
    "$bench" remote --transport tcp --server "127.0.0.1:$port" --server-pid "$spid" --pages 64 \
 	--fetches 200 --warmup 10 --batch-ms 50 >"$dir/tcp" 2>"$dir/err" &&
-   grep -q '^ROUND transport=tcp p50_us=[0-9.]* .* bad_pages=0$' "$dir/tcp"; then
+   grep -q '^ROUND transport=tcp p50_us=[0-9.]* .* bad_pages=0 lz4_bytes=[0-9]*$' "$dir/tcp"; then
 	echo "ok $n - remote --transport tcp: bad frames refused, then a round served"
 else
 	echo "not ok $n - remote tcp: $(head -c 300 "$dir/tcp-bad") $(head -c 300 "$dir/err")" \

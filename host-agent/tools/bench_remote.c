@@ -24,7 +24,7 @@
  * page; the server's CPU time from /proc/PID/stat: pages per server core-second).
  * Prints one line:
  *   ROUND transport=T p50_us= p99_us= pages_per_s= server_pages_per_core_s=
- *         client_cpu_us_per_page= fetches= batched_pages= bad_pages=
+ *         client_cpu_us_per_page= fetches= batched_pages= bad_pages= lz4_bytes=
  *         [requests= retries=]   (afxdp, udp: the client's requests, and the tries
  *                                 it sent again after no reply in time)
  */
@@ -517,6 +517,16 @@ static unsigned int check(struct bench *b, const uint64_t *ids, unsigned int n, 
 	return bad;
 }
 
+/* The pages' mean lz4 size (a sealed blob is VT_SEAL_PAGE_OVERHEAD more: nonce and tag). */
+static double lz4_mean(const struct pages *pg)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < pg->n; i++)
+		sum += pg->lz4_len[i];
+	return (double)sum / (double)MAX(pg->n, 1u);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -639,9 +649,9 @@ int vt_bench_remote(int argc, char **argv)
 		printf("server_pages_per_core_s=%.0f ", (double)batched / server_s);
 	else
 		printf("server_pages_per_core_s=na ");
-	printf("client_cpu_us_per_page=%.2f fetches=%d batched_pages=%llu bad_pages=%llu",
-	       (double)(c1 - c0) / 1e3 / (double)batched, o.fetches, (unsigned long long)batched,
-	       (unsigned long long)b.bad);
+	printf("client_cpu_us_per_page=%.2f fetches=%d batched_pages=%llu bad_pages=%llu "
+	       "lz4_bytes=%.0f", (double)(c1 - c0) / 1e3 / (double)batched, o.fetches,
+	       (unsigned long long)batched, (unsigned long long)b.bad, lz4_mean(&pg));
 	if (b.rc) {
 		struct vt_rc_server_stats ss;
 
