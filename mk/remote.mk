@@ -12,3 +12,18 @@ CHECK_TARGETS += check-remote
 .PHONY: check-remote
 check-remote: build
 	$(MESON) test -C $(BUILD) --suite remote --print-errorlogs
+
+# make bench-remote      the remote tier's 4 KiB page fetch side by side on one
+#                        veth pair between two network namespaces: vtier-memd on
+#                        AF_XDP (copy mode) and on UDP, a TCP baseline, a local
+#                        compressed tier (tests/remote/bench-remote.sh; p50/p99,
+#                        pages/s, pages per server core-second, client CPU per
+#                        page; RESULT-REMOTE-BENCH lines, medians of 7 rounds,
+#                        about 1-2 minutes; knobs BENCH_REMOTE_* in the script).
+#                        Root. Not part of make check.
+.PHONY: bench-remote
+bench-remote: build
+	tests/remote/bench-remote.sh $(BUILD)/host-agent/tools/vtier-memd \
+	    $(BUILD)/host-agent/tools/vtier-bench $(BUILD)/host-agent/remote/memd_steer.bpf.o
+
+BENCH_TARGETS += bench-remote

@@ -492,19 +492,12 @@ static long fetch_blob(struct vt_rc *rc, struct srv *s, uint64_t id, uint8_t *bl
 	return item.blob_len;
 }
 
-int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
+/* vt_rc_get() under the lock: from the first copy that opens, else -EIO. */
+static int get_locked(struct vt_rc *rc, struct rc_page *p, uint64_t id, void *buf, size_t cap,
+		      size_t *len)
 {
-	uint64_t start = now_ns();
-	struct rc_page *p;
-	int ret = -EIO;
 	bool first = true;
 
-	g_mutex_lock(&rc->lock);
-	p = g_hash_table_lookup(rc->pages, &id);
-	if (!p) {
-		g_mutex_unlock(&rc->lock);
-		return -ENOENT;
-	}
 	for (unsigned int si = 0; si < rc->cfg.nr_servers && p; si++) {
 		struct srv *s = &rc->srv[si];
 		long blen;
@@ -514,10 +507,9 @@ int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
 		blen = fetch_blob(rc, s, id, rc->blob, sizeof(rc->blob));
 		if (blen >= 0 && vt_seal_page_open(rc->keys.page_key, rc->keys.ns, id, p->version,
 						   rc->blob, (size_t)blen, buf, cap, len) == 0) {
-			ret = 0;
 			rc->st.gets++;
 			rc->st.get_fallbacks += !first;
-			break;
+			return 0;
 		}
 		if (blen >= 0 || blen == -ENOENT)
 			rc->st.damaged++;	/* a copy that is not this page's current one */
@@ -525,9 +517,116 @@ int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
 		/* a timeout may have marked the server down and dropped its copies */
 		p = g_hash_table_lookup(rc->pages, &id);
 	}
+	return -EIO;
+}
+
+int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
+{
+	uint64_t start = now_ns();
+	struct rc_page *p;
+	int ret;
+
+	g_mutex_lock(&rc->lock);
+	p = g_hash_table_lookup(rc->pages, &id);
+	if (!p) {
+		g_mutex_unlock(&rc->lock);
+		return -ENOENT;
+	}
+	ret = get_locked(rc, p, id, buf, cap, len);
 	vt_latency_add(&rc->st.get_ns, now_ns() - start);
 	g_mutex_unlock(&rc->lock);
 	return ret;
+}
+
+/*
+ * GET of the pages @idx[0..@m) of a batch from @s, asked again from the
+ * first the server left out until all came back; each opened into its
+ * buffer (status 0). Stops at the first failed request or bad reply: those
+ * left keep status -EIO for the single-page path.
+ */
+static void get_batch_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids,
+			 const unsigned int *idx, unsigned int m, const uint32_t *version,
+			 void *const *bufs, size_t cap, size_t *lens, int *status)
+{
+	while (m) {
+		struct vt_rp_get_item items[VT_RP_BATCH_MAX];
+		uint64_t want[VT_RP_BATCH_MAX];
+		struct vt_rp_msg msg;
+		unsigned int got = 0;
+		long len;
+
+		for (unsigned int k = 0; k < m; k++)
+			want[k] = ids[idx[k]];
+		len = vt_rp_ids_encode(want, m, rc->body, sizeof(rc->body));
+		if (len < 0 || request(rc, s, VT_RP_GET, rc->body, (size_t)len, &msg))
+			return;
+		if (vt_rp_get_reply_decode(msg.body, msg.len, items, &got) != VT_RP_OK ||
+		    !got || got > m) {
+			vt_rp_msg_release(&msg);
+			s->st.bad_replies++;
+			return;
+		}
+		for (unsigned int k = 0; k < got; k++) {
+			unsigned int i = idx[k];
+
+			if (items[k].page_id != want[k]) {
+				s->st.bad_replies++;
+				continue;
+			}
+			if (!items[k].status &&
+			    vt_seal_page_open(rc->keys.page_key, rc->keys.ns, ids[i], version[i],
+					      items[k].blob, items[k].blob_len, bufs[i], cap,
+					      &lens[i]) == 0) {
+				status[i] = 0;
+				rc->st.gets++;
+			} else if (!items[k].status || items[k].status == ENOENT) {
+				rc->st.damaged++;
+			}
+		}
+		vt_rp_msg_release(&msg);
+		idx += got;
+		m -= got;
+	}
+}
+
+int vt_rc_get_batch(struct vt_rc *rc, const uint64_t *ids, unsigned int n, void *const *bufs,
+		    size_t cap, size_t *lens, int *status)
+{
+	uint32_t version[VT_RP_BATCH_MAX];
+	uint8_t from[VT_RP_BATCH_MAX];
+	int read = 0;
+
+	if (n < 1 || n > VT_RP_BATCH_MAX)
+		return -EINVAL;
+	g_mutex_lock(&rc->lock);
+	for (unsigned int i = 0; i < n; i++) {
+		struct rc_page *p = g_hash_table_lookup(rc->pages, &ids[i]);
+
+		status[i] = p ? -EIO : -ENOENT;
+		version[i] = p ? p->version : 0;
+		from[i] = p ? next_server(rc, ids[i], (uint8_t)~p->holders) : 0;
+	}
+	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
+		unsigned int idx[VT_RP_BATCH_MAX], m = 0;
+
+		for (unsigned int i = 0; i < n; i++)
+			if (from[i] & (1u << si))
+				idx[m++] = i;
+		if (m)
+			get_batch_on(rc, &rc->srv[si], ids, idx, m, version, bufs, cap, lens,
+				     status);
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct rc_page *p = g_hash_table_lookup(rc->pages, &ids[i]);
+
+		if (status[i] == -EIO && p) {
+			/* the batch did not bring it: its copies one by one */
+			status[i] = get_locked(rc, p, ids[i], bufs[i], cap, &lens[i]);
+		}
+		read += !status[i];
+	}
+	g_mutex_unlock(&rc->lock);
+	return read;
 }
 
 int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n)

@@ -103,6 +103,17 @@ int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, 
  * could be read (every holder down, or every copy damaged).
  */
 int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len);
+/*
+ * Pages @ids[0..@n) (1..VT_RP_BATCH_MAX) into @bufs[i] (@cap bytes each),
+ * their lengths in @lens[i] and 0 or -errno in @status[i] as vt_rc_get()
+ * gives for one: one GET per server names all the pages it is asked for
+ * (a server answers the first that fit one message; the rest are asked
+ * again), each opened as its current version. A page the batch did not
+ * bring (a copy damaged, its server down) is read as vt_rc_get() reads it,
+ * from its other copy. Returns how many pages were read, or -EINVAL.
+ */
+int vt_rc_get_batch(struct vt_rc *rc, const uint64_t *ids, unsigned int n, void *const *bufs,
+		    size_t cap, size_t *lens, int *status);
 /* Forget @n pages here and on their servers (a server down: forgotten here only). */
 int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n);
 /*

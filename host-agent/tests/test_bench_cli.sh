@@ -26,7 +26,7 @@ printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"s
 printf '{"footprint":' >"$dir/truncated.json"
 printf '\377\376garbage' >"$dir/binary.json"
 
-echo "1..21"
+echo "1..29"
 expect 2 "unknown subcommand" frobnicate
 expect 2 "give --scenario" telemetry
 expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
@@ -47,6 +47,12 @@ expect 2 "'0' is not a size in GiB" agent --sizes 1,0
 expect 2 "--refresh: full, round-robin or both" agent --refresh some
 expect 2 "unknown profiler 'nope'" agent --profiler nope
 expect 2 "must be positive" agent --windows 0
+expect 2 "--transport afxdp|udp|tcp|local is required" remote
+expect 2 "given 'sctp'" remote --transport sctp
+expect 2 "--batch 1-64" remote --transport udp --batch 65
+expect 1 "expected IPV4:PORT/PUBKEYHEX" remote --transport udp --server 10.0.0.1:7500 --pages 8
+expect 1 "TCP to 127.0.0.1:1: Connection refused" remote --transport tcp --server 127.0.0.1:1 --pages 8
+expect 2 "--tcp-serve '127.0.0.1': expected IPV4:PORT" remote --tcp-serve 127.0.0.1
 
 # the engine itself, 1 GiB, both refreshes: one RESULT-AGENT line each
 n=$((n + 1))
@@ -57,4 +63,50 @@ else
 	echo "not ok $n - agent --sizes 1: $(head -c 300 "$dir/err") $(head -c 600 "$dir/agent")"
 	fail=1
 fi
+
+# one round from a local compressed tier: every page compared
+n=$((n + 1))
+if "$bench" remote --transport local --pages 64 --fetches 200 --warmup 10 --batch-ms 50 \
+	--store-dir "$dir/store" >"$dir/local" 2>"$dir/err" &&
+   grep -q '^ROUND transport=local p50_us=[0-9.]* .* bad_pages=0 lz4_bytes=[0-9]*$' "$dir/local"; then
+	echo "ok $n - remote --transport local"
+else
+	echo "not ok $n - remote --transport local: $(head -c 300 "$dir/err") $(head -c 600 "$dir/local")"
+	fail=1
+fi
+
+# the TCP baseline's server: a frame of an unknown op is answered EINVAL, one
+# over the bound ends its connection, and it serves a whole round after both
+n=$((n + 1))
+port=$((40000 + $$ % 20000))
+"$bench" remote --tcp-serve "127.0.0.1:$port" >"$dir/tcp-server" 2>&1 &
+spid=$!
+for _ in $(seq 50); do
+	grep -q '^serving' "$dir/tcp-server" && break
+	sleep 0.1
+done
+if python3 - "$port" >"$dir/tcp-bad" 2>&1 <<'PY' &&
+import socket, struct, sys
+def conn():
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    return s
+s = conn()
+s.sendall(struct.pack("<IBBH", 3, 9, 0, 0) + b"abc")
+h = s.recv(8)
+ln, op, _, st = struct.unpack("<IBBH", h)
+assert (ln, op, st) == (0, 0x89, 22), (ln, op, st)
+s.sendall(struct.pack("<IBBH", 1 << 31, 3, 0, 0))
+assert s.recv(8) == b"", "connection kept after a frame over the bound"
+PY
+   "$bench" remote --transport tcp --server "127.0.0.1:$port" --server-pid "$spid" --pages 64 \
+	--fetches 200 --warmup 10 --batch-ms 50 >"$dir/tcp" 2>"$dir/err" &&
+   grep -q '^ROUND transport=tcp p50_us=[0-9.]* .* bad_pages=0 lz4_bytes=[0-9]*$' "$dir/tcp"; then
+	echo "ok $n - remote --transport tcp: bad frames refused, then a round served"
+else
+	echo "not ok $n - remote tcp: $(head -c 300 "$dir/tcp-bad") $(head -c 300 "$dir/err")" \
+		"$(head -c 600 "$dir/tcp")"
+	fail=1
+fi
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
 exit $fail

@@ -21,6 +21,8 @@ static const struct {
 	  "NUMA mover throughput on a live VM against move_pages loops and memcpy" },
 	{ "agent", vt_bench_agent,
 	  "vtierd's CPU per window (profiler, residency, policy, movers) against guest RAM" },
+	{ "remote", vt_bench_remote,
+	  "one round of the remote tier's 4 KiB fetch (make bench-remote runs them)" },
 };
 
 bool vt_bench_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc,
