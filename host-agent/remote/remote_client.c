@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "remote_client.h"
+#include "thread_ns.h"
 
 struct srv {
 	struct vt_rc_server cfg;
@@ -39,14 +40,6 @@ struct vt_rc {
 	uint8_t body[VT_RP_BODY_LIMIT];
 	uint8_t blob[VT_RP_MAX_FRAGS * VT_RP_FRAG_LIMIT];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 const char *vt_rc_state_name(enum vt_rc_state s)
 {
@@ -136,7 +129,7 @@ static void server_failed(struct vt_rc *rc, struct srv *s)
 		return;
 	s->state = VT_RC_DOWN;
 	s->st.lost++;
-	s->next_probe_ns = now_ns() + VT_RC_PROBE_NS;
+	s->next_probe_ns = vt_now_ns() + VT_RC_PROBE_NS;
 	/* what it held is gone for us: the pages count their copies without it */
 	s->forgotten = true;
 	s->st.pages = 0;
@@ -164,7 +157,7 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 	s->st.requests++;
 	for (unsigned int t = 0; t < rc->cfg.tries;
 	     t++, timeout_us = MIN(timeout_us * 2, MAX(VT_RC_TIMEOUT_US_MAX, rc->cfg.timeout_us))) {
-		uint64_t seq = ++rc->seq, start = now_ns();
+		uint64_t seq = ++rc->seq, start = vt_now_ns();
 		uint64_t deadline = start + (uint64_t)timeout_us * 1000;
 		struct vt_rt_dgram d[VT_RP_MAX_FRAGS];
 		int r;
@@ -181,7 +174,7 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 				.buf = rc->out.buf[f], .len = rc->out.len[f] };
 		if (vt_rt_send(rc->rt, d, rc->out.n) < (int)rc->out.n)
 			continue;	/* the rest were not taken: this try is lost */
-		for (uint64_t now = now_ns(); now < deadline; now = now_ns()) {
+		for (uint64_t now = vt_now_ns(); now < deadline; now = vt_now_ns()) {
 			struct pollfd pfd = { .fd = vt_rt_fd(rc->rt), .events = POLLIN };
 			struct vt_rt_dgram in = { .buf = rc->rx, .cap = sizeof(rc->rx) };
 			struct vt_rp_dgram dg;
@@ -204,7 +197,7 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 			if (vt_rp_reasm_add(&s->reasm, &dg, now, msg, &done, &expired) != VT_RP_OK ||
 			    !done)
 				continue;
-			vt_latency_add(&s->st.rtt, now_ns() - start);
+			vt_latency_add(&s->st.rtt, vt_now_ns() - start);
 			s->fails = 0;
 			if (msg->hdr.status) {
 				int st = msg->hdr.status;
@@ -522,7 +515,7 @@ static int get_locked(struct vt_rc *rc, struct rc_page *p, uint64_t id, void *bu
 
 int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
 {
-	uint64_t start = now_ns();
+	uint64_t start = vt_now_ns();
 	struct rc_page *p;
 	int ret;
 
@@ -533,7 +526,7 @@ int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
 		return -ENOENT;
 	}
 	ret = get_locked(rc, p, id, buf, cap, len);
-	vt_latency_add(&rc->st.get_ns, now_ns() - start);
+	vt_latency_add(&rc->st.get_ns, vt_now_ns() - start);
 	g_mutex_unlock(&rc->lock);
 	return ret;
 }
@@ -673,7 +666,7 @@ int vt_rc_repair(struct vt_rc *rc, unsigned int budget)
 {
 	GHashTableIter it;
 	gpointer k, v;
-	uint64_t now = now_ns();
+	uint64_t now = vt_now_ns();
 	int repaired = 0;
 
 	g_mutex_lock(&rc->lock);
@@ -683,7 +676,7 @@ int vt_rc_repair(struct vt_rc *rc, unsigned int budget)
 
 		if (s->state == VT_RC_DOWN && now >= s->next_probe_ns) {
 			if (hello(rc, s, s->forgotten) < 0)
-				s->next_probe_ns = now_ns() + VT_RC_PROBE_NS;
+				s->next_probe_ns = vt_now_ns() + VT_RC_PROBE_NS;
 		}
 	}
 	rc->st.under_copies = 0;

@@ -42,7 +42,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -51,6 +50,7 @@
 #include <xdp/xsk.h>
 
 #include "bpf/memd_steer.h"
+#include "thread_ns.h"
 
 /* Linux 6.6 (multi-buffer AF_XDP); the build machine's uapi headers may predate it */
 #ifndef XDP_USE_SG
@@ -606,14 +606,6 @@ static bool mac_zero(const uint8_t m[6])
 	return !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The MAC of on-link peer @addr, for a datagram we start (a client's: a
  * reply takes its request's). From the kernel's neighbour table
@@ -627,7 +619,7 @@ static int neigh_mac(struct vt_rt_xsk *x, uint32_t addr, uint8_t mac[6])
 	struct sockaddr_in *pa, to = { .sin_family = AF_INET, .sin_port = htons(9),
 				       .sin_addr.s_addr = htonl(addr) };
 	struct neigh *slot = &x->neigh[addr % NEIGH_SLOTS];
-	uint64_t now = mono_ns();
+	uint64_t now = vt_now_ns();
 	struct arpreq r;
 
 	if (slot->addr == addr && now - slot->checked_ns < NEIGH_RECHECK_NS) {

@@ -31,6 +31,7 @@
 #include "remote_server.h"
 #include "remote_transport.h"
 #include "size.h"
+#include "thread_ns.h"
 
 #define BATCH 64
 #define TICK_NS (100ull * 1000 * 1000)
@@ -48,14 +49,6 @@ struct memd {
 	uint64_t tx_lost;		/* replies the transport did not take */
 	char *stats_file;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void flush_tx(struct memd *m)
 {
@@ -107,7 +100,7 @@ static void serve(struct memd *m)
 						.port = rx[i].peer.peer_port };
 
 			m->req = &rx[i];
-			vt_rs_input(m->rs, &p, rx[i].buf, rx[i].len, now_ns(), emit, m);
+			vt_rs_input(m->rs, &p, rx[i].buf, rx[i].len, vt_now_ns(), emit, m);
 		}
 		flush_tx(m);
 	}
@@ -398,14 +391,14 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	pfd[0] = (struct pollfd){ .fd = vt_rt_fd(m->rt), .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-	next_tick = next_stats = now_ns();
+	next_tick = next_stats = vt_now_ns();
 	while (!quit) {
 		uint64_t now;
 
 		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
 			break;
 		serve(m);
-		now = now_ns();
+		now = vt_now_ns();
 		if (now >= next_tick) {
 			vt_rs_tick(m->rs, now);
 			next_tick = now + TICK_NS;

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "remote_transport.h"
+#include "thread_ns.h"
 
 #define BATCH 64
 #define BUF 9000
@@ -42,14 +43,6 @@ struct opts {
 	unsigned count, min, max, timeout_ms, retries, window;
 	bool no_need_wakeup, busy_poll, skb;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* datagram @seq's bytes: its number, then a xorshift stream seeded by it */
 static void fill(uint8_t *b, size_t len, uint64_t seq)
@@ -108,7 +101,7 @@ static int client_window(const struct opts *o, int fd)
 {
 	uint8_t *tx = malloc(BUF), *rx = malloc(BUF), *done = calloc(o->count, 1);
 	unsigned lo = 0, hi = 0, bad = 0, lost = 0, retries = 0, rounds = 0, i;
-	uint64_t t0 = now_ns(), dt;
+	uint64_t t0 = vt_now_ns(), dt;
 
 	if (!tx || !rx || !done)
 		return 2;
@@ -153,7 +146,7 @@ static int client_window(const struct opts *o, int fd)
 			rounds = 0;	/* progress: the retry bound is per stall */
 		}
 	}
-	dt = now_ns() - t0;
+	dt = vt_now_ns() - t0;
 	printf("CLIENT datagrams=%u per_s=%.0f p50_us=0 p99_us=0 bad=%u lost=%u retries=%u window=%u\n",
 	       o->count, o->count * 1e9 / (double)dt, bad, lost, retries, o->window);
 	free(tx);
@@ -192,7 +185,7 @@ static int client(const struct opts *o)
 	}
 	for (i = 0; i < o->count; i++) {
 		size_t len = size_of(o, i);
-		uint64_t seq = i, t0 = now_ns();
+		uint64_t seq = i, t0 = vt_now_ns();
 		unsigned tries = 0;
 		bool done = false;
 
@@ -205,9 +198,9 @@ static int client(const struct opts *o)
 				perror("send");
 				return 2;
 			}
-			deadline = now_ns() + (uint64_t)o->timeout_ms * 1000000u;
+			deadline = vt_now_ns() + (uint64_t)o->timeout_ms * 1000000u;
 			while (!done) {
-				uint64_t t = now_ns();
+				uint64_t t = vt_now_ns();
 				ssize_t r;
 				uint64_t got;
 
@@ -231,7 +224,7 @@ static int client(const struct opts *o)
 				if ((size_t)r != size_of(o, (unsigned)got) || memcmp(tx, rx, (size_t)r)) {
 					bad++;
 				} else if (got == seq) {
-					lat[i] = now_ns() - t0;
+					lat[i] = vt_now_ns() - t0;
 					done = true;
 				} else {
 					late++;	/* an earlier one's echo, intact: a retry's twin */
@@ -240,7 +233,7 @@ static int client(const struct opts *o)
 			}
 			if (!done && ++tries > o->retries) {
 				lost++;
-				lat[i] = now_ns() - t0;
+				lat[i] = vt_now_ns() - t0;
 				break;
 			}
 			if (!done)

@@ -32,6 +32,7 @@
 #include <glib.h>
 
 #include "remote_client.h"
+#include "thread_ns.h"
 
 #define PAGE 4096
 #define BATCH 32
@@ -46,14 +47,6 @@ static int failures;
 			failures++;                                           \
 		}                                                             \
 	} while (0)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Page @id at @version: a xorshift stream seeded by both, with a run of
@@ -128,7 +121,7 @@ static int raw_get(struct vt_rt *rt, const struct vt_rc_server *s, const uint8_t
 				  .buf = out.buf[0], .len = out.len[0] };
 	if (vt_rt_send(rt, &d, 1) != 1)
 		return -EIO;
-	for (end = now_ns() + 100000000ull; now_ns() < end;) {
+	for (end = vt_now_ns() + 100000000ull; vt_now_ns() < end;) {
 		struct vt_rt_dgram in = { .buf = rx, .cap = sizeof(rx) };
 		struct vt_rp_reasm reasm = { 0 };
 		struct vt_rp_get_item item;
@@ -144,7 +137,7 @@ static int raw_get(struct vt_rt *rt, const struct vt_rc_server *s, const uint8_t
 		}
 		if (vt_rp_reply_check(in.buf, in.len, VT_RP_FRAG_LIMIT, access_key, ns, VT_RP_GET,
 				      *seq, &dg) != VT_RP_OK ||
-		    vt_rp_reasm_add(&reasm, &dg, now_ns(), &m, &done, &expired) != VT_RP_OK || !done)
+		    vt_rp_reasm_add(&reasm, &dg, vt_now_ns(), &m, &done, &expired) != VT_RP_OK || !done)
 			return 0;	/* an answer we cannot read is still an answer: count it */
 		r = vt_rp_get_reply_decode(m.body, m.len, &item, &n) == VT_RP_OK && n == 1 &&
 		    item.status == ENOENT ? -ENOENT : 0;
@@ -215,7 +208,7 @@ static void all_read(struct vt_rc *rc, unsigned int n, struct tally *t)
 /* Repairs until every page has its copies again and @up servers answer, within @ms. */
 static bool repair_all(struct vt_rc *rc, unsigned int ms, unsigned int up)
 {
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000;
+	uint64_t end = vt_now_ns() + (uint64_t)ms * 1000000;
 	struct vt_rc_stats st;
 
 	do {
@@ -224,7 +217,7 @@ static bool repair_all(struct vt_rc *rc, unsigned int ms, unsigned int up)
 		if (!st.under_copies && st.servers_up >= up)
 			return true;
 		g_usleep(20000);
-	} while (now_ns() < end);
+	} while (vt_now_ns() < end);
 	return false;
 }
 
@@ -336,12 +329,12 @@ int main(int argc, char **argv)
 	all_read(rc, (unsigned int)pages, &before);
 	/* 2. a read storm; one server killed a third of the way in */
 	if (kill_pid) {
-		uint64_t start = now_ns(), end = start + (uint64_t)storm_ms * 1000000;
+		uint64_t start = vt_now_ns(), end = start + (uint64_t)storm_ms * 1000000;
 		bool killed = false;
 		GRand *r = g_rand_new_with_seed(7);
 
-		while (now_ns() < end) {
-			if (!killed && now_ns() > start + (end - start) / 3) {
+		while (vt_now_ns() < end) {
+			if (!killed && vt_now_ns() > start + (end - start) / 3) {
 				CHECK(kill(kill_pid, SIGKILL) == 0, "kill %d: %s", kill_pid,
 				      g_strerror(errno));
 				killed = true;
