@@ -168,27 +168,26 @@ static void write_stats(const struct memd *m)
 }
 
 /* libbpf's and libxdp's own words: into our log, warnings as warnings, the rest at debug. */
-static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+static void lib_print(const char *lib, bool warn, const char *fmt, va_list ap)
 {
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 
 	g_strchomp(msg);
-	if (level == LIBBPF_WARN)
-		g_message("libbpf: %s", msg);
+	if (warn)
+		g_message("%s: %s", lib, msg);
 	else
-		g_debug("libbpf: %s", msg);
+		g_debug("%s: %s", lib, msg);
+}
+
+static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	lib_print("libbpf", level == LIBBPF_WARN, fmt, ap);
 	return 0;
 }
 
 static int xdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
-	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-
-	g_strchomp(msg);
-	if (level == LIBXDP_WARN)
-		g_message("libxdp: %s", msg);
-	else
-		g_debug("libxdp: %s", msg);
+	lib_print("libxdp", level == LIBXDP_WARN, fmt, ap);
 	return 0;
 }
 
