@@ -669,7 +669,9 @@ bool vt_qmp_parse_mtree(const char *text, GArray *out, GError **error)
 		if (!in_memory || !(ram = strstr(l, ", ram):")))
 			continue;
 		dash = strchr(l, '-');
-		if (!dash || dash - l != 16 || strncmp(dash + 17, " (prio ", 7) != 0) {
+		/* "START-END (prio ": both 16 hex digits, and ", ram):" after them */
+		if (!dash || dash - l != 16 || strlen(dash) < 17 + 7 ||
+		    strncmp(dash + 17, " (prio ", 7) != 0 || ram < dash + 17 + 7) {
 			char shown[81];
 
 			g_set_error(error, VT_QMP_ERROR, EPROTO, "info mtree: malformed line %u: '%s'",

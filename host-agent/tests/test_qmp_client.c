@@ -198,6 +198,11 @@ static void test_mtree(void **state)
 		"  0000000000000000-ffffffffffffffff (prio 0, ram): ram\n",
 		"FlatView #0\n Root memory region: memory\n"
 		"  0000000000000000-00000000000bffff (prio 0, ram): \n",
+		/* the line ends inside the range: nothing read past its end (fuzzer) */
+		"FlatView #0\n Root memory region: memory\n  0000000000000000-00, ram):\n",
+		/* ", ram):" before the end address */
+		"FlatView #0\n Root memory region: memory\n"
+		"  0000000000000000-, ram): 00000 (prio 0, ram): ram\n",
 	};
 	g_autoptr(GArray) r = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_range));
 	const struct vt_gpa_range *x;
