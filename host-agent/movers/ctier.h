@@ -215,7 +215,7 @@ uint64_t vt_store_index_bytes(struct vt_store *s);
  * first use; the servers never see it), connects to the servers of @cfg
  * (its vm_key is ignored) and hands the client every page the index names
  * on the tier (version and holders), so a restarted agent reads what the
- * last one stored. Blocks on the servers' HELLOs (76 ms per silent server at
+ * last one stored. Blocks on the servers' HELLOs (188 ms per silent server at
  * most): from a job or a mover's thread. 0 or -errno, @why in one line.
  */
 struct vt_rc_config;
