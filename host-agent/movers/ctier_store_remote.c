@@ -159,8 +159,10 @@ static void flush_drops(struct vt_store *s, struct tier *t)
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		n = MIN(t->drops->len, DROPS_BATCH);
-		memcpy(ids, t->drops->data, n * sizeof(uint64_t));
-		g_array_remove_range(t->drops, 0, n);
+		if (n) {
+			memcpy(ids, t->drops->data, n * sizeof(uint64_t));
+			g_array_remove_range(t->drops, 0, n);
+		}
 		pthread_mutex_unlock(&s->lock);
 		if (!n)
 			return;
