@@ -15,7 +15,12 @@ struct srv {
 	enum vt_rc_state state;
 	unsigned int fails;		/* requests in a row unanswered */
 	uint64_t next_probe_ns;
-	GArray *pending_free;		/* u64 ids freed while it was down: sent when it is back */
+	/*
+	 * ids whose FREE it did not get (down, or the request timed out): sent
+	 * when it answers; an id stored there again leaves the set first, so
+	 * a late FREE never takes a new copy
+	 */
+	GHashTable *pending_free;
 	uint64_t srtt_ns, rttvar_ns;	/* smoothed round trip and its variation (RFC 6298) */
 	struct vt_rp_reasm reasm;
 	struct vt_rc_server_stats st;
@@ -103,7 +108,8 @@ struct vt_rc *vt_rc_new(const struct vt_rc_config *cfg, char *err, size_t err_le
 	for (unsigned int i = 0; i < cfg->nr_servers; i++) {
 		rc->srv[i].cfg = cfg->server[i];
 		rc->srv[i].state = VT_RC_DOWN;	/* until its HELLO is answered */
-		rc->srv[i].pending_free = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+		rc->srv[i].pending_free = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+								NULL);
 	}
 	return rc;
 }
@@ -115,7 +121,7 @@ void vt_rc_free(struct vt_rc *rc)
 	for (unsigned int i = 0; i < VT_RC_MAX_SERVERS; i++) {
 		vt_rp_reasm_clear(&rc->srv[i].reasm);
 		if (rc->srv[i].pending_free)
-			g_array_free(rc->srv[i].pending_free, TRUE);
+			g_hash_table_destroy(rc->srv[i].pending_free);
 	}
 	vt_rt_close(rc->rt);
 	if (rc->pages) {
@@ -165,7 +171,7 @@ static void emptied(struct vt_rc *rc, struct srv *s)
 	}
 	s->st.pages = 0;
 	s->st.emptied++;
-	g_array_set_size(s->pending_free, 0);
+	g_hash_table_remove_all(s->pending_free);
 }
 
 /*
@@ -261,6 +267,25 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 
 static int free_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids, unsigned int n);
 
+/* The frees @s missed, sent while it answers (those that time out wait again). */
+static void flush_pending(struct vt_rc *rc, struct srv *s)
+{
+	while (g_hash_table_size(s->pending_free) && s->state == VT_RC_UP) {
+		uint64_t ids[VT_RP_BATCH_MAX];
+		unsigned int n = 0;
+		GHashTableIter it;
+		gpointer k;
+
+		g_hash_table_iter_init(&it, s->pending_free);
+		while (n < VT_RP_BATCH_MAX && g_hash_table_iter_next(&it, &k, NULL)) {
+			ids[n++] = *(uint64_t *)k;
+			g_hash_table_iter_remove(&it);
+		}
+		if (free_on(rc, s, ids, n) == -ETIMEDOUT)
+			break;	/* pending again: they wait for its next answer */
+	}
+}
+
 /*
  * HELLO to @s; @reset: the server drops what it holds of this namespace.
  * A server that answers holding nothing of ours while we name copies on it
@@ -294,13 +319,7 @@ static int hello(struct vt_rc *rc, struct srv *s, bool reset)
 	s->fails = 0;
 	if (!caps.ns_used && s->st.pages)
 		emptied(rc, s);
-	while (s->pending_free->len && s->state == VT_RC_UP) {
-		unsigned int n = MIN(s->pending_free->len, VT_RP_BATCH_MAX);
-
-		if (free_on(rc, s, (const uint64_t *)(void *)s->pending_free->data, n) == -ETIMEDOUT)
-			break;	/* down again: they wait for its next return */
-		g_array_remove_range(s->pending_free, 0, n);
-	}
+	flush_pending(rc, s);
 	return 0;
 }
 
@@ -339,10 +358,22 @@ static uint8_t choose(const struct vt_rc *rc, uint64_t id)
 	return want ? 0 : got;
 }
 
+/* Frees for @s to send later: at most VT_RC_PENDING_FREE_MAX (beyond: orphaned). */
+static void pend(struct srv *s, const uint64_t *ids, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (g_hash_table_size(s->pending_free) >= VT_RC_PENDING_FREE_MAX) {
+			s->st.orphaned += n - i;
+			return;
+		}
+		g_hash_table_add(s->pending_free, g_memdup2(&ids[i], sizeof(ids[i])));
+	}
+}
+
 /*
- * FREE @n ids on @s; when it is down, they wait for its return (at most
- * VT_RC_PENDING_FREE_MAX: beyond, a copy stays there, counted orphaned,
- * until the same id is stored there again). 0 or -errno.
+ * FREE @n ids on @s; when it is down or does not answer, they wait for its
+ * next answer (at most VT_RC_PENDING_FREE_MAX: beyond, a copy stays there,
+ * counted orphaned, until the same id is stored there again). 0 or -errno.
  */
 static int free_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids, unsigned int n)
 {
@@ -351,18 +382,22 @@ static int free_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids, unsigne
 	int r;
 
 	if (s->state != VT_RC_UP) {
-		unsigned int room = VT_RC_PENDING_FREE_MAX - MIN(s->pending_free->len,
-								 VT_RC_PENDING_FREE_MAX);
-
-		g_array_append_vals(s->pending_free, ids, MIN(n, room));
-		s->st.orphaned += n - MIN(n, room);
+		pend(s, ids, n);
 		return 0;
 	}
 	len = vt_rp_ids_encode(ids, n, rc->body, sizeof(rc->body));
 	r = len < 0 ? (int)len : request(rc, s, VT_RP_FREE, rc->body, (size_t)len, &msg);
 	if (!r)
 		vt_rp_msg_release(&msg);
+	if (r == -ETIMEDOUT)
+		pend(s, ids, n);
 	return r;
+}
+
+/* @id is stored on @s again: a FREE of it still to send would take the new copy. */
+static void unpend(struct srv *s, uint64_t id)
+{
+	g_hash_table_remove(s->pending_free, &id);
 }
 
 /* The first live server in @id's turn that is not in @avoid (its bit), or 0. */
@@ -458,6 +493,9 @@ int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, 
 		items[i] = (struct vt_rp_put_item){ .page_id = pages[i].id,
 						    .blob_len = (uint16_t)blen,
 						    .blob = blobs + i * VT_RP_BLOB_MAX };
+		for (unsigned int si = 0; si < rc->cfg.nr_servers && !status[i]; si++)
+			if (to[i] & (1u << si))
+				unpend(&rc->srv[si], pages[i].id);
 	}
 	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
 		struct vt_rp_put_item sub[VT_RP_BATCH_MAX];
@@ -506,16 +544,26 @@ int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, 
 		ret = ret ?: (status[i] ? status[i] : -EIO);
 		if (!status[i])
 			status[i] = -EIO;
-		/* where the new version landed, the old one is overwritten */
-		if (p) {
-			for (unsigned int si = 0; si < rc->cfg.nr_servers; si++)
-				if (p->holders & acked[i] & (1u << si))
+		/*
+		 * Not stored: freed wherever it may be. The servers that took
+		 * the new version hold a copy nobody names, one that timed out
+		 * may take it late, and an old version may have been overwritten
+		 * by the new one (no version of a failed page is trusted).
+		 */
+		{
+			uint8_t where = to[i] | (p ? p->holders : 0);
+
+			for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
+				if (!(where & (1u << si)))
+					continue;
+				stale[si][nstale[si]++] = pages[i].id;
+				if (p && (p->holders & (1u << si)))
 					rc->srv[si].st.pages--;
-			p->holders &= (uint8_t)~acked[i];
-			if (!p->holders) {
-				g_hash_table_remove(rc->pages, &pages[i].id);
-				rc->st.pages--;
 			}
+		}
+		if (p) {
+			g_hash_table_remove(rc->pages, &pages[i].id);
+			rc->st.pages--;
 		}
 	}
 	g_free(blobs);
@@ -757,6 +805,8 @@ int vt_rc_repair(struct vt_rc *rc, unsigned int budget)
 		if (s->state == VT_RC_DOWN && now >= s->next_probe_ns) {
 			if (hello(rc, s, false) < 0)
 				s->next_probe_ns = vt_now_ns() + VT_RC_PROBE_NS;
+		} else if (s->state == VT_RC_UP) {
+			flush_pending(rc, s);	/* frees whose request timed out */
 		}
 	}
 	rc->st.under_copies = 0;
@@ -786,6 +836,7 @@ int vt_rc_repair(struct vt_rc *rc, unsigned int budget)
 		}
 		item = (struct vt_rp_put_item){ .page_id = id, .blob_len = (uint16_t)blen,
 						.blob = rc->blob };
+		unpend(&rc->srv[__builtin_ctz(to)], id);
 		put_on(rc, &rc->srv[__builtin_ctz(to)], &item, 1, &res);
 		if (res) {
 			rc->st.under_copies++;

@@ -103,8 +103,11 @@ int vt_rc_connect(struct vt_rc *rc);
  * Store @n (1..VT_RP_BATCH_MAX) pages on `copies` live servers each. 0 when
  * every page has all its copies acknowledged; else -errno (the first
  * failure: -EAGAIN fewer live servers than copies, -ENOSPC a server's cap,
- * -ETIMEDOUT) with @status[i] per page (0 or -errno; a page that failed
- * keeps its previous copies, if any, and version).
+ * -ETIMEDOUT) with @status[i] per page (0 or -errno). A page that failed is
+ * not stored any more (vt_rc_get: -ENOENT): its copies, new and old, are
+ * freed wherever they may be (a server that timed out may still take the
+ * new one; the new one may have overwritten the old), now or, for a down
+ * server, at its return.
  */
 int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, int *status);
 /*

@@ -433,6 +433,45 @@ static void test_slow_path(void **state)
 	vt_rc_free(rc);
 }
 
+static uint64_t server_pages(struct server *s)
+{
+	struct vt_rs_stats st;
+
+	vt_rs_get_stats(s->rs, &st);
+	return st.pages;
+}
+
+/*
+ * A put that fails on one of its two servers stores nothing anywhere: the
+ * copy the other server took is freed, and so is one the silent server may
+ * still take (old code: the other server kept a copy nobody named).
+ */
+static void test_failed_put_leaves_nothing(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+	struct vt_rc *rc = vt_rc_new(&f->cfg, err, sizeof(err));
+	uint8_t b[PAGE];
+
+	assert_non_null(rc);
+	assert_int_equal(vt_rc_connect(rc), NSRV);
+	g_atomic_int_set(&f->srv[1].mute, 1);
+	/* 300: servers 0 and 1; 301: 1 and 2; 302: 2 and 0 */
+	assert_true(put_range(rc, 300, 3, 1) < 0);
+	assert_int_equal(vt_rc_get(rc, 300, b, sizeof(b), &(size_t){ 0 }), -ENOENT);
+	assert_int_equal(vt_rc_get(rc, 301, b, sizeof(b), &(size_t){ 0 }), -ENOENT);
+	assert_int_equal(read_range(rc, 302, 1, 1), 1);
+	g_usleep(100000);	/* the servers' threads idle: their counts hold still */
+	assert_int_equal(server_pages(&f->srv[0]), 1);
+	assert_int_equal(server_pages(&f->srv[2]), 1);
+	/* server 1 answers again: its frees go before anything else, and 300 is stored anew */
+	g_atomic_int_set(&f->srv[1].mute, 0);
+	vt_rc_repair(rc, 100);
+	assert_int_equal(put_range(rc, 300, 1, 2), 0);
+	assert_int_equal(read_range(rc, 300, 1, 2), 1);
+	vt_rc_free(rc);
+}
+
 /* Pages known from the store's index after a restart: read back by a new client. */
 static void test_adopt(void **state)
 {
@@ -503,6 +542,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_partition_and_empty_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_put_leaves_nothing, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
