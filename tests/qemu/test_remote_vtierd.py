@@ -198,11 +198,9 @@ def test():
                        "codec = lz4\ntransport = udp\n")
             run_test(t, h, d, memds)
         except Exception:
-            if d is not None and d.starts:
-                print(d.logs())
-            for m in memds:
-                if m.starts:
-                    print(m.logs())
+            logs = (d.logs() if d is not None and d.starts else "") + "\n" + \
+                "\n".join(m.logs() for m in memds if m.starts)
+            print("\n".join(f"# {x}" for x in logs.splitlines()), flush=True)
             raise
         finally:
             net.cleanup()
