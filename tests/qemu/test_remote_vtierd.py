@@ -270,7 +270,9 @@ def run_test(t, h, d, memds):
     v = verify("read back")
     b = backend(d.run("stats", vm))
     far = far_of(b)
-    got = sum(e["gets"] for e in held(memds).values()) - gets0
+    on = held(memds)
+    got = sum(e["gets"] for e in on.values()) - gets0
+    log(f"after the read-back the servers hold {on}, far {json.dumps(far)}")
     try:
         qt = {x["name"]: x for x in q.tiers()["mem0"]["tiers"]}.get("far")
     except (TestFailure, KeyError) as e:
