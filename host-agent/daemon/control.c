@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Control request dispatch: each request's handler, its reply, deferred replies. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -456,6 +457,22 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 			json_builder_end_array(b);
 			vt_json_add_u64(b, "capacity_bytes", d->host.ctier[i].capacity_bytes);
 			vt_json_add_str(b, "source", desc);
+			if (d->host.ctier[i].medium == VT_MEDIUM_REMOTE) {
+				const struct vt_rc_config *rc = &d->host.remote[i].rc;
+
+				/* a page's copies live on these (each VM's state: vtierctl stats) */
+				vt_json_add_u64(b, "copies", rc->copies);
+				vt_json_begin_arr(b, "servers");
+				for (unsigned int k = 0; k < rc->nr_servers; k++) {
+					char name[32], ip[INET_ADDRSTRLEN] = "?";
+					struct in_addr a = { .s_addr = htonl(rc->server[k].addr) };
+
+					inet_ntop(AF_INET, &a, ip, sizeof(ip));
+					g_snprintf(name, sizeof(name), "%s:%u", ip, rc->server[k].port);
+					json_builder_add_string_value(b, name);
+				}
+				json_builder_end_array(b);
+			}
 			json_builder_end_object(b);
 		}
 		if (d->host.nr_ctier) {

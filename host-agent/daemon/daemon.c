@@ -218,7 +218,9 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 		}
 	}
 	for (unsigned int i = 0; groups && groups[i]; i++) {
-		if (!g_str_has_prefix(groups[i], "ctier."))
+		bool remote = g_str_has_prefix(groups[i], "remote.");
+
+		if (!g_str_has_prefix(groups[i], "ctier.") && !remote)
 			continue;
 		if (d->host.nr_ctier == VT_CTIER_MAX ||
 		    d->host.tiers.nr + d->host.nr_ctier >= VT_MAX_TIERS) {
@@ -226,7 +228,9 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 				    "NUMA and compressed tiers together)", groups[i], VT_MAX_TIERS);
 			return false;
 		}
-		if (!vt_ctier_spec_parse(config, groups[i], &d->host.ctier[d->host.nr_ctier], error))
+		if (remote ? !vt_remote_spec_parse(config, groups[i], &d->host.ctier[d->host.nr_ctier],
+						   &d->host.remote[d->host.nr_ctier], error) :
+			     !vt_ctier_spec_parse(config, groups[i], &d->host.ctier[d->host.nr_ctier], error))
 			return false;
 		d->host.ctier_price[d->host.nr_ctier] = -1;
 		if (g_key_file_has_key(config, groups[i], "price_usd_per_gib", NULL)) {
@@ -269,8 +273,10 @@ static gboolean stats_tick(gpointer data)
 	gpointer v;
 
 	g_hash_table_iter_init(&it, d->ho.backends);
-	while (g_hash_table_iter_next(&it, NULL, &v))
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		vt_backend_send_stats(v);
+		vt_backend_remote_watch(v);
+	}
 	fd_reserve_update(d);
 	return G_SOURCE_CONTINUE;
 }

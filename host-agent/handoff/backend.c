@@ -191,7 +191,21 @@ own:
 		.qemu_start_time = b->start_time,
 		.generation = b->generation,
 	};
-	return vt_store_set_owner(b->store, &owner);
+	ret = vt_store_set_owner(b->store, &owner);
+	if (ret)
+		return ret;
+	/* remote tiers: their client, with the pages the store names there */
+	for (unsigned int i = 0; i < d->host->nr_ctier; i++) {
+		if (d->host->ctier[i].medium != VT_MEDIUM_REMOTE)
+			continue;
+		ret = vt_store_remote_attach(b->store, i, &d->host->remote[i].rc, why, sizeof(why));
+		if (ret) {
+			/* its pages wait (never zeros); the other tiers work */
+			g_warning("backend '%s': remote tier %s unusable: %s", b->id,
+				  d->host->ctier[i].name, why);
+		}
+	}
+	return 0;
 }
 
 /*

@@ -74,6 +74,9 @@ struct vt_backend {
 	uint64_t reconciled;		/* store entries dropped at HELLO: the memfd had the page */
 	uint64_t stored_at_hello;
 	int failed_err;			/* set by the mover thread (atomic) */
+	/* remote tiers' servers: lost / regained / emptied as last logged (main loop) */
+	uint64_t remote_lost[VT_CTIER_MAX][8], remote_regained[VT_CTIER_MAX][8];
+	uint64_t remote_emptied[VT_CTIER_MAX][8];
 	/* the VM's TCO report last sent to QEMU (main loop), sent again while the VM is busy */
 	bool have_tco;
 	struct vtier_handoff_tco tco;
@@ -189,6 +192,8 @@ void vt_backend_ctier_measure(struct vt_backend *b, struct vt_ctier_measured *me
  * host's hand-off budget, for vtierctl stats (main loop).
  */
 void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j);
+/* Main loop: a log line for each remote server lost or regained since the last call. */
+void vt_backend_remote_watch(struct vt_backend *b);
 /* A STATS report to QEMU (query-memory-tiers). 0 or -errno. */
 int vt_backend_send_stats(struct vt_backend *b);
 

@@ -3,9 +3,12 @@
  * A backend's numbers: its stats as JSON (vtierctl stats, metrics), its
  * compressed tiers' measures for the tier model, the STATS message to QEMU.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 
 #include "json_member.h"
+#include "remote_client.h"
 #include "backend.h"
 #include "vm.h"
 
@@ -35,6 +38,101 @@ static void fault_histogram(JsonBuilder *j, const char *name, const struct vt_la
 	json_builder_end_object(j);
 }
 
+static void server_name(const struct vt_rc_server *s, char *buf, size_t len)
+{
+	struct in_addr a = { .s_addr = htonl(s->addr) };
+	char ip[INET_ADDRSTRLEN] = "?";
+
+	inet_ntop(AF_INET, &a, ip, sizeof(ip));
+	snprintf(buf, len, "%s:%u", ip, s->port);
+}
+
+/* A remote tier's client: its servers and copies (the last upkeep's figures). */
+static void remote_to_json(struct vt_backend *b, unsigned int tier, JsonBuilder *j)
+{
+	const struct vt_host_config *h = b->d->host;
+	struct vt_rc_server_stats srv[VT_RC_MAX_SERVERS];
+	struct vt_rc_stats st;
+	int n;
+
+	if (tier >= h->nr_ctier || h->ctier[tier].medium != VT_MEDIUM_REMOTE || !b->store)
+		return;
+	n = vt_store_remote_stats(b->store, tier, &st, srv, VT_RC_MAX_SERVERS);
+	vt_json_begin_obj(j, "remote");
+	vt_json_add_u64(j, "copies", h->remote[tier].rc.copies);
+	vt_json_add_str(j, "transport", h->remote[tier].rc.transport.mode == VT_RT_UDP ? "udp" :
+			 h->remote[tier].rc.transport.mode == VT_RT_AFXDP ? "afxdp" : "auto");
+	if (n >= 0) {
+		vt_json_add_u64(j, "pages", st.pages);
+		vt_json_add_u64(j, "under_copies", st.under_copies);
+		vt_json_add_u64(j, "get_fallbacks", st.get_fallbacks);
+		vt_json_add_u64(j, "damaged", st.damaged);
+		vt_json_add_u64(j, "repaired", st.repaired);
+		vt_json_add_u64(j, "lost_pages", st.lost_pages);
+		vt_json_add_u64(j, "servers_up", st.servers_up);
+		vt_json_add_u64(j, "fetch_p50_ns", vt_latency_percentile(&st.get_ns, 50));
+		vt_json_add_u64(j, "fetch_p99_ns", vt_latency_percentile(&st.get_ns, 99));
+	}
+	vt_json_begin_arr(j, "servers");
+	for (int i = 0; i < (int)h->remote[tier].rc.nr_servers; i++) {
+		char name[32];
+
+		server_name(&h->remote[tier].rc.server[i], name, sizeof(name));
+		json_builder_begin_object(j);
+		vt_json_add_str(j, "server", name);
+		if (i < n) {
+			vt_json_add_str(j, "state", vt_rc_state_name(srv[i].state));
+			vt_json_add_u64(j, "pages", srv[i].pages);
+			vt_json_add_u64(j, "requests", srv[i].requests);
+			vt_json_add_u64(j, "retries", srv[i].retries);
+			vt_json_add_u64(j, "timeouts", srv[i].timeouts);
+			vt_json_add_u64(j, "bad_replies", srv[i].bad_replies);
+			vt_json_add_u64(j, "refused_pages", srv[i].refused_pages);
+			vt_json_add_u64(j, "lost", srv[i].lost);
+			vt_json_add_u64(j, "regained", srv[i].regained);
+			vt_json_add_u64(j, "emptied", srv[i].emptied);
+			vt_json_add_u64(j, "rtt_p50_ns", vt_latency_percentile(&srv[i].rtt, 50));
+		} else {
+			vt_json_add_str(j, "state", "unknown");	/* no upkeep yet */
+		}
+		json_builder_end_object(j);
+	}
+	json_builder_end_array(j);
+	json_builder_end_object(j);
+}
+
+void vt_backend_remote_watch(struct vt_backend *b)
+{
+	const struct vt_host_config *h = b->d->host;
+
+	for (unsigned int t = 0; t < h->nr_ctier && b->store; t++) {
+		struct vt_rc_server_stats srv[VT_RC_MAX_SERVERS];
+		struct vt_rc_stats st;
+		int n;
+
+		if (h->ctier[t].medium != VT_MEDIUM_REMOTE)
+			continue;
+		n = vt_store_remote_stats(b->store, t, &st, srv, VT_RC_MAX_SERVERS);
+		for (int i = 0; i < n && i < VT_RC_MAX_SERVERS; i++) {
+			char name[32];
+
+			server_name(&h->remote[t].rc.server[i], name, sizeof(name));
+			if (srv[i].lost > b->remote_lost[t][i])
+				g_warning("remote tier %s: server %s lost (%u requests in a row "
+					  "unanswered): its copies are read from the others and "
+					  "re-created on them", h->ctier[t].name, name,
+					  VT_RC_DOWN_AFTER);
+			if (srv[i].regained > b->remote_regained[t][i])
+				g_message("remote tier %s: server %s regained%s", h->ctier[t].name,
+					  name, srv[i].emptied > b->remote_emptied[t][i] ?
+					  " empty (restarted): its old copies forgotten" : "");
+			b->remote_lost[t][i] = srv[i].lost;
+			b->remote_regained[t][i] = srv[i].regained;
+			b->remote_emptied[t][i] = srv[i].emptied;
+		}
+	}
+}
+
 void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 {
 	struct vt_store_tier_stats ts[VT_CTIER_MAX];
@@ -59,6 +157,9 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	fault_histogram(j, "fault_hist", &ms.fault_ns);
 	fault_histogram(j, "zero_fault_hist", &ms.zero_ns);
 	vt_json_add_u64(j, "poisoned", ms.poisoned);
+	vt_json_add_u64(j, "faults_waited", ms.faults_waited);
+	vt_json_add_u64(j, "faults_waiting", ms.waiting_now);
+	vt_json_add_u64(j, "remote_repaired", ms.remote_repaired);
 	vt_json_add_u64(j, "evicted", ms.evicted);
 	vt_json_add_u64(j, "evict_e2big", ms.evict_e2big);
 	vt_json_add_u64(j, "evict_busy", ms.evict_busy);
@@ -120,6 +221,7 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 		vt_json_add_u64(j, "gets", ts[i].gets);
 		vt_json_add_u64(j, "compress_ns", ts[i].compress_ns);
 		vt_json_add_u64(j, "decompress_ns", ts[i].decompress_ns);
+		remote_to_json(b, i, j);
 		json_builder_end_object(j);
 	}
 	json_builder_end_array(j);

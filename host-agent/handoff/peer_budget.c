@@ -136,8 +136,8 @@ void vt_peer_id_fill(struct vt_peer_id *who, pid_t pid, uint64_t start_time, uid
  */
 static uint64_t pool_va(uint64_t size, const struct vt_ctier_spec *spec)
 {
-	if (spec->medium == VT_MEDIUM_FILE)
-		return 0;
+	if (spec->medium == VT_MEDIUM_FILE || spec->medium == VT_MEDIUM_REMOTE)
+		return 0;	/* nothing mapped here */
 	return (spec->capacity_bytes ? MIN(spec->capacity_bytes, size) : size) / STORE_PAGE *
 	       STORE_PAGE;
 }
@@ -155,7 +155,7 @@ static uint64_t pools_va(uint64_t size, const struct vt_ctier_spec *specs, unsig
 
 	for (unsigned int i = 0; i < nr; i++) {
 		files += pool_va(size, &specs[i]);
-		mem += specs[i].medium == VT_MEDIUM_FILE ? 0 : 1;
+		mem += specs[i].medium == VT_MEDIUM_NODE ? 1 : 0;
 	}
 	return MIN(files, 2 * size + mem * VT_SEG0);
 }

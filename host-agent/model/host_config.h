@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "ctier.h"
+#include "ctier_remote_spec.h"
 #include "tiers.h"
 
 struct vt_host_config {
@@ -19,6 +20,8 @@ struct vt_host_config {
 	/* compressed tiers and the QEMU hand-off (tier-agent=) */
 	struct vt_ctier_spec ctier[VT_CTIER_MAX];
 	double ctier_price[VT_CTIER_MAX];	/* USD per GiB of the medium; < 0: the medium's */
+	struct vt_remote_spec remote[VT_CTIER_MAX];	/* ctier[i].medium == VT_MEDIUM_REMOTE:
+							   its servers ([remote.NAME]) */
 	unsigned int nr_ctier;
 	char store_root[256];			/* page stores, one directory per backend */
 	unsigned int store_open_delay_ms;	/* tests: the store's opening waits this long first */

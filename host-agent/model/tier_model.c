@@ -14,6 +14,9 @@ double vt_tier_model_prior_ratio(const struct vt_ctier_spec *spec)
 {
 	double r = spec->codec == VT_CODEC_LZ4 ? 1.8 : 2.5;
 
+	/* a remote tier keeps two copies: a stored GiB takes twice the servers' bytes */
+	if (spec->medium == VT_MEDIUM_REMOTE)
+		return r / 2;
 	return spec->pool == VT_POOL_ZBUD ? MIN(r, 2.0) : r;
 }
 
@@ -21,7 +24,8 @@ double vt_tier_model_prior_latency_ns(const struct vt_ctier_spec *spec)
 {
 	double ns = spec->codec == VT_CODEC_LZ4 ? 10000 : spec->codec == VT_CODEC_ZSTD ? 20000 : 40000;
 
-	return spec->medium == VT_MEDIUM_FILE ? ns + 100000 : ns;
+	/* a remote fetch: a round trip on a UDP socket across veth, p50 ~ 50-150 us (docs/remote.md) */
+	return spec->medium == VT_MEDIUM_FILE || spec->medium == VT_MEDIUM_REMOTE ? ns + 100000 : ns;
 }
 
 static double medium_price(const struct vt_tiers *numa, const struct vt_ctier_spec *spec)
@@ -30,7 +34,8 @@ static double medium_price(const struct vt_tiers *numa, const struct vt_ctier_sp
 
 	if (spec->medium == VT_MEDIUM_FILE)
 		return VT_PRICE_FILE_USD_GIB;
-	t = vt_tiers_of_node(numa, spec->node);
+	/* a memory server's DRAM, per copy (the ratio counts the copies): as this host's fastest */
+	t = spec->medium == VT_MEDIUM_REMOTE ? 0 : vt_tiers_of_node(numa, spec->node);
 	/* a node in no tier: priced as the fastest (the dearest) tier, never as free memory */
 	return numa->tier[t >= 0 ? t : 0].price_usd_gib;
 }

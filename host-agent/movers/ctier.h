@@ -36,7 +36,14 @@
 
 enum vt_codec_kind { VT_CODEC_LZ4, VT_CODEC_ZSTD, VT_CODEC_DEFLATE };
 enum vt_pool_kind { VT_POOL_ZSMALLOC, VT_POOL_ZBUD };
-enum vt_medium_kind { VT_MEDIUM_NODE, VT_MEDIUM_FILE };
+/*
+ * VT_MEDIUM_REMOTE: the compressed page is kept on memory servers
+ * (vtier-memd, host-agent/remote/), sealed with the store's own key; the
+ * index entry keeps its version and holders. No pool: the spec's pool is
+ * ignored (kept as zsmalloc). Its servers are not part of the tier's
+ * identity: they are handed to vt_store_remote_attach().
+ */
+enum vt_medium_kind { VT_MEDIUM_NODE, VT_MEDIUM_FILE, VT_MEDIUM_REMOTE };
 
 /* One compressed tier, as configured ([ctier.NAME] group of the config). */
 struct vt_ctier_spec {
@@ -62,6 +69,8 @@ struct vt_ctier_spec {
  */
 bool vt_ctier_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec *out,
 			 GError **error);
+/* KEY's value in GROUP, stripped (g_free it), or NULL with @error naming both. */
+char *vt_ctier_key_value(GKeyFile *kf, const char *group, const char *key, GError **error);
 /* "lz4 x zsmalloc x node:1" for logs and status. */
 void vt_ctier_spec_describe(const struct vt_ctier_spec *spec, char *buf, size_t len);
 
@@ -189,5 +198,36 @@ struct vt_store_tier_stats {
 unsigned int vt_store_stats(struct vt_store *s, struct vt_store_tier_stats *out, unsigned int nr);
 /* Index + bitmap + refused-page memo bytes of the whole store (not per tier). */
 uint64_t vt_store_index_bytes(struct vt_store *s);
+
+/*
+ * Remote tiers (VT_MEDIUM_REMOTE). Until its client is attached a remote
+ * tier takes no page (-EAGAIN) and serves none (-EAGAIN: the fault waits).
+ * Attach makes the store's key (STORE/remote-key, 0600, 32 random bytes at
+ * first use; the servers never see it), connects to the servers of @cfg
+ * (its vm_key is ignored) and hands the client every page the index names
+ * on the tier (version and holders), so a restarted agent reads what the
+ * last one stored. Blocks on the servers' HELLOs (76 ms per silent server at
+ * most): from a job or a mover's thread. 0 or -errno, @why in one line.
+ */
+struct vt_rc_config;
+struct vt_rc_stats;
+struct vt_rc_server_stats;
+int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct vt_rc_config *cfg,
+			   char *why, size_t why_len);
+/*
+ * The remote tiers' upkeep, from the mover's thread: the frees of dropped
+ * pages sent (in batches), down servers probed, up to @budget lost copies
+ * re-created. Blocks on the servers (bounded). Pages re-created this call,
+ * or -ENOENT: the store has no remote tier.
+ */
+int vt_store_remote_tick(struct vt_store *s, unsigned int budget);
+/*
+ * The client's figures of remote tier @tier and of up to @nr servers in
+ * @srv, as of the last vt_store_remote_tick() (never waits on a server: for
+ * a main loop): the number of servers, or -ENOENT (not a remote tier, not
+ * attached or not ticked yet).
+ */
+int vt_store_remote_stats(struct vt_store *s, unsigned int tier, struct vt_rc_stats *st,
+			  struct vt_rc_server_stats *srv, unsigned int nr);
 
 #endif

@@ -31,6 +31,10 @@ struct vt_ctier_mover_stats {
 	uint64_t faults_already;	/* a fault raised twice: the page was there */
 	uint64_t poisoned;		/* checksum failed: the page was poisoned */
 	uint64_t poison_unsupported;	/* ... and the uffd could not poison: left waiting */
+	uint64_t faults_waited;		/* faults on a remote page no server answered for yet:
+					   the vCPU waits, asked again every turn */
+	uint64_t waiting_now;		/* ... of them, waiting now */
+	uint64_t remote_repaired;	/* remote copies re-created by the upkeep */
 	uint64_t evicted;		/* pages moved into the store */
 	uint64_t evict_e2big;		/* did not compress enough: stayed resident */
 	uint64_t evict_busy;		/* a write raced: stayed resident */

@@ -127,6 +127,21 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	int ret = vt_store_get(m->store, page, buf);
 	bool through, reads;
 
+	if (ret == -EAGAIN) {
+		/* a remote page whose holders are silent: the vCPU waits, never zeros */
+		bool known = false;
+
+		for (unsigned int i = 0; i < m->waiting->len && !known; i++)
+			known = g_array_index(m->waiting, uint64_t, i) == offset;
+		if (!known) {
+			g_array_append_val(m->waiting, offset);
+			g_mutex_lock(&m->lock);
+			m->stats.faults_waited++;
+			m->stats.waiting_now = m->waiting->len;
+			g_mutex_unlock(&m->lock);
+		}
+		return 0;
+	}
 	if (ret == -EBADMSG) {
 		/* the copy is damaged: the guest sees a memory error, as with bad DRAM */
 		ret = vt_pager_poison(&m->pager, offset);
@@ -243,4 +258,36 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 		if (over)
 			return 0;
 	}
+}
+
+int ctm_remote_turn(struct vt_ctier_mover *m, void *buf, int *due_ms)
+{
+	uint64_t now = vt_now_ns();
+	g_autoptr(GArray) again = NULL;
+
+	if (m->remote_next_ns != UINT64_MAX && now >= m->remote_next_ns) {
+		int r = vt_store_remote_tick(m->store, 256);
+
+		/* no remote tier in this store: nothing to keep up */
+		m->remote_next_ns = r == -ENOENT ? UINT64_MAX : now + REMOTE_TICK_NS;
+		if (r > 0)
+			STAT_ADD(m, remote_repaired, (uint64_t)r);
+	}
+	if (m->waiting->len) {
+		again = m->waiting;
+		m->waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+		for (unsigned int i = 0; i < again->len; i++) {
+			int r = serve_missing(m, g_array_index(again, uint64_t, i), buf);
+
+			if (r < 0)
+				return r;
+		}
+		g_mutex_lock(&m->lock);
+		m->stats.waiting_now = m->waiting->len;
+		g_mutex_unlock(&m->lock);
+	}
+	*due_ms = m->waiting->len ? WAITING_RETRY_MS :
+		  m->remote_next_ns == UINT64_MAX ? -1 :
+		  (int)((m->remote_next_ns - MIN(vt_now_ns(), m->remote_next_ns)) / 1000000 + 1);
+	return 0;
 }

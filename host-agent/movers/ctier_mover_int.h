@@ -133,7 +133,13 @@ struct vt_ctier_mover {
 	bool prepared_bulk;		/* thread-only: a bulk span ran since it was set */
 	uint64_t prepared_expire_ns;
 	struct vt_ctier_mover_stats stats;
+	/* remote tiers (thread-only): faults whose copy no server gave yet, the upkeep */
+	GArray *waiting;		/* u64 offsets */
+	uint64_t remote_next_ns;	/* next vt_store_remote_tick(); UINT64_MAX: none */
 };
+
+#define REMOTE_TICK_NS (100ull * 1000 * 1000)
+#define WAITING_RETRY_MS 10
 
 #define STAT_ADD(m, field, v) do {		\
 	g_mutex_lock(&(m)->lock);		\
@@ -156,6 +162,12 @@ uint64_t ctm_take_slice(struct mover_order *q, unsigned int size, unsigned int *
 
 /* ctier_mover_fault.c */
 int ctm_serve_faults(struct vt_ctier_mover *m, void *buf);
+/*
+ * The remote tiers' upkeep when due, then the faults waiting for a remote
+ * copy asked again. 0 or -errno (the backend is lost). The poll timeout
+ * the loop may sleep at most, in *@due_ms (-1: no limit).
+ */
+int ctm_remote_turn(struct vt_ctier_mover *m, void *buf, int *due_ms);
 
 /* ctier_mover_evict.c */
 int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,

@@ -128,7 +128,7 @@ static gpointer mover_thread(gpointer data)
 		{ .fd = m->wake_fd, .events = POLLIN },
 	};
 	bool more = false;
-	int err = 0, due_ms = -1, wait_ms, nice_now = 0;
+	int err = 0, due_ms = -1, remote_ms = -1, wait_ms, nice_now = 0;
 
 	if (m->fill_node >= 0 && m->fill_node < 64) {
 		unsigned long mask = 1UL << m->fill_node;
@@ -147,7 +147,9 @@ static gpointer mover_thread(gpointer data)
 		 * wait in the pager, not in the fd, so poll() would not report
 		 * them. Never sleep with faults in hand.
 		 */
-		if (poll(pfd, 2, more || m->pager.n_pending ? 0 : due_ms) < 0 && errno != EINTR) {
+		if (poll(pfd, 2, more || m->pager.n_pending ? 0 :
+			 due_ms < 0 ? remote_ms : remote_ms < 0 ? due_ms : MIN(due_ms, remote_ms)) < 0 &&
+		    errno != EINTR) {
 			err = -errno;
 			break;
 		}
@@ -169,6 +171,10 @@ static gpointer mover_thread(gpointer data)
 				g_debug("ctier mover: eventfd read: %s", g_strerror(errno));
 			continue;
 		}
+		/* remote tiers: their upkeep, and faults waiting for a silent server */
+		err = ctm_remote_turn(m, buf, &remote_ms);
+		if (err)
+			break;
 		err = ctm_serve_faults(m, buf);
 		if (err)
 			break;
@@ -234,11 +240,14 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	g_mutex_init(&m->lock);
 	g_cond_init(&m->discard_done);
 	m->orders = g_new0(struct mover_order, ORDERS_MAX);
+	m->waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	m->remote_next_ns = 0;	/* the first turn finds out whether there is a remote tier */
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (m->wake_fd < 0) {
 		int ret = -errno;
 
 		vt_pager_close(&m->pager);
+		g_array_free(m->waiting, TRUE);
 		g_free(m->orders);
 		g_free(m);
 		return ret;
@@ -247,6 +256,7 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	if (!m->thread) {
 		close(m->wake_fd);
 		vt_pager_close(&m->pager);
+		g_array_free(m->waiting, TRUE);
 		g_free(m->orders);
 		g_free(m);
 		return -EAGAIN;
@@ -278,6 +288,7 @@ void vt_ctier_mover_stop(struct vt_ctier_mover *m)
 	g_mutex_clear(&m->lock);
 	g_free(m->orders);
 	g_free(m->span_buf);
+	g_array_free(m->waiting, TRUE);
 	vt_prepared_free(m->prepared);
 	g_free(m);
 }

@@ -93,6 +93,24 @@ static bool parse_medium(const char *group, const char *v, struct vt_ctier_spec 
 	return false;
 }
 
+char *vt_ctier_key_value(GKeyFile *kf, const char *group, const char *key, GError **error)
+{
+	GError *ge = NULL;
+	/* GLib returns the value and sets the error on a bad escape (a trailing
+	 * backslash): the error is what counts */
+	char *v = g_key_file_get_string(kf, group, key, &ge);
+
+	if (ge || !v) {
+		g_free(v);
+		if (ge)
+			g_propagate_error(error, ge);
+		else
+			SPEC_ERR(error, "[%s] %s: no value", group, key);
+		return NULL;
+	}
+	return g_strstrip(v);
+}
+
 bool vt_ctier_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec *out,
 			 GError **error)
 {
@@ -111,19 +129,10 @@ bool vt_ctier_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec *
 	if (!keys)
 		return false;
 	for (char **k = keys; *k; k++) {
-		GError *ge = NULL;
-		/* GLib returns the value and sets the error on a bad escape (a
-		 * trailing backslash): the error is what counts */
-		g_autofree char *v = g_key_file_get_string(kf, group, *k, &ge);
+		g_autofree char *v = vt_ctier_key_value(kf, group, *k, error);
 
-		if (ge || !v) {
-			if (ge)
-				g_propagate_error(error, ge);
-			else
-				SPEC_ERR(error, "[%s] %s: no value", group, *k);
+		if (!v)
 			return false;
-		}
-		g_strstrip(v);
 		if (strcmp(*k, "codec") == 0) {
 			if (!parse_codec(group, v, out, error))
 				return false;
@@ -183,6 +192,10 @@ void vt_ctier_spec_describe(const struct vt_ctier_spec *spec, char *buf, size_t 
 		snprintf(codec, sizeof(codec), "%s:%d", ops->name, spec->level);
 	else
 		snprintf(codec, sizeof(codec), "%s", ops ? ops->name : "?");
+	if (spec->medium == VT_MEDIUM_REMOTE) {
+		snprintf(buf, len, "%s x remote", codec);
+		return;
+	}
 	if (spec->medium == VT_MEDIUM_NODE)
 		snprintf(medium, sizeof(medium), "node:%d", spec->node);
 	else

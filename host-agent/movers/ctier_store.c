@@ -62,7 +62,7 @@ static int remove_files(const char *dir)
 		return -errno;
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, "index") && strcmp(de->d_name, "blocks") &&
-		    !g_str_has_prefix(de->d_name, "pool-"))
+		    strcmp(de->d_name, REMOTE_KEY_FILE) && !g_str_has_prefix(de->d_name, "pool-"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (unlink(path) < 0)
@@ -162,7 +162,7 @@ int vt_store_open(const char *dir, const struct vt_store_key *key,
 		for (unsigned int k = 0; k < VT_CTIER_MAX; k++) {
 			struct tier *t = &s->tier[k];
 
-			if (!t->live)
+			if (!t->live || tier_remote(t))
 				continue;
 			vt_pool_trim(&t->pool);
 			r = vt_medium_map(&t->medium, vt_pool_pages_end(&t->pool) * VT_POOL_PAGE);
@@ -214,8 +214,10 @@ unsigned int vt_store_stats(struct vt_store *s, struct vt_store_tier_stats *out,
 		struct tier *t = &s->tier[s->api_slot[i]];
 
 		out[i] = t->st;
-		out[i].pool_bytes = t->pool.pages.in_use * VT_POOL_PAGE;
-		out[i].metadata_bytes = vt_pool_metadata_bytes(&t->pool) +
+		/* a remote tier's: what its pages take on the servers, each copy */
+		out[i].pool_bytes = tier_remote(t) ? t->st.compressed_bytes * t->copies :
+				    t->pool.pages.in_use * VT_POOL_PAGE;
+		out[i].metadata_bytes = (tier_remote(t) ? 0 : vt_pool_metadata_bytes(&t->pool)) +
 					t->st.pages * sizeof(struct entry);
 		g_strlcpy(out[i].placement, t->medium.map.placement, sizeof(out[i].placement));
 	}

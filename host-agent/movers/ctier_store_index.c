@@ -102,7 +102,8 @@ static int load_entry(struct vt_store *s, uint64_t page, const struct entry *e,
 		if (!len || len > t->max_bytes)
 			return cts_fail(why, wl, -EUCLEAN, "page %llu: compressed length %u outside "
 					"1..%u", (unsigned long long)page, len, t->max_bytes);
-		if (t->pool.ops->claim(&t->pool, e->loc, len) < 0)
+		if (tier_remote(t) ? !cts_remote_loc_ok(t, e->loc) :
+				     t->pool.ops->claim(&t->pool, e->loc, len) < 0)
 			return cts_fail(why, wl, -EUCLEAN, "page %llu: pool object %#llx of %u bytes "
 					"in tier %s is outside the pool or claimed twice",
 					(unsigned long long)page, (unsigned long long)e->loc, len,

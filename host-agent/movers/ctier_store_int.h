@@ -31,6 +31,10 @@
  *           uncompressed page, u64 location (pool handle, the SAME word, 0).
  *   pool-S  the pool of node-medium tier slot S (mapped, mbind to the node);
  *           file-medium pools are DIR/vtier-sSTOREID-S.pool of the spec.
+ *   remote-key  the key a remote tier seals this store's pages with (0600);
+ *           a remote slot has no pool: its entries' location is
+ *           {u32 version, u8 holders (bit s: server s of the tier's list)}
+ *           of the page's copies on the memory servers (ctier_store_remote.c).
  *
  * Isolation: every file a store owns is in its directory or named by its
  * id, created O_EXCL after the store's own files are removed, and unlinked
@@ -151,7 +155,21 @@ struct tier {
 	int api;			/* tier index callers use */
 	uint32_t max_bytes;
 	struct vt_store_tier_stats st;
+	/* VT_MEDIUM_REMOTE (ctier_store_remote.c) */
+	struct vt_rc *rc;		/* attached client, or NULL */
+	unsigned int copies;		/* each page's copies on the servers */
+	/* the client's figures as of the last tick (lock): read without waiting on a server */
+	struct vt_rc_stats *snap;
+	struct vt_rc_server_stats *snap_srv;	/* VT_RC_MAX_SERVERS */
+	unsigned int snap_nr;
+	GMutex rput;			/* one remote put (or the frees before it) at a time */
+	GArray *drops;			/* u64 pages dropped, their frees not sent yet */
 };
+
+static inline bool tier_remote(const struct tier *t)
+{
+	return t->spec.medium == VT_MEDIUM_REMOTE;
+}
 
 struct vt_store {
 	pthread_mutex_t lock;
@@ -230,6 +248,24 @@ int cts_tier_open(struct vt_store *s, unsigned int slot, bool create, char *why,
 void cts_tier_close(struct tier *t);
 int cts_map_tiers(struct vt_store *s, const struct vt_ctier_spec *specs, unsigned int nr,
 		  char *why, size_t wl);
+
+/* ctier_store_remote.c */
+#define REMOTE_KEY_FILE "remote-key"
+void cts_remote_close(struct tier *t);
+bool cts_remote_loc_ok(const struct tier *t, uint64_t loc);
+/*
+ * Under t->rput, outside the store's lock: the copies of @page on the
+ * servers, their location for the entry in @loc. 0, -EAGAIN (not attached,
+ * fewer live servers than copies, or pages still missing copies), -ENOSPC
+ * (a server's cap), -EIO.
+ */
+int cts_remote_put(struct vt_store *s, struct tier *t, uint64_t page, const void *cbuf,
+		   uint32_t len, uint64_t *loc);
+/* Outside the store's lock: 0 (@len bytes), -EAGAIN (a holder silent), -EBADMSG. */
+int cts_remote_fetch(struct vt_store *s, struct tier *t, uint64_t page, void *cbuf,
+		     size_t cap, uint32_t *len);
+/* Under the lock: its free is sent with the next batch. */
+void cts_remote_dropped(struct tier *t, uint64_t page);
 
 /* ctier_store_index.c */
 int cts_map_index(struct vt_store *s, bool create, char *why, size_t wl);

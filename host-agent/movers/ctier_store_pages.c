@@ -45,6 +45,16 @@ static bool valid_at(struct vt_store *s, uint64_t page)
 	return e && atomic_load_explicit(&e->state, memory_order_acquire) & ST_VALID;
 }
 
+static bool valid_at_locked(struct vt_store *s, uint64_t page)
+{
+	bool v;
+
+	pthread_mutex_lock(&s->lock);
+	v = valid_at(s, page);
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
 /*
  * Classifying, compressing and checksumming run outside the lock, so that a
  * fault thread's get never waits for a compression; the pool and the index
@@ -77,7 +87,7 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	struct tier *t;
 	struct entry *e;
 	uint64_t word = 0, handle = 0, off = 0, ns = 0;
-	bool allocated = false;
+	bool allocated = false, remote;
 	uint32_t len = 0, sum;
 	int kind, r = 0, slot;
 	void *ctx = NULL;
@@ -130,6 +140,25 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 		len = r > 0 ? (uint32_t)r : 0;
 	}
 
+	remote = tier_remote(t) && kind == VT_STORE_COMPRESSED && r > 0 && len <= t->max_bytes;
+	if (remote) {
+		/*
+		 * the copies on the servers, then the entry, under the tier's
+		 * rput: a second put of the page sees the first one's entry
+		 */
+		g_mutex_lock(&t->rput);
+		r = valid_at_locked(s, page) ? -EEXIST :
+		    cts_remote_put(s, t, page, cbuf, len, &handle);
+		if (r < 0) {
+			g_mutex_unlock(&t->rput);
+			pthread_mutex_lock(&s->lock);
+			t->st.puts++;
+			if (ctx)
+				g_ptr_array_add(t->spare, ctx);
+			pthread_mutex_unlock(&s->lock);
+			return r;
+		}
+	}
 	pthread_mutex_lock(&s->lock);
 	t->st.puts++;
 	t->st.compress_ns += ns;
@@ -149,7 +178,9 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	r = cts_entry_make(s, page, &e);
 	if (r < 0)
 		goto out;
-	if (kind == VT_STORE_COMPRESSED) {
+	if (remote) {
+		word = handle;
+	} else if (kind == VT_STORE_COMPRESSED) {
 		r = t->pool.ops->alloc(&t->pool, len, &handle);
 		allocated = r == 0;
 		if (!r)
@@ -175,7 +206,11 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	count(t, (unsigned int)kind, len, 1);
 	r = 0;
 out:
+	if (remote && r < 0)
+		cts_remote_dropped(t, page);	/* stored there, named nowhere here */
 	pthread_mutex_unlock(&s->lock);
+	if (remote)
+		g_mutex_unlock(&t->rput);
 	return r;
 }
 
@@ -226,6 +261,36 @@ static int fill(struct vt_store *s, struct tier *t, const struct entry *e, uint3
 	return n == (int)PAGE ? 0 : -EBADMSG;
 }
 
+/*
+ * A remote page (the store's lock held, dropped while the servers are
+ * asked): fetched, then decompressed under the lock if its entry did not
+ * change meanwhile (else -EAGAIN: ask again).
+ */
+static int fill_remote(struct vt_store *s, struct tier *t, uint64_t page, struct entry *e,
+		       uint32_t st, void *out)
+{
+	uint8_t cbuf[2 * PAGE];
+	uint64_t loc = e->loc, t0;
+	uint32_t len = 0, now = 0;
+	struct tier *t2 = NULL;
+	int r, n;
+
+	pthread_mutex_unlock(&s->lock);
+	r = cts_remote_fetch(s, t, page, cbuf, sizeof(cbuf), &len);
+	pthread_mutex_lock(&s->lock);
+	e = lookup(s, page, &now, &t2);
+	if (!e || now != st || e->loc != loc || t2 != t)
+		return -EAGAIN;
+	if (r < 0)
+		return r;
+	if (len != (st & ST_LEN_MASK))
+		return -EBADMSG;
+	t0 = vt_now_ns();
+	n = t->codec->decompress(t->ctx, cbuf, len, out, PAGE);
+	t->st.decompress_ns += vt_now_ns() - t0;
+	return n == (int)PAGE ? 0 : -EBADMSG;
+}
+
 int vt_store_get(struct vt_store *s, uint64_t page, void *out)
 {
 	struct tier *t = NULL;
@@ -242,7 +307,14 @@ int vt_store_get(struct vt_store *s, uint64_t page, void *out)
 		goto out;
 	}
 	t->st.gets++;
-	r = fill(s, t, e, st, out);
+	if (tier_remote(t) && ((st >> ST_KIND_SHIFT) & 3) == VT_STORE_COMPRESSED) {
+		r = fill_remote(s, t, page, e, st, out);
+		if (r == -EAGAIN)
+			goto out;	/* the servers may still answer: not a bad copy */
+		e = lookup(s, page, &st, &t);	/* unchanged, maybe in a block mapped anew */
+	} else {
+		r = fill(s, t, e, st, out);
+	}
 	if (!r && crc(out, PAGE) != e->crc)
 		r = -EBADMSG;
 	if (r < 0) {
@@ -271,7 +343,9 @@ int vt_store_drop(struct vt_store *s, uint64_t page)
 	}
 	/* the entry goes first: a kill now leaves a free slot, never a shared one */
 	atomic_store_explicit(&e->state, 0, memory_order_release);
-	if (((st >> ST_KIND_SHIFT) & 3) == VT_STORE_COMPRESSED)
+	if (((st >> ST_KIND_SHIFT) & 3) == VT_STORE_COMPRESSED && tier_remote(t))
+		cts_remote_dropped(t, page);
+	else if (((st >> ST_KIND_SHIFT) & 3) == VT_STORE_COMPRESSED)
 		t->pool.ops->free(&t->pool, e->loc, st & ST_LEN_MASK);
 	count(t, (st >> ST_KIND_SHIFT) & 3, st & ST_LEN_MASK, -1);
 	if (s->live[c] && !--s->live[c])

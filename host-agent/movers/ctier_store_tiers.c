@@ -20,6 +20,8 @@ static void spec_norm(struct vt_ctier_spec *out, const struct vt_ctier_spec *in)
 	out->pool = in->pool;
 	out->medium = in->medium;
 	out->node = in->medium == VT_MEDIUM_NODE ? in->node : -1;
+	if (in->medium == VT_MEDIUM_REMOTE)
+		out->pool = VT_POOL_ZSMALLOC;	/* no pool: one value, so records compare */
 	if (in->medium == VT_MEDIUM_FILE)
 		memcpy(out->dir, in->dir, strnlen(in->dir, sizeof(out->dir) - 1));
 	out->max_stored_pct = in->max_stored_pct;
@@ -33,7 +35,8 @@ bool cts_spec_ok(const struct vt_ctier_spec *s)
 	return c && s->level >= c->min_level && s->level <= c->max_level &&
 	       (s->pool == VT_POOL_ZSMALLOC || s->pool == VT_POOL_ZBUD) &&
 	       ((s->medium == VT_MEDIUM_NODE && s->node >= 0) ||
-		(s->medium == VT_MEDIUM_FILE && s->dir[0] == '/')) &&
+		(s->medium == VT_MEDIUM_FILE && s->dir[0] == '/') ||
+		(s->medium == VT_MEDIUM_REMOTE && !s->dir[0])) &&
 	       s->max_stored_pct >= 10 && s->max_stored_pct <= 100 && s->name[0];
 }
 
@@ -90,6 +93,8 @@ void cts_tier_close(struct tier *t)
 			t->codec->ctx_free(t->spare->pdata[i]);
 		g_ptr_array_free(t->spare, TRUE);
 	}
+	if (tier_remote(t))
+		cts_remote_close(t);
 	vt_pool_fini(&t->pool);
 	if (t->medium_open)
 		vt_medium_close(&t->medium);
@@ -113,6 +118,16 @@ int cts_tier_open(struct vt_store *s, unsigned int slot, bool create, char *why,
 	t->ctx = t->codec->ctx_new(t->spec.level);
 	if (!t->ctx)
 		return cts_fail(why, wl, -ENOMEM, "tier %s: no memory for its codec", t->spec.name);
+	if (tier_remote(t)) {
+		/* no pool: the servers hold the bytes, the client comes at attach */
+		g_mutex_init(&t->rput);
+		t->drops = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+		t->max_bytes = t->spec.max_stored_pct * PAGE / 100;
+		g_strlcpy(t->st.name, t->spec.name, sizeof(t->st.name));
+		g_strlcpy(t->medium.map.placement, "remote", sizeof(t->medium.map.placement));
+		t->live = true;
+		return 0;
+	}
 	cts_pool_path(s->dir, s->hdr, slot, path, sizeof(path));
 	r = vt_medium_open(&t->medium, path, t->spec.medium, t->spec.node, rec->pool_bytes, create);
 	if (r == -EEXIST) {

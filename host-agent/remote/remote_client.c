@@ -15,7 +15,7 @@ struct srv {
 	enum vt_rc_state state;
 	unsigned int fails;		/* requests in a row unanswered */
 	uint64_t next_probe_ns;
-	bool forgotten;			/* marked down once: its copies are not ours any more */
+	GArray *pending_free;		/* u64 ids freed while it was down: sent when it is back */
 	struct vt_rp_reasm reasm;
 	struct vt_rc_server_stats st;
 };
@@ -102,6 +102,7 @@ struct vt_rc *vt_rc_new(const struct vt_rc_config *cfg, char *err, size_t err_le
 	for (unsigned int i = 0; i < cfg->nr_servers; i++) {
 		rc->srv[i].cfg = cfg->server[i];
 		rc->srv[i].state = VT_RC_DOWN;	/* until its HELLO is answered */
+		rc->srv[i].pending_free = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	}
 	return rc;
 }
@@ -110,8 +111,11 @@ void vt_rc_free(struct vt_rc *rc)
 {
 	if (!rc)
 		return;
-	for (unsigned int i = 0; i < VT_RC_MAX_SERVERS; i++)
+	for (unsigned int i = 0; i < VT_RC_MAX_SERVERS; i++) {
 		vt_rp_reasm_clear(&rc->srv[i].reasm);
+		if (rc->srv[i].pending_free)
+			g_array_free(rc->srv[i].pending_free, TRUE);
+	}
 	vt_rt_close(rc->rt);
 	if (rc->pages) {
 		g_hash_table_destroy(rc->pages);
@@ -122,7 +126,7 @@ void vt_rc_free(struct vt_rc *rc)
 	g_free(rc);
 }
 
-static void server_failed(struct vt_rc *rc, struct srv *s)
+static void server_failed(struct srv *s)
 {
 	s->st.timeouts++;
 	if (++s->fails < VT_RC_DOWN_AFTER || s->state != VT_RC_UP)
@@ -130,18 +134,37 @@ static void server_failed(struct vt_rc *rc, struct srv *s)
 	s->state = VT_RC_DOWN;
 	s->st.lost++;
 	s->next_probe_ns = vt_now_ns() + VT_RC_PROBE_NS;
-	/* what it held is gone for us: the pages count their copies without it */
-	s->forgotten = true;
-	s->st.pages = 0;
-	{
-		GHashTableIter it;
-		gpointer v;
-		uint8_t bit = (uint8_t)(1u << (s - rc->srv));
+	/*
+	 * Its copies stay named: a page counts only its live holders' copies
+	 * (vt_rc_repair() re-creates the others elsewhere), but a server that
+	 * was only unreachable (a partition, a busy link) comes back with them,
+	 * and they are the last resort while no other copy answers. One that
+	 * comes back empty (restarted) is found at its HELLO (emptied()).
+	 */
+}
 
-		g_hash_table_iter_init(&it, rc->pages);
-		while (g_hash_table_iter_next(&it, NULL, &v))
-			((struct rc_page *)v)->holders &= (uint8_t)~bit;
+/* Forget every copy @s was named for: it came back without them. */
+static void emptied(struct vt_rc *rc, struct srv *s)
+{
+	GHashTableIter it;
+	gpointer v;
+	uint8_t bit = (uint8_t)(1u << (s - rc->srv));
+
+	g_hash_table_iter_init(&it, rc->pages);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct rc_page *p = v;
+
+		p->holders &= (uint8_t)~bit;
+		if (!p->holders) {
+			/* its only copies were there: nothing can bring it back */
+			g_hash_table_iter_remove(&it);
+			rc->st.pages--;
+			rc->st.lost_pages++;
+		}
 	}
+	s->st.pages = 0;
+	s->st.emptied++;
+	g_array_set_size(s->pending_free, 0);
 }
 
 /*
@@ -209,11 +232,18 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 		}
 		vt_rp_reasm_clear(&s->reasm);
 	}
-	server_failed(rc, s);
+	server_failed(s);
 	return -ETIMEDOUT;
 }
 
-/* HELLO to @s; @reset: the server drops what it holds of this namespace. */
+static int free_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids, unsigned int n);
+
+/*
+ * HELLO to @s; @reset: the server drops what it holds of this namespace.
+ * A server that answers holding nothing of ours while we name copies on it
+ * lost them (it restarted): they are forgotten. The frees it missed while
+ * it was down are sent before anything else reaches it.
+ */
 static int hello(struct vt_rc *rc, struct srv *s, bool reset)
 {
 	uint8_t box[VT_RP_HELLO_BYTES];
@@ -239,7 +269,15 @@ static int hello(struct vt_rc *rc, struct srv *s, bool reset)
 		s->st.regained++;
 	s->state = VT_RC_UP;
 	s->fails = 0;
-	s->forgotten = false;
+	if (!caps.ns_used && s->st.pages)
+		emptied(rc, s);
+	while (s->pending_free->len && s->state == VT_RC_UP) {
+		unsigned int n = MIN(s->pending_free->len, VT_RP_BATCH_MAX);
+
+		if (free_on(rc, s, (const uint64_t *)(void *)s->pending_free->data, n) == -ETIMEDOUT)
+			break;	/* down again: they wait for its next return */
+		g_array_remove_range(s->pending_free, 0, n);
+	}
 	return 0;
 }
 
@@ -278,15 +316,25 @@ static uint8_t choose(const struct vt_rc *rc, uint64_t id)
 	return want ? 0 : got;
 }
 
-/* FREE @n ids on @s (nothing when it is down: what it held is forgotten). 0 or -errno. */
+/*
+ * FREE @n ids on @s; when it is down, they wait for its return (at most
+ * VT_RC_PENDING_FREE_MAX: beyond, a copy stays there, counted orphaned,
+ * until the same id is stored there again). 0 or -errno.
+ */
 static int free_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids, unsigned int n)
 {
 	struct vt_rp_msg msg;
 	long len;
 	int r;
 
-	if (s->state != VT_RC_UP)
+	if (s->state != VT_RC_UP) {
+		unsigned int room = VT_RC_PENDING_FREE_MAX - MIN(s->pending_free->len,
+								 VT_RC_PENDING_FREE_MAX);
+
+		g_array_append_vals(s->pending_free, ids, MIN(n, room));
+		s->st.orphaned += n - MIN(n, room);
 		return 0;
+	}
 	len = vt_rp_ids_encode(ids, n, rc->body, sizeof(rc->body));
 	r = len < 0 ? (int)len : request(rc, s, VT_RP_FREE, rc->body, (size_t)len, &msg);
 	if (!r)
@@ -485,18 +533,27 @@ static long fetch_blob(struct vt_rc *rc, struct srv *s, uint64_t id, uint8_t *bl
 	return item.blob_len;
 }
 
-/* vt_rc_get() under the lock: from the first copy that opens, else -EIO. */
+/*
+ * vt_rc_get() under the lock: from the first copy that opens; -EAGAIN while
+ * a holder did not answer (down, timed out, a reply that did not check), so
+ * its copy may still come; -EBADMSG when every holder answered and none had
+ * a copy that opens (nothing will ever bring this version back).
+ */
 static int get_locked(struct vt_rc *rc, struct rc_page *p, uint64_t id, void *buf, size_t cap,
 		      size_t *len)
 {
-	bool first = true;
+	bool first = true, waiting = false;
 
 	for (unsigned int si = 0; si < rc->cfg.nr_servers && p; si++) {
 		struct srv *s = &rc->srv[si];
 		long blen;
 
-		if (!(p->holders & (1u << si)) || s->state != VT_RC_UP)
+		if (!(p->holders & (1u << si)))
 			continue;
+		if (s->state != VT_RC_UP) {
+			waiting = true;
+			continue;
+		}
 		blen = fetch_blob(rc, s, id, rc->blob, sizeof(rc->blob));
 		if (blen >= 0 && vt_seal_page_open(rc->keys.page_key, rc->keys.ns, id, p->version,
 						   rc->blob, (size_t)blen, buf, cap, len) == 0) {
@@ -506,11 +563,11 @@ static int get_locked(struct vt_rc *rc, struct rc_page *p, uint64_t id, void *bu
 		}
 		if (blen >= 0 || blen == -ENOENT)
 			rc->st.damaged++;	/* a copy that is not this page's current one */
+		else
+			waiting = true;
 		first = false;
-		/* a timeout may have marked the server down and dropped its copies */
-		p = g_hash_table_lookup(rc->pages, &id);
 	}
-	return -EIO;
+	return waiting ? -EAGAIN : -EBADMSG;
 }
 
 int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
@@ -535,7 +592,7 @@ int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
  * GET of the pages @idx[0..@m) of a batch from @s, asked again from the
  * first the server left out until all came back; each opened into its
  * buffer (status 0). Stops at the first failed request or bad reply: those
- * left keep status -EIO for the single-page path.
+ * left keep status -EAGAIN for the single-page path.
  */
 static void get_batch_on(struct vt_rc *rc, struct srv *s, const uint64_t *ids,
 			 const unsigned int *idx, unsigned int m, const uint32_t *version,
@@ -595,7 +652,7 @@ int vt_rc_get_batch(struct vt_rc *rc, const uint64_t *ids, unsigned int n, void 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rc_page *p = g_hash_table_lookup(rc->pages, &ids[i]);
 
-		status[i] = p ? -EIO : -ENOENT;
+		status[i] = p ? -EAGAIN : -ENOENT;
 		version[i] = p ? p->version : 0;
 		from[i] = p ? next_server(rc, ids[i], (uint8_t)~p->holders) : 0;
 	}
@@ -612,7 +669,7 @@ int vt_rc_get_batch(struct vt_rc *rc, const uint64_t *ids, unsigned int n, void 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rc_page *p = g_hash_table_lookup(rc->pages, &ids[i]);
 
-		if (status[i] == -EIO && p) {
+		if (status[i] == -EAGAIN && p) {
 			/* the batch did not bring it: its copies one by one */
 			status[i] = get_locked(rc, p, ids[i], bufs[i], cap, &lens[i]);
 		}
@@ -670,12 +727,12 @@ int vt_rc_repair(struct vt_rc *rc, unsigned int budget)
 	int repaired = 0;
 
 	g_mutex_lock(&rc->lock);
-	/* a server back after it was lost: it drops what it kept of us (we forgot it) */
+	/* a server back: what it still holds is ours again (hello()) */
 	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++) {
 		struct srv *s = &rc->srv[si];
 
 		if (s->state == VT_RC_DOWN && now >= s->next_probe_ns) {
-			if (hello(rc, s, s->forgotten) < 0)
+			if (hello(rc, s, false) < 0)
 				s->next_probe_ns = vt_now_ns() + VT_RC_PROBE_NS;
 		}
 	}
@@ -737,4 +794,51 @@ void vt_rc_server_stats(struct vt_rc *rc, unsigned int i, struct vt_rc_server_st
 	*st = rc->srv[i].st;
 	st->state = rc->srv[i].state;
 	g_mutex_unlock(&rc->lock);
+}
+
+int vt_rc_adopt(struct vt_rc *rc, uint64_t id, uint32_t version, uint8_t holders)
+{
+	uint8_t known = (uint8_t)((1u << rc->cfg.nr_servers) - 1);
+	struct rc_page *p;
+	uint64_t *key;
+
+	if (!version || !holders || (holders & ~known))
+		return -EINVAL;
+	g_mutex_lock(&rc->lock);
+	if (g_hash_table_lookup(rc->pages, &id)) {
+		g_mutex_unlock(&rc->lock);
+		return -EEXIST;
+	}
+	key = g_new(uint64_t, 1);
+	*key = id;
+	p = g_new0(struct rc_page, 1);
+	p->version = version;
+	p->holders = holders;
+	g_hash_table_insert(rc->pages, key, p);
+	rc->st.pages++;
+	for (unsigned int si = 0; si < rc->cfg.nr_servers; si++)
+		rc->srv[si].st.pages += !!(holders & (1u << si));
+	g_mutex_unlock(&rc->lock);
+	return 0;
+}
+
+int vt_rc_page_state(struct vt_rc *rc, uint64_t id, uint32_t *version, uint8_t *holders)
+{
+	struct rc_page *p;
+	int r = -ENOENT;
+
+	g_mutex_lock(&rc->lock);
+	p = g_hash_table_lookup(rc->pages, &id);
+	if (p) {
+		*version = p->version;
+		*holders = p->holders;
+		r = 0;
+	}
+	g_mutex_unlock(&rc->lock);
+	return r;
+}
+
+unsigned int vt_rc_nr_servers(const struct vt_rc *rc)
+{
+	return rc->cfg.nr_servers;
 }

@@ -9,8 +9,12 @@
  *
  * Never the only copy: with copies = 2 a put returns 0 only once two live
  * servers acknowledged the page; with fewer live servers than copies the
- * tier takes no new pages (-EAGAIN) until vt_rc_repair() has re-created
- * the copies a dead server held on a live one. A request is retried with a
+ * tier takes no new pages (-EAGAIN). A server that stops answering is down:
+ * its copies are not counted (vt_rc_repair() re-creates them on a live
+ * server) but stay named, so a server that was only unreachable is a copy
+ * again when it answers; one that answers holding nothing of this VM's
+ * (restarted) has its copies forgotten. Frees meant for a down server are
+ * sent when it is back. A request is retried with a
  * new sequence number (the server's replay window never sees a number
  * twice) a bounded number of times, each try bounded: a call never waits
  * forever (at most the sum of its tries' timeouts per server asked: 76 ms
@@ -38,6 +42,7 @@
 #define VT_RC_TRIES_DEFAULT 6		/* 4 + 8 + 16 x 4 = 76 ms at most per server */
 #define VT_RC_DOWN_AFTER 3		/* requests in a row unanswered: the server is down */
 #define VT_RC_PROBE_NS (500ull * 1000 * 1000)	/* a down server is probed (HELLO) this often */
+#define VT_RC_PENDING_FREE_MAX 65536	/* frees kept per down server for its return */
 
 struct vt_rc_server {
 	uint32_t addr;			/* IPv4, host order */
@@ -68,7 +73,9 @@ struct vt_rc_server_stats {
 	enum vt_rc_state state;
 	uint64_t requests, retries, timeouts, bad_replies, refused_pages;
 	uint64_t lost, regained;	/* times marked down, and up again */
-	uint64_t pages;			/* pages this client has there */
+	uint64_t emptied;		/* times it came back holding nothing of ours (restarted) */
+	uint64_t orphaned;		/* frees it missed beyond VT_RC_PENDING_FREE_MAX */
+	uint64_t pages;			/* pages this client has there (down: as it had) */
 	struct vt_latency_hist rtt;	/* request to its reply, ns */
 };
 
@@ -78,6 +85,7 @@ struct vt_rc_stats {
 	uint64_t puts, gets, frees, get_fallbacks;	/* fallbacks: served by a later copy */
 	uint64_t damaged;		/* copies that did not open (forged, stale, swapped) */
 	uint64_t repaired;		/* copies re-created by vt_rc_repair() */
+	uint64_t lost_pages;		/* pages whose every holder came back empty */
 	unsigned int servers_up;
 	struct vt_latency_hist get_ns;	/* vt_rc_get(), whole call */
 };
@@ -99,8 +107,10 @@ int vt_rc_connect(struct vt_rc *rc);
 int vt_rc_put(struct vt_rc *rc, const struct vt_rc_page *pages, unsigned int n, int *status);
 /*
  * The bytes of page @id into @buf: from the first copy that answers and
- * opens as this page's current version. -ENOENT: not stored; -EIO: no copy
- * could be read (every holder down, or every copy damaged).
+ * opens as this page's current version. -ENOENT: not stored; -EAGAIN: no
+ * copy could be read but a holder did not answer (down, timed out): ask
+ * again later, never serve anything else meanwhile; -EBADMSG: every holder
+ * answered and no copy opens (forged, stale or lost there: it never will).
  */
 int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len);
 /*
@@ -114,13 +124,23 @@ int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
  */
 int vt_rc_get_batch(struct vt_rc *rc, const uint64_t *ids, unsigned int n, void *const *bufs,
 		    size_t cap, size_t *lens, int *status);
-/* Forget @n pages here and on their servers (a server down: forgotten here only). */
+/* Forget @n pages here and on their servers (a server down: when it is back). */
 int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n);
 /*
  * Re-create lost copies (a holder down) on live servers, up to @budget
  * pages; probes down servers first. Returns pages repaired or -errno.
  */
 int vt_rc_repair(struct vt_rc *rc, unsigned int budget);
+/*
+ * A page known from elsewhere (the page store's index, after the agent
+ * restarted): stored as @version on the servers of the bits of @holders.
+ * 0, -EEXIST (known already), -EINVAL (version 0, no holder, a bit past the
+ * servers).
+ */
+int vt_rc_adopt(struct vt_rc *rc, uint64_t id, uint32_t version, uint8_t holders);
+/* What a put left: the page's version and holders (bit s: server s). 0 or -ENOENT. */
+int vt_rc_page_state(struct vt_rc *rc, uint64_t id, uint32_t *version, uint8_t *holders);
+unsigned int vt_rc_nr_servers(const struct vt_rc *rc);
 void vt_rc_get_stats(struct vt_rc *rc, struct vt_rc_stats *st);
 void vt_rc_server_stats(struct vt_rc *rc, unsigned int i, struct vt_rc_server_stats *st);
 const char *vt_rc_state_name(enum vt_rc_state s);

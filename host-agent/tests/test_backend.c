@@ -1752,7 +1752,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"bcdec29558cd8b0fb1196c47cb3706d4cb12a0d80da8bb9f5841322744bbc62c"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"7b58941dddec20917c5213c0bab30253fcde8e989b215902b0633a34e822704d"));
+		"4dac85d62578569c2d6225c4388c06f1b6edc5c7432f43a4650852cb0a318af1"));
 }
 
 int main(void)

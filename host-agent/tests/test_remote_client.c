@@ -25,98 +25,10 @@
 #include <cmocka.h>
 #include <glib.h>
 
-#include "remote_client.h"
-#include "remote_server.h"
+#include "remote_servers.h"
 
 #define NSRV 3
 #define PAGE 4096
-
-struct server {
-	struct vt_rt *rt;
-	struct vt_rs *rs;
-	struct vt_seal_server_key key;
-	uint16_t port;
-	GThread *thread;
-	gint stop;		/* 1: the thread ends */
-	gint mute;		/* 1: datagrams are read and never answered (a dead server) */
-	const struct vt_rt_dgram *req;
-	struct vt_rt_dgram out[VT_RP_MAX_FRAGS * 4];
-	uint8_t outbuf[VT_RP_MAX_FRAGS * 4][VT_RP_DGRAM_MAX];
-	unsigned int nout;
-};
-
-static void emit(void *arg, const struct vt_rs_peer *peer, const uint8_t *d, size_t len)
-{
-	struct server *s = arg;
-
-	(void)peer;
-	if (s->nout == G_N_ELEMENTS(s->out))
-		return;
-	memcpy(s->outbuf[s->nout], d, len);
-	s->out[s->nout] = (struct vt_rt_dgram){ .peer = s->req->peer, .buf = s->outbuf[s->nout],
-						.len = len };
-	s->nout++;
-}
-
-static gpointer serve(gpointer data)
-{
-	struct server *s = data;
-	uint8_t buf[VT_RP_DGRAM_MAX];
-
-	while (!g_atomic_int_get(&s->stop)) {
-		struct pollfd pfd = { .fd = vt_rt_fd(s->rt), .events = POLLIN };
-		struct vt_rt_dgram in = { .buf = buf, .cap = sizeof(buf) };
-		struct vt_rs_peer p = { 0 };
-
-		if (poll(&pfd, 1, 20) <= 0 || vt_rt_recv(s->rt, &in, 1) != 1)
-			continue;
-		if (g_atomic_int_get(&s->mute))
-			continue;
-		s->req = &in;
-		s->nout = 0;
-		vt_rs_input(s->rs, &p, in.buf, in.len, (uint64_t)g_get_monotonic_time() * 1000,
-			    emit, s);
-		if (s->nout)
-			vt_rt_send(s->rt, s->out, s->nout);
-	}
-	return NULL;
-}
-
-static void server_start(struct server *s, unsigned int k)
-{
-	g_autofree char *dir = g_dir_make_tmp("remote-client-XXXXXX", NULL);
-	g_autofree char *path = g_build_filename(dir, "key", NULL);
-	struct vt_rs_config rc = { .server_cap_bytes = 64ull << 20 };
-	char err[256];
-
-	assert_int_equal(vt_seal_server_key_create(path, &s->key, err, sizeof(err)), 0);
-	unlink(path);
-	rmdir(dir);
-	rc.key = s->key;
-	s->rs = vt_rs_new(&rc, err, sizeof(err));
-	assert_non_null(s->rs);
-	/* a port of our own: from the pid, the next one when it is taken */
-	for (unsigned int t = 0; t < 200; t++) {
-		struct vt_rt_config tc = { .mode = VT_RT_UDP, .addr = 0x7f000001,
-					   .port = (uint16_t)(20000 + (getpid() * 7 + k * 211 + t) %
-							      30000) };
-
-		if (vt_rt_open(&tc, &s->rt, err, sizeof(err)) == 0) {
-			s->port = tc.port;
-			break;
-		}
-	}
-	assert_non_null(s->rt);
-	s->thread = g_thread_new("server", serve, s);
-}
-
-static void server_stop(struct server *s)
-{
-	g_atomic_int_set(&s->stop, 1);
-	g_thread_join(s->thread);
-	vt_rt_close(s->rt);
-	vt_rs_free(s->rs);
-}
 
 struct fixture {
 	struct server srv[NSRV];
@@ -275,7 +187,7 @@ static void test_two_copies_and_a_dead_server(void **state)
 		assert_int_equal(s, -EAGAIN);
 		assert_int_equal(vt_rc_get(rc, 1000, b, sizeof(b), &(size_t){ 0 }), -ENOENT);
 	}
-	/* both back: probed, asked to drop what they kept, in the pool again */
+	/* both back: probed, what they kept is a copy again, in the pool again */
 	g_atomic_int_set(&f->srv[0].mute, 0);
 	g_atomic_int_set(&f->srv[2].mute, 0);
 	g_usleep(VT_RC_PROBE_NS / 1000 + 50000);
@@ -420,8 +332,108 @@ static void test_batch_unknown_and_bounds(void **state)
 			 -EINVAL);
 	/* a buffer too small for the page: not read, never overrun */
 	assert_int_equal(vt_rc_get_batch(rc, ids, 1, bufs, 100, lens, st), 0);
-	assert_int_equal(st[0], -EIO);
+	assert_int_equal(st[0], -EBADMSG);
 	vt_rc_free(rc);
+}
+
+/*
+ * Every server unreachable for a while (a partition): a read says "again
+ * later" (-EAGAIN, bounded), never "lost"; when they answer again, every page
+ * comes back from the copies they kept. Then one comes back after a restart,
+ * empty: its copies are forgotten and re-created elsewhere, nothing is lost.
+ */
+static void test_partition_and_empty_restart(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_rc_server_stats s0;
+	struct vt_rc_stats st;
+	char err[256];
+	struct vt_rc *rc = vt_rc_new(&f->cfg, err, sizeof(err));
+	uint8_t b[PAGE];
+	gint64 t0;
+
+	assert_non_null(rc);
+	assert_int_equal(vt_rc_connect(rc), NSRV);
+	assert_int_equal(put_range(rc, 0, 64, 1), 0);
+	for (unsigned int k = 0; k < NSRV; k++)
+		g_atomic_int_set(&f->srv[k].mute, 1);
+	t0 = g_get_monotonic_time();
+	for (unsigned int i = 0; i < 8; i++)
+		assert_int_equal(vt_rc_get(rc, i, b, sizeof(b), &(size_t){ 0 }), -EAGAIN);
+	assert_true(g_get_monotonic_time() - t0 < 10 * G_USEC_PER_SEC);
+	vt_rc_get_stats(rc, &st);
+	assert_int_equal(st.servers_up, 0);
+	assert_int_equal(st.pages, 64);
+	for (unsigned int k = 0; k < NSRV; k++)
+		g_atomic_int_set(&f->srv[k].mute, 0);
+	g_usleep(VT_RC_PROBE_NS / 1000 + 50000);
+	vt_rc_repair(rc, 1000);
+	vt_rc_get_stats(rc, &st);
+	assert_int_equal(st.servers_up, NSRV);
+	assert_int_equal(read_range(rc, 0, 64, 1), 64);
+	assert_int_equal(st.lost_pages, 0);
+
+	/* server 0 goes down, restarts empty, answers again */
+	g_atomic_int_set(&f->srv[0].mute, 1);
+	assert_int_equal(read_range(rc, 0, 64, 1), 64);
+	vt_rc_server_stats(rc, 0, &s0);
+	assert_int_equal(s0.state, VT_RC_DOWN);
+	server_restart_empty(&f->srv[0]);
+	g_atomic_int_set(&f->srv[0].mute, 0);
+	g_usleep(VT_RC_PROBE_NS / 1000 + 50000);
+	for (unsigned int i = 0; i < 10 && (vt_rc_repair(rc, 1000), vt_rc_get_stats(rc, &st),
+					    st.under_copies || st.servers_up < NSRV); i++)
+		g_usleep(VT_RC_PROBE_NS / 1000);
+	vt_rc_server_stats(rc, 0, &s0);
+	assert_int_equal(s0.state, VT_RC_UP);
+	assert_int_equal(s0.emptied, 1);
+	assert_int_equal(st.under_copies, 0);
+	assert_int_equal(st.lost_pages, 0);
+	assert_int_equal(read_range(rc, 0, 64, 1), 64);
+	/* two copies a page, none counted twice: server 0's old ones forgotten */
+	{
+		uint64_t copies = 0;
+
+		for (unsigned int k = 0; k < NSRV; k++) {
+			vt_rc_server_stats(rc, k, &s0);
+			copies += s0.pages;
+		}
+		assert_int_equal(copies, 2 * 64);
+	}
+	vt_rc_free(rc);
+}
+
+/* Pages known from the store's index after a restart: read back by a new client. */
+static void test_adopt(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+	struct vt_rc *rc = vt_rc_new(&f->cfg, err, sizeof(err)), *rc2;
+	uint32_t v[32];
+	uint8_t h[32];
+
+	assert_non_null(rc);
+	assert_int_equal(vt_rc_connect(rc), NSRV);
+	assert_int_equal(put_range(rc, 100, 32, 1), 0);
+	assert_int_equal(put_range(rc, 100, 8, 2), 0);
+	for (unsigned int i = 0; i < 32; i++)
+		assert_int_equal(vt_rc_page_state(rc, 100 + i, &v[i], &h[i]), 0);
+	assert_int_equal(vt_rc_page_state(rc, 99, &v[0], &h[0]), -ENOENT);
+	vt_rc_free(rc);
+	rc2 = vt_rc_new(&f->cfg, err, sizeof(err));
+	assert_non_null(rc2);
+	assert_int_equal(vt_rc_connect(rc2), NSRV);
+	for (unsigned int i = 0; i < 32; i++)
+		assert_int_equal(vt_rc_adopt(rc2, 100 + i, v[i], h[i]), 0);
+	assert_int_equal(vt_rc_adopt(rc2, 100, v[0], h[0]), -EEXIST);
+	assert_int_equal(vt_rc_adopt(rc2, 1, 0, 1), -EINVAL);
+	assert_int_equal(vt_rc_adopt(rc2, 1, 1, 0), -EINVAL);
+	assert_int_equal(vt_rc_adopt(rc2, 1, 1, 1u << NSRV), -EINVAL);
+	assert_int_equal(read_range(rc2, 100, 8, 2), 8);
+	assert_int_equal(read_range(rc2, 108, 24, 1), 24);
+	/* a version the page does not have now never opens */
+	assert_int_equal(read_range(rc2, 100, 8, 1), 0);
+	vt_rc_free(rc2);
 }
 
 /* The first holder of some pages stops answering: those come from their other copy. */
@@ -458,6 +470,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_unknown_and_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_other_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_partition_and_empty_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

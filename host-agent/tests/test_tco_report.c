@@ -78,6 +78,16 @@ static void test_model_priors_and_prices(void **state)
 	vt_tier_model_build(&m, &numa, specs, price, 3, NULL, false);
 	assert_close(m.t[2].medium_usd_per_gib, 0.9);
 	assert_close(m.t[2].usd_per_gib, 0.5);
+	/* a remote tier: a server's DRAM per copy, two copies (half the ratio), a round trip */
+	{
+		static const struct vt_ctier_spec remote = { .name = "far", .codec = VT_CODEC_LZ4,
+							     .medium = VT_MEDIUM_REMOTE, .node = -1 };
+
+		vt_tier_model_build(&m, &numa, &remote, NULL, 1, NULL, false);
+		assert_close(m.t[2].medium_usd_per_gib, 3.0);
+		assert_close(m.t[2].ratio, 0.9);
+		assert_true(m.t[2].latency_ns >= 100000);
+	}
 }
 
 static void test_model_measured(void **state)

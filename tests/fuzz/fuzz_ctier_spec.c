@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Fuzz target: the [ctier.NAME] config groups (compressed tiers). */
+/*
+ * Fuzz target: the [ctier.NAME] and [remote.NAME] config groups (compressed
+ * tiers, remote tiers). Every group goes through both parsers.
+ */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "ctier.h"
+#include "ctier_remote_spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -20,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	groups = g_key_file_get_groups(k, NULL);
 	for (gchar **g = groups; *g; g++) {
 		struct vt_ctier_spec s;
+		struct vt_remote_spec rs;
 		GError *e = NULL;
 		char buf[400];
 
@@ -36,6 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			vt_ctier_spec_describe(&s, buf, sizeof(buf));
 			if (!buf[0] || e)
 				__builtin_trap();
+		} else if (!e) {
+			__builtin_trap();
+		}
+		g_clear_error(&e);
+		if (vt_remote_spec_parse(k, *g, &s, &rs, &e)) {
+			if (s.medium != VT_MEDIUM_REMOTE || rs.rc.copies != 2 ||
+			    rs.rc.nr_servers < 2 || rs.rc.nr_servers > VT_RC_MAX_SERVERS ||
+			    (rs.rc.transport.mode != VT_RT_UDP && !rs.rc.transport.port) || e)
+				__builtin_trap();
+			for (unsigned int i = 0; i < rs.rc.nr_servers; i++)
+				if (!rs.rc.server[i].port)
+					__builtin_trap();
 		} else if (!e) {
 			__builtin_trap();
 		}

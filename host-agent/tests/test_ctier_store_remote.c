@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The page store's remote tier (ctier.h: VT_MEDIUM_REMOTE) against three
+ * memory servers of this process (remote_servers.h), no root needed:
+ *  - put, get and drop: every page read back byte for byte, two copies a
+ *    compressed page on the servers, zero and same pages kept in the index
+ *    alone, incompressible pages refused; drops freed on the servers;
+ *  - a closed store (the agent gone) reopened and attached again: its pages
+ *    are read back from the servers through the versions and holders its
+ *    index kept;
+ *  - no server answering: a get says "again later" (-EAGAIN), never a bad
+ *    copy; once they answer the page comes back; a put is refused (-EAGAIN);
+ *  - one server silent: gets come from the other copy, the tier takes no
+ *    new page until the upkeep re-created the lost copies, then takes again;
+ *  - before its client is attached the tier takes and serves nothing;
+ *  - the store's key replaced (a forged or foreign copy): nothing opens,
+ *    every get is -EBADMSG, nothing is served;
+ *  - a bad [remote.NAME] group is refused naming the key and value.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <glib.h>
+
+#include "ctier.h"
+#include "ctier_remote_spec.h"
+#include "remote_servers.h"
+
+#define NSRV 3
+#define PAGE 4096
+#define NPAGES 4096
+
+struct fixture {
+	struct server srv[NSRV];
+	struct vt_rc_config cfg;
+	char *dir;
+	struct vt_store_key key;
+	struct vt_ctier_spec spec[2];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = g_new0(struct fixture, 1);
+
+	for (unsigned int k = 0; k < NSRV; k++)
+		server_start(&f->srv[k], k);
+	servers_config(f->srv, NSRV, &f->cfg);
+	f->dir = g_dir_make_tmp("store-remote-XXXXXX", NULL);
+	f->key.size_bytes = (uint64_t)NPAGES * PAGE;
+	f->key.page_size = PAGE;
+	g_strlcpy(f->key.backend_id, "mem0", sizeof(f->key.backend_id));
+	g_strlcpy(f->spec[0].name, "far", sizeof(f->spec[0].name));
+	f->spec[0].codec = VT_CODEC_LZ4;
+	f->spec[0].medium = VT_MEDIUM_REMOTE;
+	f->spec[0].node = -1;
+	f->spec[0].max_stored_pct = 75;
+	g_strlcpy(f->spec[1].name, "near", sizeof(f->spec[1].name));
+	f->spec[1].codec = VT_CODEC_LZ4;
+	f->spec[1].medium = VT_MEDIUM_NODE;
+	f->spec[1].max_stored_pct = 75;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	for (unsigned int k = 0; k < NSRV; k++)
+		server_stop(&f->srv[k]);
+	vt_store_destroy(f->dir);
+	rmdir(f->dir);
+	g_free(f->dir);
+	g_free(f);
+	return 0;
+}
+
+/* Page @p's content: zero, same-filled, incompressible, or text-like. */
+static void content(uint64_t p, uint32_t gen, uint8_t *b)
+{
+	uint64_t x = p * 0x9e3779b97f4a7c15ull + gen;
+
+	switch (p % 8) {
+	case 0:
+		memset(b, 0, PAGE);
+		break;
+	case 1:
+		for (unsigned int i = 0; i < PAGE / 8; i++)
+			memcpy(b + i * 8, &x, 8);
+		break;
+	case 2:
+		for (unsigned int i = 0; i < PAGE; i += 8) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			memcpy(b + i, &x, 8);
+		}
+		break;
+	default:
+		for (unsigned int i = 0; i < PAGE; i++)
+			b[i] = (uint8_t)("the quick brown fox "[(i + p + gen) % 20] ^ (i / 512));
+	}
+}
+
+static struct vt_store *open_attached(struct fixture *f, bool create)
+{
+	struct vt_store *s = NULL;
+	char why[300];
+	int r = vt_store_open(f->dir, &f->key, f->spec, 2, create, &s, why, sizeof(why));
+
+	if (r)
+		fail_msg("vt_store_open: %s (%s)", g_strerror(-r), why);
+	r = vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why));
+	if (r)
+		fail_msg("vt_store_remote_attach: %s (%s)", g_strerror(-r), why);
+	return s;
+}
+
+/* Put pages [0, n) into the remote tier: how many were stored. */
+static unsigned int put_all(struct vt_store *s, unsigned int n, uint32_t gen)
+{
+	uint8_t b[PAGE];
+	unsigned int stored = 0;
+
+	for (unsigned int p = 0; p < n; p++) {
+		int r;
+
+		content(p, gen, b);
+		r = vt_store_put(s, p, 0, b);
+		if (r == 0)
+			stored++;
+		else if (r != -E2BIG || p % 8 != 2)
+			fail_msg("put %u: %s", p, g_strerror(-r));
+	}
+	return stored;
+}
+
+/* Pages [0, n) read back: how many are exactly as put (the refused ones skipped). */
+static unsigned int check_all(struct vt_store *s, unsigned int n, uint32_t gen, int *first_err)
+{
+	uint8_t want[PAGE], got[PAGE];
+	unsigned int good = 0;
+
+	*first_err = 0;
+	for (unsigned int p = 0; p < n; p++) {
+		int r;
+
+		if (p % 8 == 2)
+			continue;
+		content(p, gen, want);
+		r = vt_store_get(s, p, got);
+		if (r == 0 && !memcmp(want, got, PAGE))
+			good++;
+		else if (!*first_err)
+			*first_err = r ? r : -EILSEQ;
+	}
+	return good;
+}
+
+static uint64_t copies_on_servers(struct vt_store *s)
+{
+	struct vt_rc_server_stats srv[NSRV];
+	struct vt_rc_stats st;
+	uint64_t n = 0;
+
+	assert_int_equal(vt_store_remote_stats(s, 0, &st, srv, NSRV), NSRV);
+	for (unsigned int k = 0; k < NSRV; k++)
+		n += srv[k].pages;
+	return n;
+}
+
+static void test_put_get_drop(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	struct vt_store_tier_stats ts[2];
+	unsigned int n = 512, stored = put_all(s, n, 1);
+	uint8_t b[PAGE];
+	int err;
+
+	assert_int_equal(stored, n - n / 8);
+	assert_int_equal(check_all(s, n, 1, &err), n - n / 8);
+	assert_int_equal(vt_store_stats(s, ts, 2), 2);
+	assert_string_equal(ts[0].name, "far");
+	assert_int_equal(ts[0].pages, stored);
+	assert_int_equal(ts[0].zero_pages, n / 8);
+	assert_int_equal(ts[0].same_pages, n / 8);
+	assert_int_equal(ts[0].rejected_e2big, n / 8);
+	assert_string_equal(ts[0].placement, "remote");
+	/* the compressed ones, two copies each: counted after an upkeep */
+	assert_true(vt_store_remote_tick(s, 64) >= 0);
+	assert_int_equal(copies_on_servers(s), 2ull * (stored - 2 * (n / 8)));
+	assert_int_equal(ts[0].pool_bytes, 2 * ts[0].compressed_bytes);
+	/* a stored page is there once */
+	content(3, 1, b);
+	assert_int_equal(vt_store_put(s, 3, 0, b), -EEXIST);
+	/* drops: the frees go out with the next upkeep */
+	for (unsigned int p = 0; p < n; p++)
+		if (p % 8 != 2)
+			assert_int_equal(vt_store_drop(s, p), 0);
+	assert_int_equal(vt_store_get(s, 3, b), -ENOENT);
+	assert_true(vt_store_remote_tick(s, 64) >= 0);
+	assert_int_equal(copies_on_servers(s), 0);
+	vt_store_close(s);
+}
+
+static void test_reopen_reads_back(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	unsigned int n = 1024, stored = put_all(s, n, 7);
+	int err;
+
+	/* the agent goes: the index stays, the client with its versions is gone */
+	vt_store_close(s);
+	s = open_attached(f, false);
+	assert_int_equal(vt_store_stats(s, (struct vt_store_tier_stats[2]){ 0 }, 2), 2);
+	assert_int_equal(check_all(s, n, 7, &err), stored);
+	/* stored again after the restart: read as the new content only */
+	for (unsigned int p = 0; p < 64; p++)
+		if (p % 8 != 2)
+			assert_int_equal(vt_store_drop(s, p), 0);
+	assert_int_equal(put_all(s, 64, 8), 64 - 8);
+	assert_int_equal(check_all(s, 64, 8, &err), 64 - 8);
+	vt_store_close(s);
+}
+
+static void test_silent_servers(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	unsigned int n = 256, stored = put_all(s, n, 3);
+	uint8_t b[PAGE];
+	int err;
+
+	for (unsigned int k = 0; k < NSRV; k++)
+		g_atomic_int_set(&f->srv[k].mute, 1);
+	/* compressed pages wait; zero and same pages are in the index alone */
+	assert_int_equal(vt_store_get(s, 3, b), -EAGAIN);
+	assert_int_equal(vt_store_get(s, 4, b), -EAGAIN);
+	assert_int_equal(vt_store_get(s, 0, b), 0);
+	content(1, 3, b);
+	{
+		uint8_t got[PAGE];
+
+		assert_int_equal(vt_store_get(s, 1, got), 0);
+		assert_memory_equal(got, b, PAGE);
+	}
+	content(n + 3, 3, b);
+	assert_int_equal(vt_store_put(s, n + 3, 0, b), -EAGAIN);
+	assert_int_equal(vt_store_tier_of(s, n + 3), -ENOENT);
+	for (unsigned int k = 0; k < NSRV; k++)
+		g_atomic_int_set(&f->srv[k].mute, 0);
+	g_usleep(VT_RC_PROBE_NS / 1000 + 50000);
+	vt_store_remote_tick(s, 64);
+	assert_int_equal(check_all(s, n, 3, &err), stored);
+	vt_store_close(s);
+}
+
+static void test_one_server_lost(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	unsigned int n = 256, stored = put_all(s, n, 5);
+	struct vt_rc_server_stats srv[NSRV];
+	struct vt_rc_stats st;
+	uint8_t b[PAGE];
+	int err, r = 0;
+
+	g_atomic_int_set(&f->srv[1].mute, 1);
+	/* every page from its other copy; server 1 is marked down on the way */
+	assert_int_equal(check_all(s, n, 5, &err), stored);
+	/* until the upkeep re-created the copies, no new page */
+	vt_store_remote_tick(s, 0);
+	assert_int_equal(vt_store_remote_stats(s, 0, &st, srv, NSRV), NSRV);
+	assert_int_equal(srv[1].state, VT_RC_DOWN);
+	assert_true(st.under_copies > 0);
+	content(n + 3, 5, b);
+	assert_int_equal(vt_store_put(s, n + 3, 0, b), -EAGAIN);
+	for (unsigned int i = 0; i < 20 && (r = vt_store_remote_tick(s, 1000)) >= 0; i++) {
+		vt_store_remote_stats(s, 0, &st, srv, NSRV);
+		if (!st.under_copies)
+			break;
+	}
+	assert_int_equal(st.under_copies, 0);
+	assert_true(st.repaired > 0);
+	assert_int_equal(vt_store_put(s, n + 3, 0, b), 0);
+	assert_int_equal(check_all(s, n, 5, &err), stored);
+	vt_store_close(s);
+}
+
+static void test_not_attached(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	unsigned int stored = put_all(s, 64, 2);
+	char why[300];
+	uint8_t b[PAGE];
+
+	(void)stored;
+	vt_store_close(s);
+	assert_int_equal(vt_store_open(f->dir, &f->key, f->spec, 2, false, &s, why, sizeof(why)), 0);
+	assert_int_equal(vt_store_get(s, 3, b), -EAGAIN);
+	content(70, 2, b);
+	assert_int_equal(vt_store_put(s, 70, 0, b), -EAGAIN);
+	/* not a remote tier; attached twice */
+	assert_int_equal(vt_store_remote_attach(s, 1, &f->cfg, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not a remote tier"));
+	assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why)), 0);
+	assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why)), -EALREADY);
+	assert_int_equal(vt_store_get(s, 3, b), 0);
+	vt_store_close(s);
+}
+
+static void test_foreign_key(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	unsigned int n = 128;
+	g_autofree char *path = g_build_filename(f->dir, "remote-key", NULL);
+	uint8_t other[32], b[PAGE];
+	int fd, bad = 0;
+	struct stat st;
+
+	put_all(s, n, 4);
+	vt_store_close(s);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	memset(other, 0x5a, sizeof(other));
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, other, sizeof(other)), (ssize_t)sizeof(other));
+	close(fd);
+	s = open_attached(f, false);
+	for (unsigned int p = 0; p < n; p++)
+		if (p % 8 > 2)
+			bad += vt_store_get(s, p, b) == -EBADMSG;
+	assert_int_equal(bad, n / 8 * 5);
+	vt_store_close(s);
+	/* a key file of another size is refused */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, other, 7), 7);
+	close(fd);
+	{
+		char why[300];
+
+		assert_int_equal(vt_store_open(f->dir, &f->key, f->spec, 2, false, &s, why,
+					       sizeof(why)), 0);
+		assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why)), -EUCLEAN);
+		assert_non_null(strstr(why, "not a key of 32 bytes"));
+		vt_store_close(s);
+	}
+}
+
+/* [remote.NAME] groups: accepted, and refused naming the key and value. */
+static void test_config(void **state)
+{
+	struct fixture *f = *state;
+	char pk[2][2 * VT_SEAL_PK_BYTES + 1];
+	struct vt_ctier_spec spec;
+	struct vt_remote_spec rs;
+	g_autofree char *good = NULL;
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "servers = 10.0.0.1:7600/PK0", "servers: 1 given, 2-8 accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.300:7600/PK1", "'10.0.0.300:7600/" },
+		{ "servers = 10.0.0.1:0/PK0, 10.0.0.2:7600/PK1", "is not IPV4:PORT/PUBKEY" },
+		{ "servers = 10.0.0.1:7600/abcd, 10.0.0.2:7600/PK1", "is not IPV4:PORT/PUBKEY" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 1", "copies: '1': 2 "
+		  "accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = tcp",
+		  "transport: 'tcp': udp, afxdp or auto" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = afxdp",
+		  "port: required" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncodec = lzma",
+		  "[remote.far]: [ctier.far] codec: unknown codec 'lzma'" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\npool = zbud", "pool: unknown key" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ninterface = a/b",
+		  "interface: 'a/b'" },
+		{ "copies = 2", "servers: missing" },
+	};
+
+	(void)f;
+	for (unsigned int k = 0; k < 2; k++)
+		for (unsigned int i = 0; i < VT_SEAL_PK_BYTES; i++)
+			snprintf(pk[k] + 2 * i, 3, "%02x", f->srv[k].key.pk[i]);
+	good = g_strdup_printf("[remote.far]\nservers = 10.0.0.1:7600/%s , 10.0.0.2:7601/%s\n"
+			       "codec = zstd:5\ncapacity = 1GiB\nprice_usd_per_gib = 0.5\n", pk[0],
+			       pk[1]);
+	{
+		g_autoptr(GKeyFile) kf = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		assert_true(g_key_file_load_from_data(kf, good, -1, 0, NULL));
+		if (!vt_remote_spec_parse(kf, "remote.far", &spec, &rs, &e))
+			fail_msg("refused: %s", e->message);
+		assert_string_equal(spec.name, "far");
+		assert_int_equal(spec.medium, VT_MEDIUM_REMOTE);
+		assert_int_equal(spec.codec, VT_CODEC_ZSTD);
+		assert_int_equal(spec.level, 5);
+		assert_int_equal(spec.capacity_bytes, 1ull << 30);
+		assert_int_equal(rs.rc.nr_servers, 2);
+		assert_int_equal(rs.rc.copies, 2);
+		assert_int_equal(rs.rc.server[1].port, 7601);
+		assert_int_equal(rs.rc.server[0].addr, 0x0a000001);
+		assert_memory_equal(rs.rc.server[1].pk, f->srv[1].key.pk, VT_SEAL_PK_BYTES);
+		assert_int_equal(rs.rc.transport.mode, VT_RT_UDP);
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GKeyFile) kf = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+		g_autofree char *t1 = g_strdup(bad[i].text);
+		g_autofree char *t2 = NULL, *text = NULL;
+		GString *g = g_string_new(t1);
+
+		g_string_replace(g, "PK0", pk[0], 0);
+		g_string_replace(g, "PK1", pk[1], 0);
+		t2 = g_string_free(g, FALSE);
+		text = g_strdup_printf("[remote.far]\n%s\n", t2);
+		assert_true(g_key_file_load_from_data(kf, text, -1, 0, NULL));
+		if (vt_remote_spec_parse(kf, "remote.far", &spec, &rs, &e))
+			fail_msg("accepted: %s", text);
+		if (!strstr(e->message, bad[i].msg))
+			fail_msg("'%s': message '%s' lacks '%s'", text, e->message, bad[i].msg);
+	}
+	{
+		g_autoptr(GKeyFile) kf = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+
+		assert_true(g_key_file_load_from_data(kf, "[remote.a/b]\nservers=x\n", -1, 0, NULL));
+		assert_false(vt_remote_spec_parse(kf, "remote.a/b", &spec, &rs, &e));
+		assert_non_null(strstr(e->message, "remote.NAME"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_put_get_drop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_reads_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_servers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_server_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_attached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
