@@ -8,7 +8,7 @@ stay in the root namespace. The guest's pages are demoted to far, faulted back
 and checked by the guest itself (every page, each time):
   1 vtierd attaches the VM by its hand-off; the guest fills its pages
   2 64 MiB demoted to far: the servers hold two copies of each page sent
-  3 the guest reads every page back from the servers
+  3 the guest reads every page back from the servers; no copy stays behind
   4 one server killed -9 while the guest reads: faults served from the other
     copy, vtierd logs the server lost
   5 the server restarted (same state dir, same key): vtierd logs it regained,
@@ -182,7 +182,7 @@ def test():
               flush=True)
         sys.exit(0)
     with Harness("remote-vtierd") as h:
-        t = Tap(20)
+        t = Tap(21)
         net = Net()
         d = None
         memds = []
@@ -284,6 +284,18 @@ def run_test(t, h, d, memds):
     t.ok(far["gets"] > 0 and got > 0,
          f"far faulted back: {far['gets']} gets of far, the servers answered {got} GETs; "
          f"query-memory-tiers: {qt}")
+    # every page far held is back in the guest: no copy may stay behind on a server
+    # (frees in flight get a few seconds)
+    deadline = time.monotonic() + 8
+    while True:
+        left = sum(e["pages"] for e in held(memds).values())
+        if not left or time.monotonic() > deadline:
+            break
+    per = [ns_pages(m) for m in memds]
+    far = far_of(backend(d.run("stats", vm)))
+    t.ok(far["pages"] == 0 and far["remote"]["pages"] == 0 and left == 0,
+         f"no copy left behind: far holds {far['pages']} pages, its client counts "
+         f"{far['remote']['pages']}, the servers hold {left} {per}")
 
     # 4: a server killed -9 while the guest reads
     r, b = demoted("before the server kill")
