@@ -211,6 +211,43 @@ static void emit_backends(GString *out, const struct family *f, const struct vt_
 	}
 }
 
+/*
+ * backends[].ctiers[].remote: per server (member "up": state up as 1, else
+ * 0; other members: the server's counter) or per tier (f->member "t:KEY").
+ */
+static void emit_remote(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonArray *a = array_of(v->stats, "backends");
+
+	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
+		JsonObject *b = json_array_get_object_element(a, i);
+		JsonArray *c = array_of(b, "ctiers");
+
+		for (unsigned int k = 0; c && k < json_array_get_length(c); k++) {
+			JsonObject *t = json_array_get_object_element(c, k);
+			JsonObject *r = object_of(t, "remote");
+			JsonArray *srv = array_of(r, "servers");
+
+			if (!r)
+				continue;
+			if (g_str_has_prefix(f->member, "t:")) {
+				sample(out, f->name, v, num_of(r, f->member + 2), "backend",
+				       str_of(b, "backend"), "tier", str_of(t, "name"), NULL);
+				continue;
+			}
+			for (unsigned int s = 0; srv && s < json_array_get_length(srv); s++) {
+				JsonObject *o = json_array_get_object_element(srv, s);
+				double val = strcmp(f->member, "up") == 0 ?
+					     strcmp(str_of(o, "state"), "up") == 0 :
+					     num_of(o, f->member);
+
+				sample(out, f->name, v, val, "backend", str_of(b, "backend"), "tier",
+				       str_of(t, "name"), "server", str_of(o, "server"), NULL);
+			}
+		}
+	}
+}
+
 /* backends[].fault_hist / zero_fault_hist as a Prometheus histogram (base name @f->name) */
 static void emit_fault_hist(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
@@ -295,6 +332,15 @@ static const struct family families[] = {
 	  "stored_bytes", 1, emit_backends },
 	{ "vtier_vm_ctier_pool_bytes", "gauge", "Memory each compressed tier's pool takes, bytes.",
 	  "pool_bytes", 1, emit_backends },
+	{ "vtier_vm_remote_server_up", "gauge", "A remote tier's memory server answers (1) or not "
+	  "(0).", "up", 1, emit_remote },
+	{ "vtier_vm_remote_server_pages", "gauge", "Pages of the VM a memory server holds.",
+	  "pages", 1, emit_remote },
+	{ "vtier_vm_remote_server_lost_total", "counter", "Times a memory server stopped "
+	  "answering.", "lost", 1, emit_remote },
+	{ "vtier_vm_remote_under_copies", "gauge", "A remote tier's pages with fewer live copies "
+	  "than configured (the tier takes no new page meanwhile).", "t:under_copies", 1,
+	  emit_remote },
 };
 
 char *vt_metrics_write(const struct vt_metrics_daemon *dm, const struct vt_metrics_vm *vms,

@@ -147,6 +147,15 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, const void *data,
 		      const void *copy, uint32_t copy_len, bool *used);
 /*
+ * Store @n (at most VT_STORE_BATCH_MAX) pages @pages[i] with bytes @data[i]
+ * in tier @tier, each as vt_store_put() would, its result in @status[i]; a
+ * remote tier's pages go to the servers together (one request per server,
+ * not one per page). Returns how many were stored, or -EINVAL.
+ */
+#define VT_STORE_BATCH_MAX 32
+int vt_store_put_batch(struct vt_store *s, const uint64_t *pages, unsigned int tier,
+		       const void *const *data, unsigned int n, int *status);
+/*
  * Copy the stored page into @out (page_size bytes), checksum verified.
  * Returns 0, -ENOENT (not stored: never evicted, or already served back),
  * -EBADMSG (checksum or decompression failed: @out must not be used).
@@ -206,7 +215,7 @@ uint64_t vt_store_index_bytes(struct vt_store *s);
  * first use; the servers never see it), connects to the servers of @cfg
  * (its vm_key is ignored) and hands the client every page the index names
  * on the tier (version and holders), so a restarted agent reads what the
- * last one stored. Blocks on the servers' HELLOs (76 ms per silent server at
+ * last one stored. Blocks on the servers' HELLOs (188 ms per silent server at
  * most): from a job or a mover's thread. 0 or -errno, @why in one line.
  */
 struct vt_rc_config;

@@ -31,30 +31,13 @@ struct span_store {
 	unsigned int helpers;		/* atomic: helpers still storing */
 };
 
-static void store_page(struct span_store *ss, uint64_t i)
+_Static_assert(SPAN_FAULT_PAGES <= VT_STORE_BATCH_MAX, "a slice is one batch at most");
+
+/* Page @i's put ended with @r: kept (its memfd page goes), or counted. */
+static void stored(struct span_store *ss, uint64_t i, int r)
 {
 	struct vt_ctier_mover *m = ss->m;
-	uint64_t page = ss->first_page + i;
-	const void *copy;
-	uint32_t copy_len = 0;
-	bool used = false;
-	int r;
 
-	if (!vt_pager_mask_has(ss->present, i) || vt_pager_mask_has(ss->reads, i))
-		return;
-	if (vt_store_tier_of(m->store, page) >= 0)
-		return;	/* a copy is there already (a fault put it back): leave it */
-	copy = vt_prepared_copy(ctm_prepared(m), page, ss->tiers[i], &copy_len);
-	r = vt_store_put_copy(m->store, page, ss->tiers[i], ss->buf + i * m->pager.page_size,
-			      copy, copy_len, &used);
-	if (copy) {
-		g_mutex_lock(&m->lock);
-		if (used)
-			m->stats.prepared_used++;
-		else
-			m->stats.prepared_stale++;
-		g_mutex_unlock(&m->lock);
-	}
 	if (r == 0) {
 		__atomic_fetch_or(&ss->keep[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
 		return;
@@ -69,16 +52,71 @@ static void store_page(struct span_store *ss, uint64_t i)
 	g_mutex_unlock(&m->lock);
 }
 
-/* Store the next slice of the span; false when none is left. */
+/*
+ * Page @i of the span stored now (true), or left for a batch (false: no
+ * prepared copy to use, nothing that rules it out).
+ */
+static bool store_page(struct span_store *ss, uint64_t i)
+{
+	struct vt_ctier_mover *m = ss->m;
+	uint64_t page = ss->first_page + i;
+	const void *copy;
+	uint32_t copy_len = 0;
+	bool used = false;
+	int r;
+
+	if (!vt_pager_mask_has(ss->present, i) || vt_pager_mask_has(ss->reads, i))
+		return true;
+	if (vt_store_tier_of(m->store, page) >= 0)
+		return true;	/* a copy is there already (a fault put it back): leave it */
+	copy = vt_prepared_copy(ctm_prepared(m), page, ss->tiers[i], &copy_len);
+	if (!copy)
+		return false;
+	r = vt_store_put_copy(m->store, page, ss->tiers[i], ss->buf + i * m->pager.page_size,
+			      copy, copy_len, &used);
+	g_mutex_lock(&m->lock);
+	if (used)
+		m->stats.prepared_used++;
+	else
+		m->stats.prepared_stale++;
+	g_mutex_unlock(&m->lock);
+	stored(ss, i, r);
+	return true;
+}
+
+/*
+ * Store the next slice of the span; false when none is left. The pages
+ * without a prepared copy go in batches of one tier (a remote tier's in one
+ * request per server).
+ */
 static bool store_slice(struct span_store *ss)
 {
+	struct vt_ctier_mover *m = ss->m;
 	uint64_t i = (uint64_t)__atomic_fetch_add(&ss->next, 1, __ATOMIC_RELAXED) *
 		     SPAN_FAULT_PAGES;
+	uint64_t pages[SPAN_FAULT_PAGES], idx[SPAN_FAULT_PAGES];
+	const void *data[SPAN_FAULT_PAGES];
+	int status[SPAN_FAULT_PAGES];
+	unsigned int nb = 0, tier = 0;
 
 	if (i >= ss->n)
 		return false;
-	for (uint64_t end = MIN(i + SPAN_FAULT_PAGES, ss->n); i < end; i++)
-		store_page(ss, i);
+	for (uint64_t end = MIN(i + SPAN_FAULT_PAGES, ss->n); i <= end; i++) {
+		bool flush = i == end || (nb && ss->tiers[i] != tier);
+
+		if (flush && nb) {
+			vt_store_put_batch(m->store, pages, tier, data, nb, status);
+			for (unsigned int k = 0; k < nb; k++)
+				stored(ss, idx[k], status[k]);
+			nb = 0;
+		}
+		if (i == end || store_page(ss, i))
+			continue;
+		tier = ss->tiers[i];
+		idx[nb] = i;
+		pages[nb] = ss->first_page + i;
+		data[nb++] = ss->buf + i * m->pager.page_size;
+	}
 	return true;
 }
 

@@ -254,13 +254,16 @@ int cts_map_tiers(struct vt_store *s, const struct vt_ctier_spec *specs, unsigne
 void cts_remote_close(struct tier *t);
 bool cts_remote_loc_ok(const struct tier *t, uint64_t loc);
 /*
- * Under t->rput, outside the store's lock: the copies of @page on the
- * servers, their location for the entry in @loc. 0, -EAGAIN (not attached,
- * fewer live servers than copies, or pages still missing copies), -ENOSPC
- * (a server's cap), -EIO.
+ * Under t->rput, outside the store's lock: the copies of @n pages on the
+ * servers (page i's compressed bytes at @cbufs + i * @stride, @lens[i]
+ * long), one request per server; per page in @status[i] 0 (its location
+ * for the entry in @locs[i]), -EAGAIN (not attached, fewer live servers
+ * than copies, pages still missing copies, no answer), -ENOSPC (a server's
+ * cap) or -EIO. Returns 0, or the error every page got.
  */
-int cts_remote_put(struct vt_store *s, struct tier *t, uint64_t page, const void *cbuf,
-		   uint32_t len, uint64_t *loc);
+int cts_remote_put(struct vt_store *s, struct tier *t, const uint64_t *pages,
+		   const uint8_t *cbufs, const uint32_t *lens, unsigned int n, size_t stride,
+		   uint64_t *locs, int *status);
 /* Outside the store's lock: 0 (@len bytes), -EAGAIN (a holder silent), -EBADMSG. */
 int cts_remote_fetch(struct vt_store *s, struct tier *t, uint64_t page, void *cbuf,
 		     size_t cap, uint32_t *len);

@@ -3,6 +3,7 @@
  * Put, get and drop of one page of the page store (ctier.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ctier_store_int.h"
@@ -56,11 +57,6 @@ static bool valid_at_locked(struct vt_store *s, uint64_t page)
 }
 
 /*
- * Classifying, compressing and checksumming run outside the lock, so that a
- * fault thread's get never waits for a compression; the pool and the index
- * change under it.
- */
-/*
  * @copy (@copy_len bytes): what @t's codec made of @data earlier, maybe
  * from another version of the page. True when it decompresses to @data
  * byte for byte and fits the tier: then it is stored as it is.
@@ -80,18 +76,32 @@ int vt_store_put(struct vt_store *s, uint64_t page, unsigned int tier, const voi
 	return vt_store_put_copy(s, page, tier, data, NULL, 0, NULL);
 }
 
-int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, const void *data,
-		      const void *copy, uint32_t copy_len, bool *used)
-{
-	uint8_t cbuf[2 * PAGE];
+/* One put between its preparation (outside the lock) and its commit. */
+struct put_job {
+	uint64_t page;
 	struct tier *t;
-	struct entry *e;
-	uint64_t word = 0, handle = 0, off = 0, ns = 0;
-	bool allocated = false, remote;
-	uint32_t len = 0, sum;
-	int kind, r = 0, slot;
-	void *ctx = NULL;
+	int kind, r, slot;
+	uint64_t word, handle, ns;
+	uint32_t len, sum;
+	void *ctx;
+	bool remote;			/* its copies go to the servers before the commit */
+	uint8_t cbuf[2 * PAGE];
+};
 
+/*
+ * Classify, compress and checksum @data outside the lock (a fault
+ * thread's get never waits for a compression). 0: ready to commit (j->r
+ * carries a compression failure, turned into E2BIG by the commit); or the
+ * put's result when it ends here.
+ */
+static int put_prepare(struct vt_store *s, struct put_job *j, uint64_t page, unsigned int tier,
+		       const void *data, const void *copy, uint32_t copy_len, bool *used)
+{
+	struct tier *t;
+	int r = 0;
+
+	memset(j, 0, offsetof(struct put_job, cbuf));
+	j->page = page;
 	if (used)
 		*used = false;
 	if (!s || !data || page >= s->nr_pages)
@@ -106,16 +116,17 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0)
 		return r;
-	kind = vt_store_classify(data, &word);
-	sum = crc(data, PAGE);
-	slot = (int)(t - s->tier);
-	if (kind == VT_STORE_COMPRESSED) {
+	j->t = t;
+	j->kind = vt_store_classify(data, &j->word);
+	j->sum = crc(data, PAGE);
+	j->slot = (int)(t - s->tier);
+	if (j->kind == VT_STORE_COMPRESSED) {
 		uint64_t t0;
 		bool refused;
 
 		/* refused before with this very content: it would be again */
 		pthread_mutex_lock(&s->lock);
-		refused = vt_refused_has(s->refused, page, (unsigned int)slot, sum);
+		refused = vt_refused_has(s->refused, page, (unsigned int)j->slot, j->sum);
 		if (refused) {
 			t->st.puts++;
 			t->st.rejected_e2big++;
@@ -124,49 +135,58 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 		pthread_mutex_unlock(&s->lock);
 		if (refused)
 			return -E2BIG;
-		ctx = ctx_take(s, t);
-		if (!ctx)
+		j->ctx = ctx_take(s, t);
+		if (!j->ctx)
 			return -ENOMEM;
 		t0 = vt_now_ns();
-		if (copy && copy_matches(t, ctx, data, copy, copy_len)) {
-			memcpy(cbuf, copy, copy_len);
+		if (copy && copy_matches(t, j->ctx, data, copy, copy_len)) {
+			memcpy(j->cbuf, copy, copy_len);
 			r = (int)copy_len;
 			if (used)
 				*used = true;
 		} else {
-			r = t->codec->compress(ctx, data, PAGE, cbuf, t->max_bytes);
+			r = t->codec->compress(j->ctx, data, PAGE, j->cbuf, t->max_bytes);
 		}
-		ns = vt_now_ns() - t0;
-		len = r > 0 ? (uint32_t)r : 0;
+		j->ns = vt_now_ns() - t0;
+		j->len = r > 0 ? (uint32_t)r : 0;
+		j->r = r;
 	}
+	j->remote = tier_remote(t) && j->kind == VT_STORE_COMPRESSED && r > 0 &&
+		    j->len <= t->max_bytes;
+	return 0;
+}
 
-	remote = tier_remote(t) && kind == VT_STORE_COMPRESSED && r > 0 && len <= t->max_bytes;
-	if (remote) {
-		/*
-		 * the copies on the servers, then the entry, under the tier's
-		 * rput: a second put of the page sees the first one's entry
-		 */
-		g_mutex_lock(&t->rput);
-		r = valid_at_locked(s, page) ? -EEXIST :
-		    cts_remote_put(s, t, page, cbuf, len, &handle);
-		if (r < 0) {
-			g_mutex_unlock(&t->rput);
-			pthread_mutex_lock(&s->lock);
-			t->st.puts++;
-			if (ctx)
-				g_ptr_array_add(t->spare, ctx);
-			pthread_mutex_unlock(&s->lock);
-			return r;
-		}
-	}
+/* A job that ends before its commit: its context back, its put counted. */
+static void put_abandon(struct vt_store *s, struct put_job *j)
+{
+	pthread_mutex_lock(&s->lock);
+	j->t->st.puts++;
+	if (j->ctx)
+		g_ptr_array_add(j->t->spare, j->ctx);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * The pool and the index change under the lock: the entry is valid only
+ * once everything it names is in place. A remote job's copies are on the
+ * servers already, their location in j->handle.
+ */
+static int put_commit(struct vt_store *s, struct put_job *j)
+{
+	struct tier *t = j->t;
+	struct entry *e;
+	uint64_t page = j->page, off = 0, word = j->word;
+	bool allocated = false;
+	int r;
+
 	pthread_mutex_lock(&s->lock);
 	t->st.puts++;
-	t->st.compress_ns += ns;
-	if (ctx)
-		g_ptr_array_add(t->spare, ctx);
-	if (kind == VT_STORE_COMPRESSED && (r < 0 || len > t->max_bytes)) {
+	t->st.compress_ns += j->ns;
+	if (j->ctx)
+		g_ptr_array_add(t->spare, j->ctx);
+	if (j->kind == VT_STORE_COMPRESSED && (j->r < 0 || j->len > t->max_bytes)) {
 		t->st.rejected_e2big++;
-		vt_refused_add(s->refused, page, (unsigned int)slot, sum);
+		vt_refused_add(s->refused, page, (unsigned int)j->slot, j->sum);
 		r = -E2BIG;
 		goto out;
 	}
@@ -178,40 +198,143 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	r = cts_entry_make(s, page, &e);
 	if (r < 0)
 		goto out;
-	if (remote) {
-		word = handle;
-	} else if (kind == VT_STORE_COMPRESSED) {
-		r = t->pool.ops->alloc(&t->pool, len, &handle);
+	if (j->remote) {
+		word = j->handle;
+	} else if (j->kind == VT_STORE_COMPRESSED) {
+		uint64_t handle = 0;
+
+		r = t->pool.ops->alloc(&t->pool, j->len, &handle);
 		allocated = r == 0;
 		if (!r)
-			r = t->pool.ops->locate(&t->pool, handle, len, &off);
+			r = t->pool.ops->locate(&t->pool, handle, j->len, &off);
 		if (!r)
-			r = vt_medium_write(&t->medium, off, cbuf, len);
+			r = vt_medium_write(&t->medium, off, j->cbuf, j->len);
 		if (r < 0) {
 			if (allocated)
-				t->pool.ops->free(&t->pool, handle, len);
+				t->pool.ops->free(&t->pool, handle, j->len);
 			if (!s->live[page / CHUNK_PAGES])
 				cts_block_release(s, page / CHUNK_PAGES);
 			goto out;
 		}
 		word = handle;
 	}
-	e->crc = sum;
+	e->crc = j->sum;
 	e->loc = word;
 	/* the entry is valid only once everything it names is in place */
-	atomic_store_explicit(&e->state, ST_VALID | (uint32_t)kind << ST_KIND_SHIFT |
-			      (uint32_t)slot << ST_SLOT_SHIFT | ST_MAGIC | len,
+	atomic_store_explicit(&e->state, ST_VALID | (uint32_t)j->kind << ST_KIND_SHIFT |
+			      (uint32_t)j->slot << ST_SLOT_SHIFT | ST_MAGIC | j->len,
 			      memory_order_release);
 	s->live[page / CHUNK_PAGES]++;
-	count(t, (unsigned int)kind, len, 1);
+	count(t, (unsigned int)j->kind, j->len, 1);
 	r = 0;
 out:
-	if (remote && r < 0)
+	if (j->remote && r < 0)
 		cts_remote_dropped(t, page);	/* stored there, named nowhere here */
 	pthread_mutex_unlock(&s->lock);
-	if (remote)
-		g_mutex_unlock(&t->rput);
 	return r;
+}
+
+int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, const void *data,
+		      const void *copy, uint32_t copy_len, bool *used)
+{
+	struct put_job *j = g_new(struct put_job, 1);
+	int r = put_prepare(s, j, page, tier, data, copy, copy_len, used);
+
+	if (r < 0) {
+		g_free(j);
+		return r;
+	}
+	if (j->remote) {
+		/*
+		 * the copies on the servers, then the entry, under the tier's
+		 * rput: a second put of the page sees the first one's entry
+		 */
+		g_mutex_lock(&j->t->rput);
+		r = valid_at_locked(s, page) ? -EEXIST :
+		    cts_remote_put(s, j->t, &j->page, (const uint8_t *)j->cbuf, &j->len, 1,
+				   sizeof(j->cbuf), &j->handle, &j->r);
+		if (!r)
+			r = j->r;
+		if (r < 0)
+			put_abandon(s, j);
+		else
+			r = put_commit(s, j);
+		g_mutex_unlock(&j->t->rput);
+	} else {
+		r = put_commit(s, j);
+	}
+	g_free(j);
+	return r;
+}
+
+int vt_store_put_batch(struct vt_store *s, const uint64_t *pages, unsigned int tier,
+		       const void *const *data, unsigned int n, int *status)
+{
+	struct put_job *jobs;
+	unsigned int stored = 0, nr = 0;
+	uint64_t rpages[VT_STORE_BATCH_MAX], locs[VT_STORE_BATCH_MAX];
+	uint32_t lens[VT_STORE_BATCH_MAX];
+	int rst[VT_STORE_BATCH_MAX];
+	unsigned int ridx[VT_STORE_BATCH_MAX];
+	uint8_t *rbuf;
+	struct tier *t = NULL;
+
+	if (n > VT_STORE_BATCH_MAX)
+		return -EINVAL;
+	jobs = g_new(struct put_job, n);
+	rbuf = g_malloc((size_t)n * 2 * PAGE);
+	for (unsigned int i = 0; i < n; i++) {
+		status[i] = put_prepare(s, &jobs[i], pages[i], tier, data[i], NULL, 0, NULL);
+		if (status[i] < 0)
+			continue;
+		if (!jobs[i].remote) {
+			status[i] = put_commit(s, &jobs[i]);
+			continue;
+		}
+		t = jobs[i].t;
+		status[i] = 1;	/* to the servers */
+	}
+	if (t) {
+		/* the remote ones: one request per server for the whole batch */
+		g_mutex_lock(&t->rput);
+		for (unsigned int i = 0; i < n; i++) {
+			if (status[i] != 1)
+				continue;
+			if (valid_at_locked(s, pages[i])) {
+				put_abandon(s, &jobs[i]);
+				status[i] = -EEXIST;
+				continue;
+			}
+			ridx[nr] = i;
+			rpages[nr] = pages[i];
+			lens[nr] = jobs[i].len;
+			memcpy(rbuf + (size_t)nr * 2 * PAGE, jobs[i].cbuf, jobs[i].len);
+			nr++;
+		}
+		if (nr) {
+			int r = cts_remote_put(s, t, rpages, rbuf, lens, nr, 2 * PAGE, locs, rst);
+
+			for (unsigned int k = 0; k < nr; k++) {
+				struct put_job *j = &jobs[ridx[k]];
+
+				if (r < 0 && !rst[k])
+					rst[k] = r;
+				if (rst[k] < 0) {
+					put_abandon(s, j);
+					status[ridx[k]] = rst[k];
+					continue;
+				}
+				j->handle = locs[k];
+				status[ridx[k]] = put_commit(s, j);
+			}
+		}
+		g_mutex_unlock(&t->rput);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		stored += status[i] == 0;
+	g_free(rbuf);
+	g_free(jobs);
+	return (int)stored;
 }
 
 /* The valid entry of @page and its tier, or NULL. Under the lock. */

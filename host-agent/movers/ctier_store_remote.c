@@ -178,29 +178,49 @@ static struct vt_rc *client_of(struct vt_store *s, struct tier *t)
 	return rc;
 }
 
-int cts_remote_put(struct vt_store *s, struct tier *t, uint64_t page, const void *cbuf,
-		   uint32_t len, uint64_t *loc)
+int cts_remote_put(struct vt_store *s, struct tier *t, const uint64_t *pages,
+		   const uint8_t *cbufs, const uint32_t *lens, unsigned int n, size_t stride,
+		   uint64_t *locs, int *status)
 {
-	struct vt_rc_page pg = { .id = page, .data = cbuf, .len = len };
+	struct vt_rc_page pg[VT_STORE_BATCH_MAX];
 	struct vt_rc *rc = client_of(s, t);
 	struct vt_rc_stats st;
-	uint32_t version = 0;
-	uint8_t holders = 0;
-	int status = 0, r;
+	int r = 0;
 
+	if (n > VT_STORE_BATCH_MAX)
+		return -EINVAL;
 	if (!rc)
-		return -EAGAIN;
-	/* a free of this page still queued must not reach the new copy */
-	flush_drops(s, t);
-	vt_rc_get_stats(rc, &st);
-	if (st.under_copies)
-		return -EAGAIN;	/* no new page until every page has its copies again */
-	r = vt_rc_put(rc, &pg, 1, &status);
-	if (!r)
-		r = vt_rc_page_state(rc, page, &version, &holders);
-	if (r < 0)
-		return r == -ENOSPC ? -ENOSPC : r == -EAGAIN || r == -ETIMEDOUT ? -EAGAIN : -EIO;
-	*loc = (uint64_t)holders << 32 | version;
+		r = -EAGAIN;
+	if (!r) {
+		/* a free of these pages still queued must not reach their new copies */
+		flush_drops(s, t);
+		vt_rc_get_stats(rc, &st);
+		if (st.under_copies)
+			r = -EAGAIN;	/* no new page until every page has its copies again */
+	}
+	if (r) {
+		for (unsigned int i = 0; i < n; i++)
+			status[i] = r;
+		return r;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		pg[i] = (struct vt_rc_page){ .id = pages[i], .data = cbufs + i * stride,
+					     .len = lens[i] };
+	vt_rc_put(rc, pg, n, status);
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t version = 0;
+		uint8_t holders = 0;
+
+		if (!status[i])
+			status[i] = vt_rc_page_state(rc, pages[i], &version, &holders);
+		if (status[i] < 0) {
+			r = status[i];
+			status[i] = r == -ENOSPC ? -ENOSPC :
+				    r == -EAGAIN || r == -ETIMEDOUT ? -EAGAIN : -EIO;
+			continue;
+		}
+		locs[i] = (uint64_t)holders << 32 | version;
+	}
 	return 0;
 }
 

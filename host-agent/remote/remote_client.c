@@ -16,6 +16,7 @@ struct srv {
 	unsigned int fails;		/* requests in a row unanswered */
 	uint64_t next_probe_ns;
 	GArray *pending_free;		/* u64 ids freed while it was down: sent when it is back */
+	uint64_t srtt_ns, rttvar_ns;	/* smoothed round trip and its variation (RFC 6298) */
 	struct vt_rp_reasm reasm;
 	struct vt_rc_server_stats st;
 };
@@ -175,11 +176,20 @@ static void emptied(struct vt_rc *rc, struct srv *s)
 static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *body,
 		   size_t body_len, struct vt_rp_msg *msg)
 {
-	unsigned int timeout_us = rc->cfg.timeout_us;
+	/*
+	 * The first try waits the configured timeout, or longer where this
+	 * server's replies take longer (srtt + 4 rttvar, as TCP's RTO): a slow
+	 * path is not retried into duplicates. Each retry doubles it, up to
+	 * VT_RC_TIMEOUT_US_RTO_MAX, so that a path slower than the first tries
+	 * is answered at all (and its round trip learnt).
+	 */
+	unsigned int timeout_us = (unsigned int)MIN(MAX((uint64_t)rc->cfg.timeout_us,
+						    (s->srtt_ns + 4 * s->rttvar_ns) / 1000),
+						(uint64_t)VT_RC_TIMEOUT_US_RTO_MAX);
 
 	s->st.requests++;
 	for (unsigned int t = 0; t < rc->cfg.tries;
-	     t++, timeout_us = MIN(timeout_us * 2, MAX(VT_RC_TIMEOUT_US_MAX, rc->cfg.timeout_us))) {
+	     t++, timeout_us = MIN(timeout_us * 2, MAX(VT_RC_TIMEOUT_US_RTO_MAX, rc->cfg.timeout_us))) {
 		uint64_t seq = ++rc->seq, start = vt_now_ns();
 		uint64_t deadline = start + (uint64_t)timeout_us * 1000;
 		struct vt_rt_dgram d[VT_RP_MAX_FRAGS];
@@ -221,6 +231,19 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 			    !done)
 				continue;
 			vt_latency_add(&s->st.rtt, vt_now_ns() - start);
+			{
+				/* each try has its own number: no doubt which one this answers */
+				uint64_t rtt = vt_now_ns() - start;
+				uint64_t dev = rtt > s->srtt_ns ? rtt - s->srtt_ns : s->srtt_ns - rtt;
+
+				if (!s->srtt_ns) {
+					s->srtt_ns = rtt;
+					s->rttvar_ns = rtt / 2;
+				} else {
+					s->rttvar_ns = (3 * s->rttvar_ns + dev) / 4;
+					s->srtt_ns = (7 * s->srtt_ns + rtt) / 8;
+				}
+			}
 			s->fails = 0;
 			if (msg->hdr.status) {
 				int st = msg->hdr.status;

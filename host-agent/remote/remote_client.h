@@ -17,8 +17,10 @@
  * sent when it is back. A request is retried with a
  * new sequence number (the server's replay window never sees a number
  * twice) a bounded number of times, each try bounded: a call never waits
- * forever (at most the sum of its tries' timeouts per server asked: 76 ms
- * by default).
+ * forever (at most the sum of its tries' timeouts per server asked: 188 ms
+ * by default; where a server's replies are slow, its first try waits its
+ * smoothed round trip + 4 x its variation instead, at most 64 ms, so at
+ * most 6 x 64 ms).
  *
  * The calls block their caller (they poll the transport): they run on a
  * mover's thread, never on a main loop. Serialised inside (a mutex): one
@@ -38,8 +40,8 @@
 
 #define VT_RC_MAX_SERVERS 8
 #define VT_RC_TIMEOUT_US_DEFAULT 4000	/* first try; doubles each retry, up to: */
-#define VT_RC_TIMEOUT_US_MAX 16000
-#define VT_RC_TRIES_DEFAULT 6		/* 4 + 8 + 16 x 4 = 76 ms at most per server */
+#define VT_RC_TIMEOUT_US_RTO_MAX 64000	/* no try waits longer, however slow the path */
+#define VT_RC_TRIES_DEFAULT 6		/* 4 + 8 + 16 + 32 + 64 + 64 = 188 ms at most per server */
 #define VT_RC_DOWN_AFTER 3		/* requests in a row unanswered: the server is down */
 #define VT_RC_PROBE_NS (500ull * 1000 * 1000)	/* a down server is probed (HELLO) this often */
 #define VT_RC_PENDING_FREE_MAX 65536	/* frees kept per down server for its return */

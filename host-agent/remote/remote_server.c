@@ -35,6 +35,7 @@ struct vt_rs {
 	struct vt_rs_config cfg;
 	uint8_t hash_key[VT_SEAL_HASH_KEY_BYTES];
 	GHashTable *ns;		/* struct rs_ns * (key and value) */
+	GHashTable *per_addr;	/* IPv4 (network order) -> namespaces it created */
 	uint64_t used;		/* charged bytes, all namespaces */
 	struct vt_rs_stats st;
 	uint8_t body[VT_RP_BODY_LIMIT];	/* a reply being built */
@@ -94,6 +95,8 @@ struct vt_rs *vt_rs_new(const struct vt_rs_config *cfg, char *err, size_t err_le
 		rs->cfg.frag_max = VT_RP_FRAG_DEFAULT;
 	if (!rs->cfg.max_namespaces)
 		rs->cfg.max_namespaces = VT_RS_MAX_NS_DEFAULT;
+	if (!rs->cfg.ns_per_addr)
+		rs->cfg.ns_per_addr = VT_RS_NS_PER_ADDR_DEFAULT;
 	if (!rs->cfg.reasm_max_bytes)
 		rs->cfg.reasm_max_bytes = VT_RS_REASM_BYTES_DEFAULT;
 	if (vt_seal_random(rs->hash_key, sizeof(rs->hash_key))) {
@@ -102,6 +105,7 @@ struct vt_rs *vt_rs_new(const struct vt_rs_config *cfg, char *err, size_t err_le
 		return NULL;
 	}
 	rs->ns = g_hash_table_new_full(entry_hash, ns_equal, NULL, ns_free);
+	rs->per_addr = g_hash_table_new(g_direct_hash, g_direct_equal);
 	rs->st.server_cap = rs->cfg.server_cap_bytes;
 	return rs;
 }
@@ -111,6 +115,7 @@ void vt_rs_free(struct vt_rs *rs)
 	if (!rs)
 		return;
 	g_hash_table_destroy(rs->ns);
+	g_hash_table_destroy(rs->per_addr);
 	memset(&rs->cfg.key, 0, sizeof(rs->cfg.key));
 	g_free(rs);
 }
@@ -215,11 +220,21 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 		if (flags & VT_RP_HELLO_RESET)
 			ns_reset(rs, ns);
 	} else {
+		gpointer who = GUINT_TO_POINTER(peer->addr);
+		unsigned int made = GPOINTER_TO_UINT(g_hash_table_lookup(rs->per_addr, who));
+
 		if (g_hash_table_size(rs->ns) >= rs->cfg.max_namespaces) {
 			rs->st.ns_full++;
 			reply(rs, peer, &d->hdr, key, ENOSPC, 0, emit, arg);
 			return VT_RP_OK;
 		}
+		/* one host (or one rogue) cannot take every namespace: its own share */
+		if (made >= rs->cfg.ns_per_addr) {
+			rs->st.ns_addr_full++;
+			reply(rs, peer, &d->hdr, key, ENOSPC, 0, emit, arg);
+			return VT_RP_OK;
+		}
+		g_hash_table_insert(rs->per_addr, who, GUINT_TO_POINTER(made + 1));
 		ns = g_new0(struct rs_ns, 1);
 		ns->hash = vt_seal_hash(rs->hash_key, id, VT_RP_NS_BYTES);
 		memcpy(ns->id, id, VT_RP_NS_BYTES);

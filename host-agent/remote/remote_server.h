@@ -19,6 +19,7 @@
 
 #define VT_RS_NS_CAP_DEFAULT (1ull << 30)
 #define VT_RS_MAX_NS_DEFAULT 4096
+#define VT_RS_NS_PER_ADDR_DEFAULT 256	/* namespaces one client address may create */
 #define VT_RS_REASM_BYTES_DEFAULT (64ull << 20)
 /* What a page costs against the caps besides its blob: its entry and hash slot. */
 #define VT_RS_PAGE_OVERHEAD 64
@@ -29,6 +30,7 @@ struct vt_rs_config {
 	uint64_t server_cap_bytes;	/* all namespaces; required (> 0) */
 	size_t frag_max;		/* 0: VT_RP_FRAG_DEFAULT; else FRAG_MIN..FRAG_LIMIT */
 	unsigned int max_namespaces;	/* 0: VT_RS_MAX_NS_DEFAULT */
+	unsigned int ns_per_addr;	/* created by one IPv4 address; 0: VT_RS_NS_PER_ADDR_DEFAULT */
 	uint64_t reasm_max_bytes;	/* partial messages, all namespaces; 0: default */
 };
 
@@ -71,6 +73,7 @@ struct vt_rs_stats {
 	uint64_t hello_refused;		/* HELLOs for a known namespace with another key */
 	uint64_t resets;		/* HELLOs with VT_RP_HELLO_RESET: a namespace emptied */
 	uint64_t ns_full;		/* HELLOs refused: max_namespaces reached */
+	uint64_t ns_addr_full;		/* HELLOs refused: their address made ns_per_addr already */
 	uint64_t namespaces, pages;
 	uint64_t bytes;			/* charged: blobs + VT_RS_PAGE_OVERHEAD each */
 	uint64_t server_cap;

@@ -26,6 +26,7 @@ struct server {
 	GThread *thread;
 	gint stop;		/* 1: the thread ends */
 	gint mute;		/* 1: datagrams are read and never answered (a dead server) */
+	gint delay_ms;		/* replies sent this late (a slow path) */
 	const struct vt_rt_dgram *req;
 	struct vt_rt_dgram out[VT_RP_MAX_FRAGS * 4];
 	uint8_t outbuf[VT_RP_MAX_FRAGS * 4][VT_RP_DGRAM_MAX];
@@ -63,6 +64,8 @@ static inline gpointer serve(gpointer data)
 		s->nout = 0;
 		vt_rs_input(s->rs, &p, in.buf, in.len, (uint64_t)g_get_monotonic_time() * 1000,
 			    emit, s);
+		if (s->nout && g_atomic_int_get(&s->delay_ms))
+			g_usleep((gulong)g_atomic_int_get(&s->delay_ms) * 1000);
 		if (s->nout)
 			vt_rt_send(s->rt, s->out, s->nout);
 	}

@@ -213,6 +213,51 @@ static void test_put_get_drop(void **state)
 	vt_store_close(s);
 }
 
+/* Batches: one request per server for up to 32 pages; results per page. */
+static void test_batch(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	struct vt_rc_server_stats srv[NSRV];
+	struct vt_rc_stats st;
+	uint64_t before = 0, after = 0, pages[VT_STORE_BATCH_MAX];
+	const void *data[VT_STORE_BATCH_MAX];
+	static uint8_t buf[VT_STORE_BATCH_MAX][PAGE];
+	int status[VT_STORE_BATCH_MAX], err;
+	unsigned int n = 256, stored = 0;
+
+	vt_store_remote_tick(s, 0);
+	assert_int_equal(vt_store_remote_stats(s, 0, &st, srv, NSRV), NSRV);
+	for (unsigned int k = 0; k < NSRV; k++)
+		before += srv[k].requests;
+	for (unsigned int b = 0; b < n; b += VT_STORE_BATCH_MAX) {
+		for (unsigned int i = 0; i < VT_STORE_BATCH_MAX; i++) {
+			pages[i] = b + i;
+			content(b + i, 9, buf[i]);
+			data[i] = buf[i];
+		}
+		stored += (unsigned int)vt_store_put_batch(s, pages, 0, data, VT_STORE_BATCH_MAX,
+							   status);
+		for (unsigned int i = 0; i < VT_STORE_BATCH_MAX; i++)
+			assert_int_equal(status[i], (b + i) % 8 == 2 ? -E2BIG : 0);
+	}
+	assert_int_equal(stored, n - n / 8);
+	vt_store_remote_tick(s, 0);
+	vt_store_remote_stats(s, 0, &st, srv, NSRV);
+	for (unsigned int k = 0; k < NSRV; k++)
+		after += srv[k].requests;
+	/* 160 compressed pages on two servers each: a few requests a batch, not 320 */
+	assert_true(after - before <= 8 * 2 * 2);
+	assert_int_equal(check_all(s, n, 9, &err), n - n / 8);
+	/* again: every page is there already */
+	assert_int_equal(vt_store_put_batch(s, pages, 0, data, VT_STORE_BATCH_MAX, status), 0);
+	for (unsigned int i = 0; i < VT_STORE_BATCH_MAX; i++)
+		assert_true(status[i] == -EEXIST || status[i] == -E2BIG);
+	assert_int_equal(vt_store_put_batch(s, pages, 0, data, VT_STORE_BATCH_MAX + 1, status),
+			 -EINVAL);
+	vt_store_close(s);
+}
+
 static void test_reopen_reads_back(void **state)
 {
 	struct fixture *f = *state;
@@ -447,6 +492,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_put_get_drop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_reads_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_servers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_server_lost, setup, teardown),

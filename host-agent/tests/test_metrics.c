@@ -32,7 +32,11 @@ static const char stats_json[] =
 	"\"faults_wp\":1,\"fault_p50_ns\":4000,\"fault_p99_ns\":90000,"
 	"\"fault_hist\":{\"le_ns\":[1000,5000,100000],\"count\":[0,60,99],\"total\":100,"
 	"\"sum_ns\":1200000},"
-	"\"ctiers\":[{\"name\":\"lz4\",\"stored_bytes\":1048576,\"pool_bytes\":400000}]}],"
+	"\"ctiers\":[{\"name\":\"lz4\",\"stored_bytes\":1048576,\"pool_bytes\":400000},"
+	"{\"name\":\"far\",\"stored_bytes\":4096,\"pool_bytes\":2000,\"remote\":{\"copies\":2,"
+	"\"under_copies\":3,\"servers\":[{\"server\":\"10.0.0.2:7500\",\"state\":\"up\","
+	"\"pages\":11,\"lost\":0},{\"server\":\"10.0.0.3:7500\",\"state\":\"down\","
+	"\"pages\":5,\"lost\":2}]}}]}],"
 	"\"hints\":{\"channel\":\"attached\",\"accepted\":{\"free\":3,\"cold\":4},"
 	"\"rejected\":{\"range\":1},\"saved_bytes\":8192}}";
 static const char report_json[] =
@@ -101,6 +105,15 @@ static void test_writer(void **state)
 		"kind=\"stored\"} 0.0012000000000000001\n",
 		"vtier_vm_fault_latency_seconds_count{domain=\"web\"",
 		"vtier_vms 2\n",
+		"vtier_vm_remote_server_up{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-782e98ab3fa0\","
+		"backend=\"pc.ram\",tier=\"far\",server=\"10.0.0.3:7500\"} 0\n",
+		"tier=\"far\",server=\"10.0.0.2:7500\"} 1\n",
+		"vtier_vm_remote_server_pages{domain=\"web\"",
+		"tier=\"far\",server=\"10.0.0.2:7500\"} 11\n",
+		"# TYPE vtier_vm_remote_server_lost_total counter\n",
+		"tier=\"far\",server=\"10.0.0.3:7500\"} 2\n",
+		"vtier_vm_remote_under_copies{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-782e98ab3fa0\","
+		"backend=\"pc.ram\",tier=\"far\"} 3\n",
 		"vtier_libvirt_connected 1\n",
 		"vtier_vm_ram_bytes{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-"
 		"2516-782e98ab3fa0\"} 1073741824\n",

@@ -403,6 +403,36 @@ static void test_partition_and_empty_restart(void **state)
 	vt_rc_free(rc);
 }
 
+/*
+ * Servers whose replies take 25 ms (an emulated host), with a first try of
+ * 4 ms: later tries wait long enough to be answered, and the round trip
+ * learnt makes the next requests' first try long enough (few retries).
+ */
+static void test_slow_path(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_rc_config c = f->cfg;
+	struct vt_rc_server_stats s0, s1;
+	char err[256];
+	struct vt_rc *rc;
+
+	c.timeout_us = 4000;
+	rc = vt_rc_new(&c, err, sizeof(err));
+	assert_non_null(rc);
+	assert_int_equal(vt_rc_connect(rc), NSRV);
+	for (unsigned int k = 0; k < NSRV; k++)
+		g_atomic_int_set(&f->srv[k].delay_ms, 25);
+	assert_int_equal(put_range(rc, 0, 32, 1), 0);
+	assert_int_equal(read_range(rc, 0, 32, 1), 32);
+	vt_rc_server_stats(rc, 0, &s0);
+	vt_rc_server_stats(rc, 1, &s1);
+	assert_int_equal(s0.state, VT_RC_UP);
+	assert_int_equal(s0.lost, 0);
+	/* the first request's tries of 4, 8 and 16 ms; then the learnt round trip */
+	assert_true(s0.retries + s1.retries <= 12);
+	vt_rc_free(rc);
+}
+
 /* Pages known from the store's index after a restart: read back by a new client. */
 static void test_adopt(void **state)
 {
@@ -472,6 +502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_other_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partition_and_empty_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_path, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -768,6 +768,33 @@ static void test_max_namespaces(void **state)
 	fixture_free(f);
 }
 
+/* One address creates at most ns_per_addr namespaces; others still can; known ones stay. */
+static void test_ns_per_addr(void **state)
+{
+	struct fixture *f = fixture_new_cfg((struct vt_rs_config) {
+		.server_cap_bytes = 1 << 20, .ns_per_addr = 2 });
+	struct client c[4];
+	struct vt_rp_caps caps;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		client_init(&c[i], (uint8_t)(20 + i));
+	/* three keys from one address (a rogue making namespaces), one from another */
+	c[1].peer = c[0].peer;
+	c[2].peer = c[0].peer;
+	assert_int_equal(hello(f, &c[0], &caps), 0);
+	assert_int_equal(hello(f, &c[1], &caps), 0);
+	assert_int_equal(hello(f, &c[2], &caps), ENOSPC);
+	assert_int_equal(stats(f).ns_addr_full, 1);
+	assert_int_equal(stats(f).namespaces, 2);
+	assert_int_equal(hello(f, &c[3], &caps), 0);
+	/* a namespace it has is not a new one */
+	assert_int_equal(hello(f, &c[1], &caps), 0);
+	for (int i = 0; i < 4; i++)
+		client_fini(&c[i]);
+	fixture_free(f);
+}
+
 static void test_garbage(void **state)
 {
 	struct fixture *f = fixture_new(0, 1ull << 30);
@@ -926,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_hello_rules),
 		cmocka_unit_test(test_hello_reset),
 		cmocka_unit_test(test_max_namespaces),
+		cmocka_unit_test(test_ns_per_addr),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_reasm_bound),

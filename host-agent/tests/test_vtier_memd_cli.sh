@@ -25,7 +25,7 @@ expect() {
 	fi
 }
 
-echo "1..13"
+echo "1..15"
 expect "listen ADDR:PORT is required"
 expect "'10.0.0.1': expected IPV4:PORT" --listen 10.0.0.1
 expect "'10.0.0.1:0': expected IPV4:PORT (port 1-65535)" --listen 10.0.0.1:0
@@ -35,6 +35,8 @@ expect "transport 'rdma': expected auto, afxdp or udp" --listen 127.0.0.1:7500 -
 expect "xdp-bind 'fast': expected auto, copy or zerocopy" --listen 127.0.0.1:7500 --xdp-bind fast
 expect "invalid size" --listen 127.0.0.1:7500 --ns-cap lots
 expect "frag max 100" --listen 127.0.0.1:7500 --frag-max 100
+expect "ns-per-client -1: 1-4096 accepted" --listen 127.0.0.1:7500 --ns-per-client -1
+expect "ns-per-client 5000: 1-4096 accepted" --listen 127.0.0.1:7500 --ns-per-client 5000
 expect "unexpected argument 'extra'" --listen 127.0.0.1:7500 extra
 
 # the key pair: made once, the same after; a key file others may read is refused

@@ -141,9 +141,11 @@ static char *stats_json(const struct memd *m)
 	g_string_append_printf(j, "\"namespaces\":%" G_GUINT64_FORMAT ",\"pages\":%" G_GUINT64_FORMAT
 			       ",\"bytes\":%" G_GUINT64_FORMAT ",\"server_cap\":%" G_GUINT64_FORMAT
 			       ",\"over_cap\":%" G_GUINT64_FORMAT ",\"hello_ok\":%" G_GUINT64_FORMAT
-			       ",\"hello_refused\":%" G_GUINT64_FORMAT ",\"expired\":%"
+			       ",\"hello_refused\":%" G_GUINT64_FORMAT ",\"ns_full\":%"
+			       G_GUINT64_FORMAT ",\"ns_addr_full\":%" G_GUINT64_FORMAT ",\"expired\":%"
 			       G_GUINT64_FORMAT ",\"drops\":{", s.namespaces, s.pages, s.bytes,
-			       s.server_cap, s.over_cap, s.hello_ok, s.hello_refused, s.expired);
+			       s.server_cap, s.over_cap, s.hello_ok, s.hello_refused, s.ns_full,
+			       s.ns_addr_full, s.expired);
 	for (unsigned int r = 1; r < VT_RP_R_COUNT; r++)
 		g_string_append_printf(j, "%s\"%s\":%" G_GUINT64_FORMAT, r > 1 ? "," : "",
 				       vt_rp_reason_name(r), s.drops[r]);
@@ -260,7 +262,7 @@ int main(int argc, char **argv)
 	g_autofree char *ns_cap = NULL, *server_cap = NULL, *state_dir = NULL, *xdp_prog = NULL;
 	gboolean show_key = FALSE, no_need_wakeup = FALSE, busy_poll = FALSE, skb_mode = FALSE;
 	g_autofree char *stats_file = NULL;
-	gint frag_max = 0;
+	gint frag_max = 0, ns_per_client = 0;
 	g_autofree struct memd *m = g_new0(struct memd, 1);
 	const GOptionEntry entries[] = {
 		{ "listen", 'l', 0, G_OPTION_ARG_STRING, &listen,
@@ -283,6 +285,8 @@ int main(int argc, char **argv)
 		  "largest body bytes in one datagram, 256-3968 (default 1400: MTU 1500)", "N" },
 		{ "ns-cap", 0, 0, G_OPTION_ARG_STRING, &ns_cap,
 		  "bytes one namespace (one VM) may hold (default 1GiB)", "SIZE" },
+		{ "ns-per-client", 0, 0, G_OPTION_ARG_INT, &ns_per_client,
+		  "namespaces one client address may create, 1-4096 (default 256)", "N" },
 		{ "server-cap", 0, 0, G_OPTION_ARG_STRING, &server_cap,
 		  "bytes all namespaces may hold (default: half of MemAvailable at start)", "SIZE" },
 		{ "state-dir", 0, 0, G_OPTION_ARG_FILENAME, &state_dir,
@@ -346,6 +350,12 @@ int main(int argc, char **argv)
 	}
 	if (ns_cap && !vt_parse_size(ns_cap, &sc.ns_cap_bytes, &e))
 		goto bad;
+	if (ns_per_client && (ns_per_client < 1 || ns_per_client > VT_RS_MAX_NS_DEFAULT)) {
+		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--ns-per-client %d: "
+			    "1-%d accepted", ns_per_client, VT_RS_MAX_NS_DEFAULT);
+		goto bad;
+	}
+	sc.ns_per_addr = (unsigned int)ns_per_client;
 	if (server_cap && !vt_parse_size(server_cap, &sc.server_cap_bytes, &e))
 		goto bad;
 	if (!server_cap)
