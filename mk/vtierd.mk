@@ -17,8 +17,11 @@
 #                       compressed tiers, zswap, kill -9 (tests/testbed/scenarios/
 #                       vtierd-ctier.sh in an L1 of its own; about 4 min under TCG;
 #                       make check-vm runs it in the shared L1)
+#   make check-vtierd-remote  the remote tier in the testbed: an L2 VM's RAM on three
+#                       vtier-memd in L1 network namespaces, one killed -9 during a
+#                       read-back (tests/testbed/scenarios/vtierd-remote.sh, its own L1)
 
-.PHONY: demo-vm check-vtierd vtierd-table check-vtierd-ctier
+.PHONY: demo-vm check-vtierd vtierd-table check-vtierd-ctier check-vtierd-remote
 
 DEMO ?= vtier
 demo-vm: build testbed-images $(if $(filter stock,$(DEMO)),,qemu-build)
@@ -48,3 +51,6 @@ vtierd-table: build testbed-images
 
 check-vtierd-ctier: build testbed-images qemu-build
 	$(MESON) test -C $(BUILD) --suite vtierd-ctier --print-errorlogs
+
+check-vtierd-remote: build testbed-images qemu-build
+	$(MESON) test -C $(BUILD) --suite vtierd-remote --print-errorlogs

@@ -266,7 +266,7 @@ int ctm_remote_turn(struct vt_ctier_mover *m, void *buf, int *due_ms)
 	g_autoptr(GArray) again = NULL;
 
 	if (m->remote_next_ns != UINT64_MAX && now >= m->remote_next_ns) {
-		int r = vt_store_remote_tick(m->store, 256);
+		int r = vt_store_remote_tick(m->store, REMOTE_REPAIR_BUDGET);
 
 		/* no remote tier in this store: nothing to keep up */
 		m->remote_next_ns = r == -ENOENT ? UINT64_MAX : now + REMOTE_TICK_NS;

@@ -139,6 +139,11 @@ struct vt_ctier_mover {
 };
 
 #define REMOTE_TICK_NS (100ull * 1000 * 1000)
+/*
+ * Copies re-created per upkeep: each is a fetch and a put, and faults wait
+ * meanwhile (16: a few ms on a host, about 160 ms in the emulated testbed)
+ */
+#define REMOTE_REPAIR_BUDGET 16
 #define WAITING_RETRY_MS 10
 
 #define STAT_ADD(m, field, v) do {		\

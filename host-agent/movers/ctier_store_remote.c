@@ -31,12 +31,12 @@
 
 void cts_remote_close(struct tier *t)
 {
-	if (t->drops && t->rc && t->drops->len) {
-		/* best effort: a copy left there is overwritten when the page is stored again */
-		for (unsigned int i = 0; i < t->drops->len; i += DROPS_BATCH)
-			vt_rc_free_pages(t->rc, &g_array_index(t->drops, uint64_t, i),
-					 MIN(DROPS_BATCH, t->drops->len - i));
-	}
+	/*
+	 * No network here (a close may run on a main loop): frees not sent yet
+	 * are dropped; such a copy is replaced when the page is stored there
+	 * again, and otherwise held against the VM's namespace cap until the
+	 * server restarts.
+	 */
 	vt_rc_free(t->rc);
 	t->rc = NULL;
 	g_free(t->snap);

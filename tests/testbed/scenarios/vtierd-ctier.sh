@@ -32,7 +32,12 @@
 #     per alpha
 #   part bench-tco ("bench-tco", make bench-tco): TierScape's Fig. 8 on this VM
 #     (ctier/bench-tco.sh, docs/bench-tco.md); RESULT-BENCH-TCO per placement
-# vtierd-compress.sh, vtierd-kill.sh, vtierd-tco.sh and bench-tco.sh run one part each.
+#   part remote ("remote"): the remote tier on three vtier-memd in L1 network
+#     namespaces, a server killed -9 during a read-back (ctier/remote.sh);
+#     RESULT-REMOTE-L2 pages= fetch_p50_us= fetch_p99_us= fault_p50_us= server_kills=
+#     bad_pages= zero_pages= transport=
+# vtierd-compress.sh, vtierd-kill.sh, vtierd-tco.sh, vtierd-remote.sh and bench-tco.sh run
+# one part each.
 PARTS=${VTIERD_CTIER_PARTS:-compress zswap kill tco}
 W=${VTIERD_WINDOW_MS:-1000}
 . /src/tests/testbed/scenarios/lib.sh
@@ -78,6 +83,10 @@ codec = deflate:1
 pool = zbud
 medium = file:/var/lib/vtier/cold
 EOF
+if has_part remote; then
+    . /src/tests/testbed/scenarios/ctier/remote.sh
+    remote_servers_start >> /run/vtier/vtierd.conf
+fi
 start_vtierd --agent-socket "$AGENT" --config /run/vtier/vtierd.conf
 vtierd_ready
 ctl tiers || fail "vtierd did not start: $(cat "$TB_OUT/vtierd.log")"
@@ -279,6 +288,9 @@ if has_part kill; then
     # load (docs/results/2026-11-24-vtierd-ctier.md, 2026-11-29-isolation.md)
     [ "$p99" -le 5000 ] ||
         fail "resume p99 after kill -9 $p99 ms (vtierd started -> re-adopted) over its bound 5000 ms"
+fi
+if has_part remote; then
+    remote_part
 fi
 if has_part tco; then
     . /src/tests/testbed/scenarios/ctier/tco.sh
