@@ -150,6 +150,10 @@ def held(memds):
     return out
 
 
+def log_lines(d, text):
+    return [x for x in d.logs().splitlines() if text in x]
+
+
 def backend(vm_stats):
     return vm_stats["backends"][0]
 
@@ -300,11 +304,14 @@ def run_test(t, h, d, memds):
     # 4: a server killed -9 while the guest reads
     r, b = demoted("before the server kill")
     far = far_of(b)
+    rem0 = far["remote"]
     t.ok(far["pages"] > PAGES // 2 and all(server_of(far, m)["state"] == "up" for m in memds),
          f"demoted again: far holds {far['pages']} pages, every server up")
     # the server holding most of the VM's pages
     held(memds)
     victim = max(memds, key=ns_pages)
+    lost = f"remote tier far: server {victim.addr} lost"
+    lost0 = len(log_lines(d, lost))
     q.serial.send("verify")
     early = q.serial.readline(0.3)
     victim.kill9()
@@ -313,22 +320,23 @@ def run_test(t, h, d, memds):
     t.ok(early is None and v["bad"] == "0",
          f"vtier-memd {victim.addr} killed -9 during the guest's verify: bad {v['bad']} "
          f"(early reply: {early})")
-    lost = f"remote tier far: server {victim.addr} lost"
-    line = wait_for("vtierd's log line of the lost server", lambda: next(
-        (x for x in d.logs().splitlines() if lost in x), None), 30)
+    line = wait_for("vtierd's log line of the lost server", lambda: (
+        (x := log_lines(d, lost)) and len(x) > lost0 and x[-1]), 30)
     t.ok(line is not None, f"vtierd says so: {line.strip()}")
     far = far_of(backend(d.run("stats", vm)))
     rem, st = far["remote"], server_of(far, victim)
-    t.ok((rem["get_fallbacks"] > 0 or rem["repaired"] > 0) and st["state"] == "down",
-         f"faults served from the other copies: get_fallbacks {rem['get_fallbacks']}, "
-         f"repaired {rem['repaired']}, under_copies {rem['under_copies']}, damaged "
-         f"{rem['damaged']}; {st}")
+    fallbacks = rem["get_fallbacks"] - rem0["get_fallbacks"]
+    repaired = rem["repaired"] - rem0["repaired"]
+    t.ok((fallbacks > 0 or repaired > 0) and st["state"] == "down",
+         f"faults served from the other copies: get_fallbacks +{fallbacks}, repaired "
+         f"+{repaired}, under_copies {rem['under_copies']}, damaged {rem['damaged']}; {st}")
 
     # 5: the server back (same state dir: same key), the tier takes pages again
-    victim.start()
     regained = f"remote tier far: server {victim.addr} regained"
-    line = wait_for("vtierd's log line of the regained server", lambda: next(
-        (x for x in d.logs().splitlines() if regained in x), None), 30)
+    regained0 = len(log_lines(d, regained))
+    victim.start()
+    line = wait_for("vtierd's log line of the regained server", lambda: (
+        (x := log_lines(d, regained)) and len(x) > regained0 and x[-1]), 30)
     st = server_of(far_of(backend(d.run("stats", vm))), victim)
     t.ok(line is not None and st["state"] == "up",
          f"restarted with the same key: {line.strip()}; {st}")
