@@ -18,11 +18,14 @@ and checked by the guest itself (every page, each time):
   7 no page reads as zeros where the guest wrote data (QEMU's own pmemsave);
     "# RESULT-REMOTE-VTIERD pages=... fault_p50_us=... fault_p99_us=...
     server_kills=1 agent_kills=1 bad_pages=0 zero_pages=0"
+  8 a server stopped (SIGSTOP) for 0.4 s during a demotion: every page reads
+    back and no copy stays behind on the servers
 Needs root (network namespaces, veth): without it the test skips."""
 
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -150,6 +153,16 @@ def held(memds):
     return out
 
 
+def left_behind(memds):
+    """The VM's pages the servers still hold, once frees in flight had a few
+    seconds: (total, per server)."""
+    deadline = time.monotonic() + 8
+    while True:
+        left = sum(e["pages"] for e in held(memds).values())
+        if not left or time.monotonic() > deadline:
+            return left, [ns_pages(m) for m in memds]
+
+
 def log_lines(d, text):
     return [x for x in d.logs().splitlines() if text in x]
 
@@ -186,7 +199,7 @@ def test():
               flush=True)
         sys.exit(0)
     with Harness("remote-vtierd") as h:
-        t = Tap(21)
+        t = Tap(23)
         net = Net()
         d = None
         memds = []
@@ -289,13 +302,7 @@ def run_test(t, h, d, memds):
          f"far faulted back: {far['gets']} gets of far, the servers answered {got} GETs; "
          f"query-memory-tiers: {qt}")
     # every page far held is back in the guest: no copy may stay behind on a server
-    # (frees in flight get a few seconds)
-    deadline = time.monotonic() + 8
-    while True:
-        left = sum(e["pages"] for e in held(memds).values())
-        if not left or time.monotonic() > deadline:
-            break
-    per = [ns_pages(m) for m in memds]
+    left, per = left_behind(memds)
     far = far_of(backend(d.run("stats", vm)))
     t.ok(far["pages"] == 0 and far["remote"]["pages"] == 0 and left == 0,
          f"no copy left behind: far holds {far['pages']} pages, its client counts "
@@ -392,11 +399,38 @@ def run_test(t, h, d, memds):
     t.ok(zero_pages == 0 and v["bad"] == "0" and bad_pages == 0,
          f"QEMU reads no page of data as zeros: {zero_pages} zero pages, {bad_pages} bad "
          f"pages in all the guest's verifies")
-    t.ok(d.proc.poll() is None and all(m.proc.poll() is None for m in memds),
-         "vtierd and the three servers keep running")
     log(f"RESULT-REMOTE-VTIERD pages={far_pages} fault_p50_us={fault_p50_us:.1f} "
         f"fault_p99_us={fault_p99_us:.1f} server_kills=1 agent_kills=1 "
         f"bad_pages={bad_pages} zero_pages={zero_pages}")
+
+    # 8: a server stopped for 0.4 s (SIGSTOP) during a demotion: puts to it time
+    # out while the other server of their pair takes them, and it stores what it
+    # had queued once it runs again; every page reads back and no copy stays behind
+    slow = memds[1]
+    to0 = server_of(far_of(backend(d.run("stats", vm))), slow)["timeouts"]
+    d.run("demote", vm, "tier=far", f"gpa={REGION}", f"len={PAGES * 4096}")
+    time.sleep(0.1)
+    slow.proc.send_signal(signal.SIGSTOP)
+    time.sleep(0.4)
+    slow.proc.send_signal(signal.SIGCONT)
+    time.sleep(0.5)
+    b = wait_for("the demotion around the stop carried out", lambda: (
+        (x := backend(d.run("stats", vm))) and x["backlog"] == 0 and x), 180)
+    far = far_of(b)
+    timeouts = server_of(far, slow)["timeouts"] - to0
+    log(f"around the stop: far {json.dumps(far)}")
+    t.ok(timeouts > 0 and far["pages"] > PAGES // 2,
+         f"vtier-memd {slow.addr} stopped 0.4 s during a demotion: {timeouts} requests "
+         f"to it timed out, far holds {far['pages']} pages")
+    v = verify("after the stop")
+    left, per = left_behind(memds)
+    far = far_of(backend(d.run("stats", vm)))
+    t.ok(v["bad"] == "0" and far["pages"] == 0 and far["remote"]["pages"] == 0 and left == 0,
+         f"every page read back (bad {v['bad']}) and no copy left behind: far holds "
+         f"{far['pages']} pages, its client counts {far['remote']['pages']}, the servers "
+         f"hold {left} {per}")
+    t.ok(d.proc.poll() is None and all(m.proc.poll() is None for m in memds),
+         "vtierd and the three servers keep running")
 
 
 if __name__ == "__main__":
