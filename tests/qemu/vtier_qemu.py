@@ -256,9 +256,10 @@ class Vtierd:
     """vtierd (built beside the tests) with three compressed tiers: lz4 in memory
     (node 0), zstd and lz4 ("disk") in files; its control by vtierctl --json.
     @name gives several instances their own sockets, store, files and logs (two
-    hosts' vtierds); @policy is a [policy] section's lines, @args more options."""
+    hosts' vtierds); @policy is a [policy] section's lines, @args more options,
+    @extra_config more groups appended to the config file (a [remote.NAME] tier)."""
 
-    def __init__(self, h, name="vtierd", policy="", args=()):
+    def __init__(self, h, name="vtierd", policy="", args=(), extra_config=""):
         self.h = h
         self.name = name
         first = name == "vtierd"
@@ -275,6 +276,8 @@ class Vtierd:
             f.write("[ctier.lz4]\ncodec = lz4\npool = zsmalloc\nmedium = node:0\n\n"
                     f"[ctier.zstd]\ncodec = zstd:3\npool = zbud\nmedium = file:{cold}\n\n"
                     f"[ctier.disk]\ncodec = lz4\npool = zbud\nmedium = file:{self.disk}\n")
+            if extra_config:
+                f.write(f"\n{extra_config.rstrip()}\n")
         os.makedirs(cold, exist_ok=True)
         os.makedirs(self.disk, exist_ok=True)
         self.bin = os.path.join(os.environ["VTIER_TEST_BUILD"], "..", "..", "host-agent",
