@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Control request dispatch: each request's handler, its reply, deferred replies. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -464,11 +463,9 @@ char *vt_daemon_handle(struct vt_daemon *d, const char *data, size_t len)
 				vt_json_add_u64(b, "copies", rc->copies);
 				vt_json_begin_arr(b, "servers");
 				for (unsigned int k = 0; k < rc->nr_servers; k++) {
-					char name[32], ip[INET_ADDRSTRLEN] = "?";
-					struct in_addr a = { .s_addr = htonl(rc->server[k].addr) };
+					char name[VT_RC_SERVER_NAME_LEN];
 
-					inet_ntop(AF_INET, &a, ip, sizeof(ip));
-					g_snprintf(name, sizeof(name), "%s:%u", ip, rc->server[k].port);
+					vt_rc_server_name(&rc->server[k], name, sizeof(name));
 					json_builder_add_string_value(b, name);
 				}
 				json_builder_end_array(b);

@@ -3,9 +3,7 @@
  * A backend's numbers: its stats as JSON (vtierctl stats, metrics), its
  * compressed tiers' measures for the tier model, the STATS message to QEMU.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
 
 #include "json_member.h"
 #include "remote_client.h"
@@ -38,15 +36,6 @@ static void fault_histogram(JsonBuilder *j, const char *name, const struct vt_la
 	json_builder_end_object(j);
 }
 
-static void server_name(const struct vt_rc_server *s, char *buf, size_t len)
-{
-	struct in_addr a = { .s_addr = htonl(s->addr) };
-	char ip[INET_ADDRSTRLEN] = "?";
-
-	inet_ntop(AF_INET, &a, ip, sizeof(ip));
-	snprintf(buf, len, "%s:%u", ip, s->port);
-}
-
 /* A remote tier's client: its servers and copies (the last upkeep's figures). */
 static void remote_to_json(struct vt_backend *b, unsigned int tier, JsonBuilder *j)
 {
@@ -75,9 +64,9 @@ static void remote_to_json(struct vt_backend *b, unsigned int tier, JsonBuilder 
 	}
 	vt_json_begin_arr(j, "servers");
 	for (int i = 0; i < (int)h->remote[tier].rc.nr_servers; i++) {
-		char name[32];
+		char name[VT_RC_SERVER_NAME_LEN];
 
-		server_name(&h->remote[tier].rc.server[i], name, sizeof(name));
+		vt_rc_server_name(&h->remote[tier].rc.server[i], name, sizeof(name));
 		json_builder_begin_object(j);
 		vt_json_add_str(j, "server", name);
 		if (i < n) {
@@ -114,9 +103,9 @@ void vt_backend_remote_watch(struct vt_backend *b)
 			continue;
 		n = vt_store_remote_stats(b->store, t, &st, srv, VT_RC_MAX_SERVERS);
 		for (int i = 0; i < n && i < VT_RC_MAX_SERVERS; i++) {
-			char name[32];
+			char name[VT_RC_SERVER_NAME_LEN];
 
-			server_name(&h->remote[t].rc.server[i], name, sizeof(name));
+			vt_rc_server_name(&h->remote[t].rc.server[i], name, sizeof(name));
 			if (srv[i].lost > b->remote_lost[t][i])
 				g_warning("remote tier %s: server %s lost (%u requests in a row "
 					  "unanswered): its copies are read from the others and "

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The remote tier's client (remote_client.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -46,6 +48,15 @@ struct vt_rc {
 	uint8_t body[VT_RP_BODY_LIMIT];
 	uint8_t blob[VT_RP_MAX_FRAGS * VT_RP_FRAG_LIMIT];
 };
+
+void vt_rc_server_name(const struct vt_rc_server *s, char *buf, size_t len)
+{
+	struct in_addr a = { .s_addr = htonl(s->addr) };
+	char ip[INET_ADDRSTRLEN] = "?";
+
+	inet_ntop(AF_INET, &a, ip, sizeof(ip));
+	snprintf(buf, len, "%s:%u", ip, s->port);
+}
 
 const char *vt_rc_state_name(enum vt_rc_state s)
 {

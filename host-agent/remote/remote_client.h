@@ -149,5 +149,8 @@ unsigned int vt_rc_nr_servers(const struct vt_rc *rc);
 void vt_rc_get_stats(struct vt_rc *rc, struct vt_rc_stats *st);
 void vt_rc_server_stats(struct vt_rc *rc, unsigned int i, struct vt_rc_server_stats *st);
 const char *vt_rc_state_name(enum vt_rc_state s);
+/* "A.B.C.D:PORT" of @s into @buf (VT_RC_SERVER_NAME_LEN bytes suffice). */
+#define VT_RC_SERVER_NAME_LEN 24
+void vt_rc_server_name(const struct vt_rc_server *s, char *buf, size_t len);
 
 #endif
