@@ -75,8 +75,9 @@ struct vt_backend {
 	uint64_t stored_at_hello;
 	int failed_err;			/* set by the mover thread (atomic) */
 	/* remote tiers' servers: lost / regained / emptied as last logged (main loop) */
-	uint64_t remote_lost[VT_CTIER_MAX][8], remote_regained[VT_CTIER_MAX][8];
-	uint64_t remote_emptied[VT_CTIER_MAX][8];
+	struct {
+		uint64_t lost, regained, emptied;
+	} remote_seen[VT_CTIER_MAX][VT_RC_MAX_SERVERS];
 	/* the VM's TCO report last sent to QEMU (main loop), sent again while the VM is busy */
 	bool have_tco;
 	struct vtier_handoff_tco tco;

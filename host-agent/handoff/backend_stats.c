@@ -106,18 +106,18 @@ void vt_backend_remote_watch(struct vt_backend *b)
 			char name[VT_RC_SERVER_NAME_LEN];
 
 			vt_rc_server_name(&h->remote[t].rc.server[i], name, sizeof(name));
-			if (srv[i].lost > b->remote_lost[t][i])
+			if (srv[i].lost > b->remote_seen[t][i].lost)
 				g_warning("remote tier %s: server %s lost (%u requests in a row "
 					  "unanswered): its copies are read from the others and "
 					  "re-created on them", h->ctier[t].name, name,
 					  VT_RC_DOWN_AFTER);
-			if (srv[i].regained > b->remote_regained[t][i])
+			if (srv[i].regained > b->remote_seen[t][i].regained)
 				g_message("remote tier %s: server %s regained%s", h->ctier[t].name,
-					  name, srv[i].emptied > b->remote_emptied[t][i] ?
+					  name, srv[i].emptied > b->remote_seen[t][i].emptied ?
 					  " empty (restarted): its old copies forgotten" : "");
-			b->remote_lost[t][i] = srv[i].lost;
-			b->remote_regained[t][i] = srv[i].regained;
-			b->remote_emptied[t][i] = srv[i].emptied;
+			b->remote_seen[t][i].lost = srv[i].lost;
+			b->remote_seen[t][i].regained = srv[i].regained;
+			b->remote_seen[t][i].emptied = srv[i].emptied;
 		}
 	}
 }
