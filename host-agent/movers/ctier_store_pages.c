@@ -237,13 +237,11 @@ out:
 int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, const void *data,
 		      const void *copy, uint32_t copy_len, bool *used)
 {
-	struct put_job *j = g_new(struct put_job, 1);
+	struct put_job job, *j = &job;	/* on the stack, as the compressed bytes were */
 	int r = put_prepare(s, j, page, tier, data, copy, copy_len, used);
 
-	if (r < 0) {
-		g_free(j);
+	if (r < 0)
 		return r;
-	}
 	if (j->remote) {
 		/*
 		 * the copies on the servers, then the entry, under the tier's
@@ -263,7 +261,6 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	} else {
 		r = put_commit(s, j);
 	}
-	g_free(j);
 	return r;
 }
 
