@@ -192,6 +192,13 @@ void vt_rp_msg_release(struct vt_rp_msg *m);
  * for dead and re-created its copies elsewhere no longer knows them).
  */
 #define VT_RP_HELLO_RESET 1u
+/*
+ * Flag: the client is gone for good (its VM ended): the server forgets the
+ * namespace, its pages and all, and answers with nothing held; a namespace it
+ * does not hold is not created. Other flag bits are refused.
+ */
+#define VT_RP_HELLO_BYE 2u
+#define VT_RP_HELLO_FLAGS (VT_RP_HELLO_RESET | VT_RP_HELLO_BYE)
 #define VT_RP_HELLO_PLAIN_BYTES (VT_RP_NS_BYTES + VT_SEAL_KEY_BYTES + 4)
 #define VT_RP_HELLO_BYTES (VT_RP_HELLO_PLAIN_BYTES + VT_SEAL_BOX_OVERHEAD)
 int vt_rp_hello_seal(const uint8_t server_pk[VT_SEAL_PK_BYTES], const uint8_t ns[VT_RP_NS_BYTES],

@@ -28,6 +28,7 @@ struct rs_ns {
 	struct vt_rp_window window;
 	struct vt_rp_reasm reasm;
 	uint64_t reasm_bytes;
+	uint32_t creator;	/* IPv4 (network order) whose HELLO made it: its share */
 	struct vt_rs_ns_stats st;
 };
 
@@ -192,6 +193,23 @@ static void ns_reset(struct vt_rs *rs, struct rs_ns *ns)
 	rs->st.resets++;
 }
 
+/* A BYE: the namespace, its pages and partial messages gone; its creator's share back. */
+static void ns_forget(struct vt_rs *rs, struct rs_ns *ns)
+{
+	gpointer who = GUINT_TO_POINTER(ns->creator);
+	unsigned int made = GPOINTER_TO_UINT(g_hash_table_lookup(rs->per_addr, who));
+
+	ns_reset(rs, ns);
+	rs->st.resets--;	/* counted as a bye, not a reset */
+	rs->st.reasm_bytes -= ns->reasm_bytes;
+	if (made > 1)
+		g_hash_table_insert(rs->per_addr, who, GUINT_TO_POINTER(made - 1));
+	else
+		g_hash_table_remove(rs->per_addr, who);
+	g_hash_table_remove(rs->ns, ns);	/* frees it */
+	rs->st.byes++;
+}
+
 static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *peer,
 				  const uint8_t *buf, size_t len, const struct vt_rp_dgram *d,
 				  vt_rs_emit_fn emit, void *arg)
@@ -207,6 +225,8 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 		return drop(rs, NULL, VT_RP_R_FORGED);
 	if (memcmp(id, d->hdr.ns, VT_RP_NS_BYTES))
 		return drop(rs, NULL, VT_RP_R_NS);
+	if (flags & ~VT_RP_HELLO_FLAGS)
+		return drop(rs, NULL, VT_RP_R_BODY);
 	ns = ns_find(rs, id);
 	if (ns && !vt_seal_key_equal(ns->access_key, key)) {
 		/* Someone else's namespace: refused, told with the asker's own key. */
@@ -217,8 +237,15 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 	if (ns) {
 		if (!vt_rp_window_mark(&ns->window, d->hdr.seq))
 			return drop(rs, ns, VT_RP_R_REPLAYED);
-		if (flags & VT_RP_HELLO_RESET)
+		if (flags & VT_RP_HELLO_BYE) {
+			ns_forget(rs, ns);
+			ns = NULL;
+		} else if (flags & VT_RP_HELLO_RESET) {
 			ns_reset(rs, ns);
+		}
+	} else if (flags & VT_RP_HELLO_BYE) {
+		/* nothing held (a BYE sent again, or a server restarted since): not made */
+		rs->st.byes_unknown++;
 	} else {
 		gpointer who = GUINT_TO_POINTER(peer->addr);
 		unsigned int made = GPOINTER_TO_UINT(g_hash_table_lookup(rs->per_addr, who));
@@ -236,6 +263,7 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 		}
 		g_hash_table_insert(rs->per_addr, who, GUINT_TO_POINTER(made + 1));
 		ns = g_new0(struct rs_ns, 1);
+		ns->creator = peer->addr;
 		ns->hash = vt_seal_hash(rs->hash_key, id, VT_RP_NS_BYTES);
 		memcpy(ns->id, id, VT_RP_NS_BYTES);
 		memcpy(ns->st.ns, id, VT_RP_NS_BYTES);
@@ -244,9 +272,9 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 		vt_rp_window_mark(&ns->window, d->hdr.seq);
 		g_hash_table_add(rs->ns, ns);
 	}
-	memset(key, 0, sizeof(key));
 	rs->st.hello_ok++;
-	reply(rs, peer, &d->hdr, ns->access_key, 0, caps_body(rs, ns), emit, arg);
+	reply(rs, peer, &d->hdr, key, 0, caps_body(rs, ns), emit, arg);
+	memset(key, 0, sizeof(key));
 	return VT_RP_OK;
 }
 

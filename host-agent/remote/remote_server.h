@@ -72,6 +72,8 @@ struct vt_rs_stats {
 	uint64_t hello_ok;		/* HELLOs answered with the caps */
 	uint64_t hello_refused;		/* HELLOs for a known namespace with another key */
 	uint64_t resets;		/* HELLOs with VT_RP_HELLO_RESET: a namespace emptied */
+	uint64_t byes;			/* HELLOs with VT_RP_HELLO_BYE: a namespace forgotten */
+	uint64_t byes_unknown;		/* ... for a namespace not held (nothing done) */
 	uint64_t ns_full;		/* HELLOs refused: max_namespaces reached */
 	uint64_t ns_addr_full;		/* HELLOs refused: their address made ns_per_addr already */
 	uint64_t namespaces, pages;

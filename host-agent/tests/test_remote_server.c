@@ -748,6 +748,72 @@ static void test_hello_reset(void **state)
 	fixture_free(f);
 }
 
+/*
+ * BYE: the namespace goes, pages and all, its creator's share comes back; a
+ * BYE for a namespace not held makes none; unknown flag bits are refused.
+ */
+static void test_hello_bye(void **state)
+{
+	struct fixture *f = fixture_new_cfg((struct vt_rs_config) {
+		.server_cap_bytes = 1ull << 30, .ns_per_addr = 2 });
+	struct client a, b, c;
+	struct vt_rp_caps caps;
+	uint8_t box[VT_RP_HELLO_BYTES];
+	struct vt_rp_dgrams bad = { 0 };
+	uint16_t st[8];
+	long len;
+
+	(void)state;
+	client_init(&a, 31);
+	client_init(&b, 32);
+	client_init(&c, 33);
+	b.peer = a.peer;	/* one address: its two namespaces are its whole share */
+	c.peer = a.peer;
+	assert_int_equal(hello(f, &a, &caps), 0);
+	assert_int_equal(hello(f, &b, &caps), 0);
+	assert_int_equal(hello(f, &c, &caps), ENOSPC);
+	put_pages(f, &a, 0, 8, 1, st);
+	put_pages(f, &b, 0, 8, 1, st);
+	assert_int_equal(stats(f).pages, 16);
+
+	assert_int_equal(hello_flags(f, &a, VT_RP_HELLO_BYE, &caps), 0);
+	assert_int_equal(caps.ns_used, 0);
+	assert_int_equal(stats(f).byes, 1);
+	assert_int_equal(stats(f).resets, 0);
+	assert_int_equal(stats(f).namespaces, 1);
+	assert_int_equal(stats(f).pages, 8);
+	assert_int_equal(stats(f).bytes, 8 * CHARGE);
+	/* its requests now name a namespace the server does not hold */
+	len = vt_rp_ids_encode((uint64_t[]){ 0 }, 1, box, sizeof(box));
+	assert_true(len > 0);
+	assert_true(vt_rp_encode(VT_RP_GET, a.k.ns, ++a.seq, 0, box, (size_t)len, f->send_frag,
+				 a.k.access_key, a.sent) > 0);
+	send_dgrams(f, &a, a.sent, VT_RP_R_UNKNOWN_NS);
+	/* the other namespace keeps every page */
+	assert_int_equal(get_pages(f, &b, 0, 8, 1, st), 8);
+	/* the address's share is back: a third key of it gets a namespace */
+	assert_int_equal(hello(f, &c, &caps), 0);
+	assert_int_equal(stats(f).ns_addr_full, 1);
+
+	/* again (a retry whose first try was answered): nothing held, nothing made */
+	assert_int_equal(hello_flags(f, &a, VT_RP_HELLO_BYE, &caps), 0);
+	assert_int_equal(caps.ns_used, 0);
+	assert_int_equal(stats(f).byes_unknown, 1);
+	assert_int_equal(stats(f).namespaces, 2);
+
+	/* a flag bit the server does not know: dropped, nothing changed */
+	assert_int_equal(vt_rp_hello_seal(f->key.pk, b.k.ns, b.k.access_key, 4, box), 0);
+	assert_true(vt_rp_encode(VT_RP_HELLO, b.k.ns, ++b.seq, 0, box, sizeof(box), f->send_frag,
+				 b.k.access_key, &bad) > 0);
+	send_dgrams(f, &b, &bad, VT_RP_R_BODY);
+	assert_int_equal(stats(f).pages, 8);
+	assert_int_equal(get_pages(f, &b, 0, 8, 1, st), 8);
+	client_fini(&a);
+	client_fini(&b);
+	client_fini(&c);
+	fixture_free(f);
+}
+
 static void test_max_namespaces(void **state)
 {
 	struct fixture *f = fixture_new_cfg((struct vt_rs_config) {
@@ -952,6 +1018,7 @@ int main(void)
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_hello_rules),
 		cmocka_unit_test(test_hello_reset),
+		cmocka_unit_test(test_hello_bye),
 		cmocka_unit_test(test_max_namespaces),
 		cmocka_unit_test(test_ns_per_addr),
 		cmocka_unit_test(test_garbage),

@@ -142,10 +142,12 @@ static char *stats_json(const struct memd *m)
 			       ",\"bytes\":%" G_GUINT64_FORMAT ",\"server_cap\":%" G_GUINT64_FORMAT
 			       ",\"over_cap\":%" G_GUINT64_FORMAT ",\"hello_ok\":%" G_GUINT64_FORMAT
 			       ",\"hello_refused\":%" G_GUINT64_FORMAT ",\"ns_full\":%"
-			       G_GUINT64_FORMAT ",\"ns_addr_full\":%" G_GUINT64_FORMAT ",\"expired\":%"
-			       G_GUINT64_FORMAT ",\"drops\":{", s.namespaces, s.pages, s.bytes,
-			       s.server_cap, s.over_cap, s.hello_ok, s.hello_refused, s.ns_full,
-			       s.ns_addr_full, s.expired);
+			       G_GUINT64_FORMAT ",\"ns_addr_full\":%" G_GUINT64_FORMAT ",\"resets\":%"
+			       G_GUINT64_FORMAT ",\"byes\":%" G_GUINT64_FORMAT ",\"byes_unknown\":%"
+			       G_GUINT64_FORMAT ",\"expired\":%" G_GUINT64_FORMAT ",\"drops\":{",
+			       s.namespaces, s.pages, s.bytes, s.server_cap, s.over_cap, s.hello_ok,
+			       s.hello_refused, s.ns_full, s.ns_addr_full, s.resets, s.byes,
+			       s.byes_unknown, s.expired);
 	for (unsigned int r = 1; r < VT_RP_R_COUNT; r++)
 		g_string_append_printf(j, "%s\"%s\":%" G_GUINT64_FORMAT, r > 1 ? "," : "",
 				       vt_rp_reason_name(r), s.drops[r]);

@@ -7,7 +7,10 @@
  * puts the client's namespace, a fresh seq and a valid tag on the mutated
  * datagram. The input:
  *   byte 0      bit 0: frag max 3968 (else 1400); bit 1: no HELLO first;
- *               bit 2: a hijacker's HELLO for the client's namespace too
+ *               bit 2: a hijacker's HELLO for the client's namespace too;
+ *               bit 3: the namespace's owner says BYE after the records (the
+ *               server must hold nothing then); bit 4: the client says BYE
+ *               before them
  *   records     u16 length (LE), u8 flags, the datagram (cut at the input's end)
  *               flags bit 0: tag it with the test access key; bit 1: the
  *               test namespace and the current seq in its header (fragments
@@ -59,13 +62,13 @@ static void check_reply(void *arg, const struct vt_rs_peer *peer, const uint8_t 
 }
 
 static void send_hello(struct vt_rs *rs, struct harness *h, const struct vt_seal_keys *k,
-		       const uint8_t pk[VT_SEAL_PK_BYTES], uint64_t seq, uint64_t now)
+		       const uint8_t pk[VT_SEAL_PK_BYTES], uint64_t seq, uint64_t now, uint32_t flags)
 {
 	static const struct vt_rs_peer peer = { 0x0100000a, 0x3412 };
 	struct vt_rp_dgrams *d = malloc(sizeof(*d));
 	uint8_t box[VT_RP_HELLO_BYTES];
 
-	assert(vt_rp_hello_seal(pk, k->ns, k->access_key, 0, box) == 0);
+	assert(vt_rp_hello_seal(pk, k->ns, k->access_key, flags, box) == 0);
 	assert(vt_rp_encode(VT_RP_HELLO, k->ns, seq, 0, box, sizeof(box), h->frag_max,
 			    k->access_key, d) == 1);
 	vt_rs_input(rs, &peer, d->buf[0], d->len[0], now, check_reply, h);
@@ -106,9 +109,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h.owner = conf & 2 && conf & 4 ? &h.hijacker : &h.client;
 	h.other = h.owner == &h.client ? &h.hijacker : &h.client;
 	if (!(conf & 2))
-		send_hello(rs, &h, &h.client, cfg.key.pk, seq, now);
+		send_hello(rs, &h, &h.client, cfg.key.pk, seq, now, 0);
 	if (conf & 4)
-		send_hello(rs, &h, &h.hijacker, cfg.key.pk, seq + 1, now);
+		send_hello(rs, &h, &h.hijacker, cfg.key.pk, seq + 1, now, 0);
+	if (conf & 16) {
+		send_hello(rs, &h, &h.client, cfg.key.pk, seq + 2, now, VT_RP_HELLO_BYE);
+		seq += 2;
+	}
 
 	while ((d = fuzz_next_dgram(&data, &size, &len, &flags))) {
 		if (len >= VT_RP_HDR_BYTES) {
@@ -136,6 +143,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(d);
 		vt_rs_get_stats(rs, &st);
 		assert(st.bytes <= SERVER_CAP);
+	}
+	if (conf & 8) {
+		/* far past every seq the records used: the window takes it */
+		send_hello(rs, &h, h.owner, cfg.key.pk, seq + (1ull << 32), now, VT_RP_HELLO_BYE);
+		vt_rs_get_stats(rs, &st);
+		assert(st.namespaces == 0 && st.pages == 0 && st.bytes == 0 && st.reasm_bytes == 0);
 	}
 	vt_rs_tick(rs, now + 2 * VT_RP_REASM_TIMEOUT_NS);
 	vt_rs_get_stats(rs, &st);

@@ -65,6 +65,8 @@ seeds = {
                                                                 MORE | 0xF0),
     "dup-overlap": b"\x00" + rec(frags(PUT, put([4]))[0], REQ) + rec(frags(PUT, put([4]))[0], MORE)
     + rec(frags(PUT, put([4]), frag_off=1000)[1], MORE),
+    "bye-after": b"\x08" + request(PUT, put([1, 2])) + rec(frags(PUT, put([3]))[0], REQ),
+    "bye-before": b"\x10" + request(PUT, put([1])) + request(GET, ids([1])),
     "hijack": b"\x04" + request(GET, ids([1])),
     "hijacker-first": b"\x06" + request(GET, ids([1])),
     "no-hello": b"\x02" + request(PUT, put([1])),
