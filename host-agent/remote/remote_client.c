@@ -345,6 +345,32 @@ int vt_rc_connect(struct vt_rc *rc)
 	return up;
 }
 
+int vt_rc_bye(struct vt_rc *rc)
+{
+	int done = 0;
+
+	g_mutex_lock(&rc->lock);
+	for (unsigned int i = 0; i < rc->cfg.nr_servers; i++) {
+		struct srv *s = &rc->srv[i];
+		uint8_t box[VT_RP_HELLO_BYTES];
+		struct vt_rp_msg msg;
+
+		/* a server taken for dead is asked too: it may only have been slow */
+		if (vt_rp_hello_seal(s->cfg.pk, rc->keys.ns, rc->keys.access_key, VT_RP_HELLO_BYE,
+				     box) == 0 &&
+		    request(rc, s, VT_RP_HELLO, box, sizeof(box), &msg) == 0) {
+			vt_rp_msg_release(&msg);
+			done++;
+		}
+		g_hash_table_remove_all(s->pending_free);
+		s->st.pages = 0;
+	}
+	g_hash_table_remove_all(rc->pages);
+	rc->st.pages = 0;
+	g_mutex_unlock(&rc->lock);
+	return done;
+}
+
 static uint8_t up_mask(const struct vt_rc *rc)
 {
 	uint8_t m = 0;

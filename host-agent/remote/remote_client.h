@@ -129,6 +129,14 @@ int vt_rc_get(struct vt_rc *rc, uint64_t id, void *buf, size_t cap, size_t *len)
  */
 int vt_rc_get_batch(struct vt_rc *rc, const uint64_t *ids, unsigned int n, void *const *bufs,
 		    size_t cap, size_t *lens, int *status);
+/*
+ * The VM is gone for good: each server is asked to forget this namespace,
+ * its pages and all (HELLO with VT_RP_HELLO_BYE, the usual tries), and every
+ * page is forgotten here. How many servers confirmed (0..nr_servers): one
+ * that did not keeps the copies, sealed with a key nobody holds any more,
+ * until it restarts.
+ */
+int vt_rc_bye(struct vt_rc *rc);
 /* Forget @n pages here and on their servers (a server down: when it is back). */
 int vt_rc_free_pages(struct vt_rc *rc, const uint64_t *ids, unsigned int n);
 /*
