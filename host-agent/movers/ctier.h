@@ -224,6 +224,17 @@ struct vt_rc_server_stats;
 int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct vt_rc_config *cfg,
 			   char *why, size_t why_len);
 /*
+ * The store in @dir is being removed for good (its QEMU exited): the servers
+ * of @cfg are asked to forget the store's namespace (remote_client.h,
+ * vt_rc_bye), with the key in DIR/remote-key. Call it once per remote tier,
+ * before vt_store_destroy(), with the store closed. Blocks on the servers
+ * (188 ms per silent one at most): never on a main loop. The servers that
+ * confirmed (0 also when the store never made a remote key: nothing is out
+ * there), with @asked set to how many were asked; or -errno, @why in one line.
+ */
+int vt_store_remote_forget(const char *dir, const struct vt_rc_config *cfg, unsigned int *asked,
+			   char *why, size_t why_len);
+/*
  * The remote tiers' upkeep, from the mover's thread: the frees of dropped
  * pages sent (in batches), down servers probed, up to @budget lost copies
  * re-created. Blocks on the servers (bounded). Pages re-created this call,

@@ -55,30 +55,41 @@ bool cts_remote_loc_ok(const struct tier *t, uint64_t loc)
 	return LOC_VERSION(loc) && LOC_HOLDERS(loc) && !(loc >> 40);
 }
 
+/* The remote key of the store in @dir: 0, -ENOENT (none made yet) or -errno. */
+static int read_key(const char *dir, uint8_t key[VT_SEAL_KEY_BYTES], char *why, size_t wl)
+{
+	char path[512];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, REMOTE_KEY_FILE);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT :
+		       cts_fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
+	n = read(fd, key, VT_SEAL_KEY_BYTES);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != VT_SEAL_KEY_BYTES ||
+	    n != VT_SEAL_KEY_BYTES) {
+		close(fd);
+		return cts_fail(why, wl, -EUCLEAN, "%s: not a key of %u bytes", path,
+				VT_SEAL_KEY_BYTES);
+	}
+	close(fd);
+	return 0;
+}
+
 /* The store's remote key: read, or made at first use (O_EXCL, 0600). */
 static int remote_key(struct vt_store *s, uint8_t key[VT_SEAL_KEY_BYTES], char *why, size_t wl)
 {
 	char path[512];
 	int fd;
 	ssize_t n;
+	int r = read_key(s->dir, key, why, wl);
 
+	if (r != -ENOENT)
+		return r;
 	snprintf(path, sizeof(path), "%s/%s", s->dir, REMOTE_KEY_FILE);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0) {
-		struct stat st;
-
-		n = read(fd, key, VT_SEAL_KEY_BYTES);
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != VT_SEAL_KEY_BYTES ||
-		    n != VT_SEAL_KEY_BYTES) {
-			close(fd);
-			return cts_fail(why, wl, -EUCLEAN, "%s: not a key of %u bytes", path,
-					VT_SEAL_KEY_BYTES);
-		}
-		close(fd);
-		return 0;
-	}
-	if (errno != ENOENT)
-		return cts_fail(why, wl, -errno, "%s: %s", path, g_strerror(errno));
 	if (getrandom(key, VT_SEAL_KEY_BYTES, 0) != VT_SEAL_KEY_BYTES)
 		return cts_fail(why, wl, -EIO, "getrandom: %s", g_strerror(errno));
 	/* a key file torn by a kill is refused above: the store names no remote page yet */
@@ -95,6 +106,31 @@ static int remote_key(struct vt_store *s, uint8_t key[VT_SEAL_KEY_BYTES], char *
 	}
 	close(fd);
 	return 0;
+}
+
+int vt_store_remote_forget(const char *dir, const struct vt_rc_config *cfg, unsigned int *asked,
+			   char *why, size_t why_len)
+{
+	struct vt_rc_config c = *cfg;
+	struct vt_rc *rc;
+	int r;
+
+	*asked = 0;
+	if (why && why_len)
+		why[0] = 0;
+	r = read_key(dir, c.vm_key, why, why_len);
+	if (r == -ENOENT)
+		return 0;	/* it never used a remote tier: nothing out there */
+	if (r < 0)
+		return r;
+	rc = vt_rc_new(&c, why, why_len);
+	memset(c.vm_key, 0, sizeof(c.vm_key));
+	if (!rc)
+		return -EINVAL;
+	*asked = vt_rc_nr_servers(rc);
+	r = vt_rc_bye(rc);
+	vt_rc_free(rc);
+	return r;
 }
 
 int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct vt_rc_config *cfg,

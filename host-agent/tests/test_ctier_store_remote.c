@@ -279,6 +279,48 @@ static void test_reopen_reads_back(void **state)
 	vt_store_close(s);
 }
 
+/*
+ * The VM is gone: its store's namespace is forgotten on every server that
+ * answers (pages and all); a silent one keeps it; a store that never made a
+ * remote key asks nobody.
+ */
+static void test_forget(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_attached(f, true);
+	g_autofree char *fresh = g_dir_make_tmp("store-remote-XXXXXX", NULL);
+	struct vt_rs_stats st;
+	unsigned int asked = 99;
+	char why[256];
+
+	put_all(s, 512, 3);
+	assert_true(vt_store_remote_tick(s, 0) >= 0);
+	assert_true(copies_on_servers(s) > 0);
+	vt_store_close(s);
+	g_atomic_int_set(&f->srv[2].mute, 1);
+	assert_int_equal(vt_store_remote_forget(f->dir, &f->cfg, &asked, why, sizeof(why)),
+			 NSRV - 1);
+	assert_int_equal(asked, NSRV);
+	g_atomic_int_set(&f->srv[2].mute, 0);
+	for (unsigned int k = 0; k < NSRV; k++) {
+		vt_rs_get_stats(f->srv[k].rs, &st);
+		if (k == 2) {
+			/* it never heard the BYE: the copies stay until it restarts */
+			assert_int_equal(st.namespaces, 1);
+			assert_true(st.pages > 0);
+			assert_int_equal(st.byes, 0);
+		} else {
+			assert_int_equal(st.namespaces, 0);
+			assert_int_equal(st.pages, 0);
+			assert_int_equal(st.bytes, 0);
+			assert_int_equal(st.byes, 1);
+		}
+	}
+	assert_int_equal(vt_store_remote_forget(fresh, &f->cfg, &asked, why, sizeof(why)), 0);
+	assert_int_equal(asked, 0);
+	rmdir(fresh);
+}
+
 static void test_silent_servers(void **state)
 {
 	struct fixture *f = *state;
@@ -494,6 +536,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_put_get_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_reads_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_servers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_server_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_attached, setup, teardown),
