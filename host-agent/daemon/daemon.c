@@ -306,6 +306,8 @@ bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **er
 			      "reconnects for %u s", kept, d->host.store_root,
 			      vt_budget_limits(d->ho.budget)->reconnect_grace_s);
 	ret = vt_handoff_server_new(path, NULL, &vt_backend_handoff_ops, &d->ho, &d->ho.handoff);
+	if (!ret && !d->ho.removals)
+		vt_store_removals_start(&d->ho);
 
 	if (ret) {
 		g_set_error(error, VT_CORE_ERROR, -ret, "hand-off socket %s: %s", path,
@@ -351,6 +353,7 @@ void vt_daemon_free(struct vt_daemon *d)
 	if (d->ho.orphan_timer)
 		g_source_remove(d->ho.orphan_timer);
 	g_ptr_array_free(d->ho.orphans, TRUE);
+	vt_store_removals_finish(&d->ho);
 	g_hash_table_destroy(d->ho.preparing);
 	vt_budget_free(d->ho.budget);
 	vt_ratelimits_free(d->log_limits);

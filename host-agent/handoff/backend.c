@@ -234,7 +234,7 @@ static gboolean orphan_sweep(gpointer data)
 		} else if (proc_start(o->pid) != o->start_time) {
 			vt_registry_log(d->reg, G_LOG_LEVEL_MESSAGE, NULL, "QEMU pid %d exited: store %s "
 				      "removed", (int)o->pid, o->dir);
-			vt_store_destroy(o->dir);
+			vt_store_remove(d, o->dir);
 			vt_budget_unreserve(d->budget, o->key, o->pid, o->start_time);
 			g_ptr_array_remove_index_fast(d->orphans, i);
 		} else {
@@ -351,7 +351,7 @@ static void opening_done(void *arg)
 		backend_shut(b);
 		vt_budget_give(d->budget, &b->ticket, false);
 		if (gone)
-			vt_store_destroy(b->store_dir);
+			vt_store_remove(d, b->store_dir);
 		else
 			orphan_add(d, b);
 		vt_handoff_conn_hello_done(o->conn, -ECONNRESET, NULL);
@@ -672,7 +672,7 @@ static void closed_cb(struct vt_handoff_conn *conn, const char *why, void *opaqu
 	backend_shut(b);
 	vt_budget_give(d->budget, &b->ticket, false);
 	if (gone)
-		vt_store_destroy(b->store_dir);
+		vt_store_remove(d, b->store_dir);
 	else
 		orphan_add(d, b);
 	vt_backend_unref(b);

@@ -45,6 +45,7 @@ struct vt_handoffs {
 	GHashTable *preparing;		/* "dev:ino" of memfds being PREPAREd (backend_prepare.c) */
 	guint orphan_timer;
 	struct vt_handoff_server *handoff;
+	GThreadPool *removals;		/* stores removed for good (store_removal.c) */
 };
 
 struct vt_backend {
@@ -197,5 +198,17 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j);
 void vt_backend_remote_watch(struct vt_backend *b);
 /* A STATS report to QEMU (query-memory-tiers). 0 or -errno. */
 int vt_backend_send_stats(struct vt_backend *b);
+
+/*
+ * The store in @dir is removed for good (its QEMU exited). With a remote tier
+ * configured, renamed out of the way now and removed on the removals' thread
+ * after the memory servers were asked to forget its pages; else removed now.
+ * Main loop. vt_store_removals_start (once the host's configuration is read)
+ * starts that thread and resumes removals a kill cut short;
+ * vt_store_removals_finish waits for those queued (at exit).
+ */
+void vt_store_remove(struct vt_handoffs *d, const char *dir);
+void vt_store_removals_start(struct vt_handoffs *d);
+void vt_store_removals_finish(struct vt_handoffs *d);
 
 #endif

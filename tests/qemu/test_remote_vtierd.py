@@ -199,7 +199,7 @@ def test():
               flush=True)
         sys.exit(0)
     with Harness("remote-vtierd") as h:
-        t = Tap(23)
+        t = Tap(25)
         net = Net()
         d = None
         memds = []
@@ -431,6 +431,26 @@ def run_test(t, h, d, memds):
          f"hold {left} {per}")
     t.ok(d.proc.poll() is None and all(m.proc.poll() is None for m in memds),
          "vtierd and the three servers keep running")
+
+    # 9: the VM ends with pages on the servers: its store is removed and every
+    # server forgets its namespace (pages and all), none waiting for a restart
+    _, b = demoted("before the VM quits")
+    on_servers = sum(ns_pages(m) for m in memds if m.proc is not None)
+    q.command("quit")
+    q.proc.wait(timeout=30)
+    gone = wait_for("every server forgot the VM's namespace", lambda: (
+        (st := [m.stats() for m in memds]) and
+        all(x["namespaces"] == 0 and x["pages"] == 0 for x in st) and st), 20)
+    line = wait_for("vtierd says so", lambda: log_lines(d, "its copies forgotten on 3 servers"),
+                    10)[-1]
+    t.ok(far_of(b)["pages"] > PAGES // 2 and on_servers > 0 and
+         all(x["byes"] == 1 and x["per_namespace"] == [] for x in gone),
+         f"QEMU quit with {far_of(b)['pages']} pages in far ({on_servers} copies on the "
+         f"servers): every server forgot its namespace (byes "
+         f"{[x['byes'] for x in gone]}, namespaces {[x['namespaces'] for x in gone]})")
+    left = os.listdir(d.store) if os.path.isdir(d.store) else []
+    t.ok(left == [],
+         f"vtierd: {line.strip()}; store root left with {left}")
 
 
 if __name__ == "__main__":
