@@ -6,6 +6,7 @@
 #include "daemon.h"
 #include "libvirt_domains.h"
 #include "metrics.h"
+#include "metrics_text.h"
 #include "vm_json.h"
 
 struct family;
@@ -37,115 +38,33 @@ static JsonNode *member_node(const struct vt_metrics_vm *v, const char *path)
 	return n && JSON_NODE_HOLDS_VALUE(n) ? n : NULL;
 }
 
-static bool number(JsonNode *n, double *out)
-{
-	GType t = n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_value_type(n) : G_TYPE_INVALID;
-
-	if (t == G_TYPE_INT64)
-		*out = (double)json_node_get_int(n);
-	else if (t == G_TYPE_DOUBLE)
-		*out = json_node_get_double(n);
-	else
-		return false;
-	return true;
-}
-
-static void escaped(GString *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			g_string_append_c(out, '\\');
-		if (*s == '\n')
-			g_string_append(out, "\\n");
-		else
-			g_string_append_c(out, *s);
-	}
-}
-
-static void label(GString *out, bool *first, const char *key, const char *value)
-{
-	g_string_append_printf(out, "%s%s=\"", *first ? "{" : ",", key);
-	escaped(out, value);
-	g_string_append_c(out, '"');
-	*first = false;
-}
-
-/* name{domain="",uuid=""[,key="value"]...} value; @...: key, value pairs, NULL-ended. */
-static void sample(GString *out, const char *name, const struct vt_metrics_vm *v, double value,
-		   ...)
-{
-	char num[G_ASCII_DTOSTR_BUF_SIZE];
-	bool first = true;
-	const char *k;
-	va_list ap;
-
-	g_string_append(out, name);
-	if (v) {
-		label(out, &first, "domain", v->domain);
-		label(out, &first, "uuid", v->uuid);
-	}
-	va_start(ap, value);
-	while ((k = va_arg(ap, const char *)))
-		label(out, &first, k, va_arg(ap, const char *));
-	va_end(ap);
-	g_string_append_printf(out, "%s %s\n", first ? "" : "}",
-			       g_ascii_dtostr(num, sizeof(num), value));
-}
-
-static JsonArray *array_of(JsonObject *o, const char *name)
-{
-	JsonNode *n = o ? json_object_get_member(o, name) : NULL;
-
-	return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
-}
-
-static JsonObject *object_of(JsonObject *o, const char *name)
-{
-	JsonNode *n = o ? json_object_get_member(o, name) : NULL;
-
-	return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
-}
-
-static double num_of(JsonObject *o, const char *name)
-{
-	double v = 0;
-
-	number(o ? json_object_get_member(o, name) : NULL, &v);
-	return v;
-}
-
-static const char *str_of(JsonObject *o, const char *name)
-{
-	return json_object_get_string_member_with_default(o, name, "");
-}
-
 /* report.tiers[].bytes / .usd_per_hour by tier */
 static void emit_report_tiers(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
-	JsonArray *a = array_of(v->report, "tiers");
+	JsonArray *a = vt_prom_array(v->report, "tiers");
 
 	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
 		JsonObject *t = json_array_get_object_element(a, i);
 
-		sample(out, f->name, v, num_of(t, f->member), "tier", str_of(t, "tier"), NULL);
+		vt_prom_sample(out, f->name, v, vt_prom_num(t, f->member), "tier", vt_prom_str(t, "tier"), NULL);
 	}
 }
 
 static void emit_info(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
-	sample(out, f->name, v, 1, "vm", v->vm, "mode", str_of(v->stats, "mode"), "profiler",
-	       str_of(v->stats, "profiler"), NULL);
+	vt_prom_sample(out, f->name, v, 1, "vm", v->vm, "mode", vt_prom_str(v->stats, "mode"), "profiler",
+	       vt_prom_str(v->stats, "profiler"), NULL);
 }
 
 static void emit_ram(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
-	sample(out, f->name, v, (double)v->ram_bytes, NULL);
+	vt_prom_sample(out, f->name, v, (double)v->ram_bytes, NULL);
 }
 
 static void emit_moves(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
-	sample(out, f->name, v, num_of(v->stats, "promotions"), "direction", "promote", NULL);
-	sample(out, f->name, v, num_of(v->stats, "demotions"), "direction", "demote", NULL);
+	vt_prom_sample(out, f->name, v, vt_prom_num(v->stats, "promotions"), "direction", "promote", NULL);
+	vt_prom_sample(out, f->name, v, vt_prom_num(v->stats, "demotions"), "direction", "demote", NULL);
 }
 
 static void emit_move_failures(GString *out, const struct family *f, const struct vt_metrics_vm *v)
@@ -155,7 +74,7 @@ static void emit_move_failures(GString *out, const struct family *f, const struc
 	for (unsigned int i = 0; i < G_N_ELEMENTS(reasons); i++) {
 		g_autofree char *m = g_strdup_printf("move_fail_%s", reasons[i]);
 
-		sample(out, f->name, v, num_of(v->stats, m), "reason", reasons[i], NULL);
+		vt_prom_sample(out, f->name, v, vt_prom_num(v->stats, m), "reason", reasons[i], NULL);
 	}
 }
 
@@ -166,46 +85,46 @@ static void emit_cpu(GString *out, const struct family *f, const struct vt_metri
 	for (unsigned int i = 0; i < G_N_ELEMENTS(stages); i++) {
 		g_autofree char *m = g_strdup_printf("%s_cpu_ns", stages[i]);
 
-		sample(out, f->name, v, num_of(v->stats, m) * 1e-9, "stage", stages[i], NULL);
+		vt_prom_sample(out, f->name, v, vt_prom_num(v->stats, m) * 1e-9, "stage", stages[i], NULL);
 	}
 }
 
 /* hints.accepted{kind} / hints.rejected{reason}: every member of the object */
 static void emit_hints(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
-	JsonObject *o = object_of(object_of(v->stats, "hints"), f->member);
+	JsonObject *o = vt_prom_object(vt_prom_object(v->stats, "hints"), f->member);
 	g_autoptr(GList) keys = o ? json_object_get_members(o) : NULL;
 
 	for (GList *l = keys; l; l = l->next)
-		sample(out, f->name, v, num_of(o, l->data),
+		vt_prom_sample(out, f->name, v, vt_prom_num(o, l->data),
 		       strcmp(f->member, "accepted") == 0 ? "kind" : "reason", l->data, NULL);
 }
 
 /* backends[]: faults by kind, latency quantiles, and each compressed tier's bytes */
 static void emit_backends(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
-	JsonArray *a = array_of(v->stats, "backends");
+	JsonArray *a = vt_prom_array(v->stats, "backends");
 
 	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
 		JsonObject *b = json_array_get_object_element(a, i);
-		const char *be = str_of(b, "backend");
-		JsonArray *c = array_of(b, "ctiers");
+		const char *be = vt_prom_str(b, "backend");
+		JsonArray *c = vt_prom_array(b, "ctiers");
 
 		if (strcmp(f->member, "faults") == 0) {
-			sample(out, f->name, v, num_of(b, "faults_stored"), "backend", be, "kind",
+			vt_prom_sample(out, f->name, v, vt_prom_num(b, "faults_stored"), "backend", be, "kind",
 			       "stored", NULL);
-			sample(out, f->name, v, num_of(b, "faults_zero"), "backend", be, "kind",
+			vt_prom_sample(out, f->name, v, vt_prom_num(b, "faults_zero"), "backend", be, "kind",
 			       "zero", NULL);
-			sample(out, f->name, v, num_of(b, "faults_wp"), "backend", be, "kind",
+			vt_prom_sample(out, f->name, v, vt_prom_num(b, "faults_wp"), "backend", be, "kind",
 			       "write_protect", NULL);
 		} else if (g_str_has_suffix(f->member, "_ns")) {
-			sample(out, f->name, v, num_of(b, f->member) * 1e-9, "backend", be, NULL);
+			vt_prom_sample(out, f->name, v, vt_prom_num(b, f->member) * 1e-9, "backend", be, NULL);
 		} else {
 			for (unsigned int k = 0; c && k < json_array_get_length(c); k++) {
 				JsonObject *t = json_array_get_object_element(c, k);
 
-				sample(out, f->name, v, num_of(t, f->member), "backend", be, "tier",
-				       str_of(t, "name"), NULL);
+				vt_prom_sample(out, f->name, v, vt_prom_num(t, f->member), "backend", be, "tier",
+				       vt_prom_str(t, "name"), NULL);
 			}
 		}
 	}
@@ -217,32 +136,32 @@ static void emit_backends(GString *out, const struct family *f, const struct vt_
  */
 static void emit_remote(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
-	JsonArray *a = array_of(v->stats, "backends");
+	JsonArray *a = vt_prom_array(v->stats, "backends");
 
 	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
 		JsonObject *b = json_array_get_object_element(a, i);
-		JsonArray *c = array_of(b, "ctiers");
+		JsonArray *c = vt_prom_array(b, "ctiers");
 
 		for (unsigned int k = 0; c && k < json_array_get_length(c); k++) {
 			JsonObject *t = json_array_get_object_element(c, k);
-			JsonObject *r = object_of(t, "remote");
-			JsonArray *srv = array_of(r, "servers");
+			JsonObject *r = vt_prom_object(t, "remote");
+			JsonArray *srv = vt_prom_array(r, "servers");
 
 			if (!r)
 				continue;
 			if (g_str_has_prefix(f->member, "t:")) {
-				sample(out, f->name, v, num_of(r, f->member + 2), "backend",
-				       str_of(b, "backend"), "tier", str_of(t, "name"), NULL);
+				vt_prom_sample(out, f->name, v, vt_prom_num(r, f->member + 2), "backend",
+				       vt_prom_str(b, "backend"), "tier", vt_prom_str(t, "name"), NULL);
 				continue;
 			}
 			for (unsigned int s = 0; srv && s < json_array_get_length(srv); s++) {
 				JsonObject *o = json_array_get_object_element(srv, s);
 				double val = strcmp(f->member, "up") == 0 ?
-					     strcmp(str_of(o, "state"), "up") == 0 :
-					     num_of(o, f->member);
+					     strcmp(vt_prom_str(o, "state"), "up") == 0 :
+					     vt_prom_num(o, f->member);
 
-				sample(out, f->name, v, val, "backend", str_of(b, "backend"), "tier",
-				       str_of(t, "name"), "server", str_of(o, "server"), NULL);
+				vt_prom_sample(out, f->name, v, val, "backend", vt_prom_str(b, "backend"), "tier",
+				       vt_prom_str(t, "name"), "server", vt_prom_str(o, "server"), NULL);
 			}
 		}
 	}
@@ -256,15 +175,15 @@ static void emit_fault_hist(GString *out, const struct family *f, const struct v
 	g_autofree char *bucket = g_strconcat(f->name, "_bucket", NULL);
 	g_autofree char *sum = g_strconcat(f->name, "_sum", NULL);
 	g_autofree char *count = g_strconcat(f->name, "_count", NULL);
-	JsonArray *a = array_of(v->stats, "backends");
+	JsonArray *a = vt_prom_array(v->stats, "backends");
 
 	for (unsigned int i = 0; a && i < json_array_get_length(a); i++) {
 		JsonObject *b = json_array_get_object_element(a, i);
-		const char *be = str_of(b, "backend");
+		const char *be = vt_prom_str(b, "backend");
 
 		for (unsigned int k = 0; k < G_N_ELEMENTS(kinds); k++) {
-			JsonObject *h = object_of(b, kinds[k][0]);
-			JsonArray *le = array_of(h, "le_ns"), *c = array_of(h, "count");
+			JsonObject *h = vt_prom_object(b, kinds[k][0]);
+			JsonArray *le = vt_prom_array(h, "le_ns"), *c = vt_prom_array(h, "count");
 			char num[G_ASCII_DTOSTR_BUF_SIZE];
 
 			if (!le || !c || json_array_get_length(le) != json_array_get_length(c))
@@ -272,14 +191,14 @@ static void emit_fault_hist(GString *out, const struct family *f, const struct v
 			for (unsigned int j = 0; j < json_array_get_length(le); j++) {
 				g_ascii_dtostr(num, sizeof(num),
 					       (double)json_array_get_int_element(le, j) * 1e-9);
-				sample(out, bucket, v, (double)json_array_get_int_element(c, j),
+				vt_prom_sample(out, bucket, v, (double)json_array_get_int_element(c, j),
 				       "backend", be, "kind", kinds[k][1], "le", num, NULL);
 			}
-			sample(out, bucket, v, num_of(h, "total"), "backend", be, "kind",
+			vt_prom_sample(out, bucket, v, vt_prom_num(h, "total"), "backend", be, "kind",
 			       kinds[k][1], "le", "+Inf", NULL);
-			sample(out, sum, v, num_of(h, "sum_ns") * 1e-9, "backend", be, "kind",
+			vt_prom_sample(out, sum, v, vt_prom_num(h, "sum_ns") * 1e-9, "backend", be, "kind",
 			       kinds[k][1], NULL);
-			sample(out, count, v, num_of(h, "total"), "backend", be, "kind", kinds[k][1],
+			vt_prom_sample(out, count, v, vt_prom_num(h, "total"), "backend", be, "kind", kinds[k][1],
 			       NULL);
 		}
 	}
@@ -349,11 +268,11 @@ char *vt_metrics_write(const struct vt_metrics_daemon *dm, const struct vt_metri
 	GString *out = g_string_new(NULL);
 
 	g_string_append(out, "# HELP vtier_vms VMs attached to vtierd.\n# TYPE vtier_vms gauge\n");
-	sample(out, "vtier_vms", NULL, n, NULL);
+	vt_prom_sample(out, "vtier_vms", NULL, n, NULL);
 	if (dm->libvirt) {
 		g_string_append(out, "# HELP vtier_libvirt_connected Whether vtierd is connected to "
 				"libvirt (1) or retrying (0).\n# TYPE vtier_libvirt_connected gauge\n");
-		sample(out, "vtier_libvirt_connected", NULL, dm->libvirt_connected, NULL);
+		vt_prom_sample(out, "vtier_libvirt_connected", NULL, dm->libvirt_connected, NULL);
 	}
 	for (unsigned int i = 0; i < G_N_ELEMENTS(families); i++) {
 		const struct family *f = &families[i];
@@ -365,8 +284,8 @@ char *vt_metrics_write(const struct vt_metrics_daemon *dm, const struct vt_metri
 
 			if (f->emit)
 				f->emit(out, f, &vms[k]);
-			else if (number(member_node(&vms[k], f->member), &value))
-				sample(out, f->name, &vms[k], value * f->scale, NULL);
+			else if (vt_prom_number(member_node(&vms[k], f->member), &value))
+				vt_prom_sample(out, f->name, &vms[k], value * f->scale, NULL);
 		}
 	}
 	return g_string_free(out, FALSE);

@@ -16,17 +16,9 @@
 
 #include <json-glib/json-glib.h>
 
-struct vt_daemon;
+#include "metrics_text.h"
 
-/* One VM's figures: its stats and report objects as vtierctl gets them. */
-struct vt_metrics_vm {
-	const char *vm;		/* vtierd's name */
-	const char *domain;	/* libvirt's name, or @vm */
-	const char *uuid;	/* the domain's uuid, or "" */
-	uint64_t ram_bytes;	/* guest RAM, as discovery found it */
-	JsonObject *stats;
-	JsonObject *report;
-};
+struct vt_daemon;
 
 struct vt_metrics_daemon {
 	bool libvirt;		/* attach by domain is on ... */
