@@ -288,6 +288,8 @@ char *vt_metrics_write(const struct vt_metrics_daemon *dm, const struct vt_metri
 				vt_prom_sample(out, f->name, &vms[k], value * f->scale, NULL);
 		}
 	}
+	if (dm->host)
+		vt_metrics_host_write(out, dm->host, vms, n);
 	return g_string_free(out, FALSE);
 }
 
@@ -303,10 +305,19 @@ char *vt_metrics_collect(struct vt_daemon *d)
 	g_autofree struct vt_metrics_vm *vms = g_new0(struct vt_metrics_vm, n ? n : 1);
 	g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	struct vt_tiers now = d->host.tiers;	/* the host config stays as at start */
+	struct vt_metrics_host mh = {
+		.name = g_get_host_name(), .tiers = &now, .ctier = d->host.ctier,
+		.nr_ctier = d->host.nr_ctier,
+	};
 	struct vt_metrics_daemon dm = {
 		.libvirt = d->libvirt != NULL,
 		.libvirt_connected = vt_libvirt_connected(d->libvirt),
+		.host = &mh,
 	};
+
+	/* MemFree of each node, read as `vtierctl tiers` reads it */
+	vt_tiers_refresh(&now);
 
 	for (GList *l = list; l; l = l->next, i++) {
 		struct vt_vm *vm = l->data;

@@ -16,6 +16,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "metrics_host.h"
 #include "metrics_text.h"
 
 struct vt_daemon;
@@ -23,6 +24,7 @@ struct vt_daemon;
 struct vt_metrics_daemon {
 	bool libvirt;		/* attach by domain is on ... */
 	bool libvirt_connected;	/* ... and connected */
+	const struct vt_metrics_host *host;	/* the vtier_host_* families; NULL: none */
 };
 
 /* The exposition text (g_free it). Families in a fixed order, VMs in @vms' order. */

@@ -85,7 +85,23 @@ static void test_writer(void **state)
 		  .stats = object(p3, "{\"mode\":\"off\",\"windows\":0}"),
 		  .report = object(p4, "{\"tiers\":[]}") },
 	};
-	struct vt_metrics_daemon dm = { .libvirt = true, .libvirt_connected = true };
+	struct vt_tiers tiers = {
+		.nr = 2,
+		.tier = {
+			{ .name = "dram", .nodes = { 0 }, .nr_nodes = 1,
+			  .capacity_bytes = 8ULL << 30, .free_bytes = 3ULL << 30 },
+			{ .name = "cxl", .nodes = { 1, 2 }, .nr_nodes = 2,
+			  .capacity_bytes = 16ULL << 30, .free_bytes = 15ULL << 30 },
+		},
+	};
+	struct vt_ctier_spec ctier[2] = {
+		{ .name = "lz4", .medium = VT_MEDIUM_NODE, .node = 1, .capacity_bytes = 1ULL << 30 },
+		{ .name = "far", .medium = VT_MEDIUM_REMOTE },
+	};
+	struct vt_metrics_host host = { .name = "host-7.rack-2", .tiers = &tiers, .ctier = ctier,
+					 .nr_ctier = 2 };
+	struct vt_metrics_daemon dm = { .libvirt = true, .libvirt_connected = true,
+					.host = &host };
 	g_autofree char *text = vt_metrics_write(&dm, vms, 2), *why = NULL;
 	static const char *const want[] = {
 		"# TYPE vtier_vm_memory_bytes gauge\n",
@@ -117,6 +133,21 @@ static void test_writer(void **state)
 		"vtier_libvirt_connected 1\n",
 		"vtier_vm_ram_bytes{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-"
 		"2516-782e98ab3fa0\"} 1073741824\n",
+		/* the host's view: what it has, what the VMs take, what it saves */
+		"vtier_host_info{host=\"host-7.rack-2\"} 1\n",
+		"vtier_host_tier_capacity_bytes{tier=\"cxl\",kind=\"numa\",nodes=\"1,2\"} "
+		"17179869184\n",
+		"vtier_host_tier_capacity_bytes{tier=\"lz4\",kind=\"compressed\",nodes=\"1\"} "
+		"1073741824\n",
+		"vtier_host_tier_free_bytes{tier=\"dram\",kind=\"numa\",nodes=\"0\"} 3221225472\n",
+		"vtier_host_tier_vm_bytes{tier=\"dram\",kind=\"numa\"} 268435456\n",
+		"vtier_host_tier_vm_bytes{tier=\"cxl\",kind=\"numa\"} 0\n",
+		"vtier_host_tier_vm_bytes{tier=\"lz4\",kind=\"compressed\"} 805306368\n",
+		"vtier_host_ctier_pool_bytes{tier=\"lz4\",kind=\"compressed\"} 400000\n",
+		"vtier_host_ctier_pool_bytes{tier=\"far\",kind=\"remote\"} 2000\n",
+		"vtier_host_cost_usd_per_hour 1.9000000000000001e-05\n",
+		"vtier_host_all_dram_cost_usd_per_hour 6.7999999999999999e-05\n",
+		"vtier_host_saving_ratio 0.72058823529",
 	};
 	int ret;
 
@@ -124,6 +155,8 @@ static void test_writer(void **state)
 	for (unsigned int i = 0; i < G_N_ELEMENTS(want); i++)
 		if (!strstr(text, want[i]))
 			fail_msg("no '%s' in:\n%s", want[i], text);
+	/* a remote tier without a configured capacity has no capacity sample */
+	assert_null(strstr(text, "vtier_host_tier_capacity_bytes{tier=\"far\""));
 	/* a VM without a report's figures has no sample rather than a made-up 0 */
 	assert_null(strstr(text, "vtier_vm_memory_bytes{domain=\"db"));
 	assert_null(strstr(text, "vtier_vm_saving_ratio{domain=\"db"));

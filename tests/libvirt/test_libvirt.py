@@ -170,6 +170,11 @@ def test(env, t):
     t.ok(f'vtier_vm_ram_bytes{{domain="lv-a",uuid="{uuid}"}} 67108864\n' in text and
          "vtier_vm_memory_bytes{" not in text,
          "metrics: the domain's RAM; no per-tier bytes before a profiled window (mode=off)")
+    free = re.findall(r'^vtier_host_tier_free_bytes\{tier="[^"]+",kind="numa",nodes="[0-9,]+"\} '
+                      r'([0-9.e+]+)$', text, re.M)
+    t.ok(f'vtier_host_info{{host="{socket.gethostname()}"}} 1\n' in text and free and
+         all(float(x) > 0 for x in free),
+         f"metrics: the host's view, its name and its tiers' free memory ({free})")
     if shutil.which("promtool"):
         r = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
                            capture_output=True)

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host's metric families (vtier_host_*, docs/reference/metrics.md): what
+ * the host has (each tier's capacity and free memory), what its VMs take of
+ * it and what that costs against all-DRAM: the view a capacity dashboard or
+ * a descheduler reads. vtier_host_info{host} carries the host's name, to
+ * join with node_exporter's or a scheduler's node.
+ */
+#ifndef VTIER_DAEMON_METRICS_HOST_H
+#define VTIER_DAEMON_METRICS_HOST_H
+
+#include <glib.h>
+
+#include "ctier.h"
+#include "metrics_text.h"
+#include "tiers.h"
+
+struct vt_metrics_host {
+	const char *name;			/* the host's name */
+	const struct vt_tiers *tiers;		/* its NUMA tiers, free bytes just read */
+	const struct vt_ctier_spec *ctier;	/* its compressed tiers, as configured */
+	unsigned int nr_ctier;
+};
+
+/* The host's families into @out, the VMs' figures summed per tier. */
+void vt_metrics_host_write(GString *out, const struct vt_metrics_host *h,
+			   const struct vt_metrics_vm *vms, unsigned int n);
+
+#endif
