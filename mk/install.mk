@@ -5,6 +5,8 @@
 #       systemctl enable --now vtierd, and restart libvirtd once so it sees the hook
 #   make uninstall                                 the same files; the config stays if edited
 #   make check-install                             both into a scratch DESTDIR, checked
+#   make install-files                             the same files from a built $(BUILD), no
+#       build step: debian/rules stages the packages with it (BUILD=debian/build PREFIX=/usr)
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR     := $(PREFIX)/bin
@@ -19,9 +21,14 @@ INSTALL_DOCS := docs/libvirt.md docs/vtierd.md docs/abi-control.md docs/tco.md \
 
 CHECK_TARGETS += check-install
 
-.PHONY: install uninstall check-install
+.PHONY: install install-files uninstall check-install
 
 install: build
+	$(MAKE) --no-print-directory install-files
+	@echo "installed; next: systemctl daemon-reload && systemctl enable --now vtierd;"
+	@echo "restart libvirtd once so that it runs the hook (docs/libvirt.md)"
+
+install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(HOOKDIR) $(DESTDIR)$(CONFDIR) \
 	    $(DESTDIR)$(LIBEXECDIR)/vtier
@@ -42,8 +49,6 @@ install: build
 	if [ -e $(DESTDIR)$(CONFDIR)/vtierd.conf ]; then \
 	    echo "install: keeping $(DESTDIR)$(CONFDIR)/vtierd.conf"; \
 	else install -m 0644 host-agent/tools/vtierd.conf $(DESTDIR)$(CONFDIR)/vtierd.conf; fi
-	@echo "installed; next: systemctl daemon-reload && systemctl enable --now vtierd;"
-	@echo "restart libvirtd once so that it runs the hook (docs/libvirt.md)"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vtierd $(DESTDIR)$(BINDIR)/vtierctl $(DESTDIR)$(BINDIR)/vtier-memd \
