@@ -35,7 +35,10 @@ install-files:
 	install -m 0755 $(BUILD)/host-agent/tools/vtierd $(BUILD)/host-agent/tools/vtierctl \
 	    $(BUILD)/host-agent/tools/vtier-memd $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(BUILD)/host-agent/remote/memd_steer.bpf.o $(DESTDIR)$(LIBEXECDIR)/vtier/
-	install -m 0755 $(BUILD)/host-agent/tools/vtier-libvirt-hook $(DESTDIR)$(HOOKDIR)/50-vtier
+	@# the hook: a program under libexec, linked from libvirt's qemu.d (libvirt
+	@# stat()s and runs each executable there; /etc holds no binaries)
+	install -m 0755 $(BUILD)/host-agent/tools/vtier-libvirt-hook $(DESTDIR)$(LIBEXECDIR)/vtier/
+	ln -sfn $(LIBEXECDIR)/vtier/vtier-libvirt-hook $(DESTDIR)$(HOOKDIR)/50-vtier
 	install -m 0644 libvirt-hooks/vtier-policy.rng $(DESTDIR)$(DATADIR)/
 	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
@@ -53,6 +56,7 @@ install-files:
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vtierd $(DESTDIR)$(BINDIR)/vtierctl $(DESTDIR)$(BINDIR)/vtier-memd \
 	    $(DESTDIR)$(LIBEXECDIR)/vtier/memd_steer.bpf.o $(DESTDIR)$(UNITDIR)/vtier-memd.service \
+	    $(DESTDIR)$(LIBEXECDIR)/vtier/vtier-libvirt-hook \
 	    $(DESTDIR)$(HOOKDIR)/50-vtier $(DESTDIR)$(UNITDIR)/vtierd.service \
 	    $(DESTDIR)$(DATADIR)/vtier-policy.rng $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
 	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(LIBEXECDIR)/vtier 2>/dev/null
@@ -64,8 +68,11 @@ uninstall:
 check-install: build
 	@set -e; d=$$(mktemp -d); trap 'rm -rf $$d' EXIT; \
 	$(MAKE) --no-print-directory install DESTDIR=$$d >/dev/null; \
-	for f in $(BINDIR)/vtierd $(BINDIR)/vtierctl $(BINDIR)/vtier-memd $(HOOKDIR)/50-vtier; do \
+	for f in $(BINDIR)/vtierd $(BINDIR)/vtierctl $(BINDIR)/vtier-memd \
+	    $(LIBEXECDIR)/vtier/vtier-libvirt-hook; do \
 	    [ -x $$d$$f ] || { echo "check-install: $$f missing"; exit 1; }; done; \
+	[ "$$(readlink $$d$(HOOKDIR)/50-vtier)" = $(LIBEXECDIR)/vtier/vtier-libvirt-hook ] || \
+	    { echo "check-install: $(HOOKDIR)/50-vtier is not a link to the hook"; exit 1; }; \
 	for f in $(UNITDIR)/vtierd.service $(UNITDIR)/vtier-memd.service $(CONFDIR)/vtierd.conf \
 	    $(DATADIR)/vtier-policy.rng $(LIBEXECDIR)/vtier/memd_steer.bpf.o \
 	    $(DOCDIR)/libvirt.md $(DOCDIR)/remote.md $(DOCDIR)/grafana-vtier.json; do \
@@ -82,10 +89,10 @@ check-install: build
 	echo "# edited" >> $$d$(CONFDIR)/vtierd.conf; \
 	$(MAKE) --no-print-directory install DESTDIR=$$d | grep keeping >/dev/null; \
 	$(MAKE) --no-print-directory uninstall DESTDIR=$$d >/dev/null; \
-	left=$$(cd $$d && find . -type f | sort); \
+	left=$$(cd $$d && find . ! -type d | sort); \
 	[ "$$left" = "./etc/vtier/vtierd.conf" ] || { echo "check-install: left: $$left"; exit 1; }; \
 	rm $$d$(CONFDIR)/vtierd.conf; $(MAKE) --no-print-directory install DESTDIR=$$d >/dev/null; \
 	$(MAKE) --no-print-directory uninstall DESTDIR=$$d >/dev/null; \
-	left=$$(cd $$d && find . -type f | sort); \
+	left=$$(cd $$d && find . ! -type d | sort); \
 	[ -z "$$left" ] || { echo "check-install: left after uninstall: $$left"; exit 1; }; \
 	echo "check-install: install, keep an edited config, uninstall: ok"
