@@ -5,6 +5,8 @@
 #       systemctl enable --now vtierd, and restart libvirtd once so it sees the hook
 #   make uninstall                                 the same files; the config stays if edited
 #   make check-install                             both into a scratch DESTDIR, checked
+#   make install-files                             the same files from a built $(BUILD), no
+#       build step: debian/rules stages the packages with it (BUILD=debian/build PREFIX=/usr)
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR     := $(PREFIX)/bin
@@ -19,16 +21,24 @@ INSTALL_DOCS := docs/libvirt.md docs/vtierd.md docs/abi-control.md docs/tco.md \
 
 CHECK_TARGETS += check-install
 
-.PHONY: install uninstall check-install
+.PHONY: install install-files uninstall check-install
 
 install: build
+	$(MAKE) --no-print-directory install-files
+	@echo "installed; next: systemctl daemon-reload && systemctl enable --now vtierd;"
+	@echo "restart libvirtd once so that it runs the hook (docs/libvirt.md)"
+
+install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(HOOKDIR) $(DESTDIR)$(CONFDIR) \
 	    $(DESTDIR)$(LIBEXECDIR)/vtier
 	install -m 0755 $(BUILD)/host-agent/tools/vtierd $(BUILD)/host-agent/tools/vtierctl \
 	    $(BUILD)/host-agent/tools/vtier-memd $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(BUILD)/host-agent/remote/memd_steer.bpf.o $(DESTDIR)$(LIBEXECDIR)/vtier/
-	install -m 0755 $(BUILD)/host-agent/tools/vtier-libvirt-hook $(DESTDIR)$(HOOKDIR)/50-vtier
+	@# the hook: a program under libexec, linked from libvirt's qemu.d (libvirt
+	@# stat()s and runs each executable there; /etc holds no binaries)
+	install -m 0755 $(BUILD)/host-agent/tools/vtier-libvirt-hook $(DESTDIR)$(LIBEXECDIR)/vtier/
+	ln -sfn $(LIBEXECDIR)/vtier/vtier-libvirt-hook $(DESTDIR)$(HOOKDIR)/50-vtier
 	install -m 0644 libvirt-hooks/vtier-policy.rng $(DESTDIR)$(DATADIR)/
 	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
@@ -42,12 +52,11 @@ install: build
 	if [ -e $(DESTDIR)$(CONFDIR)/vtierd.conf ]; then \
 	    echo "install: keeping $(DESTDIR)$(CONFDIR)/vtierd.conf"; \
 	else install -m 0644 host-agent/tools/vtierd.conf $(DESTDIR)$(CONFDIR)/vtierd.conf; fi
-	@echo "installed; next: systemctl daemon-reload && systemctl enable --now vtierd;"
-	@echo "restart libvirtd once so that it runs the hook (docs/libvirt.md)"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vtierd $(DESTDIR)$(BINDIR)/vtierctl $(DESTDIR)$(BINDIR)/vtier-memd \
 	    $(DESTDIR)$(LIBEXECDIR)/vtier/memd_steer.bpf.o $(DESTDIR)$(UNITDIR)/vtier-memd.service \
+	    $(DESTDIR)$(LIBEXECDIR)/vtier/vtier-libvirt-hook \
 	    $(DESTDIR)$(HOOKDIR)/50-vtier $(DESTDIR)$(UNITDIR)/vtierd.service \
 	    $(DESTDIR)$(DATADIR)/vtier-policy.rng $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
 	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(LIBEXECDIR)/vtier 2>/dev/null
@@ -59,8 +68,11 @@ uninstall:
 check-install: build
 	@set -e; d=$$(mktemp -d); trap 'rm -rf $$d' EXIT; \
 	$(MAKE) --no-print-directory install DESTDIR=$$d >/dev/null; \
-	for f in $(BINDIR)/vtierd $(BINDIR)/vtierctl $(BINDIR)/vtier-memd $(HOOKDIR)/50-vtier; do \
+	for f in $(BINDIR)/vtierd $(BINDIR)/vtierctl $(BINDIR)/vtier-memd \
+	    $(LIBEXECDIR)/vtier/vtier-libvirt-hook; do \
 	    [ -x $$d$$f ] || { echo "check-install: $$f missing"; exit 1; }; done; \
+	[ "$$(readlink $$d$(HOOKDIR)/50-vtier)" = $(LIBEXECDIR)/vtier/vtier-libvirt-hook ] || \
+	    { echo "check-install: $(HOOKDIR)/50-vtier is not a link to the hook"; exit 1; }; \
 	for f in $(UNITDIR)/vtierd.service $(UNITDIR)/vtier-memd.service $(CONFDIR)/vtierd.conf \
 	    $(DATADIR)/vtier-policy.rng $(LIBEXECDIR)/vtier/memd_steer.bpf.o \
 	    $(DOCDIR)/libvirt.md $(DOCDIR)/remote.md $(DOCDIR)/grafana-vtier.json; do \
@@ -77,10 +89,10 @@ check-install: build
 	echo "# edited" >> $$d$(CONFDIR)/vtierd.conf; \
 	$(MAKE) --no-print-directory install DESTDIR=$$d | grep keeping >/dev/null; \
 	$(MAKE) --no-print-directory uninstall DESTDIR=$$d >/dev/null; \
-	left=$$(cd $$d && find . -type f | sort); \
+	left=$$(cd $$d && find . ! -type d | sort); \
 	[ "$$left" = "./etc/vtier/vtierd.conf" ] || { echo "check-install: left: $$left"; exit 1; }; \
 	rm $$d$(CONFDIR)/vtierd.conf; $(MAKE) --no-print-directory install DESTDIR=$$d >/dev/null; \
 	$(MAKE) --no-print-directory uninstall DESTDIR=$$d >/dev/null; \
-	left=$$(cd $$d && find . -type f | sort); \
+	left=$$(cd $$d && find . ! -type d | sort); \
 	[ -z "$$left" ] || { echo "check-install: left after uninstall: $$left"; exit 1; }; \
 	echo "check-install: install, keep an edited config, uninstall: ok"
