@@ -250,6 +250,9 @@ static enum vt_stage_result stage_placement(struct vt_window *w)
 	s->hot_on_tier0 = w->ws.hot_on_tier0;
 	s->thrash_events = w->vm->mtm->thrash_total;
 	vt_residency_tier_bytes(w->vm, w->ws.tier_bytes, s);
+	/* the VM's demand, as the host's DRAM sharing reads it */
+	memcpy(s->hist_bytes, w->ws.hist_bytes, sizeof(s->hist_bytes));
+	s->hist_window = s->windows + 1;
 	return VT_STAGE_NEXT;
 }
 
@@ -311,6 +314,10 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	hints_channel(&w);
 	/* the placement's rule the hint stage ages COLD chunks by: the stage's input */
 	w.cold_age = vt_placement_waterfall_age(vm);
+	/* what the host's DRAM sharing gave the VM: the placement's input */
+	g_mutex_lock(&vm->lock);
+	w.share = vm->share;
+	g_mutex_unlock(&vm->lock);
 	t0 = vt_thread_ns();
 
 	for (size_t i = 0; i < G_N_ELEMENTS(stages); i++) {

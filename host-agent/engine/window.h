@@ -8,7 +8,9 @@
  *   residency  -> movers_busy (the movers' backlog, read once), residency
  *   hints      (the guest channel's discards and COLD ages, by cold_age)
  *   placement  -> mp, orders, ws (vt_placement_decide; the migration's
- *                 orders and holds through migration_stage.h)
+ *                 orders and holds through migration_stage.h; the DRAM
+ *                 allowance capped by share, the host's grant read before
+ *                 the stages)
  *   apply      -> the orders' outcome, in s
  * s is the window's copy of the VM's stats, published at the window's end.
  */
@@ -41,6 +43,7 @@ struct vt_window {
 	bool movers_busy;		/* residency: a mover had orders queued before it */
 	unsigned int cold_age;		/* hints: the waterfall's age (placement's rule, */
 					/* ... read before the stages; 0: no waterfall) */
+	struct vt_vm_share share;	/* the host's DRAM sharing, as the window began */
 	struct vt_mtm_params mp;	/* placement: this window's MTM parameters */
 	struct vt_mtm_window_stats ws;	/* ... and what MTM decided */
 	GArray *orders;			/* placement: struct vt_mtm_order, in move order */

@@ -29,6 +29,7 @@
 #include "vm_policy.h"
 #include "hint_stats.h"
 #include "vm_migration.h"
+#include "vm_share.h"
 
 /* The address space of a VM's region map. */
 enum vt_addr_space {
@@ -107,6 +108,10 @@ struct vt_vm_stats {
 	uint32_t refused_chunks;		/* chunks a tier did not take (vt_mtm_arrivals), for a while */
 	struct vt_hint_stats hints;		/* the guest hint channel (policy hints=on) */
 	struct vt_migration_stats migration;	/* live migration (migration/migration.h) */
+	/* the hotness histogram of the last placed window (MTM's), bytes per bin: */
+	/* ... the demand the host's DRAM sharing reads; hist_window: 0 before one */
+	uint64_t hist_bytes[VT_MTM_BINS];
+	uint64_t hist_window;
 };
 
 struct vt_vm;
@@ -196,6 +201,8 @@ struct vt_vm {
 	vt_engine_window_fn engine_window;	/* optional, set by the owner */
 	/* live migration (migration/migration.h): the worker writes under lock */
 	struct vt_vm_migration migration;
+	/* the host's DRAM sharing (model/vm_share.h): the main loop writes under lock */
+	struct vt_vm_share share;
 };
 
 /* Tiers of the VM's placement: the host's NUMA tiers, then the compressed tiers. */

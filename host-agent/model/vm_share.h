@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A VM's part in the host's DRAM sharing (docs/host-share.md): what the
+ * host-level stage (daemon/host_share_stage.c) gave it in its last round
+ * and why. Written by the main loop under the VM's lock; the VM's worker
+ * reads `on` and `granted` at a window's start and caps its DRAM allowance
+ * by them. The demand the round reads is the VM's published stats
+ * (hist_bytes of its last placed window).
+ */
+#ifndef VTIER_MODEL_VM_SHARE_H
+#define VTIER_MODEL_VM_SHARE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum vt_vm_share_state {
+	VT_VM_SHARE_OFF = 0,		/* no host budget: the VM's policy alone */
+	VT_VM_SHARE_WAITING,		/* not in a round yet (no placed window, or mode off */
+					/* ... or observe): held at what it has on DRAM */
+	VT_VM_SHARE_GRANTED,		/* in the last round: granted */
+};
+
+struct vt_vm_share {
+	enum vt_vm_share_state state;
+	uint64_t granted;		/* DRAM bytes the VM may hold (GRANTED) */
+	uint64_t wanted;		/* ... before the rate limit */
+	uint64_t protected_bytes;	/* its dram_min as the round held it */
+	int why;			/* enum vt_share_why (policy/host_share.h) */
+	uint64_t rounds;		/* rounds the VM took part in */
+};
+
+#endif
