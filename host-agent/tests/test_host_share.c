@@ -324,6 +324,29 @@ static void test_growing_waits_for_shrinking(void **state)
 	}
 }
 
+/* Bytes freed in a round go first to a VM still below its min, then by weight. */
+static void test_below_min_grows_first(void **state)
+{
+	struct vt_share_vm v[3] = { vm(1, 16 * GIB, 100), vm(2, 16 * GIB, 100),
+				    vm(3, 16 * GIB, 100) };
+	struct vt_share_params p = { .budget = 6 * GIB, .step = 1 * GIB, .deadband = 0 };
+	struct vt_share_out out[3];
+	struct vt_share_round info;
+
+	(void)state;
+	v[0].hist_bytes[0] = 6 * GIB;	/* idle: wants nothing, shrinks 4 -> 3 */
+	v[0].prev = 4 * GIB;
+	v[1].hist_bytes[HOT] = 4 * GIB;	/* wants 4, has 2 */
+	v[1].prev = 2 * GIB;
+	v[2].hist_bytes[HOT] = 2 * GIB;	/* new, min 2: wants 2 */
+	v[2].dram_min = 2 * GIB;
+	round_ok(&p, v, 3, out, &info);
+	assert_int_equal(out[0].allot, 3 * GIB);
+	assert_int_equal(out[2].allot, 1 * GIB);
+	assert_int_equal(out[1].allot, 2 * GIB);
+	assert_int_equal(out[1].why, VT_SHARE_RATE_LIMITED);
+}
+
 static void test_budget_lowered_wins_over_step(void **state)
 {
 	struct vt_share_vm v[2] = { vm(1, 16 * GIB, 100), vm(2, 16 * GIB, 100) };
@@ -470,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_rate_limit_and_dead_band),
 		cmocka_unit_test(test_arrive_and_leave),
 		cmocka_unit_test(test_growing_waits_for_shrinking),
+		cmocka_unit_test(test_below_min_grows_first),
 		cmocka_unit_test(test_budget_lowered_wins_over_step),
 		cmocka_unit_test(test_random_rounds_hold_budget_and_mins),
 		cmocka_unit_test(test_deterministic),
