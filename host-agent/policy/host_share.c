@@ -290,7 +290,8 @@ int vt_host_share_check_mins(uint64_t budget, const struct vt_share_vm *vms, siz
 
 	for (size_t i = 0; i < n; i++)
 		if (vms[i].dram_min) {
-			sum += vms[i].dram_min;
+			/* saturating: a sum that wraps would pass */
+			sum = sum + vms[i].dram_min < sum ? UINT64_MAX : sum + vms[i].dram_min;
 			with++;
 		}
 	if (sum <= budget)

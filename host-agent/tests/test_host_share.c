@@ -206,6 +206,10 @@ static void test_mins_above_budget_refused(void **state)
 	assert_non_null(strstr(err, "sum to 10737418240 bytes"));
 	assert_non_null(strstr(err, "dram_budget of 8589934592 bytes"));
 	assert_int_equal(vt_host_share_check_mins(10 * GIB, v, 3, err, sizeof(err)), 0);
+	/* a sum past 2^64 does not wrap into a small one */
+	v[0].dram_min = UINT64_MAX - GIB;
+	assert_int_equal(vt_host_share_check_mins(10 * GIB, v, 3, err, sizeof(err)), -ERANGE);
+	v[0].dram_min = 6 * GIB;
 	/* the round, given it anyway, stays within the budget and says so */
 	for (int i = 0; i < 3; i++)
 		v[i].hist_bytes[HOT] = 16 * GIB;
