@@ -306,25 +306,31 @@ static void test_arrive_and_leave(void **state)
 
 static void test_growing_waits_for_shrinking(void **state)
 {
-	struct vt_share_vm v[2] = { vm(1, 16 * GIB, 100), vm(2, 16 * GIB, 100) };
+	struct vt_share_vm v[3] = { vm(1, 16 * GIB, 100), vm(2, 16 * GIB, 100),
+				    vm(3, 16 * GIB, 100) };
 	struct vt_share_params p = { .budget = 8 * GIB, .step = 1 * GIB, .deadband = 0 };
-	struct vt_share_out out[2];
+	struct vt_share_out out[3];
 	struct vt_share_round info;
 
 	(void)state;
-	v[0].hist_bytes[HOT] = 8 * GIB;
 	v[0].prev = 8 * GIB;
-	/* VM 2's hot set appears, hotter: it wants 8, VM 1 wants 0 but shrinks by 1 a round */
-	v[0].hist_bytes[HOT] = 0;
+	/*
+	 * VMs 2 and 3's hot sets appear, hotter than VM 1's: they want 4 GiB
+	 * each and could grow by a step each, but VM 1 gives up one step a
+	 * round: they wait, and share what is freed.
+	 */
 	v[0].hist_bytes[10] = 8 * GIB;
-	v[1].hist_bytes[HOT] = 8 * GIB;
+	v[1].hist_bytes[HOT] = 4 * GIB;
+	v[2].hist_bytes[HOT] = 4 * GIB;
 	for (unsigned int r = 1; r <= 8; r++) {
-		round_ok(&p, v, 2, out, &info);
+		round_ok(&p, v, 3, out, &info);
 		assert_int_equal(out[0].allot, 8 * GIB - r * GIB);
-		assert_int_equal(out[1].allot, r * GIB);
-		assert_int_equal(out[1].wanted, 8 * GIB);
-		v[0].prev = out[0].allot;
-		v[1].prev = out[1].allot;
+		assert_int_equal(out[1].allot, r * GIB / 2);
+		assert_int_equal(out[2].allot, r * GIB / 2);
+		assert_int_equal(out[1].wanted, 4 * GIB);
+		assert_int_equal(out[1].why, r < 8 ? VT_SHARE_RATE_LIMITED : VT_SHARE_EARNED);
+		for (int i = 0; i < 3; i++)
+			v[i].prev = out[i].allot;
 	}
 }
 
