@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* vtierd's config file as a whole: tiers, compressed tiers, [policy], [libvirt], [metrics]. */
+/* vtierd's config file as a whole: tiers, compressed tiers, [policy], [host], [libvirt], [metrics]. */
 #include <string.h>
 #include <sys/socket.h>
 
@@ -117,7 +117,9 @@ struct vt_daemon *vt_daemon_from_config(const char *text, size_t len, const char
 		return refused(e, error);
 	d = vt_daemon_new(&tiers, log);
 	if (!vt_daemon_load_ctiers(d, k, &e) ||
-	    (k && (!config_keys_known(k, &e) || !config_values_valid(k, &e)))) {
+	    (k && (!config_keys_known(k, &e) || !config_values_valid(k, &e))) ||
+	    !vt_host_share_config_parse(k, &d->host.share, &e) ||
+	    !vt_host_share_config_check_nodes(&d->host.share, &d->host.tiers, &e)) {
 		vt_daemon_free(d);
 		return refused(e, error);
 	}

@@ -13,10 +13,12 @@
 
 #include "ctier.h"
 #include "ctier_remote_spec.h"
+#include "host_share_config.h"
 #include "tiers.h"
 
 struct vt_host_config {
 	struct vt_tiers tiers;			/* the host's NUMA tiers (free bytes as at start) */
+	struct vt_host_share_config share;	/* [host]: DRAM shared between VMs (off: each alone) */
 	/* compressed tiers and the QEMU hand-off (tier-agent=) */
 	struct vt_ctier_spec ctier[VT_CTIER_MAX];
 	double ctier_price[VT_CTIER_MAX];	/* USD per GiB of the medium; < 0: the medium's */

@@ -201,9 +201,10 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 		const char *name;
 
 		/* [ctier.NAME]: compressed tiers (vt_ctier_spec_parse()); [policy]: VM
-		 * defaults (vt_daemon_load_ctiers()); [libvirt], [metrics]: vtierd's */
+		 * defaults (vt_daemon_load_ctiers()); [host]: DRAM sharing
+		 * (host_share_config.h); [libvirt], [metrics]: vtierd's */
 		if (g_str_has_prefix(groups[i], "ctier.") || g_str_has_prefix(groups[i], "remote.") ||
-		    strcmp(groups[i], "policy") == 0 ||
+		    strcmp(groups[i], "policy") == 0 || strcmp(groups[i], "host") == 0 ||
 		    strcmp(groups[i], "libvirt") == 0 || strcmp(groups[i], "metrics") == 0)
 			continue;
 		if (!g_str_has_prefix(groups[i], "tier.")) {
@@ -212,7 +213,7 @@ static bool from_config(struct vt_tiers *t, GKeyFile *config, GError **error)
 			vt_text_printable(shown, sizeof(shown), groups[i], strlen(groups[i]));
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
 				    "config: unknown group [%s] (known: [tier.NAME], [ctier.NAME], "
-				    "[remote.NAME], [policy], "
+				    "[remote.NAME], [policy], [host], "
 				    "[libvirt], [metrics]): "
 				    "fix its spelling or remove it", shown);
 			return false;

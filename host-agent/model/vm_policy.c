@@ -11,12 +11,13 @@
 #include "tiers.h"
 #include "vm_policy.h"
 #include "size.h"
+#include "host_share.h"
 #include "tier_name.h"
 
 #define MIB (1ULL << 20)
 
 static const char *const keys[] = {
-	"mode", "dram_limit", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
+	"mode", "dram_limit", "dram_max", "dram_min", "weight", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
 	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", "placement",
 	"tco_alpha", "tiers", "hints", "balloon", "migration_extra", NULL,
 };
@@ -32,6 +33,7 @@ void vt_vm_policy_default(struct vt_vm_policy *p)
 		.mode = VT_MODE_AUTO,
 		.dram_limit_bytes = 0,
 		.dram_share = 1.0,
+		.weight = VT_SHARE_WEIGHT_DEFAULT,
 		.budget_bytes = 128 * MIB,
 		.window_ms = 1000,
 		.sample_ms = 20,
@@ -136,6 +138,13 @@ bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error)
 			    "sample_ms (%" G_GUINT64_FORMAT ") must not exceed window_ms (%"
 			    G_GUINT64_FORMAT "): lower sample_ms or raise window_ms",
 			    (guint64)p->sample_ms, (guint64)p->window_ms);
+		return false;
+	}
+	if (p->dram_limit_bytes && p->dram_min_bytes > p->dram_limit_bytes) {
+		g_set_error(error, VT_CORE_ERROR, EINVAL,
+			    "dram_min (%" G_GUINT64_FORMAT ") must not exceed dram_max (%"
+			    G_GUINT64_FORMAT "): lower dram_min or raise dram_max (none lifts it)",
+			    (guint64)p->dram_min_bytes, (guint64)p->dram_limit_bytes);
 		return false;
 	}
 	if (p->balloon_bytes && !p->hints) {
@@ -253,12 +262,24 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 				    "mode: '%s' is not one of off, observe, auto", value);
 			return false;
 		}
-	} else if (strcmp(key, "dram_limit") == 0) {
+	} else if (strcmp(key, "dram_limit") == 0 || strcmp(key, "dram_max") == 0) {
 		if (strcmp(value, "none") == 0)
 			n.dram_limit_bytes = 0;
 		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, "none lifts the limit",
 				      &n.dram_limit_bytes, error))
 			return false;
+	} else if (strcmp(key, "dram_min") == 0) {
+		if (strcmp(value, "0") == 0 || strcmp(value, "none") == 0)
+			n.dram_min_bytes = 0;
+		else if (!parse_bytes(key, value, 2 * MIB, 1ULL << 50, "0 or none: no min",
+				      &n.dram_min_bytes, error))
+			return false;
+	} else if (strcmp(key, "weight") == 0) {
+		uint64_t v;
+
+		if (!parse_u64(key, value, VT_SHARE_WEIGHT_MIN, VT_SHARE_WEIGHT_MAX, &v, error))
+			return false;
+		n.weight = (unsigned int)v;
 	} else if (strcmp(key, "dram_share") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.dram_share, error))
 			return false;
@@ -370,10 +391,29 @@ bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value
 	return true;
 }
 
+/*
+ * dram_max is dram_limit's other name: one field. Both in one request are
+ * taken when they say the same, else refused naming both.
+ */
+static bool same_limit(const char *key_a, const char *value_a, const char *key_b,
+		       const char *value_b, uint64_t bytes_b, GError **error)
+{
+	struct vt_vm_policy a;
+
+	vt_vm_policy_default(&a);
+	if (set_one(&a, key_a, value_a, NULL) && a.dram_limit_bytes == bytes_b)
+		return true;
+	g_set_error(error, VT_CORE_ERROR, EINVAL,
+		    "%s: '%s' and %s: '%s' differ: dram_max and dram_limit are one key "
+		    "(two names), give one", key_a, value_a, key_b, value_b);
+	return false;
+}
+
 bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsigned int n,
 			GError **error)
 {
 	struct vt_vm_policy tmp = *p;
+	const char *max_key = NULL, *max_value = NULL;	/* dram_limit or dram_max, as given */
 
 	if (n == 0) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: no KEY=VALUE given");
@@ -394,6 +434,14 @@ bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsign
 		key = g_strndup(assignments[i], (gsize)(eq - assignments[i]));
 		if (!set_one(&tmp, key, eq + 1, error))
 			return false;
+		if (strcmp(key, "dram_limit") && strcmp(key, "dram_max"))
+			continue;
+		if (!max_key || strcmp(max_key, key) == 0) {
+			max_key = strcmp(key, "dram_max") ? "dram_limit" : "dram_max";
+			max_value = eq + 1;
+		} else if (!same_limit(max_key, max_value, key, eq + 1, tmp.dram_limit_bytes, error)) {
+			return false;
+		}
 	}
 	if (!vt_vm_policy_check(&tmp, error))
 		return false;
@@ -415,6 +463,9 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	json_builder_begin_object(b);
 	vt_json_add_str(b, "mode", vt_mode_name(p->mode));
 	vt_json_add_u64(b, "dram_limit", p->dram_limit_bytes);
+	vt_json_add_u64(b, "dram_max", p->dram_limit_bytes);
+	vt_json_add_u64(b, "dram_min", p->dram_min_bytes);
+	vt_json_add_int(b, "weight", p->weight);
 	vt_json_add_dbl(b, "dram_share", p->dram_share);
 	vt_json_add_u64(b, "budget", p->budget_bytes);
 	vt_json_add_u64(b, "window_ms", p->window_ms);

@@ -29,7 +29,11 @@ enum vt_placement {
 
 struct vt_vm_policy {
 	enum vt_mode mode;
-	uint64_t dram_limit_bytes;	/* 0: no limit beyond dram_share */
+	uint64_t dram_limit_bytes;	/* dram_limit = dram_max (one key, two names); 0: no limit
+					   beyond dram_share */
+	/* host-wide DRAM arbitration (docs/host-share.md), when the host sets a budget */
+	uint64_t dram_min_bytes;	/* protected while used (0: none); <= dram_max */
+	unsigned int weight;		/* 1..10000: its share of contested DRAM */
 	double dram_share;		/* 0..1 of the VM's RAM allowed on the fastest tier; 1 = all */
 	uint64_t budget_bytes;		/* bytes moved per window, promotions + demotions */
 	uint64_t window_ms;		/* profiling window */

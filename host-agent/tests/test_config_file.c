@@ -137,6 +137,100 @@ static void test_tier_name_in_policy(void **state)
 	vt_daemon_free(d);
 }
 
+/*
+ * [host]: off when absent or empty; one budget or one per node; the step's
+ * default (1/16 of the budget, at most 256 MiB) and the dead band's (4 MiB).
+ */
+static void test_host_share(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t budget, step, deadband;
+		unsigned int nr_nodes;
+	} good[] = {
+		{ "[host]\ndram_budget = 16GiB\n", 16ULL << 30, 256ULL << 20, 4ULL << 20, 0 },
+		{ "[host]\ndram_budget = 1GiB\n", 1ULL << 30, 64ULL << 20, 4ULL << 20, 0 },
+		{ "[host]\ndram_budget = 20MiB\n", 20ULL << 20, 2ULL << 20, 2ULL << 20, 0 },
+		{ "[host]\ndram_budget = 0:12G\n", 12ULL << 30, 256ULL << 20, 4ULL << 20, 1 },
+		{ "[host]\ndram_budget = 0 : 1GiB+512MiB\nshare_step = 128MiB\n"
+		  "share_deadband = 0\n", 3ULL << 29, 128ULL << 20, 0, 1 },
+	};
+	static const struct {
+		const char *text;
+		const char *want;
+	} bad[] = {
+		{ "[host]\ndram_budget = lots\n", "[host] dram_budget: invalid size 'lots'" },
+		{ "[host]\ndram_budget = 1MiB\n", "[host] dram_budget: '1MiB' is out of range 2MiB..1PiB" },
+		{ "[host]\ndram_budget = 2PiB\n", "'2PiB' is out of range 2MiB..1PiB" },
+		{ "[host]\ndram_budget = 0:1G,0:2G\n", "[host] dram_budget: node 0 named twice" },
+		{ "[host]\ndram_budget = x:1G\n", "'x:1G': the node is not a number in 0..63" },
+		{ "[host]\ndram_budget = 64:1G\n", "'64:1G': the node is not a number in 0..63" },
+		{ "[host]\ndram_budget = -1:1G\n", "'-1:1G': the node is not a number" },
+		{ "[host]\ndram_budget = 0:\n", "[host] dram_budget: node 0: empty size" },
+		{ "[host]\ndram_budget = 0:1M\n", "node 0: '1M' is out of range 2MiB..1PiB" },
+		{ "[host]\ndram_budget = 1G,0:2G\n", "'1G' is not NODE:SIZE" },
+		{ "[host]\ndram_budget = 0:1G,\n", "'' is not NODE:SIZE" },
+		{ "[host]\ndram_budget = 1:4G\n",
+		  "node 1 is not a memory node of this host's tiers (DRAM nodes: 0" },
+		{ "[host]\nshare_step = 64MiB\n", "[host]: share_step without dram_budget" },
+		{ "[host]\ndram_budget = 8G\nshare_step = 1MiB\n",
+		  "[host] share_step: '1MiB' is out of range 2MiB..1PiB" },
+		{ "[host]\ndram_budget = 8G\nshare_step = 4MiB\nshare_deadband = 8MiB\n",
+		  "[host] share_deadband (8388608) must not exceed share_step (4194304)" },
+		{ "[host]\ndram_budget = 8G\nshare_deadband = -1\n",
+		  "[host] share_deadband: invalid size '-1'" },
+		{ "[host]\ndram_bugdet = 8G\n",
+		  "[host]: unknown key 'dram_bugdet' (dram_budget, share_step, share_deadband)" },
+		{ "[host]\ndram_budget = 8G   # the DRAM\n", "ends in a comment" },
+	};
+	struct vt_tiers tiers = { .nr = 2 };
+	struct vt_host_share_config c = { .on = true, .nr_nodes = 1, .node = { 1 } };
+	g_autoptr(GError) e = NULL;
+	struct vt_daemon *d;
+
+	(void)state;
+	d = load("[policy]\n", &e);
+	assert_false(d->host.share.on);
+	vt_daemon_free(d);
+	d = load("[host]\n", &e);
+	assert_false(d->host.share.on);
+	vt_daemon_free(d);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(good); i++) {
+		d = load(good[i].text, &e);
+		if (!d)
+			fail_msg("good %u refused: %s", i, e->message);
+		assert_true(d->host.share.on);
+		assert_int_equal(d->host.share.budget, good[i].budget);
+		assert_int_equal(d->host.share.step, good[i].step);
+		assert_int_equal(d->host.share.deadband, good[i].deadband);
+		assert_int_equal(d->host.share.nr_nodes, good[i].nr_nodes);
+		vt_daemon_free(d);
+	}
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_clear_error(&e);
+		d = load(bad[i].text, &e);
+		if (d)
+			fail_msg("bad %u loaded: %s", i, bad[i].text);
+		if (!strstr(e->message, bad[i].want))
+			fail_msg("bad %u: '%s' lacks '%s'", i, e->message, bad[i].want);
+	}
+	/* a node of a slower tier is not DRAM */
+	g_clear_error(&e);
+	g_strlcpy(tiers.tier[0].name, "dram", sizeof(tiers.tier[0].name));
+	tiers.tier[0].nodes[0] = 0;
+	tiers.tier[0].nr_nodes = 1;
+	g_strlcpy(tiers.tier[1].name, "cxl", sizeof(tiers.tier[1].name));
+	tiers.tier[1].nodes[0] = 1;
+	tiers.tier[1].nr_nodes = 1;
+	for (unsigned int n = 0; n < VT_MAX_NODES; n++)
+		tiers.node_tier[n] = n < 2 ? (int)n : -1;
+	assert_false(vt_host_share_config_check_nodes(&c, &tiers, &e));
+	assert_string_equal(e->message, "[host] dram_budget: node 1 is on tier cxl, not a DRAM "
+			    "node (the fastest tier, dram: nodes 0)");
+	c.node[0] = 0;
+	assert_true(vt_host_share_config_check_nodes(&c, &tiers, NULL));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +238,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_accepted),
 		cmocka_unit_test(test_tier_name_in_policy),
+		cmocka_unit_test(test_host_share),
 	};
 
 	if (argc != 2) {

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "libvirt_xml.h"
+#include "host_share.h"
 #include "vm_policy.h"
 
 static const char *dir;
@@ -36,13 +37,17 @@ static void apply(GString *out, GPtrArray *set)
 	g_string_append_c(out, '\n');
 	/* no attribute: the defaults (vtierd does the same) */
 	vt_vm_policy_default(&p);
-	if (!set->len || vt_vm_policy_apply(&p, (char *const *)set->pdata, set->len, &e))
-		g_string_append_printf(out, "applied: mode=%s dram_limit=%" G_GUINT64_FORMAT
-				       " tco_alpha=%g placement=%s\n", vt_mode_name(p.mode),
-				       (guint64)p.dram_limit_bytes, p.tco_alpha,
-				       vt_placement_name(p.placement));
-	else
+	if (set->len && !vt_vm_policy_apply(&p, (char *const *)set->pdata, set->len, &e)) {
 		g_string_append_printf(out, "refused: %s\n", e->message);
+		return;
+	}
+	g_string_append_printf(out, "applied: mode=%s dram_limit=%" G_GUINT64_FORMAT
+			       " tco_alpha=%g placement=%s\n", vt_mode_name(p.mode),
+			       (guint64)p.dram_limit_bytes, p.tco_alpha, vt_placement_name(p.placement));
+	/* the host-share keys, when set (the older golden files have neither) */
+	if (p.dram_min_bytes || p.weight != VT_SHARE_WEIGHT_DEFAULT)
+		g_string_append_printf(out, "applied: dram_min=%" G_GUINT64_FORMAT " weight=%u\n",
+				       (guint64)p.dram_min_bytes, p.weight);
 }
 
 static char *run_one(const char *name, const char *xml, size_t len)

@@ -129,6 +129,97 @@ static void test_tiers_key(void **state)
 	}
 }
 
+/*
+ * The host-share keys: dram_min (a size, 0/none: none), weight (1..10000),
+ * dram_max (dram_limit's other name: one field; both in one request must
+ * agree); dram_min above dram_max is refused naming both, in either order.
+ */
+static void test_share_keys(void **state)
+{
+	static const char *const bad[][3] = {
+		{ "dram_min", "1M", "dram_min: '1M' is out of range 2M.." },
+		{ "dram_min", "lots", "dram_min: invalid size 'lots'" },
+		{ "dram_min", "-1G", "dram_min: invalid size '-1G'" },
+		{ "dram_min", "", "dram_min" },
+		{ "dram_min", "2PiB", "dram_min: '2PiB' is out of range" },
+		{ "weight", "0", "weight: '0' is not a whole number in 1..10000" },
+		{ "weight", "10001", "weight: '10001' is not a whole number in 1..10000" },
+		{ "weight", "-5", "weight: '-5'" },
+		{ "weight", "1.5", "weight: '1.5'" },
+		{ "weight", "", "weight: ''" },
+		{ "dram_max", "1k", "dram_max: invalid size '1k'" },
+		{ "dram_max", "0", "dram_max: '0' is out of range" },
+	};
+	char *both_same[] = { "dram_max=4GiB", "dram_limit=4096M" };
+	char *both_differ[] = { "dram_limit=4GiB", "dram_max=8GiB" };
+	char *min_first[] = { "dram_min=8GiB", "dram_max=4GiB" };
+	char *max_first[] = { "dram_max=4GiB", "dram_min=8GiB" };
+	char *fits[] = { "dram_min=4GiB", "dram_max=4GiB", "weight=300" };
+	struct vt_vm_policy p, before;
+	GError *e = NULL;
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	assert_int_equal(p.dram_min_bytes, 0);
+	assert_int_equal(p.weight, 100);
+	assert_true(vt_vm_policy_set(&p, "dram_min", "1GiB", &e));
+	assert_int_equal(p.dram_min_bytes, 1ULL << 30);
+	assert_true(vt_vm_policy_set(&p, "dram_min", "none", &e));
+	assert_int_equal(p.dram_min_bytes, 0);
+	assert_true(vt_vm_policy_set(&p, "weight", "1", &e));
+	assert_true(vt_vm_policy_set(&p, "weight", "10000", &e));
+	assert_int_equal(p.weight, 10000);
+	assert_true(vt_vm_policy_set(&p, "dram_max", "2GiB", &e));
+	assert_int_equal(p.dram_limit_bytes, 2ULL << 30);
+	assert_true(vt_vm_policy_set(&p, "dram_max", "none", &e));
+	assert_int_equal(p.dram_limit_bytes, 0);
+	assert_null(e);
+	before = p;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e2 = NULL;
+
+		assert_false(vt_vm_policy_set(&p, bad[i][0], bad[i][1], &e2));
+		if (!strstr(e2->message, bad[i][2]))
+			fail_msg("%s=%s: '%s'", bad[i][0], bad[i][1], e2->message);
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
+	assert_true(vt_vm_policy_apply(&p, both_same, 2, NULL));
+	assert_int_equal(p.dram_limit_bytes, 4ULL << 30);
+	before = p;
+	assert_false(vt_vm_policy_apply(&p, both_differ, 2, &e));
+	assert_non_null(strstr(e->message, "dram_limit: '4GiB' and dram_max: '8GiB' differ"));
+	assert_memory_equal(&p, &before, sizeof(p));
+	for (unsigned int i = 0; i < 2; i++) {
+		g_clear_error(&e);
+		assert_false(vt_vm_policy_apply(&p, i ? max_first : min_first, 2, &e));
+		assert_non_null(strstr(e->message, "dram_min (8589934592) must not exceed dram_max "
+					     "(4294967296)"));
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
+	g_clear_error(&e);
+	/* a later dram_max under the min is refused too */
+	assert_true(vt_vm_policy_apply(&p, fits, 3, NULL));
+	assert_int_equal(p.weight, 300);
+	assert_false(vt_vm_policy_set(&p, "dram_limit", "2GiB", &e));
+	assert_non_null(strstr(e->message, "dram_min"));
+	g_clear_error(&e);
+	/* shown in the JSON */
+	{
+		g_autoptr(JsonBuilder) b = json_builder_new();
+		g_autoptr(JsonGenerator) g = json_generator_new();
+		g_autoptr(JsonNode) root = NULL;
+		g_autofree char *text = NULL;
+
+		vt_vm_policy_to_json(&p, b);
+		root = json_builder_get_root(b);
+		json_generator_set_root(g, root);
+		text = json_generator_to_data(g, NULL);
+		assert_non_null(strstr(text, "\"dram_max\":4294967296"));
+		assert_non_null(strstr(text, "\"dram_min\":4294967296"));
+		assert_non_null(strstr(text, "\"weight\":300"));
+	}
+}
+
 static void test_bad(void **state)
 {
 	static const char *const bad[][2] = {
@@ -300,6 +391,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_share_keys),
 		cmocka_unit_test(test_tco_keys_bad),
 		cmocka_unit_test(test_tiers_key),
 		cmocka_unit_test(test_apply),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Fuzz target: vtierd's config file as a whole ([tier.NAME] over this host's
- * sysfs, [ctier.NAME], [policy], [libvirt], [metrics]) through the function
+ * sysfs, [ctier.NAME], [policy], [host], [libvirt], [metrics]) through the function
  * vtierd starts from, then freed. What loads holds only valid tiers and
  * policy; what is refused says why in UTF-8.
  */
@@ -26,6 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!config || h->tiers.nr == 0 || h->tiers.nr > VT_MAX_TIERS ||
 		    h->nr_ctier > VT_CTIER_MAX || h->tiers.nr + h->nr_ctier > VT_MAX_TIERS ||
 		    !vt_vm_policy_check(&d->defaults, NULL))
+			__builtin_trap();
+		if (h->share.on && (h->share.budget < (2 << 20) || h->share.step < (2 << 20) ||
+				    h->share.deadband > h->share.step ||
+				    h->share.nr_nodes > VT_MAX_NODES ||
+				    !vt_host_share_config_check_nodes(&h->share, &h->tiers, NULL)))
+			__builtin_trap();
+		if (!h->share.on && (h->share.budget || h->share.nr_nodes))
 			__builtin_trap();
 		for (unsigned int i = 0; i < h->tiers.nr; i++)
 			if (!vt_tier_name_valid(h->tiers.tier[i].name))

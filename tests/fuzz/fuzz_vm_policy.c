@@ -22,7 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 	} else if (p.sample_ms > p.window_ms || p.dram_share < 0 || p.dram_share > 1 ||
 		   p.chunk_bytes % (2 << 20) || !(p.tco_alpha >= 0 && p.tco_alpha <= 1) ||
-		   (p.placement != VT_PLACEMENT_WATERFALL && p.placement != VT_PLACEMENT_TCO)) {
+		   (p.placement != VT_PLACEMENT_WATERFALL && p.placement != VT_PLACEMENT_TCO) ||
+		   p.weight < 1 || p.weight > 10000 ||
+		   (p.dram_limit_bytes && p.dram_min_bytes > p.dram_limit_bytes)) {
 		__builtin_trap();
 	}
 	g_clear_error(&e);
