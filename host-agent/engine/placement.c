@@ -177,14 +177,10 @@ unsigned int vt_placement_waterfall_age(const struct vt_vm *vm)
 	return vm->policy.ctier_age_windows;
 }
 
-/*
- * The policy's DRAM allowance, capped by the host's sharing: what the last
- * round granted; while the VM waits for its first round, what it held on
- * DRAM at its last placed window (it neither grows nor is emptied). No cap
- * before that first window, or with no host budget.
- */
-static uint64_t share_allowance(const struct vt_window *w, uint64_t policy)
+uint64_t vt_placement_dram_allowance(const struct vt_window *w)
 {
+	uint64_t policy = vt_vm_policy_dram_allowance(&w->vm->policy, w->vm->ram_bytes);
+
 	switch (w->share.state) {
 	case VT_VM_SHARE_GRANTED:
 		return MIN(policy, w->share.granted);
@@ -213,8 +209,7 @@ void vt_placement_decide(struct vt_window *w)
 		room[t] = tiers->tier[t].free_bytes > TIER_RESERVE ?
 			  tiers->tier[t].free_bytes - TIER_RESERVE : 0;
 	*mp = (struct vt_mtm_params){
-		.allowance_bytes = share_allowance(w, vt_vm_policy_dram_allowance(&vm->policy,
-										 vm->ram_bytes)),
+		.allowance_bytes = vt_placement_dram_allowance(w),
 		.budget_bytes = vm->policy.budget_bytes,
 		.hot_threshold = vm->policy.hot_threshold,
 		.thrash_windows = vm->policy.thrash_windows,

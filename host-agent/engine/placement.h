@@ -22,6 +22,15 @@
 unsigned int vt_placement_waterfall_age(const struct vt_vm *vm);
 
 /*
+ * The DRAM the VM may hold this window: its policy's allowance (dram_share,
+ * dram_max), capped by the host's sharing as the window began: what the
+ * last round granted; while the VM waits for its first round, what it held
+ * on DRAM at its last placed window (it neither grows nor is emptied). No
+ * cap before that first window, or with no host budget.
+ */
+uint64_t vt_placement_dram_allowance(const struct vt_window *w);
+
+/*
  * Decide @w's orders for the VM's placement policy; w->mp gets the MTM
  * parameters the orders are committed with, w->ws MTM's window figures (for
  * placement=tco, its promote and demote bytes), w->s the tier model and the

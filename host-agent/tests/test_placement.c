@@ -4,6 +4,8 @@
  * a guest's COLD hint may bring forward: the policy's ctier_age_windows only
  * where the waterfall runs (placement=waterfall and a compressed tier), else
  * 0, so that hints age nothing and count no chunk where nothing acts on them.
+ * And the DRAM allowance a window places by: the policy's, capped by the
+ * host's DRAM sharing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,10 +41,38 @@ static void test_waterfall_age(void **state)
 	}
 }
 
+static void test_dram_allowance(void **state)
+{
+	struct vt_vm vm = { .ram_bytes = 1024ULL << 20 };
+	struct vt_vm_stats s = { 0 };
+	struct vt_window w = { .vm = &vm, .s = &s };
+
+	(void)state;
+	vt_vm_policy_default(&vm.policy);
+	vm.policy.dram_limit_bytes = 512ULL << 20;
+	/* no host budget: the policy's */
+	assert_int_equal(vt_placement_dram_allowance(&w), 512ULL << 20);
+	/* granted below it: the grant; above it: the policy's still */
+	w.share = (struct vt_vm_share){ .state = VT_VM_SHARE_GRANTED, .granted = 200ULL << 20 };
+	assert_int_equal(vt_placement_dram_allowance(&w), 200ULL << 20);
+	w.share.granted = 900ULL << 20;
+	assert_int_equal(vt_placement_dram_allowance(&w), 512ULL << 20);
+	/* a grant of nothing is nothing, not "no cap" */
+	w.share.granted = 0;
+	assert_int_equal(vt_placement_dram_allowance(&w), 0);
+	/* waiting before its first placed window: the policy's; after: what it holds */
+	w.share = (struct vt_vm_share){ .state = VT_VM_SHARE_WAITING };
+	s.tier[0].resident_bytes = 300ULL << 20;
+	assert_int_equal(vt_placement_dram_allowance(&w), 512ULL << 20);
+	s.hist_window = 4;
+	assert_int_equal(vt_placement_dram_allowance(&w), 300ULL << 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waterfall_age),
+		cmocka_unit_test(test_dram_allowance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
