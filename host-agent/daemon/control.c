@@ -146,6 +146,10 @@ static int set_policy(struct vt_daemon *d, struct vt_vm *vm, const struct vt_vm_
 	g_mutex_unlock(&vm->lock);
 	if (!ok)
 		return -1;
+	/* the VMs' dram_min must fit the host's budget: refused here, naming them */
+	if (p.dram_min_bytes != old.dram_min_bytes &&
+	    !vt_host_share_check_policy(&d->share, vm, &p, error))
+		return -1;
 	if (out)
 		*out = p;
 	if (memcmp(&old, &p, sizeof(old)) == 0)

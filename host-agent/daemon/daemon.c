@@ -182,6 +182,8 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->reg = (struct vt_registry){ .ops = &daemon_registry_ops, .opaque = d };
 	d->ho.host = &d->host;
 	d->ho.reg = &d->reg;
+	d->share = (struct vt_host_share_stage){ .vms = d->vms, .cfg = &d->host.share,
+						 .reg = &d->reg };
 	d->ho.backends = g_hash_table_new(g_str_hash, g_str_equal);
 	d->ho.opening = g_hash_table_new(g_str_hash, g_str_equal);
 	d->ho.orphans = g_ptr_array_new_with_free_func(g_free);
@@ -345,6 +347,7 @@ void vt_daemon_free(struct vt_daemon *d)
 	g_hash_table_destroy(d->vms);
 	if (d->stats_timer)
 		g_source_remove(d->stats_timer);
+	vt_host_share_stop(&d->share);
 	/* closes every hand-off: their movers stop, the stores stay for the next agent */
 	vt_handoff_server_free(d->ho.handoff);
 	vt_backend_cancel_openings(&d->ho);
@@ -828,6 +831,9 @@ struct attach_op *vt_daemon_attach_start(struct vt_daemon *d, const char *qmp_pa
 	op->cb_arg = arg;
 	g_strlcpy(op->vm->qmp_path, qmp_path, sizeof(op->vm->qmp_path));
 	if (nr_set && !vt_vm_policy_apply(&op->vm->policy, set, nr_set, error))
+		goto fail;
+	/* its dram_min with the attached VMs' must fit the host's budget */
+	if (!vt_host_share_check_policy(&d->share, op->vm, &op->vm->policy, error))
 		goto fail;
 	op->connecting = vt_qmp_connect_async(qmp_path, d->qmp_timeout_ms, NULL, attach_connected,
 					      op, error);

@@ -12,6 +12,7 @@
 #include "control_socket.h"
 #include "ctier.h"
 #include "backend.h"
+#include "host_share_stage.h"
 #include "handoff_server.h"
 #include "host_config.h"
 #include "peer_budget.h"
@@ -38,6 +39,7 @@ struct vt_daemon {
 	struct vt_control_server *ctl;	/* for deferred replies (NULL: answer at once) */
 	GPtrArray *attaching;		/* struct attach_op *: attaches in progress (daemon.c) */
 	guint stats_timer;
+	struct vt_host_share_stage share;	/* the host's DRAM sharing, on the main loop */
 	struct vt_libvirt *libvirt;	/* attach by libvirt domain (NULL: off) */
 	const struct vt_daemon_libvirt_ops *libvirt_ops;	/* set with libvirt */
 	bool exiting;			/* vt_daemon_free: VMs' engines stop before it returns */

@@ -308,6 +308,7 @@ int main(int argc, char **argv)
 	d->host.placement_threads = (unsigned int)placement_threads;
 	d->host.precopy_copy_only = precopy_placement && !strcmp(precopy_placement, "copy");
 	vt_daemon_set_budget(d, &limits);
+	vt_host_share_start(&d->share);
 	if (!socket_path)
 		socket_path = g_strdup(VT_CONTROL_SOCKET_DEFAULT);
 	server = vt_control_server_new(socket_path, handle, d, &e);

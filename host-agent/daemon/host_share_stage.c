@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The host-level stage of DRAM sharing (host_share_stage.h). A round reads
+ * each VM's policy and published stats under its lock, runs
+ * vt_host_share_round() (no I/O, O(VMs x bins)) and writes each grant under
+ * the VM's lock: the main loop never waits. A VM takes part once it has a
+ * placed window in mode auto; the others (just attached, mode off or
+ * observe) wait: the budget the round divides is less what they hold on
+ * DRAM, and their worker keeps them there (engine/placement.c).
+ */
+#include <string.h>
+
+#include <errno.h>
+
+#include "error_domain.h"
+#include "host_share_stage.h"
+
+static gboolean round_cb(gpointer data)
+{
+	vt_host_share_round_now(data);
+	return G_SOURCE_CONTINUE;
+}
+
+void vt_host_share_start(struct vt_host_share_stage *st)
+{
+	const struct vt_host_share_config *c = st->cfg;
+
+	if (!c->on || st->timer)
+		return;
+	vt_registry_log(st->reg, G_LOG_LEVEL_MESSAGE, NULL, "host DRAM sharing: %" G_GUINT64_FORMAT
+		      " MiB for the VMs, at most %" G_GUINT64_FORMAT " MiB of change per VM a "
+		      "second, none under %" G_GUINT64_FORMAT " MiB", c->budget >> 20,
+		      c->step >> 20, c->deadband >> 20);
+	st->timer = g_timeout_add(VT_HOST_SHARE_PERIOD_MS, round_cb, st);
+}
+
+void vt_host_share_stop(struct vt_host_share_stage *st)
+{
+	if (st->timer)
+		g_source_remove(st->timer);
+	st->timer = 0;
+}
+
+void vt_host_share_round_now(struct vt_host_share_stage *st)
+{
+	const struct vt_host_share_config *c = st->cfg;
+	g_autoptr(GList) list = g_hash_table_get_values(st->vms);
+	unsigned int n = g_list_length(list), k = 0;
+	g_autofree struct vt_share_vm *in = g_new0(struct vt_share_vm, n ? n : 1);
+	g_autofree struct vt_share_out *out = g_new0(struct vt_share_out, n ? n : 1);
+	g_autofree struct vt_vm **who = g_new0(struct vt_vm *, n ? n : 1);
+	struct vt_share_params p = { .budget = c->budget, .step = c->step,
+				     .deadband = c->deadband };
+	struct vt_share_round info;
+	uint64_t waiting = 0;
+
+	if (!c->on)
+		return;
+	for (GList *l = list; l; l = l->next) {
+		struct vt_vm *vm = l->data;
+		struct vt_vm_share *sh = &vm->share;
+		uint64_t dram;
+
+		g_mutex_lock(&vm->lock);
+		dram = vm->stats.tier[0].resident_bytes;
+		if (vm->policy.mode != VT_MODE_AUTO || !vm->stats.hist_window) {
+			sh->state = VT_VM_SHARE_WAITING;
+			sh->granted = sh->wanted = dram;
+			sh->protected_bytes = 0;
+			waiting += dram;
+		} else {
+			in[k] = (struct vt_share_vm){
+				.id = vm->serial, .name = vm->name,
+				.dram_min = vm->policy.dram_min_bytes,
+				.dram_max = vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes),
+				.weight = vm->policy.weight, .ram_bytes = vm->ram_bytes,
+				/* a VM new to the rounds changes from what it holds */
+				.prev = sh->state == VT_VM_SHARE_GRANTED ? sh->granted : dram,
+			};
+			memcpy(in[k].hist_bytes, vm->stats.hist_bytes, sizeof(in[k].hist_bytes));
+			who[k++] = vm;
+		}
+		g_mutex_unlock(&vm->lock);
+	}
+	p.budget = waiting < p.budget ? p.budget - waiting : 0;
+	if (vt_host_share_round(&p, in, k, out, &info) < 0)
+		return;
+	for (unsigned int i = 0; i < k; i++) {
+		struct vt_vm_share *sh = &who[i]->share;
+
+		g_mutex_lock(&who[i]->lock);
+		sh->state = VT_VM_SHARE_GRANTED;
+		sh->granted = out[i].allot;
+		sh->wanted = out[i].wanted;
+		sh->protected_bytes = out[i].protected_bytes;
+		sh->why = (int)out[i].why;
+		sh->rounds++;
+		g_mutex_unlock(&who[i]->lock);
+	}
+	st->rounds++;
+	st->last = info;
+	st->waiting = waiting;
+}
+
+bool vt_host_share_check_policy(struct vt_host_share_stage *st, struct vt_vm *vm,
+				const struct vt_vm_policy *policy, GError **error)
+{
+	g_autoptr(GList) list = NULL;
+	g_autofree struct vt_share_vm *in = NULL;
+	unsigned int n, k = 0;
+	char err[512];
+
+	if (!st->cfg->on)
+		return true;
+	list = g_hash_table_get_values(st->vms);
+	n = g_list_length(list);
+	in = g_new0(struct vt_share_vm, n + 1);
+	for (GList *l = list; l; l = l->next) {
+		struct vt_vm *o = l->data;
+
+		if (o == vm)
+			continue;
+		g_mutex_lock(&o->lock);
+		in[k++] = (struct vt_share_vm){ .id = o->serial, .name = o->name,
+						.dram_min = o->policy.dram_min_bytes };
+		g_mutex_unlock(&o->lock);
+	}
+	in[k++] = (struct vt_share_vm){ .id = vm->serial, .name = vm->name,
+					.dram_min = policy->dram_min_bytes };
+	if (vt_host_share_check_mins(st->cfg->budget, in, k, err, sizeof(err)) == 0)
+		return true;
+	g_set_error(error, VT_CORE_ERROR, ERANGE, "dram_min: %s", err);
+	return false;
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The host-level stage of DRAM sharing (daemon/host_share_stage.c) on VMs
+ * as the daemon holds them: who takes part in a round (mode auto with a
+ * placed window), what the others hold and how it comes off the budget,
+ * each grant written into its VM, and the dram_min check of a policy.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "host_share_stage.h"
+#include "vm_policy.h"
+
+#define MIB (1ULL << 20)
+
+static struct vt_vm *vm_new(GHashTable *vms, const char *name, uint64_t serial,
+			    enum vt_mode mode, uint64_t ram, uint64_t dram_now, unsigned int hot_bin,
+			    uint64_t hot_bytes)
+{
+	struct vt_vm *vm = g_new0(struct vt_vm, 1);
+
+	g_mutex_init(&vm->lock);
+	g_strlcpy(vm->name, name, sizeof(vm->name));
+	vm->serial = serial;
+	vt_vm_policy_default(&vm->policy);
+	vm->policy.mode = mode;
+	vm->ram_bytes = ram;
+	vm->stats.tier[0].resident_bytes = dram_now;
+	if (hot_bytes) {
+		vm->stats.hist_bytes[hot_bin] = hot_bytes;
+		vm->stats.hist_bytes[0] = ram - hot_bytes;
+		vm->stats.hist_window = 3;
+	}
+	g_hash_table_insert(vms, vm->name, vm);
+	return vm;
+}
+
+static void vm_free(gpointer p)
+{
+	struct vt_vm *vm = p;
+
+	g_mutex_clear(&vm->lock);
+	g_free(vm);
+}
+
+struct fixture {
+	GHashTable *vms;
+	struct vt_host_share_config cfg;
+	struct vt_host_share_stage st;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = g_new0(struct fixture, 1);
+
+	f->vms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, vm_free);
+	f->cfg = (struct vt_host_share_config){ .on = true, .budget = 1024 * MIB,
+						.step = 1024 * MIB, .deadband = 2 * MIB };
+	f->st = (struct vt_host_share_stage){ .vms = f->vms, .cfg = &f->cfg };
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	vt_host_share_stop(&f->st);
+	g_hash_table_destroy(f->vms);
+	g_free(f);
+	return 0;
+}
+
+/* Mode auto with a placed window takes part; the rest wait, holding what they have. */
+static void test_round(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *hot = vm_new(f->vms, "hot", 1, VT_MODE_AUTO, 1024 * MIB, 100 * MIB, 19,
+				   600 * MIB);
+	struct vt_vm *warm = vm_new(f->vms, "warm", 2, VT_MODE_AUTO, 1024 * MIB, 100 * MIB, 10,
+				    600 * MIB);
+	struct vt_vm *off = vm_new(f->vms, "off", 3, VT_MODE_OFF, 512 * MIB, 200 * MIB, 19,
+				   400 * MIB);
+	struct vt_vm *fresh = vm_new(f->vms, "fresh", 4, VT_MODE_AUTO, 512 * MIB, 24 * MIB, 0, 0);
+
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(f->st.rounds, 1);
+	/* the waiting VMs' DRAM (200 + 24 MiB) comes off the 1 GiB first */
+	assert_int_equal(f->st.waiting, 224 * MIB);
+	assert_int_equal(off->share.state, VT_VM_SHARE_WAITING);
+	assert_int_equal(off->share.granted, 200 * MIB);
+	assert_int_equal(fresh->share.state, VT_VM_SHARE_WAITING);
+	assert_int_equal(fresh->share.granted, 24 * MIB);
+	/* the hotter bin first: hot's 600 MiB whole, warm the 200 MiB left */
+	assert_int_equal(hot->share.state, VT_VM_SHARE_GRANTED);
+	assert_int_equal(warm->share.state, VT_VM_SHARE_GRANTED);
+	assert_int_equal(hot->share.granted, 600 * MIB);
+	assert_int_equal(warm->share.granted, 200 * MIB);
+	assert_int_equal(hot->share.granted + warm->share.granted + f->st.waiting, 1024 * MIB);
+	assert_int_equal(hot->share.rounds, 1);
+
+	/* the fresh VM's first window placed: it joins, the budget it held is shared again */
+	fresh->stats.hist_bytes[19] = 100 * MIB;
+	fresh->stats.hist_bytes[0] = 412 * MIB;
+	fresh->stats.hist_window = 1;
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(f->st.waiting, 200 * MIB);
+	assert_int_equal(fresh->share.state, VT_VM_SHARE_GRANTED);
+	assert_true(hot->share.granted + warm->share.granted + fresh->share.granted +
+		    f->st.waiting <= 1024 * MIB);
+	assert_true(fresh->share.granted >= 24 * MIB);
+}
+
+/* No budget: nothing runs, every VM stays off (its policy alone). */
+static void test_off(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 1024 * MIB, 0, 19, 600 * MIB);
+
+	f->cfg.on = false;
+	vt_host_share_start(&f->st);
+	assert_int_equal(f->st.timer, 0);
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(f->st.rounds, 0);
+	assert_int_equal(a->share.state, VT_VM_SHARE_OFF);
+}
+
+/* A dram_min that would take the VMs' mins over the budget is refused, naming them. */
+static void test_check_policy(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 1024 * MIB, 0, 19, 600 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 1024 * MIB, 0, 19, 600 * MIB);
+	struct vt_vm_policy p = b->policy;
+	g_autoptr(GError) e = NULL;
+
+	a->policy.dram_min_bytes = 700 * MIB;
+	p.dram_min_bytes = 300 * MIB;
+	assert_true(vt_host_share_check_policy(&f->st, b, &p, &e));
+	p.dram_min_bytes = 400 * MIB;
+	assert_false(vt_host_share_check_policy(&f->st, b, &p, &e));
+	assert_non_null(strstr(e->message, "dram_min"));
+	assert_non_null(strstr(e->message, "a"));
+	assert_non_null(strstr(e->message, "b"));
+	/* without a host budget, any min goes */
+	f->cfg.on = false;
+	g_clear_error(&e);
+	assert_true(vt_host_share_check_policy(&f->st, b, &p, &e));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_policy, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
