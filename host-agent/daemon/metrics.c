@@ -204,6 +204,21 @@ static void emit_fault_hist(GString *out, const struct family *f, const struct v
 	}
 }
 
+/* stats.share (a host budget only): granted, wanted and protected bytes, by why */
+static void emit_share(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonObject *sh = vt_prom_object(v->stats, "share");
+
+	if (!sh)
+		return;
+	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "granted"), "kind", "granted", "why",
+		       vt_prom_str(sh, "why"), NULL);
+	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "wanted"), "kind", "wanted", "why",
+		       vt_prom_str(sh, "why"), NULL);
+	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "protected"), "kind", "protected", "why",
+		       vt_prom_str(sh, "why"), NULL);
+}
+
 static const struct family families[] = {
 	{ "vtier_vm_info", "gauge", "An attached VM: its vtierd name, mode and profiler.",
 	  NULL, 1, emit_info },
@@ -251,6 +266,9 @@ static const struct family families[] = {
 	  "stored_bytes", 1, emit_backends },
 	{ "vtier_vm_ctier_pool_bytes", "gauge", "Memory each compressed tier's pool takes, bytes.",
 	  "pool_bytes", 1, emit_backends },
+	{ "vtier_vm_dram_share_bytes", "gauge", "The host's DRAM sharing (a host budget only): "
+	  "what the VM was granted, wanted before the rate limit and has protected, with why "
+	  "(earned, protected, capped, rate-limited, waiting).", NULL, 1, emit_share },
 	{ "vtier_vm_remote_server_up", "gauge", "A remote tier's memory server answers (1) or not "
 	  "(0).", "up", 1, emit_remote },
 	{ "vtier_vm_remote_server_pages", "gauge", "Pages of the VM a memory server holds.",
@@ -308,7 +326,9 @@ char *vt_metrics_collect(struct vt_daemon *d)
 	struct vt_tiers now = d->host.tiers;	/* the host config stays as at start */
 	struct vt_metrics_host mh = {
 		.name = g_get_host_name(), .tiers = &now, .ctier = d->host.ctier,
-		.nr_ctier = d->host.nr_ctier,
+		.nr_ctier = d->host.nr_ctier, .share_on = d->host.share.on,
+		.share_budget = d->host.share.budget, .share_granted = d->share.last.sum,
+		.share_waiting = d->share.waiting, .share_rounds = d->share.rounds,
 	};
 	struct vt_metrics_daemon dm = {
 		.libvirt = d->libvirt != NULL,

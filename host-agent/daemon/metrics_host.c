@@ -132,6 +132,21 @@ void vt_metrics_host_write(GString *out, const struct vt_metrics_host *h,
 	head(out, "vtier_host_all_dram_cost_usd_per_hour", "gauge", "The same memory all in "
 	     "DRAM, USD per hour.");
 	vt_prom_sample(out, "vtier_host_all_dram_cost_usd_per_hour", NULL, all, NULL);
+	if (h->share_on) {
+		head(out, "vtier_host_dram_share_bytes", "gauge", "The DRAM the host shares between "
+		     "its VMs ([host] dram_budget): the budget, what the last round granted, what "
+		     "VMs not in it hold.");
+		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_budget,
+			       "kind", "budget", NULL);
+		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_granted,
+			       "kind", "granted", NULL);
+		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_waiting,
+			       "kind", "waiting", NULL);
+		head(out, "vtier_host_dram_share_rounds_total", "counter", "Rounds of the DRAM "
+		     "sharing between VMs.");
+		vt_prom_sample(out, "vtier_host_dram_share_rounds_total", NULL,
+			       (double)h->share_rounds, NULL);
+	}
 	head(out, "vtier_host_saving_ratio", "gauge", "The host's saving against all-DRAM, 0..1 "
 	     "(no sample before a VM has a report).");
 	if (all > 0)

@@ -9,6 +9,9 @@
 #ifndef VTIER_DAEMON_METRICS_HOST_H
 #define VTIER_DAEMON_METRICS_HOST_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <glib.h>
 
 #include "ctier.h"
@@ -20,6 +23,12 @@ struct vt_metrics_host {
 	const struct vt_tiers *tiers;		/* its NUMA tiers, free bytes just read */
 	const struct vt_ctier_spec *ctier;	/* its compressed tiers, as configured */
 	unsigned int nr_ctier;
+	/* the DRAM sharing between VMs ([host] dram_budget; share_on false: none) */
+	bool share_on;
+	uint64_t share_budget;			/* the budget */
+	uint64_t share_granted;			/* granted in the last round */
+	uint64_t share_waiting;			/* held by VMs not in it */
+	uint64_t share_rounds;
 };
 
 /* The host's families into @out, the VMs' figures summed per tier. */

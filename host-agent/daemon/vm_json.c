@@ -11,7 +11,26 @@
 #include "backend.h"
 #include "migration.h"
 #include "vm.h"
+#include "host_share.h"
 #include "vm_json.h"
+
+/*
+ * The host's DRAM sharing as the VM's last round left it (present only with
+ * a host budget): granted, wanted before the rate limit, its protected min,
+ * and why (earned, protected, capped, rate-limited; waiting: not in a round).
+ */
+static void share_to_json(const struct vt_vm_share *sh, JsonBuilder *b)
+{
+	vt_json_begin_obj(b, "share");
+	vt_json_add_str(b, "state", sh->state == VT_VM_SHARE_GRANTED ? "granted" : "waiting");
+	vt_json_add_u64(b, "granted", sh->granted);
+	vt_json_add_u64(b, "wanted", sh->wanted);
+	vt_json_add_u64(b, "protected", sh->protected_bytes);
+	vt_json_add_str(b, "why", sh->state == VT_VM_SHARE_GRANTED ?
+			vt_share_why_name((enum vt_share_why)sh->why) : "waiting");
+	vt_json_add_u64(b, "rounds", sh->rounds);
+	json_builder_end_object(b);
+}
 
 void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 {
@@ -43,6 +62,8 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	vt_json_add_str(b, "policy_refused", vm->policy_refused);
 	vt_json_key(b, "migration");
 	vt_migration_status_to_json(vm, b);
+	if (vm->share.state != VT_VM_SHARE_OFF)
+		share_to_json(&vm->share, b);
 	vt_json_key(b, "policy");
 	vt_vm_policy_to_json(&vm->policy, b);
 	vt_json_begin_arr(b, "gpa_map");
@@ -161,6 +182,8 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
 	vt_json_add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
 	vt_json_add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
+	if (vm->share.state != VT_VM_SHARE_OFF)
+		share_to_json(&vm->share, b);
 	vt_json_begin_arr(b, "tiers");
 	for (unsigned int t = 0; t < tiers->nr; t++) {
 		json_builder_begin_object(b);

@@ -28,6 +28,8 @@ static const char stats_json[] =
 	"\"move_fail_busy\":2,\"move_fail_absent\":0,\"move_fail_nomem\":0,\"move_fail_other\":1,"
 	"\"profiler_cpu_ns\":1500000,\"residency_cpu_ns\":10,\"policy_cpu_ns\":20,"
 	"\"mover_cpu_ns\":30,\"hints_cpu_ns\":0,"
+	"\"share\":{\"state\":\"granted\",\"granted\":536870912,\"wanted\":805306368,"
+	"\"protected\":67108864,\"why\":\"rate-limited\",\"rounds\":9},"
 	"\"backends\":[{\"backend\":\"pc.ram\",\"faults_stored\":100,\"faults_zero\":5,"
 	"\"faults_wp\":1,\"fault_p50_ns\":4000,\"fault_p99_ns\":90000,"
 	"\"fault_hist\":{\"le_ns\":[1000,5000,100000],\"count\":[0,60,99],\"total\":100,"
@@ -99,7 +101,9 @@ static void test_writer(void **state)
 		{ .name = "far", .medium = VT_MEDIUM_REMOTE },
 	};
 	struct vt_metrics_host host = { .name = "host-7.rack-2", .tiers = &tiers, .ctier = ctier,
-					 .nr_ctier = 2 };
+					 .nr_ctier = 2, .share_on = true,
+					 .share_budget = 6ULL << 30, .share_granted = 5ULL << 30,
+					 .share_waiting = 1ULL << 29, .share_rounds = 77 };
 	struct vt_metrics_daemon dm = { .libvirt = true, .libvirt_connected = true,
 					.host = &host };
 	g_autofree char *text = vt_metrics_write(&dm, vms, 2), *why = NULL;
@@ -148,6 +152,13 @@ static void test_writer(void **state)
 		"vtier_host_cost_usd_per_hour 1.9000000000000001e-05\n",
 		"vtier_host_all_dram_cost_usd_per_hour 6.7999999999999999e-05\n",
 		"vtier_host_saving_ratio 0.72058823529",
+		/* the DRAM sharing between VMs: the VM's grant and why, the host's sums */
+		"vtier_vm_dram_share_bytes{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-782e98ab3fa0\","
+		"kind=\"granted\",why=\"rate-limited\"} 536870912\n",
+		"kind=\"protected\",why=\"rate-limited\"} 67108864\n",
+		"vtier_host_dram_share_bytes{kind=\"budget\"} 6442450944\n",
+		"vtier_host_dram_share_bytes{kind=\"waiting\"} 536870912\n",
+		"vtier_host_dram_share_rounds_total 77\n",
 	};
 	int ret;
 
@@ -155,6 +166,8 @@ static void test_writer(void **state)
 	for (unsigned int i = 0; i < G_N_ELEMENTS(want); i++)
 		if (!strstr(text, want[i]))
 			fail_msg("no '%s' in:\n%s", want[i], text);
+	/* a VM without a host budget's share has no share sample */
+	assert_null(strstr(text, "vtier_vm_dram_share_bytes{domain=\"db"));
 	/* a remote tier without a configured capacity has no capacity sample */
 	assert_null(strstr(text, "vtier_host_tier_capacity_bytes{tier=\"far\""));
 	/* a VM without a report's figures has no sample rather than a made-up 0 */

@@ -104,6 +104,15 @@ static void print_status(JsonObject *o)
 		printf("migration: %s%s%s\n", sget(m, "state"), *sget(m, "profile") ? "; " : "",
 		       sget(m, "profile"));
 	}
+	if (json_object_has_member(o, "share")) {
+		JsonObject *sh = json_object_get_object_member(o, "share");
+		g_autofree char *granted = mib(iget(sh, "granted"));
+		g_autofree char *wanted = mib(iget(sh, "wanted"));
+		g_autofree char *prot = mib(iget(sh, "protected"));
+
+		printf("host DRAM share: %s MiB (%s; wanted %s MiB, protected %s MiB)\n", granted,
+		       sget(sh, "why"), wanted, prot);
+	}
 	printf("%-12s %-22s %9s %18s %7s %-6s %s\n", "BACKEND", "TYPE", "MiB", "HVA", "PAGE",
 	       "SHARE", "MAPPING");
 	for (unsigned int i = 0; ram && i < json_array_get_length(ram); i++) {
