@@ -208,6 +208,40 @@ static void test_demand_averaged(void **state)
 	assert_true(a->share.granted >= 270 * MIB);
 }
 
+/*
+ * A VM told to shrink still holds its DRAM until its worker demotes it: the
+ * VM that grows is granted only what the others' holdings leave.
+ */
+static void test_growth_waits_for_held(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 512 * MIB, 300 * MIB, 19,
+				 300 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 512 * MIB, 100 * MIB, 10,
+				 300 * MIB);
+
+	f->cfg.budget = 400 * MIB;
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(a->share.granted, 300 * MIB);
+	assert_int_equal(b->share.granted, 100 * MIB);
+	/* a cools, b heats: a's share goes, but a holds its 300 MiB for now */
+	for (int w = 0; w < 20; w++) {
+		window(a, 19, 100 * MIB);
+		window(b, 19, 300 * MIB);
+		vt_host_share_round_now(&f->st);
+		assert_true(MAX(a->share.granted, a->stats.tier[0].resident_bytes) +
+			    MAX(b->share.granted, b->stats.tier[0].resident_bytes) <= 400 * MIB);
+	}
+	assert_true(a->share.granted < 300 * MIB);
+	assert_int_equal(b->share.granted, 100 * MIB);
+	/* a's worker demotes down to its grant: b grows into what it freed */
+	a->stats.tier[0].resident_bytes = a->share.granted;
+	vt_host_share_round_now(&f->st);
+	assert_true(b->share.granted > 100 * MIB);
+	assert_true(MAX(a->share.granted, a->stats.tier[0].resident_bytes) + b->share.granted <=
+		    400 * MIB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_demand_averaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_growth_waits_for_held, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
