@@ -4,13 +4,20 @@
 # (damon-kernel), and its node-0 bytes are read with vtier-tbnuma (move_pages
 # status, no code shared with vtierd) every check.
 #   vm0: hot set A = 0-64M, weight 1000; then it grows to G = 0-160M
-#   vm1: hot set 0-160M, weight 100 (the colder VM by weight: it gives way)
+#   vm1: 0-160M accessed in bursts (40000 accesses, then 0.5 s idle): lukewarm,
+#        the colder VM, weight 100
 #   vm2: hot set 0-48M, weight 100, dram_min=48MiB (protected)
-# Budget arithmetic: BUDGET = 256 MiB. Phase 1 hot sets 64 + 160 + 48 = 272 MiB
-# > 256 (before the guests' own hot memory): the budget binds. Phase 2:
-# 160 + 160 + 48 = 368 MiB. vm2 keeps its 48 MiB min; of the 208 MiB left,
-# weights 1000:100:100 give vm0 about 10/11 of what vm1 and vm2 do not take
-# (>= 180 MiB), enough for 90 % of G (144 MiB) plus its own hot memory.
+# Every guest also has hot memory of its own (its kernel, the workload's
+# code; 20-60 MiB of 2 MiB chunks with L1's THP), so what the three would
+# hold is more than their hot sets; vtierd's `share.wanted` shows it.
+# Budget arithmetic: BUDGET = 288 MiB. Phase 1: 64 + 160 + 48 = 272 MiB of hot
+# sets plus the guests' own hot memory (3 x 20 MiB or more) > 288: the budget
+# binds (printed: vm1's hot set only partly on node 0, the budget all but used). Phase 2: vm0 needs 90 % of G
+# (144 MiB) plus its own hot memory (~40 MiB) = ~185 MiB; vm2 keeps its
+# 48 MiB min plus what its hotter bytes earn (~25 MiB): 288 - 185 - 73 = 30 MiB
+# is left for vm1, whose lukewarm bytes lose to vm0's hot ones.
+# (Run with vm1 as hot as vm0 and BUDGET 256, grants followed the CPU each
+# guest got window by window: docs/host-share.md, "On real VMs".)
 # Asserts:
 #   - the node-0 sum of the three VMs <= BUDGET + BASE at every check, BASE being
 #     what the VMs hold on node 0 under mode=off after the spread (measured,
@@ -26,17 +33,20 @@ W=${HOST_SHARE_WINDOW_MS:-1000}
 . /src/tests/testbed/scenarios/lib.sh
 FAIL_VM=vm0
 VMS="vm0 vm1 vm2"
-BUDGET=256
+BUDGET=288
 MIN2=48
 GROW_MAX=40
 RAM=512
 
 # A hot set that stays hot until phase_stop: back-to-back phases of two windows
 # in the guest (as vtierd-tiering.sh).
-phase_start() { # VM NAME RANGES
+# With PAUSE (seconds): bursts of 40000 accesses, PAUSE s apart (a lukewarm set).
+phase_start() { # VM NAME RANGES [PAUSE]
+    local how="duration_ms=$((W * 2))" rest=true
+    [ -n "${4:-}" ] && how="accesses=40000" rest="sleep $4"
     tb_l2 "$1" "rm -f /run/$2.stop; (while [ ! -e /run/$2.stop ]; do
-        vtier-workload ctl phase dist=uniform ranges=$3 duration_ms=$((W * 2)) write_pct=5 ||
-            { echo FAILED; exit 1; }; done; echo done) > /run/$2.log 2>&1 &"
+        vtier-workload ctl phase dist=uniform ranges=$3 $how write_pct=5 ||
+            { echo FAILED; exit 1; }; $rest; done; echo done) > /run/$2.log 2>&1 &"
 }
 phase_stop() { # VM NAME
     out=$(tb_l2 "$1" -t 300 "touch /run/$2.stop
@@ -134,7 +144,7 @@ for vm in $VMS; do
         $((RAM * MIB)) 1,2)"
 done
 phase_start vm0 A 0-64M
-phase_start vm1 H1 0-160M
+phase_start vm1 H1 0-160M 0.5
 phase_start vm2 H2 0-48M
 for _ in 1 2 3 4 5; do sleep_window; done
 BASE=0
@@ -160,11 +170,16 @@ for i in $(seq 1 40); do
 done
 for vm in $VMS; do echo "$vm: $(ctl status "$vm" | grep 'host DRAM share')"; done
 [ -n "$settled" ] || fail "phase 1: vm0's A not >= 90 % on node 0 or vm2 below its min after 40 checks"
+wanted=0
 for vm in $VMS; do
     w=$(cget status "$vm" share.wanted)
     gr=$(cget status "$vm" share.granted)
+    wanted=$((wanted + w / MIB))
     echo "$vm: wanted $((w / MIB)) MiB, granted $((gr / MIB)) MiB"
 done
+# the budget binds: vm1 has part of its hot set on DRAM, the budget all but used
+echo "the rounds divided $wanted MiB; vm1's hot set $(pct0 vm1 /tmp/hot_vm1.txt)% on node 0;" \
+    "the VMs hold $sum MiB of $BUDGET"
 n1_before=$n0_vm1
 
 tb_step "2. vm0's hot set grows to 0-160M"
