@@ -17,11 +17,14 @@
 #                       compressed tiers, zswap, kill -9 (tests/testbed/scenarios/
 #                       vtierd-ctier.sh in an L1 of its own; about 4 min under TCG;
 #                       make check-vm runs it in the shared L1)
+#   make check-host-share  vtierd's host-wide DRAM sharing in the testbed: three L2 VMs
+#                       under one [host] dram_budget, one hot set growing
+#                       (tests/testbed/scenarios/host-share.sh in an L1 of its own)
 #   make check-vtierd-remote  the remote tier in the testbed: an L2 VM's RAM on three
 #                       vtier-memd in L1 network namespaces, one killed -9 during a
 #                       read-back (tests/testbed/scenarios/vtierd-remote.sh, its own L1)
 
-.PHONY: demo-vm check-vtierd vtierd-table check-vtierd-ctier check-vtierd-remote
+.PHONY: demo-vm check-vtierd vtierd-table check-vtierd-ctier check-vtierd-remote check-host-share
 
 DEMO ?= vtier
 demo-vm: build testbed-images $(if $(filter stock,$(DEMO)),,qemu-build)
@@ -54,3 +57,6 @@ check-vtierd-ctier: build testbed-images qemu-build
 
 check-vtierd-remote: build testbed-images qemu-build
 	$(MESON) test -C $(BUILD) --suite vtierd-remote --print-errorlogs
+
+check-host-share: build testbed-images
+	$(MESON) test -C $(BUILD) --suite host-share --print-errorlogs

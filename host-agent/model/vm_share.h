@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mtm.h"
+
 enum vt_vm_share_state {
 	VT_VM_SHARE_OFF = 0,		/* no host budget: the VM's policy alone */
 	VT_VM_SHARE_WAITING,		/* not in a round yet (no placed window, or mode off */
@@ -27,6 +29,16 @@ struct vt_vm_share {
 	uint64_t protected_bytes;	/* its dram_min as the round held it */
 	int why;			/* enum vt_share_why (policy/host_share.h) */
 	uint64_t rounds;		/* rounds the VM took part in */
+	/*
+	 * The demand the rounds read: the VM's published histograms averaged
+	 * over its windows (each new window weighs VT_VM_SHARE_DEMAND_NEW), and
+	 * the stats' hist_window it last took in (0: none, start afresh).
+	 */
+	uint64_t demand[VT_MTM_BINS];
+	uint64_t demand_window;
 };
+
+/* the weight of a VM's newest window in its demand: 1/8 (about 8 windows of memory) */
+#define VT_VM_SHARE_DEMAND_NEW 8
 
 #endif

@@ -500,14 +500,15 @@ static void cold_take(struct cold_iter *it, unsigned int i)
 void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64_t *tier_room,
 		   GArray *orders, struct vt_mtm_window_stats *st)
 {
-	unsigned int na = m->active->len, nh = 0, nz = 0, nw = 0, v_i;
+	unsigned int na = m->active->len, nh = 0, nz = 0, nw = 0, nf = 0, v_i;
 	g_autofree unsigned int *hot = g_new(unsigned int, na + 1);
 	g_autofree unsigned int *zero = g_new(unsigned int, na + 1);
 	g_autofree unsigned int *warm = g_new(unsigned int, na + 1);
+	g_autofree unsigned int *fill = g_new(unsigned int, na + 1);
 	struct cold_iter it = { .m = m, .scan = m->idle_hint };
 	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
 	uint64_t used0 = 0, budget = p->budget_bytes, cum = 0, active_bytes = 0;
-	double threshold = 1.0;
+	double threshold = 1.0, fill_from;
 
 	memset(st, 0, sizeof(*st));
 	g_array_set_size(orders, 0);
@@ -524,14 +525,21 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 	st->hist_bytes[0] += m->total_bytes - MIN(m->total_bytes, active_bytes);
 	memcpy(st->tier_bytes, m->tier_bytes, sizeof(st->tier_bytes));
 	used0 = st->tier_bytes[0];
-	/* histogram: lowest bin edge above which the hottest bytes fit the allowance */
+	/*
+	 * histogram: lowest bin edge above which the hottest bytes fit the
+	 * allowance; fill_from: the edge of the bin the allowance splits
+	 */
+	fill_from = threshold;
 	for (int b = VT_MTM_BINS - 1; b >= 0; b--) {
-		if (cum + st->hist_bytes[b] > p->allowance_bytes)
+		if (cum + st->hist_bytes[b] > p->allowance_bytes) {
+			fill_from = (double)b / VT_MTM_BINS;
 			break;
+		}
 		cum += st->hist_bytes[b];
 		threshold = (double)b / VT_MTM_BINS;
 	}
 	threshold = MAX(threshold, p->hot_threshold);
+	fill_from = MAX(fill_from, p->hot_threshold);
 	st->threshold = threshold;
 
 	for (unsigned int k = na; k-- > 0;) {	/* from the top: zero[] descending */
@@ -543,16 +551,21 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 			st->hot_on_tier0 += c->tier == 0;
 		}
 		/* thrash control: a chunk demoted within K windows must be hotter to come back */
-		if (c->tier > 0 && c->ema > 0 &&
-		    c->ema >= threshold + c->penalty +
-			      (recent(m, c->last_demoted, p) ? p->thrash_step : 0))
-			hot[nh++] = i;
+		if (c->tier > 0 && c->ema > 0) {
+			double bar = c->penalty + (recent(m, c->last_demoted, p) ? p->thrash_step : 0);
+
+			if (c->ema >= threshold + bar)
+				hot[nh++] = i;
+			else if (c->ema >= fill_from + bar)
+				fill[nf++] = i;
+		}
 		if (c->samples[0] && c->ema > 0)
 			warm[nw++] = i;
 		else if (c->samples[0])
 			zero[nz++] = i;
 	}
 	qsort_r(hot, nh, sizeof(*hot), cmp_hot_first, m->chunks);
+	qsort_r(fill, nf, sizeof(*fill), cmp_hot_first, m->chunks);
 	qsort_r(warm, nw, sizeof(*warm), cmp_cold_first, m->chunks);
 	it.zero = zero;
 	it.nz = nz;
@@ -577,9 +590,16 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		st->demote_bytes += len;
 		cold_take(&it, v_i);
 	}
-	/* 2. promote the hottest; make room by demoting colder chunks when needed */
-	for (unsigned int h = 0; h < nh; h++) {
-		struct vt_mtm_chunk *c = chunk(m, hot[h]);
+	/*
+	 * 2. promote the hottest; make room by demoting colder chunks when needed.
+	 * Then the bin the allowance splits (a host share grants part of a bin):
+	 * its hottest chunks into what is left, making room only with chunks
+	 * below that bin (never swapping two of the bin: no ping-pong).
+	 */
+	for (unsigned int h = 0; h < nh + nf; h++) {
+		unsigned int i = h < nh ? hot[h] : fill[h - nh];
+		struct vt_mtm_chunk *c = chunk(m, i);
+		double colder = h < nh ? c->ema : fill_from;
 		uint64_t len = c->end - c->start;
 		uint64_t need = chunk_present_bytes(m, c) - vt_mtm_chunk_tier_bytes(m, c, 0);
 		bool fits;
@@ -596,7 +616,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 				int to;
 
 				/* only a colder chunk makes room, and both moves must fit the budget */
-				if (v->ema >= c->ema || vlen + len > budget)
+				if (v->ema >= colder || vlen + len > budget)
 					break;
 				to = demotion_target(m, 0, vlen, room);
 				if (to < 0)
@@ -613,7 +633,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		}
 		if (!fits || len > budget)
 			break;
-		g_array_append_val(orders, ((struct vt_mtm_order){ hot[h], c->tier, 0, true }));
+		g_array_append_val(orders, ((struct vt_mtm_order){ i, c->tier, 0, true }));
 		budget -= len;
 		used0 += need;
 		room[0] -= need;

@@ -154,12 +154,102 @@ static void test_check_policy(void **state)
 	assert_true(vt_host_share_check_policy(&f->st, b, &p, &e));
 }
 
+/* one window's histogram: HOT bytes in bin BIN, the rest idle */
+static void window(struct vt_vm *vm, unsigned int bin, uint64_t hot)
+{
+	memset(vm->stats.hist_bytes, 0, sizeof(vm->stats.hist_bytes));
+	vm->stats.hist_bytes[bin] = hot;
+	vm->stats.hist_bytes[0] += vm->ram_bytes - hot;
+	vm->stats.hist_window++;
+}
+
+/*
+ * Two VMs as hot as each other, one window's histogram a bin above the
+ * other's by turns (the CPU each guest got in it): the rounds share the
+ * contested DRAM rather than swap it window after window; a lasting change
+ * still comes through within a few windows. Several rounds per window (a
+ * loaded VM's windows outlast the round's second) take a window in once.
+ */
+static void test_demand_averaged(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 512 * MIB, 0, 19, 300 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 512 * MIB, 0, 18, 300 * MIB);
+	uint64_t last = 0, swing = 0;
+
+	f->cfg.budget = 400 * MIB;
+	for (int w = 0; w < 12; w++) {
+		if (w) {
+			window(a, w % 2 ? 18 : 19, 300 * MIB);
+			window(b, w % 2 ? 19 : 18, 300 * MIB);
+		}
+		for (int r = 0; r < 3; r++) {
+			vt_host_share_round_now(&f->st);
+			assert_true(a->share.granted + b->share.granted <= 400 * MIB);
+		}
+		if (w >= 4) {
+			uint64_t d = a->share.granted > last ? a->share.granted - last :
+							       last - a->share.granted;
+
+			swing = MAX(swing, d);
+		}
+		last = a->share.granted;
+	}
+	/* one window's flip alone moved 200 MiB each way */
+	assert_true(swing <= 32 * MIB);
+	assert_true(a->share.granted >= 150 * MIB && b->share.granted >= 150 * MIB);
+
+	/* b goes idle for good: a has its 300 MiB within 8 windows */
+	for (int w = 0; w < 8; w++) {
+		window(a, 19, 300 * MIB);
+		window(b, 0, 0);
+		vt_host_share_round_now(&f->st);
+	}
+	assert_true(a->share.granted >= 270 * MIB);
+}
+
+/*
+ * A VM told to shrink still holds its DRAM until its worker demotes it: the
+ * VM that grows is granted only what the others' holdings leave.
+ */
+static void test_growth_waits_for_held(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 512 * MIB, 300 * MIB, 19,
+				 300 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 512 * MIB, 100 * MIB, 10,
+				 300 * MIB);
+
+	f->cfg.budget = 400 * MIB;
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(a->share.granted, 300 * MIB);
+	assert_int_equal(b->share.granted, 100 * MIB);
+	/* a cools, b heats: a's share goes, but a holds its 300 MiB for now */
+	for (int w = 0; w < 20; w++) {
+		window(a, 19, 100 * MIB);
+		window(b, 19, 300 * MIB);
+		vt_host_share_round_now(&f->st);
+		assert_true(MAX(a->share.granted, a->stats.tier[0].resident_bytes) +
+			    MAX(b->share.granted, b->stats.tier[0].resident_bytes) <= 400 * MIB);
+	}
+	assert_true(a->share.granted < 300 * MIB);
+	assert_int_equal(b->share.granted, 100 * MIB);
+	/* a's worker demotes down to its grant: b grows into what it freed */
+	a->stats.tier[0].resident_bytes = a->share.granted;
+	vt_host_share_round_now(&f->st);
+	assert_true(b->share.granted > 100 * MIB);
+	assert_true(MAX(a->share.granted, a->stats.tier[0].resident_bytes) + b->share.granted <=
+		    400 * MIB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_policy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_demand_averaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_growth_waits_for_held, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

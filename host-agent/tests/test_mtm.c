@@ -171,6 +171,37 @@ static void test_hot_set_lands(void **state)
 	vt_mtm_free(t.m);
 }
 
+/*
+ * An allowance that splits a bin (a host share grants part of one): the
+ * bin's chunks fill what the allowance leaves, and stay put once it is full.
+ */
+static void test_split_bin_fills(void **state)
+{
+	struct vt_mtm_params p = {
+		.allowance_bytes = 40 * MIB, .budget_bytes = 32 * MIB, .hot_threshold = 0.05,
+		.thrash_windows = 4, .thrash_step = 0.2,
+	};
+	struct vt_mtm_window_stats st;
+	struct toy t;
+	unsigned int w;
+
+	(void)state;
+	toy_init(&t, 3);
+	/* 32 chunks (64 MiB) as hot as each other, one bin, 20 of them fit */
+	for (w = 0; w < 30; w++) {
+		toy_window(&t, 100, 132, &p, &st);
+		if (on_tier0(&t, 100, 132) == 20)
+			break;
+	}
+	assert_true(w < 30);
+	for (w = 0; w < 10; w++) {
+		toy_window(&t, 100, 132, &p, &st);
+		assert_int_equal(st.promote_bytes + st.demote_bytes, 0);
+	}
+	assert_true(on_tier0(&t, 0, 256) * CHUNK <= p.allowance_bytes);
+	vt_mtm_free(t.m);
+}
+
 static void test_phase_change_no_pingpong(void **state)
 {
 	struct vt_mtm_params p = {
@@ -489,6 +520,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hot_set_lands),
+		cmocka_unit_test(test_split_bin_fills),
 		cmocka_unit_test(test_refusal),
 		cmocka_unit_test(test_phase_change_no_pingpong),
 		cmocka_unit_test(test_thrash_penalty),
