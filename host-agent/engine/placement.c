@@ -210,6 +210,8 @@ void vt_placement_decide(struct vt_window *w)
 			  tiers->tier[t].free_bytes - TIER_RESERVE : 0;
 	*mp = (struct vt_mtm_params){
 		.allowance_bytes = vt_placement_dram_allowance(w),
+		/* a host grant splits a bin by design: fill its part (policy/mtm.h) */
+		.fill_split_bin = w->share.state == VT_VM_SHARE_GRANTED,
 		.budget_bytes = vm->policy.budget_bytes,
 		.hot_threshold = vm->policy.hot_threshold,
 		.thrash_windows = vm->policy.thrash_windows,

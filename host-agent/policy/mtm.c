@@ -556,7 +556,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 
 			if (c->ema >= threshold + bar)
 				hot[nh++] = i;
-			else if (c->ema >= fill_from + bar)
+			else if (p->fill_split_bin && c->ema >= fill_from + bar)
 				fill[nf++] = i;
 		}
 		if (c->samples[0] && c->ema > 0)

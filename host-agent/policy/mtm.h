@@ -76,6 +76,12 @@ struct vt_mtm_params {
 	double hot_threshold;
 	unsigned int thrash_windows;
 	double thrash_step;
+	/*
+	 * The chunks of the bin the allowance splits fill what it leaves (room
+	 * made only from colder bins). On under a host DRAM share, whose grants
+	 * split bins by design; off otherwise until the VM scenarios judge it.
+	 */
+	bool fill_split_bin;
 };
 
 struct vt_mtm_order {

@@ -179,7 +179,7 @@ static void test_split_bin_fills(void **state)
 {
 	struct vt_mtm_params p = {
 		.allowance_bytes = 40 * MIB, .budget_bytes = 32 * MIB, .hot_threshold = 0.05,
-		.thrash_windows = 4, .thrash_step = 0.2,
+		.thrash_windows = 4, .thrash_step = 0.2, .fill_split_bin = true,
 	};
 	struct vt_mtm_window_stats st;
 	struct toy t;
