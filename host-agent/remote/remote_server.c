@@ -181,8 +181,11 @@ static size_t caps_body(struct vt_rs *rs, const struct rs_ns *ns)
 	return vt_rp_caps_encode(&c, rs->body);
 }
 
-/* A client that forgot what it kept here (it took us for dead): its pages go. */
-static void ns_reset(struct vt_rs *rs, struct rs_ns *ns)
+/*
+ * Every page of @ns freed, the server's counts with them: a RESET (a client
+ * that took us for dead forgot what it kept here) or a BYE.
+ */
+static void ns_empty(struct vt_rs *rs, struct rs_ns *ns)
 {
 	rs->used -= ns->st.bytes;
 	rs->st.pages -= ns->st.pages;
@@ -190,7 +193,6 @@ static void ns_reset(struct vt_rs *rs, struct rs_ns *ns)
 	ns->st.bytes = 0;
 	ns->st.pages = 0;
 	g_hash_table_remove_all(ns->pages);
-	rs->st.resets++;
 }
 
 /* A BYE: the namespace, its pages and partial messages gone; its creator's share back. */
@@ -199,8 +201,7 @@ static void ns_forget(struct vt_rs *rs, struct rs_ns *ns)
 	gpointer who = GUINT_TO_POINTER(ns->creator);
 	unsigned int made = GPOINTER_TO_UINT(g_hash_table_lookup(rs->per_addr, who));
 
-	ns_reset(rs, ns);
-	rs->st.resets--;	/* counted as a bye, not a reset */
+	ns_empty(rs, ns);
 	rs->st.reasm_bytes -= ns->reasm_bytes;
 	if (made > 1)
 		g_hash_table_insert(rs->per_addr, who, GUINT_TO_POINTER(made - 1));
@@ -241,7 +242,8 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 			ns_forget(rs, ns);
 			ns = NULL;
 		} else if (flags & VT_RP_HELLO_RESET) {
-			ns_reset(rs, ns);
+			ns_empty(rs, ns);
+			rs->st.resets++;
 		}
 	} else if (flags & VT_RP_HELLO_BYE) {
 		/* nothing held (a BYE sent again, or a server restarted since): not made */
