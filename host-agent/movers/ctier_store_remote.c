@@ -108,6 +108,15 @@ static int remote_key(struct vt_store *s, uint8_t key[VT_SEAL_KEY_BYTES], char *
 	return 0;
 }
 
+/* A client of @c, whose vm_key holds the store's key: wiped once the client has it. */
+static struct vt_rc *keyed_client(struct vt_rc_config *c, char *why, size_t why_len)
+{
+	struct vt_rc *rc = vt_rc_new(c, why, why_len);
+
+	memset(c->vm_key, 0, sizeof(c->vm_key));
+	return rc;
+}
+
 int vt_store_remote_forget(const char *dir, const struct vt_rc_config *cfg, unsigned int *asked,
 			   char *why, size_t why_len)
 {
@@ -123,8 +132,7 @@ int vt_store_remote_forget(const char *dir, const struct vt_rc_config *cfg, unsi
 		return 0;	/* it never used a remote tier: nothing out there */
 	if (r < 0)
 		return r;
-	rc = vt_rc_new(&c, why, why_len);
-	memset(c.vm_key, 0, sizeof(c.vm_key));
+	rc = keyed_client(&c, why, why_len);
 	if (!rc)
 		return -EINVAL;
 	*asked = vt_rc_nr_servers(rc);
@@ -152,8 +160,7 @@ int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct v
 	r = remote_key(s, c.vm_key, why, why_len);
 	if (r < 0)
 		return r;
-	rc = vt_rc_new(&c, why, why_len);
-	memset(c.vm_key, 0, sizeof(c.vm_key));
+	rc = keyed_client(&c, why, why_len);
 	if (!rc)
 		return -EINVAL;
 	/* servers that do not answer now are probed again by the tick */
