@@ -31,14 +31,21 @@ struct vt_vm_share {
 	uint64_t rounds;		/* rounds the VM took part in */
 	/*
 	 * The demand the rounds read: the VM's published histograms averaged
-	 * over its windows (each new window weighs VT_VM_SHARE_DEMAND_NEW), and
-	 * the stats' hist_window it last took in (0: none, start afresh).
+	 * over its windows (faster up than down: VT_VM_SHARE_DEMAND_RISE,
+	 * _FALL), and the stats' hist_window it last took in (0: none, start
+	 * afresh).
 	 */
 	uint64_t demand[VT_MTM_BINS];
 	uint64_t demand_window;
 };
 
-/* the weight of a VM's newest window in its demand: 1/8 (about 8 windows of memory) */
-#define VT_VM_SHARE_DEMAND_NEW 8
+/*
+ * The weight of a VM's newest window in its demand, on the cumulative
+ * histogram: 1/2 where it is hotter than the average (a growing hot set is
+ * claimed within ~4 windows), 1/8 where it is colder (about 8 windows of
+ * memory before a cooled VM's DRAM goes to others).
+ */
+#define VT_VM_SHARE_DEMAND_RISE 2
+#define VT_VM_SHARE_DEMAND_FALL 8
 
 #endif

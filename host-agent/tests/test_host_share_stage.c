@@ -209,6 +209,38 @@ static void test_demand_averaged(void **state)
 }
 
 /*
+ * A hot set that grows is claimed within 4 windows (the average rises by
+ * half the gap a window); one window in which the VM got less CPU lowers
+ * the claim by an eighth of the gap, not by half.
+ */
+static void test_demand_rises_fast_falls_slowly(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 512 * MIB, 0, 19, 64 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 512 * MIB, 0, 10, 400 * MIB);
+	uint64_t before;
+
+	f->cfg.budget = 300 * MIB;
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(a->share.wanted, 64 * MIB);
+	for (int w = 0; w < 4; w++) {
+		window(a, 19, 160 * MIB);
+		window(b, 10, 400 * MIB);
+		vt_host_share_round_now(&f->st);
+	}
+	/* 64, 112, 136, 148, 154 MiB; a symmetric 1/8 average: 104 MiB */
+	assert_true(a->share.wanted >= 144 * MIB);
+	assert_true(a->share.wanted <= 160 * MIB);
+	before = a->share.wanted;
+	window(a, 19, 64 * MIB);
+	vt_host_share_round_now(&f->st);
+	assert_true(a->share.wanted >= before - (before - 64 * MIB) / 8 - MIB);
+	assert_true(a->share.wanted < before);
+	/* b, the colder one, had the rest of the budget in every round */
+	assert_true(a->share.granted + b->share.granted <= 300 * MIB);
+}
+
+/*
  * A VM told to shrink still holds its DRAM until its worker demotes it: the
  * VM that grows is granted only what the others' holdings leave.
  */
@@ -249,6 +281,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_demand_averaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_demand_rises_fast_falls_slowly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_growth_waits_for_held, setup, teardown),
 	};
 
