@@ -66,7 +66,20 @@ static void take_demand(struct vt_vm_share *sh, const struct vt_vm_stats *s)
  * of a 256 MiB budget on the testbed. Growth above what a VM holds is cut
  * until the VMs' DRAM, held or granted, fits the budget: a growing VM
  * waits for the bytes the others release, not those they are told to.
+ * What a VM holds is the most of its published DRAM (a window old), the
+ * grants its worker took at its last two windows' starts, and its last
+ * grant: its DRAM may be on its way to any of them (a VM still promoting
+ * to a grant since lowered held 4 MiB over the budget with the published
+ * bytes alone).
  */
+static uint64_t held_bytes(const struct vt_vm *vm)
+{
+	const struct vt_vm_share *sh = &vm->share;
+	uint64_t h = MAX(vm->stats.tier[0].resident_bytes, MAX(sh->applied, sh->applied_before));
+
+	return sh->state == VT_VM_SHARE_GRANTED ? MAX(h, sh->granted) : h;
+}
+
 static void wait_for_held(struct vt_share_out *out, const uint64_t *held, unsigned int k,
 			  uint64_t budget)
 {
@@ -127,7 +140,7 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 	g_autofree struct vt_vm **who = g_new0(struct vt_vm *, n ? n : 1);
 	g_autofree uint64_t *held = g_new0(uint64_t, n ? n : 1);
 	struct vt_share_params p = { .budget = c->budget, .step = c->step,
-				     .deadband = c->deadband };
+				     .deadband = c->deadband, .hold = c->hold };
 	struct vt_share_round info;
 	uint64_t waiting = 0;
 
@@ -155,9 +168,11 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 				.weight = vm->policy.weight, .ram_bytes = vm->ram_bytes,
 				/* a VM new to the rounds changes from what it holds */
 				.prev = sh->state == VT_VM_SHARE_GRANTED ? sh->granted : dram,
+				.last_change = sh->state == VT_VM_SHARE_GRANTED ? sh->last_change : 0,
+				.rounds_since_change = sh->rounds_since_change,
 			};
 			memcpy(in[k].hist_bytes, sh->demand, sizeof(in[k].hist_bytes));
-			held[k] = dram;
+			held[k] = held_bytes(vm);
 			who[k++] = vm;
 		}
 		g_mutex_unlock(&vm->lock);
@@ -170,6 +185,12 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 		struct vt_vm_share *sh = &who[i]->share;
 
 		g_mutex_lock(&who[i]->lock);
+		if (sh->state == VT_VM_SHARE_GRANTED && out[i].allot != sh->granted) {
+			sh->last_change = out[i].allot > sh->granted ? 1 : -1;
+			sh->rounds_since_change = 0;
+		} else if (sh->rounds_since_change < UINT32_MAX) {
+			sh->rounds_since_change++;
+		}
 		sh->state = VT_VM_SHARE_GRANTED;
 		sh->granted = out[i].allot;
 		sh->wanted = out[i].wanted;

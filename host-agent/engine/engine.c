@@ -317,6 +317,9 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	/* what the host's DRAM sharing gave the VM: the placement's input */
 	g_mutex_lock(&vm->lock);
 	w.share = vm->share;
+	/* the grants the VM's DRAM may be moving toward (the host stage's held bytes) */
+	vm->share.applied_before = vm->share.applied;
+	vm->share.applied = vm->share.state == VT_VM_SHARE_GRANTED ? vm->share.granted : 0;
 	g_mutex_unlock(&vm->lock);
 	t0 = vt_thread_ns();
 

@@ -12,7 +12,8 @@
 #define SIZE_MIN (2 * MIB)
 #define SIZE_MAX_BYTES (1ULL << 50)
 
-static const char *const host_keys[] = { "dram_budget", "share_step", "share_deadband", NULL };
+static const char *const host_keys[] = { "dram_budget", "share_step", "share_deadband", "share_hold",
+					   NULL };
 
 /* A size of [host] @key in SIZE_MIN..1 PiB; @what names it in the message. */
 static bool host_size(const char *key, const char *what, const char *text, uint64_t *out,
@@ -82,7 +83,7 @@ bool vt_host_share_config_parse(GKeyFile *config, struct vt_host_share_config *o
 {
 	struct vt_host_share_config c = { 0 };
 	g_auto(GStrv) keys = NULL;
-	g_autofree char *budget = NULL, *step = NULL, *deadband = NULL;
+	g_autofree char *budget = NULL, *step = NULL, *deadband = NULL, *hold = NULL;
 
 	*out = c;
 	if (!config || !g_key_file_has_group(config, "host"))
@@ -95,18 +96,19 @@ bool vt_host_share_config_parse(GKeyFile *config, struct vt_host_share_config *o
 			vt_text_printable(shown, sizeof(shown), keys[i], strlen(keys[i]));
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
 				    "[host]: unknown key '%s' (dram_budget, share_step, "
-				    "share_deadband)", shown);
+				    "share_deadband, share_hold)", shown);
 			return false;
 		}
 	budget = g_key_file_get_value(config, "host", "dram_budget", NULL);
 	step = g_key_file_get_value(config, "host", "share_step", NULL);
 	deadband = g_key_file_get_value(config, "host", "share_deadband", NULL);
+	hold = g_key_file_get_value(config, "host", "share_hold", NULL);
 	if (!budget) {
-		if (step || deadband) {
+		if (step || deadband || hold) {
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
 				    "[host]: %s without dram_budget: set dram_budget = SIZE or "
 				    "NODE:SIZE,... (or remove [host]: no sharing)",
-				    step ? "share_step" : "share_deadband");
+				    step ? "share_step" : deadband ? "share_deadband" : "share_hold");
 			return false;
 		}
 		return true;	/* an empty [host]: off */
@@ -124,6 +126,21 @@ bool vt_host_share_config_parse(GKeyFile *config, struct vt_host_share_config *o
 			c.deadband = 0;
 		else if (!host_size("share_deadband", "", deadband, &c.deadband, error))
 			return false;
+	}
+	c.hold = VT_SHARE_HOLD_DEFAULT;
+	if (hold) {
+		guint64 v;
+
+		if (!g_ascii_string_to_unsigned(hold, 10, 0, VT_SHARE_HOLD_MAX, &v, NULL)) {
+			char shown[96];
+
+			vt_text_printable(shown, sizeof(shown), hold, strlen(hold));
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "[host] share_hold: '%s' is not a number of rounds from 0 to %u "
+				    "(one round a second; 0: no hold)", shown, VT_SHARE_HOLD_MAX);
+			return false;
+		}
+		c.hold = (uint32_t)v;
 	}
 	if (c.deadband > c.step) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL,

@@ -28,6 +28,16 @@ struct vt_vm_share {
 	uint64_t wanted;		/* ... before the rate limit */
 	uint64_t protected_bytes;	/* its dram_min as the round held it */
 	int why;			/* enum vt_share_why (policy/host_share.h) */
+	/*
+	 * The grant the VM's worker took at its last window's start, and at the
+	 * one before (0: none): its DRAM may be moving toward either while the
+	 * published resident bytes are a window old. Written by the worker.
+	 */
+	uint64_t applied;
+	uint64_t applied_before;
+	/* the round's hold on reversals: its last change (-1 down, +1 up, 0 none) and rounds since */
+	int last_change;
+	uint32_t rounds_since_change;
 	uint64_t rounds;		/* rounds the VM took part in */
 	/*
 	 * The demand the rounds read: the VM's published histograms averaged

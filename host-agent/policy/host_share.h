@@ -10,7 +10,8 @@
  *      hotness histogram (the same scale for every VM), a contested bin
  *      divided in proportion to weight (water-filling), never above the cap;
  *   3. the rate limit from the previous allotment: at most @step of change
- *      per VM, no change smaller than @deadband, never below the protected
+ *      per VM, no change smaller than @deadband, no reversal of the last
+ *      change by less than @step within @hold rounds, never below the protected
  *      min once held, and the sum never above the budget (a VM that grows
  *      waits for the bytes a slowly shrinking one still holds).
  * Deterministic (ties broken by id), no state, no I/O: several threads may
@@ -39,12 +40,16 @@ struct vt_share_vm {
 	/* bytes per hotness bin: struct vt_mtm_window_stats.hist_bytes */
 	uint64_t hist_bytes[VT_MTM_BINS];
 	uint64_t prev;			/* last round's allotment (0: new this round) */
+	int last_change;		/* of its allotment: -1 lowered, +1 raised, 0 none */
+	uint32_t rounds_since_change;	/* rounds since that change */
 };
 
 struct vt_share_params {
 	uint64_t budget;		/* DRAM bytes the VMs may be given in all */
 	uint64_t step;			/* most change of one VM's allotment per round */
 	uint64_t deadband;		/* a change smaller than this is not made */
+	uint32_t hold;			/* rounds a VM's change is not reversed by less
+					   than a step (0: none) */
 };
 
 enum vt_share_why {

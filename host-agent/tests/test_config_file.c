@@ -146,14 +146,15 @@ static void test_host_share(void **state)
 	static const struct {
 		const char *text;
 		uint64_t budget, step, deadband;
-		unsigned int nr_nodes;
+		unsigned int nr_nodes, hold;
 	} good[] = {
-		{ "[host]\ndram_budget = 16GiB\n", 16ULL << 30, 256ULL << 20, 4ULL << 20, 0 },
-		{ "[host]\ndram_budget = 1GiB\n", 1ULL << 30, 64ULL << 20, 4ULL << 20, 0 },
-		{ "[host]\ndram_budget = 20MiB\n", 20ULL << 20, 2ULL << 20, 2ULL << 20, 0 },
-		{ "[host]\ndram_budget = 0:12G\n", 12ULL << 30, 256ULL << 20, 4ULL << 20, 1 },
+		{ "[host]\ndram_budget = 16GiB\n", 16ULL << 30, 256ULL << 20, 4ULL << 20, 0, 10 },
+		{ "[host]\ndram_budget = 1GiB\n", 1ULL << 30, 64ULL << 20, 4ULL << 20, 0, 10 },
+		{ "[host]\ndram_budget = 20MiB\n", 20ULL << 20, 2ULL << 20, 2ULL << 20, 0, 10 },
+		{ "[host]\ndram_budget = 0:12G\nshare_hold = 0\n", 12ULL << 30, 256ULL << 20,
+		  4ULL << 20, 1, 0 },
 		{ "[host]\ndram_budget = 0 : 1GiB+512MiB\nshare_step = 128MiB\n"
-		  "share_deadband = 0\n", 3ULL << 29, 128ULL << 20, 0, 1 },
+		  "share_deadband = 0\nshare_hold = 3600\n", 3ULL << 29, 128ULL << 20, 0, 1, 3600 },
 	};
 	static const struct {
 		const char *text;
@@ -179,8 +180,15 @@ static void test_host_share(void **state)
 		  "[host] share_deadband (8388608) must not exceed share_step (4194304)" },
 		{ "[host]\ndram_budget = 8G\nshare_deadband = -1\n",
 		  "[host] share_deadband: invalid size '-1'" },
-		{ "[host]\ndram_bugdet = 8G\n",
-		  "[host]: unknown key 'dram_bugdet' (dram_budget, share_step, share_deadband)" },
+		{ "[host]\ndram_bugdet = 8G\n", "[host]: unknown key 'dram_bugdet' (dram_budget, "
+		  "share_step, share_deadband, share_hold)" },
+		{ "[host]\ndram_budget = 8G\nshare_hold = 3601\n",
+		  "[host] share_hold: '3601' is not a number of rounds from 0 to 3600" },
+		{ "[host]\ndram_budget = 8G\nshare_hold = -1\n",
+		  "[host] share_hold: '-1' is not a number of rounds" },
+		{ "[host]\ndram_budget = 8G\nshare_hold = 10s\n",
+		  "[host] share_hold: '10s' is not a number of rounds" },
+		{ "[host]\nshare_hold = 10\n", "[host]: share_hold without dram_budget" },
 		{ "[host]\ndram_budget = 8G   # the DRAM\n", "ends in a comment" },
 	};
 	struct vt_tiers tiers = { .nr = 2 };
@@ -204,6 +212,7 @@ static void test_host_share(void **state)
 		assert_int_equal(d->host.share.step, good[i].step);
 		assert_int_equal(d->host.share.deadband, good[i].deadband);
 		assert_int_equal(d->host.share.nr_nodes, good[i].nr_nodes);
+		assert_int_equal(d->host.share.hold, good[i].hold);
 		vt_daemon_free(d);
 	}
 	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {

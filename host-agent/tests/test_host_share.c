@@ -304,6 +304,59 @@ static void test_arrive_and_leave(void **state)
 	assert_int_equal(rounds + 1, (5 * GIB / 3 + p.step - 1) / p.step);
 }
 
+/*
+ * A change is not reversed by less than a step within share_hold rounds (noise
+ * in the demand, not a need); after them, or with no hold, it is; a reversal of
+ * a step or more is made (by the step); growth toward the min is never held.
+ */
+static void test_reversal_held(void **state)
+{
+	struct vt_share_params p = { .budget = 300 * MIB, .step = 32 * MIB, .deadband = 4 * MIB,
+				     .hold = 10 };
+	struct vt_share_vm v[2] = { vm(1, 512 * MIB, 100), vm(2, 512 * MIB, 100) };
+	struct vt_share_out out[2];
+	struct vt_share_round info;
+
+	(void)state;
+	/* a: 90 MiB in the hottest bin, raised to 100 two rounds ago; b: 400 MiB lukewarm */
+	v[0].hist_bytes[HOT] = 90 * MIB;
+	v[0].hist_bytes[0] = 422 * MIB;
+	v[1].hist_bytes[10] = 400 * MIB;
+	v[1].hist_bytes[0] = 112 * MIB;
+	v[0].prev = 100 * MIB;
+	v[0].last_change = 1;
+	v[0].rounds_since_change = 2;
+	v[1].prev = 200 * MIB;
+	round_ok(&p, v, 2, out, &info);
+	assert_int_equal(out[0].wanted, 90 * MIB);
+	assert_int_equal(out[0].allot, 100 * MIB);	/* held */
+	assert_int_equal(out[0].why, VT_SHARE_RATE_LIMITED);
+	assert_int_equal(out[1].allot, 200 * MIB);	/* its growth waits for a's bytes */
+	v[0].rounds_since_change = 10;
+	round_ok(&p, v, 2, out, &info);
+	assert_int_equal(out[0].allot, 90 * MIB);
+	assert_int_equal(out[1].allot, 210 * MIB);
+	v[0].rounds_since_change = 2;
+	p.hold = 0;
+	round_ok(&p, v, 2, out, &info);
+	assert_int_equal(out[0].allot, 90 * MIB);
+	/* a step or more the other way is a need: made, by the step */
+	p.hold = 10;
+	v[0].prev = 140 * MIB;
+	v[1].prev = 190 * MIB;	/* (else the budget takes a down to what it wants) */
+	round_ok(&p, v, 2, out, &info);
+	assert_int_equal(out[0].allot, 108 * MIB);
+	/* lowered lately, a rise by less than a step waits... */
+	v[0].prev = 80 * MIB;
+	v[0].last_change = -1;
+	round_ok(&p, v, 2, out, &info);
+	assert_int_equal(out[0].allot, 80 * MIB);
+	/* ... unless it is below its min */
+	v[0].dram_min = 88 * MIB;
+	round_ok(&p, v, 2, out, &info);
+	assert_int_equal(out[0].allot, 90 * MIB);
+}
+
 static void test_growing_waits_for_shrinking(void **state)
 {
 	struct vt_share_vm v[3] = { vm(1, 16 * GIB, 100), vm(2, 16 * GIB, 100),
@@ -502,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_mins_above_budget_refused),
 		cmocka_unit_test(test_rate_limit_and_dead_band),
 		cmocka_unit_test(test_arrive_and_leave),
+		cmocka_unit_test(test_reversal_held),
 		cmocka_unit_test(test_growing_waits_for_shrinking),
 		cmocka_unit_test(test_below_min_grows_first),
 		cmocka_unit_test(test_budget_lowered_wins_over_step),

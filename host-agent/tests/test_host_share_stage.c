@@ -274,6 +274,29 @@ static void test_growth_waits_for_held(void **state)
 		    400 * MIB);
 }
 
+/*
+ * A VM whose grant was lowered may still be promoting toward the grant its
+ * worker took at its window's start (its published DRAM is a window old):
+ * another VM's growth counts that grant as held.
+ */
+static void test_held_counts_the_grant_in_progress(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 512 * MIB, 100 * MIB, 19, 60 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 512 * MIB, 200 * MIB, 10,
+				 400 * MIB);
+
+	f->cfg.budget = 310 * MIB;
+	a->share.state = b->share.state = VT_VM_SHARE_GRANTED;
+	a->share.granted = a->share.applied = 108 * MIB;
+	b->share.granted = b->share.applied = 200 * MIB;
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(a->share.granted, 60 * MIB);
+	/* with a's published 100 MiB as what it holds, b was given 210 MiB */
+	assert_true(b->share.granted >= 200 * MIB);
+	assert_true(108 * MIB + b->share.granted <= 310 * MIB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +306,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_demand_averaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_demand_rises_fast_falls_slowly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_growth_waits_for_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_counts_the_grant_in_progress, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
