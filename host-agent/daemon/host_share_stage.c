@@ -30,16 +30,16 @@
  * the others do not swing back and forth after it (the protected VM's hot
  * chunks moved 3 times in 10 checks with a symmetric 1/8 average).
  */
-static void take_demand(struct vt_vm_share *sh, const struct vt_vm_stats *s)
+static bool take_demand(struct vt_vm_share *sh, const struct vt_vm_stats *s)
 {
 	uint64_t cum[VT_MTM_BINS + 1] = { 0 }, avg[VT_MTM_BINS + 1] = { 0 };
 
 	if (sh->demand_window == s->hist_window)
-		return;
+		return false;
 	if (!sh->demand_window) {
 		memcpy(sh->demand, s->hist_bytes, sizeof(sh->demand));
 		sh->demand_window = s->hist_window;
-		return;
+		return true;
 	}
 	for (int b = VT_MTM_BINS - 1; b >= 0; b--) {
 		cum[b] = cum[b + 1] + s->hist_bytes[b];
@@ -57,6 +57,7 @@ static void take_demand(struct vt_vm_share *sh, const struct vt_vm_stats *s)
 	for (unsigned int b = 0; b < VT_MTM_BINS; b++)
 		sh->demand[b] = avg[b] - avg[b + 1];
 	sh->demand_window = s->hist_window;
+	return true;
 }
 
 /*
@@ -139,6 +140,7 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 	g_autofree struct vt_share_out *out = g_new0(struct vt_share_out, n ? n : 1);
 	g_autofree struct vt_vm **who = g_new0(struct vt_vm *, n ? n : 1);
 	g_autofree uint64_t *held = g_new0(uint64_t, n ? n : 1);
+	g_autofree bool *fresh = g_new0(bool, n ? n : 1);
 	struct vt_share_params p = { .budget = c->budget, .step = c->step,
 				     .deadband = c->deadband, .hold = c->hold };
 	struct vt_share_round info;
@@ -160,7 +162,7 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 			sh->demand_window = 0;
 			waiting += dram;
 		} else {
-			take_demand(sh, &vm->stats);
+			fresh[k] = take_demand(sh, &vm->stats);
 			in[k] = (struct vt_share_vm){
 				.id = vm->serial, .name = vm->name,
 				.dram_min = vm->policy.dram_min_bytes,
@@ -169,7 +171,7 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 				/* a VM new to the rounds changes from what it holds */
 				.prev = sh->state == VT_VM_SHARE_GRANTED ? sh->granted : dram,
 				.last_change = sh->state == VT_VM_SHARE_GRANTED ? sh->last_change : 0,
-				.rounds_since_change = sh->rounds_since_change,
+				.since_change = sh->windows_since_change,
 			};
 			memcpy(in[k].hist_bytes, sh->demand, sizeof(in[k].hist_bytes));
 			held[k] = held_bytes(vm);
@@ -187,9 +189,10 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 		g_mutex_lock(&who[i]->lock);
 		if (sh->state == VT_VM_SHARE_GRANTED && out[i].allot != sh->granted) {
 			sh->last_change = out[i].allot > sh->granted ? 1 : -1;
-			sh->rounds_since_change = 0;
-		} else if (sh->rounds_since_change < UINT32_MAX) {
-			sh->rounds_since_change++;
+			sh->windows_since_change = 0;
+		} else if (fresh[i] && sh->windows_since_change < UINT32_MAX) {
+			/* the hold counts the VM's windows: a loaded VM's outlast a round */
+			sh->windows_since_change++;
 		}
 		sh->state = VT_VM_SHARE_GRANTED;
 		sh->granted = out[i].allot;

@@ -136,8 +136,8 @@ bool vt_host_share_config_parse(GKeyFile *config, struct vt_host_share_config *o
 
 			vt_text_printable(shown, sizeof(shown), hold, strlen(hold));
 			g_set_error(error, VT_CORE_ERROR, EINVAL,
-				    "[host] share_hold: '%s' is not a number of rounds from 0 to %u "
-				    "(one round a second; 0: no hold)", shown, VT_SHARE_HOLD_MAX);
+				    "[host] share_hold: '%s' is not a number of windows from 0 to %u "
+				    "(0: no hold)", shown, VT_SHARE_HOLD_MAX);
 			return false;
 		}
 		c.hold = (uint32_t)v;

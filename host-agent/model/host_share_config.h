@@ -9,8 +9,8 @@
  *   dram_budget = 0:12G,1:4G     (or one per DRAM node: NODE:SIZE,...)
  *   share_step = 256MiB          (default: 1/16 of the budget, at most 256 MiB)
  *   share_deadband = 4MiB        (default: two 2 MiB chunks, at most the step)
- *   share_hold = 10              (rounds, one a second: a change is not reversed by
- *                                 less than share_step sooner; 0..3600, 0: no hold)
+ *   share_hold = 10              (a VM's windows: a change is not reversed by less
+ *                                 than share_step sooner; 0..3600, 0: no hold)
  */
 #ifndef VTIER_MODEL_HOST_SHARE_CONFIG_H
 #define VTIER_MODEL_HOST_SHARE_CONFIG_H
@@ -35,7 +35,7 @@ struct vt_host_share_config {
 	uint64_t node_budget[VT_MAX_NODES];
 	uint64_t step;			/* share_step */
 	uint64_t deadband;		/* share_deadband */
-	uint32_t hold;			/* share_hold, rounds */
+	uint32_t hold;			/* share_hold, the VM's windows */
 };
 
 /*

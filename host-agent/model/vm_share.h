@@ -35,9 +35,9 @@ struct vt_vm_share {
 	 */
 	uint64_t applied;
 	uint64_t applied_before;
-	/* the round's hold on reversals: its last change (-1 down, +1 up, 0 none) and rounds since */
+	/* the rounds' hold on reversals: its last change (-1 down, +1 up, 0 none), windows since */
 	int last_change;
-	uint32_t rounds_since_change;
+	uint32_t windows_since_change;
 	uint64_t rounds;		/* rounds the VM took part in */
 	/*
 	 * The demand the rounds read: the VM's published histograms averaged

@@ -173,7 +173,7 @@ static void want(const struct vt_share_params *p, const struct vt_share_vm *vms,
 }
 
 /*
- * Within @hold rounds of a change, a change the other way smaller than a
+ * Within @hold rounds (with new demand) of a change, a change the other way smaller than a
  * step is noise in the VMs' demand (the CPU each guest got), not a need:
  * made, it moves the same chunks back (the host-share scenario's protected
  * VM went 106, 91, 98, 87, 82, 90, 69, 86 MiB and its hot chunks changed
@@ -184,7 +184,7 @@ static bool reversal_held(const struct vt_share_params *p, const struct vt_share
 {
 	uint64_t prev = v->prev;
 
-	if (!p->hold || v->rounds_since_change >= p->hold || !v->last_change)
+	if (!p->hold || v->since_change >= p->hold || !v->last_change)
 		return false;
 	if (t > prev)
 		return v->last_change < 0 && t - prev < p->step && prev >= w->min;

@@ -41,15 +41,16 @@ struct vt_share_vm {
 	uint64_t hist_bytes[VT_MTM_BINS];
 	uint64_t prev;			/* last round's allotment (0: new this round) */
 	int last_change;		/* of its allotment: -1 lowered, +1 raised, 0 none */
-	uint32_t rounds_since_change;	/* rounds since that change */
+	uint32_t since_change;		/* rounds with new demand since that change (the
+					   caller's count: vtierd counts the VM's windows) */
 };
 
 struct vt_share_params {
 	uint64_t budget;		/* DRAM bytes the VMs may be given in all */
 	uint64_t step;			/* most change of one VM's allotment per round */
 	uint64_t deadband;		/* a change smaller than this is not made */
-	uint32_t hold;			/* rounds a VM's change is not reversed by less
-					   than a step (0: none) */
+	uint32_t hold;			/* since_change a VM's change is not reversed by
+					   less than a step (0: none) */
 };
 
 enum vt_share_why {

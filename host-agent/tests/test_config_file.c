@@ -183,11 +183,11 @@ static void test_host_share(void **state)
 		{ "[host]\ndram_bugdet = 8G\n", "[host]: unknown key 'dram_bugdet' (dram_budget, "
 		  "share_step, share_deadband, share_hold)" },
 		{ "[host]\ndram_budget = 8G\nshare_hold = 3601\n",
-		  "[host] share_hold: '3601' is not a number of rounds from 0 to 3600" },
+		  "[host] share_hold: '3601' is not a number of windows from 0 to 3600" },
 		{ "[host]\ndram_budget = 8G\nshare_hold = -1\n",
-		  "[host] share_hold: '-1' is not a number of rounds" },
+		  "[host] share_hold: '-1' is not a number of windows" },
 		{ "[host]\ndram_budget = 8G\nshare_hold = 10s\n",
-		  "[host] share_hold: '10s' is not a number of rounds" },
+		  "[host] share_hold: '10s' is not a number of windows" },
 		{ "[host]\nshare_hold = 10\n", "[host]: share_hold without dram_budget" },
 		{ "[host]\ndram_budget = 8G   # the DRAM\n", "ends in a comment" },
 	};

@@ -325,18 +325,18 @@ static void test_reversal_held(void **state)
 	v[1].hist_bytes[0] = 112 * MIB;
 	v[0].prev = 100 * MIB;
 	v[0].last_change = 1;
-	v[0].rounds_since_change = 2;
+	v[0].since_change = 2;
 	v[1].prev = 200 * MIB;
 	round_ok(&p, v, 2, out, &info);
 	assert_int_equal(out[0].wanted, 90 * MIB);
 	assert_int_equal(out[0].allot, 100 * MIB);	/* held */
 	assert_int_equal(out[0].why, VT_SHARE_RATE_LIMITED);
 	assert_int_equal(out[1].allot, 200 * MIB);	/* its growth waits for a's bytes */
-	v[0].rounds_since_change = 10;
+	v[0].since_change = 10;
 	round_ok(&p, v, 2, out, &info);
 	assert_int_equal(out[0].allot, 90 * MIB);
 	assert_int_equal(out[1].allot, 210 * MIB);
-	v[0].rounds_since_change = 2;
+	v[0].since_change = 2;
 	p.hold = 0;
 	round_ok(&p, v, 2, out, &info);
 	assert_int_equal(out[0].allot, 90 * MIB);

@@ -297,6 +297,35 @@ static void test_held_counts_the_grant_in_progress(void **state)
 	assert_true(108 * MIB + b->share.granted <= 310 * MIB);
 }
 
+/*
+ * The hold on a reversal counts the VM's windows (its demand's samples),
+ * not rounds: a loaded VM's window outlasts several rounds.
+ */
+static void test_hold_counts_windows(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 512 * MIB, 100 * MIB, 19,
+				 150 * MIB);
+
+	f->cfg.hold = 3;
+	a->share.state = VT_VM_SHARE_GRANTED;
+	a->share.granted = a->share.applied = 100 * MIB;
+	a->share.last_change = -1;
+	for (int r = 0; r < 8; r++) {
+		vt_host_share_round_now(&f->st);
+		assert_int_equal(a->share.granted, 100 * MIB);
+	}
+	for (int w = 0; w < 2; w++) {
+		window(a, 19, 150 * MIB);
+		vt_host_share_round_now(&f->st);
+		assert_int_equal(a->share.granted, 100 * MIB);
+	}
+	window(a, 19, 150 * MIB);
+	vt_host_share_round_now(&f->st);
+	assert_true(a->share.granted > 100 * MIB);
+	assert_int_equal(a->share.last_change, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +337,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_growth_waits_for_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_counts_the_grant_in_progress, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_hold_counts_windows, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
