@@ -9,8 +9,8 @@
  *   dram_budget = 0:12G,1:4G     (or one per DRAM node: NODE:SIZE,...)
  *   share_step = 256MiB          (default: 1/16 of the budget, at most 256 MiB)
  *   share_deadband = 4MiB        (default: two 2 MiB chunks, at most the step)
- *   share_hold = 10              (a VM's windows: a change is not reversed by less
- *                                 than share_step sooner; 0..3600, 0: no hold)
+ *   share_hold = 10              (a VM's windows: a change is not reversed sooner;
+ *                                 0..3600, 0: no hold)
  */
 #ifndef VTIER_MODEL_HOST_SHARE_CONFIG_H
 #define VTIER_MODEL_HOST_SHARE_CONFIG_H

@@ -11,7 +11,7 @@
  *      divided in proportion to weight (water-filling), never above the cap;
  *   3. the rate limit from the previous allotment: at most @step of change
  *      per VM, no change smaller than @deadband, no reversal of the last
- *      change by less than @step within @hold rounds, never below the protected
+ *      change within @hold rounds, never below the protected
  *      min once held, and the sum never above the budget (a VM that grows
  *      waits for the bytes a slowly shrinking one still holds).
  * Deterministic (ties broken by id), no state, no I/O: several threads may
@@ -49,8 +49,8 @@ struct vt_share_params {
 	uint64_t budget;		/* DRAM bytes the VMs may be given in all */
 	uint64_t step;			/* most change of one VM's allotment per round */
 	uint64_t deadband;		/* a change smaller than this is not made */
-	uint32_t hold;			/* since_change a VM's change is not reversed by
-					   less than a step (0: none) */
+	uint32_t hold;			/* since_change a VM's change is not reversed
+					   (0: none) */
 };
 
 enum vt_share_why {

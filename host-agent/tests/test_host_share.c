@@ -305,9 +305,9 @@ static void test_arrive_and_leave(void **state)
 }
 
 /*
- * A change is not reversed by less than a step within share_hold rounds (noise
- * in the demand, not a need); after them, or with no hold, it is; a reversal of
- * a step or more is made (by the step); growth toward the min is never held.
+ * A change is not reversed within share_hold rounds (noise in the demand, not
+ * a need), by however much; after them, or with no hold, it is; growth toward
+ * the min is never held.
  */
 static void test_reversal_held(void **state)
 {
@@ -340,12 +340,13 @@ static void test_reversal_held(void **state)
 	p.hold = 0;
 	round_ok(&p, v, 2, out, &info);
 	assert_int_equal(out[0].allot, 90 * MIB);
-	/* a step or more the other way is a need: made, by the step */
+	/* a step or more the other way waits too */
 	p.hold = 10;
 	v[0].prev = 140 * MIB;
-	v[1].prev = 190 * MIB;	/* (else the budget takes a down to what it wants) */
+	v[1].prev = 160 * MIB;	/* (else the budget takes a down to what it wants) */
 	round_ok(&p, v, 2, out, &info);
-	assert_int_equal(out[0].allot, 108 * MIB);
+	assert_int_equal(out[0].allot, 140 * MIB);
+	v[1].prev = 200 * MIB;
 	/* lowered lately, a rise by less than a step waits... */
 	v[0].prev = 80 * MIB;
 	v[0].last_change = -1;
