@@ -509,6 +509,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
 	uint64_t used0 = 0, budget = p->budget_bytes, cum = 0, active_bytes = 0;
 	double threshold = 1.0, fill_from;
+	bool over;
 
 	memset(st, 0, sizeof(*st));
 	g_array_set_size(orders, 0);
@@ -573,6 +574,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 	it.nw = nw;
 
 	/* 1. over the allowance: demote the coldest until under it (slow, budgeted) */
+	over = used0 > p->allowance_bytes;
 	while (used0 > p->allowance_bytes && cold_peek(&it, &v_i)) {
 		struct vt_mtm_chunk *c = chunk(m, v_i);
 		uint64_t b0 = vt_mtm_chunk_tier_bytes(m, c, 0), len = c->end - c->start;
@@ -608,7 +610,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 			need = len;	/* nothing present yet: count it whole */
 		for (;;) {
 			fits = used0 + need <= p->allowance_bytes && room[0] >= need;
-			if (fits || !cold_peek(&it, &v_i))
+			if (fits || (over && p->no_swap_while_over) || !cold_peek(&it, &v_i))
 				break;
 			{
 				struct vt_mtm_chunk *v = chunk(m, v_i);

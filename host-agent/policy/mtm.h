@@ -82,6 +82,13 @@ struct vt_mtm_params {
 	 * split bins by design; off otherwise until the VM scenarios judge it.
 	 */
 	bool fill_split_bin;
+	/*
+	 * A window that starts over the allowance only demotes: no chunk is
+	 * promoted by demoting another (a VM whose host share shrinks over a
+	 * few windows swapped its lukewarm chunks on and off DRAM meanwhile).
+	 * On under a host DRAM share, off otherwise, as fill_split_bin.
+	 */
+	bool no_swap_while_over;
 };
 
 struct vt_mtm_order {

@@ -202,6 +202,65 @@ static void test_split_bin_fills(void **state)
 	vt_mtm_free(t.m);
 }
 
+/* One window with each chunk's own access fraction (acc[256]); orders applied. */
+static void toy_window_acc(struct toy *t, const double *acc, const struct vt_mtm_params *p,
+			   struct vt_mtm_window_stats *st)
+{
+	struct vt_mtm_region r[256];
+	uint64_t room[3] = { 1ULL << 40, 1ULL << 40, 1ULL << 40 };
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
+
+	for (unsigned int i = 0; i < 256; i++)
+		r[i] = (struct vt_mtm_region){ (1ULL << 30) + i * CHUNK, (1ULL << 30) + (i + 1) * CHUNK,
+					       acc[i] };
+	toy_residency(t);
+	vt_mtm_observe(t->m, r, 256);
+	vt_mtm_decide(t->m, p, room, orders, st);
+	for (unsigned int i = 0; i < orders->len; i++) {
+		const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
+
+		t->tier[o->chunk] = o->to_tier;
+		vt_mtm_commit(t->m, o, p);
+	}
+}
+
+/*
+ * A window that starts over the allowance (a host share lowered) only
+ * demotes; the hotter chunks come in by swaps once it is under.
+ */
+static void test_no_swap_while_over(void **state)
+{
+	struct vt_mtm_params p = {
+		.allowance_bytes = 40 * CHUNK, .budget_bytes = 1ULL << 30, .hot_threshold = 0.05,
+		.thrash_windows = 4, .thrash_step = 0.2, .fill_split_bin = true,
+		.no_swap_while_over = true,
+	};
+	struct vt_mtm_window_stats st;
+	double acc[256] = { 0 };
+	struct toy t;
+	unsigned int w;
+
+	(void)state;
+	toy_init(&t, 3);
+	for (unsigned int i = 0; i < 40; i++)
+		acc[i] = 0.5;
+	for (w = 0; w < 20; w++)
+		toy_window_acc(&t, acc, &p, &st);
+	assert_int_equal(on_tier0(&t, 0, 40), 40);
+	/* the share drops to 30 chunks and 10 chunks off DRAM turn hotter than those on it */
+	p.allowance_bytes = 30 * CHUNK;
+	for (unsigned int i = 40; i < 50; i++)
+		acc[i] = 0.9;
+	toy_window_acc(&t, acc, &p, &st);
+	assert_int_equal(st.promote_bytes, 0);
+	assert_int_equal(on_tier0(&t, 0, 256), 30);
+	for (w = 0; w < 10; w++)
+		toy_window_acc(&t, acc, &p, &st);
+	assert_int_equal(on_tier0(&t, 40, 50), 10);
+	assert_int_equal(on_tier0(&t, 0, 256), 30);
+	vt_mtm_free(t.m);
+}
+
 static void test_phase_change_no_pingpong(void **state)
 {
 	struct vt_mtm_params p = {
@@ -521,6 +580,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hot_set_lands),
 		cmocka_unit_test(test_split_bin_fills),
+		cmocka_unit_test(test_no_swap_while_over),
 		cmocka_unit_test(test_refusal),
 		cmocka_unit_test(test_phase_change_no_pingpong),
 		cmocka_unit_test(test_thrash_penalty),
