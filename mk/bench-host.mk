@@ -3,7 +3,7 @@
 #                     others paused), vtierctl latency, vtierd CPU and RSS per VM, one QEMU
 #                     stopped with SIGSTOP, vtierd killed -9 and re-adopting all; prints
 #                     RESULT-HOST and fails when a target of the issue is missed.
-#                     VTIER_BENCH_HOST_VMS=N runs smaller. Root; about 3 minutes, ~10 GiB RAM.
+#                     VTIER_BENCH_HOST_VMS=N runs smaller. Root; about 4 minutes, ~4 GiB RAM.
 
 .PHONY: bench-host
 
