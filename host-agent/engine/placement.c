@@ -213,6 +213,7 @@ void vt_placement_decide(struct vt_window *w)
 		/* a host grant splits a bin by design: fill its part (policy/mtm.h) */
 		.fill_split_bin = w->share.state == VT_VM_SHARE_GRANTED,
 		.no_swap_while_over = w->share.state == VT_VM_SHARE_GRANTED,
+		.swap_margin = w->share.state == VT_VM_SHARE_GRANTED ? 1.0 / VT_MTM_BINS : 0,
 		.budget_bytes = vm->policy.budget_bytes,
 		.hot_threshold = vm->policy.hot_threshold,
 		.thrash_windows = vm->policy.thrash_windows,

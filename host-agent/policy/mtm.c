@@ -618,7 +618,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 				int to;
 
 				/* only a colder chunk makes room, and both moves must fit the budget */
-				if (v->ema >= colder || vlen + len > budget)
+				if (v->ema + p->swap_margin >= colder || vlen + len > budget)
 					break;
 				to = demotion_target(m, 0, vlen, room);
 				if (to < 0)

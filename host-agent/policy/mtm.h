@@ -89,6 +89,14 @@ struct vt_mtm_params {
 	 * On under a host DRAM share, off otherwise, as fill_split_bin.
 	 */
 	bool no_swap_while_over;
+	/*
+	 * A chunk comes in by sending another out only if it is hotter by more
+	 * than this (EMA; 0: any colder one goes). Under a host DRAM share one
+	 * bin (1 / VT_MTM_BINS): a protected VM's grant below its wanted bytes
+	 * left chunks of one set as hot as each other, and noise in their EMA
+	 * swapped 13 of them out and back within 10 checks on the testbed.
+	 */
+	double swap_margin;
 };
 
 struct vt_mtm_order {

@@ -261,6 +261,44 @@ static void test_no_swap_while_over(void **state)
 	vt_mtm_free(t.m);
 }
 
+/*
+ * With a swap margin, a chunk a little hotter than those on DRAM (noise in a
+ * set as hot as each other) does not send one out; a chunk hotter by more
+ * than the margin does.
+ */
+static void test_swap_margin(void **state)
+{
+	struct vt_mtm_params p = {
+		.allowance_bytes = 40 * CHUNK, .budget_bytes = 1ULL << 30, .hot_threshold = 0.05,
+		.thrash_windows = 4, .thrash_step = 0.2, .fill_split_bin = true,
+		.no_swap_while_over = true, .swap_margin = 1.0 / VT_MTM_BINS,
+	};
+	struct vt_mtm_window_stats st;
+	double acc[256] = { 0 };
+	struct toy t;
+
+	(void)state;
+	toy_init(&t, 3);
+	for (unsigned int i = 0; i < 40; i++)
+		acc[i] = 0.5;
+	for (unsigned int w = 0; w < 20; w++)
+		toy_window_acc(&t, acc, &p, &st);
+	assert_int_equal(on_tier0(&t, 0, 40), 40);
+	for (unsigned int i = 40; i < 50; i++)
+		acc[i] = 0.53;
+	for (unsigned int w = 0; w < 10; w++) {
+		toy_window_acc(&t, acc, &p, &st);
+		assert_int_equal(st.promote_bytes + st.demote_bytes, 0);
+	}
+	for (unsigned int i = 40; i < 50; i++)
+		acc[i] = 0.9;
+	for (unsigned int w = 0; w < 10; w++)
+		toy_window_acc(&t, acc, &p, &st);
+	assert_int_equal(on_tier0(&t, 40, 50), 10);
+	assert_int_equal(on_tier0(&t, 0, 256), 40);
+	vt_mtm_free(t.m);
+}
+
 static void test_phase_change_no_pingpong(void **state)
 {
 	struct vt_mtm_params p = {
@@ -581,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_hot_set_lands),
 		cmocka_unit_test(test_split_bin_fills),
 		cmocka_unit_test(test_no_swap_while_over),
+		cmocka_unit_test(test_swap_margin),
 		cmocka_unit_test(test_refusal),
 		cmocka_unit_test(test_phase_change_no_pingpong),
 		cmocka_unit_test(test_thrash_penalty),
