@@ -254,6 +254,15 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 		}
 		d->host.nr_ctier++;
 	}
+	/* a remote tier's local copy names a compressed tier of this file */
+	for (unsigned int i = 0; i < d->host.nr_ctier; i++) {
+		g_autofree char *group = g_strconcat("remote.", d->host.ctier[i].name, NULL);
+
+		if (d->host.ctier[i].medium == VT_MEDIUM_REMOTE &&
+		    !vt_remote_spec_resolve(&d->host.remote[i], group, d->host.ctier,
+					    d->host.nr_ctier, error))
+			return false;
+	}
 	return true;
 }
 

@@ -463,8 +463,14 @@ static void test_config(void **state)
 		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.300:7600/PK1", "'10.0.0.300:7600/" },
 		{ "servers = 10.0.0.1:0/PK0, 10.0.0.2:7600/PK1", "is not IPV4:PORT/PUBKEY" },
 		{ "servers = 10.0.0.1:7600/abcd, 10.0.0.2:7600/PK1", "is not IPV4:PORT/PUBKEY" },
-		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 1", "copies: '1': 2 "
-		  "accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 1", "copies: '1' needs "
+		  "local_copy = CTIER" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 3", "copies: '3': 2 "
+		  "(two servers) or 1 (one server and local_copy) accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\nlocal_copy = near",
+		  "local_copy: 'near' only with copies = 1" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 1\nlocal_copy = a/b",
+		  "local_copy: 'a/b': the NAME of a [ctier.NAME] accepted" },
 		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = tcp",
 		  "transport: 'tcp': udp, afxdp or auto" },
 		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = afxdp",
@@ -519,6 +525,36 @@ static void test_config(void **state)
 			fail_msg("accepted: %s", text);
 		if (!strstr(e->message, bad[i].msg))
 			fail_msg("'%s': message '%s' lacks '%s'", text, e->message, bad[i].msg);
+	}
+	{
+		/* copies = 1 with a local copy: it names a local compressed tier */
+		g_autoptr(GKeyFile) kf = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+		g_autofree char *text = g_strdup_printf("[remote.far]\nservers = 10.0.0.1:7600/%s, "
+							"10.0.0.2:7601/%s\ncopies = 1\n"
+							"local_copy = near\n", pk[0], pk[1]);
+		struct vt_ctier_spec tiers[3] = { 0 };
+
+		assert_true(g_key_file_load_from_data(kf, text, -1, 0, NULL));
+		if (!vt_remote_spec_parse(kf, "remote.far", &spec, &rs, &e))
+			fail_msg("refused: %s", e->message);
+		assert_int_equal(rs.rc.copies, 1);
+		assert_string_equal(rs.local_copy, "near");
+		tiers[0] = spec;
+		tiers[1] = f->spec[1];
+		tiers[2] = f->spec[0];
+		g_strlcpy(tiers[2].name, "far2", sizeof(tiers[2].name));
+		assert_true(vt_remote_spec_resolve(&rs, "remote.far", tiers, 3, &e));
+		assert_string_equal(rs.local.name, "near");
+		assert_int_equal(rs.local.medium, VT_MEDIUM_NODE);
+		/* a tier that is not there, or a remote one */
+		assert_false(vt_remote_spec_resolve(&rs, "remote.far", tiers, 1, &e));
+		assert_non_null(strstr(e->message, "[remote.far] local_copy: 'near' is not a local "
+				       "compressed tier"));
+		g_clear_error(&e);
+		g_strlcpy(rs.local_copy, "far2", sizeof(rs.local_copy));
+		assert_false(vt_remote_spec_resolve(&rs, "remote.far", tiers, 3, &e));
+		assert_non_null(strstr(e->message, "'far2' is not a local compressed tier"));
 	}
 	{
 		g_autoptr(GKeyFile) kf = g_key_file_new();
