@@ -198,7 +198,9 @@ own:
 	for (unsigned int i = 0; i < d->host->nr_ctier; i++) {
 		if (d->host->ctier[i].medium != VT_MEDIUM_REMOTE)
 			continue;
-		ret = vt_store_remote_attach(b->store, i, &d->host->remote[i].rc, why, sizeof(why));
+		ret = vt_store_remote_attach(b->store, i, &d->host->remote[i].rc,
+					     d->host->remote[i].local_copy[0] ?
+					     &d->host->remote[i].local : NULL, why, sizeof(why));
 		if (ret) {
 			/* its pages wait (never zeros); the other tiers work */
 			g_warning("backend '%s': remote tier %s unusable: %s", b->id,
