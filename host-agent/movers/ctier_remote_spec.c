@@ -72,6 +72,7 @@ static bool parse_servers(const char *group, const char *v, struct vt_rc_config 
 bool vt_remote_spec_resolve(struct vt_remote_spec *rs, const char *group,
 			    const struct vt_ctier_spec *ctiers, unsigned int nr, GError **error)
 {
+	rs->local_tier = -1;
 	if (!rs->local_copy[0])
 		return true;
 	for (unsigned int i = 0; i < nr; i++) {
@@ -80,6 +81,7 @@ bool vt_remote_spec_resolve(struct vt_remote_spec *rs, const char *group,
 		if (ctiers[i].medium == VT_MEDIUM_REMOTE)
 			break;
 		rs->local = ctiers[i];
+		rs->local_tier = (int)i;
 		return true;
 	}
 	SPEC_ERR(error, "[%s] local_copy: '%s' is not a local compressed tier (the NAME of a "
@@ -102,6 +104,7 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 	bool has_servers = false;
 
 	memset(rs, 0, sizeof(*rs));
+	rs->local_tier = -1;
 	rs->rc.copies = 2;
 	rs->rc.transport.mode = VT_RT_UDP;
 	if (!g_str_has_prefix(group, "remote.") || !vt_tier_name_ok(group + 7)) {

@@ -27,6 +27,7 @@ struct vt_remote_spec {
 	 */
 	char local_copy[VT_CTIER_NAME_LEN];
 	struct vt_ctier_spec local;	/* the named tier's spec, by vt_remote_spec_resolve() */
+	int local_tier;			/* its index among the compressed tiers, or -1 */
 };
 
 /*

@@ -651,7 +651,7 @@ static void test_stats_carry_report(void **state)
 					 .latency_ns = 100, .price_usd_gib = 3.0 };
 	g_mutex_lock(&vm->lock);
 	vm->stats.windows = 5;
-	vt_tier_model_build(&vm->stats.model, &numa, f->d->host.ctier, f->d->host.ctier_price,
+	vt_tier_model_build(&vm->stats.model, &numa, f->d->host.ctier, f->d->host.ctier_price, NULL,
 			    f->d->host.nr_ctier, &meas, false);
 	vm->stats.tier[0].resident_bytes = 1 << 20;
 	/* the residency stage counts a hand-off's pools from their stores */
