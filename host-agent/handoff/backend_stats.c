@@ -116,9 +116,10 @@ void vt_backend_remote_watch(struct vt_backend *b)
 			vt_rc_server_name(&h->remote[t].rc.server[i], name, sizeof(name));
 			if (srv[i].lost > b->remote_seen[t][i].lost)
 				g_warning("remote tier %s: server %s lost (%u requests in a row "
-					  "unanswered): its copies are read from the others and "
-					  "re-created on them", h->ctier[t].name, name,
-					  VT_RC_DOWN_AFTER);
+					  "unanswered): %s", h->ctier[t].name, name, VT_RC_DOWN_AFTER,
+					  h->remote[t].local_copy[0] ?
+					  "its pages are read from their local copies" :
+					  "its copies are read from the others and re-created on them");
 			if (srv[i].regained > b->remote_seen[t][i].regained)
 				g_message("remote tier %s: server %s regained%s", h->ctier[t].name,
 					  name, srv[i].emptied > b->remote_seen[t][i].emptied ?
