@@ -307,7 +307,7 @@ void vt_daemon_set_budget(struct vt_daemon *d, const struct vt_budget_limits *l)
 bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error)
 {
 	unsigned int kept = vt_budget_reserve_store_root(d->ho.budget, d->host.store_root, d->host.ctier,
-							 d->host.nr_ctier);
+							 d->host.remote, d->host.nr_ctier);
 	uint64_t backends = vt_budget_limits(d->ho.budget)->peer[VT_BOUND_BACKENDS];
 	struct vt_handoff_limits hl;
 	int ret;

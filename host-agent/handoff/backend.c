@@ -506,7 +506,8 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	/* charged to the process the kernel named, before anything is opened for it */
 	vt_peer_id_fill(&who, peer, b->start_time, vt_handoff_conn_peer_uid(conn),
 			vt_handoff_conn_peer_cgroup(conn));
-	vt_budget_backend_charge(b->size, d->host->ctier, d->host->nr_ctier, &charge);
+	vt_budget_backend_charge(b->size, d->host->ctier, d->host->remote, d->host->nr_ctier,
+				 &charge);
 	ret = vt_budget_take(d->budget, &who, b->key, b->flags & VTIER_HELLO_F_RECONNECT, &charge,
 			     &b->ticket, msg, VTIER_HANDOFF_MESSAGE_LEN);
 	if (ret)

@@ -485,6 +485,17 @@ static void test_foreign_key(void **state)
 	}
 }
 
+/* The fds this process holds. */
+static unsigned int open_fds(void)
+{
+	g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned int n = 0;
+
+	while (d && g_dir_read_name(d))
+		n++;
+	return n;
+}
+
 /* Compressed pages among [0, n): those with a copy on a server. */
 static unsigned int compressed_of(unsigned int n)
 {
@@ -623,14 +634,18 @@ static void test_local_copy_bad_copies(void **state)
 static void test_local_copy_reopen(void **state)
 {
 	struct fixture *f = *state;
+	unsigned int fds = open_fds();
 	struct vt_store *s = open_attached(f, true);
-	unsigned int n = 256, old = put_all(s, n, 14);
+	unsigned int n = 256, two = open_fds() - fds, old = put_all(s, n, 14);
 	struct vt_store_tier_stats ts[2];
 	char why[300];
 	int err;
 
 	vt_store_close(s);
+	fds = open_fds();
 	s = open_local_copy(f, false);
+	/* the local copies' store: 3 fds more (index, blocks, pool: the hand-off budget's charge) */
+	assert_int_equal(open_fds() - fds, two + 3);
 	assert_int_equal(check_all(s, n, 14, &err), old);
 	assert_int_equal(vt_store_stats(s, ts, 2), 2);
 	assert_int_equal(ts[0].local_copy_pages, 0);
