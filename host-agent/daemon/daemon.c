@@ -254,6 +254,15 @@ bool vt_daemon_load_ctiers(struct vt_daemon *d, GKeyFile *config, GError **error
 		}
 		d->host.nr_ctier++;
 	}
+	/* a remote tier's local copy names a compressed tier of this file */
+	for (unsigned int i = 0; i < d->host.nr_ctier; i++) {
+		g_autofree char *group = g_strconcat("remote.", d->host.ctier[i].name, NULL);
+
+		if (d->host.ctier[i].medium == VT_MEDIUM_REMOTE &&
+		    !vt_remote_spec_resolve(&d->host.remote[i], group, d->host.ctier,
+					    d->host.nr_ctier, error))
+			return false;
+	}
 	return true;
 }
 
@@ -298,7 +307,7 @@ void vt_daemon_set_budget(struct vt_daemon *d, const struct vt_budget_limits *l)
 bool vt_daemon_listen_handoff(struct vt_daemon *d, const char *path, GError **error)
 {
 	unsigned int kept = vt_budget_reserve_store_root(d->ho.budget, d->host.store_root, d->host.ctier,
-							 d->host.nr_ctier);
+							 d->host.remote, d->host.nr_ctier);
 	uint64_t backends = vt_budget_limits(d->ho.budget)->peer[VT_BOUND_BACKENDS];
 	struct vt_handoff_limits hl;
 	int ret;

@@ -276,8 +276,8 @@ static const struct family families[] = {
 	{ "vtier_vm_remote_server_lost_total", "counter", "Times a memory server stopped "
 	  "answering.", "lost", 1, emit_remote },
 	{ "vtier_vm_remote_under_copies", "gauge", "A remote tier's pages with fewer live copies "
-	  "than configured (the tier takes no new page meanwhile).", "t:under_copies", 1,
-	  emit_remote },
+	  "than configured (with copies = 2 the tier takes no new page meanwhile).",
+	  "t:under_copies", 1, emit_remote },
 };
 
 char *vt_metrics_write(const struct vt_metrics_daemon *dm, const struct vt_metrics_vm *vms,

@@ -23,6 +23,7 @@ static void build_model(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 {
 	const struct vt_host_config *h = vm->host;
 	struct vt_ctier_measured meas[VT_CTIER_MAX] = { { 0 } };
+	int local_copy[VT_CTIER_MAX];
 	g_autofree struct vt_latency_hist *hist = g_new0(struct vt_latency_hist, VT_CTIER_MAX);
 	gint64 now = g_get_monotonic_time();
 	double secs = vm->window_end_us ? (double)(now - vm->window_end_us) / 1e6 : 0;
@@ -34,7 +35,10 @@ static void build_model(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 		for (unsigned int i = 0; i < h->nr_ctier; i++)
 			meas[i].fault_p50_ns = vt_latency_percentile(&hist[i], 50);
 	}
-	vt_tier_model_build(&s->model, &vm->tiers, h->ctier, h->ctier_price,
+	for (unsigned int i = 0; i < h->nr_ctier; i++)
+		local_copy[i] = h->ctier[i].medium == VT_MEDIUM_REMOTE && h->remote[i].local_copy[0] ?
+				 h->remote[i].local_tier : -1;
+	vt_tier_model_build(&s->model, &vm->tiers, h->ctier, h->ctier_price, local_copy,
 			    vm->ctier_kind == VT_CTIER_HANDOFF ? h->nr_ctier : 0, meas,
 			    vm->ctier_kind == VT_CTIER_ZSWAP);
 	s->model.nr = MIN(s->model.nr, vt_vm_nr_tiers(vm));

@@ -198,7 +198,9 @@ own:
 	for (unsigned int i = 0; i < d->host->nr_ctier; i++) {
 		if (d->host->ctier[i].medium != VT_MEDIUM_REMOTE)
 			continue;
-		ret = vt_store_remote_attach(b->store, i, &d->host->remote[i].rc, why, sizeof(why));
+		ret = vt_store_remote_attach(b->store, i, &d->host->remote[i].rc,
+					     d->host->remote[i].local_copy[0] ?
+					     &d->host->remote[i].local : NULL, why, sizeof(why));
 		if (ret) {
 			/* its pages wait (never zeros); the other tiers work */
 			g_warning("backend '%s': remote tier %s unusable: %s", b->id,
@@ -504,7 +506,8 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	/* charged to the process the kernel named, before anything is opened for it */
 	vt_peer_id_fill(&who, peer, b->start_time, vt_handoff_conn_peer_uid(conn),
 			vt_handoff_conn_peer_cgroup(conn));
-	vt_budget_backend_charge(b->size, d->host->ctier, d->host->nr_ctier, &charge);
+	vt_budget_backend_charge(b->size, d->host->ctier, d->host->remote, d->host->nr_ctier,
+				 &charge);
 	ret = vt_budget_take(d->budget, &who, b->key, b->flags & VTIER_HELLO_F_RECONNECT, &charge,
 			     &b->ticket, msg, VTIER_HANDOFF_MESSAGE_LEN);
 	if (ret)

@@ -37,7 +37,8 @@ static void fault_histogram(JsonBuilder *j, const char *name, const struct vt_la
 }
 
 /* A remote tier's client: its servers and copies (the last upkeep's figures). */
-static void remote_to_json(struct vt_backend *b, unsigned int tier, JsonBuilder *j)
+static void remote_to_json(struct vt_backend *b, unsigned int tier,
+			   const struct vt_store_tier_stats *ts, JsonBuilder *j)
 {
 	const struct vt_host_config *h = b->d->host;
 	struct vt_rc_server_stats srv[VT_RC_MAX_SERVERS];
@@ -51,6 +52,13 @@ static void remote_to_json(struct vt_backend *b, unsigned int tier, JsonBuilder 
 	vt_json_add_u64(j, "copies", h->remote[tier].rc.copies);
 	vt_json_add_str(j, "transport", h->remote[tier].rc.transport.mode == VT_RT_UDP ? "udp" :
 			 h->remote[tier].rc.transport.mode == VT_RT_AFXDP ? "afxdp" : "auto");
+	if (h->remote[tier].local_copy[0]) {
+		/* copies = 1: the second copy in a local compressed tier, its memory */
+		vt_json_add_str(j, "local_copy", h->remote[tier].local_copy);
+		vt_json_add_u64(j, "local_copy_pages", ts->local_copy_pages);
+		vt_json_add_u64(j, "local_copy_bytes", ts->local_copy_bytes);
+		vt_json_add_u64(j, "local_copy_reads", ts->local_copy_reads);
+	}
 	if (n >= 0) {
 		vt_json_add_u64(j, "pages", st.pages);
 		vt_json_add_u64(j, "under_copies", st.under_copies);
@@ -108,9 +116,10 @@ void vt_backend_remote_watch(struct vt_backend *b)
 			vt_rc_server_name(&h->remote[t].rc.server[i], name, sizeof(name));
 			if (srv[i].lost > b->remote_seen[t][i].lost)
 				g_warning("remote tier %s: server %s lost (%u requests in a row "
-					  "unanswered): its copies are read from the others and "
-					  "re-created on them", h->ctier[t].name, name,
-					  VT_RC_DOWN_AFTER);
+					  "unanswered): %s", h->ctier[t].name, name, VT_RC_DOWN_AFTER,
+					  h->remote[t].local_copy[0] ?
+					  "its pages are read from their local copies" :
+					  "its copies are read from the others and re-created on them");
 			if (srv[i].regained > b->remote_seen[t][i].regained)
 				g_message("remote tier %s: server %s regained%s", h->ctier[t].name,
 					  name, srv[i].emptied > b->remote_seen[t][i].emptied ?
@@ -210,7 +219,7 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 		vt_json_add_u64(j, "gets", ts[i].gets);
 		vt_json_add_u64(j, "compress_ns", ts[i].compress_ns);
 		vt_json_add_u64(j, "decompress_ns", ts[i].decompress_ns);
-		remote_to_json(b, i, j);
+		remote_to_json(b, i, &ts[i], j);
 		json_builder_end_object(j);
 	}
 	json_builder_end_array(j);
@@ -232,6 +241,7 @@ void vt_backend_ctier_measure(struct vt_backend *b, struct vt_ctier_measured *me
 	for (unsigned int i = 0; i < MIN(n, nr); i++) {
 		meas[i].stored_bytes += ts[i].pages * b->page_size;
 		meas[i].compressed_bytes += ts[i].pool_bytes + ts[i].metadata_bytes;
+		meas[i].local_copy_bytes += ts[i].local_copy_bytes;
 		meas[i].faults += ms->faults_by_tier[i];
 		hist[i].count += ms->tier_ns[i].count;
 		for (unsigned int k = 0; k < VT_LAT_BUCKETS; k++)

@@ -160,7 +160,8 @@ static uint64_t pools_va(uint64_t size, const struct vt_ctier_spec *specs, unsig
 	return MIN(files, 2 * size + mem * VT_SEG0);
 }
 
-void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs, unsigned int nr,
+void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs,
+			      const struct vt_remote_spec *remote, unsigned int nr,
 			      struct vt_charge *out)
 {
 	uint64_t chunks = (size + STORE_CHUNK_BYTES - 1) / STORE_CHUNK_BYTES;
@@ -173,6 +174,16 @@ void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs, 
 	out->v[VT_BOUND_VA] = STORE_HDR_BYTES + (chunks * 4 + STORE_PAGE - 1) / STORE_PAGE *
 			      STORE_PAGE + chunks * STORE_BLOCK_BYTES;
 	out->v[VT_BOUND_VA] += pools_va(size, specs, nr);
+	for (unsigned int i = 0; remote && i < nr; i++) {
+		struct vt_charge lc;
+
+		if (specs[i].medium != VT_MEDIUM_REMOTE || !remote[i].local_copy[0])
+			continue;
+		/* the local copies' store: its index, blocks and pool file */
+		vt_budget_backend_charge(size, &remote[i].local, NULL, 1, &lc);
+		out->v[VT_BOUND_FDS] += 3;
+		out->v[VT_BOUND_VA] += lc.v[VT_BOUND_VA];
+	}
 }
 
 void vt_budget_prepare_charge(struct vt_charge *out)
@@ -478,7 +489,8 @@ static bool parse_store_name(const char *name, char *key, size_t key_len, pid_t 
 }
 
 unsigned int vt_budget_reserve_store_root(struct vt_budget *bu, const char *store_root,
-					  const struct vt_ctier_spec *specs, unsigned int nr)
+					  const struct vt_ctier_spec *specs,
+					  const struct vt_remote_spec *remote, unsigned int nr)
 {
 	DIR *dir = opendir(store_root);
 	struct dirent *de;
@@ -502,7 +514,7 @@ unsigned int vt_budget_reserve_store_root(struct vt_budget *bu, const char *stor
 		/* the index maps a header and a u32 per chunk, in whole pages */
 		if (!stat(index, &st) && (uint64_t)st.st_size > STORE_HDR_BYTES)
 			chunks = ((uint64_t)st.st_size - STORE_HDR_BYTES) / 4;
-		vt_budget_backend_charge(chunks * STORE_CHUNK_BYTES, specs, nr, &c);
+		vt_budget_backend_charge(chunks * STORE_CHUNK_BYTES, specs, remote, nr, &c);
 		vt_budget_reserve(bu, key, pid, start, &c, bu->l.reconnect_grace_s);
 		n++;
 	}

@@ -24,6 +24,7 @@
 #include <json-glib/json-glib.h>
 
 #include "ctier.h"
+#include "ctier_remote_spec.h"
 
 enum vt_bound {
 	VT_BOUND_BACKENDS,	/* hand-offs held: accepted, or their store being opened */
@@ -91,8 +92,12 @@ void vt_peer_id_fill(struct vt_peer_id *who, pid_t pid, uint64_t start_time, uid
  * tier, the mover's eventfd), 1 thread (its mover) and the address space
  * its store may map (index + the blocks' reservation + the memory-medium
  * tiers' pools, mapped as they fill: at most 2 x @size between them).
+ * @remote (NULL: none; else one per spec): a remote tier's local copies
+ * (local_copy) are a store of their own, charged as one more store of
+ * @size with the local tier alone (its index, blocks and pool).
  */
-void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs, unsigned int nr,
+void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs,
+			      const struct vt_remote_spec *remote, unsigned int nr,
 			      struct vt_charge *out);
 /* What a PREPARE holds: 1 prepare, its connection, pidfd and memfd, 1 thread. */
 void vt_budget_prepare_charge(struct vt_charge *out);
@@ -154,7 +159,8 @@ bool vt_budget_reserved(struct vt_budget *bu, const char *key);
  * with @specs). The number reserved.
  */
 unsigned int vt_budget_reserve_store_root(struct vt_budget *bu, const char *store_root,
-					  const struct vt_ctier_spec *specs, unsigned int nr);
+					  const struct vt_ctier_spec *specs,
+					  const struct vt_remote_spec *remote, unsigned int nr);
 
 /*
  * The shared bound on the copies' memory of @who's PREPAREs and of the

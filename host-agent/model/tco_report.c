@@ -86,6 +86,11 @@ void vt_tco_report_to_json(const struct vt_tco_report_input *in, const struct vt
 		vt_json_add_dbl(b, "ratio", e->ratio);
 		vt_json_add_str(b, "ratio_from", e->ratio_from);
 		vt_json_add_dbl(b, "usd_per_gib", e->usd_per_gib);
+		if (e->local_copy_usd_per_gib > 0) {
+			/* a remote tier's local copy (copies = 1): its share of usd_per_gib */
+			vt_json_add_dbl(b, "local_copy_usd_per_gib", e->local_copy_usd_per_gib);
+			vt_json_add_dbl(b, "local_copy_ratio", e->local_copy_ratio);
+		}
 		vt_json_add_dbl(b, "latency_ns", e->latency_ns);
 		vt_json_add_str(b, "latency_from", e->latency_from);
 		vt_json_add_dbl(b, "usd_per_hour", r->tier[t].usd_per_hour);

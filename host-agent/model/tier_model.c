@@ -14,7 +14,8 @@ double vt_tier_model_prior_ratio(const struct vt_ctier_spec *spec)
 {
 	double r = spec->codec == VT_CODEC_LZ4 ? 1.8 : 2.5;
 
-	/* a remote tier keeps two copies: a stored GiB takes twice the servers' bytes */
+	/* a remote tier keeps two copies: a stored GiB takes twice the servers' bytes
+	 * (copies = 1 with a local copy: vt_tier_model_build() counts one) */
 	if (spec->medium == VT_MEDIUM_REMOTE)
 		return r / 2;
 	return spec->pool == VT_POOL_ZBUD ? MIN(r, 2.0) : r;
@@ -40,9 +41,28 @@ static double medium_price(const struct vt_tiers *numa, const struct vt_ctier_sp
 	return numa->tier[t >= 0 ? t : 0].price_usd_gib;
 }
 
+/* Guest bytes over the bytes they take, once enough is stored; else @prior. */
+static double ratio_of(uint64_t stored, uint64_t taken, double prior, const char **from)
+{
+	if (stored < VT_MODEL_MIN_BYTES) {
+		*from = "prior";
+		return prior;
+	}
+	*from = "measured";
+	/* all zero or same-filled pages take no pool space: cap what that means */
+	return taken ? CLAMP((double)stored / (double)taken, 1.0, 64.0) : 64.0;
+}
+
+static double ctier_medium_price(const struct vt_tiers *numa, const struct vt_ctier_spec *specs,
+				 const double *ctier_price, unsigned int i)
+{
+	return ctier_price && ctier_price[i] >= 0 ? ctier_price[i] : medium_price(numa, &specs[i]);
+}
+
 void vt_tier_model_build(struct vt_tier_model *m, const struct vt_tiers *numa,
 			 const struct vt_ctier_spec *specs, const double *ctier_price,
-			 unsigned int nr_ctier, const struct vt_ctier_measured *meas, bool zswap)
+			 const int *local_copy, unsigned int nr_ctier,
+			 const struct vt_ctier_measured *meas, bool zswap)
 {
 	memset(m, 0, sizeof(*m));
 	for (unsigned int i = 0; i < numa->nr && m->nr < VT_MAX_TIERS; i++) {
@@ -75,21 +95,17 @@ void vt_tier_model_build(struct vt_tier_model *m, const struct vt_tiers *numa,
 	for (unsigned int i = 0; i < nr_ctier && m->nr < VT_MAX_TIERS; i++) {
 		struct vt_tier_model_entry *e = &m->t[m->nr++];
 		const struct vt_ctier_measured *x = meas ? &meas[i] : NULL;
+		int lc = local_copy && specs[i].medium == VT_MEDIUM_REMOTE ? local_copy[i] : -1;
+		/* copies = 1: one copy on the servers (the prior counts two) */
+		double prior = vt_tier_model_prior_ratio(&specs[i]) *
+			       (lc >= 0 && (unsigned int)lc < nr_ctier ? 2 : 1);
+		const char *lc_from;
 
 		g_strlcpy(e->name, specs[i].name, sizeof(e->name));
 		e->compressed = true;
-		e->medium_usd_per_gib = ctier_price && ctier_price[i] >= 0 ? ctier_price[i] :
-					medium_price(numa, &specs[i]);
-		if (x && x->stored_bytes >= VT_MODEL_MIN_BYTES) {
-			/* all zero or same-filled pages take no pool space: cap what that means */
-			e->ratio = x->compressed_bytes ?
-				   CLAMP((double)x->stored_bytes / (double)x->compressed_bytes, 1.0, 64.0) :
-				   64.0;
-			e->ratio_from = "measured";
-		} else {
-			e->ratio = vt_tier_model_prior_ratio(&specs[i]);
-			e->ratio_from = "prior";
-		}
+		e->medium_usd_per_gib = ctier_medium_price(numa, specs, ctier_price, i);
+		e->ratio = ratio_of(x ? x->stored_bytes : 0, x ? x->compressed_bytes : 0, prior,
+				    &e->ratio_from);
 		if (x && x->faults >= VT_MODEL_MIN_FAULTS && x->fault_p50_ns) {
 			e->latency_ns = (double)x->fault_p50_ns;
 			e->latency_from = "measured";
@@ -98,6 +114,16 @@ void vt_tier_model_build(struct vt_tier_model *m, const struct vt_tiers *numa,
 			e->latency_from = "prior";
 		}
 		e->usd_per_gib = e->medium_usd_per_gib / e->ratio;
+		if (lc >= 0 && (unsigned int)lc < nr_ctier) {
+			/* the local copy: its tier's medium over its own ratio */
+			e->local_copy_ratio = ratio_of(x ? x->stored_bytes : 0,
+						       x ? x->local_copy_bytes : 0,
+						       vt_tier_model_prior_ratio(&specs[lc]), &lc_from);
+			e->local_copy_usd_per_gib = ctier_medium_price(numa, specs, ctier_price,
+								       (unsigned int)lc) /
+						    e->local_copy_ratio;
+			e->usd_per_gib += e->local_copy_usd_per_gib;
+		}
 		e->stored_bytes = x ? x->stored_bytes : 0;
 		e->faults = x ? x->faults : 0;
 	}

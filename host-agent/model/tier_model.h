@@ -31,6 +31,7 @@ struct vt_ctier_measured {
 	uint64_t compressed_bytes;	/* pool + metadata bytes they take */
 	uint64_t faults;		/* store faults served from it */
 	uint64_t fault_p50_ns;		/* 0: none */
+	uint64_t local_copy_bytes;	/* a remote tier's local copies: pool + index bytes */
 };
 
 struct vt_tier_model_entry {
@@ -38,7 +39,10 @@ struct vt_tier_model_entry {
 	bool compressed;
 	double medium_usd_per_gib;	/* the medium's price per GiB */
 	double ratio;			/* guest bytes / bytes taken (1 for NUMA tiers) */
-	double usd_per_gib;		/* per GiB of guest data: medium / ratio */
+	double usd_per_gib;		/* per GiB of guest data: medium / ratio (+ local copy) */
+	/* a remote tier with copies = 1: its local copy's share of usd_per_gib (0: none) */
+	double local_copy_usd_per_gib;
+	double local_copy_ratio;	/* guest bytes / the local copies' bytes */
 	double latency_ns;		/* per access (NUMA), per fault (compressed) */
 	const char *ratio_from;		/* "measured", "prior", "none" (NUMA) */
 	const char *latency_from;	/* "hmat-or-slit" / "config", "measured", "prior" */
@@ -57,10 +61,16 @@ struct vt_tier_model {
  * configured prices @ctier_price (< 0: the medium's: the NUMA tier of its
  * node, or VT_PRICE_FILE_USD_GIB for a file) and measurements @meas (NULL:
  * none yet). @zswap: one compressed tier, the host's zswap (pool in DRAM).
+ * @local_copy (NULL: none): per compressed tier, the index in @specs of the
+ * tier a remote tier keeps its local copies in (copies = 1), or -1: such a
+ * tier's ratio counts one server copy, and the local copy is priced as that
+ * tier's medium over its own ratio (measured from meas' local_copy_bytes,
+ * or the local tier's prior), added to usd_per_gib.
  */
 void vt_tier_model_build(struct vt_tier_model *m, const struct vt_tiers *numa,
 			 const struct vt_ctier_spec *specs, const double *ctier_price,
-			 unsigned int nr_ctier, const struct vt_ctier_measured *meas, bool zswap);
+			 const int *local_copy, unsigned int nr_ctier,
+			 const struct vt_ctier_measured *meas, bool zswap);
 /* The prior of a compressed tier before it has enough samples. */
 double vt_tier_model_prior_ratio(const struct vt_ctier_spec *spec);
 double vt_tier_model_prior_latency_ns(const struct vt_ctier_spec *spec);

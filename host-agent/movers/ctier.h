@@ -196,6 +196,10 @@ struct vt_store_tier_stats {
 	uint64_t decompress_ns;
 	uint64_t puts, gets;
 	char placement[32];		/* where the pool is: "bind:N", "preferred:N", "disk" */
+	/* a remote tier's local copies (copies = 1, local_copy): its own store's figures */
+	uint64_t local_copy_pages;	/* pages with a local copy */
+	uint64_t local_copy_bytes;	/* their pool and index bytes (not in pool_bytes) */
+	uint64_t local_copy_reads;	/* gets served from the local copy (server lost, copy bad) */
 };
 
 /*
@@ -217,12 +221,20 @@ uint64_t vt_store_index_bytes(struct vt_store *s);
  * on the tier (version and holders), so a restarted agent reads what the
  * last one stored. Blocks on the servers' HELLOs (188 ms per silent server at
  * most): from a job or a mover's thread. 0 or -errno, @why in one line.
+ *
+ * @local_copy (NULL: none; with cfg->copies == 1): every page of the tier
+ * is also kept, before its put returns, in a store of its own with that
+ * compressed tier's spec (DIR/lcopy-NAME, the same crash-safety rules; made
+ * at first use, so a store of the old code opens as it is); a get whose
+ * server copy is silent, missing or bad is served from it (checksum
+ * verified); a drop frees both; local copies the index does not name (a
+ * kill between the two puts) are dropped here.
  */
 struct vt_rc_config;
 struct vt_rc_stats;
 struct vt_rc_server_stats;
 int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct vt_rc_config *cfg,
-			   char *why, size_t why_len);
+			   const struct vt_ctier_spec *local_copy, char *why, size_t why_len);
 /*
  * The store in @dir is being removed for good (its QEMU exited): the servers
  * of @cfg are asked to forget the store's namespace (remote_client.h,

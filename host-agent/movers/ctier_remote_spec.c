@@ -69,6 +69,26 @@ static bool parse_servers(const char *group, const char *v, struct vt_rc_config 
 	return true;
 }
 
+bool vt_remote_spec_resolve(struct vt_remote_spec *rs, const char *group,
+			    const struct vt_ctier_spec *ctiers, unsigned int nr, GError **error)
+{
+	rs->local_tier = -1;
+	if (!rs->local_copy[0])
+		return true;
+	for (unsigned int i = 0; i < nr; i++) {
+		if (strcmp(ctiers[i].name, rs->local_copy) != 0)
+			continue;
+		if (ctiers[i].medium == VT_MEDIUM_REMOTE)
+			break;
+		rs->local = ctiers[i];
+		rs->local_tier = (int)i;
+		return true;
+	}
+	SPEC_ERR(error, "[%s] local_copy: '%s' is not a local compressed tier (the NAME of a "
+		 "[ctier.NAME] group of this file accepted)", group, rs->local_copy);
+	return false;
+}
+
 void vt_remote_spec_fix(struct vt_remote_spec *rs)
 {
 	rs->rc.transport.ifname = rs->ifname[0] ? rs->ifname : NULL;
@@ -84,6 +104,7 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 	bool has_servers = false;
 
 	memset(rs, 0, sizeof(*rs));
+	rs->local_tier = -1;
 	rs->rc.copies = 2;
 	rs->rc.transport.mode = VT_RT_UDP;
 	if (!g_str_has_prefix(group, "remote.") || !vt_tier_name_ok(group + 7)) {
@@ -111,11 +132,19 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 				return false;
 			has_servers = true;
 		} else if (strcmp(*k, "copies") == 0) {
-			if (strcmp(v, "2") != 0) {
-				SPEC_ERR(error, "[%s] copies: '%s': 2 accepted (a page on one server "
-					 "alone would be lost with it)", group, shown);
+			if (strcmp(v, "2") != 0 && strcmp(v, "1") != 0) {
+				SPEC_ERR(error, "[%s] copies: '%s': 2 (two servers) or 1 (one server "
+					 "and local_copy) accepted", group, shown);
 				return false;
 			}
+			rs->rc.copies = v[0] == '1' ? 1 : 2;
+		} else if (strcmp(*k, "local_copy") == 0) {
+			if (!vt_tier_name_ok(v)) {
+				SPEC_ERR(error, "[%s] local_copy: '%s': the NAME of a [ctier.NAME] "
+					 "accepted, NAME " VT_TIER_NAME_RULE, group, shown);
+				return false;
+			}
+			g_strlcpy(rs->local_copy, v, sizeof(rs->local_copy));
 		} else if (strcmp(*k, "transport") == 0) {
 			if (vt_rt_mode_parse(v, &rs->rc.transport.mode) < 0) {
 				SPEC_ERR(error, "[%s] transport: '%s': udp, afxdp or auto accepted",
@@ -154,14 +183,24 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 			   strcmp(*k, "capacity") == 0 || strcmp(*k, "price_usd_per_gib") == 0) {
 			g_key_file_set_string(sub, sub_group, *k, v);
 		} else {
-			SPEC_ERR(error, "[%s] %s: unknown key (servers, copies, codec, max_stored_pct, "
-				 "capacity, price_usd_per_gib, transport, interface, address, port, "
-				 "xdp_prog)", group, *k);
+			SPEC_ERR(error, "[%s] %s: unknown key (servers, copies, local_copy, codec, "
+				 "max_stored_pct, capacity, price_usd_per_gib, transport, interface, "
+				 "address, port, xdp_prog)", group, *k);
 			return false;
 		}
 	}
 	if (!has_servers) {
 		SPEC_ERR(error, "[%s] servers: missing (IPV4:PORT/PUBKEY, ...: at least two)", group);
+		return false;
+	}
+	if (rs->rc.copies == 1 && !rs->local_copy[0]) {
+		SPEC_ERR(error, "[%s] copies: '1' needs local_copy = CTIER (a page on one server "
+			 "alone would be lost with it)", group);
+		return false;
+	}
+	if (rs->rc.copies == 2 && rs->local_copy[0]) {
+		SPEC_ERR(error, "[%s] local_copy: '%s' only with copies = 1 (copies = 2 keeps the "
+			 "second copy on a server)", group, rs->local_copy);
 		return false;
 	}
 	if (rs->rc.transport.mode != VT_RT_UDP && !rs->rc.transport.port) {

@@ -61,6 +61,13 @@ static int remove_files(const char *dir)
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
+		if (g_str_has_prefix(de->d_name, LCOPY_PREFIX)) {
+			/* a remote tier's local copies: a store of their own */
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (vt_store_destroy(path) < 0)
+				r = -EIO;
+			continue;
+		}
 		if (strcmp(de->d_name, "index") && strcmp(de->d_name, "blocks") &&
 		    strcmp(de->d_name, REMOTE_KEY_FILE) && !g_str_has_prefix(de->d_name, "pool-"))
 			continue;
@@ -220,6 +227,18 @@ unsigned int vt_store_stats(struct vt_store *s, struct vt_store_tier_stats *out,
 		out[i].metadata_bytes = (tier_remote(t) ? 0 : vt_pool_metadata_bytes(&t->pool)) +
 					t->st.pages * sizeof(struct entry);
 		g_strlcpy(out[i].placement, t->medium.map.placement, sizeof(out[i].placement));
+		if (t->lc) {
+			struct vt_store_tier_stats l[VT_CTIER_MAX];
+			unsigned int m = vt_store_stats(t->lc, l, VT_CTIER_MAX);
+
+			/* its own store: no lock of ours taken there */
+			out[i].local_copy_bytes = vt_store_index_bytes(t->lc);
+			for (unsigned int k = 0; k < m; k++) {
+				out[i].local_copy_pages += l[k].pages;
+				out[i].local_copy_bytes += l[k].pool_bytes + l[k].metadata_bytes;
+			}
+			out[i].local_copy_reads = t->lc_reads;
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	return n;

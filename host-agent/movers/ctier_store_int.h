@@ -32,6 +32,11 @@
  *   pool-S  the pool of node-medium tier slot S (mapped, mbind to the node);
  *           file-medium pools are DIR/vtier-sSTOREID-S.pool of the spec.
  *   remote-key  the key a remote tier seals this store's pages with (0600);
+ *   lcopy-NAME/  remote tier NAME's local copies (copies = 1): a store of
+ *           its own, same key, one tier (the local_copy tier's spec), the
+ *           same page numbers; its entry is written before the servers'
+ *           copies and the remote entry, dropped after the remote entry;
+ *           one the index does not name is dropped at attach;
  *           a remote slot has no pool: its entries' location is
  *           {u32 version, u8 holders (bit s: server s of the tier's list)}
  *           of the page's copies on the memory servers (ctier_store_remote.c).
@@ -164,6 +169,8 @@ struct tier {
 	unsigned int snap_nr;
 	GMutex rput;			/* one remote put (or the frees before it) at a time */
 	GArray *drops;			/* u64 pages dropped, their frees not sent yet */
+	struct vt_store *lc;		/* the local copies (copies = 1), or NULL; lock order: ours, then its */
+	uint64_t lc_reads;		/* gets served from the local copy */
 };
 
 static inline bool tier_remote(const struct tier *t)
@@ -251,6 +258,7 @@ int cts_map_tiers(struct vt_store *s, const struct vt_ctier_spec *specs, unsigne
 
 /* ctier_store_remote.c */
 #define REMOTE_KEY_FILE "remote-key"
+#define LCOPY_PREFIX "lcopy-"		/* DIR/lcopy-NAME: remote tier NAME's local copies */
 void cts_remote_close(struct tier *t);
 bool cts_remote_loc_ok(const struct tier *t, uint64_t loc);
 /*
@@ -267,8 +275,18 @@ int cts_remote_put(struct vt_store *s, struct tier *t, const uint64_t *pages,
 /* Outside the store's lock: 0 (@len bytes), -EAGAIN (a holder silent), -EBADMSG. */
 int cts_remote_fetch(struct vt_store *s, struct tier *t, uint64_t page, void *cbuf,
 		     size_t cap, uint32_t *len);
-/* Under the lock: its free is sent with the next batch. */
+/* Under the lock: its free is sent with the next batch, its local copy dropped. */
 void cts_remote_dropped(struct tier *t, uint64_t page);
+/*
+ * Under t->rput, outside the store's lock, before the page goes to the
+ * servers: its local copy (@data, and @cbuf of @len bytes: the remote
+ * codec's, reused when the local tier's codec makes the same), replacing
+ * a stale one. 0 (also without a local copy), -E2BIG, -ENOSPC or -EIO.
+ */
+int cts_remote_local_put(struct vt_store *s, struct tier *t, uint64_t page, const void *data,
+			 const void *cbuf, uint32_t len);
+/* Under the lock: @page's local copy into @out if it is @want's content. 0 or -errno. */
+int cts_remote_local_get(struct tier *t, uint64_t page, uint32_t want, void *out);
 
 /* ctier_store_index.c */
 int cts_map_index(struct vt_store *s, bool create, char *why, size_t wl);

@@ -85,6 +85,7 @@ struct put_job {
 	uint32_t len, sum;
 	void *ctx;
 	bool remote;			/* its copies go to the servers before the commit */
+	const void *data;		/* the page (a remote job's local copy) */
 	uint8_t cbuf[2 * PAGE];
 };
 
@@ -102,6 +103,7 @@ static int put_prepare(struct vt_store *s, struct put_job *j, uint64_t page, uns
 
 	memset(j, 0, offsetof(struct put_job, cbuf));
 	j->page = page;
+	j->data = data;
 	if (used)
 		*used = false;
 	if (!s || !data || page >= s->nr_pages)
@@ -154,6 +156,15 @@ static int put_prepare(struct vt_store *s, struct put_job *j, uint64_t page, uns
 	j->remote = tier_remote(t) && j->kind == VT_STORE_COMPRESSED && r > 0 &&
 		    j->len <= t->max_bytes;
 	return 0;
+}
+
+/* A remote job's local copy, when its servers did not take it. */
+static void local_undo(struct vt_store *s, struct tier *t, uint64_t page)
+{
+	pthread_mutex_lock(&s->lock);
+	if (t->lc)
+		vt_store_drop(t->lc, page);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* A job that ends before its commit: its context back, its put counted. */
@@ -249,10 +260,15 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 		 */
 		g_mutex_lock(&j->t->rput);
 		r = valid_at_locked(s, page) ? -EEXIST :
-		    cts_remote_put(s, j->t, &j->page, (const uint8_t *)j->cbuf, &j->len, 1,
-				   sizeof(j->cbuf), &j->handle, &j->r);
-		if (!r)
-			r = j->r;
+		    cts_remote_local_put(s, j->t, page, data, j->cbuf, j->len);
+		if (!r) {
+			r = cts_remote_put(s, j->t, &j->page, (const uint8_t *)j->cbuf, &j->len, 1,
+					   sizeof(j->cbuf), &j->handle, &j->r);
+			if (!r)
+				r = j->r;
+			if (r < 0)
+				local_undo(s, j->t, page);
+		}
 		if (r < 0)
 			put_abandon(s, j);
 		else
@@ -297,9 +313,11 @@ int vt_store_put_batch(struct vt_store *s, const uint64_t *pages, unsigned int t
 		for (unsigned int i = 0; i < n; i++) {
 			if (status[i] != 1)
 				continue;
-			if (valid_at_locked(s, pages[i])) {
+			status[i] = valid_at_locked(s, pages[i]) ? -EEXIST :
+				    cts_remote_local_put(s, t, pages[i], data[i], jobs[i].cbuf,
+							 jobs[i].len);
+			if (status[i] < 0) {
 				put_abandon(s, &jobs[i]);
-				status[i] = -EEXIST;
 				continue;
 			}
 			ridx[nr] = i;
@@ -317,6 +335,7 @@ int vt_store_put_batch(struct vt_store *s, const uint64_t *pages, unsigned int t
 				if (r < 0 && !rst[k])
 					rst[k] = r;
 				if (rst[k] < 0) {
+					local_undo(s, t, rpages[k]);
 					put_abandon(s, j);
 					status[ridx[k]] = rst[k];
 					continue;
@@ -384,10 +403,10 @@ static int fill(struct vt_store *s, struct tier *t, const struct entry *e, uint3
 /*
  * A remote page (the store's lock held, dropped while the servers are
  * asked): fetched, then decompressed under the lock if its entry did not
- * change meanwhile (else -EAGAIN: ask again).
+ * change meanwhile (else -EAGAIN with *@changed: ask again).
  */
 static int fill_remote(struct vt_store *s, struct tier *t, uint64_t page, struct entry *e,
-		       uint32_t st, void *out)
+		       uint32_t st, void *out, bool *changed)
 {
 	uint8_t cbuf[2 * PAGE];
 	uint64_t loc = e->loc, t0;
@@ -399,7 +418,8 @@ static int fill_remote(struct vt_store *s, struct tier *t, uint64_t page, struct
 	r = cts_remote_fetch(s, t, page, cbuf, sizeof(cbuf), &len);
 	pthread_mutex_lock(&s->lock);
 	e = lookup(s, page, &now, &t2);
-	if (!e || now != st || e->loc != loc || t2 != t)
+	*changed = !e || now != st || e->loc != loc || t2 != t;
+	if (*changed)
 		return -EAGAIN;
 	if (r < 0)
 		return r;
@@ -428,10 +448,19 @@ int vt_store_get(struct vt_store *s, uint64_t page, void *out)
 	}
 	t->st.gets++;
 	if (tier_remote(t) && ((st >> ST_KIND_SHIFT) & 3) == VT_STORE_COMPRESSED) {
-		r = fill_remote(s, t, page, e, st, out);
+		bool changed = false;
+
+		r = fill_remote(s, t, page, e, st, out, &changed);
+		if (changed)
+			goto out;	/* -EAGAIN: ask again */
+		e = lookup(s, page, &st, &t);	/* unchanged, maybe in a block mapped anew */
+		if (!r && crc(out, PAGE) != e->crc)
+			r = -EBADMSG;
+		/* a server silent or lost, or its copy bad: the local copy, checked */
+		if (r < 0 && cts_remote_local_get(t, page, e->crc, out) == 0)
+			r = 0;
 		if (r == -EAGAIN)
 			goto out;	/* the servers may still answer: not a bad copy */
-		e = lookup(s, page, &st, &t);	/* unchanged, maybe in a block mapped anew */
 	} else {
 		r = fill(s, t, e, st, out);
 	}

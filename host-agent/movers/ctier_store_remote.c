@@ -39,6 +39,8 @@ void cts_remote_close(struct tier *t)
 	 */
 	vt_rc_free(t->rc);
 	t->rc = NULL;
+	vt_store_close(t->lc);
+	t->lc = NULL;
 	g_free(t->snap);
 	g_free(t->snap_srv);
 	t->snap = NULL;
@@ -141,10 +143,95 @@ int vt_store_remote_forget(const char *dir, const struct vt_rc_config *cfg, unsi
 	return r;
 }
 
+/*
+ * Remote tier @t's local copies: the store in DIR/lcopy-NAME, reopened or
+ * made; those the index does not name as a page of @t with their content
+ * (a kill between the local put and the remote entry, or a drop cut short)
+ * dropped. Before anyone puts on the tier.
+ */
+static int local_open(struct vt_store *s, struct tier *t, const struct vt_ctier_spec *local,
+		      struct vt_store **out, char *why, size_t wl)
+{
+	char dir[512];
+	struct vt_store *lc = NULL;
+	unsigned int slot = (unsigned int)(t - s->tier);
+	uint64_t stale = 0;
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/%s%s", s->dir, LCOPY_PREFIX, t->spec.name);
+	r = vt_store_open(dir, &s->hdr->key, local, 1, false, &lc, why, wl);
+	if (r == -ENOENT)
+		r = vt_store_open(dir, &s->hdr->key, local, 1, true, &lc, why, wl);
+	if (r < 0) {
+		char inner[256];
+
+		g_strlcpy(inner, why ? why : "", sizeof(inner));
+		return cts_fail(why, wl, r, "local copies %s: %s", dir, inner);
+	}
+	for (uint64_t p = vt_store_next(lc, 0); p != UINT64_MAX; p = vt_store_next(lc, p + 1)) {
+		struct entry *e;
+		uint32_t st, want = 0, have = 1;
+
+		pthread_mutex_lock(&s->lock);
+		e = p < s->nr_pages ? entry_of(s, p) : NULL;
+		st = e ? atomic_load_explicit(&e->state, memory_order_acquire) : 0;
+		want = e ? e->crc : 0;
+		pthread_mutex_unlock(&s->lock);
+		if ((st & ST_VALID) && ((st >> ST_SLOT_SHIFT) & 15) == slot &&
+		    ((st >> ST_KIND_SHIFT) & 3) == VT_STORE_COMPRESSED &&
+		    vt_store_crc_of(lc, p, &have) == 0 && have == want)
+			continue;
+		vt_store_drop(lc, p);
+		stale++;
+	}
+	if (stale)
+		g_debug("ctier: remote tier %s: %" G_GUINT64_FORMAT " local copies no page names "
+			"dropped", t->spec.name, stale);
+	*out = lc;
+	return 0;
+}
+
+int cts_remote_local_put(struct vt_store *s, struct tier *t, uint64_t page, const void *data,
+			 const void *cbuf, uint32_t len)
+{
+	struct vt_store *lc;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	lc = t->lc;
+	pthread_mutex_unlock(&s->lock);
+	if (!lc)
+		return 0;
+	r = vt_store_put_copy(lc, page, 0, data, cbuf, len, NULL);
+	if (r == -EEXIST) {
+		/* the index names no page here (checked under rput): a stale copy */
+		vt_store_drop(lc, page);
+		r = vt_store_put_copy(lc, page, 0, data, cbuf, len, NULL);
+	}
+	return r == 0 || r == -E2BIG || r == -ENOSPC ? r : -EIO;
+}
+
+int cts_remote_local_get(struct tier *t, uint64_t page, uint32_t want, void *out)
+{
+	int r;
+
+	if (!t->lc)
+		return -ENOENT;
+	r = vt_store_get(t->lc, page, out);
+	if (!r && crc(out, PAGE) != want)
+		r = -EBADMSG;	/* another content than the index names */
+	if (!r)
+		t->lc_reads++;
+	else
+		memset(out, 0, PAGE);
+	return r;
+}
+
 int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct vt_rc_config *cfg,
-			   char *why, size_t why_len)
+			   const struct vt_ctier_spec *local_copy, char *why, size_t why_len)
 {
 	struct vt_rc_config c = *cfg;
+	struct vt_store *lc = NULL;
 	struct vt_rc *rc;
 	struct tier *t;
 	uint64_t adopted = 0;
@@ -157,12 +244,26 @@ int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct v
 	if (r < 0)
 		return cts_fail(why, why_len, r, "tier %u: %s", tier,
 				r == -EINVAL ? "not a remote tier" : "attached already");
+	if (local_copy && cfg->copies != 1)
+		return cts_fail(why, why_len, -EINVAL, "tier %u: a local copy with copies = %u "
+				"(1 accepted)", tier, cfg->copies);
+	if (!local_copy && cfg->copies < 2)
+		return cts_fail(why, why_len, -EINVAL, "tier %u: copies = %u without a local copy "
+				"(a page on one server alone would be lost with it)", tier,
+				cfg->copies);
 	r = remote_key(s, c.vm_key, why, why_len);
 	if (r < 0)
 		return r;
+	if (local_copy) {
+		r = local_open(s, t, local_copy, &lc, why, why_len);
+		if (r < 0)
+			return r;
+	}
 	rc = keyed_client(&c, why, why_len);
-	if (!rc)
+	if (!rc) {
+		vt_store_close(lc);
 		return -EINVAL;
+	}
 	/* servers that do not answer now are probed again by the tick */
 	vt_rc_connect(rc);
 	/* nobody puts on the tier before it is attached: the index holds still */
@@ -185,6 +286,7 @@ int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct v
 			adopted++;
 	}
 	pthread_mutex_lock(&s->lock);
+	t->lc = lc;
 	t->rc = rc;
 	t->copies = cfg->copies;
 	pthread_mutex_unlock(&s->lock);
@@ -240,8 +342,9 @@ int cts_remote_put(struct vt_store *s, struct tier *t, const uint64_t *pages,
 		/* a free of these pages still queued must not reach their new copies */
 		flush_drops(s, t);
 		vt_rc_get_stats(rc, &st);
-		if (st.under_copies)
-			r = -EAGAIN;	/* no new page until every page has its copies again */
+		/* no new page until every page has its copies again (or its local copy holds) */
+		if (st.under_copies && !t->lc)
+			r = -EAGAIN;
 	}
 	if (r) {
 		for (unsigned int i = 0; i < n; i++)
@@ -291,6 +394,8 @@ void cts_remote_dropped(struct tier *t, uint64_t page)
 {
 	if (t->rc)
 		g_array_append_val(t->drops, page);
+	if (t->lc)
+		vt_store_drop(t->lc, page);
 }
 
 /* The client's figures, copied where the main loop reads them without waiting. */

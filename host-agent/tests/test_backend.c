@@ -651,7 +651,7 @@ static void test_stats_carry_report(void **state)
 					 .latency_ns = 100, .price_usd_gib = 3.0 };
 	g_mutex_lock(&vm->lock);
 	vm->stats.windows = 5;
-	vt_tier_model_build(&vm->stats.model, &numa, f->d->host.ctier, f->d->host.ctier_price,
+	vt_tier_model_build(&vm->stats.model, &numa, f->d->host.ctier, f->d->host.ctier_price, NULL,
 			    f->d->host.nr_ctier, &meas, false);
 	vm->stats.tier[0].resident_bytes = 1 << 20;
 	/* the residency stage counts a hand-off's pools from their stores */
@@ -1673,6 +1673,36 @@ static unsigned int count_fds(void)
 	return dir_entries("/proc/self/fd") - 1;	/* the directory's own */
 }
 
+/*
+ * A remote tier's local copies are a store of their own: the hand-off
+ * budget charges its index, blocks and pool file (3 fds, the count
+ * test_ctier_store_remote.c sees held) and the address space of a store
+ * with the local tier alone.
+ */
+static void test_local_copy_charge(void **state)
+{
+	struct vt_ctier_spec specs[2] = {
+		{ .name = "far", .codec = VT_CODEC_LZ4, .medium = VT_MEDIUM_REMOTE, .node = -1,
+		  .max_stored_pct = 75 },
+		{ .name = "near", .codec = VT_CODEC_LZ4, .medium = VT_MEDIUM_NODE,
+		  .max_stored_pct = 75 },
+	};
+	struct vt_remote_spec rs[2] = { 0 };
+	struct vt_charge two, local, near;
+
+	(void)state;
+	vt_budget_backend_charge(64 << 20, specs, rs, 2, &two);
+	g_strlcpy(rs[0].local_copy, "near", sizeof(rs[0].local_copy));
+	rs[0].local = specs[1];
+	vt_budget_backend_charge(64 << 20, specs, rs, 2, &local);
+	vt_budget_backend_charge(64 << 20, &specs[1], NULL, 1, &near);
+	assert_int_equal(local.v[VT_BOUND_FDS], two.v[VT_BOUND_FDS] + 3);
+	assert_int_equal(local.v[VT_BOUND_VA], two.v[VT_BOUND_VA] + near.v[VT_BOUND_VA]);
+	assert_true(near.v[VT_BOUND_VA] >= 64 << 20);
+	assert_int_equal(local.v[VT_BOUND_THREADS], two.v[VT_BOUND_THREADS]);
+	assert_int_equal(local.v[VT_BOUND_BYTES], two.v[VT_BOUND_BYTES]);
+}
+
 static unsigned int count_threads(void)
 {
 	return dir_entries("/proc/self/task");
@@ -1706,7 +1736,8 @@ static void test_backend_flood(void **state)
 	fds = count_fds();
 	threads = count_threads();
 	flood_start(f, &fl, NPAGES * PAGE, NPAGES * PAGE, 200);
-	vt_budget_backend_charge(NPAGES * PAGE, f->d->host.ctier, f->d->host.nr_ctier, &c);
+	vt_budget_backend_charge(NPAGES * PAGE, f->d->host.ctier, f->d->host.remote,
+				 f->d->host.nr_ctier, &c);
 	fprintf(stderr, "# charged %" G_GUINT64_FORMAT " fds, %" G_GUINT64_FORMAT " thread per "
 		"backend; held for the flood: %u fds, %u threads\n", c.v[VT_BOUND_FDS],
 		c.v[VT_BOUND_THREADS], count_fds() - fds, count_threads() - threads);
@@ -1759,6 +1790,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config_price),
+		cmocka_unit_test(test_local_copy_charge),
 		cmocka_unit_test_setup_teardown(test_pid_is_the_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_takeover, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_gets_its_pages, setup, teardown),

@@ -15,7 +15,14 @@
  *  - before its client is attached the tier takes and serves nothing;
  *  - the store's key replaced (a forged or foreign copy): nothing opens,
  *    every get is -EBADMSG, nothing is served;
- *  - a bad [remote.NAME] group is refused naming the key and value.
+ *  - a bad [remote.NAME] group is refused naming the key and value;
+ *  - the local-copy variant (copies = 1, local_copy): one copy on a server
+ *    and one in a local store; every page read back when its server is
+ *    silent, restarted empty or holds copies that do not open (a foreign
+ *    key), the tier taking pages meanwhile; nothing served when neither
+ *    copy is good; drops free both; a store of the two-copy kind reopened
+ *    with a local copy; local copies the index does not name dropped at
+ *    attach; its memory in the tier's figures.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -119,7 +126,24 @@ static struct vt_store *open_attached(struct fixture *f, bool create)
 
 	if (r)
 		fail_msg("vt_store_open: %s (%s)", g_strerror(-r), why);
-	r = vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why));
+	r = vt_store_remote_attach(s, 0, &f->cfg, NULL, why, sizeof(why));
+	if (r)
+		fail_msg("vt_store_remote_attach: %s (%s)", g_strerror(-r), why);
+	return s;
+}
+
+/* The store attached with copies = 1 and its local copies in tier "near"'s spec. */
+static struct vt_store *open_local_copy(struct fixture *f, bool create)
+{
+	struct vt_store *s = NULL;
+	struct vt_rc_config c = f->cfg;
+	char why[300];
+	int r = vt_store_open(f->dir, &f->key, f->spec, 2, create, &s, why, sizeof(why));
+
+	if (r)
+		fail_msg("vt_store_open: %s (%s)", g_strerror(-r), why);
+	c.copies = 1;
+	r = vt_store_remote_attach(s, 0, &c, &f->spec[1], why, sizeof(why));
 	if (r)
 		fail_msg("vt_store_remote_attach: %s (%s)", g_strerror(-r), why);
 	return s;
@@ -353,6 +377,25 @@ static void test_silent_servers(void **state)
 	vt_store_close(s);
 }
 
+/*
+ * Server 1 silent: pages [0, n) of @gen all read back (@stored of them),
+ * the server marked down on the way, pages missing copies after an upkeep
+ * of @budget.
+ */
+static void server1_silent(struct fixture *f, struct vt_store *s, unsigned int n, uint32_t gen,
+			   unsigned int stored, unsigned int budget, struct vt_rc_stats *st)
+{
+	struct vt_rc_server_stats srv[NSRV];
+	int err;
+
+	g_atomic_int_set(&f->srv[1].mute, 1);
+	assert_int_equal(check_all(s, n, gen, &err), stored);
+	vt_store_remote_tick(s, budget);
+	assert_int_equal(vt_store_remote_stats(s, 0, st, srv, NSRV), NSRV);
+	assert_int_equal(srv[1].state, VT_RC_DOWN);
+	assert_true(st->under_copies > 0);
+}
+
 static void test_one_server_lost(void **state)
 {
 	struct fixture *f = *state;
@@ -363,14 +406,8 @@ static void test_one_server_lost(void **state)
 	uint8_t b[PAGE];
 	int err, r = 0;
 
-	g_atomic_int_set(&f->srv[1].mute, 1);
-	/* every page from its other copy; server 1 is marked down on the way */
-	assert_int_equal(check_all(s, n, 5, &err), stored);
-	/* until the upkeep re-created the copies, no new page */
-	vt_store_remote_tick(s, 0);
-	assert_int_equal(vt_store_remote_stats(s, 0, &st, srv, NSRV), NSRV);
-	assert_int_equal(srv[1].state, VT_RC_DOWN);
-	assert_true(st.under_copies > 0);
+	/* every page from its other copy; until the upkeep re-created the copies, no new page */
+	server1_silent(f, s, n, 5, stored, 0, &st);
 	content(n + 3, 5, b);
 	assert_int_equal(vt_store_put(s, n + 3, 0, b), -EAGAIN);
 	for (unsigned int i = 0; i < 20 && (r = vt_store_remote_tick(s, 1000)) >= 0; i++) {
@@ -400,10 +437,10 @@ static void test_not_attached(void **state)
 	content(70, 2, b);
 	assert_int_equal(vt_store_put(s, 70, 0, b), -EAGAIN);
 	/* not a remote tier; attached twice */
-	assert_int_equal(vt_store_remote_attach(s, 1, &f->cfg, why, sizeof(why)), -EINVAL);
+	assert_int_equal(vt_store_remote_attach(s, 1, &f->cfg, NULL, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "not a remote tier"));
-	assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why)), 0);
-	assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why)), -EALREADY);
+	assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, NULL, why, sizeof(why)), 0);
+	assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, NULL, why, sizeof(why)), -EALREADY);
 	assert_int_equal(vt_store_get(s, 3, b), 0);
 	vt_store_close(s);
 }
@@ -442,8 +479,209 @@ static void test_foreign_key(void **state)
 
 		assert_int_equal(vt_store_open(f->dir, &f->key, f->spec, 2, false, &s, why,
 					       sizeof(why)), 0);
-		assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, why, sizeof(why)), -EUCLEAN);
+		assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, NULL, why, sizeof(why)), -EUCLEAN);
 		assert_non_null(strstr(why, "not a key of 32 bytes"));
+		vt_store_close(s);
+	}
+}
+
+/* The fds this process holds. */
+static unsigned int open_fds(void)
+{
+	g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned int n = 0;
+
+	while (d && g_dir_read_name(d))
+		n++;
+	return n;
+}
+
+/* Compressed pages among [0, n): those with a copy on a server. */
+static unsigned int compressed_of(unsigned int n)
+{
+	return n - 3 * (n / 8);
+}
+
+/*
+ * copies = 1 with a local copy: one copy on the servers, one in the local
+ * store, each page read back; drops free both.
+ */
+static void test_local_copy(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_local_copy(f, true);
+	struct vt_store_tier_stats ts[2];
+	unsigned int n = 512, stored = put_all(s, n, 11);
+	g_autofree char *lcdir = g_build_filename(f->dir, "lcopy-far", NULL);
+	int err;
+
+	assert_int_equal(stored, n - n / 8);
+	assert_int_equal(check_all(s, n, 11, &err), stored);
+	assert_true(vt_store_remote_tick(s, 64) >= 0);
+	/* one copy a compressed page on the servers, one here */
+	assert_int_equal(copies_on_servers(s), compressed_of(n));
+	assert_int_equal(vt_store_stats(s, ts, 2), 2);
+	assert_int_equal(ts[0].pool_bytes, ts[0].compressed_bytes);
+	assert_int_equal(ts[0].local_copy_pages, compressed_of(n));
+	assert_true(ts[0].local_copy_bytes >= ts[0].compressed_bytes / 2);
+	assert_int_equal(ts[0].local_copy_reads, 0);
+	assert_true(g_file_test(lcdir, G_FILE_TEST_IS_DIR));
+	for (unsigned int p = 0; p < n; p++)
+		if (p % 8 != 2)
+			assert_int_equal(vt_store_drop(s, p), 0);
+	assert_true(vt_store_remote_tick(s, 64) >= 0);
+	assert_int_equal(copies_on_servers(s), 0);
+	assert_int_equal(vt_store_stats(s, ts, 2), 2);
+	assert_int_equal(ts[0].local_copy_pages, 0);
+	vt_store_close(s);
+	/* removed with the store */
+	assert_int_equal(vt_store_destroy(f->dir), 0);
+	assert_false(g_file_test(lcdir, G_FILE_TEST_EXISTS));
+}
+
+/*
+ * A server silent, then restarted empty: every page from the local copy
+ * at once, the tier taking new pages meanwhile (on the live servers).
+ */
+static void test_local_copy_server_lost(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_local_copy(f, true);
+	unsigned int n = 512, stored = put_all(s, n, 12);
+	struct vt_store_tier_stats ts[2];
+	struct vt_rc_server_stats srv[NSRV];
+	struct vt_rc_stats st;
+	uint8_t b[PAGE], got[PAGE];
+	int err;
+
+	server1_silent(f, s, n, 12, stored, 64, &st);
+	assert_int_equal(vt_store_stats(s, ts, 2), 2);
+	assert_true(ts[0].local_copy_reads > 0);
+	assert_int_equal(ts[0].bad_checksum, 0);
+	/* the local copy holds: new pages are taken, and read back */
+	for (unsigned int p = n; p < n + 64; p++) {
+		content(p, 12, b);
+		assert_int_equal(vt_store_put(s, p, 0, b) == 0 || p % 8 == 2, 1);
+	}
+	assert_int_equal(check_all(s, n + 64, 12, &err), stored + 64 - 8);
+	/* it comes back empty: its copies forgotten, the local copies serve */
+	server_restart_empty(&f->srv[1]);
+	g_atomic_int_set(&f->srv[1].mute, 0);
+	g_usleep(VT_RC_PROBE_NS / 1000 + 50000);
+	vt_store_remote_tick(s, 64);
+	assert_int_equal(vt_store_remote_stats(s, 0, &st, srv, NSRV), NSRV);
+	assert_int_equal(srv[1].state, VT_RC_UP);
+	assert_true(srv[1].emptied > 0);
+	assert_int_equal(check_all(s, n + 64, 12, &err), stored + 64 - 8);
+	/* every server silent: still every page */
+	for (unsigned int k = 0; k < NSRV; k++)
+		g_atomic_int_set(&f->srv[k].mute, 1);
+	assert_int_equal(check_all(s, n + 64, 12, &err), stored + 64 - 8);
+	content(3, 12, b);
+	assert_int_equal(vt_store_get(s, 3, got), 0);
+	assert_memory_equal(got, b, PAGE);
+	for (unsigned int k = 0; k < NSRV; k++)
+		g_atomic_int_set(&f->srv[k].mute, 0);
+	vt_store_close(s);
+}
+
+/*
+ * The servers' copies do not open (the store's key replaced: a forged or
+ * foreign copy): each page from its local copy; without the local copies
+ * too, nothing is served (-EBADMSG, never zeros or another page).
+ */
+static void test_local_copy_bad_copies(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_store *s = open_local_copy(f, true);
+	unsigned int n = 256, stored = put_all(s, n, 13);
+	g_autofree char *path = g_build_filename(f->dir, "remote-key", NULL);
+	g_autofree char *lcdir = g_build_filename(f->dir, "lcopy-far", NULL);
+	uint8_t other[32], b[PAGE];
+	int fd, err, bad = 0;
+
+	vt_store_close(s);
+	memset(other, 0x5a, sizeof(other));
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, other, sizeof(other)), (ssize_t)sizeof(other));
+	close(fd);
+	s = open_local_copy(f, false);
+	assert_int_equal(check_all(s, n, 13, &err), stored);
+	vt_store_close(s);
+	/* the local copies gone as well */
+	assert_int_equal(vt_store_destroy(lcdir), 0);
+	assert_false(g_file_test(lcdir, G_FILE_TEST_EXISTS));
+	s = open_local_copy(f, false);
+	for (unsigned int p = 0; p < n; p++) {
+		if (p % 8 <= 2)
+			continue;
+		memset(b, 0xee, sizeof(b));
+		assert_int_equal(vt_store_get(s, p, b), -EBADMSG);
+		for (unsigned int i = 0; i < PAGE; i++)
+			bad += b[i] != 0;
+	}
+	assert_int_equal(bad, 0);	/* the buffer cleared, nothing handed out */
+	vt_store_close(s);
+}
+
+/*
+ * Reopen: a store the two-copy tier wrote (no local copies) opens with a
+ * local copy and reads back from the servers; pages put then have both;
+ * local copies whose remote entry is gone (the agent killed between the
+ * two, or a drop without the tier attached) are dropped at attach.
+ */
+static void test_local_copy_reopen(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int fds = open_fds();
+	struct vt_store *s = open_attached(f, true);
+	unsigned int n = 256, two = open_fds() - fds, old = put_all(s, n, 14);
+	struct vt_store_tier_stats ts[2];
+	char why[300];
+	int err;
+
+	vt_store_close(s);
+	fds = open_fds();
+	s = open_local_copy(f, false);
+	/* the local copies' store: 3 fds more (index, blocks, pool: the hand-off budget's charge) */
+	assert_int_equal(open_fds() - fds, two + 3);
+	assert_int_equal(check_all(s, n, 14, &err), old);
+	assert_int_equal(vt_store_stats(s, ts, 2), 2);
+	assert_int_equal(ts[0].local_copy_pages, 0);
+	/* new pages [n, 2n) with a local copy each */
+	for (unsigned int p = n; p < 2 * n; p++) {
+		uint8_t b[PAGE];
+
+		content(p, 14, b);
+		assert_int_equal(vt_store_put(s, p, 0, b) == 0 || p % 8 == 2, 1);
+	}
+	assert_int_equal(vt_store_stats(s, ts, 2), 2);
+	assert_int_equal(ts[0].local_copy_pages, compressed_of(n));
+	vt_store_close(s);
+	/* the remote entries of [n, n + 64) dropped with no tier attached */
+	assert_int_equal(vt_store_open(f->dir, &f->key, f->spec, 2, false, &s, why, sizeof(why)), 0);
+	for (unsigned int p = n; p < n + 64; p++)
+		if (p % 8 != 2)
+			assert_int_equal(vt_store_drop(s, p), 0);
+	vt_store_close(s);
+	s = open_local_copy(f, false);
+	assert_int_equal(vt_store_stats(s, ts, 2), 2);
+	assert_int_equal(ts[0].local_copy_pages, compressed_of(n) - compressed_of(64));
+	assert_int_equal(check_all(s, n, 14, &err), old);
+	vt_store_close(s);
+	/* copies and the local copy must agree */
+	{
+		struct vt_rc_config c = f->cfg;
+
+		assert_int_equal(vt_store_open(f->dir, &f->key, f->spec, 2, false, &s, why,
+					       sizeof(why)), 0);
+		c.copies = 1;
+		assert_int_equal(vt_store_remote_attach(s, 0, &c, NULL, why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, "copies = 1 without a local copy"));
+		assert_int_equal(vt_store_remote_attach(s, 0, &f->cfg, &f->spec[1], why,
+							sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, "a local copy with copies = 2"));
 		vt_store_close(s);
 	}
 }
@@ -463,8 +701,14 @@ static void test_config(void **state)
 		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.300:7600/PK1", "'10.0.0.300:7600/" },
 		{ "servers = 10.0.0.1:0/PK0, 10.0.0.2:7600/PK1", "is not IPV4:PORT/PUBKEY" },
 		{ "servers = 10.0.0.1:7600/abcd, 10.0.0.2:7600/PK1", "is not IPV4:PORT/PUBKEY" },
-		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 1", "copies: '1': 2 "
-		  "accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 1", "copies: '1' needs "
+		  "local_copy = CTIER" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 3", "copies: '3': 2 "
+		  "(two servers) or 1 (one server and local_copy) accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\nlocal_copy = near",
+		  "local_copy: 'near' only with copies = 1" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ncopies = 1\nlocal_copy = a/b",
+		  "local_copy: 'a/b': the NAME of a [ctier.NAME] accepted" },
 		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = tcp",
 		  "transport: 'tcp': udp, afxdp or auto" },
 		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = afxdp",
@@ -521,6 +765,36 @@ static void test_config(void **state)
 			fail_msg("'%s': message '%s' lacks '%s'", text, e->message, bad[i].msg);
 	}
 	{
+		/* copies = 1 with a local copy: it names a local compressed tier */
+		g_autoptr(GKeyFile) kf = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+		g_autofree char *text = g_strdup_printf("[remote.far]\nservers = 10.0.0.1:7600/%s, "
+							"10.0.0.2:7601/%s\ncopies = 1\n"
+							"local_copy = near\n", pk[0], pk[1]);
+		struct vt_ctier_spec tiers[3] = { 0 };
+
+		assert_true(g_key_file_load_from_data(kf, text, -1, 0, NULL));
+		if (!vt_remote_spec_parse(kf, "remote.far", &spec, &rs, &e))
+			fail_msg("refused: %s", e->message);
+		assert_int_equal(rs.rc.copies, 1);
+		assert_string_equal(rs.local_copy, "near");
+		tiers[0] = spec;
+		tiers[1] = f->spec[1];
+		tiers[2] = f->spec[0];
+		g_strlcpy(tiers[2].name, "far2", sizeof(tiers[2].name));
+		assert_true(vt_remote_spec_resolve(&rs, "remote.far", tiers, 3, &e));
+		assert_string_equal(rs.local.name, "near");
+		assert_int_equal(rs.local.medium, VT_MEDIUM_NODE);
+		/* a tier that is not there, or a remote one */
+		assert_false(vt_remote_spec_resolve(&rs, "remote.far", tiers, 1, &e));
+		assert_non_null(strstr(e->message, "[remote.far] local_copy: 'near' is not a local "
+				       "compressed tier"));
+		g_clear_error(&e);
+		g_strlcpy(rs.local_copy, "far2", sizeof(rs.local_copy));
+		assert_false(vt_remote_spec_resolve(&rs, "remote.far", tiers, 3, &e));
+		assert_non_null(strstr(e->message, "'far2' is not a local compressed tier"));
+	}
+	{
 		g_autoptr(GKeyFile) kf = g_key_file_new();
 		g_autoptr(GError) e = NULL;
 
@@ -542,6 +816,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_attached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_copy_server_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_copy_bad_copies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_copy_reopen, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

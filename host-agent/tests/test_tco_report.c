@@ -55,7 +55,7 @@ static void test_model_priors_and_prices(void **state)
 
 	(void)state;
 	two_numa(&numa);
-	vt_tier_model_build(&m, &numa, specs, price, 3, NULL, false);
+	vt_tier_model_build(&m, &numa, specs, price, NULL, 3, NULL, false);
 	assert_int_equal(m.nr, 5);
 	assert_int_equal(m.nr_numa, 2);
 	assert_string_equal(m.t[1].latency_from, "config");
@@ -75,7 +75,7 @@ static void test_model_priors_and_prices(void **state)
 	assert_true(m.t[4].latency_ns > m.t[3].latency_ns);
 	/* a configured price wins */
 	price[0] = 0.9;
-	vt_tier_model_build(&m, &numa, specs, price, 3, NULL, false);
+	vt_tier_model_build(&m, &numa, specs, price, NULL, 3, NULL, false);
 	assert_close(m.t[2].medium_usd_per_gib, 0.9);
 	assert_close(m.t[2].usd_per_gib, 0.5);
 	/* a remote tier: a server's DRAM per copy, two copies (half the ratio), a round trip */
@@ -83,7 +83,7 @@ static void test_model_priors_and_prices(void **state)
 		static const struct vt_ctier_spec remote = { .name = "far", .codec = VT_CODEC_LZ4,
 							     .medium = VT_MEDIUM_REMOTE, .node = -1 };
 
-		vt_tier_model_build(&m, &numa, &remote, NULL, 1, NULL, false);
+		vt_tier_model_build(&m, &numa, &remote, NULL, NULL, 1, NULL, false);
 		assert_close(m.t[2].medium_usd_per_gib, 3.0);
 		assert_close(m.t[2].ratio, 0.9);
 		assert_true(m.t[2].latency_ns >= 100000);
@@ -105,7 +105,7 @@ static void test_model_measured(void **state)
 
 	(void)state;
 	two_numa(&numa);
-	vt_tier_model_build(&m, &numa, specs, NULL, 3, meas, false);
+	vt_tier_model_build(&m, &numa, specs, NULL, NULL, 3, meas, false);
 	assert_close(m.t[2].ratio, 4.0);
 	assert_string_equal(m.t[2].ratio_from, "measured");
 	assert_close(m.t[2].latency_ns, 12000);
@@ -117,10 +117,75 @@ static void test_model_measured(void **state)
 	assert_true(isfinite(m.t[4].usd_per_gib));
 
 	/* zswap: one compressed tier, in DRAM */
-	vt_tier_model_build(&m, &numa, specs, NULL, 3, meas, true);
+	vt_tier_model_build(&m, &numa, specs, NULL, NULL, 3, meas, true);
 	assert_int_equal(m.nr, 3);
 	assert_string_equal(m.t[2].name, "zswap");
 	assert_close(m.t[2].medium_usd_per_gib, 3.0);
+}
+
+/*
+ * A remote tier, both variants: two server copies (the prior ratio halved),
+ * or one server copy and a local copy priced at the local tier's medium
+ * over its own ratio; in the report JSON.
+ */
+static void test_model_remote_local_copy(void **state)
+{
+	static const struct vt_ctier_spec rs[2] = {
+		{ .name = "far", .codec = VT_CODEC_LZ4, .medium = VT_MEDIUM_REMOTE, .node = -1 },
+		{ .name = "near", .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC,
+		  .medium = VT_MEDIUM_NODE, .node = 1 },
+	};
+	const int two[2] = { -1, -1 }, local[2] = { 1, -1 };
+	/* far: 64 MiB in 32 MiB on the servers and 16 MiB of local copies */
+	struct vt_ctier_measured meas[2] = { { 64 * MIB, 32 * MIB, 0, 0, 16 * MIB } };
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonNode) root = NULL;
+	struct vt_tco_report_input in;
+	struct vt_tco_report r;
+	struct vt_tiers numa;
+	struct vt_tier_model m;
+	JsonObject *t;
+
+	(void)state;
+	two_numa(&numa);
+	vt_tier_model_build(&m, &numa, rs, NULL, two, 2, NULL, false);
+	assert_close(m.t[2].ratio, 0.9);
+	assert_close(m.t[2].usd_per_gib, 3.0 / 0.9);
+	assert_close(m.t[2].local_copy_usd_per_gib, 0);
+	/* priors: one lz4 copy on a server (3.0 / 1.8), one in near's node 1 memory (1.5 / 1.8) */
+	vt_tier_model_build(&m, &numa, rs, NULL, local, 2, NULL, false);
+	assert_close(m.t[2].ratio, 1.8);
+	assert_close(m.t[2].local_copy_ratio, 1.8);
+	assert_close(m.t[2].local_copy_usd_per_gib, 1.5 / 1.8);
+	assert_close(m.t[2].usd_per_gib, 3.0 / 1.8 + 1.5 / 1.8);
+	/* measured: ratio 2 on the servers, 4 locally */
+	vt_tier_model_build(&m, &numa, rs, (const double[]){ 1.2, 0.6 }, local, 2, meas, false);
+	assert_close(m.t[2].ratio, 2.0);
+	assert_string_equal(m.t[2].ratio_from, "measured");
+	assert_close(m.t[2].local_copy_ratio, 4.0);
+	assert_close(m.t[2].local_copy_usd_per_gib, 0.6 / 4);
+	assert_close(m.t[2].usd_per_gib, 1.2 / 2 + 0.6 / 4);
+	/* the near tier itself is priced as before */
+	assert_close(m.t[3].local_copy_usd_per_gib, 0);
+	/* in the report: the tier's line carries the local copy's share */
+	memset(&in, 0, sizeof(in));
+	g_strlcpy(in.name, "vm0", sizeof(in.name));
+	in.placement = "tco";
+	in.model = m;
+	in.bytes[2] = GIB;
+	vt_tco_report_compute(&in, &r);
+	assert_close(r.tier[2].usd_per_hour, vt_tco_usd_per_hour(GIB, 1.2 / 2 + 0.6 / 4));
+	vt_tco_report_to_json(&in, &r, b);
+	root = json_builder_get_root(b);
+	t = json_array_get_object_element(json_object_get_array_member(json_node_get_object(root),
+								       "tiers"), 2);
+	assert_string_equal(json_object_get_string_member(t, "tier"), "far");
+	assert_close(json_object_get_double_member(t, "local_copy_usd_per_gib"), 0.6 / 4);
+	assert_close(json_object_get_double_member(t, "local_copy_ratio"), 4.0);
+	assert_close(json_object_get_double_member(t, "usd_per_gib"), 1.2 / 2 + 0.6 / 4);
+	t = json_array_get_object_element(json_object_get_array_member(json_node_get_object(root),
+								       "tiers"), 3);
+	assert_false(json_object_has_member(t, "local_copy_usd_per_gib"));
 }
 
 static void input(struct vt_tco_report_input *in)
@@ -137,7 +202,7 @@ static void input(struct vt_tco_report_input *in)
 	{
 		struct vt_ctier_measured meas = { 3 * GIB, GIB, 100, 15000 };
 
-		vt_tier_model_build(&in->model, &numa, specs, NULL, 1, &meas, false);
+		vt_tier_model_build(&in->model, &numa, specs, NULL, NULL, 1, &meas, false);
 	}
 	in->bytes[0] = 1 * GIB;
 	in->bytes[1] = 2 * GIB;
@@ -366,6 +431,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model_priors_and_prices),
 		cmocka_unit_test(test_model_measured),
+		cmocka_unit_test(test_model_remote_local_copy),
 		cmocka_unit_test(test_report_arithmetic),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_report_json),

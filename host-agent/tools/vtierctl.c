@@ -210,12 +210,18 @@ static void print_report(JsonObject *o)
 		JsonObject *r = json_array_get_object_element(t, i);
 		g_autofree char *now = mib(iget(r, "bytes"));
 
-		printf("%-10s %-10s %10s %10.1f %7.2f %9.3f %10.0f %12.6f %12.6f%s%s\n",
+		g_autofree char *lc = json_object_has_member(r, "local_copy_usd_per_gib") ?
+			g_strdup_printf(" (local copy: %.3f USD/GiB of it, ratio %.2f)",
+					dget(r, "local_copy_usd_per_gib"),
+					dget(r, "local_copy_ratio")) : NULL;
+
+		printf("%-10s %-10s %10s %10.1f %7.2f %9.3f %10.0f %12.6f %12.6f%s%s%s\n",
 		       sget(r, "tier"), sget(r, "kind"), now, dget(r, "bytes_hour_avg") / (1 << 20),
 		       dget(r, "ratio"), dget(r, "usd_per_gib"), dget(r, "latency_ns"),
 		       dget(r, "usd_per_hour"), dget(r, "usd_per_hour_hour_avg"),
 		       strcmp(sget(r, "latency_from"), "prior") == 0 ? " (latency: prior)" : "",
-		       strcmp(sget(r, "ratio_from"), "prior") == 0 ? " (ratio: prior)" : "");
+		       strcmp(sget(r, "ratio_from"), "prior") == 0 ? " (ratio: prior)" : "",
+		       lc ? lc : "");
 	}
 	printf("  total %.1f MiB: %.6f USD/h (hour average %.6f over %" G_GINT64_FORMAT
 	       " samples); all in DRAM %.6f USD/h\n", (double)iget(o, "bytes") / (1 << 20),

@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (prep)
 				vt_budget_prepare_charge(&c);
 			else
-				vt_budget_backend_charge(num(w[3]) << 12, specs,
+				vt_budget_backend_charge(num(w[3]) << 12, specs, NULL,
 							 (unsigned int)(num(w[4]) % (VT_CTIER_MAX + 1)), &c);
 			vt_budget_totals(bu, &before, NULL, NULL);
 			vt_budget_peer_held(bu, &who, &peer_before);
@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (nw == 4 && !strcmp(w[0], "reserve")) {
 			struct vt_charge c;
 
-			vt_budget_backend_charge(num(w[3]) << 12, specs, 1, &c);
+			vt_budget_backend_charge(num(w[3]) << 12, specs, NULL, 1, &c);
 			vt_budget_reserve(bu, w[1], (pid_t)(num(w[2]) % 8), 1, &c, 0);
 			g_ptr_array_add(keys, g_strdup(w[1]));
 		} else if (nw == 3 && !strcmp(w[0], "unreserve")) {

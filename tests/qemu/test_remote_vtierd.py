@@ -193,13 +193,15 @@ def ns_pages(m):
     return sum(n["pages"] for n in m.stats()["per_namespace"])
 
 
-def test():
+def with_servers(name, taps, config, run):
+    """Three vtier-memd in network namespaces, vtierd with [remote.far] on them
+    (@config: its keys after `servers`); run(t, h, d, memds), @taps of them."""
     if os.geteuid() != 0:
         print("1..0 # SKIP needs root (network namespaces and veth pairs: CAP_NET_ADMIN)",
               flush=True)
         sys.exit(0)
-    with Harness("remote-vtierd") as h:
-        t = Tap(25)
+    with Harness(name) as h:
+        t = Tap(taps)
         net = Net()
         d = None
         memds = []
@@ -211,9 +213,8 @@ def test():
             for m in memds:
                 m.start()
             servers = ", ".join(f"{m.addr}/{m.key}" for m in memds)
-            d = Vtierd(h, extra_config=f"[remote.far]\nservers = {servers}\ncopies = 2\n"
-                       "codec = lz4\ntransport = udp\n")
-            run_test(t, h, d, memds)
+            d = Vtierd(h, extra_config=f"[remote.far]\nservers = {servers}\n{config}")
+            run(t, h, d, memds)
         except Exception:
             logs = (d.logs() if d is not None and d.starts else "") + "\n" + \
                 "\n".join(m.logs() for m in memds if m.starts)
@@ -223,17 +224,51 @@ def test():
             net.cleanup()
 
 
-def run_test(t, h, d, memds):
-    bad_pages = 0
+def demoted(d, vm, what):
+    """The test region demoted to far, carried out: (the reply, the backend's stats)."""
+    r = d.run("demote", vm, "tier=far", f"gpa={REGION}", f"len={PAGES * 4096}")
+    time.sleep(0.5)
+    b = wait_for(f"{what}: the demotion carried out", lambda: (
+        (x := backend(d.run("stats", vm))) and x["backlog"] == 0 and x), 180)
+    log(f"{what}: queued {r['queued_bytes']} bytes, far {json.dumps(far_of(b))}")
+    return r, b
 
-    def verify(what, reply=None):
-        nonlocal bad_pages
-        v = reply if reply is not None else q.guest("verify", timeout=300)
-        bad_pages += int(v["bad"])
+
+def zero_pages_of(h, q):
+    """Pages of data in the test region that read as zeros, as QEMU itself
+    reads guest RAM (pmemsave; content mixed: only pages with index % 8 == 0
+    hold zeros)."""
+    dump = os.path.join(h.dir, "region.bin")
+    q.command("pmemsave", val=REGION, size=PAGES * 4096, filename=dump)
+    zero_pages = 0
+    with open(dump, "rb") as f:
+        for i in range(PAGES):
+            page = f.read(4096)
+            if i % 8 and page == bytes(4096):
+                zero_pages += 1
+    os.unlink(dump)
+    return zero_pages
+
+
+class Verifier:
+    """The guest's verify of every page (of the VM vm_filled() made), the bad
+    pages summed over all of them."""
+
+    def __init__(self):
+        self.vm = None
+        self.bad_pages = 0
+
+    def __call__(self, what, reply=None):
+        v = reply if reply is not None else self.vm[0].guest("verify", timeout=300)
+        self.bad_pages += int(v["bad"])
         log(f"{what}: verify {v}")
         return v
 
-    # 1: the hand-off VM, filled
+
+def vm_filled(h, d, seed):
+    """vtierd started, the patched QEMU attached by its hand-off (vtierd's
+    policy off), the guest's pages filled with mixed content from @seed:
+    (qemu, its ready line, vtierd's list, the VM's name)."""
     d.start()
     q = h.qemu("vm", d.agent, extra=["-uuid", UUID])
     q.connect()
@@ -242,7 +277,19 @@ def run_test(t, h, d, memds):
     vm = vms[0]["name"]
     d.run("policy", vm, "mode=off")
     q.guest("content mixed")
-    q.guest("fill 0x5e71")
+    q.guest(f"fill {seed:#x}")
+    return q, ready, vms, vm
+
+
+def test():
+    with_servers("remote-vtierd", 25, "copies = 2\ncodec = lz4\ntransport = udp\n", run_test)
+
+
+def run_test(t, h, d, memds):
+    verify = Verifier()
+
+    # 1: the hand-off VM, filled
+    q, ready, vms, vm = verify.vm = vm_filled(h, d, 0x5e71)
     v = verify("filled")
     far = far_of(backend(d.run("stats", vm)))
     rem = far.get("remote", {})
@@ -253,16 +300,8 @@ def run_test(t, h, d, memds):
          f"has {len(rem.get('servers', []))} servers, copies {rem.get('copies')}")
     t.ok(v["bad"] == "0", f"guest filled {ready['pages']} pages, mixed content: bad {v['bad']}")
 
-    def demoted(what):
-        r = d.run("demote", vm, "tier=far", f"gpa={REGION}", f"len={PAGES * 4096}")
-        time.sleep(0.5)
-        b = wait_for(f"{what}: the demotion carried out", lambda: (
-            (x := backend(d.run("stats", vm))) and x["backlog"] == 0 and x), 180)
-        log(f"{what}: queued {r['queued_bytes']} bytes, far {json.dumps(far_of(b))}")
-        return r, b
-
     # 2: demoted to far, two copies on the servers
-    r, b = demoted("first demotion")
+    r, b = demoted(d, vm, "first demotion")
     far = far_of(b)
     far_pages = far["pages"]
     t.ok(r["queued_bytes"] > 0 and far_pages > PAGES // 2 and
@@ -309,7 +348,7 @@ def run_test(t, h, d, memds):
          f"{far['remote']['pages']}, the servers hold {left} {per}")
 
     # 4: a server killed -9 while the guest reads
-    r, b = demoted("before the server kill")
+    r, b = demoted(d, vm, "before the server kill")
     far = far_of(b)
     rem0 = far["remote"]
     t.ok(far["pages"] > PAGES // 2 and all(server_of(far, m)["state"] == "up" for m in memds),
@@ -348,7 +387,7 @@ def run_test(t, h, d, memds):
     t.ok(line is not None and st["state"] == "up",
          f"restarted with the same key: {line.strip()}; {st}")
     puts0 = far_of(backend(d.run("stats", vm)))["puts"]
-    r, b = demoted("after the server's restart")
+    r, b = demoted(d, vm, "after the server's restart")
     far = far_of(b)
     t.ok(r["queued_bytes"] > 0 and far["pages"] > PAGES // 2 and far["puts"] > puts0,
          f"the tier takes pages again: far holds {far['pages']} pages "
@@ -357,7 +396,7 @@ def run_test(t, h, d, memds):
     t.ok(v["bad"] == "0", f"and every page reads back: bad {v['bad']}")
 
     # 6: vtierd killed -9 while the guest reads, restarted
-    r, b = demoted("before the agent kill")
+    r, b = demoted(d, vm, "before the agent kill")
     far = far_of(b)
     t.ok(far["pages"] > PAGES // 2 and all(server_of(far, m)["state"] == "up" for m in memds),
          f"demoted again: far holds {far['pages']} pages, every server up")
@@ -385,23 +424,14 @@ def run_test(t, h, d, memds):
          f"gets of far, the servers answered {got} GETs")
 
     # 7: no page zeroed, as QEMU itself reads guest RAM
-    dump = os.path.join(h.dir, "region.bin")
-    q.command("pmemsave", val=REGION, size=PAGES * 4096, filename=dump)
-    zero_pages = 0
-    with open(dump, "rb") as f:
-        for i in range(PAGES):
-            page = f.read(4096)
-            # content mixed: only pages with index % 8 == 0 hold zeros
-            if i % 8 and page == bytes(4096):
-                zero_pages += 1
-    os.unlink(dump)
+    zero_pages = zero_pages_of(h, q)
     v = verify("last")
-    t.ok(zero_pages == 0 and v["bad"] == "0" and bad_pages == 0,
-         f"QEMU reads no page of data as zeros: {zero_pages} zero pages, {bad_pages} bad "
-         f"pages in all the guest's verifies")
+    t.ok(zero_pages == 0 and v["bad"] == "0" and verify.bad_pages == 0,
+         f"QEMU reads no page of data as zeros: {zero_pages} zero pages, "
+         f"{verify.bad_pages} bad pages in all the guest's verifies")
     log(f"RESULT-REMOTE-VTIERD pages={far_pages} fault_p50_us={fault_p50_us:.1f} "
         f"fault_p99_us={fault_p99_us:.1f} server_kills=1 agent_kills=1 "
-        f"bad_pages={bad_pages} zero_pages={zero_pages}")
+        f"bad_pages={verify.bad_pages} zero_pages={zero_pages}")
 
     # 8: a server stopped for 0.4 s (SIGSTOP) during a demotion: puts to it time
     # out while the other server of their pair takes them, and it stores what it
@@ -434,7 +464,7 @@ def run_test(t, h, d, memds):
 
     # 9: the VM ends with pages on the servers: its store is removed and every
     # server forgets its namespace (pages and all), none waiting for a restart
-    _, b = demoted("before the VM quits")
+    _, b = demoted(d, vm, "before the VM quits")
     on_servers = sum(ns_pages(m) for m in memds if m.proc is not None)
     q.command("quit")
     q.proc.wait(timeout=30)
