@@ -234,6 +234,18 @@ def demoted(d, vm, what):
     return r, b
 
 
+def check_last(t, h, q, verify):
+    """The last check of a run: no page of data reads as zeros as QEMU itself
+    reads guest RAM, the guest's last verify and all before it found no bad
+    page. Returns the zero pages."""
+    zero_pages = zero_pages_of(h, q)
+    v = verify("last")
+    t.ok(zero_pages == 0 and v["bad"] == "0" and verify.bad_pages == 0,
+         f"QEMU reads no page of data as zeros: {zero_pages} zero pages, "
+         f"{verify.bad_pages} bad pages in all the guest's verifies")
+    return zero_pages
+
+
 def zero_pages_of(h, q):
     """Pages of data in the test region that read as zeros, as QEMU itself
     reads guest RAM (pmemsave; content mixed: only pages with index % 8 == 0
@@ -424,11 +436,7 @@ def run_test(t, h, d, memds):
          f"gets of far, the servers answered {got} GETs")
 
     # 7: no page zeroed, as QEMU itself reads guest RAM
-    zero_pages = zero_pages_of(h, q)
-    v = verify("last")
-    t.ok(zero_pages == 0 and v["bad"] == "0" and verify.bad_pages == 0,
-         f"QEMU reads no page of data as zeros: {zero_pages} zero pages, "
-         f"{verify.bad_pages} bad pages in all the guest's verifies")
+    zero_pages = check_last(t, h, q, verify)
     log(f"RESULT-REMOTE-VTIERD pages={far_pages} fault_p50_us={fault_p50_us:.1f} "
         f"fault_p99_us={fault_p99_us:.1f} server_kills=1 agent_kills=1 "
         f"bad_pages={verify.bad_pages} zero_pages={zero_pages}")
