@@ -202,6 +202,7 @@ void vt_placement_decide(struct vt_window *w)
 	GPtrArray *backends = w->backends;
 	struct vt_vm_stats *s = w->s;
 	struct vt_mtm_params *mp = &w->mp;
+	const bool granted = w->share.state == VT_VM_SHARE_GRANTED;
 	GArray *orders = w->orders;
 	struct vt_mtm_window_stats *ws = &w->ws;
 	const struct placement_algo *algo = placement_algo(vt_placement_name(vm->policy.placement));
@@ -214,10 +215,10 @@ void vt_placement_decide(struct vt_window *w)
 			  tiers->tier[t].free_bytes - TIER_RESERVE : 0;
 	*mp = (struct vt_mtm_params){
 		.allowance_bytes = vt_placement_dram_allowance(w),
-		/* a host grant splits a bin by design: fill its part (policy/mtm.h) */
-		.fill_split_bin = w->share.state == VT_VM_SHARE_GRANTED,
-		.no_swap_while_over = w->share.state == VT_VM_SHARE_GRANTED,
-		.swap_margin = w->share.state == VT_VM_SHARE_GRANTED ? 1.0 / VT_MTM_BINS : 0,
+		/* a host grant splits a bin by design and moves: MTM's rules for it (policy/mtm.h) */
+		.fill_split_bin = granted,
+		.no_swap_while_over = granted,
+		.swap_margin = granted ? 1.0 / VT_MTM_BINS : 0,
 		.budget_bytes = vm->policy.budget_bytes,
 		.hot_threshold = vm->policy.hot_threshold,
 		.thrash_windows = vm->policy.thrash_windows,
