@@ -108,6 +108,9 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 	left->warm |= right->warm;
 	left->resolved = resolved;
 	left->swept = false;	/* the union's cover has entries never cleared */
+	if (right->texture)
+		left->texture_level = left->texture ? MAX(left->texture_level, right->texture_level) :
+				      right->texture_level;
 	left->texture |= right->texture;
 	left->fine = left->fine && right->fine;
 	left->bounded_only |= right->bounded_only;

@@ -36,6 +36,7 @@ struct vt_region {
 					 * watched by the sweep instead of samples (telescope) */
 	bool texture;			/* young entries found scattered, not in runs: lukewarm
 					 * at the level below, kept whole (telescope) */
+	unsigned int texture_level;	/* the level whose entries were found scattered */
 	bool fine;			/* fewer than half its pages young, scattered: sampled at
 					 * the page, where it reads as it is (telescope) */
 	bool cold_cut;			/* a split scan found nothing young in it this window end

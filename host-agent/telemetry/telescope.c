@@ -270,6 +270,18 @@ static bool thin_below(struct vt_profiler *p, const struct vt_region *r)
 }
 
 /*
+ * Is @r known lukewarm for a scan at level @s? Only at or below the level
+ * whose entries were found scattered: above it they read hot all through,
+ * and a region whose page-level edges were scattered (a hot island touched
+ * ~5 times a page a second) is cut along its PMDs as usual, or, once the
+ * island moved, the PMDs it left read hot in it for ever.
+ */
+static bool textured(const struct vt_region *r, unsigned int s)
+{
+	return r->texture && s <= r->texture_level;
+}
+
+/*
  * Append the piece [@start, @end) of a young run of @r found at level @s.
  * Each of its level-@s entries read young, but an entry reads young when any
  * page in it was touched: cold memory up to two entries long can lie between
@@ -325,9 +337,9 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 	/* at the leaf, the scan itself tells lukewarm (thin) from hot: in its young span */
 	thin = leaf && 2 * young->len < (g_array_index(young, uint64_t, young->len - 1) + size -
 					 g_array_index(young, uint64_t, 0)) / size;
-	texture = leaf ? !thin && (r->texture || is_texture(young, size)) :
-		  r->texture || (r->nr_thin && is_texture(young, size));
-	if (texture && !leaf && !r->texture) {
+	texture = leaf ? !thin && (textured(r, s) || is_texture(young, size)) :
+		  textured(r, s) || (r->nr_thin && is_texture(young, size));
+	if (texture && !leaf && !textured(r, s)) {
 		texture = thin_below(p, r);
 	} else if (!texture && !leaf && !r->nr_thin && is_texture(young, size)) {
 		/* lukewarm or many small hot ranges: tell next window */
@@ -374,6 +386,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 		g_array_index(out, struct vt_region, mid).resolved = !texture && !thin &&
 								     first == r->start && last == r->end;
 		g_array_index(out, struct vt_region, mid).texture = texture;
+		g_array_index(out, struct vt_region, mid).texture_level = s;
 		g_array_index(out, struct vt_region, mid).nr_thin = 0;
 		g_array_index(out, struct vt_region, mid).fine = thin;
 		return;
