@@ -368,7 +368,12 @@ if echo "$PARTS" | grep -q cold; then
     [ "$t_on" -lt 999 ] || fail "with COLD hints the cache did not leave DRAM in 120 windows"
     [ "$t_on" -lt "$t_off" ] ||
         fail "with COLD hints the cache left DRAM after $t_on windows, by telemetry alone after $t_off"
+    # the waterfall ran at ctier_age_windows=$AGE through both rounds: the kept
+    # workload, untouched since the balloon part, is read back from the store
+    tb_step "cold: the kept workload verifies every page"
+    echo "kept workload: $(vget vm0 backends.0.ctiers.lz4.pages 2>&1) pages of vm0 in the lz4 tier"
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl --socket /run/keep.sock verify report=5') || true
+    echo "kept workload: $v" | tail -3
     [ "$(field "$v" bad)" = 0 ] || fail "kept workload after the cold part: $v"
 fi
 tb_l2_stop vm0

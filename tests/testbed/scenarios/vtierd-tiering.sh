@@ -260,8 +260,18 @@ sleep 1
 out=$(ctl attach /run/vtier2/s 2>&1) && fail "attached a socket that is not QEMU"
 echo "$out"; echo "$out" | grep -q "QMP" || fail "unclear error: $out"
 kill "$other"; wait "$other" || true
-tb_l2_start vm1 --mem 256M
-ctl attach /run/tb/vm1.agent.qmp --name vm1 mode=observe window_ms="$W" > /dev/null
+# A VM killed while attached: its QEMU is enough (vtierd attaches by QMP and
+# maps its RAM, which QEMU allocates before the guest runs), so vm1 is not
+# waited for to boot (an L2 boot is 15-20 s under TCG); attached once its QMP
+# socket answers.
+tb_l2_start vm1 --mem 256M --no-wait
+for _ in $(seq 100); do
+    tb_qmp -t 5 vm1 '{"execute":"query-status"}' > /dev/null 2>&1 && break
+    sleep 0.2
+done
+ctl attach /run/tb/vm1.agent.qmp --name vm1 mode=observe window_ms="$W" > /dev/null ||
+    fail "attach vm1"
+ctl list | grep -q '^vm1 ' || fail "vm1 not listed after its attach"
 kill -9 "$(tb_l2_pid vm1)"
 for _ in $(seq 20); do ctl list | grep -q '^vm1 ' || break; sleep 0.5; done
 ctl list
