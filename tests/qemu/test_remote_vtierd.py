@@ -478,8 +478,8 @@ def run_test(t, h, d, memds):
     # 9: the VM ends with pages on the servers: its store is removed and every
     # server forgets its namespace (pages and all), none waiting for a restart
     _, b = demoted(d, vm, "before the VM quits")
-    # held(): the stats files are rewritten every second, and the demotion may
-    # have ended within the second: read them once they are newer than it
+    # held() waits 1.2 s before it reads: the stats files are rewritten every
+    # second, and the demotion may have ended within the second
     on_servers = sum(e["pages"] for e in held(memds).values())
     q.command("quit")
     q.proc.wait(timeout=30)
