@@ -358,6 +358,12 @@ static bool recent(const struct vt_mtm *m, uint64_t when, const struct vt_mtm_pa
 	return when != VT_MTM_NEVER && p->thrash_windows && m->window - when <= p->thrash_windows;
 }
 
+/* moved within p->move_hold windows: where it went it stays (mtm.h) */
+static bool held(const struct vt_mtm *m, uint64_t when, const struct vt_mtm_params *p)
+{
+	return when != VT_MTM_NEVER && p->move_hold && m->window - when <= p->move_hold;
+}
+
 /* qsort_r comparators over chunk indexes; the chunks come as the argument
  * (each VM's worker sorts its own at the same time as the others) */
 static int cmp_hot_first(const void *a, const void *b, void *chunks)
@@ -453,6 +459,9 @@ struct cold_iter {
 	unsigned int nz, zi;
 	const unsigned int *warm;	/* active above 0, coldest first */
 	unsigned int nw, wi;
+	const unsigned int *held;	/* ... promoted within the hold, coldest first */
+	unsigned int nh, hi;
+	bool with_held;			/* held ones after all the others (the allowance) */
 };
 
 static bool idle_cold(struct vt_mtm *m, unsigned int i)
@@ -484,6 +493,10 @@ static bool cold_peek(struct cold_iter *it, unsigned int *i)
 		*i = it->warm[it->wi];
 		return true;
 	}
+	if (it->with_held && it->hi < it->nh) {
+		*i = it->held[it->hi];
+		return true;
+	}
 	return false;
 }
 
@@ -493,18 +506,21 @@ static void cold_take(struct cold_iter *it, unsigned int i)
 		it->scan--;
 	else if (it->zi < it->nz && it->zero[it->zi] == i)
 		it->zi++;
-	else
+	else if (it->wi < it->nw)
 		it->wi++;
+	else
+		it->hi++;
 }
 
 void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64_t *tier_room,
 		   GArray *orders, struct vt_mtm_window_stats *st)
 {
-	unsigned int na = m->active->len, nh = 0, nz = 0, nw = 0, nf = 0, v_i;
+	unsigned int na = m->active->len, nh = 0, nz = 0, nw = 0, nf = 0, nho = 0, v_i;
 	g_autofree unsigned int *hot = g_new(unsigned int, na + 1);
 	g_autofree unsigned int *zero = g_new(unsigned int, na + 1);
 	g_autofree unsigned int *warm = g_new(unsigned int, na + 1);
 	g_autofree unsigned int *fill = g_new(unsigned int, na + 1);
+	g_autofree unsigned int *held_on = g_new(unsigned int, na + 1);
 	struct cold_iter it = { .m = m, .scan = m->idle_hint };
 	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
 	uint64_t used0 = 0, budget = p->budget_bytes, cum = 0, active_bytes = 0;
@@ -551,8 +567,11 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 			st->hot_chunks++;
 			st->hot_on_tier0 += c->tier == 0;
 		}
-		/* thrash control: a chunk demoted within K windows must be hotter to come back */
-		if (c->tier > 0 && c->ema > 0) {
+		/*
+		 * thrash control: a chunk demoted within K windows must be hotter to
+		 * come back; within the hold it does not come back
+		 */
+		if (c->tier > 0 && c->ema > 0 && !held(m, c->last_demoted, p)) {
 			double bar = c->penalty + (recent(m, c->last_demoted, p) ? p->thrash_step : 0);
 
 			if (c->ema >= threshold + bar)
@@ -560,7 +579,9 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 			else if (p->fill_split_bin && c->ema >= fill_from + bar)
 				fill[nf++] = i;
 		}
-		if (c->samples[0] && c->ema > 0)
+		if (c->samples[0] && c->ema > 0 && held(m, c->last_promoted, p))
+			held_on[nho++] = i;
+		else if (c->samples[0] && c->ema > 0)
 			warm[nw++] = i;
 		else if (c->samples[0])
 			zero[nz++] = i;
@@ -568,13 +589,20 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 	qsort_r(hot, nh, sizeof(*hot), cmp_hot_first, m->chunks);
 	qsort_r(fill, nf, sizeof(*fill), cmp_hot_first, m->chunks);
 	qsort_r(warm, nw, sizeof(*warm), cmp_cold_first, m->chunks);
+	qsort_r(held_on, nho, sizeof(*held_on), cmp_cold_first, m->chunks);
 	it.zero = zero;
 	it.nz = nz;
 	it.warm = warm;
 	it.nw = nw;
+	it.held = held_on;
+	it.nh = nho;
 
-	/* 1. over the allowance: demote the coldest until under it (slow, budgeted) */
+	/*
+	 * 1. over the allowance: demote the coldest until under it (slow,
+	 * budgeted); those promoted within the hold only when no other can go
+	 */
 	over = used0 > p->allowance_bytes;
+	it.with_held = true;
 	while (used0 > p->allowance_bytes && cold_peek(&it, &v_i)) {
 		struct vt_mtm_chunk *c = chunk(m, v_i);
 		uint64_t b0 = vt_mtm_chunk_tier_bytes(m, c, 0), len = c->end - c->start;
@@ -592,6 +620,7 @@ void vt_mtm_decide(struct vt_mtm *m, const struct vt_mtm_params *p, const uint64
 		st->demote_bytes += len;
 		cold_take(&it, v_i);
 	}
+	it.with_held = false;
 	/*
 	 * 2. promote the hottest; make room by demoting colder chunks when needed.
 	 * Then the bin the allowance splits (a host share grants part of a bin):

@@ -97,6 +97,16 @@ struct vt_mtm_params {
 	 * swapped 13 of them out and back within 10 checks on the testbed.
 	 */
 	double swap_margin;
+	/*
+	 * A chunk moved on or off tier 0 within this many windows stays where it
+	 * went (0: no hold): one just demoted is not promoted, one just promoted
+	 * makes no room for another and leaves tier 0 for the allowance only when
+	 * no other chunk can. Under a host DRAM share its share_hold: with the
+	 * allowance splitting a set as hot as itself and accesses noisy window to
+	 * window, a margin of one bin still swapped chunks on and off DRAM (12 of
+	 * them 3 times within 10 checks on the testbed; test_noisy_split_no_thrash).
+	 */
+	unsigned int move_hold;
 };
 
 struct vt_mtm_order {
