@@ -199,6 +199,7 @@ void vt_host_share_round_now(struct vt_host_share_stage *st)
 		sh->wanted = out[i].wanted;
 		sh->protected_bytes = out[i].protected_bytes;
 		sh->why = (int)out[i].why;
+		sh->hold = p.hold;
 		sh->rounds++;
 		g_mutex_unlock(&who[i]->lock);
 	}

@@ -219,6 +219,7 @@ void vt_placement_decide(struct vt_window *w)
 		.fill_split_bin = granted,
 		.no_swap_while_over = granted,
 		.swap_margin = granted ? 1.0 / VT_MTM_BINS : 0,
+		.move_hold = granted ? w->share.hold : 0,
 		.budget_bytes = vm->policy.budget_bytes,
 		.hot_threshold = vm->policy.hot_threshold,
 		.thrash_windows = vm->policy.thrash_windows,

@@ -38,6 +38,8 @@ struct vt_vm_share {
 	/* the rounds' hold on reversals: its last change (-1 down, +1 up, 0 none), windows since */
 	int last_change;
 	uint32_t windows_since_change;
+	/* the host's share_hold (windows): a chunk the VM moved stays as long (mtm.h move_hold) */
+	uint32_t hold;
 	uint64_t rounds;		/* rounds the VM took part in */
 	/*
 	 * The demand the rounds read: the VM's published histograms averaged
