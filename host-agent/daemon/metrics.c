@@ -219,6 +219,35 @@ static void emit_share(GString *out, const struct family *f, const struct vt_met
 		       vt_prom_str(sh, "why"), NULL);
 }
 
+/*
+ * stats.tlb.<f->member>: the counter's total while it is read (a counter the
+ * host does not have has no sample, rather than a made-up 0).
+ */
+static void emit_tlb_total(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonObject *c = vt_prom_object(vt_prom_object(v->stats, "tlb"), f->member);
+	JsonNode *ok = c ? json_object_get_member(c, "available") : NULL;
+
+	if (ok && JSON_NODE_HOLDS_VALUE(ok) && json_node_get_value_type(ok) == G_TYPE_BOOLEAN &&
+	    json_node_get_boolean(ok))
+		vt_prom_sample(out, f->name, v, vt_prom_num(c, "total"), NULL);
+}
+
+/* stats.tlb: each counter's flushes per GiB moved, once memory moved while it was read */
+static void emit_tlb_per_gib(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonObject *tlb = vt_prom_object(v->stats, "tlb");
+	g_autoptr(GList) keys = tlb ? json_object_get_members(tlb) : NULL;
+
+	for (GList *l = keys; l; l = l->next) {
+		JsonObject *c = vt_prom_object(tlb, l->data);
+
+		if (c && vt_prom_num(c, "moved_bytes") > 0)
+			vt_prom_sample(out, f->name, v, vt_prom_num(c, "per_gib_moved"), "counter",
+				       l->data, NULL);
+	}
+}
+
 static const struct family families[] = {
 	{ "vtier_vm_info", "gauge", "An attached VM: its vtierd name, mode and profiler.",
 	  NULL, 1, emit_info },
@@ -245,6 +274,18 @@ static const struct family families[] = {
 	  NULL, 1, emit_move_failures },
 	{ "vtier_vm_thrash_events_total", "counter", "Chunks promoted soon after a demotion.",
 	  "s:thrash_events", 1, NULL },
+	{ "vtier_vm_host_tlb_shootdowns_total", "counter", "TLB shootdowns of the whole host (every "
+	  "VM and process: /proc/interrupts TLB:, x86), counted over the VM's windows.",
+	  "host_tlb_shootdowns", 1, emit_tlb_total },
+	{ "vtier_vm_kvm_remote_tlb_flushes_total", "counter", "KVM's remote TLB flushes of the VM "
+	  "(debugfs remote_tlb_flush), counted over its windows.", "kvm_remote_tlb_flushes", 1,
+	  emit_tlb_total },
+	{ "vtier_vm_kvm_remote_tlb_flush_requests_total", "counter", "KVM's remote TLB flush "
+	  "requests of the VM (debugfs remote_tlb_flush_requests), counted over its windows.",
+	  "kvm_remote_tlb_flush_requests", 1, emit_tlb_total },
+	{ "vtier_vm_tlb_flushes_per_moved_gib", "gauge", "TLB flushes in the VM's windows that "
+	  "moved memory per GiB they moved, by counter (host_tlb_shootdowns is host-wide).",
+	  NULL, 1, emit_tlb_per_gib },
 	{ "vtier_vm_window_cpu_seconds", "gauge", "CPU time of the last window, by stage "
 	  "(profiler CPU: stage=\"profiler\").", NULL, 1, emit_cpu },
 	{ "vtier_vm_hints_accepted_total", "counter", "Guest hints accepted, by kind.",

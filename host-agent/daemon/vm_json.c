@@ -12,6 +12,7 @@
 #include "migration.h"
 #include "vm.h"
 #include "host_share.h"
+#include "tlb_stage.h"
 #include "vm_json.h"
 
 /*
@@ -145,6 +146,29 @@ static void hints_to_json(const struct vt_vm *vm, const struct vt_hint_stats *h,
 	json_builder_end_object(b);
 }
 
+/* One TLB flush counter: available now, its total, last window, and per GiB moved. */
+static void tlb_count_to_json(const char *name, const struct vt_tlb_count *c, JsonBuilder *b)
+{
+	vt_json_begin_obj(b, name);
+	vt_json_add_bool(b, "available", c->ok);
+	vt_json_add_u64(b, "total", c->total);
+	vt_json_add_u64(b, "last_window", c->last);
+	vt_json_add_u64(b, "in_moving_windows", c->moving);
+	vt_json_add_u64(b, "moved_bytes", c->moved_bytes);
+	vt_json_add_dbl(b, "per_gib_moved", vt_tlb_per_gib(c));
+	json_builder_end_object(b);
+}
+
+/* stats.tlb: host_tlb_shootdowns is host-wide (every VM and process), the others the VM's. */
+static void tlb_to_json(const struct vt_tlb_stats *t, JsonBuilder *b)
+{
+	vt_json_begin_obj(b, "tlb");
+	tlb_count_to_json("host_tlb_shootdowns", &t->host_shootdowns, b);
+	tlb_count_to_json("kvm_remote_tlb_flushes", &t->kvm_remote_flushes, b);
+	tlb_count_to_json("kvm_remote_tlb_flush_requests", &t->kvm_flush_requests, b);
+	json_builder_end_object(b);
+}
+
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
 {
 	const struct vt_vm_stats *s = &vm->stats;
@@ -181,6 +205,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_dbl(b, "hot_threshold_used", s->threshold);
 	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
 	vt_json_add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
+	tlb_to_json(&s->tlb, b);
 	vt_json_add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
 	if (vm->share.state != VT_VM_SHARE_OFF)
 		share_to_json(&vm->share, b);

@@ -35,6 +35,7 @@
 #include "residency.h"
 #include "thread_ns.h"
 #include "hint_stage.h"
+#include "tlb_stage.h"
 #include "engine.h"
 #include "window.h"
 #include "vm.h"
@@ -117,6 +118,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 	vt_engine_stop(vm);
 	vm->engine_failed = failed;
 	vm->engine_failed_opaque = opaque;
+	vt_tlb_marks_drop(&vm->tlb_marks);	/* no window between: no delta across the stop */
 	choose_ctier(vm);
 	if (!vt_vm_tiers_mask(vm, vm->policy.tiers, &vm->tiers_allowed, error))
 		return false;
@@ -339,6 +341,8 @@ static bool window_body(struct vt_vm *vm, struct vt_vm_stats *s, GPtrArray *back
 	s->max_moves_per_chunk = vt_mtm_max_moves(vm->mtm);
 	s->windows++;
 out:
+	/* the flushes since the last window's end: profiling, and this window's moves */
+	vt_tlb_window(vm, s->bytes_moved - moved_before, s);
 	if (w.regions)
 		g_array_unref(w.regions);
 	return ok;

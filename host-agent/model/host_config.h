@@ -31,6 +31,10 @@ struct vt_host_config {
 	bool precopy_copy_only;			/* --precopy-placement=copy: no early hand-off */
 	unsigned int placement_threads;		/* --placement-threads: a bulk span's (0: the mover's default) */
 	bool zswap_ok;				/* swap + zswap: the compressed tier of stock QEMU */
+	/* where the TLB flush counters are read (engine/tlb_stage.c); "": the host's, */
+	/* ... /proc and /sys/kernel/debug (tests: a fake tree) */
+	char proc_root[128];
+	char debugfs_root[128];
 	char zswap_why[160];
 };
 

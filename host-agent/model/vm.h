@@ -28,6 +28,7 @@
 #include "registry.h"
 #include "vm_policy.h"
 #include "hint_stats.h"
+#include "tlb_stats.h"
 #include "vm_migration.h"
 #include "vm_share.h"
 
@@ -108,6 +109,7 @@ struct vt_vm_stats {
 	uint32_t refused_chunks;		/* chunks a tier did not take (vt_mtm_arrivals), for a while */
 	struct vt_hint_stats hints;		/* the guest hint channel (policy hints=on) */
 	struct vt_migration_stats migration;	/* live migration (migration/migration.h) */
+	struct vt_tlb_stats tlb;		/* TLB flushes (engine/tlb_stage.c) */
 	/* the hotness histogram of the last placed window (MTM's), bytes per bin: */
 	/* ... the demand the host's DRAM sharing reads; hist_window: 0 before one */
 	uint64_t hist_bytes[VT_MTM_BINS];
@@ -195,6 +197,8 @@ struct vt_vm {
 	struct vt_heatmap_acc *heatmap_acc;	/* the worker's alone */
 	/* the guest hint channel (engine/hint_stage.c): the worker's alone */
 	struct vt_vm_hints *hints;
+	/* the TLB flush counters at the last window's end (engine/tlb_stage.c): the worker's */
+	struct vt_tlb_marks tlb_marks;
 	/* the engine's owner, told of a failed window (set by vt_engine_start) */
 	vt_engine_failed_fn engine_failed;
 	void *engine_failed_opaque;

@@ -28,6 +28,12 @@ static const char stats_json[] =
 	"\"move_fail_busy\":2,\"move_fail_absent\":0,\"move_fail_nomem\":0,\"move_fail_other\":1,"
 	"\"profiler_cpu_ns\":1500000,\"residency_cpu_ns\":10,\"policy_cpu_ns\":20,"
 	"\"mover_cpu_ns\":30,\"hints_cpu_ns\":0,"
+	"\"tlb\":{\"host_tlb_shootdowns\":{\"available\":true,\"total\":5000,\"last_window\":70,"
+	"\"in_moving_windows\":2500,\"moved_bytes\":2147483648,\"per_gib_moved\":1250.0},"
+	"\"kvm_remote_tlb_flushes\":{\"available\":false,\"total\":40,\"last_window\":0,"
+	"\"in_moving_windows\":12,\"moved_bytes\":1073741824,\"per_gib_moved\":12.0},"
+	"\"kvm_remote_tlb_flush_requests\":{\"available\":false,\"total\":0,\"last_window\":0,"
+	"\"in_moving_windows\":0,\"moved_bytes\":0,\"per_gib_moved\":0.0}},"
 	"\"share\":{\"state\":\"granted\",\"granted\":536870912,\"wanted\":805306368,"
 	"\"protected\":67108864,\"why\":\"rate-limited\",\"rounds\":9},"
 	"\"backends\":[{\"backend\":\"pc.ram\",\"faults_stored\":100,\"faults_zero\":5,"
@@ -159,6 +165,13 @@ static void test_writer(void **state)
 		"vtier_host_dram_share_bytes{kind=\"budget\"} 6442450944\n",
 		"vtier_host_dram_share_bytes{kind=\"waiting\"} 536870912\n",
 		"vtier_host_dram_share_rounds_total 77\n",
+		/* TLB flushes: the host-wide count while read, per GiB once memory moved */
+		"# TYPE vtier_vm_host_tlb_shootdowns_total counter\n",
+		"vtier_vm_host_tlb_shootdowns_total{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
+		"782e98ab3fa0\"} 5000\n",
+		"vtier_vm_tlb_flushes_per_moved_gib{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
+		"782e98ab3fa0\",counter=\"host_tlb_shootdowns\"} 1250\n",
+		"counter=\"kvm_remote_tlb_flushes\"} 12\n",
 	};
 	int ret;
 
@@ -173,6 +186,10 @@ static void test_writer(void **state)
 	/* a VM without a report's figures has no sample rather than a made-up 0 */
 	assert_null(strstr(text, "vtier_vm_memory_bytes{domain=\"db"));
 	assert_null(strstr(text, "vtier_vm_saving_ratio{domain=\"db"));
+	/* a TLB counter not read now has no total; one that never saw a move, no per GiB */
+	assert_null(strstr(text, "vtier_vm_kvm_remote_tlb_flushes_total{"));
+	assert_null(strstr(text, "counter=\"kvm_remote_tlb_flush_requests\""));
+	assert_null(strstr(text, "vtier_vm_host_tlb_shootdowns_total{domain=\"db"));
 	ret = promtool(text, &why);
 	if (ret < 0)
 		skip();

@@ -159,6 +159,28 @@ static void print_hints(JsonObject *h)
 		printf("  %-22s %" G_GINT64_FORMAT "\n", counters[i], iget(h, counters[i]));
 }
 
+/* stats.tlb: each counter's total, last window and flushes per GiB moved, or why none */
+static void print_tlb(JsonObject *tlb)
+{
+	static const char *const counters[] = {
+		"host_tlb_shootdowns", "kvm_remote_tlb_flushes", "kvm_remote_tlb_flush_requests",
+	};
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(counters); i++) {
+		JsonObject *c;
+
+		if (!json_object_has_member(tlb, counters[i]))
+			continue;	/* a daemon before these counters */
+		c = json_object_get_object_member(tlb, counters[i]);
+		printf("  %-30s total %" G_GINT64_FORMAT ", last window %" G_GINT64_FORMAT
+		       ", %.1f per GiB moved%s\n", counters[i], iget(c, "total"),
+		       iget(c, "last_window"),
+		       json_object_get_double_member_with_default(c, "per_gib_moved", 0),
+		       json_object_get_boolean_member_with_default(c, "available", FALSE) ? "" :
+		       " (not available now)");
+	}
+}
+
 static void print_stats(JsonObject *o)
 {
 	JsonArray *t = json_object_get_array_member(o, "tiers");
@@ -188,6 +210,8 @@ static void print_stats(JsonObject *o)
 		printf("  %-22s %" G_GINT64_FORMAT "\n", counters[i], iget(o, counters[i]));
 	printf("  %-22s %.3f\n", "hot_threshold_used",
 	       json_object_get_double_member_with_default(o, "hot_threshold_used", 0));
+	if (json_object_has_member(o, "tlb"))
+		print_tlb(json_object_get_object_member(o, "tlb"));
 	print_hints(json_object_get_object_member(o, "hints"));
 }
 
