@@ -1783,7 +1783,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"706f0219b2a470e2d0bf388d48a46f12211e7d7446bc6dae90766d98eedba0cc"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"4dac85d62578569c2d6225c4388c06f1b6edc5c7432f43a4650852cb0a318af1"));
+		"24f4160e831bed0a28955e23428030ed1e63dff29dc06f731f7266c652c631a6"));
 }
 
 int main(void)
