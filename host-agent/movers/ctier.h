@@ -166,6 +166,12 @@ int vt_store_drop(struct vt_store *s, uint64_t page);
 /* Is @page stored, and where: tier index (>= nr: a tier kept for its pages), or -ENOENT */
 int vt_store_tier_of(struct vt_store *s, uint64_t page);
 /*
+ * Is tier @tier (an index as vt_store_tier_of() gives it) a remote one
+ * (VT_MEDIUM_REMOTE): its compressed pages are read from memory servers,
+ * over the network. False for any other tier and for an index with no tier.
+ */
+bool vt_store_tier_remote(struct vt_store *s, int tier);
+/*
  * The crc32c (vt_crc32c) of the stored page's uncompressed bytes, as put:
  * whether a copy of the page elsewhere is still the same. 0, or -ENOENT.
  */

@@ -515,6 +515,20 @@ int vt_store_tier_of(struct vt_store *s, uint64_t page)
 	return r;
 }
 
+bool vt_store_tier_remote(struct vt_store *s, int tier)
+{
+	struct tier *t;
+	bool r;
+
+	if (!s || tier < 0)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	t = tier_of_api(s, (unsigned int)tier);
+	r = t && tier_remote(t);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
 int vt_store_crc_of(struct vt_store *s, uint64_t page, uint32_t *crc)
 {
 	struct tier *t = NULL;

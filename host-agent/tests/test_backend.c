@@ -1783,7 +1783,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"706f0219b2a470e2d0bf388d48a46f12211e7d7446bc6dae90766d98eedba0cc"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"7f35e260c8e32dee3c0a308328410313162c0cd55bf6d0f7686cf4103b629a85"));
+		"c7dd272a37e0b89ce0c24c21e91ad99a60e7ff015130ec9e631cf04eb1dd43f4"));
 }
 
 int main(void)

@@ -220,6 +220,12 @@ static void test_put_get_drop(void **state)
 	assert_int_equal(ts[0].same_pages, n / 8);
 	assert_int_equal(ts[0].rejected_e2big, n / 8);
 	assert_string_equal(ts[0].placement, "remote");
+	/* what a fault's read-ahead asks before it reads a tier's page */
+	assert_true(vt_store_tier_remote(s, 0));
+	assert_true(vt_store_tier_remote(s, vt_store_tier_of(s, 3)));
+	assert_false(vt_store_tier_remote(s, 1));
+	assert_false(vt_store_tier_remote(s, 2));
+	assert_false(vt_store_tier_remote(s, vt_store_tier_of(s, 2)));	/* refused: -ENOENT */
 	/* the compressed ones, two copies each: counted after an upkeep */
 	assert_true(vt_store_remote_tick(s, 64) >= 0);
 	assert_int_equal(copies_on_servers(s), 2ull * (stored - 2 * (n / 8)));
