@@ -73,6 +73,10 @@ if [ "${VTIERD_TDP:-0}" = 1 ]; then
 else
     PROF=damon-kernel
 fi
+# debugfs, as a Debian host mounts it at boot (sys-kernel-debug.mount; L1's init
+# does not): vtierd reads KVM's TLB flush counters of the VM there
+[ -d /sys/kernel/debug/kvm ] || mount -t debugfs debugfs /sys/kernel/debug ||
+    fail "cannot mount debugfs"
 tb_step "L1: DAMON sysfs and NUMA"
 [ "$PROF" != damon-kernel ] || [ -d /sys/kernel/mm/damon/admin ] || tb_skip "L1 kernel has no DAMON sysfs"
 # the kernel's own NUMA balancing would move guest pages to the CPUs' node too;
@@ -236,6 +240,18 @@ echo "RESULT $PROF phase_change_windows=$ok_b max_node_changes_per_chunk=$flips"
 [ "$flips" -le 1 ] || fail "ping-pong: a 2 MiB chunk of A or B changed node $flips times during the phase change"
 ctl stats vm0
 phase_stop B
+# the kernel's TLB flush counters (docs/abi-control.md, stats.tlb): KVM's for
+# this VM are read (L1 mounts debugfs) and count in the windows that moved
+k=kvm_remote_tlb_flushes
+t=$(vget vm0 tlb.$k.available tlb.$k.in_moving_windows tlb.$k.moved_bytes \
+    tlb.$k.per_gib_moved tlb.host_tlb_shootdowns.per_gib_moved) || fail "stats tlb: $t"
+# shellcheck disable=SC2086
+set -- $t
+echo "RESULT-TLB $PROF kvm_flushes_moving=$2 moved_mib=$(($3 / MIB)) kvm_flushes_per_gib=$4" \
+    "host_shootdowns_per_gib=$5"
+[ "$1" = true ] || fail "KVM's remote TLB flushes of the VM not read (stats tlb: $t)"
+[ "$3" -gt 0 ] && [ "$2" -gt 0 ] ||
+    fail "no KVM remote TLB flush counted in windows that moved memory (stats tlb: $t)"
 
 tb_step "4. mode=off detaches profiling"
 ctl policy vm0 mode=off > /dev/null
