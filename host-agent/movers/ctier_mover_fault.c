@@ -256,14 +256,27 @@ static int store_ahead(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	/* a span being stored: its pages are there until its commit punches them */
 	if (m->fence_hi > m->fence_lo && at < m->fence_hi && end > m->fence_lo)
 		end = MAX(at, m->fence_lo);
+	/* a damaged copy met before, still stored: left to its own fault, read once */
+	if (m->ahead_bad && vt_store_tier_of(m->store, (m->ahead_bad - 1) / ps) < 0)
+		m->ahead_bad = 0;
+	if (m->ahead_bad && m->ahead_bad - 1 >= at && m->ahead_bad - 1 < end)
+		end = m->ahead_bad - 1;
 	for (; at + ps <= end; at += ps) {
 		uint64_t page = at / ps;
 		int tier = vt_store_tier_of(m->store, page);
 
 		if (tier < 0)
 			continue;
-		if (vt_store_tier_remote(m->store, tier) || vt_store_get(m->store, page, buf) < 0)
+		if (vt_store_tier_remote(m->store, tier))
 			break;
+		/* a damaged copy is counted by its own fault, not here */
+		ret = vt_store_get_ahead(m->store, page, buf);
+		if (ret < 0) {
+			if (ret == -EBADMSG)
+				m->ahead_bad = at + 1;
+			ret = 0;
+			break;
+		}
 		ret = vt_pager_fill(&m->pager, at, buf);
 		if (ret < 0)
 			break;

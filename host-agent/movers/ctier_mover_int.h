@@ -122,6 +122,8 @@ struct vt_ctier_mover {
 	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
 	/* store-ahead (thread-only): the page after the last stored fault, the end */
 	uint64_t ahead_next, ahead_end, ahead_win;	/* of its window, the next window */
+	/* a damaged copy store-ahead met, + 1 (0: none): no window reads it again */
+	uint64_t ahead_bad;
 	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
 	uint64_t span_cap;		/* its bytes */
 	uint64_t fence_lo, fence_hi;	/* a span being stored: fills stay out (thread-only) */

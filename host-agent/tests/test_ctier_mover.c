@@ -1128,9 +1128,13 @@ static void test_read_ahead_stops_at_damaged(void **state)
 	wait_stored_back(f, &st, bad - bad / 4);
 	assert_int_equal(st.faults_stored + st.stored_ahead, bad - bad / 4);
 	assert_true(st.stored_ahead > 0);
-	/* the window read its copy, found it damaged and left it where it was */
+	/*
+	 * the window read its copy, found it damaged and left it where it was,
+	 * uncounted: bad_checksum counts the damaged copies faults met
+	 */
 	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
-	assert_int_equal(ts.bad_checksum, 1);
+	assert_true(ts.gets > 0);
+	assert_int_equal(ts.bad_checksum, 0);
 	assert_int_equal(vt_store_tier_of(f->store, bad), 0);
 	assert_false(present(f, bad));
 	assert_int_equal(st.poisoned, 0);
@@ -1148,6 +1152,9 @@ static void test_read_ahead_stops_at_damaged(void **state)
 		}
 		assert_int_equal(st.poisoned, 1);
 		assert_int_equal(vt_store_tier_of(f->store, bad), -ENOENT);
+		/* its own fault met it: counted once */
+		assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+		assert_int_equal(ts.bad_checksum, 1);
 	} else {
 		fprintf(stderr, "# no UFFDIO_POISON: the damaged page's own fault not tried\n");
 	}
