@@ -15,6 +15,9 @@
  *                        (a writer racing the agent's eviction)
  *   hammer P ROUNDS SEED rewrite the first half of page P ROUNDS times
  *   verify               "OK verify pages=N bad=B first_bad=I"
+ *   verify-down          the same, last page first: reads in descending
+ *                        order fault page by page (no agent reads ahead
+ *                        of them), so a fault storm lasts as long as before
  *   check FIRST COUNT    the same over pages FIRST .. FIRST+COUNT-1 only:
  *                        "OK check pages=N bad=B first_bad=I" (reads no
  *                        other page: a test can keep one page untouched)
@@ -348,11 +351,13 @@ static uint32_t rewrite(uint32_t seed, uint32_t k, uint32_t m, int half)
 	return n;
 }
 
-static void cmd_verify(const char *what, uint32_t from, uint32_t count)
+static void cmd_verify(const char *what, uint32_t from, uint32_t count, int down)
 {
 	uint32_t bad = 0, first = 0xffffffffu;
 
-	for (uint32_t i = from; i < from + count; i++) {
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t i = down ? from + count - 1 - k : from + k;
+
 		if (!page_ok(i)) {
 			if (!bad) {
 				first = i;
@@ -426,7 +431,10 @@ static void run_command(const char *line)
 			return;
 		}
 	} else if (starts_with(line, "verify")) {
-		cmd_verify("OK verify pages=", 0, n_pages);
+		cmd_verify("OK verify pages=", 0, n_pages, 0);
+		return;
+	} else if (starts_with(line, "verify-down")) {
+		cmd_verify("OK verify pages=", 0, n_pages, 1);
 		return;
 	} else if (starts_with(line, "check")) {
 		uint32_t from = 0, count = 0;
@@ -434,7 +442,7 @@ static void run_command(const char *line)
 
 		parse_u32(s, &count, &ok);
 		if (ok && from < n_pages && count <= n_pages - from) {
-			cmd_verify("OK check pages=", from, count);
+			cmd_verify("OK check pages=", from, count, 0);
 			return;
 		}
 	} else if (starts_with(line, "lat")) {
