@@ -12,6 +12,9 @@
  *                                               NODES (comma list)
  *   vtier-tbnuma place-gpa PID BASE FILE NODE   move the pages of FILE's extents
  *                                               at BASE + gpa to NODE
+ *   vtier-tbnuma move PID HVA LEN NODE          move [HVA, HVA+LEN) to NODE in one
+ *                                               move_pages call (the kernel's own
+ *                                               migration of a range, to compare with)
  *   vtier-tbnuma chunks PID BASE FILE           one character per 2 MiB of FILE's
  *                                               extents: the node most of its present
  *                                               pages are on, '-' when none is present
@@ -84,6 +87,34 @@ static int move_range(int pid, unsigned long long hva, unsigned long long len, c
 		}
 	}
 	return 0;
+}
+
+/* [hva, hva + len) to @node in one move_pages call */
+static int move_once(int pid, unsigned long long hva, unsigned long long len, int node)
+{
+	unsigned long n = (unsigned long)(len / 4096);
+	void **p = calloc(n ? n : 1, sizeof(*p));
+	int *dst = calloc(n ? n : 1, sizeof(*dst)), *st = calloc(n ? n : 1, sizeof(*st));
+	int ret = 0;
+
+	if (!p || !dst || !st) {
+		fprintf(stderr, "vtier-tbnuma: %lu pages: out of memory\n", n);
+		ret = -1;
+		goto out;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		p[i] = (void *)(uintptr_t)(hva + i * 4096ULL);
+		dst[i] = node;
+	}
+	if (mp(pid, n, p, dst, st, 2 /* MPOL_MF_MOVE */) < 0 && errno != ENOENT) {
+		fprintf(stderr, "vtier-tbnuma: move_pages(%d): %s\n", pid, strerror(errno));
+		ret = -1;
+	}
+out:
+	free(p);
+	free(dst);
+	free(st);
+	return ret;
 }
 
 static void print(void)
@@ -182,9 +213,16 @@ int main(int argc, char **argv)
 			     query(pid, base + gpa, bytes)))
 				return 2;
 		fclose(f);
+	} else if (argc == 6 && !strcmp(argv[1], "move")) {
+		int pid = (int)num(argv[2]);
+		unsigned long long hva = num(argv[3]), len = num(argv[4]);
+
+		if (move_once(pid, hva, len, (int)num(argv[5])) || query(pid, hva, len))
+			return 2;
 	} else {
 		fprintf(stderr, "usage: vtier-tbnuma where PID HVA LEN | where-gpa PID BASE FILE | "
-			"spread PID HVA LEN NODES | place-gpa PID BASE FILE NODE\n");
+			"spread PID HVA LEN NODES | place-gpa PID BASE FILE NODE | "
+			"move PID HVA LEN NODE\n");
 		return 2;
 	}
 	print();
