@@ -265,18 +265,20 @@ fi
 tb_step "4b. the kernel's own migration of guest RAM, its TLB flushes beside vtierd's"
 # vtierd is off: the same VM's KVM counters (debugfs) around move_pages of a
 # 256 MiB range by vtier-tbnuma, in one call, then back in 2 MiB calls (as
-# vtierd's movers do); per GiB of pages that changed node
+# vtierd's movers do); per GiB of pages that changed node. The range holds
+# hot set B (256M-320M), run as during vtierd's phase change: the vCPUs hold
+# translations a flush must drop, as they did for vtierd's moves.
 kvm_dir=$(ls -d /sys/kernel/debug/kvm/"$pid"-* 2>/dev/null | head -1)
 [ -n "$kvm_dir" ] || fail "no KVM debugfs directory for pid $pid"
 kflush() { echo "$(cat "$kvm_dir/remote_tlb_flush") $(cat "$kvm_dir/remote_tlb_flush_requests" 2>/dev/null || echo 0)"; }
 kmove() { # NAME NODE CMD...: moves, prints NAME's flushes per GiB moved
     local name=$1 node=$2 b a k0 k1 mib f r
     shift 2
-    b=$(vtier-tbnuma where "$pid" "$hva" $((256 * MIB)))
+    b=$(vtier-tbnuma where "$pid" $((hva + 256 * MIB)) $((256 * MIB)))
     k0=$(kflush)
     "$@" > /dev/null || fail "$name: $*"
     k1=$(kflush)
-    a=$(vtier-tbnuma where "$pid" "$hva" $((256 * MIB)))
+    a=$(vtier-tbnuma where "$pid" $((hva + 256 * MIB)) $((256 * MIB)))
     mib=$(( ($(field "$a" node$node) - $(field "$b" node$node)) * 4096 / MIB ))
     [ "$mib" -gt 0 ] || fail "$name moved nothing to node $node ($b -> $a)"
     f=$(( ${k1% *} - ${k0% *} ))
@@ -284,8 +286,11 @@ kmove() { # NAME NODE CMD...: moves, prints NAME's flushes per GiB moved
     echo "RESULT-TLB-KERNEL $name moved_mib=$mib kvm_flushes=$f kvm_flush_requests=$r" \
         "kvm_flushes_per_gib=$((f * 1024 / mib)) kvm_flush_requests_per_gib=$((r * 1024 / mib))"
 }
-kmove one-call 2 vtier-tbnuma move "$pid" "$hva" $((256 * MIB)) 2
-kmove per-2mib 1 vtier-tbnuma spread "$pid" "$hva" $((256 * MIB)) 1
+phase_start B 256M-320M
+sleep 2
+kmove one-call 2 vtier-tbnuma move "$pid" $((hva + 256 * MIB)) $((256 * MIB)) 2
+kmove per-2mib 1 vtier-tbnuma spread "$pid" $((hva + 256 * MIB)) $((256 * MIB)) 1
+phase_stop B
 
 tb_step "5. bad input"
 out=$(ctl stats nosuchvm 2>&1) && fail "stats of an unknown VM succeeded"
