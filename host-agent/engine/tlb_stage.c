@@ -41,6 +41,11 @@ void vt_tlb_marks_drop(struct vt_tlb_marks *m)
 	m->kvm_flush_requests.ok = false;
 }
 
+void vt_tlb_release(struct vt_tlb_marks *m)
+{
+	vt_kvm_dir_release(&m->kvm_dir);
+}
+
 double vt_tlb_per_gib(const struct vt_tlb_count *c)
 {
 	return c->moved_bytes ? (double)c->moving / ((double)c->moved_bytes / (double)(1ull << 30)) :
@@ -71,7 +76,8 @@ void vt_tlb_window(struct vt_vm *vm, uint64_t moved_bytes, struct vt_vm_stats *s
 	struct vt_tlb_sample now = { 0 };
 
 	now.host = vt_interrupts_tlb_read(proc, &now.host_shootdowns, &host_e);
-	now.kvm = vt_kvm_tlb_read(debugfs, vm->pid, &now.kvm_tlb, &kvm_e);
+	now.kvm = vt_kvm_tlb_read_held(&vm->tlb_marks.kvm_dir, debugfs, vm->pid, &now.kvm_tlb,
+				       &kvm_e);
 	say(vm, &vm->tlb_marks.host_shootdowns, now.host, "host TLB shootdowns", host_e);
 	say(vm, &vm->tlb_marks.kvm_remote_flushes, now.kvm, "KVM remote TLB flushes", kvm_e);
 	vt_tlb_account(&vm->tlb_marks, &now, moved_bytes, &s->tlb);

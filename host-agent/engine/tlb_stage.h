@@ -33,15 +33,21 @@ struct vt_tlb_sample {
  */
 void vt_tlb_account(struct vt_tlb_marks *m, const struct vt_tlb_sample *now,
 		    uint64_t moved_bytes, struct vt_tlb_stats *s);
-/* Forget the marks (the windows stopped): the next window's end only marks. */
+/*
+ * Forget the marks (the windows stopped): the next window's end only marks.
+ * The KVM directory stays held: the VM's counters are still there.
+ */
 void vt_tlb_marks_drop(struct vt_tlb_marks *m);
+/* Release what the marks hold (the KVM directory), when the VM goes. */
+void vt_tlb_release(struct vt_tlb_marks *m);
 /* Flushes per GiB moved (@moving / @moved_bytes in GiB); 0 when nothing moved. */
 double vt_tlb_per_gib(const struct vt_tlb_count *c);
 /*
  * At the end of a window that moved @moved_bytes, on the VM's worker: read
  * the counters (under the host config's proc_root and debugfs_root; "" is
- * the host's) and count them into @s. A counter that turns missing or
- * malformed is logged once, and again only after it was read again.
+ * the host's) and count them into @s. The VM's KVM directory is found once
+ * and held in vm->tlb_marks (vt_kvm_tlb_read_held). A counter that turns
+ * missing or malformed is logged once, and again only after it was read again.
  */
 void vt_tlb_window(struct vt_vm *vm, uint64_t moved_bytes, struct vt_vm_stats *s);
 

@@ -43,6 +43,7 @@ struct vt_tlb_marks {
 	struct vt_tlb_mark host_shootdowns;
 	struct vt_tlb_mark kvm_remote_flushes;
 	struct vt_tlb_mark kvm_flush_requests;
+	struct vt_kvm_dir kvm_dir;	/* the VM's KVM directory, held once found */
 };
 
 #endif

@@ -38,6 +38,7 @@
 #include "sim_source.h"
 #include "engine.h"
 #include "thread_ns.h"
+#include "tlb_stage.h"
 #include "vm.h"
 #include "vtier_bench.h"
 
@@ -94,6 +95,7 @@ static void agent_free(struct agent *a)
 	vt_mtm_free(a->vm->mtm);
 	vt_refresh_free(a->vm->refresh);
 	vt_phase_clear(&a->vm->phase);
+	vt_tlb_release(&a->vm->tlb_marks);
 	g_free(a->vm->heatmap);
 	g_free(a->vm->heatmap_acc);
 	g_array_free(a->vm->ram, TRUE);
