@@ -346,6 +346,72 @@ static void test_kvm_dir_pid(void **state)
 	fixture_free(f);
 }
 
+/*
+ * Two VMs sharing the host's sample: within the interval the second takes
+ * what the first read (the file changed between them); after it, a window
+ * reads the file again and the other takes that. Each VM's deltas are its
+ * own; a VM without the shared sample reads the file itself.
+ */
+static void test_host_shared(void **state)
+{
+	struct fixture *f = fixture_new(*state);
+	struct vt_vm *a = vm_new(f, "vm1", 101), *b = vm_new(f, "vm2", 102);
+	struct vt_vm *alone = vm_new(f, "vm3", 103);
+	struct vt_vm_stats sa = { 0 }, sb = { 0 }, salone = { 0 };
+	const gint64 t0 = 1000000, age = VT_TLB_HOST_MAX_AGE_US;
+	g_autofree char *path = g_build_filename(f->proc, "interrupts", NULL);
+	unsigned int told = 0;
+	struct vt_tlb_host h;
+
+	vt_tlb_host_init(&h);
+	a->tlb_host = b->tlb_host = &h;
+	interrupts(f->proc, 1000, 2000);
+	vt_tlb_window_at(a, 0, &sa, t0);
+	interrupts(f->proc, 1100, 2300);
+	vt_tlb_window_at(b, 0, &sb, t0 + age - 1);
+	assert_int_equal(a->tlb_marks.host_shootdowns.value, 3000);
+	assert_int_equal(b->tlb_marks.host_shootdowns.value, 3000);
+	vt_tlb_window_at(alone, 0, &salone, t0 + age - 1);
+	assert_int_equal(alone->tlb_marks.host_shootdowns.value, 3400);
+
+	/* the interval is over: read again by the first window, taken by the other */
+	vt_tlb_window_at(b, GiB, &sb, t0 + age);
+	interrupts(f->proc, 5000, 0);
+	vt_tlb_window_at(a, 0, &sa, t0 + age + 1);
+	assert_count(&sb.tlb.host_shootdowns, true, 400, 400, 400, GiB);
+	assert_count(&sa.tlb.host_shootdowns, true, 400, 400, 0, 0);
+
+	/* gone: both told why, from the one read */
+	g_ptr_array_set_size(f->l.lines, 0);
+	g_unlink(path);
+	vt_tlb_window_at(a, 0, &sa, t0 + 2 * age);
+	vt_tlb_window_at(b, 0, &sb, t0 + 2 * age);
+	assert_false(sa.tlb.host_shootdowns.ok);
+	assert_false(sb.tlb.host_shootdowns.ok);
+	assert_true(h.state == VT_COUNTER_ABSENT);
+	for (unsigned int i = 0; i < f->l.lines->len; i++) {
+		const char *line = g_ptr_array_index(f->l.lines, i);
+
+		if (!strstr(line, "host TLB shootdowns: not available: "))
+			continue;
+		if (!strstr(line, path))
+			fail_msg("'%s' does not name %s", line, path);
+		told++;
+	}
+	assert_int_equal(told, 2);
+	interrupts(f->proc, 6000, 0);
+	vt_tlb_window_at(b, 0, &sb, t0 + 3 * age);
+	vt_tlb_window_at(a, 0, &sa, t0 + 3 * age);
+	assert_true(sa.tlb.host_shootdowns.ok);
+	assert_true(sb.tlb.host_shootdowns.ok);
+
+	vm_free(a);
+	vm_free(b);
+	vm_free(alone);
+	vt_tlb_host_clear(&h);
+	fixture_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +420,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kvm_dir_held, fake_tree_setup,
 						fake_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_kvm_dir_pid, fake_tree_setup,
+						fake_tree_teardown),
+		cmocka_unit_test_setup_teardown(test_host_shared, fake_tree_setup,
 						fake_tree_teardown),
 	};
 

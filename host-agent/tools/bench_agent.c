@@ -128,6 +128,7 @@ static bool agent_new(struct agent *a, enum refresh refresh, struct vt_daemon *d
 	g_mutex_init(&vm->lock);
 	g_strlcpy(vm->name, refresh_names[refresh], sizeof(vm->name));
 	vm->host = &d->host;
+	vm->tlb_host = &d->tlb_host;
 	vm->reg = &d->reg;
 	vm->pid = getpid();
 	vm->ram = g_array_new(FALSE, FALSE, sizeof(struct vt_vm_ram));
