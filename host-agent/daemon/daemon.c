@@ -15,6 +15,7 @@
 #include "migration.h"
 #include "numa.h"
 #include "ratelimit.h"
+#include "tlb_stage.h"
 #include "vm_json.h"
 #include "vm_worker.h"
 
@@ -77,6 +78,7 @@ static struct vt_vm *vm_new(struct vt_daemon *d)
 	struct vt_vm *vm = g_new0(struct vt_vm, 1);
 
 	vm->host = &d->host;
+	vm->tlb_host = &d->tlb_host;
 	vm->reg = &d->reg;
 	vm->policy = d->defaults;
 	vm->tiers = d->host.tiers;
@@ -178,6 +180,7 @@ struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log)
 	d->host.tiers = *tiers;
 	d->log = log;
 	d->log_limits = vt_ratelimits_new(10, 1, 1024);
+	vt_tlb_host_init(&d->tlb_host);
 	d->qmp_timeout_ms = 5000;
 	d->reg = (struct vt_registry){ .ops = &daemon_registry_ops, .opaque = d };
 	d->ho.host = &d->host;
@@ -369,6 +372,7 @@ void vt_daemon_free(struct vt_daemon *d)
 	g_hash_table_destroy(d->ho.preparing);
 	vt_budget_free(d->ho.budget);
 	vt_ratelimits_free(d->log_limits);
+	vt_tlb_host_clear(&d->tlb_host);
 	g_free(d);
 }
 

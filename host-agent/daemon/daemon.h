@@ -43,6 +43,8 @@ struct vt_daemon {
 	struct vt_libvirt *libvirt;	/* attach by libvirt domain (NULL: off) */
 	const struct vt_daemon_libvirt_ops *libvirt_ops;	/* set with libvirt */
 	bool exiting;			/* vt_daemon_free: VMs' engines stop before it returns */
+	/* the host's TLB shootdowns, read by the VMs' windows at most every 50 ms */
+	struct vt_tlb_host tlb_host;
 };
 
 struct vt_daemon *vt_daemon_new(const struct vt_tiers *tiers, vt_log_fn log);

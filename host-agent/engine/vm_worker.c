@@ -13,6 +13,7 @@
 #include "vm.h"
 #include "vm_worker.h"
 #include "hint_stage.h"
+#include "tlb_stage.h"
 
 static gpointer worker_main(gpointer data)
 {
@@ -236,6 +237,7 @@ static void vm_release(struct vt_vm *vm)
 	vt_mtm_free(vm->mtm);
 	vt_refresh_free(vm->refresh);
 	vt_phase_clear(&vm->phase);
+	vt_tlb_release(&vm->tlb_marks);
 	vt_migration_clear(vm);
 	g_free(vm->heatmap);
 	g_free(vm->heatmap_acc);

@@ -43,6 +43,24 @@ struct vt_tlb_marks {
 	struct vt_tlb_mark host_shootdowns;
 	struct vt_tlb_mark kvm_remote_flushes;
 	struct vt_tlb_mark kvm_flush_requests;
+	struct vt_kvm_dir kvm_dir;	/* the VM's KVM directory, held once found */
+};
+
+/*
+ * The host's TLB shootdowns as last read, shared by every VM's window: one
+ * per host, owned by the daemon, each VM pointing at it (vm->tlb_host). A
+ * window finding it older than an interval reads /proc/interrupts again
+ * (engine/tlb_stage.c); every field under @lock. Each VM keeps its own marks
+ * (struct vt_tlb_marks), so its windows' deltas stay its own.
+ */
+struct vt_tlb_host {
+	GMutex lock;
+	bool read;			/* read at least once */
+	gint64 read_us;			/* when: g_get_monotonic_time() */
+	enum vt_counter_state state;
+	uint64_t value;			/* when state is OK */
+	int code;			/* ... and the error's code (tlb_counters.h) */
+	char error[256];		/* why, when state is not OK */
 };
 
 #endif

@@ -199,6 +199,8 @@ struct vt_vm {
 	struct vt_vm_hints *hints;
 	/* the TLB flush counters at the last window's end (engine/tlb_stage.c): the worker's */
 	struct vt_tlb_marks tlb_marks;
+	/* the host's shootdowns as last read, the daemon's (NULL: each window reads its own) */
+	struct vt_tlb_host *tlb_host;
 	/* the engine's owner, told of a failed window (set by vt_engine_start) */
 	vt_engine_failed_fn engine_failed;
 	void *engine_failed_opaque;

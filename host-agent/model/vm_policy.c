@@ -293,7 +293,7 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 				      &n.migration_extra_bytes, error))
 			return false;
 	} else if (strcmp(key, "window_ms") == 0) {
-		if (!parse_u64(key, value, 100, 600000, &n.window_ms, error))
+		if (!parse_u64(key, value, VT_WINDOW_MS_MIN, 600000, &n.window_ms, error))
 			return false;
 	} else if (strcmp(key, "sample_ms") == 0) {
 		if (!parse_u64(key, value, 1, 10000, &n.sample_ms, error))

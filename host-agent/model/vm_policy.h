@@ -27,6 +27,9 @@ enum vt_placement {
 	VT_PLACEMENT_TCO,		/* the analytical model: least slowdown within tco_alpha */
 };
 
+/* The shortest window a policy takes (window_ms=). */
+#define VT_WINDOW_MS_MIN 100
+
 struct vt_vm_policy {
 	enum vt_mode mode;
 	uint64_t dram_limit_bytes;	/* dram_limit = dram_max (one key, two names); 0: no limit
@@ -36,7 +39,7 @@ struct vt_vm_policy {
 	unsigned int weight;		/* 1..10000: its share of contested DRAM */
 	double dram_share;		/* 0..1 of the VM's RAM allowed on the fastest tier; 1 = all */
 	uint64_t budget_bytes;		/* bytes moved per window, promotions + demotions */
-	uint64_t window_ms;		/* profiling window */
+	uint64_t window_ms;		/* profiling window (VT_WINDOW_MS_MIN at least) */
 	uint64_t sample_ms;		/* sampling interval inside a window */
 	double hot_threshold;		/* minimum EMA hotness (0..1) to promote */
 	unsigned int thrash_windows;	/* K: demoted then promoted within K windows = thrash */

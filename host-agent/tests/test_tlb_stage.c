@@ -142,60 +142,125 @@ static void expect_lines(struct logged *l, const char *const *want, unsigned int
 	g_ptr_array_set_size(l->lines, 0);
 }
 
+/* A fake /proc and debugfs under the test's root, and VMs whose windows read them. */
+struct fixture {
+	char *proc, *debugfs;
+	struct logged l;
+	struct vt_registry reg;
+	struct vt_host_config host;
+};
+
+static struct fixture *fixture_new(const char *root)
+{
+	static const struct vt_registry_ops ops = { .logv = capture };
+	struct fixture *f = g_new0(struct fixture, 1);
+
+	f->proc = g_build_filename(root, "proc", NULL);
+	f->debugfs = g_build_filename(root, "debug", NULL);
+	f->l.lines = g_ptr_array_new_with_free_func(g_free);
+	f->reg = (struct vt_registry){ .ops = &ops, .opaque = &f->l };
+	g_strlcpy(f->host.proc_root, f->proc, sizeof(f->host.proc_root));
+	g_strlcpy(f->host.debugfs_root, f->debugfs, sizeof(f->host.debugfs_root));
+	fake_tree_mkdir(root, "proc");
+	fake_tree_mkdir(root, "debug");
+	return f;
+}
+
+static void fixture_free(struct fixture *f)
+{
+	g_ptr_array_free(f->l.lines, TRUE);
+	g_free(f->proc);
+	g_free(f->debugfs);
+	g_free(f);
+}
+
+/* A VM as the daemon makes it, without the daemon: its windows read the fake tree alone. */
+static struct vt_vm *vm_new(struct fixture *f, const char *name, pid_t pid)
+{
+	struct vt_vm *vm = g_new0(struct vt_vm, 1);
+
+	g_strlcpy(vm->name, name, sizeof(vm->name));
+	vm->pid = pid;
+	vm->host = &f->host;
+	vm->reg = &f->reg;
+	return vm;
+}
+
+static void vm_free(struct vt_vm *vm)
+{
+	vt_tlb_release(&vm->tlb_marks);
+	assert_false(vm->tlb_marks.kvm_dir.held);
+	g_free(vm);
+}
+
+/* A VM's KVM counters at @dir ("kvm/<pid>-<fd>") of the fake debugfs. */
+static void kvm_counts(struct fixture *f, const char *dir, uint64_t flushes, uint64_t requests)
+{
+	g_autofree char *rel = g_build_filename("kvm", dir, "remote_tlb_flush", NULL);
+	g_autofree char *text = g_strdup_printf("%llu\n", (unsigned long long)flushes);
+	g_autofree char *req_rel = g_strconcat(rel, "_requests", NULL);
+	g_autofree char *req = g_strdup_printf("%llu\n", (unsigned long long)requests);
+
+	fake_tree_put(f->debugfs, rel, text);
+	fake_tree_put(f->debugfs, req_rel, req);
+}
+
+static void kvm_gone(struct fixture *f, const char *dir)
+{
+	g_autofree char *path = g_build_filename(f->debugfs, "kvm", dir, NULL);
+
+	fake_tree_rm(path);
+}
+
+/* A window whose KVM counters were read from @dir, remote_tlb_flush there being @flushes. */
+static void window_reads(struct vt_vm *vm, struct vt_vm_stats *s, const char *dir,
+			 uint64_t flushes)
+{
+	vt_tlb_window(vm, 0, s);
+	assert_true(s->tlb.kvm_remote_flushes.ok);
+	assert_int_equal(vm->tlb_marks.kvm_remote_flushes.value, flushes);
+	assert_true(vm->tlb_marks.kvm_dir.held);
+	assert_string_equal(vm->tlb_marks.kvm_dir.name, dir);
+}
+
 /* The window's reads from a fake /proc and debugfs: counted, and the log told once. */
 static void test_window(void **state)
 {
-	const char *root = *state;
-	g_autofree char *proc = g_build_filename(root, "proc", NULL);
-	g_autofree char *debugfs = g_build_filename(root, "debug", NULL);
-	struct logged l = { .lines = g_ptr_array_new_with_free_func(g_free) };
-	static const struct vt_registry_ops ops = { .logv = capture };
-	struct vt_registry reg = { .ops = &ops, .opaque = &l };
-	struct vt_host_config *host = g_new0(struct vt_host_config, 1);
-	struct vt_vm *vm = g_new0(struct vt_vm, 1);
+	struct fixture *f = fixture_new(*state);
+	struct vt_vm *vm = vm_new(f, "vm7", 777);
 	struct vt_vm_stats s = { 0 };
+	struct logged *l = &f->l;
 	static const char *const absent[] = {
 		"M vm7: host TLB shootdowns: not available: ", "/proc/interrupts",
 		"M vm7: KVM remote TLB flushes: not available: ", "(debugfs not mounted",
 	};
 
-	g_strlcpy(host->proc_root, proc, sizeof(host->proc_root));
-	g_strlcpy(host->debugfs_root, debugfs, sizeof(host->debugfs_root));
-	g_strlcpy(vm->name, "vm7", sizeof(vm->name));
-	vm->pid = 777;
-	vm->host = host;
-	vm->reg = &reg;
-	fake_tree_mkdir(root, "proc");
-	fake_tree_mkdir(root, "debug");
-
 	/* nothing there: not available, said once */
 	vt_tlb_window(vm, 0, &s);
-	assert_int_equal(l.lines->len, 2);
-	assert_non_null(strstr(g_ptr_array_index(l.lines, 0), absent[0]));
-	assert_non_null(strstr(g_ptr_array_index(l.lines, 0), absent[1]));
-	assert_non_null(strstr(g_ptr_array_index(l.lines, 1), absent[2]));
-	assert_non_null(strstr(g_ptr_array_index(l.lines, 1), absent[3]));
-	g_ptr_array_set_size(l.lines, 0);
+	assert_int_equal(l->lines->len, 2);
+	assert_non_null(strstr(g_ptr_array_index(l->lines, 0), absent[0]));
+	assert_non_null(strstr(g_ptr_array_index(l->lines, 0), absent[1]));
+	assert_non_null(strstr(g_ptr_array_index(l->lines, 1), absent[2]));
+	assert_non_null(strstr(g_ptr_array_index(l->lines, 1), absent[3]));
+	g_ptr_array_set_size(l->lines, 0);
 	vt_tlb_window(vm, GiB, &s);
-	expect_lines(&l, NULL, 0);
+	expect_lines(l, NULL, 0);
 	assert_false(s.tlb.host_shootdowns.ok);
 	assert_false(s.tlb.kvm_remote_flushes.ok);
 	assert_count(&s.tlb.host_shootdowns, false, 0, 0, 0, 0);
 
 	/* the counters appear: counted again, marked */
-	interrupts(proc, 1000, 2000);
-	fake_tree_put(debugfs, "kvm/777-12/remote_tlb_flush", "40\n");
-	fake_tree_put(debugfs, "kvm/777-12/remote_tlb_flush_requests", "90\n");
+	interrupts(f->proc, 1000, 2000);
+	kvm_counts(f, "777-12", 40, 90);
 	vt_tlb_window(vm, 0, &s);
-	expect_lines(&l, (const char *const[]){ "host TLB shootdowns: counted again",
-						"KVM remote TLB flushes: counted again" }, 2);
+	expect_lines(l, (const char *const[]){ "host TLB shootdowns: counted again",
+					       "KVM remote TLB flushes: counted again" }, 2);
 	assert_count(&s.tlb.host_shootdowns, true, 0, 0, 0, 0);
 	/* a window that moved 2 GiB */
-	interrupts(proc, 1100, 2300);
-	fake_tree_put(debugfs, "kvm/777-12/remote_tlb_flush", "48\n");
-	fake_tree_put(debugfs, "kvm/777-12/remote_tlb_flush_requests", "99\n");
+	interrupts(f->proc, 1100, 2300);
+	kvm_counts(f, "777-12", 48, 99);
 	vt_tlb_window(vm, 2 * GiB, &s);
-	expect_lines(&l, NULL, 0);
+	expect_lines(l, NULL, 0);
 	assert_count(&s.tlb.host_shootdowns, true, 400, 400, 400, 2 * GiB);
 	assert_count(&s.tlb.kvm_remote_flushes, true, 8, 8, 8, 2 * GiB);
 	assert_count(&s.tlb.kvm_flush_requests, true, 9, 9, 9, 2 * GiB);
@@ -203,17 +268,148 @@ static void test_window(void **state)
 	assert_float_equal(vt_tlb_per_gib(&s.tlb.kvm_remote_flushes), 4, 1e-9);
 
 	/* malformed: a warning naming the file, once; the counts stand */
-	fake_tree_put(debugfs, "kvm/777-12/remote_tlb_flush", "4x\n");
+	fake_tree_put(f->debugfs, "kvm/777-12/remote_tlb_flush", "4x\n");
 	vt_tlb_window(vm, 0, &s);
 	vt_tlb_window(vm, 0, &s);
-	expect_lines(&l, (const char *const[]){ "W vm7: KVM remote TLB flushes: not available: "
-						}, 1);
+	expect_lines(l, (const char *const[]){ "W vm7: KVM remote TLB flushes: not available: "
+					       }, 1);
 	assert_count(&s.tlb.kvm_remote_flushes, false, 0, 8, 8, 2 * GiB);
 	assert_count(&s.tlb.host_shootdowns, true, 0, 400, 400, 2 * GiB);
 
-	g_ptr_array_free(l.lines, TRUE);
-	g_free(vm);
-	g_free(host);
+	vm_free(vm);
+	fixture_free(f);
+}
+
+/*
+ * The VM's KVM directory is found once: a second "<pid>-<fd>" directory that
+ * appears later is not seen (a listing would find two and read neither) until
+ * the one held is gone; gone with none in its place, and back under another
+ * fd, it is found again.
+ */
+static void test_kvm_dir_held(void **state)
+{
+	struct fixture *f = fixture_new(*state);
+	struct vt_vm *vm = vm_new(f, "vm7", 777);
+	struct vt_vm_stats s = { 0 };
+
+	kvm_counts(f, "777-12", 40, 90);
+	window_reads(vm, &s, "777-12", 40);
+	expect_lines(&f->l, (const char *const[]){ "host TLB shootdowns: not available" }, 1);
+	kvm_counts(f, "777-13", 1, 2);
+	for (unsigned int i = 1; i <= 5; i++) {
+		kvm_counts(f, "777-12", 40 + i, 90 + 2 * i);
+		vt_tlb_window(vm, 0, &s);
+		assert_count(&s.tlb.kvm_remote_flushes, true, 1, i, 0, 0);
+		assert_count(&s.tlb.kvm_flush_requests, true, 2, 2 * i, 0, 0);
+	}
+	/* the VM's KVM fd closed, another opened: the held read fails, the new one is read */
+	kvm_gone(f, "777-12");
+	window_reads(vm, &s, "777-13", 1);
+	kvm_counts(f, "777-13", 4, 2);
+	vt_tlb_window(vm, 0, &s);
+	assert_count(&s.tlb.kvm_remote_flushes, true, 3, 8, 0, 0);
+
+	/* gone, none in its place: not available, and nothing held */
+	kvm_gone(f, "777-13");
+	vt_tlb_window(vm, 0, &s);
+	assert_false(s.tlb.kvm_remote_flushes.ok);
+	assert_false(vm->tlb_marks.kvm_dir.held);
+	expect_lines(&f->l, (const char *const[]){ "KVM remote TLB flushes: not available" }, 1);
+	/* back under another fd: found, counted again */
+	kvm_counts(f, "777-20", 7, 9);
+	window_reads(vm, &s, "777-20", 7);
+	expect_lines(&f->l, (const char *const[]){ "KVM remote TLB flushes: counted again" }, 1);
+
+	vm_free(vm);
+	fixture_free(f);
+}
+
+/* A new pid (QEMU restarted) never reads the old pid's directory, still there or not. */
+static void test_kvm_dir_pid(void **state)
+{
+	struct fixture *f = fixture_new(*state);
+	struct vt_vm *vm = vm_new(f, "vm7", 777);
+	struct vt_vm_stats s = { 0 };
+
+	kvm_counts(f, "777-12", 40, 90);
+	window_reads(vm, &s, "777-12", 40);
+	vm->pid = 778;
+	kvm_counts(f, "777-12", 50, 95);
+	vt_tlb_window(vm, 0, &s);
+	assert_false(s.tlb.kvm_remote_flushes.ok);
+	assert_false(vm->tlb_marks.kvm_dir.held);
+	kvm_counts(f, "778-3", 60, 97);
+	window_reads(vm, &s, "778-3", 60);
+	assert_int_equal(vm->tlb_marks.kvm_dir.pid, 778);
+
+	vm_free(vm);
+	fixture_free(f);
+}
+
+/*
+ * Two VMs sharing the host's sample: within the interval the second takes
+ * what the first read (the file changed between them); after it, a window
+ * reads the file again and the other takes that. Each VM's deltas are its
+ * own; a VM without the shared sample reads the file itself.
+ */
+static void test_host_shared(void **state)
+{
+	struct fixture *f = fixture_new(*state);
+	struct vt_vm *a = vm_new(f, "vm1", 101), *b = vm_new(f, "vm2", 102);
+	struct vt_vm *alone = vm_new(f, "vm3", 103);
+	struct vt_vm_stats sa = { 0 }, sb = { 0 }, salone = { 0 };
+	const gint64 t0 = 1000000, age = VT_TLB_HOST_MAX_AGE_US;
+	g_autofree char *path = g_build_filename(f->proc, "interrupts", NULL);
+	unsigned int told = 0;
+	struct vt_tlb_host h;
+
+	vt_tlb_host_init(&h);
+	a->tlb_host = b->tlb_host = &h;
+	interrupts(f->proc, 1000, 2000);
+	vt_tlb_window_at(a, 0, &sa, t0);
+	interrupts(f->proc, 1100, 2300);
+	vt_tlb_window_at(b, 0, &sb, t0 + age - 1);
+	assert_int_equal(a->tlb_marks.host_shootdowns.value, 3000);
+	assert_int_equal(b->tlb_marks.host_shootdowns.value, 3000);
+	vt_tlb_window_at(alone, 0, &salone, t0 + age - 1);
+	assert_int_equal(alone->tlb_marks.host_shootdowns.value, 3400);
+
+	/* the interval is over: read again by the first window, taken by the other */
+	vt_tlb_window_at(b, GiB, &sb, t0 + age);
+	interrupts(f->proc, 5000, 0);
+	vt_tlb_window_at(a, 0, &sa, t0 + age + 1);
+	assert_count(&sb.tlb.host_shootdowns, true, 400, 400, 400, GiB);
+	assert_count(&sa.tlb.host_shootdowns, true, 400, 400, 0, 0);
+
+	/* gone: both told why, from the one read */
+	g_ptr_array_set_size(f->l.lines, 0);
+	g_unlink(path);
+	vt_tlb_window_at(a, 0, &sa, t0 + 2 * age);
+	vt_tlb_window_at(b, 0, &sb, t0 + 2 * age);
+	assert_false(sa.tlb.host_shootdowns.ok);
+	assert_false(sb.tlb.host_shootdowns.ok);
+	assert_true(h.state == VT_COUNTER_ABSENT);
+	for (unsigned int i = 0; i < f->l.lines->len; i++) {
+		const char *line = g_ptr_array_index(f->l.lines, i);
+
+		if (!strstr(line, "host TLB shootdowns: not available: "))
+			continue;
+		if (!strstr(line, path))
+			fail_msg("'%s' does not name %s", line, path);
+		told++;
+	}
+	assert_int_equal(told, 2);
+	interrupts(f->proc, 6000, 0);
+	vt_tlb_window_at(b, 0, &sb, t0 + 3 * age);
+	vt_tlb_window_at(a, 0, &sa, t0 + 3 * age);
+	assert_true(sa.tlb.host_shootdowns.ok);
+	assert_true(sb.tlb.host_shootdowns.ok);
+
+	vm_free(a);
+	vm_free(b);
+	vm_free(alone);
+	vt_tlb_host_clear(&h);
+	fixture_free(f);
 }
 
 int main(void)
@@ -221,7 +417,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_account),
 		cmocka_unit_test_setup_teardown(test_window, fake_tree_setup, fake_tree_teardown),
+		cmocka_unit_test_setup_teardown(test_kvm_dir_held, fake_tree_setup,
+						fake_tree_teardown),
+		cmocka_unit_test_setup_teardown(test_kvm_dir_pid, fake_tree_setup,
+						fake_tree_teardown),
+		cmocka_unit_test_setup_teardown(test_host_shared, fake_tree_setup,
+						fake_tree_teardown),
 	};
 
+	/* glib's own complaints (a NULL error propagated, ...) fail the test */
+	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

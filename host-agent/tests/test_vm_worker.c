@@ -16,6 +16,8 @@
  * must end (the thread count comes back) within a bound.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +149,22 @@ static void test_retire_never_started(void **state)
 	vt_vm_retire(vm_bare(0), false);
 }
 
+/* What the VM's TLB window holds (its KVM directory, open) is closed when the VM goes. */
+static void test_retire_releases_kvm_dir(void **state)
+{
+	struct vt_vm *vm = vm_bare(0);
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	vm->tlb_marks.kvm_dir = (struct vt_kvm_dir){ .held = true, .fd = fd, .pid = 1 };
+	assert_int_equal(vt_vm_worker_start(vm), 0);
+	vt_vm_retire(vm, true);
+	/* single-threaded again: nothing else took the number meanwhile */
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_retire_without_waiting),
 		cmocka_unit_test(test_retire_waiting),
 		cmocka_unit_test(test_retire_never_started),
+		cmocka_unit_test(test_retire_releases_kvm_dir),
 	};
 
 	alarm(120);	/* a hang (a freed mutex locked) fails, by SIGALRM */

@@ -38,6 +38,7 @@
 #include "sim_source.h"
 #include "engine.h"
 #include "thread_ns.h"
+#include "tlb_stage.h"
 #include "vm.h"
 #include "vtier_bench.h"
 
@@ -94,6 +95,7 @@ static void agent_free(struct agent *a)
 	vt_mtm_free(a->vm->mtm);
 	vt_refresh_free(a->vm->refresh);
 	vt_phase_clear(&a->vm->phase);
+	vt_tlb_release(&a->vm->tlb_marks);
 	g_free(a->vm->heatmap);
 	g_free(a->vm->heatmap_acc);
 	g_array_free(a->vm->ram, TRUE);
@@ -126,6 +128,7 @@ static bool agent_new(struct agent *a, enum refresh refresh, struct vt_daemon *d
 	g_mutex_init(&vm->lock);
 	g_strlcpy(vm->name, refresh_names[refresh], sizeof(vm->name));
 	vm->host = &d->host;
+	vm->tlb_host = &d->tlb_host;
 	vm->reg = &d->reg;
 	vm->pid = getpid();
 	vm->ram = g_array_new(FALSE, FALSE, sizeof(struct vt_vm_ram));

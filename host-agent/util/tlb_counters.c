@@ -2,7 +2,9 @@
 /* The kernel's counts of TLB flushes: /proc/interrupts and KVM's debugfs (tlb_counters.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_guard.h"
 #include "tlb_counters.h"
@@ -13,6 +15,8 @@ G_DEFINE_QUARK(vt-tlb-counters-error-quark, vt_tlb_counters_error)
 #define INTERRUPTS_MAX_BYTES (64u << 20)
 /* "<fd>" of a KVM directory name: an int */
 #define KVM_FD_DIGITS_MAX 10
+/* What a debugfs count may take: 20 digits and a newline, with room to spare */
+#define KVM_COUNTER_MAX_BYTES 31
 
 static bool is_blank(char c)
 {
@@ -193,50 +197,92 @@ static bool kvm_dir_of(const char *name, const char *prefix)
 	return true;
 }
 
-/* One debugfs counter: OK, ABSENT (no file) or BAD (not one decimal number). */
-static enum vt_counter_state kvm_counter(const char *dir, const char *file, uint64_t *out,
-					 GError **error)
+/* The name of @dir's counter @file, for messages: @kvm/<pid>-<fd>/@file. */
+static char *kvm_path(const struct vt_kvm_dir *dir, const char *kvm, const char *file)
 {
-	g_autofree char *path = g_build_filename(dir, file, NULL);
-	g_autofree char *text = NULL;
-	g_autoptr(GError) e = NULL;
-	char shown[32];
-	guint64 v;
-	gsize len;
+	return g_build_filename(kvm, dir->name, file, NULL);
+}
 
-	if (!g_file_get_contents(path, &text, &len, &e)) {
-		g_set_error(error, VT_TLB_COUNTERS_ERROR, ENOENT, "%s", e->message);
+/* One counter of the held directory: OK, ABSENT (gone, unreadable) or BAD (not a number). */
+static enum vt_counter_state kvm_counter(const struct vt_kvm_dir *dir, const char *kvm,
+					 const char *file, uint64_t *out, GError **error)
+{
+	/* a count is at most 20 digits and a newline: a full buffer is not one */
+	char text[KVM_COUNTER_MAX_BYTES + 1], shown[32];
+	g_autofree char *path = NULL;
+	size_t len = 0;
+	guint64 v;
+	ssize_t n;
+	int fd, err;
+
+	fd = openat(dir->fd, file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		path = kvm_path(dir, kvm, file);
+		g_set_error(error, VT_TLB_COUNTERS_ERROR, ENOENT, "%s: %s", path, g_strerror(err));
 		return VT_COUNTER_ABSENT;
 	}
-	if (strlen(text) == len &&
+	while (len < sizeof(text) - 1 &&
+	       (n = read(fd, text + len, sizeof(text) - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			close(fd);
+			path = kvm_path(dir, kvm, file);
+			g_set_error(error, VT_TLB_COUNTERS_ERROR, ENOENT, "%s: %s", path,
+				    g_strerror(err));
+			return VT_COUNTER_ABSENT;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	text[len] = '\0';
+	if (len < sizeof(text) - 1 && strlen(text) == len &&
 	    g_ascii_string_to_unsigned(g_strstrip(text), 10, 0, G_MAXUINT64, &v, NULL)) {
 		*out = v;
 		return VT_COUNTER_OK;
 	}
 	vt_text_printable(shown, sizeof(shown), text, len);
+	path = kvm_path(dir, kvm, file);
 	g_set_error(error, VT_TLB_COUNTERS_ERROR, EPROTO,
 		    "%s: '%s' is not a 64-bit decimal count", path, shown);
 	return VT_COUNTER_BAD;
 }
 
-enum vt_counter_state vt_kvm_tlb_read(const char *debugfs_root, pid_t pid,
-				      struct vt_kvm_tlb *out, GError **error)
+/* Both counters of the held directory. */
+static enum vt_counter_state kvm_counters(const struct vt_kvm_dir *dir, const char *kvm,
+					  struct vt_kvm_tlb *out, GError **error)
 {
-	g_autofree char *kvm = g_build_filename(debugfs_root, "kvm", NULL);
-	g_autofree char *prefix = g_strdup_printf("%d-", (int)pid);
-	g_autofree char *name = NULL, *dir = NULL;
 	struct vt_kvm_tlb r = { 0 };
 	g_autoptr(GError) e = NULL;
 	enum vt_counter_state st;
+
+	st = kvm_counter(dir, kvm, "remote_tlb_flush", &r.flushes, error);
+	if (st != VT_COUNTER_OK)
+		return st;
+	/* remote_tlb_flush_requests: newer kernels only; absent before */
+	st = kvm_counter(dir, kvm, "remote_tlb_flush_requests", &r.requests, &e);
+	if (st == VT_COUNTER_BAD) {
+		g_propagate_error(error, g_steal_pointer(&e));
+		return st;
+	}
+	r.has_requests = st == VT_COUNTER_OK;
+	*out = r;
+	return VT_COUNTER_OK;
+}
+
+/* List @kvm for @pid's one "<pid>-<fd>" directory and hold it open in @dir. */
+static enum vt_counter_state kvm_find(struct vt_kvm_dir *dir, const char *kvm, pid_t pid,
+				      GError **error)
+{
+	g_autofree char *prefix = g_strdup_printf("%d-", (int)pid);
+	char name[sizeof(dir->name)] = "";
 	unsigned int found = 0;
 	struct dirent *de;
+	int fd, err;
 	DIR *d;
 
-	if (pid <= 0) {
-		g_set_error(error, VT_TLB_COUNTERS_ERROR, EINVAL, "no KVM counters of pid %d",
-			    (int)pid);
-		return VT_COUNTER_ABSENT;
-	}
 	d = opendir(kvm);
 	if (!d) {
 		g_set_error(error, VT_TLB_COUNTERS_ERROR, ENOENT,
@@ -247,8 +293,10 @@ enum vt_counter_state vt_kvm_tlb_read(const char *debugfs_root, pid_t pid,
 		if (!kvm_dir_of(de->d_name, prefix))
 			continue;
 		if (!found++)
-			name = g_strdup(de->d_name);
+			g_strlcpy(name, de->d_name, sizeof(name));
 	}
+	fd = found == 1 ? openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	err = errno;
 	closedir(d);
 	if (found != 1) {
 		if (found)
@@ -259,17 +307,65 @@ enum vt_counter_state vt_kvm_tlb_read(const char *debugfs_root, pid_t pid,
 				    "%s: no VM of pid %d (no directory %s<fd>)", kvm, (int)pid, prefix);
 		return VT_COUNTER_ABSENT;
 	}
-	dir = g_build_filename(kvm, name, NULL);
-	st = kvm_counter(dir, "remote_tlb_flush", &r.flushes, error);
+	if (fd < 0) {
+		g_set_error(error, VT_TLB_COUNTERS_ERROR, ENOENT, "%s/%s: %s", kvm, name,
+			    g_strerror(err));
+		return VT_COUNTER_ABSENT;
+	}
+	*dir = (struct vt_kvm_dir){ .held = true, .fd = fd, .pid = pid };
+	g_strlcpy(dir->name, name, sizeof(dir->name));
+	return VT_COUNTER_OK;
+}
+
+void vt_kvm_dir_release(struct vt_kvm_dir *dir)
+{
+	if (dir->held)
+		close(dir->fd);
+	*dir = (struct vt_kvm_dir){ .held = false };
+}
+
+enum vt_counter_state vt_kvm_tlb_read_held(struct vt_kvm_dir *dir, const char *debugfs_root,
+					   pid_t pid, struct vt_kvm_tlb *out, GError **error)
+{
+	g_autofree char *kvm = g_build_filename(debugfs_root, "kvm", NULL);
+	enum vt_counter_state st;
+
+	/* another pid (QEMU restarted): never a read of the old one's directory */
+	if (dir->held && dir->pid != pid)
+		vt_kvm_dir_release(dir);
+	if (pid <= 0) {
+		g_set_error(error, VT_TLB_COUNTERS_ERROR, EINVAL, "no KVM counters of pid %d",
+			    (int)pid);
+		return VT_COUNTER_ABSENT;
+	}
+	if (dir->held) {
+		g_autoptr(GError) e = NULL;
+
+		st = kvm_counters(dir, kvm, out, &e);
+		if (st == VT_COUNTER_OK)
+			return st;
+		if (st == VT_COUNTER_BAD) {
+			g_propagate_error(error, g_steal_pointer(&e));
+			return st;
+		}
+		/* gone (the VM's KVM fd was closed): the directory of now, if any */
+		vt_kvm_dir_release(dir);
+	}
+	st = kvm_find(dir, kvm, pid, error);
 	if (st != VT_COUNTER_OK)
 		return st;
-	/* remote_tlb_flush_requests: newer kernels only; absent before */
-	st = kvm_counter(dir, "remote_tlb_flush_requests", &r.requests, &e);
-	if (st == VT_COUNTER_BAD) {
-		g_propagate_error(error, g_steal_pointer(&e));
-		return st;
-	}
-	r.has_requests = st == VT_COUNTER_OK;
-	*out = r;
-	return VT_COUNTER_OK;
+	st = kvm_counters(dir, kvm, out, error);
+	if (st == VT_COUNTER_ABSENT)
+		vt_kvm_dir_release(dir);
+	return st;
+}
+
+enum vt_counter_state vt_kvm_tlb_read(const char *debugfs_root, pid_t pid,
+				      struct vt_kvm_tlb *out, GError **error)
+{
+	struct vt_kvm_dir dir = { .held = false };
+	enum vt_counter_state st = vt_kvm_tlb_read_held(&dir, debugfs_root, pid, out, error);
+
+	vt_kvm_dir_release(&dir);
+	return st;
 }

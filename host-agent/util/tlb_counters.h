@@ -52,4 +52,27 @@ struct vt_kvm_tlb {
 enum vt_counter_state vt_kvm_tlb_read(const char *debugfs_root, pid_t pid,
 				      struct vt_kvm_tlb *out, GError **error);
 
+/*
+ * A VM's KVM directory, held open once found (zeroed: none held). The
+ * kernel removes the directory when the VM's KVM fd closes: a read through
+ * the held fd then fails, and only then is kvm/ listed again.
+ */
+struct vt_kvm_dir {
+	bool held;		/* fd is open on kvm/name, the directory of pid */
+	int fd;
+	pid_t pid;
+	char name[24];		/* "<pid>-<fd>" */
+};
+
+/*
+ * vt_kvm_tlb_read() through @dir: the directory held is read while it reads;
+ * kvm/ is listed (and the directory found held) only when none is held, when
+ * a read from it fails (ABSENT), or when @pid is not the one it was found
+ * for (a new QEMU never reads the old one's directory).
+ */
+enum vt_counter_state vt_kvm_tlb_read_held(struct vt_kvm_dir *dir, const char *debugfs_root,
+					   pid_t pid, struct vt_kvm_tlb *out, GError **error);
+/* Close what @dir holds (none held after). */
+void vt_kvm_dir_release(struct vt_kvm_dir *dir);
+
 #endif
