@@ -1,31 +1,39 @@
 # bench-slowdown: what vtier costs a guest, against an untiered twin in the
 # same seconds (issue 33 item 1; make bench-slowdown, docs/bench-slowdown.md).
-# Two identical L2 VMs (tw0, tw1: 1 vCPU, $MEM MiB, stock QEMU, RAM on L1's
-# DRAM node), both pinned to one L1 vCPU (below), run the same skewed workload
-# (zipf phases over $WL MiB, 5 % writes) at the same time; one is under vtier,
-# the other not. A case is measured twice with the roles swapped, so that
-# whatever favours one vCPU slot cancels: $ROUNDS rounds, tw0 tiered in the
-# even ones, tw1 in the odd ones, and
+# Two identical L2 VMs (tw0, tw1: 1 vCPU, $MEM MiB on L1's DRAM node), both
+# pinned to one L1 vCPU (twins_start says why), run the same skewed workload
+# (zipf phases over $WL MiB of corpus pages, 5 % writes) at the same time;
+# one is under vtier, the other not. The roles swap every round, so that
+# whatever favours one VM cancels: $ROUNDS rounds, tw0 tiered in the even
+# ones, tw1 in the odd ones, and
 #   slowdown = 1 - geometric mean over the rounds of (tiered rate / untiered rate)
-# (rates: accesses per second of the phases both ran in the same $MEASURE_S s).
-# The A/A case (neither tiered) computed the same way is the method's noise
-# floor; every case's line quotes it.
-# Cases ($TB_SLOWDOWN_CASES, aa first):
-#   aa             neither VM under vtier
-#   observe-damon  vtierd profiles the VM (mode=observe, the host's DAMON):
-#                  profiling alone
-#   observe-tdp    the same with Telescope over host-kmod's tdp source
-#   numa-25        mode=auto, dram_limit 75 % of the memory the VM holds: 25 %
-#                  of it on the CXL-like node 1 once placed (measured after
-#                  placement settles)
-#   numa-50        the same at 50 %
-#   burst          a demotion burst: dram_limit drops from all of it to 50 %
-#                  as the measurement starts (moved in its first windows)
+# (rates: accesses per second of the phases both ran in the same $MEASURE_S s),
+# with the standard error of the mean ratio. The A/A case (neither tiered),
+# computed the same way, is the method's noise floor; every line quotes it.
+# Two groups, each on its own twins, each with its A/A case first:
+#   stock ($TB_SLOWDOWN_CASES): stock QEMU, the tiered twin attached over QMP
+#     aa             neither VM under vtier
+#     observe-damon  vtierd profiles the VM (mode=observe, the host's DAMON):
+#                    profiling alone
+#     observe-tdp    the same with Telescope over host-kmod's tdp source
+#     numa-25        mode=auto, dram_limit 75 % of the memory the VM holds: 25 %
+#                    of it on the CXL-like node 1 once placed (measured after
+#                    placement settles)
+#     numa-50        the same at 50 %
+#     burst          a demotion burst: dram_limit drops from all of it to 50 %
+#                    as the measurement starts (moved in its first windows)
+#   hand-off ($TB_SLOWDOWN_HANDOFF_CASES): the patched QEMU, both twins' RAM
+#     handed to vtierd (adopted in mode=off)
+#     aa             (printed as aa-handoff) neither in a mode other than off
+#     ctier-25       mode=auto, tiers=dram,lz4, dram_limit 75 % of what the VM
+#                    holds: the rest compressed, faulted back when touched
+#     ctier-50       the same at 50 %
 # Under L1's TCG the NUMA nodes share the same host DRAM, so numa-* measure
 # vtier's own costs (profiling, moves, TLB flushes), not a slower medium.
 # Prints one line per case:
 #   RESULT-SLOWDOWN case=... slowdown_pct=... se_pct=... noise_pct=... tlb_flushes_per_gib=...
-#     ratios=R,R,... moved_mib=... kvm_flushes=... agent_cpu_pct=... pinned=yes bad_pages=0
+#     ratios=R,R,... moved_mib=... kvm_flushes=... store_faults_per_s=... agent_cpu_pct=...
+#     pinned=yes bad_pages=0
 # Fails on a bad page, a placement that never settles, or a missing result;
 # the targets (profiling <= 1 %, 25 % off DRAM <= 5 %, noise <= 2 points) are
 # reported, not asserted (a benchmark).
@@ -37,7 +45,10 @@ MEASURE_S=${TB_SLOWDOWN_SECONDS:-20}
 PHASE_MS=${TB_SLOWDOWN_PHASE_MS:-2000}
 # rounds per case, the roles swapped each round (even: each VM tiered as often)
 ROUNDS=${TB_SLOWDOWN_ROUNDS:-6}
+# the stock group (stock QEMU, attached over QMP) and the hand-off group
+# (the patched QEMU, RAM handed to vtierd; the untiered twin in mode=off)
 CASES=${TB_SLOWDOWN_CASES:-aa observe-damon numa-25 numa-50 burst}
+HANDOFF_CASES=${TB_SLOWDOWN_HANDOFF_CASES:-aa ctier-25 ctier-50}
 FAIL_VM=tw0
 
 echo 0 > /proc/sys/kernel/numa_balancing
@@ -49,7 +60,18 @@ case " $CASES " in
         [ -c /dev/vtier-tdp ] || tb_fail "no /dev/vtier-tdp after insmod" ;;
 esac
 mkdir -p /run/vtier && chmod 700 /run/vtier
-start_vtierd
+cat > /run/vtier/vtierd.conf <<EOF
+[policy]
+mode = off
+window_ms = $W
+ctier_age_windows = 1
+
+[ctier.lz4]
+codec = lz4
+pool = zsmalloc
+medium = node:1
+EOF
+start_vtierd --agent-socket "$AGENT" --config /run/vtier/vtierd.conf
 vtierd_ready
 
 # pin every thread of process $1 to L1 CPU $2
@@ -59,27 +81,43 @@ pin() {
         taskset -p "$((1 << $2))" "${t##*/}" > /dev/null || return 1
     done
 }
-for vm in tw0 tw1; do
-    tb_l2_start "$vm" --mem "${MEM}M"
-    tb_l2_check_kvm "$vm"
-    tb_l2 "$vm" "vtier-workload serve --size ${WL}M > /run/wl.log 2>&1 &"
-    tb_l2 "$vm" -t 600 'vtier-workload ctl --wait 600 info' > /dev/null ||
-        tb_fail "$vm: the workload did not start"
-done
-# Both twins share L1's CPU 1, everything else (this shell's children:
-# vtierd, vtierctl, the guests' control) stays on CPU 0. Two vCPU threads on
-# one CPU get fair shares of the same instants, so what the emulation does to
-# that CPU's speed falls on both alike; a twin on each CPU compared two CPUs
-# whose speeds drifted apart by up to 2x within a minute (A/A ratios 0.49 and
-# 1.41 in one run). And the agent's own CPU is not taken from the guests, as
-# on a host with a core to spare for it.
-PINNED=no
-if command -v taskset > /dev/null && pin $$ 0 && pin "$vtierd_pid" 0 &&
-    pin "$(tb_l2_pid tw0)" 1 && pin "$(tb_l2_pid tw1)" 1; then
-    PINNED=yes
-fi
-echo "twins: tw0 QEMU $(tb_l2_pid tw0), tw1 QEMU $(tb_l2_pid tw1), both on L1 CPU 1, vtierd on CPU 0: $PINNED"
-
+# boot the twins: $1 stock (stock QEMU, anonymous RAM) or handoff (the
+# patched QEMU, memfd RAM handed to vtierd, adopted in mode=off); the
+# workload's pages from the corpus (text and binaries: compressible, as a
+# compressed tier needs), the same in both
+twins_start() {
+    local vm n=0
+    for vm in tw0 tw1; do
+        n=$((n + 1))
+        if [ "$1" = handoff ]; then
+            tb_l2_start "$vm" --mem "${MEM}M" --memdev memfd --qemu "$QEMU" \
+                --backend-opts ",tier-agent=$AGENT" -- -uuid "5a1e0000-1111-4222-8333-44445555000$n"
+        else
+            tb_l2_start "$vm" --mem "${MEM}M"
+        fi
+        tb_l2_check_kvm "$vm"
+        tb_l2 "$vm" "vtier-workload serve --size ${WL}M --mix $CORPUS > /run/wl.log 2>&1 &"
+        tb_l2 "$vm" -t 900 'vtier-workload ctl --wait 850 info' > /dev/null ||
+            tb_fail "$vm: the workload did not start"
+        if [ "$1" = handoff ]; then
+            wait_adopted "$vm" > /dev/null || fail "$vm was not adopted by its hand-off within 20 s"
+        fi
+    done
+    # Both twins share L1's CPU 1, everything else (this shell's children:
+    # vtierd, vtierctl, the guests' control) stays on CPU 0. Two vCPU threads on
+    # one CPU get fair shares of the same instants, so what the emulation does to
+    # that CPU's speed falls on both alike; a twin on each CPU compared two CPUs
+    # whose speeds drifted apart by up to 2x within a minute (A/A ratios 0.49 and
+    # 1.41 in one run). And the agent's own CPU is not taken from the guests, as
+    # on a host with a core to spare for it.
+    PINNED=no
+    if command -v taskset > /dev/null && pin $$ 0 && pin "$vtierd_pid" 0 &&
+        pin "$(tb_l2_pid tw0)" 1 && pin "$(tb_l2_pid tw1)" 1; then
+        PINNED=yes
+    fi
+    echo "twins ($1): tw0 QEMU $(tb_l2_pid tw0), tw1 QEMU $(tb_l2_pid tw1), both on L1 CPU 1," \
+        "vtierd on CPU 0: $PINNED"
+}
 other() { [ "$1" = tw0 ] && echo tw1 || echo tw0; }
 node0_mib() { # VM HVA: MiB of its guest RAM on node 0 (move_pages status)
     local w
@@ -120,17 +158,22 @@ measure() {
 }
 ratio() { awk "BEGIN {printf \"%.4f\", ($2 > 0 ? $1 / $2 : 0)}"; }
 # "SLOWDOWN SE" of the comma-separated ratios $1, in %: 100 * (1 - their
-# geometric mean), and the standard error of their mean, 100 * sd / sqrt(n)
-# (L1's busybox awk has no sqrt or log: roots by Newton's method)
+# geometric mean), and the standard error of that mean from the pairs of
+# rounds (tw0 tiered, then tw1): each pair's geometric mean cancels what
+# favours one VM, which alternates round to round and is not noise;
+# 100 * sd(pairs) / sqrt(pairs). (L1's busybox awk has no sqrt or log: roots
+# by Newton's method.)
 slowdown() {
     echo "$1" | tr , '\n' | awk '
         function root(x, k,   r, i, j, q) {
             if (x <= 0) return 0
             r = 1; for (i = 0; i < 200; i++) {q = 1; for (j = 1; j < k; j++) q *= r; r = r - (q * r - x) / (k * q)}
             return r }
-        {p = (NR == 1 ? $1 : p * $1); s += $1; ss += $1 * $1; n = NR}
-        END {v = (n > 1 ? (ss - s * s / n) / (n - 1) : 0)
-             printf "%.2f %.2f", 100 * (1 - root(p, n)), 100 * root(v / n, 2)}'
+        {r[NR] = $1; p = (NR == 1 ? $1 : p * $1); n = NR}
+        END {np = int(n / 2)
+             for (k = 1; k <= np; k++) {g = root(r[2 * k - 1] * r[2 * k], 2); s += g; ss += g * g}
+             v = (np > 1 ? (ss - s * s / np) / (np - 1) : 0)
+             printf "%.2f %.2f", 100 * (1 - root(p, n)), 100 * root((v > 0 ? v : 0) / (np > 0 ? np : 1), 2)}'
 }
 
 # set vtier up on VM $2 for case $1; sets HVA (for restore)
@@ -152,10 +195,21 @@ case_start() {
             case $c in numa-25) lim=$((HELD * 3 / 4)) ;; *) lim=$((HELD / 2)) ;; esac
             [ "$c" = burst ] && lim=$((HELD + 64))
             echo "$c: $t holds $HELD MiB, $(node0_mib "$t" "$HVA") MiB on node 0; dram_limit=${lim}MiB"
-            ctl policy "$t" mode=auto dram_limit="${lim}MiB" > /dev/null || fail "policy $t" ;;
-        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp numa-25 numa-50 burst)" ;;
+            # the NUMA tiers only (the lz4 tier is the hand-off group's)
+            ctl policy "$t" mode=auto tiers=dram,tier1,tier2 dram_limit="${lim}MiB" > /dev/null ||
+                fail "policy $t" ;;
+        ctier-25|ctier-50)
+            # hand-off group: the VM is adopted in mode=off; DRAM and lz4 only
+            HVA=$(ctl status "$t" --get gpa_map.0.hva) || fail "status $t: $HVA"
+            HELD=$(held_mib "$t" "$HVA")
+            case $c in ctier-25) lim=$((HELD * 3 / 4)) ;; *) lim=$((HELD / 2)) ;; esac
+            echo "$c: $t holds $HELD MiB; dram_limit=${lim}MiB, tiers=dram,lz4"
+            ctl policy "$t" mode=auto tiers=dram,lz4 dram_limit="${lim}MiB" > /dev/null ||
+                fail "policy $t" ;;
+        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp numa-25 numa-50 burst;" \
+            "hand-off group: aa ctier-25 ctier-50)" ;;
     esac
-    HVA=$(ctl status "$t" --get ram.0.hva) || fail "status $t: $HVA"
+    [ -n "$HVA" ] || HVA=$(ctl status "$t" --get ram.0.hva) || fail "status $t: $HVA"
     # the profile's first windows, and for numa-* the placement: until the
     # VM's node-0 use is within 16 MiB of its limit and a window moved < 8 MiB
     prev=$(vget "$t" bytes_moved)
@@ -165,18 +219,31 @@ case_start() {
         case $c in observe-*|burst) break ;; esac
         moved=$(vget "$t" bytes_moved)
         n0=$(node0_mib "$t" "$HVA")
+        # ctier-*: stored pages leave the memfd (on no node); faults bring
+        # some back as the placement sends others down: within 32 MiB
+        case $c in ctier-*) [ "$n0" -le $((lim + 32)) ] && break ;; esac
         [ "$n0" -le $((lim + 16)) ] && [ $((moved - prev)) -lt $((8 * MIB)) ] && break
         prev=$moved
     done
     [ "$i" -lt 120 ] || fail "$c: $t's placement did not settle in 120 windows"
-    case $c in numa-*) echo "$c: $t placed after $i windows, $(node0_mib "$t" "$HVA") MiB on node 0" ;; esac
+    case $c in numa-*|ctier-*) echo "$c: $t placed after $i windows, $(node0_mib "$t" "$HVA") MiB on node 0" ;; esac
     # burst: the limit drops as the measurement starts
     [ "$c" != burst ] || ctl policy "$t" dram_limit="$((HELD / 2))MiB" > /dev/null ||
         fail "policy $t"
 }
-# detach VM $2 and put its RAM back on node 0
+# undo case $1 on VM $2: detach it (stock) and put its RAM back on node 0;
+# hand-off: mode=off and every stored page faulted back by a verify
 case_end() {
+    local v
     [ "$1" = aa ] && return 0
+    case $1 in
+        ctier-*)
+            ctl policy "$2" mode=off tiers=all dram_limit=none > /dev/null || fail "policy $2"
+            v=$(tb_l2 "$2" -t 900 'vtier-workload ctl verify') || fail "$2: verify: $v"
+            [ "$(field "$v" bad)" = 0 ] || fail "$2: bad pages after $1: $v"
+            echo "$1: $2 back in mode=off, every page faulted back and verified: $v"
+            return 0 ;;
+    esac
     ctl detach "$2" > /dev/null || fail "detach $2"
     case $1 in
         numa-*|burst)
@@ -188,65 +255,89 @@ case_end() {
 }
 cpu_ticks() { awk '{print $14 + $15}' /proc/"$vtierd_pid"/stat; }
 
-NOISE=""
-: > /tmp/results
-for c in $CASES; do
-    tb_step "case $c"
-    ratios="" flushes=0 mb=0 ticks=0 secs=0
-    for round in $(seq 0 $((ROUNDS - 1))); do
-        t=tw$((round % 2))
-        u=$(other "$t")
-        case_start "$c" "$t"
-        f0=0 m0=0
-        if [ "$c" != aa ]; then
-            f0=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f0=0
-            m0=$(vget "$t" bytes_moved)
+# run the cases $2 of group $1 (stock, handoff) on the twins
+run_cases() {
+    local group=$1 c name round t u f0 f1 m0 m1 q0 q1 k0 k1 s0 s1 rt ru rr ratios flushes mb faults
+    local ticks secs slow se fpg cpu
+    NOISE=""
+    for c in $2; do
+        name=$c
+        [ "$group" = handoff ] && [ "$c" = aa ] && name=aa-handoff
+        tb_step "case $name"
+        ratios="" flushes=0 mb=0 faults=0 ticks=0 secs=0
+        for round in $(seq 0 $((ROUNDS - 1))); do
+            t=tw$((round % 2))
+            u=$(other "$t")
+            case_start "$c" "$t"
+            f0=0 m0=0 q0=0
+            if [ "$c" != aa ]; then
+                f0=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f0=0
+                m0=$(vget "$t" bytes_moved)
+                [ "$group" = stock ] || q0=$(vget "$t" backends.0.faults_stored)
+            fi
+            k0=$(cpu_ticks) s0=$(ms_now)
+            measure
+            set -- $(cat /tmp/rates)
+            k1=$(cpu_ticks) s1=$(ms_now)
+            [ -n "$1" ] && [ -n "$2" ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] ||
+                fail "$c: no rates ($*)"
+            # tw0's rate is $1, tw1's $2: the tiered one over the other
+            if [ "$t" = tw0 ]; then rt=$1 ru=$2; else rt=$2 ru=$1; fi
+            rr=$(ratio "$rt" "$ru")
+            ratios="$ratios${ratios:+,}$rr"
+            if [ "$c" != aa ]; then
+                f1=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f1=$f0
+                m1=$(vget "$t" bytes_moved)
+                q1=$q0
+                [ "$group" = stock ] || q1=$(vget "$t" backends.0.faults_stored)
+                flushes=$((flushes + f1 - f0)) mb=$((mb + m1 - m0)) faults=$((faults + q1 - q0))
+            fi
+            ticks=$((ticks + k1 - k0)) secs=$((secs + s1 - s0))
+            echo "$name, round $round: $t under vtier, $u not: rates $rt and $ru accesses/s, ratio $rr"
+            case_end "$c" "$t"
+        done
+        set -- $(slowdown "$ratios")
+        slow=$1 se=$2
+        if [ "$c" = aa ]; then
+            # neither tiered: the estimator's own spread, as a magnitude
+            NOISE=$(echo "$slow" | tr -d -)
         fi
-        k0=$(cpu_ticks) s0=$(ms_now)
-        measure
-        set -- $(cat /tmp/rates)
-        k1=$(cpu_ticks) s1=$(ms_now)
-        [ -n "$1" ] && [ -n "$2" ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] ||
-            fail "$c: no rates ($*)"
-        # tw0's rate is $1, tw1's $2: the tiered one over the other
-        if [ "$t" = tw0 ]; then rt=$1 ru=$2; else rt=$2 ru=$1; fi
-        rr=$(ratio "$rt" "$ru")
-        ratios="$ratios${ratios:+,}$rr"
-        if [ "$c" != aa ]; then
-            f1=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f1=$f0
-            m1=$(vget "$t" bytes_moved)
-            flushes=$((flushes + f1 - f0)) mb=$((mb + m1 - m0))
-        fi
-        ticks=$((ticks + k1 - k0)) secs=$((secs + s1 - s0))
-        echo "$c, round $round: $t under vtier, $u not: rates $rt and $ru accesses/s, ratio $rr"
-        case_end "$c" "$t"
+        # flushes per GiB moved (0: nothing moved); the agent's CPU in % of one L1 CPU
+        fpg=$(awk "BEGIN {printf \"%.0f\", ($mb > 0 ? $flushes / ($mb / 1073741824) : 0)}")
+        cpu=$(awk "BEGIN {printf \"%.2f\", ($secs > 0 ? 100 * $ticks * 10 / $secs : 0)}")
+        echo "slowdown: case=$name slowdown_pct=$slow se_pct=$se noise_pct=${NOISE:-na}" \
+            "tlb_flushes_per_gib=$fpg ratios=$ratios moved_mib=$((mb / MIB)) kvm_flushes=$flushes" \
+            "store_faults_per_s=$((faults * 1000 / (secs > 0 ? secs : 1))) agent_cpu_pct=$cpu" \
+            "pinned=$PINNED" | tee -a /tmp/results
     done
-    set -- $(slowdown "$ratios")
-    slow=$1 se=$2
-    if [ "$c" = aa ]; then
-        # neither tiered: the estimator's own spread, as a magnitude
-        NOISE=$(echo "$slow" | tr -d -)
-    fi
-    # flushes per GiB moved (0: nothing moved); the agent's CPU in % of one L1 CPU
-    fpg=$(awk "BEGIN {printf \"%.0f\", ($mb > 0 ? $flushes / ($mb / 1073741824) : 0)}")
-    cpu=$(awk "BEGIN {printf \"%.2f\", ($secs > 0 ? 100 * $ticks * 10 / $secs : 0)}")
-    echo "slowdown: case=$c slowdown_pct=$slow se_pct=$se noise_pct=${NOISE:-na}" \
-        "tlb_flushes_per_gib=$fpg ratios=$ratios" \
-        "moved_mib=$((mb / MIB)) kvm_flushes=$flushes agent_cpu_pct=$cpu pinned=$PINNED" | tee -a /tmp/results
-done
+}
 
-tb_step "every page of both VMs verified"
-bad=0
-for vm in tw0 tw1; do
-    v=$(tb_l2 "$vm" -t 900 'vtier-workload ctl verify') || fail "$vm: verify: $v"
-    echo "$vm: $v"
-    b=$(field "$v" bad)
-    [ -n "$b" ] || fail "$vm: no bad= in: $v"
-    bad=$((bad + b))
-done
-[ "$bad" = 0 ] || fail "$bad bad pages"
-echo "bad_pages=$bad"
+# every page of both twins (checksums), then the twins stopped
+twins_verify_stop() {
+    local vm v b
+    tb_step "every page of both VMs verified"
+    for vm in tw0 tw1; do
+        v=$(tb_l2 "$vm" -t 900 'vtier-workload ctl verify') || fail "$vm: verify: $v"
+        echo "$vm: $v"
+        b=$(field "$v" bad)
+        [ "$b" = 0 ] || fail "$vm: bad pages (or no count): $v"
+    done
+    tb_l2_stop tw0
+    tb_l2_stop tw1
+}
+
+: > /tmp/results
+if [ -n "$CASES" ]; then
+    twins_start stock
+    run_cases stock "$CASES"
+    twins_verify_stop
+fi
+if [ -n "$HANDOFF_CASES" ]; then
+    [ -x "$QEMU" ] || tb_fail "$QEMU missing (tests/vtierd/run-scenario copies the patched QEMU in)"
+    TB_L2_BOOT_TIMEOUT=$((TB_L2_BOOT_TIMEOUT * 3))
+    twins_start handoff
+    run_cases handoff "$HANDOFF_CASES"
+    twins_verify_stop
+fi
 tb_step "results"
 sed 's/^slowdown: /RESULT-SLOWDOWN /; s/$/ bad_pages=0/' /tmp/results
-tb_l2_stop tw0
-tb_l2_stop tw1
