@@ -39,6 +39,7 @@ struct vt_rc {
 	struct vt_rc_config cfg;
 	struct vt_seal_keys keys;
 	struct vt_rt *rt;
+	bool busy_poll;			/* the transport busy-polls: wait for replies by spinning */
 	struct srv srv[VT_RC_MAX_SERVERS];
 	GHashTable *pages;		/* u64 id -> struct rc_page */
 	uint64_t seq;
@@ -111,6 +112,12 @@ struct vt_rc *vt_rc_new(const struct vt_rc_config *cfg, char *err, size_t err_le
 		g_snprintf(err, err_len, "%s", reason[0] ? reason : "key derivation failed");
 		vt_rc_free(rc);
 		return NULL;
+	}
+	{
+		struct vt_rt_stats ts;
+
+		vt_rt_stats(rc->rt, &ts);
+		rc->busy_poll = ts.busy_poll;
 	}
 	g_mutex_init(&rc->lock);
 	rc->pages = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
@@ -233,7 +240,12 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 			int wait_ms = (int)((deadline - now + 999999) / 1000000);
 
 			if (vt_rt_recv(rc->rt, &in, 1) != 1) {
-				if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR)
+				/*
+				 * busy-poll: the ring is asked again at once (each
+				 * recv on a busy-polling XSK runs the device's NAPI
+				 * poll from here) until the deadline, never a sleep
+				 */
+				if (!rc->busy_poll && poll(&pfd, 1, wait_ms) < 0 && errno != EINTR)
 					return -errno;
 				continue;
 			}

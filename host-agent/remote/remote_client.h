@@ -22,9 +22,11 @@
  * smoothed round trip + 4 x its variation instead, at most 64 ms, so at
  * most 6 x 64 ms).
  *
- * The calls block their caller (they poll the transport): they run on a
- * mover's thread, never on a main loop. Serialised inside (a mutex): one
- * request in flight per client; batches carry up to VT_RP_BATCH_MAX pages.
+ * The calls block their caller (they poll the transport; where the client's
+ * end is AF_XDP with busy_poll, they spin on its ring instead, a core for
+ * the wait): they run on a mover's thread, never on a main loop. Serialised
+ * inside (a mutex): one request in flight per client; batches carry up to
+ * VT_RP_BATCH_MAX pages.
  * Library code: returns -errno, logs nothing above debug.
  */
 #ifndef VTIER_REMOTE_CLIENT_H
