@@ -965,3 +965,10 @@ unsigned int vt_rc_nr_servers(const struct vt_rc *rc)
 {
 	return rc->cfg.nr_servers;
 }
+
+void vt_rc_transport_stats(struct vt_rc *rc, struct vt_rt_stats *st)
+{
+	g_mutex_lock(&rc->lock);
+	vt_rt_stats(rc->rt, st);
+	g_mutex_unlock(&rc->lock);
+}

@@ -158,6 +158,8 @@ int vt_rc_page_state(struct vt_rc *rc, uint64_t id, uint32_t *version, uint8_t *
 unsigned int vt_rc_nr_servers(const struct vt_rc *rc);
 void vt_rc_get_stats(struct vt_rc *rc, struct vt_rc_stats *st);
 void vt_rc_server_stats(struct vt_rc *rc, unsigned int i, struct vt_rc_server_stats *st);
+/* The client's own end: its transport's counters and mode ("udp", "afxdp-copy", ...) */
+void vt_rc_transport_stats(struct vt_rc *rc, struct vt_rt_stats *st);
 const char *vt_rc_state_name(enum vt_rc_state s);
 /* "A.B.C.D:PORT" of @s into @buf (VT_RC_SERVER_NAME_LEN bytes suffice). */
 #define VT_RC_SERVER_NAME_LEN 24
