@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -241,11 +242,16 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 
 			if (vt_rt_recv(rc->rt, &in, 1) != 1) {
 				/*
-				 * busy-poll: the ring is asked again at once (each
-				 * recv on a busy-polling XSK runs the device's NAPI
-				 * poll from here) until the deadline, never a sleep
+				 * busy-poll: the ring is asked again (each recv on a
+				 * busy-polling XSK runs the device's NAPI poll from
+				 * here) until the deadline, never a sleep; between
+				 * looks the CPU goes to whatever else is runnable on
+				 * it (the server, a softirq thread, a vCPU): a spin
+				 * that kept it timed tries out at 4 ms on 2 cores
 				 */
-				if (!rc->busy_poll && poll(&pfd, 1, wait_ms) < 0 && errno != EINTR)
+				if (rc->busy_poll)
+					sched_yield();
+				else if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR)
 					return -errno;
 				continue;
 			}

@@ -23,10 +23,10 @@
  * most 6 x 64 ms).
  *
  * The calls block their caller (they poll the transport; where the client's
- * end is AF_XDP with busy_poll, they spin on its ring instead, a core for
- * the wait): they run on a mover's thread, never on a main loop. Serialised
- * inside (a mutex): one request in flight per client; batches carry up to
- * VT_RP_BATCH_MAX pages.
+ * end is AF_XDP with busy_poll, they spin on its ring instead, yielding the
+ * CPU between looks): they run on a mover's thread, never on a main loop.
+ * Serialised inside (a mutex): one request in flight per client; batches
+ * carry up to VT_RP_BATCH_MAX pages.
  * Library code: returns -errno, logs nothing above debug.
  */
 #ifndef VTIER_REMOTE_CLIENT_H

@@ -14,7 +14,8 @@
  *   afxdp2      the same with the client's own end on AF_XDP too (--client-listen
  *               and the --client-* options of its transport, as vtier-memd's);
  *   afxdp2-busy the same with busy-poll on the client's XSK (the client spins on
- *               its ring while it waits for a reply, remote_client.h): the server
+ *               its ring while it waits for a reply, yielding the CPU between
+ *               looks, remote_client.h): the server
  *               is then run with --busy-poll too;
  *   tcp         the same GET request and reply bodies (remote_proto.h) and the
  *               same sealed blobs over one TCP connection (TCP_NODELAY, blocking

@@ -17,7 +17,8 @@
 #   afxdp2-busy  the same with busy-poll at both ends: vtier-memd --busy-poll
 #          (preferred busy polling on its XSK; it still sleeps in poll() between
 #          requests), the client --client-busy-poll (the same socket options, and
-#          it spins on its rx ring while it waits for a reply instead of poll())
+#          it spins on its rx ring while it waits for a reply instead of poll(),
+#          yielding the CPU between looks)
 # Prints each round ("# round K: ROUND ..."), then per transport the median of
 # the rounds:
 #   RESULT-REMOTE-BENCH transport=T p50_us= p99_us= pages_per_s=
@@ -95,7 +96,8 @@ echo "# afxdp: vtier-memd's AF_XDP socket runs in copy mode (veth has no zero-co
 	"needs a NIC whose driver has it); the client is a kernel UDP socket in both afxdp" \
 	"and udp, so what AF_XDP gains here is the server's side only; afxdp2 and" \
 	"afxdp2-busy run the client's own end on AF_XDP too (copy mode), afxdp2-busy with" \
-	"busy-poll at both ends (the client spinning on its rx ring)"
+	"busy-poll at both ends (the client spinning on its rx ring, yielding the CPU" \
+	"between looks)"
 
 # the server of transport $1 in the server namespace: its pid in SPID
 start_server() {
