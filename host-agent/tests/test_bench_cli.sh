@@ -26,7 +26,7 @@ printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"s
 printf '{"footprint":' >"$dir/truncated.json"
 printf '\377\376garbage' >"$dir/binary.json"
 
-echo "1..34"
+echo "1..35"
 expect 2 "unknown subcommand" frobnicate
 expect 2 "give --scenario" telemetry
 expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
@@ -60,6 +60,8 @@ expect 1 "--client-xdp-bind 'fast': expected auto, copy or zerocopy" remote \
 	--transport afxdp2 --server "$srv" --client-xdp-bind fast --pages 8
 expect 1 "--client-listen '10.0.0.2': --transport afxdp2-busy needs the client's own" remote \
 	--transport afxdp2-busy --server "$srv" --client-listen 10.0.0.2 --pages 8
+expect 1 "--client-interface: only with --transport afxdp2 or afxdp2-busy (tcp's client end" \
+	remote --transport tcp --server 127.0.0.1:1 --client-interface lo --pages 8
 expect 2 "given 'sctp'" remote --transport sctp
 expect 2 "--batch 1-64" remote --transport udp --batch 65
 expect 1 "expected IPV4:PORT/PUBKEYHEX" remote --transport udp --server 10.0.0.1:7500 --pages 8

@@ -15,8 +15,7 @@
  *               and the --client-* options of its transport, as vtier-memd's);
  *   afxdp2-busy the same with busy-poll on the client's XSK (the client spins on
  *               its ring while it waits for a reply, yielding the CPU between
- *               looks, remote_client.h): the server
- *               is then run with --busy-poll too;
+ *               looks, remote_client.h): the server is then run with --busy-poll;
  *   tcp         the same GET request and reply bodies (remote_proto.h) and the
  *               same sealed blobs over one TCP connection (TCP_NODELAY, blocking
  *               I/O) to `vtier-bench remote --tcp-serve`;
@@ -86,6 +85,7 @@ struct pages {
 struct bench {
 	enum kind kind;
 	const struct pages *pg;
+	struct vt_rt_config end;	/* the datagram transports: the client's own end */
 	const struct vt_codec_ops *codec;
 	void *codec_ctx;
 	struct vt_rc *rc;		/* afxdp, udp, afxdp2, afxdp2-busy */
@@ -306,10 +306,10 @@ static long tcp_call(struct bench *b, uint8_t op, size_t len)
 /* ---- the transports' client side ---- */
 
 /*
- * The client's own end of a datagram transport: afxdp and udp a kernel UDP
- * socket (no --client-* option: their lines say so), afxdp2 AF_XDP at
- * --client-listen, afxdp2-busy the same with busy-poll. 0 or -EINVAL with
- * @why naming the option, its value and what is accepted.
+ * The client's own end into @tc: afxdp and udp a kernel UDP socket (their
+ * lines say so; they, tcp and local take no --client-* option), afxdp2
+ * AF_XDP at --client-listen, afxdp2-busy the same with busy-poll. 0 or
+ * -EINVAL with @why naming the option, its value and what is accepted.
  */
 static int client_end(enum kind k, const struct opts *o, struct vt_rt_config *tc, char *why,
 		      size_t wl)
@@ -317,12 +317,15 @@ static int client_end(enum kind k, const struct opts *o, struct vt_rt_config *tc
 	g_autoptr(GError) e = NULL;
 	const char *given = NULL;
 
-	if (k == K_AFXDP || k == K_UDP) {
+	*tc = (struct vt_rt_config){ .mode = VT_RT_UDP };
+	if (k != K_AFXDP2 && k != K_AFXDP2_BUSY) {
 		if (o->client_listen)
 			given = "client-listen";
 		if (given || vt_rt_opt_given(o->client, &given)) {
-			snprintf(why, wl, "--%s: only with --transport afxdp2 or afxdp2-busy (afxdp "
-				 "and udp run the client on a kernel UDP socket)", given);
+			snprintf(why, wl, "--%s: only with --transport afxdp2 or afxdp2-busy (%s's "
+				 "client end is %s)", given, kind_name[k],
+				 k == K_AFXDP || k == K_UDP ? "a kernel UDP socket" :
+				 k == K_TCP ? "a TCP socket" : "none");
 			return -EINVAL;
 		}
 		return 0;
@@ -368,7 +371,6 @@ static int bench_open(struct bench *b, const struct opts *o, char *why, size_t w
 	if (b->kind == K_AFXDP || b->kind == K_UDP || b->kind == K_AFXDP2 ||
 	    b->kind == K_AFXDP2_BUSY) {
 		struct vt_rc_config cfg = { .nr_servers = 1, .copies = 1,
-					    .transport = { .mode = VT_RT_UDP },
 					    .frag_max = (size_t)o->frag_max };
 
 		if (!o->server || !parse_addr(o->server, &cfg.server[0].addr, &cfg.server[0].port,
@@ -377,8 +379,7 @@ static int bench_open(struct bench *b, const struct opts *o, char *why, size_t w
 				 o->server ? o->server : "");
 			return -EINVAL;
 		}
-		if (client_end(b->kind, o, &cfg.transport, why, wl) < 0)
-			return -EINVAL;
+		cfg.transport = b->end;
 		memcpy(cfg.vm_key, vm_key, sizeof(vm_key));
 		b->rc = vt_rc_new(&cfg, why, wl);
 		if (!b->rc)
@@ -598,7 +599,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-
 int vt_bench_remote(int argc, char **argv)
 {
 	g_autofree char *transport = NULL, *server = NULL, *tcp_serve_at = NULL, *store_dir = NULL;
@@ -670,7 +670,9 @@ int vt_bench_remote(int argc, char **argv)
 		return 2;
 	}
 	b.kind = (enum kind)r;
-	r = make_pages(&pg, (unsigned int)o.pages, (uint64_t)o.seed, why, sizeof(why));
+	r = client_end(b.kind, &o, &b.end, why, sizeof(why));
+	if (!r)
+		r = make_pages(&pg, (unsigned int)o.pages, (uint64_t)o.seed, why, sizeof(why));
 	if (!r)
 		r = bench_open(&b, &o, why, sizeof(why));
 	if (!r)
