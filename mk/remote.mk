@@ -16,10 +16,12 @@ check-remote: build
 # make bench-remote      the remote tier's 4 KiB page fetch side by side on one
 #                        veth pair between two network namespaces: vtier-memd on
 #                        AF_XDP (copy mode) and on UDP, a TCP baseline, a local
-#                        compressed tier (tests/remote/bench-remote.sh; p50/p99,
-#                        pages/s, pages per server core-second, client CPU per
-#                        page; RESULT-REMOTE-BENCH lines, medians of 7 rounds,
-#                        about 1-2 minutes; knobs BENCH_REMOTE_* in the script).
+#                        compressed tier, both ends on AF_XDP (afxdp2) and with
+#                        busy-poll (afxdp2-busy) (tests/remote/bench-remote.sh;
+#                        p50/p99, pages/s, pages per server core-second, client
+#                        CPU per page; RESULT-REMOTE-BENCH lines, medians of 7
+#                        rounds, about 2-3 minutes; knobs BENCH_REMOTE_* in the
+#                        script).
 #                        Root. Not part of make check.
 .PHONY: bench-remote
 bench-remote: build

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -39,6 +40,7 @@ struct vt_rc {
 	struct vt_rc_config cfg;
 	struct vt_seal_keys keys;
 	struct vt_rt *rt;
+	bool busy_poll;			/* the transport busy-polls: wait for replies by spinning */
 	struct srv srv[VT_RC_MAX_SERVERS];
 	GHashTable *pages;		/* u64 id -> struct rc_page */
 	uint64_t seq;
@@ -111,6 +113,12 @@ struct vt_rc *vt_rc_new(const struct vt_rc_config *cfg, char *err, size_t err_le
 		g_snprintf(err, err_len, "%s", reason[0] ? reason : "key derivation failed");
 		vt_rc_free(rc);
 		return NULL;
+	}
+	{
+		struct vt_rt_stats ts;
+
+		vt_rt_stats(rc->rt, &ts);
+		rc->busy_poll = ts.busy_poll;
 	}
 	g_mutex_init(&rc->lock);
 	rc->pages = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
@@ -233,7 +241,17 @@ static int request(struct vt_rc *rc, struct srv *s, uint8_t op, const uint8_t *b
 			int wait_ms = (int)((deadline - now + 999999) / 1000000);
 
 			if (vt_rt_recv(rc->rt, &in, 1) != 1) {
-				if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR)
+				/*
+				 * busy-poll: the ring is asked again (each recv on a
+				 * busy-polling XSK runs the device's NAPI poll from
+				 * here) until the deadline, never a sleep; between
+				 * looks the CPU goes to whatever else is runnable on
+				 * it (the server, a softirq thread, a vCPU): a spin
+				 * that kept it timed tries out at 4 ms on 2 cores
+				 */
+				if (rc->busy_poll)
+					sched_yield();
+				else if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR)
 					return -errno;
 				continue;
 			}
@@ -952,4 +970,11 @@ int vt_rc_page_state(struct vt_rc *rc, uint64_t id, uint32_t *version, uint8_t *
 unsigned int vt_rc_nr_servers(const struct vt_rc *rc)
 {
 	return rc->cfg.nr_servers;
+}
+
+void vt_rc_transport_stats(struct vt_rc *rc, struct vt_rt_stats *st)
+{
+	g_mutex_lock(&rc->lock);
+	vt_rt_stats(rc->rt, st);
+	g_mutex_unlock(&rc->lock);
 }

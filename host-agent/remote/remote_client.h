@@ -22,9 +22,11 @@
  * smoothed round trip + 4 x its variation instead, at most 64 ms, so at
  * most 6 x 64 ms).
  *
- * The calls block their caller (they poll the transport): they run on a
- * mover's thread, never on a main loop. Serialised inside (a mutex): one
- * request in flight per client; batches carry up to VT_RP_BATCH_MAX pages.
+ * The calls block their caller (they poll the transport; where the client's
+ * end is AF_XDP with busy_poll, they spin on its ring instead, yielding the
+ * CPU between looks): they run on a mover's thread, never on a main loop.
+ * Serialised inside (a mutex): one request in flight per client; batches
+ * carry up to VT_RP_BATCH_MAX pages.
  * Library code: returns -errno, logs nothing above debug.
  */
 #ifndef VTIER_REMOTE_CLIENT_H
@@ -156,6 +158,8 @@ int vt_rc_page_state(struct vt_rc *rc, uint64_t id, uint32_t *version, uint8_t *
 unsigned int vt_rc_nr_servers(const struct vt_rc *rc);
 void vt_rc_get_stats(struct vt_rc *rc, struct vt_rc_stats *st);
 void vt_rc_server_stats(struct vt_rc *rc, unsigned int i, struct vt_rc_server_stats *st);
+/* The client's own end: its transport's counters and mode ("udp", "afxdp-copy", ...) */
+void vt_rc_transport_stats(struct vt_rc *rc, struct vt_rt_stats *st);
 const char *vt_rc_state_name(enum vt_rc_state s);
 /* "A.B.C.D:PORT" of @s into @buf (VT_RC_SERVER_NAME_LEN bytes suffice). */
 #define VT_RC_SERVER_NAME_LEN 24

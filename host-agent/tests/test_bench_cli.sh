@@ -26,7 +26,7 @@ printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"s
 printf '{"footprint":' >"$dir/truncated.json"
 printf '\377\376garbage' >"$dir/binary.json"
 
-echo "1..29"
+echo "1..35"
 expect 2 "unknown subcommand" frobnicate
 expect 2 "give --scenario" telemetry
 expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
@@ -47,7 +47,21 @@ expect 2 "'0' is not a size in GiB" agent --sizes 1,0
 expect 2 "--refresh: full, round-robin or both" agent --refresh some
 expect 2 "unknown profiler 'nope'" agent --profiler nope
 expect 2 "must be positive" agent --windows 0
-expect 2 "--transport afxdp|udp|tcp|local is required" remote
+expect 2 "--transport afxdp|udp|afxdp2|afxdp2-busy|tcp|local is required" remote
+# the client's own end: AF_XDP only in afxdp2 and afxdp2-busy, each option named
+srv="10.0.0.1:7500/6f5b82310968323f30da1a1f3cc3bfdfb63fc15068dc710af3523a66df3d723b"
+expect 1 "--client-busy-poll: only with --transport afxdp2 or afxdp2-busy" remote \
+	--transport udp --server "$srv" --client-busy-poll --pages 8
+expect 1 "--client-busy-poll: not with --transport afxdp2 (that is afxdp2-busy)" remote \
+	--transport afxdp2 --server "$srv" --client-busy-poll --pages 8
+expect 1 "--client-transport 'udp': --transport afxdp2 runs the client on AF_XDP" remote \
+	--transport afxdp2 --server "$srv" --client-transport udp --pages 8
+expect 1 "--client-xdp-bind 'fast': expected auto, copy or zerocopy" remote \
+	--transport afxdp2 --server "$srv" --client-xdp-bind fast --pages 8
+expect 1 "--client-listen '10.0.0.2': --transport afxdp2-busy needs the client's own" remote \
+	--transport afxdp2-busy --server "$srv" --client-listen 10.0.0.2 --pages 8
+expect 1 "--client-interface: only with --transport afxdp2 or afxdp2-busy (tcp's client end" \
+	remote --transport tcp --server 127.0.0.1:1 --client-interface lo --pages 8
 expect 2 "given 'sctp'" remote --transport sctp
 expect 2 "--batch 1-64" remote --transport udp --batch 65
 expect 1 "expected IPV4:PORT/PUBKEYHEX" remote --transport udp --server 10.0.0.1:7500 --pages 8

@@ -11,6 +11,11 @@
  *   afxdp, udp  vt_rc_get() from vtier-memd (the client library on a kernel
  *               UDP socket; the server on AF_XDP or on its UDP socket), the
  *               sealed lz4 page opened, then decompressed;
+ *   afxdp2      the same with the client's own end on AF_XDP too (--client-listen
+ *               and the --client-* options of its transport, as vtier-memd's);
+ *   afxdp2-busy the same with busy-poll on the client's XSK (the client spins on
+ *               its ring while it waits for a reply, yielding the CPU between
+ *               looks, remote_client.h): the server is then run with --busy-poll;
  *   tcp         the same GET request and reply bodies (remote_proto.h) and the
  *               same sealed blobs over one TCP connection (TCP_NODELAY, blocking
  *               I/O) to `vtier-bench remote --tcp-serve`;
@@ -25,8 +30,11 @@
  * Prints one line:
  *   ROUND transport=T p50_us= p99_us= pages_per_s= server_pages_per_core_s=
  *         client_cpu_us_per_page= fetches= batched_pages= bad_pages= lz4_bytes=
- *         [requests= retries=]   (afxdp, udp: the client's requests, and the tries
- *                                 it sent again after no reply in time)
+ *         [requests= retries= client_mode= client_busy_poll= client_rx_dropped=
+ *          client_tx_busy=]     (the datagram transports: the client's requests,
+ *                                 the tries it sent again after no reply in time,
+ *                                 its own end's mode, "udp" or "afxdp-copy", and
+ *                                 its transport's losses: remote_transport.h)
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -47,16 +55,20 @@
 #include "ctier_codec.h"
 #include "ctier_mix.h"
 #include "remote_client.h"
+#include "remote_transport_opt.h"
 #include "thread_ns.h"
 #include "vtier_bench.h"
 
 #define PAGE 4096U
 #define STORED_MAX (PAGE * 75 / 100)	/* the compressed tiers' default max_stored_pct */
 
-enum kind { K_AFXDP, K_UDP, K_TCP, K_LOCAL };
+enum kind { K_AFXDP, K_UDP, K_TCP, K_LOCAL, K_AFXDP2, K_AFXDP2_BUSY, K_NR };
+static const char *const kind_name[K_NR] = { "afxdp", "udp", "tcp", "local", "afxdp2",
+					     "afxdp2-busy" };
 
 struct opts {
-	const char *transport, *server, *store_dir;	/* the options' strings */
+	const char *transport, *server, *store_dir, *client_listen;	/* the options' strings */
+	const struct vt_rt_opt *client;	/* the client's own end: --client-transport, ... */
 	gint server_pid, pages, fetches, warmup, batch, batch_ms, frag_max;
 	gint64 seed;
 };
@@ -73,9 +85,10 @@ struct pages {
 struct bench {
 	enum kind kind;
 	const struct pages *pg;
+	struct vt_rt_config end;	/* the datagram transports: the client's own end */
 	const struct vt_codec_ops *codec;
 	void *codec_ctx;
-	struct vt_rc *rc;		/* afxdp, udp */
+	struct vt_rc *rc;		/* afxdp, udp, afxdp2, afxdp2-busy */
 	int fd;				/* tcp */
 	struct vt_seal_keys keys;	/* tcp: the page key and namespace, as the client's */
 	uint8_t *tbuf;			/* tcp: a request or reply */
@@ -292,6 +305,57 @@ static long tcp_call(struct bench *b, uint8_t op, size_t len)
 
 /* ---- the transports' client side ---- */
 
+/*
+ * The client's own end into @tc: afxdp and udp a kernel UDP socket (their
+ * lines say so; they, tcp and local take no --client-* option), afxdp2
+ * AF_XDP at --client-listen, afxdp2-busy the same with busy-poll. 0 or
+ * -EINVAL with @why naming the option, its value and what is accepted.
+ */
+static int client_end(enum kind k, const struct opts *o, struct vt_rt_config *tc, char *why,
+		      size_t wl)
+{
+	g_autoptr(GError) e = NULL;
+	const char *given = NULL;
+
+	*tc = (struct vt_rt_config){ .mode = VT_RT_UDP };
+	if (k != K_AFXDP2 && k != K_AFXDP2_BUSY) {
+		if (o->client_listen)
+			given = "client-listen";
+		if (given || vt_rt_opt_given(o->client, &given)) {
+			snprintf(why, wl, "--%s: only with --transport afxdp2 or afxdp2-busy (%s's "
+				 "client end is %s)", given, kind_name[k],
+				 k == K_AFXDP || k == K_UDP ? "a kernel UDP socket" :
+				 k == K_TCP ? "a TCP socket" : "none");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	tc->mode = VT_RT_AFXDP;
+	if (!vt_rt_opt_apply(o->client, tc, &e)) {
+		snprintf(why, wl, "%s", e->message);
+		return -EINVAL;
+	}
+	if (tc->mode != VT_RT_AFXDP) {
+		snprintf(why, wl, "--client-transport '%s': --transport %s runs the client on "
+			 "AF_XDP: afxdp accepted", o->client->mode, kind_name[k]);
+		return -EINVAL;
+	}
+	if (k == K_AFXDP2 && tc->busy_poll) {
+		snprintf(why, wl, "--client-busy-poll: not with --transport afxdp2 (that is "
+			 "afxdp2-busy)");
+		return -EINVAL;
+	}
+	tc->busy_poll = k == K_AFXDP2_BUSY;
+	/* our end's address and port: AF_XDP answers on its own port, as a server does */
+	if (!o->client_listen || !parse_addr(o->client_listen, &tc->addr, &tc->port, NULL)) {
+		snprintf(why, wl, "--client-listen '%s': --transport %s needs the client's own "
+			 "IPV4:PORT (port 1-65535)", o->client_listen ? o->client_listen : "",
+			 kind_name[k]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int bench_open(struct bench *b, const struct opts *o, char *why, size_t wl)
 {
 	uint8_t vm_key[VT_SEAL_KEY_BYTES];
@@ -304,9 +368,9 @@ static int bench_open(struct bench *b, const struct opts *o, char *why, size_t w
 		snprintf(why, wl, "keys: %s", g_strerror(errno));
 		return -EIO;
 	}
-	if (b->kind == K_AFXDP || b->kind == K_UDP) {
+	if (b->kind == K_AFXDP || b->kind == K_UDP || b->kind == K_AFXDP2 ||
+	    b->kind == K_AFXDP2_BUSY) {
 		struct vt_rc_config cfg = { .nr_servers = 1, .copies = 1,
-					    .transport = { .mode = VT_RT_UDP },
 					    .frag_max = (size_t)o->frag_max };
 
 		if (!o->server || !parse_addr(o->server, &cfg.server[0].addr, &cfg.server[0].port,
@@ -315,6 +379,7 @@ static int bench_open(struct bench *b, const struct opts *o, char *why, size_t w
 				 o->server ? o->server : "");
 			return -EINVAL;
 		}
+		cfg.transport = b->end;
 		memcpy(cfg.vm_key, vm_key, sizeof(vm_key));
 		b->rc = vt_rc_new(&cfg, why, wl);
 		if (!b->rc)
@@ -534,16 +599,17 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static const char *const kind_name[] = { "afxdp", "udp", "tcp", "local" };
-
 int vt_bench_remote(int argc, char **argv)
 {
 	g_autofree char *transport = NULL, *server = NULL, *tcp_serve_at = NULL, *store_dir = NULL;
+	g_autofree char *client_listen = NULL;
+	g_auto(vt_rt_opt_auto) client = { 0 };
 	struct opts o = { .pages = 1024, .fetches = 4000, .warmup = 500, .batch = 32,
 			  .batch_ms = 1000, .seed = 1 };
 	const GOptionEntry entries[] = {
 		{ "transport", 't', 0, G_OPTION_ARG_STRING, &transport,
-		  "afxdp, udp (vtier-memd at --server), tcp (--tcp-serve at --server), local", "T" },
+		  "afxdp, udp (vtier-memd at --server), afxdp2, afxdp2-busy (the same, the "
+		  "client's end on AF_XDP too), tcp (--tcp-serve at --server), local", "T" },
 		{ "server", 's', 0, G_OPTION_ARG_STRING, &server,
 		  "the server: IPV4:PORT/PUBKEYHEX (afxdp, udp), IPV4:PORT (tcp)", "ADDR" },
 		{ "server-pid", 0, 0, G_OPTION_ARG_INT, &o.server_pid,
@@ -558,10 +624,13 @@ int vt_bench_remote(int argc, char **argv)
 		{ "batch-ms", 0, 0, G_OPTION_ARG_INT, &o.batch_ms,
 		  "length of the throughput phase (default 1000)", "MS" },
 		{ "frag-max", 0, 0, G_OPTION_ARG_INT, &o.frag_max,
-		  "afxdp, udp: the client's largest datagram body (default 1400: MTU 1500)", "N" },
+		  "the datagram transports: the client's largest datagram body (default 1400: "
+		  "MTU 1500)", "N" },
 		{ "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "pages and order (default 1)", "S" },
 		{ "store-dir", 0, 0, G_OPTION_ARG_FILENAME, &store_dir,
 		  "local: the store (default /dev/shm/vtier-bench-remote-PID)", "DIR" },
+		{ "client-listen", 0, 0, G_OPTION_ARG_STRING, &client_listen,
+		  "afxdp2, afxdp2-busy: the client's own end, IPV4:PORT", "ADDR" },
 		{ "tcp-serve", 0, 0, G_OPTION_ARG_STRING, &tcp_serve_at,
 		  "be the TCP baseline's server on IPV4:PORT until a signal ends it", "ADDR" },
 		{ NULL }
@@ -579,6 +648,8 @@ int vt_bench_remote(int argc, char **argv)
 	GRand *rnd;
 	int r, ret = 1;
 
+	/* afxdp2, afxdp2-busy: --client-transport, --client-interface, ... (vtier-memd's, prefixed) */
+	g_option_context_add_main_entries(ctx, vt_rt_opt_entries(&client, "client-", "afxdp"), NULL);
 	if (!vt_bench_options(ctx, entries, &argc, &argv, "remote"))
 		return 2;
 	if (tcp_serve_at)
@@ -586,17 +657,22 @@ int vt_bench_remote(int argc, char **argv)
 	o.transport = transport;
 	o.server = server;
 	o.store_dir = store_dir;
-	for (r = 0; r < 4 && (!o.transport || strcmp(o.transport, kind_name[r])); r++)
+	o.client_listen = client_listen;
+	o.client = &client;
+	for (r = 0; r < K_NR && (!o.transport || strcmp(o.transport, kind_name[r])); r++)
 		;
-	if (r == 4 || o.pages < 1 || o.fetches < 1 || o.warmup < 0 || o.batch < 1 ||
+	if (r == K_NR || o.pages < 1 || o.fetches < 1 || o.warmup < 0 || o.batch < 1 ||
 	    o.batch > VT_RP_BATCH_MAX || o.batch_ms < 1) {
-		fprintf(stderr, "vtier-bench remote: --transport afxdp|udp|tcp|local is required "
+		fprintf(stderr, "vtier-bench remote: --transport afxdp|udp|afxdp2|afxdp2-busy|tcp|"
+			"local is required "
 			"(given '%s'); --pages, --fetches >= 1, --warmup >= 0, --batch 1-%d, "
 			"--batch-ms >= 1\n", o.transport ? o.transport : "", VT_RP_BATCH_MAX);
 		return 2;
 	}
 	b.kind = (enum kind)r;
-	r = make_pages(&pg, (unsigned int)o.pages, (uint64_t)o.seed, why, sizeof(why));
+	r = client_end(b.kind, &o, &b.end, why, sizeof(why));
+	if (!r)
+		r = make_pages(&pg, (unsigned int)o.pages, (uint64_t)o.seed, why, sizeof(why));
 	if (!r)
 		r = bench_open(&b, &o, why, sizeof(why));
 	if (!r)
@@ -654,10 +730,14 @@ int vt_bench_remote(int argc, char **argv)
 	       (unsigned long long)batched, (unsigned long long)b.bad, lz4_mean(&pg));
 	if (b.rc) {
 		struct vt_rc_server_stats ss;
+		struct vt_rt_stats ts;
 
 		vt_rc_server_stats(b.rc, 0, &ss);
-		printf(" requests=%llu retries=%llu", (unsigned long long)ss.requests,
-		       (unsigned long long)ss.retries);
+		vt_rc_transport_stats(b.rc, &ts);
+		printf(" requests=%llu retries=%llu client_mode=%s client_busy_poll=%d "
+		       "client_rx_dropped=%llu client_tx_busy=%llu", (unsigned long long)ss.requests,
+		       (unsigned long long)ss.retries, ts.mode, ts.busy_poll,
+		       (unsigned long long)ts.rx_dropped, (unsigned long long)ts.tx_busy);
 	}
 	printf("\n");
 	ret = b.bad ? 1 : 0;

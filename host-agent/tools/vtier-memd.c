@@ -30,6 +30,7 @@
 
 #include "remote_server.h"
 #include "remote_transport.h"
+#include "remote_transport_opt.h"
 #include "size.h"
 #include "thread_ns.h"
 
@@ -260,29 +261,16 @@ static bool server_key(const char *dir, struct vt_seal_server_key *key, GError *
 
 int main(int argc, char **argv)
 {
-	g_autofree char *listen = NULL, *ifname = NULL, *transport = NULL, *bind = NULL;
-	g_autofree char *ns_cap = NULL, *server_cap = NULL, *state_dir = NULL, *xdp_prog = NULL;
-	gboolean show_key = FALSE, no_need_wakeup = FALSE, busy_poll = FALSE, skb_mode = FALSE;
+	g_autofree char *listen = NULL;
+	g_autofree char *ns_cap = NULL, *server_cap = NULL, *state_dir = NULL;
+	gboolean show_key = FALSE;
+	g_auto(vt_rt_opt_auto) topt = { 0 };
 	g_autofree char *stats_file = NULL;
 	gint frag_max = 0, ns_per_client = 0;
 	g_autofree struct memd *m = g_new0(struct memd, 1);
 	const GOptionEntry entries[] = {
 		{ "listen", 'l', 0, G_OPTION_ARG_STRING, &listen,
 		  "IPv4 address and UDP port to serve on (required)", "ADDR:PORT" },
-		{ "interface", 'i', 0, G_OPTION_ARG_STRING, &ifname,
-		  "AF_XDP: the interface (default: the one holding ADDR)", "IFNAME" },
-		{ "transport", 0, 0, G_OPTION_ARG_STRING, &transport,
-		  "auto (AF_XDP, else UDP; the default), afxdp, udp", "MODE" },
-		{ "xdp-bind", 0, 0, G_OPTION_ARG_STRING, &bind,
-		  "AF_XDP bind: auto (the default), copy, zerocopy", "MODE" },
-		{ "no-need-wakeup", 0, 0, G_OPTION_ARG_NONE, &no_need_wakeup,
-		  "AF_XDP: without the need_wakeup flag", NULL },
-		{ "busy-poll", 0, 0, G_OPTION_ARG_NONE, &busy_poll,
-		  "AF_XDP: preferred busy polling on the socket", NULL },
-		{ "xdp-skb", 0, 0, G_OPTION_ARG_NONE, &skb_mode,
-		  "AF_XDP: attach the XDP program in generic (skb) mode", NULL },
-		{ "xdp-prog", 0, 0, G_OPTION_ARG_FILENAME, &xdp_prog,
-		  "the steering XDP program (default: the installed one)", "PATH" },
 		{ "frag-max", 0, 0, G_OPTION_ARG_INT, &frag_max,
 		  "largest body bytes in one datagram, 256-3968 (default 1400: MTU 1500)", "N" },
 		{ "ns-cap", 0, 0, G_OPTION_ARG_STRING, &ns_cap,
@@ -311,6 +299,8 @@ int main(int argc, char **argv)
 	bool quit = false;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	/* --transport, --interface, --xdp-bind, ...: as a client's end takes them */
+	g_option_context_add_main_entries(ctx, vt_rt_opt_entries(&topt, "", "auto"), NULL);
 	if (!g_option_context_parse(ctx, &argc, &argv, &e))
 		goto bad;
 	if (argc > 1) {
@@ -340,16 +330,9 @@ int main(int argc, char **argv)
 	}
 	if (!parse_listen(listen, &tc.addr, &tc.port, &e))
 		goto bad;
-	if (transport && vt_rt_mode_parse(transport, &tc.mode) < 0) {
-		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--transport '%s': "
-			    "expected auto, afxdp or udp", transport);
+	tc.xdp_prog = VT_MEMD_XDP_PROG;
+	if (!vt_rt_opt_apply(&topt, &tc, &e))
 		goto bad;
-	}
-	if (bind && vt_rt_bind_parse(bind, &tc.bind) < 0) {
-		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--xdp-bind '%s': "
-			    "expected auto, copy or zerocopy", bind);
-		goto bad;
-	}
 	if (ns_cap && !vt_parse_size(ns_cap, &sc.ns_cap_bytes, &e))
 		goto bad;
 	if (ns_per_client && (ns_per_client < 1 || ns_per_client > VT_RS_MAX_NS_DEFAULT)) {
@@ -370,11 +353,6 @@ int main(int argc, char **argv)
 		goto bad;
 	}
 	m->stats_file = stats_file;
-	tc.ifname = ifname;
-	tc.xdp_prog = xdp_prog ? xdp_prog : VT_MEMD_XDP_PROG;
-	tc.no_need_wakeup = no_need_wakeup;
-	tc.busy_poll = busy_poll;
-	tc.skb_mode = skb_mode;
 	r = vt_rt_open(&tc, &m->rt, reason, sizeof(reason));
 	if (r < 0) {
 		g_printerr("vtier-memd: %s\n", reason);
@@ -388,7 +366,7 @@ int main(int argc, char **argv)
 		if (st.fallback[0])
 			g_warning("AF_XDP not used, serving on a UDP socket: %s", st.fallback);
 		g_message("serving %s on %s (%s, %u queue(s)%s%s), namespace cap %" G_GUINT64_FORMAT
-			  " MiB, server cap %" G_GUINT64_FORMAT " MiB", listen, ifname ? ifname :
+			  " MiB, server cap %" G_GUINT64_FORMAT " MiB", listen, tc.ifname ? tc.ifname :
 			  "its interface", st.mode, st.queues, st.need_wakeup ? ", need_wakeup" : "",
 			  st.busy_poll ? ", busy-poll" : "",
 			  (guint64)(sc.ns_cap_bytes ? sc.ns_cap_bytes : VT_RS_NS_CAP_DEFAULT) >> 20,
