@@ -181,6 +181,15 @@ unsigned int vt_placement_waterfall_age(const struct vt_vm *vm)
 	return vm->policy.ctier_age_windows;
 }
 
+unsigned int vt_placement_move_hold(const struct vt_window *w)
+{
+	unsigned int hold = w->vm->policy.move_hold;
+
+	if (w->share.state == VT_VM_SHARE_GRANTED && w->share.hold > hold)
+		return w->share.hold;
+	return hold;
+}
+
 uint64_t vt_placement_dram_allowance(const struct vt_window *w)
 {
 	uint64_t policy = vt_vm_policy_dram_allowance(&w->vm->policy, w->vm->ram_bytes);
@@ -219,7 +228,7 @@ void vt_placement_decide(struct vt_window *w)
 		.fill_split_bin = granted,
 		.no_swap_while_over = granted,
 		.swap_margin = granted ? 1.0 / VT_MTM_BINS : 0,
-		.move_hold = granted ? w->share.hold : 0,
+		.move_hold = vt_placement_move_hold(w),
 		.budget_bytes = vm->policy.budget_bytes,
 		.hot_threshold = vm->policy.hot_threshold,
 		.thrash_windows = vm->policy.thrash_windows,

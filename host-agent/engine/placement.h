@@ -29,6 +29,12 @@ unsigned int vt_placement_waterfall_age(const struct vt_vm *vm);
  * cap before that first window, or with no host budget.
  */
 uint64_t vt_placement_dram_allowance(const struct vt_window *w);
+/*
+ * The windows a chunk moved on or off the fastest tier stays (policy/mtm.h
+ * move_hold): the policy's move_hold, or under a host grant the host's
+ * share_hold when longer.
+ */
+unsigned int vt_placement_move_hold(const struct vt_window *w);
 
 /*
  * Decide @w's orders for the VM's placement policy; w->mp gets the MTM

@@ -18,7 +18,7 @@
 
 static const char *const keys[] = {
 	"mode", "dram_limit", "dram_max", "dram_min", "weight", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
-	"thrash_windows", "thrash_step", "chunk", "profiler", "ctier_age_windows", "placement",
+	"thrash_windows", "thrash_step", "move_hold", "chunk", "profiler", "ctier_age_windows", "placement",
 	"tco_alpha", "tiers", "hints", "balloon", "migration_extra", NULL,
 };
 
@@ -307,6 +307,12 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 		if (!parse_u64(key, value, 0, 1000, &v, error))
 			return false;
 		n.thrash_windows = (unsigned int)v;
+	} else if (strcmp(key, "move_hold") == 0) {
+		uint64_t v;
+
+		if (!parse_u64(key, value, 0, 1000, &v, error))
+			return false;
+		n.move_hold = (unsigned int)v;
 	} else if (strcmp(key, "ctier_age_windows") == 0) {
 		uint64_t v;
 
@@ -474,6 +480,7 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	vt_json_add_int(b, "thrash_windows", p->thrash_windows);
 	vt_json_add_int(b, "ctier_age_windows", p->ctier_age_windows);
 	vt_json_add_dbl(b, "thrash_step", p->thrash_step);
+	vt_json_add_int(b, "move_hold", p->move_hold);
 	vt_json_add_u64(b, "chunk", p->chunk_bytes);
 	vt_json_add_str(b, "profiler", p->profiler);
 	vt_json_add_str(b, "placement", vt_placement_name(p->placement));

@@ -44,6 +44,7 @@ struct vt_vm_policy {
 	double hot_threshold;		/* minimum EMA hotness (0..1) to promote */
 	unsigned int thrash_windows;	/* K: demoted then promoted within K windows = thrash */
 	double thrash_step;		/* promotion threshold raise per thrash event */
+	unsigned int move_hold;		/* windows a chunk moved on or off the fastest tier stays (0: off) */
 	uint64_t chunk_bytes;		/* policy granularity (multiple of 2 MiB) */
 	char profiler[32];		/* "auto", "damon-kernel", "telescope-flex", ... */
 	unsigned int ctier_age_windows;	/* waterfall: cold windows on a tier before the next (0: off) */

@@ -68,11 +68,34 @@ static void test_dram_allowance(void **state)
 	assert_int_equal(vt_placement_dram_allowance(&w), 300ULL << 20);
 }
 
+static void test_move_hold(void **state)
+{
+	struct vt_vm vm = { .ram_bytes = 1024ULL << 20 };
+	struct vt_vm_stats s = { 0 };
+	struct vt_window w = { .vm = &vm, .s = &s };
+
+	(void)state;
+	vt_vm_policy_default(&vm.policy);
+	/* off by default, the policy's when set */
+	assert_int_equal(vt_placement_move_hold(&w), 0);
+	vm.policy.move_hold = 6;
+	assert_int_equal(vt_placement_move_hold(&w), 6);
+	/* under a grant: the longer of the two; a waiting VM's share_hold is not its own */
+	w.share = (struct vt_vm_share){ .state = VT_VM_SHARE_GRANTED, .hold = 10 };
+	assert_int_equal(vt_placement_move_hold(&w), 10);
+	vm.policy.move_hold = 20;
+	assert_int_equal(vt_placement_move_hold(&w), 20);
+	vm.policy.move_hold = 0;
+	w.share.state = VT_VM_SHARE_WAITING;
+	assert_int_equal(vt_placement_move_hold(&w), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waterfall_age),
 		cmocka_unit_test(test_dram_allowance),
+		cmocka_unit_test(test_move_hold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,6 +40,9 @@ static void test_good(void **state)
 	assert_true(vt_vm_policy_set(&p, "hot_threshold", "0.1", &e));
 	assert_true(vt_vm_policy_set(&p, "thrash_windows", "8", &e));
 	assert_true(vt_vm_policy_set(&p, "thrash_step", "0.5", &e));
+	assert_int_equal(p.move_hold, 0);	/* the default: off */
+	assert_true(vt_vm_policy_set(&p, "move_hold", "10", &e));
+	assert_int_equal(p.move_hold, 10);
 	assert_true(vt_vm_policy_set(&p, "chunk", "4MiB", &e));
 	assert_int_equal(p.chunk_bytes, 4ULL << 20);
 	assert_true(vt_vm_policy_set(&p, "profiler", "damon-kernel", &e));
@@ -231,7 +234,8 @@ static void test_bad(void **state)
 		{ "budget", "0" }, { "budget", "1MiB" }, { "window_ms", "0" }, { "window_ms", "99" },
 		{ "window_ms", "1e3" }, { "window_ms", "+500" }, { "window_ms", "18446744073709551616" },
 		{ "sample_ms", "0" }, { "sample_ms", "2000" }, { "hot_threshold", "2" },
-		{ "thrash_windows", "-3" }, { "thrash_windows", "1001" }, { "chunk", "3MiB" },
+		{ "thrash_windows", "-3" }, { "thrash_windows", "1001" }, { "move_hold", "1001" },
+		{ "move_hold", "-1" }, { "move_hold", "2w" }, { "move_hold", "" }, { "chunk", "3MiB" },
 		{ "chunk", "2GiB" }, { "profiler", "magic" }, { "profiler", "" }, { "nosuchkey", "1" },
 		{ "", "1" },
 	};

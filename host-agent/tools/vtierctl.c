@@ -29,7 +29,7 @@ static const char usage[] =
 	"  policy VM [KEY=VALUE...]      show or change the policy (keys: mode, dram_limit,\n"
 	"                                dram_max, dram_min, weight, dram_share, budget,\n"
 	"                                window_ms, sample_ms, hot_threshold,\n"
-	"                                thrash_windows, thrash_step, chunk, profiler,\n"
+	"                                thrash_windows, thrash_step, move_hold, chunk, profiler,\n"
 	"                                ctier_age_windows, placement, tco_alpha, tiers, hints,\n"
 	"                                balloon, migration_extra)\n"
 	"  tiers                         the host's memory tiers\n"
