@@ -19,6 +19,8 @@
 #     numa-25        mode=auto, dram_limit 75 % of the memory the VM holds: 25 %
 #                    of it on the CXL-like node 1 once placed (measured after
 #                    placement settles)
+#     numa-25-hold   numa-25 with move_hold=10 (a chunk moved on or off DRAM
+#                    stays 10 windows)
 #     numa-50        the same at 50 %
 #     burst          a demotion burst: dram_limit drops from all of it to 50 %
 #                    as the measurement starts (moved in its first windows)
@@ -47,7 +49,7 @@ PHASE_MS=${TB_SLOWDOWN_PHASE_MS:-2000}
 ROUNDS=${TB_SLOWDOWN_ROUNDS:-6}
 # the stock group (stock QEMU, attached over QMP) and the hand-off group
 # (the patched QEMU, RAM handed to vtierd; the untiered twin in mode=off)
-CASES=${TB_SLOWDOWN_CASES:-aa observe-damon numa-25 numa-50 burst}
+CASES=${TB_SLOWDOWN_CASES:-aa observe-damon numa-25 numa-25-hold numa-50 burst}
 HANDOFF_CASES=${TB_SLOWDOWN_HANDOFF_CASES:-aa ctier-25 ctier-50}
 FAIL_VM=tw0
 
@@ -186,18 +188,20 @@ case_start() {
             window_ms="$W" profiler=damon-kernel > /dev/null || fail "attach $t" ;;
         observe-tdp) ctl attach "/run/tb/$t.agent.qmp" --name "$t" mode=observe \
             window_ms="$W" profiler=telescope-flex > /dev/null || fail "attach $t" ;;
-        numa-25|numa-50|burst)
+        numa-25|numa-25-hold|numa-50|burst)
             # the share of what the VM holds (present pages), not of -m
             ctl attach "/run/tb/$t.agent.qmp" --name "$t" mode=off window_ms="$W" > /dev/null ||
                 fail "attach $t"
             HVA=$(ctl status "$t" --get ram.0.hva) || fail "status $t: $HVA"
             HELD=$(held_mib "$t" "$HVA")
-            case $c in numa-25) lim=$((HELD * 3 / 4)) ;; *) lim=$((HELD / 2)) ;; esac
+            case $c in numa-25*) lim=$((HELD * 3 / 4)) ;; *) lim=$((HELD / 2)) ;; esac
             [ "$c" = burst ] && lim=$((HELD + 64))
+            hold=0
+            [ "$c" = numa-25-hold ] && hold=10
             echo "$c: $t holds $HELD MiB, $(node0_mib "$t" "$HVA") MiB on node 0; dram_limit=${lim}MiB"
             # the NUMA tiers only (the lz4 tier is the hand-off group's)
-            ctl policy "$t" mode=auto tiers=dram,tier1,tier2 dram_limit="${lim}MiB" > /dev/null ||
-                fail "policy $t" ;;
+            ctl policy "$t" mode=auto tiers=dram,tier1,tier2 dram_limit="${lim}MiB" \
+                move_hold=$hold > /dev/null || fail "policy $t" ;;
         ctier-25|ctier-50)
             # hand-off group: the VM is adopted in mode=off; DRAM and lz4 only
             HVA=$(ctl status "$t" --get gpa_map.0.hva) || fail "status $t: $HVA"
@@ -206,7 +210,7 @@ case_start() {
             echo "$c: $t holds $HELD MiB; dram_limit=${lim}MiB, tiers=dram,lz4"
             ctl policy "$t" mode=auto tiers=dram,lz4 dram_limit="${lim}MiB" > /dev/null ||
                 fail "policy $t" ;;
-        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp numa-25 numa-50 burst;" \
+        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp numa-25 numa-25-hold numa-50 burst;" \
             "hand-off group: aa ctier-25 ctier-50)" ;;
     esac
     [ -n "$HVA" ] || HVA=$(ctl status "$t" --get ram.0.hva) || fail "status $t: $HVA"
