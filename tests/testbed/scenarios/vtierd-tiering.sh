@@ -267,18 +267,20 @@ tb_step "4b. the kernel's own migration of guest RAM, its TLB flushes beside vti
 # 256 MiB range by vtier-tbnuma, in one call, then back in 2 MiB calls (as
 # vtierd's movers do); per GiB of pages that changed node. The range holds
 # hot set B (256M-320M), run as during vtierd's phase change: the vCPUs hold
-# translations a flush must drop, as they did for vtierd's moves.
+# translations a flush must drop, as they did for vtierd's moves. Then the
+# memory vtierd moved (same-memory-out, -in: A and B).
 kvm_dir=$(ls -d /sys/kernel/debug/kvm/"$pid"-* 2>/dev/null | head -1)
 [ -n "$kvm_dir" ] || fail "no KVM debugfs directory for pid $pid"
 kflush() { echo "$(cat "$kvm_dir/remote_tlb_flush") $(cat "$kvm_dir/remote_tlb_flush_requests" 2>/dev/null || echo 0)"; }
 kmove() { # NAME NODE CMD...: moves, prints NAME's flushes per GiB moved
     local name=$1 node=$2 b a k0 k1 mib f r
     shift 2
-    b=$(vtier-tbnuma where "$pid" $((hva + 256 * MIB)) $((256 * MIB)))
+    # pages of guest RAM 0-512M on NODE before and after (A, B and the range below)
+    b=$(vtier-tbnuma where "$pid" "$hva" $((512 * MIB)))
     k0=$(kflush)
     "$@" > /dev/null || fail "$name: $*"
     k1=$(kflush)
-    a=$(vtier-tbnuma where "$pid" $((hva + 256 * MIB)) $((256 * MIB)))
+    a=$(vtier-tbnuma where "$pid" "$hva" $((512 * MIB)))
     mib=$(( ($(field "$a" node$node) - $(field "$b" node$node)) * 4096 / MIB ))
     [ "$mib" -gt 0 ] || fail "$name moved nothing to node $node ($b -> $a)"
     f=$(( ${k1% *} - ${k0% *} ))
@@ -290,6 +292,24 @@ phase_start B 256M-320M
 sleep 2
 kmove one-call 2 vtier-tbnuma move "$pid" $((hva + 256 * MIB)) $((256 * MIB)) 2
 kmove per-2mib 1 vtier-tbnuma spread "$pid" $((hva + 256 * MIB)) $((256 * MIB)) 1
+# The same memory as vtierd's phase change, in the same state: hot set B
+# running, A used just before (its pages mapped in the VM's nested page
+# table, as when vtierd demoted it) and idle; both off node 0 and back, each
+# in one call, as vtierd moved B in and A out. vtier-tbnuma moves them to
+# node 0 first (untimed) so that each timed call moves all of its set.
+both() { # NODE: A and B to NODE, one move_pages call each
+    vtier-tbnuma move "$pid" "$hva" $((64 * MIB)) "$1" &&
+        vtier-tbnuma move "$pid" $((hva + 256 * MIB)) $((64 * MIB)) "$1"
+}
+touch_a() { # A used again, then idle
+    tb_l2 vm0 -t 300 'vtier-workload ctl phase dist=uniform ranges=0-64M accesses=50000 write_pct=10' \
+        > /dev/null || fail "a phase over A"
+}
+both 0 > /dev/null || fail "moving A and B to node 0"
+touch_a
+kmove same-memory-out 1 both 1
+touch_a
+kmove same-memory-in 0 both 0
 phase_stop B
 
 tb_step "5. bad input"
