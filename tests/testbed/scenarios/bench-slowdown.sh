@@ -181,7 +181,7 @@ slowdown() {
 
 # set vtier up on VM $2 for case $1; sets HVA (for restore)
 case_start() {
-    local c=$1 t=$2 lim w i n0 prev moved st pst=""
+    local c=$1 t=$2 lim w i n0 prev moved st pst="" calm=0
     HVA=""
     case $c in
         aa) return 0 ;;
@@ -229,11 +229,17 @@ case_start() {
         n0=$(node0_mib "$t" "$HVA")
         # ctier-*: stored pages leave the memfd (on no node); what does not
         # compress stays (E2BIG): placed when node-0 use is within 32 MiB of
-        # the limit or the tier stopped growing (less than 1 MiB a window)
+        # the limit or the tier stopped growing (less than 1 MiB a window, 3
+        # windows in a row: one quiet window stopped a run at 47 of ~110 MiB)
         if [ "${c#ctier-}" != "$c" ]; then
             st=$(vget "$t" backends.0.ctiers.0.pages) || fail "stats $t: $st"
             [ "$n0" -le $((lim + 32)) ] && break
-            [ -n "$pst" ] && [ $((st - pst)) -lt 256 ] && break
+            if [ -n "$pst" ] && [ $((st - pst)) -lt 256 ]; then
+                calm=$((calm + 1))
+                [ "$calm" -ge 3 ] && break
+            else
+                calm=0
+            fi
             pst=$st
             continue
         fi
