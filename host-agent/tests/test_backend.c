@@ -1800,7 +1800,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"220fb85ce3e2f090525370490653b08ef67df2d0783f6afad84e49f6bfd75311"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"c7dd272a37e0b89ce0c24c21e91ad99a60e7ff015130ec9e631cf04eb1dd43f4"));
+		"7f35e260c8e32dee3c0a308328410313162c0cd55bf6d0f7686cf4103b629a85"));
 }
 
 int main(void)
