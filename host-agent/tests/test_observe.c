@@ -23,6 +23,7 @@
 #include "observe.h"
 #include "profiler.h"
 #include "tdp_source.h"
+#include "vm_json.h"
 #include "vm_policy.h"
 
 static unsigned int min_regions(const char *profiler, uint64_t ram_bytes)
@@ -165,12 +166,82 @@ static void test_tdp_flush_refused(void **state)
 	vt_observe_stop(&vm);
 }
 
+/* @vm's status (@stats false) or stats view, as the control socket sends it. */
+static JsonObject *view(struct vt_vm *vm, bool stats)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	struct vt_tiers tiers = { 0 };
+	JsonNode *root;
+	JsonObject *o;
+
+	if (stats)
+		vt_vm_stats_to_json(vm, &tiers, b);
+	else
+		vt_vm_status_to_json(vm, b);
+	root = json_builder_get_root(b);
+	o = json_object_ref(json_node_get_object(root));
+	json_node_unref(root);
+	return o;
+}
+
+/* What an operator sees: status.tdp_flush and stats.tdp, from the source to the views. */
+static void test_tdp_flush_views(void **state)
+{
+	static struct vt_host_config host;
+	static struct vt_vm vm;
+	JsonObject *status, *stats, *tdp;
+
+	(void)state;
+	vm.host = &host;
+	vm.ram = g_array_new(FALSE, TRUE, sizeof(struct vt_vm_ram));
+	vm.gpa_map = g_array_new(FALSE, TRUE, sizeof(struct vt_gpa_map));
+	vt_vm_policy_default(&vm.policy);
+	status = view(&vm, false);
+	assert_string_equal(json_object_get_string_member(status, "tdp_flush"), "no tdp source");
+	json_object_unref(status);
+	tdp_vm(&vm, V2_FEATURES, VT_POLICY_TDP_FLUSH_WINDOW);
+	assert_true(vt_observe_tdp_flush(&vm, NULL));
+	for (int w = 0; w < 2; w++) {
+		assert_true(sample_flushed(&vm));
+		vt_observe_window_end(&vm, &vm.stats);
+	}
+	status = view(&vm, false);
+	stats = view(&vm, true);
+	assert_string_equal(json_object_get_string_member(status, "tdp_flush"), "window");
+	assert_string_equal(json_object_get_string_member(json_object_get_object_member(
+		status, "policy"), "tdp_flush"), "window");
+	tdp = json_object_get_object_member(stats, "tdp");
+	assert_true(json_object_get_boolean_member(tdp, "source"));
+	assert_int_equal(json_object_get_int_member(tdp, "abi_version"), 2);
+	assert_string_equal(json_object_get_string_member(tdp, "flush"), "window");
+	assert_int_equal(json_object_get_int_member(tdp, "flushes"), 2);
+	assert_int_equal(json_object_get_int_member(tdp, "flush_ns"), 2000);
+	json_object_unref(status);
+	json_object_unref(stats);
+	/* never over tdp: said so, the count kept */
+	tdp_vm(&vm, V2_FEATURES, VT_POLICY_TDP_FLUSH_NEVER);
+	assert_true(vt_observe_tdp_flush(&vm, NULL));
+	status = view(&vm, false);
+	stats = view(&vm, true);
+	assert_string_equal(json_object_get_string_member(status, "tdp_flush"), "never");
+	tdp = json_object_get_object_member(stats, "tdp");
+	assert_string_equal(json_object_get_string_member(tdp, "flush"), "never");
+	assert_int_equal(json_object_get_int_member(tdp, "flushes"), 2);
+	json_object_unref(status);
+	json_object_unref(stats);
+	vt_observe_stop(&vm);
+	fake_active = false;
+	g_array_unref(vm.ram);
+	g_array_unref(vm.gpa_map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_min_regions),
 		cmocka_unit_test(test_tdp_flush_window),
 		cmocka_unit_test(test_tdp_flush_refused),
+		cmocka_unit_test(test_tdp_flush_views),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
