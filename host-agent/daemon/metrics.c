@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Prometheus text exposition of vtierd's figures. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "daemon.h"
@@ -223,14 +224,30 @@ static void emit_share(GString *out, const struct family *f, const struct vt_met
  * stats.tlb.<f->member>: the counter's total while it is read (a counter the
  * host does not have has no sample, rather than a made-up 0).
  */
+/* @o's member @key is the boolean true */
+static bool is_true(JsonObject *o, const char *key)
+{
+	JsonNode *n = o ? json_object_get_member(o, key) : NULL;
+
+	return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN &&
+	       json_node_get_boolean(n);
+}
+
 static void emit_tlb_total(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
 	JsonObject *c = vt_prom_object(vt_prom_object(v->stats, "tlb"), f->member);
-	JsonNode *ok = c ? json_object_get_member(c, "available") : NULL;
 
-	if (ok && JSON_NODE_HOLDS_VALUE(ok) && json_node_get_value_type(ok) == G_TYPE_BOOLEAN &&
-	    json_node_get_boolean(ok))
+	if (is_true(c, "available"))
 		vt_prom_sample(out, f->name, v, vt_prom_num(c, "total"), NULL);
+}
+
+/* stats.tdp.<f->member> x scale, while the VM is profiled over the tdp source */
+static void emit_tdp(GString *out, const struct family *f, const struct vt_metrics_vm *v)
+{
+	JsonObject *tdp = vt_prom_object(v->stats, "tdp");
+
+	if (is_true(tdp, "source"))
+		vt_prom_sample(out, f->name, v, vt_prom_num(tdp, f->member) * f->scale, NULL);
 }
 
 /* stats.tlb: each counter's flushes per GiB moved, once memory moved while it was read */
@@ -286,6 +303,11 @@ static const struct family families[] = {
 	{ "vtier_vm_tlb_flushes_per_moved_gib", "gauge", "TLB flushes in the VM's windows that "
 	  "moved memory per GiB they moved, by counter (host_tlb_shootdowns is host-wide).",
 	  NULL, 1, emit_tlb_per_gib },
+	{ "vtier_vm_tdp_tlb_flushes_total", "counter", "TLB flushes host-kmod did for the VM's "
+	  "tdp source (policy tdp_flush=window: one per window), over its windows.", "flushes", 1,
+	  emit_tdp },
+	{ "vtier_vm_tdp_tlb_flush_seconds_total", "counter", "Time of those flushes inside "
+	  "host-kmod, seconds.", "flush_ns", 1e-9, emit_tdp },
 	{ "vtier_vm_window_cpu_seconds", "gauge", "CPU time of the last window, by stage "
 	  "(profiler CPU: stage=\"profiler\").", NULL, 1, emit_cpu },
 	{ "vtier_vm_hints_accepted_total", "counter", "Guest hints accepted, by kind.",

@@ -33,6 +33,15 @@ static void share_to_json(const struct vt_vm_share *sh, JsonBuilder *b)
 	json_builder_end_object(b);
 }
 
+/*
+ * What the policy's tdp_flush does now: "window" or "never" over a tdp
+ * source, "no tdp source" without one (mode=off, damon-kernel).
+ */
+static const char *tdp_flush_in_effect(const struct vt_vm_tdp_stats *t)
+{
+	return !t->source ? "no tdp source" : t->flush_window ? "window" : "never";
+}
+
 void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 {
 	g_mutex_lock(&vm->lock);
@@ -44,6 +53,7 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	vt_json_add_str(b, "state", vm->state);
 	vt_json_add_str(b, "profiler", vm->profiler_name);
 	vt_json_add_str(b, "profiler_reason", vm->profiler_why);
+	vt_json_add_str(b, "tdp_flush", tdp_flush_in_effect(&vm->stats.tdp));
 	vt_json_add_str(b, "address_space", vm->space == VT_SPACE_HVA ? "hva" : "gpa");
 	/* which path a compressed tier takes for this VM */
 	vt_json_add_str(b, "ctier_path", vm->ctier_kind == VT_CTIER_HANDOFF ? "hand-off (userfaultfd + "
@@ -169,6 +179,18 @@ static void tlb_to_json(const struct vt_tlb_stats *t, JsonBuilder *b)
 	json_builder_end_object(b);
 }
 
+/* stats.tdp: the tdp source's module and its TLB flushes (policy tdp_flush). */
+static void tdp_to_json(const struct vt_vm_tdp_stats *t, JsonBuilder *b)
+{
+	vt_json_begin_obj(b, "tdp");
+	vt_json_add_bool(b, "source", t->source);
+	vt_json_add_u64(b, "abi_version", t->abi_version);
+	vt_json_add_str(b, "flush", tdp_flush_in_effect(t));
+	vt_json_add_u64(b, "flushes", t->flushes);
+	vt_json_add_u64(b, "flush_ns", t->flush_ns);
+	json_builder_end_object(b);
+}
+
 void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBuilder *b)
 {
 	const struct vt_vm_stats *s = &vm->stats;
@@ -206,6 +228,7 @@ void vt_vm_stats_to_json(struct vt_vm *vm, const struct vt_tiers *tiers, JsonBui
 	vt_json_add_u64(b, "hot_chunks", s->hot_chunks);
 	vt_json_add_u64(b, "hot_chunks_on_tier0", s->hot_on_tier0);
 	tlb_to_json(&s->tlb, b);
+	tdp_to_json(&s->tdp, b);
 	vt_json_add_u64(b, "dram_allowance", vt_vm_policy_dram_allowance(&vm->policy, vm->ram_bytes));
 	if (vm->share.state != VT_VM_SHARE_OFF)
 		share_to_json(&vm->share, b);

@@ -198,6 +198,7 @@ static enum vt_stage_result stage_observe(struct vt_window *w)
 	int ret;
 
 	ret = vt_profiler_window(vm->prof, &vm->snap);
+	vt_observe_window_end(vm, w->s);	/* the tdp source's flushes; the next window's */
 	if (ret < 0) {
 		g_snprintf(w->err, w->err_len, "%s window: %s",
 			   vm->profiler_name, g_strerror(-ret));

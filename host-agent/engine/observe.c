@@ -2,8 +2,9 @@
 /*
  * The profiler stage: which profiler watches a VM (Telescope over the tdp
  * source when host-kmod is loaded, else the host kernel's DAMON on the QEMU
- * process), its start, and each window's region map in QEMU's host-virtual
- * addresses, the space of the policy and the movers.
+ * process), its start with the policy's tdp_flush on the source, and each
+ * window's region map in QEMU's host-virtual addresses, the space of the
+ * policy and the movers.
  */
 #include <errno.h>
 #include <string.h>
@@ -81,6 +82,71 @@ static int choose_profiler(struct vt_vm *vm, GError **error)
 	return 0;
 }
 
+bool vt_observe_tdp_flush(struct vt_vm *vm, GError **error)
+{
+	struct vt_vm_tdp_stats *t = &vm->stats.tdp;
+	bool window = vm->policy.tdp_flush == VT_POLICY_TDP_FLUSH_WINDOW;
+
+	*t = (struct vt_vm_tdp_stats){ .flushes = t->flushes, .flush_ns = t->flush_ns };
+	vm->tdp_flushes_mark = 0;
+	vm->tdp_flush_ns_mark = 0;
+#ifdef VTIER_HAVE_TDP
+	if (vt_is_tdp(vm->src)) {
+		struct vt_tdp_stats st;
+
+		vt_tdp_get_stats(vm->src, &st);
+		t->source = true;
+		t->abi_version = st.abi_version;
+		vm->tdp_flushes_mark = st.flushes;
+		vm->tdp_flush_ns_mark = st.flush_ns;
+		if (vt_tdp_set_flush(vm->src, window ? VT_TDP_FLUSH_WINDOW :
+				     VT_TDP_FLUSH_NEVER) < 0) {
+			g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP,
+				    "tdp_flush: 'window': the loaded vtier_tdp.ko (ABI version %u) "
+				    "cannot flush the VM's TLBs (no VTIER_TDP_F_FLUSH_TLB): rebuild "
+				    "and reload it, or set tdp_flush=never", st.abi_version);
+			return false;
+		}
+		t->flush_window = window;
+		if (window) {
+			g_strlcat(vm->profiler_why, "; the module flushes the VM's TLBs once per "
+				  "window (tdp_flush=window)", sizeof(vm->profiler_why));
+			/* the first window flushes too */
+			vt_tdp_window_begin(vm->src);
+		}
+		return true;
+	}
+#endif
+	if (window) {
+		g_set_error(error, VT_CORE_ERROR, EOPNOTSUPP,
+			    "tdp_flush: 'window' needs the tdp source (host-kmod's vtier_tdp.ko), and "
+			    "this VM's profiler is %s (%s): set tdp_flush=never", vm->profiler_name,
+			    vm->profiler_why);
+		return false;
+	}
+	return true;
+}
+
+void vt_observe_window_end(struct vt_vm *vm, struct vt_vm_stats *s)
+{
+#ifdef VTIER_HAVE_TDP
+	struct vt_tdp_stats st;
+
+	if (!vt_is_tdp(vm->src))
+		return;
+	vt_tdp_get_stats(vm->src, &st);
+	s->tdp.flushes += st.flushes - MIN(vm->tdp_flushes_mark, st.flushes);
+	s->tdp.flush_ns += st.flush_ns - MIN(vm->tdp_flush_ns_mark, st.flush_ns);
+	vm->tdp_flushes_mark = st.flushes;
+	vm->tdp_flush_ns_mark = st.flush_ns;
+	/* the next window's first SAMPLE or SCAN flushes (tdp_flush=window) */
+	vt_tdp_window_begin(vm->src);
+#else
+	(void)vm;
+	(void)s;
+#endif
+}
+
 void vt_observe_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs)
 {
 	vt_profiler_attrs_default(attrs);
@@ -132,6 +198,8 @@ bool vt_observe_start(struct vt_vm *vm, const struct vt_range *ranges, GError **
 			goto fail;
 		}
 	}
+	if (!vt_observe_tdp_flush(vm, error))
+		goto fail;
 	ret = vt_profiler_start(vm->prof);
 	if (ret < 0) {
 		g_set_error(error, VT_CORE_ERROR, -ret, "%s: cannot start on pid %d: %s",
@@ -148,6 +216,9 @@ fail:
 
 void vt_observe_stop(struct vt_vm *vm)
 {
+	vm->stats.tdp.source = false;
+	vm->stats.tdp.abi_version = 0;
+	vm->stats.tdp.flush_window = false;
 	vt_profiler_free(vm->prof);
 	vm->prof = NULL;
 	vt_source_destroy(vm->src);

@@ -19,6 +19,21 @@
  * with @error when there is none or it does not start.
  */
 bool vt_observe_start(struct vt_vm *vm, const struct vt_range *ranges, GError **error);
+/*
+ * The policy's tdp_flush on the VM's source (vm->src, just opened; called by
+ * vt_observe_start): a tdp source is told to flush once per window or never,
+ * and vm->stats.tdp says what is in effect. False with @error naming the key
+ * and why when the policy asks for a flush this source cannot do: a module
+ * without VTIER_TDP_F_FLUSH_TLB (version 1), or a profiler not over tdp.
+ */
+bool vt_observe_tdp_flush(struct vt_vm *vm, GError **error);
+/*
+ * The profiler's window ended (on the VM's worker): the tdp source's flushes
+ * since the last window end counted into @s->tdp, and, with tdp_flush=window,
+ * the next window's first call set to flush. Nothing for other sources.
+ */
+struct vt_vm_stats;
+void vt_observe_window_end(struct vt_vm *vm, struct vt_vm_stats *s);
 /* The profiler's attributes for the VM's policy (windows, samples) and size (regions). */
 struct vt_profiler_attrs;
 void vt_observe_attrs(const struct vt_vm *vm, struct vt_profiler_attrs *attrs);

@@ -71,6 +71,19 @@ struct vt_tier_stats {
 	uint64_t bytes_in;		/* bytes moved into this tier */
 };
 
+/*
+ * The tdp source's TLB flushes (policy tdp_flush, engine/observe.c): what is
+ * in effect since the engine last started, and the module's flushes counted
+ * over every engine start (a policy change opens the source again).
+ */
+struct vt_vm_tdp_stats {
+	bool source;			/* the profiler runs over the tdp source */
+	unsigned int abi_version;	/* the loaded vtier_tdp.ko's ABI (0: no tdp source) */
+	bool flush_window;		/* the module flushes the VM's TLBs once per window */
+	uint64_t flushes;		/* flushes the module did for the VM's windows */
+	uint64_t flush_ns;		/* their time, inside the module */
+};
+
 struct vt_vm_stats {
 	uint64_t windows;
 	uint64_t promotions;		/* chunks */
@@ -110,6 +123,7 @@ struct vt_vm_stats {
 	struct vt_hint_stats hints;		/* the guest hint channel (policy hints=on) */
 	struct vt_migration_stats migration;	/* live migration (migration/migration.h) */
 	struct vt_tlb_stats tlb;		/* TLB flushes (engine/tlb_stage.c) */
+	struct vt_vm_tdp_stats tdp;		/* the tdp source's own flushes (tdp_flush) */
 	/* the hotness histogram of the last placed window (MTM's), bytes per bin: */
 	/* ... the demand the host's DRAM sharing reads; hist_window: 0 before one */
 	uint64_t hist_bytes[VT_MTM_BINS];
@@ -149,6 +163,8 @@ struct vt_vm {
 	struct vt_profiler *prof;
 	struct vt_snapshot snap;
 	uint64_t checks_mark;		/* source checks at the last window end */
+	uint64_t tdp_flushes_mark;	/* the tdp source's flushes and flush_ns ... */
+	uint64_t tdp_flush_ns_mark;	/* ... at the last window end (0 at its open) */
 	struct vt_mtm *mtm;
 	struct vt_refresh *refresh;	/* which of mtm's chunks the residency re-reads */
 	GSource *window_src;		/* on ctx: the worker's timers */

@@ -18,7 +18,7 @@
 
 static const char *const keys[] = {
 	"mode", "dram_limit", "dram_max", "dram_min", "weight", "dram_share", "budget", "window_ms", "sample_ms", "hot_threshold",
-	"thrash_windows", "thrash_step", "move_hold", "chunk", "profiler", "ctier_age_windows", "placement",
+	"thrash_windows", "thrash_step", "move_hold", "chunk", "profiler", "tdp_flush", "ctier_age_windows", "placement",
 	"tco_alpha", "tiers", "hints", "balloon", "migration_extra", NULL,
 };
 
@@ -64,6 +64,11 @@ const char *vt_mode_name(enum vt_mode mode)
 const char *vt_placement_name(enum vt_placement placement)
 {
 	return placement == VT_PLACEMENT_TCO ? "tco" : "waterfall";
+}
+
+const char *vt_policy_tdp_flush_name(enum vt_policy_tdp_flush flush)
+{
+	return flush == VT_POLICY_TDP_FLUSH_WINDOW ? "window" : "never";
 }
 
 static bool parse_u64(const char *key, const char *value, uint64_t min, uint64_t max,
@@ -329,6 +334,16 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 				    "placement: '%s' is not one of waterfall, tco", value);
 			return false;
 		}
+	} else if (strcmp(key, "tdp_flush") == 0) {
+		if (strcmp(value, "never") == 0)
+			n.tdp_flush = VT_POLICY_TDP_FLUSH_NEVER;
+		else if (strcmp(value, "window") == 0)
+			n.tdp_flush = VT_POLICY_TDP_FLUSH_WINDOW;
+		else {
+			g_set_error(error, VT_CORE_ERROR, EINVAL,
+				    "tdp_flush: '%s' is not one of never, window", value);
+			return false;
+		}
 	} else if (strcmp(key, "tco_alpha") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.tco_alpha, error))
 			return false;
@@ -483,6 +498,7 @@ void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 	vt_json_add_int(b, "move_hold", p->move_hold);
 	vt_json_add_u64(b, "chunk", p->chunk_bytes);
 	vt_json_add_str(b, "profiler", p->profiler);
+	vt_json_add_str(b, "tdp_flush", vt_policy_tdp_flush_name(p->tdp_flush));
 	vt_json_add_str(b, "placement", vt_placement_name(p->placement));
 	vt_json_add_dbl(b, "tco_alpha", p->tco_alpha);
 	vt_json_add_str(b, "tiers", p->tiers[0] ? p->tiers : "all");

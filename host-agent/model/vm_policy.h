@@ -27,6 +27,16 @@ enum vt_placement {
 	VT_PLACEMENT_TCO,		/* the analytical model: least slowdown within tco_alpha */
 };
 
+/*
+ * When the tdp source asks host-kmod to flush the VM's TLBs after clearing
+ * accessed bits (VTIER_TDP_FLUSH_TLB, docs/abi-tdp.md), so that a translation
+ * the TLB still caches sets its accessed bit again at its next use.
+ */
+enum vt_policy_tdp_flush {
+	VT_POLICY_TDP_FLUSH_NEVER = 0,	/* never (the default) */
+	VT_POLICY_TDP_FLUSH_WINDOW,	/* once per window, with its first SAMPLE or SCAN */
+};
+
 /* The shortest window a policy takes (window_ms=). */
 #define VT_WINDOW_MS_MIN 100
 
@@ -47,6 +57,7 @@ struct vt_vm_policy {
 	unsigned int move_hold;		/* windows a chunk moved on or off the fastest tier stays (0: off) */
 	uint64_t chunk_bytes;		/* policy granularity (multiple of 2 MiB) */
 	char profiler[32];		/* "auto", "damon-kernel", "telescope-flex", ... */
+	enum vt_policy_tdp_flush tdp_flush;	/* needs the tdp source (engine/observe.c) */
 	unsigned int ctier_age_windows;	/* waterfall: cold windows on a tier before the next (0: off) */
 	enum vt_placement placement;
 	double tco_alpha;		/* placement=tco: 0 the cheapest .. 1 the fastest placement */
@@ -75,6 +86,7 @@ bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsign
 bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error);
 const char *vt_mode_name(enum vt_mode mode);
 const char *vt_placement_name(enum vt_placement placement);
+const char *vt_policy_tdp_flush_name(enum vt_policy_tdp_flush flush);
 /* NULL-terminated list of keys, for help text and errors. */
 const char *const *vt_vm_policy_keys(void);
 void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b);

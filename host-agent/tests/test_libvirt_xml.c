@@ -49,6 +49,10 @@ static void apply(GString *out, GPtrArray *set)
 	if (p.dram_min_bytes || p.weight != VT_SHARE_WEIGHT_DEFAULT)
 		g_string_append_printf(out, "applied: dram_min=%" G_GUINT64_FORMAT " weight=%u\n",
 				       (guint64)p.dram_min_bytes, p.weight);
+	/* tdp_flush, when not the default */
+	if (p.tdp_flush != VT_POLICY_TDP_FLUSH_NEVER)
+		g_string_append_printf(out, "applied: tdp_flush=%s\n",
+				       vt_policy_tdp_flush_name(p.tdp_flush));
 }
 
 static char *run_one(const char *name, const char *xml, size_t len)

@@ -34,6 +34,8 @@ static const char stats_json[] =
 	"\"in_moving_windows\":12,\"moved_bytes\":1073741824,\"per_gib_moved\":12.0},"
 	"\"kvm_remote_tlb_flush_requests\":{\"available\":false,\"total\":0,\"last_window\":0,"
 	"\"in_moving_windows\":0,\"moved_bytes\":0,\"per_gib_moved\":0.0}},"
+	"\"tdp\":{\"source\":true,\"abi_version\":2,\"flush\":\"window\",\"flushes\":42,"
+	"\"flush_ns\":2500000000},"
 	"\"share\":{\"state\":\"granted\",\"granted\":536870912,\"wanted\":805306368,"
 	"\"protected\":67108864,\"why\":\"rate-limited\",\"rounds\":9},"
 	"\"backends\":[{\"backend\":\"pc.ram\",\"faults_stored\":100,\"faults_zero\":5,"
@@ -90,7 +92,8 @@ static void test_writer(void **state)
 		  .stats = object(p1, stats_json), .report = object(p2, report_json) },
 		/* libvirt takes any name: quotes, backslashes, newlines, UTF-8 */
 		{ .vm = "vm1", .domain = "db \"2\"\\\n\xc3\xa9", .uuid = "",
-		  .stats = object(p3, "{\"mode\":\"off\",\"windows\":0}"),
+		  .stats = object(p3, "{\"mode\":\"off\",\"windows\":0,\"tdp\":{\"source\":false,"
+				  "\"flushes\":7,\"flush_ns\":9}}"),
 		  .report = object(p4, "{\"tiers\":[]}") },
 	};
 	struct vt_tiers tiers = {
@@ -172,6 +175,12 @@ static void test_writer(void **state)
 		"vtier_vm_tlb_flushes_per_moved_gib{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
 		"782e98ab3fa0\",counter=\"host_tlb_shootdowns\"} 1250\n",
 		"counter=\"kvm_remote_tlb_flushes\"} 12\n",
+		/* the tdp source's own flushes (tdp_flush=window) while over tdp */
+		"# TYPE vtier_vm_tdp_tlb_flushes_total counter\n",
+		"vtier_vm_tdp_tlb_flushes_total{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
+		"782e98ab3fa0\"} 42\n",
+		"vtier_vm_tdp_tlb_flush_seconds_total{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
+		"782e98ab3fa0\"} 2.5\n",
 	};
 	int ret;
 
@@ -190,6 +199,9 @@ static void test_writer(void **state)
 	assert_null(strstr(text, "vtier_vm_kvm_remote_tlb_flushes_total{"));
 	assert_null(strstr(text, "counter=\"kvm_remote_tlb_flush_requests\""));
 	assert_null(strstr(text, "vtier_vm_host_tlb_shootdowns_total{domain=\"db"));
+	/* a VM not over tdp (now) has no tdp flush sample, whatever its count */
+	assert_null(strstr(text, "vtier_vm_tdp_tlb_flushes_total{domain=\"db"));
+	assert_null(strstr(text, "vtier_vm_tdp_tlb_flush_seconds_total{domain=\"db"));
 	ret = promtool(text, &why);
 	if (ret < 0)
 		skip();

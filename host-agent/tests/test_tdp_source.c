@@ -4,7 +4,7 @@
  * error naming it and the module, never a silent fallback; a process without
  * a KVM VM fd is named; a QMP socket leads to the process behind it.
  * And, with ioctl() wrapped (-Wl,--wrap=ioctl) by a fake module that keeps
- * include/vtier/tdp.h's contract, guest RAM under 2 MiB NPT/EPT leaves: the
+ * include/vtier/tdp.h's contract (fake_tdp.c), guest RAM under 2 MiB NPT/EPT leaves: the
  * source must ask the module to answer for huge leaves when it can, and hand
  * a young huge leaf to profilers as the leaf-level entries it covers.
  */
@@ -24,143 +24,8 @@
 #include <sys/ioctl.h>
 #include <vtier/tdp.h>
 
+#include "fake_tdp.h"
 #include "tdp_source.h"
-
-/*
- * The fake module: a VM whose NPT maps [2 MiB, 4 MiB) with one 2 MiB leaf,
- * accessed, and everything else with 4 KiB leaves, of which 0x401000 is
- * accessed (the testbed's L1 with THP=always: 476 4 KiB and 172 2 MiB leaves).
- */
-#define HUGE_GPA 0x200000ULL
-
-static bool fake_active;	/* else every ioctl is the real one */
-static bool fake_v1;		/* a version 1 module: refuses version 2 and the v2 sizes */
-static uint64_t fake_features;
-static uint32_t last_flags;
-static unsigned long last_req;
-static uint64_t fake_cookies[8];	/* root cookie of SAMPLE/SCAN call i (then the last) */
-static unsigned int fake_calls;
-static unsigned int fake_flushes;	/* calls that carried VTIER_TDP_FLUSH_TLB */
-
-static uint64_t fake_cookie(void)
-{
-	unsigned int i = fake_calls < G_N_ELEMENTS(fake_cookies) ? fake_calls :
-			 G_N_ELEMENTS(fake_cookies) - 1;
-
-	fake_calls++;
-	return fake_cookies[i];
-}
-
-int __real_ioctl(int fd, unsigned long req, ...);
-int __wrap_ioctl(int fd, unsigned long req, ...);
-
-int __wrap_ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (!fake_active)
-		return __real_ioctl(fd, req, arg);
-	last_req = req;
-	if (fake_v1 && (req == VTIER_TDP_INFO || req == VTIER_TDP_SAMPLE || req == VTIER_TDP_SCAN)) {
-		errno = ENOTTY;
-		return -1;
-	}
-	if (!fake_v1 && (req == VTIER_TDP_INFO_V1 || req == VTIER_TDP_SAMPLE_V1 ||
-			 req == VTIER_TDP_SCAN_V1)) {
-		errno = ENOTTY;
-		return -1;
-	}
-	if (fake_v1 && *(uint32_t *)arg != 1) {
-		errno = EPROTO;
-		return -1;
-	}
-	switch (req) {
-	case VTIER_TDP_ATTACH:
-		return 0;
-	case VTIER_TDP_INFO:
-	case VTIER_TDP_INFO_V1: {
-		struct vtier_tdp_info *info = arg;
-
-		info->format = VTIER_TDP_FORMAT_NPT;
-		info->levels = 4;
-		info->features = fake_features;
-		info->leaves[0] = 476;
-		info->leaves[1] = 172;
-		return 0;
-	}
-	case VTIER_TDP_SAMPLE:
-	case VTIER_TDP_SAMPLE_V1: {
-		struct vtier_tdp_sample *s = arg;
-		struct vtier_tdp_probe *p = (struct vtier_tdp_probe *)(uintptr_t)s->probes;
-		bool tested = false;
-
-		last_flags = s->flags;
-		if (req == VTIER_TDP_SAMPLE) {
-			s->root_cookie = fake_cookie();
-			s->flush_ns = s->flags & VTIER_TDP_FLUSH_TLB ? 1000 : 0;
-			fake_flushes += !!(s->flags & VTIER_TDP_FLUSH_TLB);
-		}
-		for (uint32_t i = 0; i < s->n; i++) {
-			bool under = p[i].gpa >= HUGE_GPA && p[i].gpa < 2 * HUGE_GPA && p[i].level < 1;
-
-			if (!under)
-				p[i].result = p[i].gpa == 0x401000 ? VTIER_TDP_YOUNG : VTIER_TDP_OLD;
-			else if (!(s->flags & VTIER_TDP_HUGE_LEAVES))
-				p[i].result = VTIER_TDP_ABSENT;
-			else
-				p[i].result = VTIER_TDP_YOUNG;	/* one answer per call */
-			if (under && (s->flags & VTIER_TDP_HUGE_LEAVES) && !tested) {
-				s->checks[1]++;
-				tested = true;
-			}
-		}
-		return 0;
-	}
-	case VTIER_TDP_SCAN:
-	case VTIER_TDP_SCAN_V1: {
-		struct vtier_tdp_scan *s = arg;
-		uint64_t *young = (uint64_t *)(uintptr_t)s->young;
-
-		last_flags = s->flags;
-		if (req == VTIER_TDP_SCAN) {
-			s->root_cookie = fake_cookie();
-			s->flush_ns = s->flags & VTIER_TDP_FLUSH_TLB ? 1000 : 0;
-			fake_flushes += !!(s->flags & VTIER_TDP_FLUSH_TLB);
-		}
-		s->nr_young = 0;
-		if ((s->flags & VTIER_TDP_HUGE_LEAVES) && s->level < 1 &&
-		    s->start < 2 * HUGE_GPA && s->end > HUGE_GPA)
-			young[s->nr_young++] = HUGE_GPA | 1;
-		if (s->start <= 0x401000 && s->end > 0x401000)
-			young[s->nr_young++] = 0x401000 | 0;
-		s->next = s->end;
-		return 0;
-	}
-	default:
-		errno = ENOTTY;
-		return -1;
-	}
-}
-
-static struct vt_access_source *fake_source(uint64_t features)
-{
-	g_autoptr(GError) error = NULL;
-	struct vt_access_source *src;
-
-	fake_calls = 0;
-	fake_flushes = 0;
-	fake_features = features;
-	fake_active = true;
-	/* the source opens this and sends its ioctls to the fake module */
-	setenv("VTIER_TDP_DEVICE", "/dev/null", 1);
-	src = vt_tdp_new(0, &error);
-	unsetenv("VTIER_TDP_DEVICE");
-	return src;
-}
 
 struct young_list {
 	uint64_t addr[1100];
@@ -308,9 +173,6 @@ static void test_old_module(void **state)
 	vt_source_destroy(src);
 	fake_active = false;
 }
-
-#define V2_FEATURES (VTIER_TDP_F_UPPER_ACCESSED | VTIER_TDP_F_SAMPLE | VTIER_TDP_F_SCAN | \
-		     VTIER_TDP_F_HUGE_LEAVES | VTIER_TDP_F_FLUSH_TLB | VTIER_TDP_F_ROOT_COOKIE)
 
 static void test_flush_once_per_window(void **state)
 {

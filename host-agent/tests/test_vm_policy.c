@@ -10,6 +10,19 @@
 
 #include "vm_policy.h"
 
+/* The policy as JSON text (vt_vm_policy_to_json). */
+static char *policy_json(const struct vt_vm_policy *p)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonGenerator) g = json_generator_new();
+	g_autoptr(JsonNode) root = NULL;
+
+	vt_vm_policy_to_json(p, b);
+	root = json_builder_get_root(b);
+	json_generator_set_root(g, root);
+	return json_generator_to_data(g, NULL);
+}
+
 static void test_good(void **state)
 {
 	struct vt_vm_policy p;
@@ -208,15 +221,8 @@ static void test_share_keys(void **state)
 	g_clear_error(&e);
 	/* shown in the JSON */
 	{
-		g_autoptr(JsonBuilder) b = json_builder_new();
-		g_autoptr(JsonGenerator) g = json_generator_new();
-		g_autoptr(JsonNode) root = NULL;
-		g_autofree char *text = NULL;
+		g_autofree char *text = policy_json(&p);
 
-		vt_vm_policy_to_json(&p, b);
-		root = json_builder_get_root(b);
-		json_generator_set_root(g, root);
-		text = json_generator_to_data(g, NULL);
 		assert_non_null(strstr(text, "\"dram_max\":4294967296"));
 		assert_non_null(strstr(text, "\"dram_min\":4294967296"));
 		assert_non_null(strstr(text, "\"weight\":300"));
@@ -271,6 +277,47 @@ static void test_bad(void **state)
  * default window of 1000 ms), the truly bad pair fails in both orders and
  * changes nothing.
  */
+/*
+ * tdp_flush: never (the default) or window; anything else is refused naming
+ * the key, the value and both words, and changes nothing.
+ */
+static void test_tdp_flush(void **state)
+{
+	static const char *const bad[] = {
+		"", "always", "Window", "window ", "on", "1", "once", "never,window",
+	};
+	struct vt_vm_policy p, before;
+	g_autofree char *json_never = NULL;
+	g_autofree char *json_window = NULL;
+	char *set[] = { "tdp_flush=window", "profiler=telescope-flex" };
+
+	(void)state;
+	vt_vm_policy_default(&p);
+	assert_int_equal(p.tdp_flush, VT_POLICY_TDP_FLUSH_NEVER);
+	json_never = policy_json(&p);
+	assert_non_null(strstr(json_never, "\"tdp_flush\":\"never\""));
+	assert_true(vt_vm_policy_set(&p, "tdp_flush", "window", NULL));
+	assert_int_equal(p.tdp_flush, VT_POLICY_TDP_FLUSH_WINDOW);
+	json_window = policy_json(&p);
+	assert_non_null(strstr(json_window, "\"tdp_flush\":\"window\""));
+	assert_true(vt_vm_policy_set(&p, "tdp_flush", "never", NULL));
+	assert_int_equal(p.tdp_flush, VT_POLICY_TDP_FLUSH_NEVER);
+	before = p;
+	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+		g_autofree char *want = g_strdup_printf("tdp_flush: '%s' is not one of never, window",
+							 bad[i]);
+
+		assert_false(vt_vm_policy_set(&p, "tdp_flush", bad[i], &e));
+		assert_string_equal(e->message, want);
+		assert_memory_equal(&p, &before, sizeof(p));
+	}
+	/* in a request with other keys, all or nothing */
+	assert_true(vt_vm_policy_apply(&p, set, 2, NULL));
+	assert_int_equal(p.tdp_flush, VT_POLICY_TDP_FLUSH_WINDOW);
+	assert_string_equal(vt_policy_tdp_flush_name(p.tdp_flush), "window");
+}
+
 /* A size refusal names key and value and quotes the range in the unit typed. */
 static void test_size_errors(void **state)
 {
@@ -401,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_order),
 		cmocka_unit_test(test_size_errors),
+		cmocka_unit_test(test_tdp_flush),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

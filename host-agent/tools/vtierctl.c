@@ -30,8 +30,8 @@ static const char usage[] =
 	"                                dram_max, dram_min, weight, dram_share, budget,\n"
 	"                                window_ms, sample_ms, hot_threshold,\n"
 	"                                thrash_windows, thrash_step, move_hold, chunk, profiler,\n"
-	"                                ctier_age_windows, placement, tco_alpha, tiers, hints,\n"
-	"                                balloon, migration_extra)\n"
+	"                                tdp_flush, ctier_age_windows, placement, tco_alpha,\n"
+	"                                tiers, hints, balloon, migration_extra)\n"
 	"  tiers                         the host's memory tiers\n"
 	"  demote VM tier=NAME [gpa=ADDR len=SIZE]\n"
 	"                                move guest RAM (default: all of it) into compressed\n"
@@ -94,6 +94,8 @@ static void print_status(JsonObject *o)
 	printf("profiler: %s (%s), address space %s, %" G_GINT64_FORMAT " windows\n",
 	       sget(o, "profiler"), sget(o, "profiler_reason"), sget(o, "address_space"),
 	       iget(o, "windows"));
+	if (*sget(o, "tdp_flush"))
+		printf("tdp TLB flush: %s\n", sget(o, "tdp_flush"));
 	if (*sget(o, "last_error"))
 		printf("last error: %s\n", sget(o, "last_error"));
 	if (*sget(o, "policy_refused"))
@@ -212,6 +214,15 @@ static void print_stats(JsonObject *o)
 	       json_object_get_double_member_with_default(o, "hot_threshold_used", 0));
 	if (json_object_has_member(o, "tlb"))
 		print_tlb(json_object_get_object_member(o, "tlb"));
+	if (json_object_has_member(o, "tdp")) {
+		JsonObject *tdp = json_object_get_object_member(o, "tdp");
+
+		printf("  %-30s %s, ABI %" G_GINT64_FORMAT ", flush %s: %" G_GINT64_FORMAT
+		       " flushes, %" G_GINT64_FORMAT " ns\n", "tdp",
+		       json_object_get_boolean_member_with_default(tdp, "source", FALSE) ?
+		       "source" : "no source", iget(tdp, "abi_version"), sget(tdp, "flush"),
+		       iget(tdp, "flushes"), iget(tdp, "flush_ns"));
+	}
 	print_hints(json_object_get_object_member(o, "hints"));
 }
 
