@@ -16,6 +16,8 @@
 #     observe-damon  vtierd profiles the VM (mode=observe, the host's DAMON):
 #                    profiling alone
 #     observe-tdp    the same with Telescope over host-kmod's tdp source
+#     observe-tdp-flush  observe-tdp with tdp_flush=window (the module flushes
+#                    the VM's TLBs once a window after clearing accessed bits)
 #     numa-25        mode=auto, dram_limit 75 % of the memory the VM holds: 25 %
 #                    of it on the CXL-like node 1 once placed (measured after
 #                    placement settles)
@@ -37,7 +39,7 @@
 #   RESULT-SLOWDOWN case=... slowdown_pct=... se_pct=... noise_pct=... tlb_flushes_per_gib=...
 #     ratios=R,R,... moved_mib=... kvm_flushes=... store_faults_per_s=... stored_mib=...
 #     agent_cpu_pct=...
-#     pinned=yes bad_pages=0
+#     pinned=yes kvm_flushes_per_window=... bad_pages=0
 # Fails on a bad page, a placement that never settles, or a missing result;
 # the targets (profiling <= 1 %, 25 % off DRAM <= 5 %, noise <= 2 points) are
 # reported, not asserted (a benchmark).
@@ -59,7 +61,7 @@ echo 0 > /proc/sys/kernel/numa_balancing
 [ -d /sys/kernel/debug/kvm ] || mount -t debugfs debugfs /sys/kernel/debug ||
     tb_fail "cannot mount debugfs"
 case " $CASES " in
-    *" observe-tdp "*)
+    *" observe-tdp "*|*" observe-tdp-flush "*)
         insmod /opt/vtier/vtier_tdp.ko || tb_fail "insmod vtier_tdp.ko"
         [ -c /dev/vtier-tdp ] || tb_fail "no /dev/vtier-tdp after insmod" ;;
 esac
@@ -189,6 +191,9 @@ case_start() {
             window_ms="$W" profiler=damon-kernel > /dev/null || fail "attach $t" ;;
         observe-tdp) ctl attach "/run/tb/$t.agent.qmp" --name "$t" mode=observe \
             window_ms="$W" profiler=telescope-flex > /dev/null || fail "attach $t" ;;
+        observe-tdp-flush) ctl attach "/run/tb/$t.agent.qmp" --name "$t" mode=observe \
+            window_ms="$W" profiler=telescope-flex tdp_flush=window > /dev/null ||
+            fail "attach $t" ;;
         numa-25|numa-25-hold|numa-50|burst)
             # the share of what the VM holds (present pages), not of -m
             ctl attach "/run/tb/$t.agent.qmp" --name "$t" mode=off window_ms="$W" > /dev/null ||
@@ -214,7 +219,7 @@ case_start() {
             echo "$c: $t holds $HELD MiB; dram_limit=${lim}MiB, tiers=dram,lz4"
             ctl policy "$t" mode=auto tiers=dram,lz4 dram_limit="${lim}MiB" \
                 ctier_age_windows=1 > /dev/null || fail "policy $t" ;;
-        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp numa-25 numa-25-hold numa-50 burst;" \
+        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp observe-tdp-flush numa-25 numa-25-hold numa-50 burst;" \
             "hand-off group: aa ctier-25 ctier-50)" ;;
     esac
     [ -n "$HVA" ] || HVA=$(ctl status "$t" --get ram.0.hva) || fail "status $t: $HVA"
@@ -330,11 +335,13 @@ run_cases() {
         # flushes per GiB moved (0: nothing moved); the agent's CPU in % of one L1 CPU
         fpg=$(awk "BEGIN {printf \"%.0f\", ($mb > 0 ? $flushes / ($mb / 1073741824) : 0)}")
         cpu=$(awk "BEGIN {printf \"%.2f\", ($secs > 0 ? 100 * $ticks * 10 / $secs : 0)}")
+        # KVM's remote TLB flushes of the tiered VM per window of the measured seconds
+        fpw=$(awk "BEGIN {printf \"%.2f\", ($secs > 0 ? $flushes * $W / $secs : 0)}")
         echo "slowdown: case=$name slowdown_pct=$slow se_pct=$se noise_pct=${NOISE:-na}" \
             "tlb_flushes_per_gib=$fpg ratios=$ratios moved_mib=$((mb / MIB)) kvm_flushes=$flushes" \
             "store_faults_per_s=$((faults * 1000 / (secs > 0 ? secs : 1)))" \
             "stored_mib=$((stored / 256 / ROUNDS)) agent_cpu_pct=$cpu" \
-            "pinned=$PINNED" | tee -a /tmp/results
+            "pinned=$PINNED kvm_flushes_per_window=$fpw" | tee -a /tmp/results
     done
 }
 
@@ -374,3 +381,4 @@ if [ -n "$HANDOFF_CASES" ]; then
 fi
 tb_step "results"
 sed 's/^slowdown: /RESULT-SLOWDOWN /; s/$/ bad_pages=0/' /tmp/results
+
