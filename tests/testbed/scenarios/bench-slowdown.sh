@@ -122,6 +122,12 @@ twins_start() {
     fi
     echo "twins ($1): tw0 QEMU $(tb_l2_pid tw0), tw1 QEMU $(tb_l2_pid tw1), both on L1 CPU 1," \
         "vtierd on CPU 0: $PINNED"
+    # what backs each twin's RAM in huge pages (a difference is an asymmetry
+    # the swapped roles must cancel)
+    for vm in tw0 tw1; do
+        echo "$vm: $(grep -h 'AnonHugePages\|ShmemPmdMapped\|FilePmdMapped' \
+            "/proc/$(tb_l2_pid "$vm")/smaps_rollup" | tr -s ' \n' ' ')"
+    done
 }
 other() { [ "$1" = tw0 ] && echo tw1 || echo tw0; }
 node0_mib() { # VM HVA: MiB of its guest RAM on node 0 (move_pages status)
