@@ -207,6 +207,7 @@ static void test_put_get_drop(void **state)
 	struct fixture *f = *state;
 	struct vt_store *s = open_attached(f, true);
 	struct vt_store_tier_stats ts[2];
+	struct vt_rt_stats rt;
 	unsigned int n = 512, stored = put_all(s, n, 1);
 	uint8_t b[PAGE];
 	int err;
@@ -230,6 +231,13 @@ static void test_put_get_drop(void **state)
 	assert_true(vt_store_remote_tick(s, 64) >= 0);
 	assert_int_equal(copies_on_servers(s), 2ull * (stored - 2 * (n / 8)));
 	assert_int_equal(ts[0].pool_bytes, 2 * ts[0].compressed_bytes);
+	/* the client's own end as its transport says (vtierctl stats' "end") */
+	assert_int_equal(vt_store_remote_transport(s, 0, &rt), 0);
+	assert_string_equal(rt.mode, "udp");
+	assert_string_equal(rt.fallback, "");
+	assert_false(rt.busy_poll);
+	assert_true(rt.tx >= 2ull * (stored - 2 * (n / 8)) && rt.rx > 0);
+	assert_int_equal(vt_store_remote_transport(s, 1, &rt), -ENOENT);	/* a local tier */
 	/* a stored page is there once */
 	content(3, 1, b);
 	assert_int_equal(vt_store_put(s, 3, 0, b), -EEXIST);
@@ -433,6 +441,7 @@ static void test_not_attached(void **state)
 	struct fixture *f = *state;
 	struct vt_store *s = open_attached(f, true);
 	unsigned int stored = put_all(s, 64, 2);
+	struct vt_rt_stats rt;
 	char why[300];
 	uint8_t b[PAGE];
 
@@ -440,6 +449,7 @@ static void test_not_attached(void **state)
 	vt_store_close(s);
 	assert_int_equal(vt_store_open(f->dir, &f->key, f->spec, 2, false, &s, why, sizeof(why)), 0);
 	assert_int_equal(vt_store_get(s, 3, b), -EAGAIN);
+	assert_int_equal(vt_store_remote_transport(s, 0, &rt), -ENOENT);	/* not attached */
 	content(70, 2, b);
 	assert_int_equal(vt_store_put(s, 70, 0, b), -EAGAIN);
 	/* not a remote tier; attached twice */
