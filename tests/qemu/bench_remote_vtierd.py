@@ -36,7 +36,6 @@ afxdp afxdp-busy").
 Usage (root; what `make bench-remote` runs): VTIER_TEST_BUILD=BUILD/tests/qemu
 VTIER_QEMU_DIR=... PYTHONPATH=tests/qemu bench_remote_vtierd.py MEMD_STEER_BPF_O"""
 
-import json
 import os
 import random
 import statistics
