@@ -22,10 +22,22 @@ check-remote: build
 #                        CPU per page; RESULT-REMOTE-BENCH lines, medians of 7
 #                        rounds, about 2-3 minutes; knobs BENCH_REMOTE_* in the
 #                        script).
+#                        Then vtierd itself (make bench-remote-vtierd): its faults
+#                        served by three vtier-memd over a bridge, vtierd's end on
+#                        UDP, on AF_XDP (copy) and AF_XDP with busy-poll, fault
+#                        and fetch p50/p99 as vtierd's stats say them
+#                        (tests/qemu/bench_remote_vtierd.py, the patched QEMU's
+#                        test guest; RESULT-REMOTE-VTIERD-BENCH lines, medians of
+#                        5 rounds, about a minute; knobs BENCH_REMOTE_VTIERD_*).
 #                        Root. Not part of make check.
-.PHONY: bench-remote
-bench-remote: build
+.PHONY: bench-remote bench-remote-vtierd
+bench-remote: build bench-remote-vtierd
 	tests/remote/bench-remote.sh $(BUILD)/host-agent/tools/vtier-memd \
 	    $(BUILD)/host-agent/tools/vtier-bench $(BUILD)/host-agent/remote/memd_steer.bpf.o
+
+bench-remote-vtierd: build qemu-build
+	VTIER_TEST_BUILD=$(abspath $(BUILD))/tests/qemu \
+	VTIER_QEMU_DIR=$$($(QEMU_BUILD_SH) --print-dir) PYTHONPATH=tests/qemu \
+	    tests/qemu/bench_remote_vtierd.py $(BUILD)/host-agent/remote/memd_steer.bpf.o
 
 BENCH_TARGETS += bench-remote

@@ -36,6 +36,28 @@ static void fault_histogram(JsonBuilder *j, const char *name, const struct vt_la
 	json_builder_end_object(j);
 }
 
+/*
+ * vtierd's own end of a remote tier, as its transport says: what runs
+ * (afxdp-copy, afxdp-zerocopy, udp), why not AF_XDP in auto mode, its knobs
+ * in effect and its counters.
+ */
+static void end_to_json(const struct vt_rt_stats *rt, JsonBuilder *j)
+{
+	vt_json_begin_obj(j, "end");
+	vt_json_add_str(j, "mode", rt->mode ? rt->mode : "");
+	vt_json_add_str(j, "fallback", rt->fallback);
+	vt_json_add_bool(j, "busy_poll", rt->busy_poll);
+	vt_json_add_bool(j, "need_wakeup", rt->need_wakeup);
+	vt_json_add_bool(j, "xdp_native", rt->xdp_native);
+	vt_json_add_u64(j, "queues", rt->queues);
+	vt_json_add_u64(j, "rx", rt->rx);
+	vt_json_add_u64(j, "tx", rt->tx);
+	vt_json_add_u64(j, "rx_dropped", rt->rx_dropped);
+	vt_json_add_u64(j, "tx_busy", rt->tx_busy);
+	vt_json_add_u64(j, "tx_unresolved", rt->tx_unresolved);
+	json_builder_end_object(j);
+}
+
 /* A remote tier's client: its servers and copies (the last upkeep's figures). */
 static void remote_to_json(struct vt_backend *b, unsigned int tier,
 			   const struct vt_store_tier_stats *ts, JsonBuilder *j)
@@ -43,6 +65,7 @@ static void remote_to_json(struct vt_backend *b, unsigned int tier,
 	const struct vt_host_config *h = b->d->host;
 	struct vt_rc_server_stats srv[VT_RC_MAX_SERVERS];
 	struct vt_rc_stats st;
+	struct vt_rt_stats rt;
 	int n;
 
 	if (tier >= h->nr_ctier || h->ctier[tier].medium != VT_MEDIUM_REMOTE || !b->store)
@@ -52,6 +75,8 @@ static void remote_to_json(struct vt_backend *b, unsigned int tier,
 	vt_json_add_u64(j, "copies", h->remote[tier].rc.copies);
 	vt_json_add_str(j, "transport", h->remote[tier].rc.transport.mode == VT_RT_UDP ? "udp" :
 			 h->remote[tier].rc.transport.mode == VT_RT_AFXDP ? "afxdp" : "auto");
+	if (vt_store_remote_transport(b->store, tier, &rt) == 0)
+		end_to_json(&rt, j);
 	if (h->remote[tier].local_copy[0]) {
 		/* copies = 1: the second copy in a local compressed tier, its memory */
 		vt_json_add_str(j, "local_copy", h->remote[tier].local_copy);

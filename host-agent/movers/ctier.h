@@ -239,6 +239,7 @@ uint64_t vt_store_index_bytes(struct vt_store *s);
 struct vt_rc_config;
 struct vt_rc_stats;
 struct vt_rc_server_stats;
+struct vt_rt_stats;
 int vt_store_remote_attach(struct vt_store *s, unsigned int tier, const struct vt_rc_config *cfg,
 			   const struct vt_ctier_spec *local_copy, char *why, size_t why_len);
 /*
@@ -267,5 +268,12 @@ int vt_store_remote_tick(struct vt_store *s, unsigned int budget);
  */
 int vt_store_remote_stats(struct vt_store *s, unsigned int tier, struct vt_rc_stats *st,
 			  struct vt_rc_server_stats *srv, unsigned int nr);
+/*
+ * The client's own end of remote tier @tier as its transport says, as of the
+ * last vt_store_remote_tick() (mode "udp", "afxdp-copy", "afxdp-zerocopy";
+ * the fallback reason in auto mode; busy_poll, need_wakeup, counters).
+ * Never waits on a server. 0, or -ENOENT as vt_store_remote_stats().
+ */
+int vt_store_remote_transport(struct vt_store *s, unsigned int tier, struct vt_rt_stats *st);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "ctier_codec.h"
 #include "ctier_remote_spec.h"
+#include "remote_transport_opt.h"
 #include "size.h"
 #include "json_guard.h"
 #include "tier_name.h"
@@ -102,6 +103,7 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 	g_autoptr(GKeyFile) sub = g_key_file_new();
 	g_autofree char *sub_group = NULL;
 	bool has_servers = false;
+	char afxdp_key[16] = "", afxdp_value[96] = "";	/* the first AF_XDP-only key given */
 
 	memset(rs, 0, sizeof(*rs));
 	rs->local_tier = -1;
@@ -122,12 +124,25 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 		return false;
 	for (char **k = keys; *k; k++) {
 		g_autofree char *v = vt_ctier_key_value(kf, group, *k, error);
+		const char *accepted = NULL;
 		char shown[96];
+		int r;
 
 		if (!v)
 			return false;
 		vt_text_printable(shown, sizeof(shown), v, strlen(v));
-		if (strcmp(*k, "servers") == 0) {
+		/* the AF_XDP end's knobs: the parser vtier-memd's and vtier-bench's options share */
+		r = vt_rt_opt_key(*k, v, &rs->rc.transport, &accepted);
+		if (r < 0) {
+			SPEC_ERR(error, "[%s] %s: '%s': %s accepted", group, *k, shown, accepted);
+			return false;
+		}
+		if (r > 0) {
+			if (!afxdp_key[0]) {
+				g_strlcpy(afxdp_key, *k, sizeof(afxdp_key));
+				g_strlcpy(afxdp_value, shown, sizeof(afxdp_value));
+			}
+		} else if (strcmp(*k, "servers") == 0) {
 			if (!parse_servers(group, v, &rs->rc, error))
 				return false;
 			has_servers = true;
@@ -185,7 +200,7 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 		} else {
 			SPEC_ERR(error, "[%s] %s: unknown key (servers, copies, local_copy, codec, "
 				 "max_stored_pct, capacity, price_usd_per_gib, transport, interface, "
-				 "address, port, xdp_prog)", group, *k);
+				 "address, port, xdp_prog, " VT_RT_OPT_KEYS ")", group, *k);
 			return false;
 		}
 	}
@@ -206,6 +221,12 @@ bool vt_remote_spec_parse(GKeyFile *kf, const char *group, struct vt_ctier_spec 
 	if (rs->rc.transport.mode != VT_RT_UDP && !rs->rc.transport.port) {
 		SPEC_ERR(error, "[%s] port: required with transport afxdp or auto (the client's own "
 			 "UDP port, steered to its socket)", group);
+		return false;
+	}
+	if (rs->rc.transport.mode == VT_RT_UDP && afxdp_key[0]) {
+		SPEC_ERR(error, "[%s] %s: '%s': an AF_XDP option, accepted only with transport "
+			 "afxdp or auto (transport is udp%s)", group, afxdp_key, afxdp_value,
+			 g_key_file_has_key(kf, group, "transport", NULL) ? "" : ", the default");
 		return false;
 	}
 	if (!vt_ctier_spec_parse(sub, sub_group, spec, error)) {

@@ -39,6 +39,8 @@ struct vt_remote_spec {
  *   max_stored_pct = 10..100, capacity = SIZE, price_usd_per_gib = 0..1e6
  *   transport = udp | afxdp | auto      (the client's end; default udp)
  *   interface = IF, address = IPV4, port = N, xdp_prog = PATH   (afxdp, auto)
+ *   xdp_bind = auto|copy|zerocopy, need_wakeup = yes|no, busy_poll = yes|no,
+ *   xdp_skb = yes|no   (afxdp, auto only: refused with udp; vt_rt_opt_key())
  * Errors name the group, the key, the value and what is accepted. After a
  * copy of @rs, call vt_remote_spec_fix() on the copy.
  */

@@ -167,6 +167,7 @@ struct tier {
 	struct vt_rc_stats *snap;
 	struct vt_rc_server_stats *snap_srv;	/* VT_RC_MAX_SERVERS */
 	unsigned int snap_nr;
+	struct vt_rt_stats *snap_rt;	/* the client's own end */
 	GMutex rput;			/* one remote put (or the frees before it) at a time */
 	GArray *drops;			/* u64 pages dropped, their frees not sent yet */
 	struct vt_store *lc;		/* the local copies (copies = 1), or NULL; lock order: ours, then its */

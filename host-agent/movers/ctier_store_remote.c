@@ -43,8 +43,10 @@ void cts_remote_close(struct tier *t)
 	t->lc = NULL;
 	g_free(t->snap);
 	g_free(t->snap_srv);
+	g_free(t->snap_rt);
 	t->snap = NULL;
 	t->snap_srv = NULL;
+	t->snap_rt = NULL;
 	if (t->drops)
 		g_array_free(t->drops, TRUE);
 	t->drops = NULL;
@@ -403,17 +405,21 @@ static void snapshot(struct vt_store *s, struct tier *t, struct vt_rc *rc)
 {
 	struct vt_rc_stats st;
 	struct vt_rc_server_stats srv[VT_RC_MAX_SERVERS];
+	struct vt_rt_stats rt;
 	unsigned int n = vt_rc_nr_servers(rc);
 
 	vt_rc_get_stats(rc, &st);
 	for (unsigned int i = 0; i < n; i++)
 		vt_rc_server_stats(rc, i, &srv[i]);
+	vt_rc_transport_stats(rc, &rt);
 	pthread_mutex_lock(&s->lock);
 	if (!t->snap) {
 		t->snap = g_new0(struct vt_rc_stats, 1);
 		t->snap_srv = g_new0(struct vt_rc_server_stats, VT_RC_MAX_SERVERS);
+		t->snap_rt = g_new0(struct vt_rt_stats, 1);
 	}
 	*t->snap = st;
+	*t->snap_rt = rt;
 	memcpy(t->snap_srv, srv, n * sizeof(srv[0]));
 	t->snap_nr = n;
 	pthread_mutex_unlock(&s->lock);
@@ -461,4 +467,19 @@ int vt_store_remote_stats(struct vt_store *s, unsigned int tier, struct vt_rc_st
 	}
 	pthread_mutex_unlock(&s->lock);
 	return n;
+}
+
+int vt_store_remote_transport(struct vt_store *s, unsigned int tier, struct vt_rt_stats *st)
+{
+	struct tier *t;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&s->lock);
+	t = tier < s->nr_api && s->api_slot[tier] >= 0 ? &s->tier[s->api_slot[tier]] : NULL;
+	if (t && tier_remote(t) && t->snap_rt) {
+		*st = *t->snap_rt;
+		r = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }

@@ -2,6 +2,7 @@
 /* A datagram end's command-line options (remote_transport_opt.h). */
 #include "remote_transport_opt.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,12 +52,12 @@ bool vt_rt_opt_apply(const struct vt_rt_opt *o, struct vt_rt_config *cfg, GError
 {
 	if (o->mode && vt_rt_mode_parse(o->mode, &cfg->mode) < 0) {
 		g_set_error(e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '%s': "
-			    "expected auto, afxdp or udp", o->names[O_MODE], o->mode);
+			    "expected " VT_RT_MODE_ACCEPTED, o->names[O_MODE], o->mode);
 		return false;
 	}
 	if (o->bind && vt_rt_bind_parse(o->bind, &cfg->bind) < 0) {
 		g_set_error(e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '%s': "
-			    "expected auto, copy or zerocopy", o->names[O_BIND], o->bind);
+			    "expected " VT_RT_BIND_ACCEPTED, o->names[O_BIND], o->bind);
 		return false;
 	}
 	if (o->ifname)
@@ -83,6 +84,40 @@ bool vt_rt_opt_given(const struct vt_rt_opt *o, const char **which)
 			return true;
 		}
 	return false;
+}
+
+static int yes_no(const char *value, bool *out)
+{
+	if (!strcmp(value, "yes"))
+		*out = true;
+	else if (!strcmp(value, "no"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int vt_rt_opt_key(const char *key, const char *value, struct vt_rt_config *cfg,
+		  const char **accepted)
+{
+	bool on;
+
+	if (!strcmp(key, "xdp_bind")) {
+		*accepted = VT_RT_BIND_ACCEPTED;
+		return vt_rt_bind_parse(value, &cfg->bind) < 0 ? -EINVAL : 1;
+	}
+	if (strcmp(key, "need_wakeup") && strcmp(key, "busy_poll") && strcmp(key, "xdp_skb"))
+		return 0;
+	*accepted = VT_RT_YESNO_ACCEPTED;
+	if (yes_no(value, &on) < 0)
+		return -EINVAL;
+	if (!strcmp(key, "need_wakeup"))
+		cfg->no_need_wakeup = !on;
+	else if (!strcmp(key, "busy_poll"))
+		cfg->busy_poll = on;
+	else
+		cfg->skb_mode = on;
+	return 1;
 }
 
 void vt_rt_opt_clear(struct vt_rt_opt *o)

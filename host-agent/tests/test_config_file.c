@@ -18,6 +18,10 @@
 
 static const char *shipped_path;
 
+/* Two memory servers of a [remote.NAME] tier (their keys' form only) */
+#define PK "abababababababababababababababababababababababababababababababab"
+#define TWO_SERVERS "10.0.0.2:7500/" PK ", 10.0.0.3:7500/" PK
+
 static struct vt_daemon *load(const char *text, GError **e)
 {
 	return vt_daemon_from_config(text, strlen(text), "/", NULL, NULL, e);
@@ -77,6 +81,13 @@ static void test_refused(void **state)
 		  "ends in a comment" },
 		{ "[ctier.lz4]\ncodec = lz4\npool = zsmalloc\nmedium = node:0   # the CXL node\n",
 		  "[ctier.lz4] medium: 'node:0   # the CXL node' ends in a comment" },
+		/* vtierd's own AF_XDP end: its knobs' values, and none on a UDP end */
+		{ "[remote.far]\nservers = " TWO_SERVERS "\nbusy_poll = yes\n",
+		  "[remote.far] busy_poll: 'yes': an AF_XDP option, accepted only with transport "
+		  "afxdp or auto (transport is udp, the default)" },
+		{ "[remote.far]\nservers = " TWO_SERVERS "\ntransport = afxdp\nport = 7700\n"
+		  "xdp_bind = native\n",
+		  "[remote.far] xdp_bind: 'native': auto, copy or zerocopy accepted" },
 	};
 
 	(void)state;
@@ -100,6 +111,8 @@ static void test_accepted(void **state)
 		"",
 		"# a comment\n[policy]\n# another\nmode = auto\n",
 		"[libvirt]\nuri = qemu:///system#x\n",
+		"[remote.far]\nservers = " TWO_SERVERS "\ntransport = auto\nport = 7700\n"
+		"xdp_bind = copy\nneed_wakeup = no\nbusy_poll = yes\nxdp_skb = no\n",
 	};
 
 	(void)state;

@@ -207,6 +207,7 @@ static void test_put_get_drop(void **state)
 	struct fixture *f = *state;
 	struct vt_store *s = open_attached(f, true);
 	struct vt_store_tier_stats ts[2];
+	struct vt_rt_stats rt;
 	unsigned int n = 512, stored = put_all(s, n, 1);
 	uint8_t b[PAGE];
 	int err;
@@ -230,6 +231,13 @@ static void test_put_get_drop(void **state)
 	assert_true(vt_store_remote_tick(s, 64) >= 0);
 	assert_int_equal(copies_on_servers(s), 2ull * (stored - 2 * (n / 8)));
 	assert_int_equal(ts[0].pool_bytes, 2 * ts[0].compressed_bytes);
+	/* the client's own end as its transport says (vtierctl stats' "end") */
+	assert_int_equal(vt_store_remote_transport(s, 0, &rt), 0);
+	assert_string_equal(rt.mode, "udp");
+	assert_string_equal(rt.fallback, "");
+	assert_false(rt.busy_poll);
+	assert_true(rt.tx >= 2ull * (stored - 2 * (n / 8)) && rt.rx > 0);
+	assert_int_equal(vt_store_remote_transport(s, 1, &rt), -ENOENT);	/* a local tier */
 	/* a stored page is there once */
 	content(3, 1, b);
 	assert_int_equal(vt_store_put(s, 3, 0, b), -EEXIST);
@@ -433,6 +441,7 @@ static void test_not_attached(void **state)
 	struct fixture *f = *state;
 	struct vt_store *s = open_attached(f, true);
 	unsigned int stored = put_all(s, 64, 2);
+	struct vt_rt_stats rt;
 	char why[300];
 	uint8_t b[PAGE];
 
@@ -440,6 +449,7 @@ static void test_not_attached(void **state)
 	vt_store_close(s);
 	assert_int_equal(vt_store_open(f->dir, &f->key, f->spec, 2, false, &s, why, sizeof(why)), 0);
 	assert_int_equal(vt_store_get(s, 3, b), -EAGAIN);
+	assert_int_equal(vt_store_remote_transport(s, 0, &rt), -ENOENT);	/* not attached */
 	content(70, 2, b);
 	assert_int_equal(vt_store_put(s, 70, 0, b), -EAGAIN);
 	/* not a remote tier; attached twice */
@@ -725,6 +735,27 @@ static void test_config(void **state)
 		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ninterface = a/b",
 		  "interface: 'a/b'" },
 		{ "copies = 2", "servers: missing" },
+		/* the AF_XDP end's knobs: bad values, and any of them with transport udp */
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = afxdp\nport = 7700\n"
+		  "xdp_bind = fast", "[remote.far] xdp_bind: 'fast': auto, copy or zerocopy accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = auto\nport = 7700\n"
+		  "need_wakeup = 1", "[remote.far] need_wakeup: '1': yes or no accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = afxdp\nport = 7700\n"
+		  "busy_poll = true", "[remote.far] busy_poll: 'true': yes or no accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = afxdp\nport = 7700\n"
+		  "xdp_skb = YES", "[remote.far] xdp_skb: 'YES': yes or no accepted" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\ntransport = udp\nbusy_poll = yes",
+		  "[remote.far] busy_poll: 'yes': an AF_XDP option, accepted only with transport "
+		  "afxdp or auto (transport is udp)" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\nxdp_bind = copy",
+		  "[remote.far] xdp_bind: 'copy': an AF_XDP option, accepted only with transport "
+		  "afxdp or auto (transport is udp, the default)" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\nneed_wakeup = no\ntransport = udp",
+		  "need_wakeup: 'no': an AF_XDP option" },
+		{ "servers = 10.0.0.1:7600/PK0, 10.0.0.2:7600/PK1\nxdp-bind = copy",
+		  "xdp-bind: unknown key (servers, copies, local_copy, codec, max_stored_pct, "
+		  "capacity, price_usd_per_gib, transport, interface, address, port, xdp_prog, "
+		  "xdp_bind, need_wakeup, busy_poll, xdp_skb)" },
 	};
 
 	(void)f;
@@ -752,6 +783,44 @@ static void test_config(void **state)
 		assert_int_equal(rs.rc.server[0].addr, 0x0a000001);
 		assert_memory_equal(rs.rc.server[1].pk, f->srv[1].key.pk, VT_SEAL_PK_BYTES);
 		assert_int_equal(rs.rc.transport.mode, VT_RT_UDP);
+		assert_int_equal(rs.rc.transport.bind, VT_RT_BIND_AUTO);
+		assert_false(rs.rc.transport.busy_poll || rs.rc.transport.no_need_wakeup ||
+			     rs.rc.transport.skb_mode);
+	}
+	{
+		/* the AF_XDP end's knobs, as vtier-memd's and vtier-bench's options set them */
+		g_autoptr(GKeyFile) kf = g_key_file_new();
+		g_autoptr(GError) e = NULL;
+		g_autofree char *text = g_strdup_printf(
+			"[remote.far]\nservers = 10.0.0.1:7600/%s, 10.0.0.2:7601/%s\n"
+			"transport = afxdp\ninterface = vq0\naddress = 10.0.0.9\nport = 7700\n"
+			"xdp_bind = copy\nneed_wakeup = no\nbusy_poll = yes\nxdp_skb = yes\n",
+			pk[0], pk[1]);
+		struct vt_remote_spec copy;
+
+		assert_true(g_key_file_load_from_data(kf, text, -1, 0, NULL));
+		if (!vt_remote_spec_parse(kf, "remote.far", &spec, &rs, &e))
+			fail_msg("refused: %s", e->message);
+		assert_int_equal(rs.rc.transport.mode, VT_RT_AFXDP);
+		assert_int_equal(rs.rc.transport.bind, VT_RT_BIND_COPY);
+		assert_true(rs.rc.transport.no_need_wakeup && rs.rc.transport.busy_poll &&
+			    rs.rc.transport.skb_mode);
+		assert_int_equal(rs.rc.transport.port, 7700);
+		copy = rs;
+		vt_remote_spec_fix(&copy);
+		assert_string_equal(copy.rc.transport.ifname, "vq0");
+		/* the other values, each one alone */
+		g_key_file_set_string(kf, "remote.far", "xdp_bind", "zerocopy");
+		g_key_file_set_string(kf, "remote.far", "need_wakeup", "yes");
+		g_key_file_set_string(kf, "remote.far", "busy_poll", "no");
+		g_key_file_set_string(kf, "remote.far", "xdp_skb", "no");
+		g_key_file_set_string(kf, "remote.far", "transport", "auto");
+		if (!vt_remote_spec_parse(kf, "remote.far", &spec, &rs, &e))
+			fail_msg("refused: %s", e->message);
+		assert_int_equal(rs.rc.transport.mode, VT_RT_AUTO);
+		assert_int_equal(rs.rc.transport.bind, VT_RT_BIND_ZEROCOPY);
+		assert_false(rs.rc.transport.no_need_wakeup || rs.rc.transport.busy_poll ||
+			     rs.rc.transport.skb_mode);
 	}
 	for (unsigned int i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_autoptr(GKeyFile) kf = g_key_file_new();

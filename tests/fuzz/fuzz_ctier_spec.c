@@ -48,7 +48,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (vt_remote_spec_parse(k, *g, &s, &rs, &e)) {
 			if (s.medium != VT_MEDIUM_REMOTE || rs.rc.copies != 2 ||
 			    rs.rc.nr_servers < 2 || rs.rc.nr_servers > VT_RC_MAX_SERVERS ||
-			    (rs.rc.transport.mode != VT_RT_UDP && !rs.rc.transport.port) || e)
+			    (rs.rc.transport.mode != VT_RT_UDP && !rs.rc.transport.port) ||
+			    /* the AF_XDP knobs are refused on a UDP end */
+			    (rs.rc.transport.mode == VT_RT_UDP &&
+			     (rs.rc.transport.bind != VT_RT_BIND_AUTO || rs.rc.transport.busy_poll ||
+			      rs.rc.transport.no_need_wakeup || rs.rc.transport.skb_mode)) || e)
 				__builtin_trap();
 			for (unsigned int i = 0; i < rs.rc.nr_servers; i++)
 				if (!rs.rc.server[i].port)

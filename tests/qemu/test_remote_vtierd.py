@@ -58,6 +58,9 @@ class Net:
         self.root_if = {k: f"vq{tag}r{k}" for k in range(1, SERVERS + 1)}
         self.made_ns, self.made_if = [], []
 
+    def server_addr(self, k):
+        return f"{NET}.{k}.2"
+
     def setup(self):
         used = sh("ip", "-4", "-o", "addr", "show", "to", f"{NET}.0.0/16").stdout.strip()
         if used:
@@ -97,7 +100,7 @@ class Memd:
         self.h, self.k = h, k
         self.ns = net.ns[k]
         self.bin = os.path.join(bin_dir, "vtier-memd")
-        self.addr = f"{NET}.{k}.2:{PORT}"
+        self.addr = f"{net.server_addr(k)}:{PORT}"
         self.state = os.path.join(h.dir, f"memd{k}-state")
         self.stats_file = os.path.join(h.dir, f"memd{k}.json")
         self.proc = None
@@ -193,6 +196,14 @@ def ns_pages(m):
     return sum(n["pages"] for n in m.stats()["per_namespace"])
 
 
+def start_memds(h, net, memds):
+    """vtier-memd 1..SERVERS in @net's namespaces into @memds, each started."""
+    bin_dir = os.path.join(os.environ["VTIER_TEST_BUILD"], "..", "..", "host-agent", "tools")
+    memds.extend(Memd(h, net, k, bin_dir) for k in range(1, SERVERS + 1))
+    for m in memds:
+        m.start()
+
+
 def with_servers(name, taps, config, run):
     """Three vtier-memd in network namespaces, vtierd with [remote.far] on them
     (@config: its keys after `servers`); run(t, h, d, memds), @taps of them."""
@@ -207,11 +218,7 @@ def with_servers(name, taps, config, run):
         memds = []
         try:
             net.setup()
-            bin_dir = os.path.join(os.environ["VTIER_TEST_BUILD"], "..", "..", "host-agent",
-                                   "tools")
-            memds = [Memd(h, net, k, bin_dir) for k in range(1, SERVERS + 1)]
-            for m in memds:
-                m.start()
+            start_memds(h, net, memds)
             servers = ", ".join(f"{m.addr}/{m.key}" for m in memds)
             d = Vtierd(h, extra_config=f"[remote.far]\nservers = {servers}\n{config}")
             run(t, h, d, memds)
