@@ -53,8 +53,8 @@ PHASE_MS=${TB_SLOWDOWN_PHASE_MS:-2000}
 ROUNDS=${TB_SLOWDOWN_ROUNDS:-6}
 # the stock group (stock QEMU, attached over QMP) and the hand-off group
 # (the patched QEMU, RAM handed to vtierd; the untiered twin in mode=off)
-CASES=${TB_SLOWDOWN_CASES:-aa observe-damon numa-25 numa-25-hold numa-50 burst}
-HANDOFF_CASES=${TB_SLOWDOWN_HANDOFF_CASES:-aa ctier-25 ctier-50}
+CASES=${TB_SLOWDOWN_CASES-aa observe-damon numa-25 numa-25-hold numa-50 burst}
+HANDOFF_CASES=${TB_SLOWDOWN_HANDOFF_CASES-aa ctier-25 ctier-50}
 FAIL_VM=tw0
 
 echo 0 > /proc/sys/kernel/numa_balancing
