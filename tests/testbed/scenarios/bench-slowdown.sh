@@ -33,13 +33,19 @@
 #     ctier-25       mode=auto, tiers=dram,lz4, dram_limit 75 % of what the VM
 #                    holds: the rest compressed, faulted back when touched
 #     ctier-50       the same at 50 %
+#     tco-0, tco-05  mode=auto, placement=tco at tco_alpha 0 (the cheapest
+#                    placement) and 0.5: TierScape's model places the VM over
+#                    every tier of the host (vtierd-tco's slowdown, measured
+#                    here against the twin instead of phases minutes apart);
+#                    measured once two windows in a row had nothing misplaced,
+#                    queued or moved (at most 40 windows, then measured anyway)
 # Under L1's TCG the NUMA nodes share the same host DRAM, so numa-* measure
 # vtier's own costs (profiling, moves, TLB flushes), not a slower medium.
 # Prints one line per case:
 #   RESULT-SLOWDOWN case=... slowdown_pct=... se_pct=... noise_pct=... tlb_flushes_per_gib=...
 #     ratios=R,R,... moved_mib=... kvm_flushes=... store_faults_per_s=... stored_mib=...
 #     agent_cpu_pct=...
-#     pinned=yes kvm_flushes_per_window=... bad_pages=0
+#     pinned=yes kvm_flushes_per_window=... tco_saving_pct=... bad_pages=0
 # Fails on a bad page, a placement that never settles, or a missing result;
 # the targets (profiling <= 1 %, 25 % off DRAM <= 5 %, noise <= 2 points) are
 # reported, not asserted (a benchmark).
@@ -54,7 +60,7 @@ ROUNDS=${TB_SLOWDOWN_ROUNDS:-6}
 # the stock group (stock QEMU, attached over QMP) and the hand-off group
 # (the patched QEMU, RAM handed to vtierd; the untiered twin in mode=off)
 CASES=${TB_SLOWDOWN_CASES-aa observe-damon numa-25 numa-25-hold numa-50 burst}
-HANDOFF_CASES=${TB_SLOWDOWN_HANDOFF_CASES-aa ctier-25 ctier-50}
+HANDOFF_CASES=${TB_SLOWDOWN_HANDOFF_CASES-aa ctier-25 ctier-50 tco-0 tco-05}
 FAIL_VM=tw0
 
 echo 0 > /proc/sys/kernel/numa_balancing
@@ -189,7 +195,7 @@ slowdown() {
 
 # set vtier up on VM $2 for case $1; sets HVA (for restore)
 case_start() {
-    local c=$1 t=$2 lim w i n0 prev moved st pst="" calm=0
+    local c=$1 t=$2 lim w i n0 prev moved st pst="" calm=0 a
     HVA=""
     case $c in
         aa) return 0 ;;
@@ -225,8 +231,15 @@ case_start() {
             echo "$c: $t holds $HELD MiB; dram_limit=${lim}MiB, tiers=dram,lz4"
             ctl policy "$t" mode=auto tiers=dram,lz4 dram_limit="${lim}MiB" \
                 ctier_age_windows=1 > /dev/null || fail "policy $t" ;;
+        tco-0|tco-05)
+            HVA=$(ctl status "$t" --get gpa_map.0.hva) || fail "status $t: $HVA"
+            a=0
+            [ "$c" = tco-05 ] && a=0.5
+            echo "$c: $t holds $(held_mib "$t" "$HVA") MiB; placement=tco tco_alpha=$a"
+            ctl policy "$t" mode=auto placement=tco tco_alpha="$a" > /dev/null ||
+                fail "policy $t" ;;
         *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp observe-tdp-flush numa-25 numa-25-hold numa-50 burst;" \
-            "hand-off group: aa ctier-25 ctier-50)" ;;
+            "hand-off group: aa ctier-25 ctier-50 tco-0 tco-05)" ;;
     esac
     [ -n "$HVA" ] || HVA=$(ctl status "$t" --get ram.0.hva) || fail "status $t: $HVA"
     # the profile's first windows, and for numa-* the placement: until the
@@ -236,6 +249,16 @@ case_start() {
         sleep_window
         [ "$i" -ge 5 ] || continue
         case $c in observe-*|burst) break ;; esac
+        # tco-*: the model's placement done (as vtierd-tco's placement_settle)
+        if [ "${c#tco-}" != "$c" ]; then
+            st=$(vget "$t" tco_misplaced_bytes backends.0.backlog last_window_bytes) ||
+                fail "stats $t: $st"
+            if [ "$(numsum "$st")" = 0 ]; then calm=$((calm + 1)); else calm=0; fi
+            [ "$calm" -ge 2 ] && break
+            [ "$i" -lt 40 ] && continue
+            echo "$c: $t not settled after 40 windows ($st); measuring anyway"
+            break
+        fi
         moved=$(vget "$t" bytes_moved)
         n0=$(node0_mib "$t" "$HVA")
         # ctier-*: stored pages leave the memfd (on no node); what does not
@@ -258,7 +281,7 @@ case_start() {
         prev=$moved
     done
     [ "$i" -lt 120 ] || fail "$c: $t's placement did not settle in 120 windows"
-    case $c in numa-*|ctier-*) echo "$c: $t placed after $i windows, $(node0_mib "$t" "$HVA") MiB on node 0" ;; esac
+    case $c in numa-*|ctier-*|tco-*) echo "$c: $t placed after $i windows, $(node0_mib "$t" "$HVA") MiB on node 0" ;; esac
     # burst: the limit drops as the measurement starts
     [ "$c" != burst ] || ctl policy "$t" dram_limit="$((HELD / 2))MiB" > /dev/null ||
         fail "policy $t"
@@ -269,12 +292,20 @@ case_end() {
     local v
     [ "$1" = aa ] && return 0
     case $1 in
-        ctier-*)
-            ctl policy "$2" mode=off tiers=all dram_limit=none ctier_age_windows=3 > /dev/null ||
-                fail "policy $2"
+        ctier-*|tco-*)
+            ctl policy "$2" mode=off tiers=all dram_limit=none ctier_age_windows=3 \
+                placement=waterfall > /dev/null || fail "policy $2"
             v=$(tb_l2 "$2" -t 900 'vtier-workload ctl verify') || fail "$2: verify: $v"
             [ "$(field "$v" bad)" = 0 ] || fail "$2: bad pages after $1: $v"
             echo "$1: $2 back in mode=off, every page faulted back and verified: $v"
+            if [ "${1#tco-}" != "$1" ]; then
+                # what the model put on nodes 1-2 back on node 0 (a page vtierd
+                # has mapped too stays: MPOL_MF_MOVE moves only pages QEMU
+                # alone maps; under TCG the nodes are the same host DRAM)
+                w=$(vtier-tbnuma move "$(tb_l2_pid "$2")" "$HVA" $((MEM * MIB)) 0) ||
+                    fail "moving $2 back to node 0: $w"
+                echo "$1: $2's RAM moved back to node 0: $w, $(node0_mib "$2" "$HVA") MiB there"
+            fi
             return 0 ;;
     esac
     ctl detach "$2" > /dev/null || fail "detach $2"
@@ -291,13 +322,13 @@ cpu_ticks() { awk '{print $14 + $15}' /proc/"$vtierd_pid"/stat; }
 # run the cases $2 of group $1 (stock, handoff) on the twins
 run_cases() {
     local group=$1 c name round t u f0 f1 m0 m1 q0 q1 k0 k1 s0 s1 rt ru rr ratios flushes mb faults
-    local ticks secs slow se fpg cpu
+    local ticks secs slow se fpg cpu fpw sv savings tsave
     NOISE=""
     for c in $2; do
         name=$c
         [ "$group" = handoff ] && [ "$c" = aa ] && name=aa-handoff
         tb_step "case $name"
-        ratios="" flushes=0 mb=0 faults=0 ticks=0 secs=0 stored=0
+        ratios="" flushes=0 mb=0 faults=0 ticks=0 secs=0 stored=0 savings=""
         for round in $(seq 0 $((ROUNDS - 1))); do
             t=tw$((round % 2))
             u=$(other "$t")
@@ -321,6 +352,10 @@ run_cases() {
             if [ "$t" = tw0 ]; then rt=$1 ru=$2; else rt=$2 ru=$1; fi
             rr=$(ratio "$rt" "$ru")
             ratios="$ratios${ratios:+,}$rr"
+            if [ "${c#tco-}" != "$c" ]; then
+                sv=$(cget report "$t" saving_pct) || fail "vtierctl report $t: $sv"
+                savings="$savings${savings:+,}$sv"
+            fi
             if [ "$c" != aa ]; then
                 f1=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f1=$f0
                 m1=$(vget "$t" bytes_moved)
@@ -341,13 +376,17 @@ run_cases() {
         # flushes per GiB moved (0: nothing moved); the agent's CPU in % of one L1 CPU
         fpg=$(awk "BEGIN {printf \"%.0f\", ($mb > 0 ? $flushes / ($mb / 1073741824) : 0)}")
         cpu=$(awk "BEGIN {printf \"%.2f\", ($secs > 0 ? 100 * $ticks * 10 / $secs : 0)}")
+        # the TCO report's saving against all-DRAM, mean over the rounds (tco-*)
+        tsave=na
+        [ -z "$savings" ] || tsave=$(echo "$savings" | tr , '\n' |
+            awk '{s += $1; n++} END {printf "%.1f", s / n}')
         # KVM's remote TLB flushes of the tiered VM per window of the measured seconds
         fpw=$(awk "BEGIN {printf \"%.2f\", ($secs > 0 ? $flushes * $W / $secs : 0)}")
         echo "slowdown: case=$name slowdown_pct=$slow se_pct=$se noise_pct=${NOISE:-na}" \
             "tlb_flushes_per_gib=$fpg ratios=$ratios moved_mib=$((mb / MIB)) kvm_flushes=$flushes" \
             "store_faults_per_s=$((faults * 1000 / (secs > 0 ? secs : 1)))" \
             "stored_mib=$((stored / 256 / ROUNDS)) agent_cpu_pct=$cpu" \
-            "pinned=$PINNED kvm_flushes_per_window=$fpw" | tee -a /tmp/results
+            "pinned=$PINNED kvm_flushes_per_window=$fpw tco_saving_pct=$tsave" | tee -a /tmp/results
     done
 }
 
