@@ -157,8 +157,9 @@ static const struct vt_codec_ops codecs[] = {
 		.ctx_new = lz4_ctx_new, .ctx_free = lz4_ctx_free,
 		.compress = lz4_compress, .decompress = lz4_decompress,
 	},
+	/* all of libzstd's levels: ZSTD_minCLevel()..ZSTD_maxCLevel() (test_ctier_spec) */
 	[VT_CODEC_ZSTD] = {
-		.name = "zstd", .min_level = 1, .max_level = 19,
+		.name = "zstd", .min_level = VT_ZSTD_MIN_LEVEL, .max_level = VT_ZSTD_MAX_LEVEL,
 		.ctx_new = zstd_ctx_new, .ctx_free = zstd_ctx_free,
 		.compress = zstd_compress, .decompress = zstd_decompress,
 	},
@@ -174,6 +175,13 @@ const struct vt_codec_ops *vt_codec_get(enum vt_codec_kind kind)
 	if ((unsigned int)kind >= G_N_ELEMENTS(codecs))
 		return NULL;
 	return &codecs[kind];
+}
+
+bool vt_codec_level_ok(const struct vt_codec_ops *ops, int level)
+{
+	if (ops->max_level == 0)
+		return level == 0;
+	return level >= ops->min_level && level <= ops->max_level && level != 0;
 }
 
 int vt_codec_by_name(const char *name)
