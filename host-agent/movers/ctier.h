@@ -49,7 +49,7 @@ enum vt_medium_kind { VT_MEDIUM_NODE, VT_MEDIUM_FILE, VT_MEDIUM_REMOTE };
 struct vt_ctier_spec {
 	char name[VT_CTIER_NAME_LEN];	/* util/tier_name.h, from the group name */
 	enum vt_codec_kind codec;
-	int level;			/* zstd 1..19, deflate 1..9; 0 for lz4 */
+	int level;			/* zstd -131072..-1, 1..22; deflate 1..9; 0 lz4 */
 	enum vt_pool_kind pool;
 	enum vt_medium_kind medium;
 	int node;			/* VT_MEDIUM_NODE: the NUMA node of the pool memory */
@@ -60,7 +60,7 @@ struct vt_ctier_spec {
 
 /*
  * Parse group @group ("ctier.NAME") of @kf:
- *   codec = lz4 | zstd[:1-19] | deflate[:1-9]
+ *   codec = lz4 | zstd[:-131072..-1 or 1..22] | deflate[:1-9]
  *   pool = zsmalloc | zbud
  *   medium = node:N | file:/ABS/DIR
  *   max_stored_pct = 10..100      (optional, default 75)

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* lz4 (liblz4), zstd (libzstd) and deflate (zlib) behind struct vt_codec_ops. */
+/*
+ * lz4 (liblz4), zstd (libzstd) and deflate behind struct vt_codec_ops;
+ * deflate compresses with zlib and decompresses with libdeflate (the same
+ * raw format, in about half the time per page).
+ */
 #include <errno.h>
 #include <string.h>
 
 #include <glib.h>
+#include <libdeflate.h>
 #include <lz4.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -87,9 +92,15 @@ static int zstd_decompress(void *ctx, const void *src, size_t len, void *dst, si
 	return ZSTD_isError(n) ? -EBADMSG : (int)n;
 }
 
-/* deflate: raw deflate streams (no zlib header: the store checksums pages). */
+/*
+ * deflate: raw deflate streams (no zlib header: the store checksums pages).
+ * zlib's deflate writes them, as it always has (its levels, its ratios);
+ * libdeflate's whole-buffer decompressor reads them: a 4 KiB page is one
+ * buffer, and it decodes one in half the time of zlib's inflate.
+ */
 struct deflate_ctx {
-	z_stream c, d;
+	z_stream c;
+	struct libdeflate_decompressor *d;
 };
 
 static void deflate_ctx_free(void *ctx)
@@ -99,7 +110,7 @@ static void deflate_ctx_free(void *ctx)
 	if (!z)
 		return;
 	deflateEnd(&z->c);
-	inflateEnd(&z->d);
+	libdeflate_free_decompressor(z->d);
 	g_free(z);
 }
 
@@ -113,7 +124,8 @@ static void *deflate_ctx_new(int level)
 		g_free(z);
 		return NULL;
 	}
-	if (inflateInit2(&z->d, -15) != Z_OK) {
+	z->d = libdeflate_alloc_decompressor();
+	if (!z->d) {
 		deflateEnd(&z->c);
 		g_free(z);
 		return NULL;
@@ -139,16 +151,12 @@ static int deflate_compress(void *ctx, const void *src, size_t len, void *dst, s
 static int deflate_decompress(void *ctx, const void *src, size_t len, void *dst, size_t cap)
 {
 	struct deflate_ctx *z = ctx;
-	int r;
+	size_t n = 0;
 
-	if (inflateReset(&z->d) != Z_OK)
-		return -EIO;
-	z->d.next_in = (Bytef *)src;
-	z->d.avail_in = (uInt)len;
-	z->d.next_out = dst;
-	z->d.avail_out = (uInt)cap;
-	r = inflate(&z->d, Z_FINISH);
-	return r == Z_STREAM_END ? (int)z->d.total_out : -EBADMSG;
+	/* a stream that does not end within @src, or would overflow @cap: bad */
+	if (libdeflate_deflate_decompress(z->d, src, len, dst, cap, &n) != LIBDEFLATE_SUCCESS)
+		return -EBADMSG;
+	return (int)n;
 }
 
 static const struct vt_codec_ops codecs[] = {
@@ -157,8 +165,9 @@ static const struct vt_codec_ops codecs[] = {
 		.ctx_new = lz4_ctx_new, .ctx_free = lz4_ctx_free,
 		.compress = lz4_compress, .decompress = lz4_decompress,
 	},
+	/* all of libzstd's levels: ZSTD_minCLevel()..ZSTD_maxCLevel() (test_ctier_spec) */
 	[VT_CODEC_ZSTD] = {
-		.name = "zstd", .min_level = 1, .max_level = 19,
+		.name = "zstd", .min_level = VT_ZSTD_MIN_LEVEL, .max_level = VT_ZSTD_MAX_LEVEL,
 		.ctx_new = zstd_ctx_new, .ctx_free = zstd_ctx_free,
 		.compress = zstd_compress, .decompress = zstd_decompress,
 	},
@@ -174,6 +183,13 @@ const struct vt_codec_ops *vt_codec_get(enum vt_codec_kind kind)
 	if ((unsigned int)kind >= G_N_ELEMENTS(codecs))
 		return NULL;
 	return &codecs[kind];
+}
+
+bool vt_codec_level_ok(const struct vt_codec_ops *ops, int level)
+{
+	if (ops->max_level == 0)
+		return level == 0;
+	return level >= ops->min_level && level <= ops->max_level && level != 0;
 }
 
 int vt_codec_by_name(const char *name)

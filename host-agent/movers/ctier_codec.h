@@ -8,13 +8,22 @@
 #ifndef VTIER_MOVERS_CTIER_CODEC_H
 #define VTIER_MOVERS_CTIER_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ctier.h"
 
+/* libzstd's levels, ZSTD_minCLevel()..ZSTD_maxCLevel() (1.5): negative ones are fast */
+#define VT_ZSTD_MIN_LEVEL (-131072)
+#define VT_ZSTD_MAX_LEVEL 22
+
 struct vt_codec_ops {
 	const char *name;		/* "lz4", "zstd", "deflate" */
-	int min_level, max_level;	/* 0, 0 for a codec without levels */
+	/*
+	 * 0, 0 for a codec without levels. A range across 0 (zstd's negative
+	 * fast levels) leaves 0 out: zstd's alias of its default level.
+	 */
+	int min_level, max_level;
 	/* At store open, once per tier: working memory for @level. NULL: -ENOMEM. */
 	void *(*ctx_new)(int level);
 	/* At store close. NULL is fine. */
@@ -35,5 +44,7 @@ struct vt_codec_ops {
 const struct vt_codec_ops *vt_codec_get(enum vt_codec_kind kind);
 /* Kind of the codec named @name, or -EINVAL. */
 int vt_codec_by_name(const char *name);
+/* True when @level is one of @ops's levels (0 for a codec without levels). */
+bool vt_codec_level_ok(const struct vt_codec_ops *ops, int level);
 
 #endif

@@ -35,7 +35,7 @@ struct vt_remote_spec {
  *   servers = IPV4:PORT/PUBKEYHEX, ...   (2..8; vtier-memd --show-key)
  *   copies = 2                          (each page on two servers: never one copy)
  *   copies = 1, local_copy = CTIER      (one server and a copy in [ctier.CTIER])
- *   codec = lz4 | zstd[:1-19] | deflate[:1-9]   (default lz4)
+ *   codec = lz4 | zstd[:LEVEL] | deflate[:1-9]   (default lz4; levels: ctier.h)
  *   max_stored_pct = 10..100, capacity = SIZE, price_usd_per_gib = 0..1e6
  *   transport = udp | afxdp | auto      (the client's end; default udp)
  *   interface = IF, address = IPV4, port = N, xdp_prog = PATH   (afxdp, auto)

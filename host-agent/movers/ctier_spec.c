@@ -37,11 +37,11 @@ static bool parse_codec(const char *group, const char *v, struct vt_ctier_spec *
 {
 	g_auto(GStrv) parts = g_strsplit(v, ":", 2);
 	const struct vt_codec_ops *ops;
-	unsigned int level;
+	gint64 level;
 	int kind = vt_codec_by_name(parts[0] ? parts[0] : "");
 
 	if (kind < 0) {
-		SPEC_ERR(error, "[%s] codec: unknown codec '%s' (lz4, zstd[:1-19], deflate[:1-9])",
+		SPEC_ERR(error, "[%s] codec: unknown codec '%s' (lz4, zstd[:LEVEL], deflate[:1-9])",
 			 group, v);
 		return false;
 	}
@@ -52,11 +52,15 @@ static bool parse_codec(const char *group, const char *v, struct vt_ctier_spec *
 		out->level = kind == VT_CODEC_ZSTD ? 3 : kind == VT_CODEC_DEFLATE ? 6 : 0;
 		return true;
 	}
-	if (ops->max_level == 0 ||
-	    !parse_uint(parts[1], (unsigned int)ops->min_level, (unsigned int)ops->max_level,
-			&level)) {
-		if (ops->max_level == 0)
-			SPEC_ERR(error, "[%s] codec: %s takes no level ('%s')", group, ops->name, v);
+	if (ops->max_level == 0) {
+		SPEC_ERR(error, "[%s] codec: %s takes no level ('%s')", group, ops->name, v);
+		return false;
+	}
+	if (!g_ascii_string_to_signed(parts[1], 10, ops->min_level, ops->max_level, &level,
+				      NULL) || !vt_codec_level_ok(ops, (int)level)) {
+		if (ops->min_level < 0)
+			SPEC_ERR(error, "[%s] codec: level of %s must be %d..-1 (fast) or 1..%d "
+				 "('%s')", group, ops->name, ops->min_level, ops->max_level, v);
 		else
 			SPEC_ERR(error, "[%s] codec: level of %s must be %d..%d ('%s')", group,
 				 ops->name, ops->min_level, ops->max_level, v);

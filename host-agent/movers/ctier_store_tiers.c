@@ -32,7 +32,7 @@ bool cts_spec_ok(const struct vt_ctier_spec *s)
 {
 	const struct vt_codec_ops *c = vt_codec_get(s->codec);
 
-	return c && s->level >= c->min_level && s->level <= c->max_level &&
+	return c && vt_codec_level_ok(c, s->level) &&
 	       (s->pool == VT_POOL_ZSMALLOC || s->pool == VT_POOL_ZBUD) &&
 	       ((s->medium == VT_MEDIUM_NODE && s->node >= 0) ||
 		(s->medium == VT_MEDIUM_FILE && s->dir[0] == '/') ||

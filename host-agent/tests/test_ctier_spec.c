@@ -8,7 +8,10 @@
 
 #include <cmocka.h>
 
+#include <zstd.h>
+
 #include "ctier.h"
+#include "ctier_codec.h"
 
 static bool parse(const char *text, const char *group, struct vt_ctier_spec *out, GError **e)
 {
@@ -37,6 +40,13 @@ static void test_good(void **state)
 		  "ctier.z", "deflate:6 x zbud x node:0", 75, 3ULL << 29 },
 		{ "[ctier.a_b]\ncodec = zstd\npool = zsmalloc\nmedium = node:3\n"
 		  "max_stored_pct = 100\n", "ctier.a_b", "zstd:3 x zsmalloc x node:3", 100, 0 },
+		/* zstd's fast (negative) levels and its top ones */
+		{ "[ctier.fast]\ncodec=zstd:-1\npool=zsmalloc\nmedium=node:0\n", "ctier.fast",
+		  "zstd:-1 x zsmalloc x node:0", 75, 0 },
+		{ "[ctier.fast]\ncodec=zstd:-131072\npool=zsmalloc\nmedium=node:0\n", "ctier.fast",
+		  "zstd:-131072 x zsmalloc x node:0", 75, 0 },
+		{ "[ctier.dense]\ncodec=zstd:22\npool=zsmalloc\nmedium=node:0\n", "ctier.dense",
+		  "zstd:22 x zsmalloc x node:0", 75, 0 },
 		/* the rule of [tier.NAME] and tiers=: capitals, '.', ':' */
 		{ "[ctier.LZ4.fast:1]\ncodec=lz4\npool=zbud\nmedium=node:0\n", "ctier.LZ4.fast:1",
 		  "lz4 x zbud x node:0", 75, 0 },
@@ -65,9 +75,15 @@ static void test_bad(void **state)
 	} bad[] = {
 		{ "ctier.t", "colour", "red", "colour: unknown key" },
 		{ "ctier.t", "codec", "lzo", "unknown codec" },
-		{ "ctier.t", "codec", "zstd:99", "level of zstd must be 1..19" },
+		{ "ctier.t", "codec", "zstd:99", "level of zstd must be -131072..-1 (fast) or 1..22" },
+		{ "ctier.t", "codec", "zstd:23", "level of zstd must be -131072..-1 (fast) or 1..22" },
+		{ "ctier.t", "codec", "zstd:-131073", "level of zstd must be -131072..-1" },
 		{ "ctier.t", "codec", "zstd:0", "level of zstd" },
+		{ "ctier.t", "codec", "zstd:-0", "level of zstd" },
+		{ "ctier.t", "codec", "zstd:--1", "level of zstd" },
 		{ "ctier.t", "codec", "zstd:", "level of zstd" },
+		{ "ctier.t", "codec", "deflate:-1", "level of deflate must be 1..9" },
+		{ "ctier.t", "codec", "lz4:-1", "takes no level" },
 		{ "ctier.t", "codec", "deflate:10", "level of deflate must be 1..9" },
 		{ "ctier.t", "codec", "lz4:3", "takes no level" },
 		{ "ctier.t", "pool", "slab", "unknown pool" },
@@ -118,6 +134,41 @@ static void test_bad(void **state)
 	}
 }
 
+/*
+ * The accepted zstd levels are the library's, and each of them (the ends
+ * and the fast ones) compresses a page that decompresses to itself.
+ */
+static void test_zstd_levels(void **state)
+{
+	const struct vt_codec_ops *z = vt_codec_get(VT_CODEC_ZSTD);
+	static const int levels[] = { VT_ZSTD_MIN_LEVEL, -5, -1, 1, 3, VT_ZSTD_MAX_LEVEL };
+	uint8_t page[4096], c[ZSTD_COMPRESSBOUND(4096)], out[4096];
+
+	(void)state;
+	assert_int_equal(z->min_level, ZSTD_minCLevel());
+	assert_int_equal(z->max_level, ZSTD_maxCLevel());
+	assert_false(vt_codec_level_ok(z, 0));
+	assert_false(vt_codec_level_ok(z, ZSTD_maxCLevel() + 1));
+	assert_false(vt_codec_level_ok(vt_codec_get(VT_CODEC_LZ4), 1));
+	assert_true(vt_codec_level_ok(vt_codec_get(VT_CODEC_LZ4), 0));
+	for (unsigned int i = 0; i < sizeof(page); i++)
+		page[i] = (uint8_t)("vtier compressed tier "[i % 22] + i / 512);
+	for (unsigned int i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		void *ctx = z->ctx_new(levels[i]);
+		int n;
+
+		assert_non_null(ctx);
+		n = z->compress(ctx, page, sizeof(page), c, sizeof(c));
+		assert_true(n > 0);
+		if (levels[i] >= -5)
+			assert_true(n < (int)sizeof(page) / 2);
+		memset(out, 0, sizeof(out));
+		assert_int_equal(z->decompress(ctx, c, (size_t)n, out, sizeof(out)), sizeof(page));
+		assert_memory_equal(out, page, sizeof(page));
+		z->ctx_free(ctx);
+	}
+}
+
 static void test_missing(void **state)
 {
 	struct vt_ctier_spec s;
@@ -137,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_zstd_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,7 @@
 
 #include "ctier.h"
 #include "ctier_codec.h"
+#include "ctier_csum.h"
 #include "ctier_mix.h"
 #include "thread_ns.h"
 #include "vtier_bench.h"
@@ -44,6 +45,8 @@ struct fault_run {
 	atomic_bool stop;
 	int error;
 	uint64_t served;
+	uint64_t *copy_ns;		/* wall time of each fault's UFFDIO_COPY, in order */
+	unsigned int nr;
 };
 
 /* The fault thread: read the uffd, fetch the page, UFFDIO_COPY it, drop it. */
@@ -56,8 +59,9 @@ static void *server(void *arg)
 		struct pollfd pfd = { .fd = f->uffd, .events = POLLIN };
 		struct uffd_msg msg;
 		struct uffdio_copy copy = { 0 };
-		uint64_t page;
+		uint64_t page, t0;
 		const void *src;
+		int r;
 
 		if (poll(&pfd, 1, 50) <= 0)
 			continue;
@@ -67,7 +71,7 @@ static void *server(void *arg)
 			continue;
 		page = (msg.arg.pagefault.address - (uintptr_t)f->area) / PAGE;
 		if (f->store) {
-			int r = vt_store_get(f->store, page, buf);
+			r = vt_store_get(f->store, page, buf);
 
 			if (r < 0) {
 				f->error = r;
@@ -80,7 +84,11 @@ static void *server(void *arg)
 		copy.dst = (uintptr_t)f->area + page * PAGE;
 		copy.src = (uintptr_t)src;
 		copy.len = PAGE;
-		if (ioctl(f->uffd, UFFDIO_COPY, &copy) < 0 && errno != EEXIST)
+		t0 = vt_now_ns();
+		r = ioctl(f->uffd, UFFDIO_COPY, &copy);
+		if (f->served < f->nr)
+			f->copy_ns[f->served] = vt_now_ns() - t0;
+		if (r < 0 && errno != EEXIST)
 			f->error = -errno;
 		else if (f->store)
 			vt_store_drop(f->store, page);
@@ -99,15 +107,15 @@ static int cmp_u64(const void *a, const void *b)
 
 /*
  * Touch @nr pages @order[] of a fresh uffd-registered memfd of @pages pages;
- * the fault thread serves them from @store or @ready. Latencies (ns) sorted
- * in @lat. 0 or -errno (@why).
+ * the fault thread serves them from @store or @ready. Latencies (ns) in
+ * @lat, the UFFDIO_COPY of each in @copy_ns. 0 or -errno (@why).
  */
 static int fault_run(uint64_t pages, const uint64_t *order, unsigned int nr,
-		     struct vt_store *store, const uint8_t *ready, uint64_t *lat, bool rt,
-		     char *why, size_t wl)
+		     struct vt_store *store, const uint8_t *ready, uint64_t *lat,
+		     uint64_t *copy_ns, bool rt, char *why, size_t wl)
 {
 	struct sched_param prio = { .sched_priority = 1 };
-	struct fault_run f = { .store = store, .ready = ready };
+	struct fault_run f = { .store = store, .ready = ready, .copy_ns = copy_ns, .nr = nr };
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { 0 };
 	pthread_t th;
@@ -210,6 +218,9 @@ struct row {
 	double ratio, codec_ratio, c_mbs, d_mbs, meta_pct, put_us, get_us, put_copy_us;
 	double p50_us, p99_us, bare_p50_us, bare_p99_us;
 	uint64_t stored, rejected;
+	/* where a compressed page's fault goes: p50s, wall us */
+	double b_get_us, b_fetch_us, b_dec_us, b_crc_us, b_copy_us, b_bare_copy_us;
+	unsigned int b_pages;
 };
 
 static int tier_spec(const char *codec, const char *pool, const char *medium,
@@ -331,6 +342,69 @@ out:
 	return r;
 }
 
+static double p50_us(uint64_t *ns, unsigned int n)
+{
+	if (!n)
+		return 0;
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	return (double)ns[n / 2] / 1e3;
+}
+
+/*
+ * Where a get of a compressed page goes, page by page over the stored
+ * compressed pages (@order, @nr): the whole vt_store_get; its decompression
+ * (the store's own decompress_ns, read around each get: decoding the same
+ * bytes twice in a row would time the second with a trained branch
+ * predictor); a CRC-32C of the page as the get computes it; the fetch
+ * (lookup, lock, pool locate, medium read) is the rest of each get. Wall
+ * time, p50s of each.
+ */
+static int get_breakdown(struct vt_store *s, const uint8_t *data, const uint64_t *order,
+			 unsigned int nr, struct row *row, char *why, size_t wl)
+{
+	g_autofree uint64_t *get = g_new(uint64_t, MAX(nr, 1));
+	g_autofree uint64_t *dec = g_new(uint64_t, MAX(nr, 1));
+	g_autofree uint64_t *sum = g_new(uint64_t, MAX(nr, 1));
+	g_autofree uint64_t *rest = g_new(uint64_t, MAX(nr, 1));
+	uint8_t out[PAGE];
+	unsigned int n = 0;
+	int r = 0;
+
+	for (unsigned int i = 0; i < nr && !r; i++) {
+		struct vt_store_tier_stats a, b;
+		uint64_t p = order[i], t0, t1, t2, word;
+		volatile uint32_t crc;
+
+		if (vt_store_classify(data + p * PAGE, &word) != VT_STORE_COMPRESSED)
+			continue;
+		vt_store_stats(s, &a, 1);
+		t0 = vt_now_ns();
+		r = vt_store_get(s, p, out);
+		t1 = vt_now_ns();
+		crc = vt_crc32c(out, PAGE);
+		t2 = vt_now_ns();
+		(void)crc;
+		vt_store_stats(s, &b, 1);
+		if (!r && memcmp(out, data + p * PAGE, PAGE))
+			r = -EBADMSG;
+		get[n] = t1 - t0;
+		dec[n] = b.decompress_ns - a.decompress_ns;
+		sum[n] = t2 - t1;
+		rest[n] = get[n] > dec[n] + sum[n] ? get[n] - dec[n] - sum[n] : 0;
+		n++;
+	}
+	if (r < 0) {
+		snprintf(why, wl, "breakdown of a get: %s", g_strerror(-r));
+		return r;
+	}
+	row->b_pages = n;
+	row->b_get_us = p50_us(get, n);
+	row->b_dec_us = p50_us(dec, n);
+	row->b_crc_us = p50_us(sum, n);
+	row->b_fetch_us = p50_us(rest, n);
+	return 0;
+}
+
 static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 		    const struct vt_mix *mix, const uint8_t *data, struct row *row, char *why,
 		    size_t wl)
@@ -340,6 +414,8 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	g_autofree uint64_t *order = g_new(uint64_t, pages);
 	g_autofree uint64_t *lat = g_new(uint64_t, pages);
 	g_autofree uint64_t *bare = g_new(uint64_t, pages);
+	g_autofree uint64_t *copy_ns = g_new0(uint64_t, pages);
+	g_autofree uint64_t *bare_copy_ns = g_new0(uint64_t, pages);
 	g_autofree uint8_t *out = g_malloc(PAGE);
 	struct vt_store_tier_stats st;
 	struct vt_store *s = NULL;
@@ -390,6 +466,9 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 		}
 	}
 	row->get_us = (double)(vt_thread_ns() - t0) / 1e3 / (double)MAX(nr, 1);
+	r = get_breakdown(s, data, order, nr, row, why, wl);
+	if (r < 0)
+		goto out;
 	vt_store_stats(s, &st, 1);
 	row->stored = st.pages;
 	row->rejected = st.rejected_e2big;
@@ -414,9 +493,11 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	for (unsigned int k = 0; k < ROUNDS; k++) {
 		unsigned int a = nf * k / ROUNDS, n = nf * (k + 1) / ROUNDS - a;
 
-		r = fault_run(pages, order + a, n, NULL, data, bare + a, o->rt, why, wl);
+		r = fault_run(pages, order + a, n, NULL, data, bare + a, bare_copy_ns + a, o->rt,
+			      why, wl);
 		if (!r)
-			r = fault_run(pages, order + a, n, s, data, lat + a, o->rt, why, wl);
+			r = fault_run(pages, order + a, n, s, data, lat + a, copy_ns + a, o->rt,
+				      why, wl);
 		if (r < 0)
 			break;
 	}
@@ -436,6 +517,8 @@ static int run_tier(const struct options *o, const struct vt_ctier_spec *spec,
 	row->bare_p99_us = (double)bare[nf * 99 / 100] / 1e3;
 	row->p50_us = (double)lat[nf / 2] / 1e3;
 	row->p99_us = (double)lat[nf * 99 / 100] / 1e3;
+	row->b_copy_us = p50_us(copy_ns, nf);
+	row->b_bare_copy_us = p50_us(bare_copy_ns, nf);
 	for (unsigned int i = 0; i < nf; i++)
 		if (vt_store_tier_of(s, order[i]) != -ENOENT) {
 			snprintf(why, wl, "page %llu still stored after its fault",
@@ -548,6 +631,7 @@ int vt_bench_ctier(int argc, char **argv)
 	unsigned int kinds[VT_MIX_NR] = { 0 };
 	char why[400] = "", loadavg[64];
 	struct utsname un;
+	g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(struct row));
 	int r, status = 0;
 
 	if (!vt_bench_options(ctx, entries, &argc, &argv, "ctier"))
@@ -633,6 +717,7 @@ int vt_bench_ctier(int argc, char **argv)
 				       row.p50_us, row.bare_p50_us, row.p50_us / row.bare_p50_us,
 				       row.p99_us, row.bare_p99_us, row.p99_us / row.bare_p99_us);
 				fflush(stdout);
+				g_array_append_val(rows, row);
 			}
 	printf("\nratio: stored bytes / pool bytes (zero and same-filled pages take none); "
 	       "codec ratio: of the compressed pages only;\ncompress/decompress MB/s: the codec "
@@ -642,6 +727,22 @@ int vt_bench_ctier(int argc, char **argv)
 	       "and compared, not compressed again);\nmetadata: index entries + pool allocator, %% of "
 	       "stored bytes; fault: wall time of a touch served through userfaultfd, p50 x / "
 	       "p99 x: store / bare UFFDIO_COPY.\n");
+	printf("\nWhere a compressed page's fault goes (wall us, p50s):\n\n");
+	printf("| tier | pages | get | fetch | decompress | checksum | UFFDIO_COPY (bare) "
+	       "| fault p50 (bare) |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	for (guint i = 0; i < rows->len; i++) {
+		const struct row *w = &g_array_index(rows, struct row, i);
+
+		printf("| %s | %u | %.1f | %.1f | %.1f | %.1f | %.1f (%.1f) | %.1f (%.1f) |\n",
+		       w->tier, w->b_pages, w->b_get_us, w->b_fetch_us, w->b_dec_us, w->b_crc_us,
+		       w->b_copy_us, w->b_bare_copy_us, w->p50_us, w->bare_p50_us);
+	}
+	printf("\nget: one vt_store_get of each stored compressed page; decompress: its "
+	       "decompression (the store's decompress_ns); checksum: CRC-32C (%s) of the page;\n"
+	       "fetch: the rest of each get (lookup, lock, pool, medium read); UFFDIO_COPY: the "
+	       "ioctl in the fault thread, store rounds (bare rounds), all timed faults.\n",
+	       vt_crc32c_impl());
 	if (!o.no_1tib && run_1tib(&o, data, (uint64_t)o.pages, why, sizeof(why)) < 0) {
 		fprintf(stderr, "vtier-bench ctier: 1 TiB index: %s\n", why);
 		status = 1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctier.h"
+#include "ctier_codec.h"
 #include "ctier_remote_spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* a parsed spec is within every documented range */
 			if (!s.name[0] || strlen(s.name) >= sizeof(s.name) ||
 			    s.max_stored_pct < 10 || s.max_stored_pct > 100 ||
-			    (s.codec == VT_CODEC_ZSTD && (s.level < 1 || s.level > 19)) ||
+			    (s.codec == VT_CODEC_ZSTD && (s.level < VT_ZSTD_MIN_LEVEL || !s.level ||
+							  s.level > VT_ZSTD_MAX_LEVEL)) ||
 			    (s.codec == VT_CODEC_DEFLATE && (s.level < 1 || s.level > 9)) ||
 			    (s.codec == VT_CODEC_LZ4 && s.level) ||
 			    (s.medium == VT_MEDIUM_FILE && s.dir[0] != '/') ||
