@@ -991,6 +991,29 @@ static void corrupt_pool(struct fixture *f, const char *name)
 	close(fd);
 }
 
+/* Skip without UFFDIO_POISON; else @page alone in tier 0's pool, its copy damaged. */
+static void store_damaged(struct fixture *f, uint64_t page)
+{
+	if (!(f->ram.ioctls & (1ull << 0x08))) {	/* _UFFDIO_POISON, Linux 6.6 */
+		fprintf(stderr, "# skip: this kernel's userfaultfd has no UFFDIO_POISON\n");
+		skip();
+	}
+	assert_int_equal(vt_ctier_mover_evict(f->mover, page * PAGE, PAGE, 0), 0);
+	wait_idle(f);
+	corrupt_pool(f, "pool-0");
+}
+
+/* The mover's stats once a page was poisoned (counted just after the wake-up). */
+static void wait_poisoned(struct fixture *f, struct vt_ctier_mover_stats *st)
+{
+	for (int i = 0; i < 30000; i++) {
+		vt_ctier_mover_get_stats(f->mover, st);
+		if (st->poisoned)
+			return;
+		g_usleep(1000);
+	}
+}
+
 /*
  * A stored copy that fails its checksum is never handed out: the faulting
  * thread gets a memory error (SIGBUS), not zeros, not the damaged bytes, and
@@ -1004,14 +1027,8 @@ static void test_poison(void **state)
 	struct vt_ctier_mover_stats st;
 	uint8_t byte = 0xee;
 
-	if (!(f->ram.ioctls & (1ull << 0x08))) {	/* _UFFDIO_POISON, Linux 6.6 */
-		fprintf(stderr, "# skip: this kernel's userfaultfd has no UFFDIO_POISON\n");
-		skip();
-	}
 	/* page 2 alone in tier 0's pool, then page 6 next to it */
-	assert_int_equal(vt_ctier_mover_evict(f->mover, 2 * PAGE, PAGE, 0), 0);
-	wait_idle(f);
-	corrupt_pool(f, "pool-0");
+	store_damaged(f, 2);
 	assert_int_equal(vt_ctier_mover_evict(f->mover, 6 * PAGE, PAGE, 0), 0);
 	wait_idle(f);
 	assert_false(present(f, 2));
@@ -1021,16 +1038,40 @@ static void test_poison(void **state)
 	assert_int_equal(byte, 0xee);
 	/* poisoned for good: a second touch does not ask the agent again */
 	assert_true(memory_error(touch_page(f, 2, &byte)));
-	for (int i = 0; i < 30000; i++) {	/* counted just after the wake-up */
-		vt_ctier_mover_get_stats(f->mover, &st);
-		if (st.poisoned)
-			break;
-		g_usleep(1000);
-	}
+	wait_poisoned(f, &st);
 	assert_int_equal(st.poisoned, 1);
 	assert_int_equal(st.poison_unsupported, 0);
-	assert_int_equal(vt_store_tier_of(f->store, 2), -ENOENT);
+	assert_int_equal(vt_store_tier_of(f->store, 2), 0);	/* kept: never zero-filled */
 	assert_true(page_ok(f, 6));
+}
+
+/*
+ * A poisoned page stays poisoned when a first touch next to it fills its
+ * window with zeros (fault-around): the zeros went over the poison, and the
+ * guest read zeros where its data was lost.
+ */
+static void test_poison_outlives_fault_around(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	static const uint8_t zero[PAGE];
+	uint8_t byte = 0xee;
+
+	/* page 2, damaged in the store, poisoned by its fault */
+	store_damaged(f, 2);
+	assert_true(memory_error(touch_page(f, 2, &byte)));
+	wait_poisoned(f, &st);
+	assert_int_equal(st.poisoned, 1);
+	/* page 5 a hole never stored: its first touch fills 0..15 with zeros */
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   5 * PAGE, PAGE), 0);
+	assert_memory_equal(f->map + 5 * PAGE, zero, PAGE);
+	assert_true(present(f, 4) && present(f, 5));
+	/* but not over the poison: page 2 is still a memory error, never zeros */
+	byte = 0xee;
+	assert_true(memory_error(touch_page(f, 2, &byte)));
+	assert_int_equal(byte, 0xee);
+	assert_false(present(f, 2));
 }
 
 /* Orders outside the backend or unaligned are refused. */
@@ -1065,6 +1106,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retier, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poison_outlives_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard_bad_and_cancel, setup, teardown),
 	};
