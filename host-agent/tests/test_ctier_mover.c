@@ -1074,6 +1074,88 @@ static void test_poison_outlives_fault_around(void **state)
 	assert_false(present(f, 2));
 }
 
+/* A vCPU of test_churn: sweeps the blocks of 8 pages it owns (block % 3 == owner). */
+struct churner {
+	struct fixture *f;
+	unsigned int owner;	/* 0, 1: reads and writes its pages; 2: reads only (two of them) */
+	uint64_t sweeps, bad;
+	bool stop;		/* atomic */
+};
+
+static void *churner_main(void *opaque)
+{
+	struct churner *c = opaque;
+	uint64_t x = c->owner * 0x9e3779b97f4a7c15ull + 1;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		for (uint64_t p = 0; p < NPAGES; p++) {
+			if ((p / 8) % 3 != c->owner)
+				continue;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (c->owner < 2 && x % 4 == 0)
+				write_page(c->f, p, c->f->version[p] + 1);
+			else if (!page_ok(c->f, p))
+				c->bad++;
+		}
+		__atomic_add_fetch(&c->sweeps, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * vCPUs read their pages in order (stored faults in order, on the same pages
+ * from two readers) and write others, while the mover evicts, moves and
+ * fetches the whole backend, in runs and in bulk spans that serve faults
+ * meanwhile: every page read holds its latest write, and so does every page
+ * at the end.
+ */
+static void test_churn(void **state)
+{
+	struct fixture *f = *state;
+	struct churner c[4] = { { .f = f, .owner = 0 }, { .f = f, .owner = 1 },
+				{ .f = f, .owner = 2 }, { .f = f, .owner = 2 } };
+	struct vt_ctier_mover_stats st;
+	pthread_t t[4];
+
+	for (unsigned int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, churner_main, &c[i]), 0);
+	/* every vCPU has swept its pages once before the mover starts */
+	for (unsigned int i = 0; i < 4; i++)
+		for (int k = 0; k < 30000 && !__atomic_load_n(&c[i].sweeps, __ATOMIC_ACQUIRE); k++)
+			g_usleep(1000);
+	for (unsigned int round = 0; round < 24; round++) {
+		unsigned int tier = round % 2;
+
+		if (round % 3 == 0)
+			assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, tier), 0);
+		else if (round % 3 == 1)	/* half a backend: faults on the other half served */
+			assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, tier * NPAGES / 2 * PAGE,
+								   NPAGES / 2 * PAGE, tier), 0);
+		else
+			assert_int_equal(vt_ctier_mover_fetch(f->mover, (round % 4) * NPAGES / 4 * PAGE,
+							      NPAGES / 4 * PAGE), 0);
+		wait_idle(f);
+	}
+	/* all stopped before any is judged: a failed assertion unmaps their pages */
+	for (unsigned int i = 0; i < 4; i++)
+		__atomic_store_n(&c[i].stop, true, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_int_equal(c[i].bad, 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_true(st.faults_stored > 0);	/* the vCPUs met the store */
+	fprintf(stderr, "# churn: sweeps %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+		", evicted %" PRIu64 ", faults_stored %" PRIu64 ", faults_zero %" PRIu64
+		", span_faults %" PRIu64 ", evict_busy %" PRIu64 "\n", c[0].sweeps, c[1].sweeps,
+		c[2].sweeps, c[3].sweeps, st.evicted, st.faults_stored, st.faults_zero,
+		st.span_faults, st.evict_busy);
+}
+
 /* Orders outside the backend or unaligned are refused. */
 static void test_bad_orders(void **state)
 {
@@ -1108,6 +1190,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poison_outlives_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_churn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard_bad_and_cancel, setup, teardown),
 	};
 
