@@ -1194,5 +1194,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_discard_bad_and_cancel, setup, teardown),
 	};
 
+	/* one test, or those a pattern names, again and again: a soak */
+	if (g_getenv("VT_TEST_FILTER"))
+		cmocka_set_test_filter(g_getenv("VT_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
