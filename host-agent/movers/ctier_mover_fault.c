@@ -151,9 +151,14 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 			STAT_ADD(m, faults_already, 1);
 			return 0;
 		}
-		/* the damaged copy goes before the count shows: stats never run ahead */
-		if (ret == 0)
-			vt_store_drop(m->store, page);
+		/*
+		 * The damaged copy stays, poisoned or not: a page the store holds is
+		 * never zero-filled. UFFDIO_ZEROPAGE and UFFDIO_COPY replace a poison
+		 * marker as they replace none, so a dropped copy let the next
+		 * fault-around nearby put zeros where the data was lost; the copy
+		 * also outlives a restart, and should the poison go, the page's own
+		 * fault poisons it again. A discard of the page drops it.
+		 */
 		g_mutex_lock(&m->lock);
 		m->stats.poisoned++;
 		if (ret == -ENOTSUP || ret == -EINVAL)

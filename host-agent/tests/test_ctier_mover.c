@@ -991,6 +991,29 @@ static void corrupt_pool(struct fixture *f, const char *name)
 	close(fd);
 }
 
+/* Skip without UFFDIO_POISON; else @page alone in tier 0's pool, its copy damaged. */
+static void store_damaged(struct fixture *f, uint64_t page)
+{
+	if (!(f->ram.ioctls & (1ull << 0x08))) {	/* _UFFDIO_POISON, Linux 6.6 */
+		fprintf(stderr, "# skip: this kernel's userfaultfd has no UFFDIO_POISON\n");
+		skip();
+	}
+	assert_int_equal(vt_ctier_mover_evict(f->mover, page * PAGE, PAGE, 0), 0);
+	wait_idle(f);
+	corrupt_pool(f, "pool-0");
+}
+
+/* The mover's stats once a page was poisoned (counted just after the wake-up). */
+static void wait_poisoned(struct fixture *f, struct vt_ctier_mover_stats *st)
+{
+	for (int i = 0; i < 30000; i++) {
+		vt_ctier_mover_get_stats(f->mover, st);
+		if (st->poisoned)
+			return;
+		g_usleep(1000);
+	}
+}
+
 /*
  * A stored copy that fails its checksum is never handed out: the faulting
  * thread gets a memory error (SIGBUS), not zeros, not the damaged bytes, and
@@ -1004,14 +1027,8 @@ static void test_poison(void **state)
 	struct vt_ctier_mover_stats st;
 	uint8_t byte = 0xee;
 
-	if (!(f->ram.ioctls & (1ull << 0x08))) {	/* _UFFDIO_POISON, Linux 6.6 */
-		fprintf(stderr, "# skip: this kernel's userfaultfd has no UFFDIO_POISON\n");
-		skip();
-	}
 	/* page 2 alone in tier 0's pool, then page 6 next to it */
-	assert_int_equal(vt_ctier_mover_evict(f->mover, 2 * PAGE, PAGE, 0), 0);
-	wait_idle(f);
-	corrupt_pool(f, "pool-0");
+	store_damaged(f, 2);
 	assert_int_equal(vt_ctier_mover_evict(f->mover, 6 * PAGE, PAGE, 0), 0);
 	wait_idle(f);
 	assert_false(present(f, 2));
@@ -1021,16 +1038,122 @@ static void test_poison(void **state)
 	assert_int_equal(byte, 0xee);
 	/* poisoned for good: a second touch does not ask the agent again */
 	assert_true(memory_error(touch_page(f, 2, &byte)));
-	for (int i = 0; i < 30000; i++) {	/* counted just after the wake-up */
-		vt_ctier_mover_get_stats(f->mover, &st);
-		if (st.poisoned)
-			break;
-		g_usleep(1000);
-	}
+	wait_poisoned(f, &st);
 	assert_int_equal(st.poisoned, 1);
 	assert_int_equal(st.poison_unsupported, 0);
-	assert_int_equal(vt_store_tier_of(f->store, 2), -ENOENT);
+	assert_int_equal(vt_store_tier_of(f->store, 2), 0);	/* kept: never zero-filled */
 	assert_true(page_ok(f, 6));
+}
+
+/*
+ * A poisoned page stays poisoned when a first touch next to it fills its
+ * window with zeros (fault-around): the zeros went over the poison, and the
+ * guest read zeros where its data was lost.
+ */
+static void test_poison_outlives_fault_around(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	static const uint8_t zero[PAGE];
+	uint8_t byte = 0xee;
+
+	/* page 2, damaged in the store, poisoned by its fault */
+	store_damaged(f, 2);
+	assert_true(memory_error(touch_page(f, 2, &byte)));
+	wait_poisoned(f, &st);
+	assert_int_equal(st.poisoned, 1);
+	/* page 5 a hole never stored: its first touch fills 0..15 with zeros */
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   5 * PAGE, PAGE), 0);
+	assert_memory_equal(f->map + 5 * PAGE, zero, PAGE);
+	assert_true(present(f, 4) && present(f, 5));
+	/* but not over the poison: page 2 is still a memory error, never zeros */
+	byte = 0xee;
+	assert_true(memory_error(touch_page(f, 2, &byte)));
+	assert_int_equal(byte, 0xee);
+	assert_false(present(f, 2));
+}
+
+/* A vCPU of test_churn: sweeps the blocks of 8 pages it owns (block % 3 == owner). */
+struct churner {
+	struct fixture *f;
+	unsigned int owner;	/* 0, 1: reads and writes its pages; 2: reads only (two of them) */
+	uint64_t sweeps, bad;
+	bool stop;		/* atomic */
+};
+
+static void *churner_main(void *opaque)
+{
+	struct churner *c = opaque;
+	uint64_t x = c->owner * 0x9e3779b97f4a7c15ull + 1;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		for (uint64_t p = 0; p < NPAGES; p++) {
+			if ((p / 8) % 3 != c->owner)
+				continue;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (c->owner < 2 && x % 4 == 0)
+				write_page(c->f, p, c->f->version[p] + 1);
+			else if (!page_ok(c->f, p))
+				c->bad++;
+		}
+		__atomic_add_fetch(&c->sweeps, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * vCPUs read their pages in order (stored faults in order, on the same pages
+ * from two readers) and write others, while the mover evicts, moves and
+ * fetches the whole backend, in runs and in bulk spans that serve faults
+ * meanwhile: every page read holds its latest write, and so does every page
+ * at the end.
+ */
+static void test_churn(void **state)
+{
+	struct fixture *f = *state;
+	struct churner c[4] = { { .f = f, .owner = 0 }, { .f = f, .owner = 1 },
+				{ .f = f, .owner = 2 }, { .f = f, .owner = 2 } };
+	struct vt_ctier_mover_stats st;
+	pthread_t t[4];
+
+	for (unsigned int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, churner_main, &c[i]), 0);
+	/* every vCPU has swept its pages once before the mover starts */
+	for (unsigned int i = 0; i < 4; i++)
+		for (int k = 0; k < 30000 && !__atomic_load_n(&c[i].sweeps, __ATOMIC_ACQUIRE); k++)
+			g_usleep(1000);
+	for (unsigned int round = 0; round < 24; round++) {
+		unsigned int tier = round % 2;
+
+		if (round % 3 == 0)
+			assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, tier), 0);
+		else if (round % 3 == 1)	/* half a backend: faults on the other half served */
+			assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, tier * NPAGES / 2 * PAGE,
+								   NPAGES / 2 * PAGE, tier), 0);
+		else
+			assert_int_equal(vt_ctier_mover_fetch(f->mover, (round % 4) * NPAGES / 4 * PAGE,
+							      NPAGES / 4 * PAGE), 0);
+		wait_idle(f);
+	}
+	/* all stopped before any is judged: a failed assertion unmaps their pages */
+	for (unsigned int i = 0; i < 4; i++)
+		__atomic_store_n(&c[i].stop, true, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_int_equal(c[i].bad, 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_true(st.faults_stored > 0);	/* the vCPUs met the store */
+	fprintf(stderr, "# churn: sweeps %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+		", evicted %" PRIu64 ", faults_stored %" PRIu64 ", faults_zero %" PRIu64
+		", span_faults %" PRIu64 ", evict_busy %" PRIu64 "\n", c[0].sweeps, c[1].sweeps,
+		c[2].sweeps, c[3].sweeps, st.evicted, st.faults_stored, st.faults_zero,
+		st.span_faults, st.evict_busy);
 }
 
 /* Orders outside the backend or unaligned are refused. */
@@ -1065,9 +1188,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retier, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poison_outlives_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_churn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard_bad_and_cancel, setup, teardown),
 	};
 
+	/* one test, or those a pattern names, again and again: a soak */
+	if (g_getenv("VT_TEST_FILTER"))
+		cmocka_set_test_filter(g_getenv("VT_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
