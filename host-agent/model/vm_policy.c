@@ -48,27 +48,47 @@ void vt_vm_policy_default(struct vt_vm_policy *p)
 	g_strlcpy(p->profiler, "auto", sizeof(p->profiler));
 }
 
+/* The names of each enum key's values, in the enum's order (0, 1, ...). */
+static const char *const mode_names[] = { "off", "observe", "auto" };
+static const char *const placement_names[] = { "waterfall", "tco" };
+static const char *const tdp_flush_names[] = { "never", "window" };
+
+static const char *choice_name(const char *const *names, unsigned int n, unsigned int v)
+{
+	return v < n ? names[v] : "?";
+}
+
 const char *vt_mode_name(enum vt_mode mode)
 {
-	switch (mode) {
-	case VT_MODE_OFF:
-		return "off";
-	case VT_MODE_OBSERVE:
-		return "observe";
-	case VT_MODE_AUTO:
-		return "auto";
-	}
-	return "?";
+	return choice_name(mode_names, G_N_ELEMENTS(mode_names), mode);
 }
 
 const char *vt_placement_name(enum vt_placement placement)
 {
-	return placement == VT_PLACEMENT_TCO ? "tco" : "waterfall";
+	return choice_name(placement_names, G_N_ELEMENTS(placement_names), placement);
 }
 
 const char *vt_policy_tdp_flush_name(enum vt_policy_tdp_flush flush)
 {
-	return flush == VT_POLICY_TDP_FLUSH_WINDOW ? "window" : "never";
+	return choice_name(tdp_flush_names, G_N_ELEMENTS(tdp_flush_names), flush);
+}
+
+/* @value as the index of one of @names, or an error listing them. */
+static bool parse_choice(const char *key, const char *value, const char *const *names,
+			 unsigned int n, unsigned int *out, GError **error)
+{
+	g_autoptr(GString) all = g_string_new(NULL);
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (strcmp(value, names[i]) == 0) {
+			*out = i;
+			return true;
+		}
+		g_string_append_printf(all, "%s%s", i ? ", " : "", names[i]);
+	}
+	g_set_error(error, VT_CORE_ERROR, EINVAL, "%s: '%s' is not one of %s", key, value,
+		    all->str);
+	return false;
 }
 
 static bool parse_u64(const char *key, const char *value, uint64_t min, uint64_t max,
@@ -245,6 +265,7 @@ static void not_printable(const char *key, const char *value, GError **error)
 static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, GError **error)
 {
 	struct vt_vm_policy n = *p;
+	unsigned int c;
 
 	if (!key || !value) {
 		g_set_error(error, VT_CORE_ERROR, EINVAL, "policy: missing key or value");
@@ -256,17 +277,9 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 		return false;
 	}
 	if (strcmp(key, "mode") == 0) {
-		if (strcmp(value, "off") == 0)
-			n.mode = VT_MODE_OFF;
-		else if (strcmp(value, "observe") == 0)
-			n.mode = VT_MODE_OBSERVE;
-		else if (strcmp(value, "auto") == 0)
-			n.mode = VT_MODE_AUTO;
-		else {
-			g_set_error(error, VT_CORE_ERROR, EINVAL,
-				    "mode: '%s' is not one of off, observe, auto", value);
+		if (!parse_choice(key, value, mode_names, G_N_ELEMENTS(mode_names), &c, error))
 			return false;
-		}
+		n.mode = (enum vt_mode)c;
 	} else if (strcmp(key, "dram_limit") == 0 || strcmp(key, "dram_max") == 0) {
 		if (strcmp(value, "none") == 0)
 			n.dram_limit_bytes = 0;
@@ -325,25 +338,15 @@ static bool set_one(struct vt_vm_policy *p, const char *key, const char *value, 
 			return false;
 		n.ctier_age_windows = (unsigned int)v;
 	} else if (strcmp(key, "placement") == 0) {
-		if (strcmp(value, "waterfall") == 0)
-			n.placement = VT_PLACEMENT_WATERFALL;
-		else if (strcmp(value, "tco") == 0)
-			n.placement = VT_PLACEMENT_TCO;
-		else {
-			g_set_error(error, VT_CORE_ERROR, EINVAL,
-				    "placement: '%s' is not one of waterfall, tco", value);
+		if (!parse_choice(key, value, placement_names, G_N_ELEMENTS(placement_names), &c,
+				  error))
 			return false;
-		}
+		n.placement = (enum vt_placement)c;
 	} else if (strcmp(key, "tdp_flush") == 0) {
-		if (strcmp(value, "never") == 0)
-			n.tdp_flush = VT_POLICY_TDP_FLUSH_NEVER;
-		else if (strcmp(value, "window") == 0)
-			n.tdp_flush = VT_POLICY_TDP_FLUSH_WINDOW;
-		else {
-			g_set_error(error, VT_CORE_ERROR, EINVAL,
-				    "tdp_flush: '%s' is not one of never, window", value);
+		if (!parse_choice(key, value, tdp_flush_names, G_N_ELEMENTS(tdp_flush_names), &c,
+				  error))
 			return false;
-		}
+		n.tdp_flush = (enum vt_policy_tdp_flush)c;
 	} else if (strcmp(key, "tco_alpha") == 0) {
 		if (!parse_fraction(key, value, 0, 1, &n.tco_alpha, error))
 			return false;
