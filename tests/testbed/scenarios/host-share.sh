@@ -66,11 +66,6 @@ phase_stop() { # VM NAME
         fail "$1: phase $2 failed: $out $(tb_l2 "$1" "tail -3 /run/$2.log")"
     echo "$1: phase $2: $out"
 }
-n0_mib() { # VM: its guest RAM's node-0 MiB (vtier-tbnuma)
-    local v
-    v=$(vtier-tbnuma where "$(eval echo \$pid_$1)" "$(eval echo \$hva_$1)" $((RAM * MIB)))
-    echo $(( $(field "$v" node0) * 4096 / MIB ))
-}
 pct0() { # VM FILE: percent of FILE's pages on node 0
     local v
     v=$(vtier-tbnuma where-gpa "$(eval echo \$pid_$1)" "$(eval echo \$hva_$1)" "$2")
