@@ -23,6 +23,8 @@ static const struct {
 	  "vtierd's CPU per window (profiler, residency, policy, movers) against guest RAM" },
 	{ "remote", vt_bench_remote,
 	  "one round of the remote tier's 4 KiB fetch (make bench-remote runs them)" },
+	{ "mover", vt_bench_mover,
+	  "faults on stored pages while the compressed-tier mover works elsewhere" },
 };
 
 bool vt_bench_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc,

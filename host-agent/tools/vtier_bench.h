@@ -13,6 +13,7 @@ int vt_bench_ctier(int argc, char **argv);
 int vt_bench_move(int argc, char **argv);
 int vt_bench_agent(int argc, char **argv);
 int vt_bench_remote(int argc, char **argv);
+int vt_bench_mover(int argc, char **argv);
 
 /*
  * A subcommand's options: @entries into @ctx, parsed from @argc and @argv; a bad
