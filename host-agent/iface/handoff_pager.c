@@ -24,6 +24,8 @@ int vt_pager_open(struct vt_pager *p, const struct vtier_handoff_hello *hello, i
 	int flags;
 
 	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->ring, NULL);
+	p->ring_efd = -1;
 	p->memfd = memfd;
 	p->uffd = uffd;
 	p->hva = hello->hva;
@@ -59,6 +61,35 @@ void vt_pager_close(struct vt_pager *p)
 	p->memfd = p->uffd = -1;
 }
 
+void vt_pager_move(struct vt_pager *dst, struct vt_pager *src)
+{
+	pthread_mutex_lock(&src->ring);
+	memcpy(dst, src, sizeof(*dst));
+	src->memfd = src->uffd = -1;
+	src->n_pending = 0;
+	pthread_mutex_unlock(&src->ring);
+	pthread_mutex_init(&dst->ring, NULL);
+}
+
+void vt_pager_set_ring_efd(struct vt_pager *p, int efd)
+{
+	pthread_mutex_lock(&p->ring);
+	p->ring_efd = efd;
+	pthread_mutex_unlock(&p->ring);
+}
+
+unsigned int vt_pager_queued(struct vt_pager *p)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&p->ring);
+	n = p->n_pending;
+	pthread_mutex_unlock(&p->ring);
+	return n;
+}
+
+#define COUNT(p, field, v) __atomic_fetch_add(&(p)->field, (v), __ATOMIC_RELAXED)
+
 static bool pager_offset_ok(const struct vt_pager *p, uint64_t offset, uint64_t len)
 {
 	return !(offset % p->page_size) && len && !(len % p->page_size) &&
@@ -92,21 +123,44 @@ static int uffd_protect(struct vt_pager *p, uint64_t offset, uint64_t len, bool 
 	return 0;
 }
 
-/* Move every fault the kernel has queued into p->pending. */
-static int pager_drain(struct vt_pager *p)
+/* The ring has faults: tell the thread that serves them. */
+static void ring_notify(struct vt_pager *p)
 {
+	const uint64_t one = 1;
+
+	if (p->ring_efd >= 0 && write(p->ring_efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, the reader wakes anyway */
+	}
+}
+
+/*
+ * Move every fault the kernel has queued into p->pending. Under p->ring.
+ * @ahead: read ahead by an eviction, not by the thread that serves faults,
+ * which is told (ring_notify()).
+ */
+static int pager_drain(struct vt_pager *p, bool ahead)
+{
+	unsigned int before = p->n_pending;
+	int ret = 0;
+
 	while (p->n_pending < VT_PAGER_PENDING_MAX) {
 		unsigned int tail = (p->pending_head + p->n_pending) % VT_PAGER_PENDING_MAX;
 		ssize_t n = read(p->uffd, &p->pending[tail], sizeof(p->pending[0]));
 
-		if (n < 0)
-			return errno == EAGAIN ? 0 : -errno;
-		if (n != sizeof(p->pending[0]))
-			return -EIO;
+		if (n < 0) {
+			ret = errno == EAGAIN ? 0 : -errno;
+			break;
+		}
+		if (n != sizeof(p->pending[0])) {
+			ret = -EIO;
+			break;
+		}
 		if (p->pending[tail].event == UFFD_EVENT_PAGEFAULT)
 			p->n_pending++;
 	}
-	return 0;
+	if (ahead && p->n_pending > before)
+		ring_notify(p);
+	return ret;
 }
 
 static bool pager_write_pending(const struct vt_pager *p, uint64_t offset)
@@ -128,15 +182,16 @@ static bool pager_write_pending(const struct vt_pager *p, uint64_t offset)
  */
 static int pager_no_write_queued(struct vt_pager *p, uint64_t offset)
 {
-	int ret = pager_drain(p);
+	int ret;
 
-	if (ret)
-		return ret;
-	if (pager_write_pending(p, offset)) {
-		p->nr_evict_aborted++;
-		return -EBUSY;
+	pthread_mutex_lock(&p->ring);
+	ret = pager_drain(p, true);
+	if (!ret && pager_write_pending(p, offset)) {
+		COUNT(p, nr_evict_aborted, 1);
+		ret = -EBUSY;
 	}
-	return 0;
+	pthread_mutex_unlock(&p->ring);
+	return ret;
 }
 
 /* One page: the span form with a span of one (below), plus the early look at
@@ -258,7 +313,10 @@ fail:
 	return ret;
 }
 
-/* Clear in @go (a span at @offset of @n pages) the pages a queued write waits for. */
+/*
+ * Clear in @go (a span at @offset of @n pages) the pages a queued write waits
+ * for. Under p->ring.
+ */
 static void drop_written(struct vt_pager *p, uint64_t offset, uint64_t n, uint64_t *go)
 {
 	for (unsigned int k = 0; k < p->n_pending; k++) {
@@ -270,7 +328,7 @@ static void drop_written(struct vt_pager *p, uint64_t offset, uint64_t n, uint64
 		i = (addr - p->hva - offset) / p->page_size;
 		if (i < n && vt_pager_mask_has(go, i)) {
 			go[i / 64] &= ~(1ull << (i % 64));
-			p->nr_evict_aborted++;
+			COUNT(p, nr_evict_aborted, 1);
 		}
 	}
 }
@@ -289,11 +347,18 @@ int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len
 		return 0;
 	for (uint64_t w = 0; w < VT_PAGER_SPAN_WORDS(n); w++)
 		go[w] = keep[w] & present[w];
-	ret = pager_drain(p);
+	/*
+	 * The span is protected: a write to it from here on waits in the ring
+	 * (the thread serving faults leaves the span's alone), so what is queued
+	 * now is every write that raced with the copies.
+	 */
+	pthread_mutex_lock(&p->ring);
+	ret = pager_drain(p, true);
 	if (ret)
 		memset(go, 0, sizeof(go));
 	else
 		drop_written(p, offset, n, go);
+	pthread_mutex_unlock(&p->ring);
 	/*
 	 * Punch the kept pages, holes between them included (punching a hole
 	 * is a no-op, and no fault is served while the span is protected: a
@@ -320,7 +385,7 @@ int vt_pager_evict_commit_span(struct vt_pager *p, uint64_t offset, uint64_t len
 		for (uint64_t k = a; k < b; k++) {
 			if (vt_pager_mask_has(go, k)) {
 				vt_pager_mask_set(punched, k);
-				p->nr_evicted++;
+				COUNT(p, nr_evicted, 1);
 			}
 		}
 	}
@@ -342,30 +407,36 @@ static int fault_of(const struct vt_pager *p, const struct uffd_msg *m, struct v
 
 int vt_pager_next_fault(struct vt_pager *p, struct vt_pager_fault *f)
 {
-	const struct uffd_msg *m;
-	int ret;
+	struct uffd_msg m;
+	int ret = 0;
 
+	pthread_mutex_lock(&p->ring);
 	if (!p->n_pending) {
-		ret = pager_drain(p);
-		if (ret)
-			return ret;
-		if (!p->n_pending)
-			return -EAGAIN;
+		ret = pager_drain(p, false);
+		if (!ret && !p->n_pending)
+			ret = -EAGAIN;
 	}
-	m = &p->pending[p->pending_head];
-	p->pending_head = (p->pending_head + 1) % VT_PAGER_PENDING_MAX;
-	p->n_pending--;
-	return fault_of(p, m, f);
+	if (!ret) {
+		m = p->pending[p->pending_head];
+		p->pending_head = (p->pending_head + 1) % VT_PAGER_PENDING_MAX;
+		p->n_pending--;
+	}
+	pthread_mutex_unlock(&p->ring);
+	return ret ? ret : fault_of(p, &m, f);
 }
 
 int vt_pager_next_fault_outside(struct vt_pager *p, uint64_t offset, uint64_t len,
 				struct vt_pager_fault *f)
 {
 	unsigned int i, k;
-	int ret = pager_drain(p);
+	int ret;
 
-	if (ret)
+	pthread_mutex_lock(&p->ring);
+	ret = pager_drain(p, false);
+	if (ret) {
+		pthread_mutex_unlock(&p->ring);
 		return ret;
+	}
 	for (i = 0; i < p->n_pending; i++) {
 		const struct uffd_msg *m = &p->pending[(p->pending_head + i) % VT_PAGER_PENDING_MAX];
 		uint64_t addr = m->arg.pagefault.address;
@@ -378,8 +449,10 @@ int vt_pager_next_fault_outside(struct vt_pager *p, uint64_t offset, uint64_t le
 			p->pending[(p->pending_head + k) % VT_PAGER_PENDING_MAX] =
 				p->pending[(p->pending_head + k + 1) % VT_PAGER_PENDING_MAX];
 		p->n_pending--;
+		pthread_mutex_unlock(&p->ring);
 		return ret;
 	}
+	pthread_mutex_unlock(&p->ring);
 	return -EAGAIN;
 }
 
@@ -422,7 +495,7 @@ int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data)
 		}
 		if (ret == -EEXIST) {
 			/* Someone put it back already: just make sure nobody sleeps. */
-			p->nr_already_present++;
+			COUNT(p, nr_already_present, 1);
 			ret = uffd_wake(p, offset, p->page_size);
 			return ret ? ret : 0;
 		}
@@ -432,9 +505,9 @@ int vt_pager_fill(struct vt_pager *p, uint64_t offset, const void *data)
 			return ret;
 	}
 	if (zero)
-		p->nr_zero_filled++;
+		COUNT(p, nr_zero_filled, 1);
 	else
-		p->nr_filled++;
+		COUNT(p, nr_filled, 1);
 	return 1;
 }
 
@@ -475,7 +548,7 @@ int64_t vt_pager_zero_range(struct vt_pager *p, uint64_t offset, uint64_t len, b
 		if (ret)
 			return ret;
 	}
-	p->nr_zero_filled += (uint64_t)filled;
+	COUNT(p, nr_zero_filled, (uint64_t)filled);
 	if (!wake)
 		return filled;
 	return uffd_wake(p, offset, len) ?: filled;
@@ -540,7 +613,7 @@ int vt_pager_unprotect(struct vt_pager *p, uint64_t offset, uint64_t len)
 		return -EINVAL;
 	ret = uffd_protect(p, offset, len, false);
 	if (!ret)
-		p->nr_unprotected++;
+		COUNT(p, nr_unprotected, 1);
 	return ret;
 }
 

@@ -12,11 +12,15 @@
  * touched also faults as MISSING the first time: the agent fills zeros.
  *
  * Works on tmpfs memfds (memory-backend-memfd, -shm, files in /dev/shm).
- * Not thread-safe: one pager is driven by one thread.
+ * Two threads may drive one pager: one serving faults, one evicting (the
+ * faults read ahead are kept under the pager's own lock, the counters are
+ * atomic); the callers keep them off each other's pages (ctier_mover_int.h:
+ * the fence). Anything else about the pager is one thread's.
  */
 #ifndef VTIER_IFACE_HANDOFF_PAGER_H
 #define VTIER_IFACE_HANDOFF_PAGER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,11 +38,18 @@ struct vt_pager {
 	uint64_t page_size;
 	uint64_t fd_offset;	/* memfd offset of the backend's first byte */
 	uint64_t ioctls;	/* what UFFDIO_REGISTER allowed */
-	/* faults read while evicting, handed out first by vt_pager_next_fault() */
+	/*
+	 * faults read while evicting, handed out first by vt_pager_next_fault(),
+	 * under @ring; @ring_efd (-1: none) is written when a read queued some,
+	 * so that the thread serving them wakes (a poll() on the uffd no longer
+	 * reports them)
+	 */
+	pthread_mutex_t ring;
+	int ring_efd;
 	struct uffd_msg pending[VT_PAGER_PENDING_MAX];
 	unsigned int pending_head;
 	unsigned int n_pending;
-	/* what happened so far */
+	/* what happened so far (atomic) */
 	uint64_t nr_evicted;
 	uint64_t nr_evict_aborted;	/* the guest wrote the page meanwhile */
 	uint64_t nr_filled;		/* MISSING faults served with data */
@@ -62,6 +73,18 @@ struct vt_pager_fault {
 int vt_pager_open(struct vt_pager *p, const struct vtier_handoff_hello *hello, int memfd, int uffd);
 /* Close both fds. QEMU keeps its own and hands them to the next agent. */
 void vt_pager_close(struct vt_pager *p);
+/*
+ * Move an open pager from @src to @dst (its lock made anew: a mutex is not
+ * copied); @src is left closed without closing the fds.
+ */
+void vt_pager_move(struct vt_pager *dst, struct vt_pager *src);
+/*
+ * Have the pager write 1 to the eventfd @efd (-1: none; not owned) whenever
+ * it reads faults ahead into its ring: the thread that serves faults polls it.
+ */
+void vt_pager_set_ring_efd(struct vt_pager *p, int efd);
+/* Faults read ahead and not handed out yet (a snapshot). */
+unsigned int vt_pager_queued(struct vt_pager *p);
 
 /*
  * Is the page at @offset in the memfd? 1 yes, 0 no (a hole: evicted or never
