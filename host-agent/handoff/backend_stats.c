@@ -210,6 +210,8 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "evict_punch_ns", ms.evict_punch_ns);
 	vt_json_add_u64(j, "span_faults", ms.span_faults);
 	vt_json_add_u64(j, "span_faults_ns", ms.span_faults_ns);
+	vt_json_add_u64(j, "fence_waits", ms.fence_waits);
+	vt_json_add_u64(j, "fence_wait_ns", ms.fence_wait_ns);
 	vt_json_add_u64(j, "prepared_pages", ms.prepared_pages);
 	vt_json_add_u64(j, "prepared_bytes", ms.prepared_bytes);
 	vt_json_add_u64(j, "prepared_ns", ms.prepared_ns);

@@ -31,9 +31,11 @@
 #define STORE_BLOCK_BYTES (512ull * 16)	/* a chunk's entries */
 /*
  * fds of a backend besides its pool files: the connection, its pidfd, the
- * memfd, the userfaultfd, the store's index and blocks, the mover's eventfd.
+ * memfd, the userfaultfd, the store's index and blocks, the mover's two
+ * eventfds (one per thread).
  */
-#define BACKEND_FDS 7u
+#define BACKEND_FDS 8u
+#define BACKEND_THREADS 2u	/* the mover's: faults, and the orders */
 /* A PREPARE: the connection, its pidfd, the memfd. */
 #define PREPARE_FDS 3u
 /* What vtierd holds besides hand-offs (control clients, QMP, DAMON, libvirt, metrics). */
@@ -103,7 +105,7 @@ void vt_budget_limits_default(struct vt_budget_limits *l)
 	l->peer[VT_BOUND_BACKENDS] = 64;
 	l->peer[VT_BOUND_BYTES] = 4 * TIB;
 	l->peer[VT_BOUND_FDS] = 1024;
-	l->peer[VT_BOUND_THREADS] = 128;
+	l->peer[VT_BOUND_THREADS] = 256;
 	l->peer[VT_BOUND_VA] = 16 * TIB;	/* 4 TiB declared with 3 memory tiers (today's pools) */
 	l->peer[VT_BOUND_PREPARES] = 16;
 	l->peer[VT_BOUND_PREPARE_BYTES] = 16 * GIB;
@@ -170,7 +172,7 @@ void vt_budget_backend_charge(uint64_t size, const struct vt_ctier_spec *specs,
 	out->v[VT_BOUND_BACKENDS] = 1;
 	out->v[VT_BOUND_BYTES] = size;
 	out->v[VT_BOUND_FDS] = BACKEND_FDS + nr;
-	out->v[VT_BOUND_THREADS] = 1;
+	out->v[VT_BOUND_THREADS] = BACKEND_THREADS;
 	out->v[VT_BOUND_VA] = STORE_HDR_BYTES + (chunks * 4 + STORE_PAGE - 1) / STORE_PAGE *
 			      STORE_PAGE + chunks * STORE_BLOCK_BYTES;
 	out->v[VT_BOUND_VA] += pools_va(size, specs, nr);

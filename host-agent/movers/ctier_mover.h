@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The compressed-tier mover of one handed-off memory backend: one thread
- * that owns the backend's pager (memfd + userfaultfd) and uses its page
- * store. It serves every fault first (a stored page is decompressed,
- * checked and put back with UFFDIO_COPY; a page never evicted is zeros; a
- * page whose checksum fails is poisoned, never handed out), and between
- * faults carries out queued orders a few pages at a time: evict a range
- * into a compressed tier, or fetch a range back into the memfd.
+ * The compressed-tier mover of one handed-off memory backend: two threads
+ * that own the backend's pager (memfd + userfaultfd) and use its page store.
+ * The fault thread serves faults and nothing else (a stored page is
+ * decompressed, checked and put back with UFFDIO_COPY; a page never evicted
+ * is zeros; a page whose checksum fails is poisoned, never handed out), so
+ * a fault never waits for compression. The mover thread carries out queued
+ * orders a few pages at a time: evict a range into a compressed tier, fetch
+ * a range back into the memfd, discard, punch an outgoing migration's fills
+ * again, keep the remote tiers' copies.
  *
- * The thread is the only reader of the userfaultfd: eviction must see the
- * write faults that race with it (handoff_pager.h), so faults and evictions
- * of one backend cannot be split across threads. Nothing here runs on the
- * daemon's main loop; orders are queued without waiting and their outcome
- * shows in the stats and in the store.
+ * An eviction must see the writes that race with it (handoff_pager.h): the
+ * mover thread fences the range it works on, the fault thread leaves that
+ * range's faults queued until the commit has read them, and a range is
+ * fenced only where no fault's service may still fill (ctier_mover_int.h).
+ * Nothing here runs on the daemon's main loop; orders are queued without
+ * waiting and their outcome shows in the stats and in the store.
  */
 #ifndef VTIER_MOVERS_CTIER_MOVER_H
 #define VTIER_MOVERS_CTIER_MOVER_H
@@ -61,8 +64,11 @@ struct vt_ctier_mover_stats {
 	uint64_t evict_protect_ns;	/* ... protecting and copying runs */
 	uint64_t evict_store_ns;	/* ... storing the copies (compression) */
 	uint64_t evict_punch_ns;	/* ... punching and unprotecting */
-	uint64_t span_faults;		/* faults elsewhere served while a bulk span stored */
-	uint64_t span_faults_ns;	/* ... the time they took (not in evict_store_ns) */
+	uint64_t span_faults;		/* faults served while the mover worked elsewhere */
+	uint64_t span_faults_ns;	/* ... the time they took (beside the mover's) */
+	uint64_t fence_waits;		/* times the mover waited for a fault's service to
+					   leave the range it was to work on */
+	uint64_t fence_wait_ns;		/* ... the time it waited */
 	/* a destination's copies made during precopy (vt_ctier_mover_set_prepared) */
 	uint64_t prepared_pages;	/* copies made */
 	uint64_t prepared_bytes;	/* ... their compressed bytes */
@@ -84,21 +90,22 @@ struct vt_ctier_mover_stats {
 struct vt_ctier_mover;
 
 /*
- * Called once, from the mover's thread, when the backend can no longer be
- * served (QEMU gone: -ESRCH, or a uffd error); the thread then stops serving
- * and waits for vt_ctier_mover_stop(). Must not call back into the mover.
+ * Called once, from either of the mover's threads, when the backend can no
+ * longer be served (QEMU gone: -ESRCH, or a uffd error); that thread then
+ * stops and waits for vt_ctier_mover_stop(). Must not call back into the
+ * mover.
  */
 typedef void (*vt_ctier_mover_failed_fn)(struct vt_ctier_mover *m, int err, void *opaque);
 
 /*
- * Start the thread. @pager is open (the mover owns it from here, even on
+ * Start the threads. @pager is open (the mover owns it from here, even on
  * failure, and closes it on stop); @store stays the caller's and must
  * outlive the mover. @fill_node >= 0: pages put back are allocated there
- * (MPOL_PREFERRED of the thread). Returns 0 or -errno.
+ * (MPOL_PREFERRED of the fault thread). Returns 0 or -errno.
  */
 int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fill_node,
 			 vt_ctier_mover_failed_fn failed, void *opaque, struct vt_ctier_mover **out);
-/* Stop and join the thread; close the pager (QEMU keeps its fds). NULL is fine. */
+/* Stop and join the threads; close the pager (QEMU keeps its fds). NULL is fine. */
 void vt_ctier_mover_stop(struct vt_ctier_mover *m);
 
 /*
@@ -113,7 +120,7 @@ int vt_ctier_mover_evict(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
  * taken with the bulk orders queued right after it that go on where it ends
  * (into any tier), in spans of up to 16 MiB, each with one write-protection
  * and one punch (handoff_pager.h). While a span is stored, faults elsewhere
- * are served every 32 pages; a write into the span waits for its commit.
+ * are served as they come; a write into the span waits for its commit.
  */
 int vt_ctier_mover_evict_bulk(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 			      unsigned int tier);
@@ -136,9 +143,9 @@ unsigned int vt_ctier_mover_set_store_threads(struct vt_ctier_mover *m, unsigned
  * Background placement (@on), for a destination while the incoming migration
  * still writes guest RAM: from its next turn the mover thread (and the span
  * helpers it starts after) runs at nice 10, below the migration it shares
- * the host's CPUs with (not SCHED_IDLE: it serves the migration's faults,
- * which a busy host would starve). Off: nice 0 again (needs CAP_SYS_NICE or
- * RLIMIT_NICE; a refusal is logged, debug).
+ * the host's CPUs with (not SCHED_IDLE: a busy host would starve the
+ * placement). The fault thread stays at nice 0. Off: nice 0 again (needs
+ * CAP_SYS_NICE or RLIMIT_NICE; a refusal is logged, debug).
  */
 void vt_ctier_mover_set_background(struct vt_ctier_mover *m, bool on);
 /*

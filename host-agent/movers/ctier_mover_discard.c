@@ -33,20 +33,26 @@ static uint64_t data_bytes(int fd, uint64_t start, uint64_t len)
  * the hint's acknowledgement before it uses it again, which the agent gives
  * only once this is done (docs/abi-guest.md). Stored copies are dropped and
  * the range is punched out of the memfd: the next touch is a MISSING fault,
- * served with zeros. On this thread, so that no eviction of the range is
- * half done meanwhile. 0 or -errno (the backend is lost).
+ * served with zeros. On the mover thread, so that no eviction of the range
+ * is half done meanwhile, and fenced, so that no fault's service fills a
+ * copy read before the drop. 0 or -errno (the backend is lost).
  */
 static int discard_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len)
 {
 	uint64_t ps = m->pager.page_size, dropped = 0, resident;
 	uint64_t first = offset / ps, end = (offset + len) / ps;
+	int ret = 0;
 
+	ctm_fence(m, offset, len);
 	for (uint64_t p = vt_store_next(m->store, first); p < end; p = vt_store_next(m->store, p + 1))
 		dropped += vt_store_drop(m->store, p) == 0;
 	resident = data_bytes(m->pager.memfd, m->pager.fd_offset + offset, len);
 	if (fallocate(m->pager.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		      (off_t)(m->pager.fd_offset + offset), (off_t)len) < 0)
-		return -errno;
+		ret = -errno;
+	ctm_unfence(m);
+	if (ret)
+		return ret;
 	g_mutex_lock(&m->lock);
 	m->stats.discard_runs++;
 	m->stats.discarded_resident_bytes += resident;

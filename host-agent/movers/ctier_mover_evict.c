@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The compressed-tier mover's evictions: a run protected, copied, stored and
- * punched at once; a bulk span's copies stored by the mover thread and its
- * helper threads while it serves faults elsewhere; fetches on order.
+ * punched at once, under the fence; a bulk span's copies stored by the mover
+ * thread and its helper threads; fetches on order.
  */
-#include <poll.h>
-
 #include "ctier_mover_int.h"
 
 static uint64_t pages_of(const uint64_t *mask, uint64_t n)
@@ -131,19 +129,15 @@ static gpointer store_helper(gpointer data)
 }
 
 /*
- * Store the span's copies, on up to m->store_threads threads; with
- * @fault_buf, the faults outside the span are served meanwhile, between two
- * slices and while the helpers finish. 0, or -errno (the backend is lost:
- * what is stored by then is kept).
+ * Store the span's copies, on up to m->store_threads threads for a @bulk one.
+ * The fault thread serves faults outside the span meanwhile.
  */
-static int store_span(struct vt_ctier_mover *m, struct span_store *ss, void *fault_buf,
-		      uint64_t *fault_ns)
+static void store_span(struct vt_ctier_mover *m, struct span_store *ss, bool bulk)
 {
 	GThread *helpers[STORE_THREADS_MAX];
 	unsigned int nh = 0, want = 1;
-	int ret = 0;
 
-	if (fault_buf) {
+	if (bulk) {
 		g_mutex_lock(&m->lock);
 		want = m->store_threads;
 		g_mutex_unlock(&m->lock);
@@ -157,27 +151,10 @@ static int store_span(struct vt_ctier_mover *m, struct span_store *ss, void *fau
 			break;
 		}
 	}
-	for (bool more = true; more || __atomic_load_n(&ss->helpers, __ATOMIC_ACQUIRE);) {
-		if (fault_buf) {
-			uint64_t f0 = vt_now_ns();
-
-			ret = ctm_serve_faults(m, fault_buf);
-			*fault_ns += vt_now_ns() - f0;
-			if (ret < 0) {
-				__atomic_store_n(&ss->next, UINT_MAX / 2, __ATOMIC_RELAXED);
-				break;
-			}
-		}
-		if (more)
-			more = store_slice(ss);
-		else if (fault_buf)	/* the helpers' last slices: faults meanwhile */
-			poll(&(struct pollfd){ .fd = m->pager.uffd, .events = POLLIN }, 1, 1);
-		else
-			g_usleep(100);
-	}
+	while (store_slice(ss))
+		;
 	for (unsigned int h = 0; h < nh; h++)
 		g_thread_join(helpers[h]);
-	return ret;
 }
 
 /*
@@ -190,21 +167,23 @@ static int store_span(struct vt_ctier_mover *m, struct span_store *ss, void *fau
  * is ordered from the tier most of it is in). Then the span is protected and
  * copied at once, each copy is stored durably, and the pages whose copy is in
  * the store and that no write raced with are punched together; holes (evicted
- * already, never touched) are skipped. With @fault_buf, faults outside the
- * span are served while the copies are stored (theirs wait for the commit).
- * 0 or -errno when the backend is lost.
+ * already, never touched) are skipped. The whole run is fenced: the span's
+ * faults wait for the commit, faults elsewhere are served meanwhile by the
+ * fault thread; a @bulk span is stored by several threads. 0 or -errno when
+ * the backend is lost.
  */
 int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
-		  const uint8_t *tiers, uint8_t *buf, void *fault_buf)
+		  const uint8_t *tiers, uint8_t *buf, bool bulk)
 {
 	uint64_t ps = m->pager.page_size, n = len / ps, t0, t1, t2, busy = 0, out, absent;
-	uint64_t fault_ns = 0, by_tier[VT_CTIER_MAX] = { 0 };
+	uint64_t by_tier[VT_CTIER_MAX] = { 0 };
 	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t reads[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
-	int ret, r2;
+	int ret;
 
+	ctm_fence(m, offset, len);
 	/* the migration's fills are punched again by their ranges: not stored twice */
 	g_mutex_lock(&m->lock);
 	m->stats.evict_read_held += ctm_read_tracked_span(m, offset, n, reads);
@@ -215,27 +194,25 @@ int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 		/* down to a colder tier; a page in a colder one already stays there */
 		if (cur >= 0 && cur < (int)tiers[i] && !vt_pager_mask_has(reads, i)) {
 			ret = ctm_fetch_page(m, offset + i * ps, buf);
-			if (ret < 0)
+			if (ret < 0) {
+				ctm_unfence(m);
 				return ret;
+			}
 		}
 	}
 	t0 = vt_now_ns();
 	ret = vt_pager_evict_begin_span(&m->pager, offset, len, buf, present);
 	t1 = vt_now_ns();
-	if (ret < 0)
+	if (ret < 0) {
+		ctm_unfence(m);
 		return ret;
-	if (fault_buf) {
-		m->fence_lo = offset;
-		m->fence_hi = offset + len;
 	}
-	ret = store_span(m, &(struct span_store){ .m = m, .first_page = offset / ps, .n = n,
-						  .tiers = tiers, .buf = buf, .present = present,
-						  .reads = reads, .keep = keep },
-			 fault_buf, &fault_ns);
-	m->fence_lo = m->fence_hi = 0;
+	store_span(m, &(struct span_store){ .m = m, .first_page = offset / ps, .n = n,
+					    .tiers = tiers, .buf = buf, .present = present,
+					    .reads = reads, .keep = keep },
+		   bulk);
 	t2 = vt_now_ns();
-	r2 = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
-	ret = ret < 0 ? ret : r2;
+	ret = vt_pager_evict_commit_span(&m->pager, offset, len, present, keep, punched);
 	/* a copy whose page stayed (a write raced in) is stale */
 	for (uint64_t i = 0; i < n; i++) {
 		if (vt_pager_mask_has(keep, i) && !vt_pager_mask_has(punched, i)) {
@@ -245,6 +222,7 @@ int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 		if (vt_pager_mask_has(punched, i) && tiers[i] < VT_CTIER_MAX)
 			by_tier[tiers[i]]++;
 	}
+	ctm_unfence(m);
 	out = pages_of(punched, n);
 	absent = n - pages_of(present, n);
 	g_mutex_lock(&m->lock);
@@ -255,9 +233,8 @@ int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 		m->stats.evicted_by_tier[t] += by_tier[t];
 	m->stats.evict_runs += absent < n;	/* a run with a page present: one protection */
 	m->stats.evict_protect_ns += t1 - t0;
-	m->stats.evict_store_ns += t2 - t1 - fault_ns;
+	m->stats.evict_store_ns += t2 - t1;
 	m->stats.evict_punch_ns += vt_now_ns() - t2;
-	m->stats.span_faults_ns += fault_ns;
 	g_mutex_unlock(&m->lock);
 	return ret;
 }

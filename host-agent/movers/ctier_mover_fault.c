@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The compressed-tier mover's fault service: a MISSING fault served from the
- * store (checked; a damaged copy poisons the page), else with zeros and its
- * neighbours (fault-around); write-protect faults resolved. Faults first:
- * the mover's loop and a span's storing call ctm_serve_faults() between
- * any two slices of other work.
+ * The compressed-tier mover's fault service, on its fault thread: a MISSING
+ * fault served from the store (checked; a damaged copy poisons the page),
+ * else with zeros and its neighbours (fault-around); write-protect faults
+ * resolved. Never inside the mover thread's fence (ctier_mover_fence.c).
  */
 #include "ctier_mover_int.h"
 
@@ -24,7 +23,7 @@
 static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t served, void *buf,
 			bool *tracked)
 {
-	uint64_t ps = m->pager.page_size, win, start, end, at;
+	uint64_t ps = m->pager.page_size, win, start, end, at, fence_lo, fence_hi;
 	uint64_t through_mask[VT_PAGER_SPAN_WORDS(ZERO_WIN_MAX / 4096)] = { 0 };
 	int64_t n, zeros = 0, through = 0;
 	bool reads;
@@ -45,12 +44,13 @@ static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t serv
 	/* a migration reads forwards: what is behind it was read (and punched) */
 	start = reads ? offset : offset & ~(win - 1);
 	end = MIN(start + win, m->pager.size);
-	/* a span being stored (its faults wait for its commit): its holes stay holes */
-	if (m->fence_hi > m->fence_lo && start < m->fence_hi && end > m->fence_lo) {
-		if (offset < m->fence_lo)
-			end = m->fence_lo;
+	/* the mover thread's range (its faults wait for it): its holes stay holes */
+	ctm_fence_get(m, &fence_lo, &fence_hi);
+	if (fence_hi > fence_lo && start < fence_hi && end > fence_lo) {
+		if (offset < fence_lo)
+			end = fence_lo;
 		else
-			start = m->fence_hi;
+			start = fence_hi;
 	}
 	for (at = start; at < end;) {
 		uint64_t next = vt_store_next(m->store, at / ps), stop;
@@ -87,6 +87,8 @@ static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t serv
 		m->stats.read_around += (uint64_t)through;
 	}
 	g_mutex_unlock(&m->lock);
+	if (*tracked)
+		ctm_kick(m);	/* the mover thread punches the range again when due */
 	if (through && !*tracked) {
 		/* the migration ended meanwhile: these are ordinary pages now */
 		for (uint64_t i = 0; i < (end - start) / ps; i++)
@@ -203,25 +205,32 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	return ret;
 }
 
+bool ctm_reads_over(struct vt_ctier_mover *m)
+{
+	bool over;
+
+	g_mutex_lock(&m->lock);
+	over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
+	g_mutex_unlock(&m->lock);
+	return over;
+}
+
 /*
- * Serve every queued fault, or until the migration's fills are over their
- * bound; while a span is stored (m->fence_lo..m->fence_hi), its own stay queued
- * (a span being stored: they wait for its commit). 0, or -errno when the
- * backend is lost.
+ * Serve every queued fault outside the fence (those inside stay queued: they
+ * wait for the mover thread's commit), or until the migration's fills are
+ * over their bound. 0, or -errno when the backend is lost.
  */
 int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 {
 	struct vt_pager_fault f;
-	bool over, in_span = m->fence_hi > m->fence_lo;
+	bool over, fenced;
 	int ret;
 
 	for (;;) {
 		uint64_t t0 = vt_now_ns();
 		int tier;
 
-		ret = in_span ? vt_pager_next_fault_outside(&m->pager, m->fence_lo,
-							    m->fence_hi - m->fence_lo, &f) :
-				  vt_pager_next_fault(&m->pager, &f);
+		ret = ctm_take_fault(m, &f, &fenced);
 		if (ret == -EAGAIN)
 			return 0;
 		if (ret == -ERANGE)
@@ -230,16 +239,18 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 			return ret;
 		if (f.wp) {
 			ret = vt_pager_unprotect(&m->pager, f.offset, m->pager.page_size);
+			ctm_serve_end(m);
 			if (ret < 0)
 				return ret;
 			g_mutex_lock(&m->lock);
 			m->stats.faults_wp++;
-			m->stats.span_faults += in_span;
+			m->stats.span_faults += fenced;
 			g_mutex_unlock(&m->lock);
 			continue;
 		}
 		tier = vt_store_tier_of(m->store, f.offset / m->pager.page_size);
 		ret = serve_missing(m, f.offset, buf);
+		ctm_serve_end(m);
 		if (ret < 0)
 			return ret;
 		g_mutex_lock(&m->lock);
@@ -256,8 +267,9 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 			m->stats.faults_zero++;
 			vt_latency_add(&m->stats.zero_ns, vt_now_ns() - t0);
 		}
-		m->stats.span_faults += in_span;
-		/* over the bound: the next fault waits for punches (ctm_reads_admit) */
+		m->stats.span_faults += fenced;
+		m->stats.span_faults_ns += fenced ? vt_now_ns() - t0 : 0;
+		/* over the bound: the next fault waits for punches */
 		over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
 		g_mutex_unlock(&m->lock);
 		if (over)
@@ -265,10 +277,9 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 	}
 }
 
-int ctm_remote_turn(struct vt_ctier_mover *m, void *buf, int *due_ms)
+int ctm_remote_upkeep(struct vt_ctier_mover *m)
 {
 	uint64_t now = vt_now_ns();
-	g_autoptr(GArray) again = NULL;
 
 	if (m->remote_next_ns != UINT64_MAX && now >= m->remote_next_ns) {
 		int r = vt_store_remote_tick(m->store, REMOTE_REPAIR_BUDGET);
@@ -278,12 +289,28 @@ int ctm_remote_turn(struct vt_ctier_mover *m, void *buf, int *due_ms)
 		if (r > 0)
 			STAT_ADD(m, remote_repaired, (uint64_t)r);
 	}
+	return m->remote_next_ns == UINT64_MAX ? -1 :
+	       (int)((m->remote_next_ns - MIN(vt_now_ns(), m->remote_next_ns)) / 1000000 + 1);
+}
+
+int ctm_remote_waiting(struct vt_ctier_mover *m, void *buf, int *due_ms)
+{
+	g_autoptr(GArray) again = NULL;
+
 	if (m->waiting->len) {
 		again = m->waiting;
 		m->waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 		for (unsigned int i = 0; i < again->len; i++) {
-			int r = serve_missing(m, g_array_index(again, uint64_t, i), buf);
+			uint64_t offset = g_array_index(again, uint64_t, i);
+			int r;
 
+			if (!ctm_serve_begin(m, offset)) {
+				/* the mover thread works there: asked again later */
+				g_array_append_val(m->waiting, offset);
+				continue;
+			}
+			r = serve_missing(m, offset, buf);
+			ctm_serve_end(m);
 			if (r < 0)
 				return r;
 		}
@@ -291,8 +318,6 @@ int ctm_remote_turn(struct vt_ctier_mover *m, void *buf, int *due_ms)
 		m->stats.waiting_now = m->waiting->len;
 		g_mutex_unlock(&m->lock);
 	}
-	*due_ms = m->waiting->len ? WAITING_RETRY_MS :
-		  m->remote_next_ns == UINT64_MAX ? -1 :
-		  (int)((m->remote_next_ns - MIN(vt_now_ns(), m->remote_next_ns)) / 1000000 + 1);
+	*due_ms = m->waiting->len ? WAITING_RETRY_MS : -1;
 	return 0;
 }

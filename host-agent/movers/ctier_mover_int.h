@@ -2,9 +2,14 @@
 /*
  * Inside the compressed-tier mover (ctier_mover.h is its contract): the
  * state of one backend's mover and the calls between its files, one job a
- * file, all run on the mover's thread unless said otherwise:
- *   ctier_mover_thread.c      the thread, its loop and the order queue
- *   ctier_mover_fault.c       fault service and fault-around
+ * file. Two threads: the fault thread serves the guest's faults and nothing
+ * else (ctier_mover_fault.c); the mover thread does the orders, discards and
+ * upkeep, keeping the fault thread off the range it works on with the fence
+ * (ctier_mover_fence.c). Everything runs on the mover thread unless said
+ * otherwise:
+ *   ctier_mover_thread.c      the two threads, their loops and the order queue
+ *   ctier_mover_fence.c       the fence between them
+ *   ctier_mover_fault.c       fault service and fault-around (the fault thread)
  *   ctier_mover_evict.c       eviction runs, bulk spans and their store helpers, fetches
  *   ctier_mover_discard.c     the guest discards' queue
  *   ctier_mover_reads.c       an outgoing migration's read-through and re-punch
@@ -52,14 +57,14 @@ G_STATIC_ASSERT(EVICT_SLICE_PAGES <= VT_PAGER_SPAN_MAX);
  */
 #define BACKGROUND_NICE 10
 #define SPAN_ORDERS_MAX 64	/* orders one span takes at most */
-#define SPAN_FAULT_PAGES 32	/* pages stored between two looks at other faults */
+#define SPAN_FAULT_PAGES 32	/* pages a storing thread takes at a time */
 /*
  * A span's copies are compressed by the mover thread and up to
  * STORE_THREADS_MAX - 1 helpers started for the span (the store takes puts
  * from several threads): a destination places a whole VM's cold memory at
  * once, a burst that a host's idle CPUs shorten. By default a quarter of the
  * CPUs: the guests' vCPUs keep the rest (in L1, two vCPUs, one running the
- * guest, a second thread made placement slower). The mover alone serves faults.
+ * guest, a second thread made placement slower). The fault thread alone serves faults.
  */
 #define STORE_THREADS_MAX 8
 G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
@@ -101,6 +106,15 @@ struct vt_ctier_mover {
 	GThread *thread;
 	int wake_fd;		/* eventfd: an order was queued, or stop */
 	bool background;	/* atomic: vt_ctier_mover_set_background() */
+	GThread *fault_thread;
+	int fault_wake_fd;	/* eventfd: faults read ahead, a fence lowered, fills
+				   punched, or stop */
+	bool failed_once;	/* atomic: the failed callback was called */
+	/* the fence (ctier_mover_fence.c): under range_lock */
+	GMutex range_lock;
+	GCond range_cv;		/* signalled when the fault thread ends a service */
+	uint64_t fence_lo, fence_hi;	/* the mover thread's range (empty: none) */
+	uint64_t serve_lo, serve_hi;	/* what the fault thread's service may fill */
 
 	GMutex lock;		/* orders, discards, stats, stop */
 	struct mover_order *orders;
@@ -111,10 +125,9 @@ struct vt_ctier_mover {
 	bool discarding;		/* a discard slice is being done */
 	GCond discard_done;		/* signalled when a discard slice ends */
 	bool stop;
-	uint64_t zero_next, zero_win;	/* fault-around: thread-only */
+	uint64_t zero_next, zero_win;	/* fault-around: the fault thread's */
 	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
 	uint64_t span_cap;		/* its bytes */
-	uint64_t fence_lo, fence_hi;	/* a span being stored: fills stay out (thread-only) */
 	unsigned int store_threads;	/* lock: threads storing a bulk span, the mover's included */
 	bool track_reads;		/* lock: an outgoing migration's fills, to punch again */
 	uint64_t read_bound;		/* lock: bytes held past which ranges go early, 0: none */
@@ -133,7 +146,7 @@ struct vt_ctier_mover {
 	bool prepared_bulk;		/* thread-only: a bulk span ran since it was set */
 	uint64_t prepared_expire_ns;
 	struct vt_ctier_mover_stats stats;
-	/* remote tiers (thread-only): faults whose copy no server gave yet, the upkeep */
+	/* remote tiers: faults whose copy no server gave yet (the fault thread's) */
 	GArray *waiting;		/* u64 offsets */
 	uint64_t remote_next_ns;	/* next vt_store_remote_tick(); UINT64_MAX: none */
 };
@@ -158,25 +171,47 @@ static inline struct vt_prepared *ctm_prepared(struct vt_ctier_mover *m)
 	return __atomic_load_n(&m->prepared, __ATOMIC_ACQUIRE);
 }
 
-/* ctier_mover_thread.c: the queue */
+/* ctier_mover_thread.c: the queue, the wake-ups, a failure */
 void ctm_kick(struct vt_ctier_mover *m);
+void ctm_fault_kick(struct vt_ctier_mover *m);
 /* An order (@tier: store tier, -1 fetch) or a discard (TIER_DISCARD: its own ring). */
 int ctm_queue(struct vt_ctier_mover *m, uint64_t offset, uint64_t len, int tier, bool bulk);
 uint64_t ctm_take_slice(struct mover_order *q, unsigned int size, unsigned int *head,
 			unsigned int *n, uint64_t most, struct mover_order *o);
 
-/* ctier_mover_fault.c */
+/*
+ * ctier_mover_fence.c. The mover thread: ctm_fence() raises the fence over
+ * [@offset, @offset + @len), waiting until the fault thread's service is
+ * out of it; ctm_unfence() lowers it and wakes the fault thread. The fault
+ * thread: ctm_take_fault() takes the next fault outside the fence (the
+ * pager's next_fault; *@fenced: a fence was up) and holds its window until
+ * ctm_serve_end(); ctm_serve_begin() holds the window of a fault taken
+ * before (false: @offset is inside the fence, try later); ctm_fence_get()
+ * reads the fence (one raised later never meets a held window).
+ */
+void ctm_fence(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
+void ctm_unfence(struct vt_ctier_mover *m);
+void ctm_fence_get(struct vt_ctier_mover *m, uint64_t *lo, uint64_t *hi);
+int ctm_take_fault(struct vt_ctier_mover *m, struct vt_pager_fault *f, bool *fenced);
+bool ctm_serve_begin(struct vt_ctier_mover *m, uint64_t offset);
+void ctm_serve_end(struct vt_ctier_mover *m);
+
+/* ctier_mover_fault.c: the fault thread */
 int ctm_serve_faults(struct vt_ctier_mover *m, void *buf);
 /*
- * The remote tiers' upkeep when due, then the faults waiting for a remote
- * copy asked again. 0 or -errno (the backend is lost). The poll timeout
- * the loop may sleep at most, in *@due_ms (-1: no limit).
+ * The faults waiting for a remote copy asked again. 0 or -errno (the
+ * backend is lost). The poll timeout the fault thread may sleep at most,
+ * in *@due_ms (-1: no limit).
  */
-int ctm_remote_turn(struct vt_ctier_mover *m, void *buf, int *due_ms);
+int ctm_remote_waiting(struct vt_ctier_mover *m, void *buf, int *due_ms);
+/* Over the bound of an outgoing migration's fills: no fault is taken. */
+bool ctm_reads_over(struct vt_ctier_mover *m);
+/* The mover thread: the remote tiers' upkeep when due; the ms until the next, -1: none. */
+int ctm_remote_upkeep(struct vt_ctier_mover *m);
 
 /* ctier_mover_evict.c */
 int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
-		  const uint8_t *tiers, uint8_t *buf, void *fault_buf);
+		  const uint8_t *tiers, uint8_t *buf, bool bulk);
 int ctm_fetch_page(struct vt_ctier_mover *m, uint64_t offset, void *buf);
 uint8_t *ctm_span_buf(struct vt_ctier_mover *m, uint64_t bytes);
 
@@ -191,7 +226,6 @@ uint64_t ctm_read_tracked_span(const struct vt_ctier_mover *m, uint64_t offset, 
 int64_t ctm_read_around(struct vt_ctier_mover *m, uint64_t at, uint64_t stop, uint64_t served,
 			void *buf, uint64_t base, uint64_t *mask);
 int ctm_repunch_slice(struct vt_ctier_mover *m, int *err);
-bool ctm_reads_admit(struct vt_ctier_mover *m, int *wait_ms, int *err);
 
 /* ctier_mover_precopy.c */
 void ctm_prepared_drop_idle(struct vt_ctier_mover *m);

@@ -127,9 +127,12 @@ static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 	g_autofree uint8_t *copy = g_malloc(ps);
 	int ret;
 
+	ctm_fence(m, offset, len);
 	ret = vt_pager_evict_begin_span(&m->pager, offset, len, ctm_span_buf(m, len), present);
-	if (ret < 0)
+	if (ret < 0) {
+		ctm_unfence(m);
 		return ret;
+	}
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *p = m->span_buf + i * ps;
 		uint32_t crc;
@@ -157,6 +160,7 @@ static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 		else
 			copies++;
 	}
+	ctm_unfence(m);	/* wakes the fault thread: it may be held over the bound */
 	g_mutex_lock(&m->lock);
 	m->stats.zero_repunched += zeros;
 	m->stats.read_repunched += copies;
@@ -199,36 +203,6 @@ int ctm_repunch_slice(struct vt_ctier_mover *m, int *err)
 	return 0;
 }
 
-/*
- * Over the bound, the migration's fills are punched again before any new
- * fault is served: the thread that faults (the migration's, reading guest
- * RAM far faster than ranges are punched: 270 MiB of never-touched memory
- * in 2 s) waits for the punches, so what the source holds for it stays near
- * the bound. True when faults may be served; else *@wait_ms until the oldest
- * range may go, or *@err.
- */
-bool ctm_reads_admit(struct vt_ctier_mover *m, int *wait_ms, int *err)
-{
-	for (;;) {
-		bool over;
-
-		g_mutex_lock(&m->lock);
-		over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
-		g_mutex_unlock(&m->lock);
-		if (!over)
-			return true;
-		*wait_ms = ctm_repunch_slice(m, err);
-		if (*err)
-			return false;
-		if (*wait_ms < 0)
-			return true;	/* nothing tracked: cannot be over */
-		if (*wait_ms > 0) {
-			STAT_ADD(m, reads_waits, 1);
-			return false;
-		}
-	}
-}
-
 void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound)
 {
 	g_mutex_lock(&m->lock);
@@ -236,6 +210,7 @@ void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t boun
 	m->read_bound = bound;
 	g_mutex_unlock(&m->lock);
 	ctm_kick(m);
+	ctm_fault_kick(m);
 }
 
 uint64_t vt_ctier_mover_reads_held(struct vt_ctier_mover *m)

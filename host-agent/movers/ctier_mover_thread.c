@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The compressed-tier mover: one thread per handed-off backend, faults
- * first, queued discards, evictions and fetches in slices between them,
- * an outgoing migration's fills punched again (ctier_mover_int.h: the files).
+ * The compressed-tier mover: two threads per handed-off backend, one serving
+ * faults, one doing queued discards, evictions and fetches in slices, an
+ * outgoing migration's fills punched again and the remote tiers' upkeep
+ * (ctier_mover_int.h: the files).
  */
 #include <numaif.h>
 #include <poll.h>
@@ -94,20 +95,22 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 	g_mutex_unlock(&m->lock);
 	t0 = vt_now_ns();
 	if (bulk) {
-		*err = ctm_evict_run(m, o.offset, len, tiers, ctm_span_buf(m, len), buf);
+		*err = ctm_evict_run(m, o.offset, len, tiers, ctm_span_buf(m, len), true);
 		if (ctm_prepared(m)) {
 			/* a chunk's copies serve one eviction: stale afterwards */
 			vt_prepared_release(ctm_prepared(m), o.offset, len);
 			m->prepared_bulk = true;
 		}
 	} else if (o.tier >= 0)
-		*err = ctm_evict_run(m, o.offset, len, tiers, buf, NULL);
+		*err = ctm_evict_run(m, o.offset, len, tiers, buf, false);
 	else {
+		ctm_fence(m, o.offset, len);
 		for (uint64_t off = o.offset; off < o.offset + len; off += step) {
 			*err = ctm_fetch_page(m, off, buf);
 			if (*err)
 				break;
 		}
+		ctm_unfence(m);
 	}
 	g_mutex_lock(&m->lock);
 	if (o.tier >= 0)
@@ -119,65 +122,134 @@ static int work_slice(struct vt_ctier_mover *m, void *buf, int *err)
 	return *err ? 0 : more;
 }
 
+/* Pages put back are the guest's hot pages: on the fast node (each thread fills). */
+static void fill_policy(struct vt_ctier_mover *m)
+{
+	unsigned long mask;
+
+	if (m->fill_node < 0 || m->fill_node >= 64)
+		return;
+	mask = 1UL << m->fill_node;
+	if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask, 65UL))
+		g_debug("ctier mover: set_mempolicy(node %d): %s", m->fill_node, g_strerror(errno));
+}
+
+static bool stopping(struct vt_ctier_mover *m)
+{
+	bool stop;
+
+	g_mutex_lock(&m->lock);
+	stop = m->stop;
+	g_mutex_unlock(&m->lock);
+	return stop;
+}
+
+static void drain_efd(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		g_debug("ctier mover: eventfd read: %s", g_strerror(errno));
+}
+
+/*
+ * A thread lost the backend (@err): counted, the owner told once (either
+ * thread may be first), then the thread waits on @efd for the stop.
+ */
+static void fail_and_wait(struct vt_ctier_mover *m, int err, int efd)
+{
+	if (err != -ESRCH)
+		STAT_ADD(m, errors, 1);
+	if (!__atomic_exchange_n(&m->failed_once, true, __ATOMIC_ACQ_REL) && m->failed)
+		m->failed(m, err, m->opaque);
+	while (!stopping(m)) {
+		struct pollfd w = { .fd = efd, .events = POLLIN };
+
+		if (poll(&w, 1, -1) > 0)
+			drain_efd(efd);
+	}
+}
+
+/*
+ * The fault thread: every fault the pager has outside the fence, as soon as
+ * it comes; the faults a silent memory server left waiting, asked again;
+ * nothing else. It sleeps in poll() on the uffd and on its eventfd, which the
+ * pager writes when the mover thread read faults ahead, and the mover thread
+ * when it lowers a fence or punches the migration's fills.
+ */
+static gpointer fault_thread(gpointer data)
+{
+	struct vt_ctier_mover *m = data;
+	g_autofree void *buf = g_malloc(m->pager.page_size);
+	struct pollfd pfd[2] = {
+		{ .fd = m->pager.uffd, .events = POLLIN },
+		{ .fd = m->fault_wake_fd, .events = POLLIN },
+	};
+	int err = 0, due_ms = -1;
+	bool held = false;
+
+	fill_policy(m);
+	for (;;) {
+		int timeout = due_ms;
+
+		/*
+		 * Held (over the bound of the migration's fills, or the pager's
+		 * ring full of faults of the fence): sleep on the eventfd alone, the
+		 * uffd stays readable; the mover thread wakes us when it punched
+		 * fills or lowered the fence (and a timeout, should a wake-up be lost).
+		 */
+		pfd[0].events = held ? 0 : POLLIN;
+		if (held)
+			timeout = timeout < 0 || timeout > 100 ? 100 : timeout;
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (pfd[1].revents & POLLIN)
+			drain_efd(m->fault_wake_fd);
+		if (stopping(m))
+			break;
+		err = ctm_remote_waiting(m, buf, &due_ms);
+		if (err)
+			break;
+		if (ctm_reads_over(m)) {
+			STAT_ADD(m, reads_waits, !held);
+			held = true;
+			continue;
+		}
+		err = ctm_serve_faults(m, buf);
+		if (err)
+			break;
+		held = vt_pager_queued(&m->pager) >= VT_PAGER_PENDING_MAX;
+	}
+	if (err)
+		fail_and_wait(m, err, m->fault_wake_fd);
+	return NULL;
+}
+
 static gpointer mover_thread(gpointer data)
 {
 	struct vt_ctier_mover *m = data;
 	g_autofree void *buf = g_malloc(m->pager.page_size * EVICT_SLICE_PAGES);
-	struct pollfd pfd[2] = {
-		{ .fd = m->pager.uffd, .events = POLLIN },
-		{ .fd = m->wake_fd, .events = POLLIN },
-	};
+	struct pollfd pfd = { .fd = m->wake_fd, .events = POLLIN };
 	bool more = false;
-	int err = 0, due_ms = -1, remote_ms = -1, wait_ms, nice_now = 0;
+	/* remote_ms 0: the first turn finds out at once whether there is a remote tier */
+	int err = 0, due_ms = -1, remote_ms = 0, nice_now = 0;
 
-	if (m->fill_node >= 0 && m->fill_node < 64) {
-		unsigned long mask = 1UL << m->fill_node;
-
-		/* pages put back are the guest's hot pages: on the fast node */
-		if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask, 65UL))
-			g_debug("ctier mover: set_mempolicy(node %d): %s", m->fill_node,
-				g_strerror(errno));
-	}
+	fill_policy(m);
 	for (;;) {
-		uint64_t v;
-		bool stop;
-
-		/*
-		 * Evicting reads the uffd to see racing writes: the faults it read
-		 * wait in the pager, not in the fd, so poll() would not report
-		 * them. Never sleep with faults in hand.
-		 */
-		if (poll(pfd, 2, more || m->pager.n_pending ? 0 :
-			 due_ms < 0 ? remote_ms : remote_ms < 0 ? due_ms : MIN(due_ms, remote_ms)) < 0 &&
-		    errno != EINTR) {
+		if (poll(&pfd, 1, more ? 0 : due_ms < 0 ? remote_ms :
+			 remote_ms < 0 ? due_ms : MIN(due_ms, remote_ms)) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
-		if (pfd[1].revents & POLLIN && read(m->wake_fd, &v, sizeof(v)) < 0)
-			g_debug("ctier mover: eventfd read: %s", g_strerror(errno));
-		g_mutex_lock(&m->lock);
-		stop = m->stop;
-		g_mutex_unlock(&m->lock);
-		if (stop)
+		if (pfd.revents & POLLIN)
+			drain_efd(m->wake_fd);
+		if (stopping(m))
 			break;
 		ctm_background_apply(m, &nice_now);
-		if (!ctm_reads_admit(m, &wait_ms, &err)) {
-			struct pollfd w = { .fd = m->wake_fd, .events = POLLIN };
-
-			if (err)
-				break;
-			/* faults wait: only a stop or the oldest range's due time wakes us */
-			if (poll(&w, 1, wait_ms) > 0 && read(m->wake_fd, &v, sizeof(v)) < 0)
-				g_debug("ctier mover: eventfd read: %s", g_strerror(errno));
-			continue;
-		}
-		/* remote tiers: their upkeep, and faults waiting for a silent server */
-		err = ctm_remote_turn(m, buf, &remote_ms);
-		if (err)
-			break;
-		err = ctm_serve_faults(m, buf);
-		if (err)
-			break;
+		/* the remote tiers' copies re-created, a few at a time */
+		remote_ms = ctm_remote_upkeep(m);
 		/* discards first: a guest waits for them */
 		more = ctm_discard_slice(m, &err);
 		if (err)
@@ -202,36 +274,36 @@ static gpointer mover_thread(gpointer data)
 				due_ms = (int)((m->prepared_expire_ns - vt_now_ns()) / 1000000 + 1);
 		}
 	}
-	if (err) {
-		if (err != -ESRCH)
-			STAT_ADD(m, errors, 1);
-		if (m->failed)
-			m->failed(m, err, m->opaque);
-		/* wait for stop: the owner frees us */
-		for (;;) {
-			bool stop;
-			uint64_t v;
-			struct pollfd w = { .fd = m->wake_fd, .events = POLLIN };
-
-			g_mutex_lock(&m->lock);
-			stop = m->stop;
-			g_mutex_unlock(&m->lock);
-			if (stop)
-				break;
-			if (poll(&w, 1, -1) > 0 && read(m->wake_fd, &v, sizeof(v)) < 0)
-				break;
-		}
-	}
+	if (err)
+		fail_and_wait(m, err, m->wake_fd);
 	return NULL;
+}
+
+static void mover_free(struct vt_ctier_mover *m)
+{
+	if (m->wake_fd >= 0)
+		close(m->wake_fd);
+	if (m->fault_wake_fd >= 0)
+		close(m->fault_wake_fd);
+	vt_pager_close(&m->pager);
+	g_cond_clear(&m->discard_done);
+	g_cond_clear(&m->range_cv);
+	g_mutex_clear(&m->range_lock);
+	g_mutex_clear(&m->lock);
+	g_array_free(m->waiting, TRUE);
+	g_free(m->orders);
+	g_free(m->span_buf);
+	vt_prepared_free(m->prepared);
+	g_free(m);
 }
 
 int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fill_node,
 			 vt_ctier_mover_failed_fn failed, void *opaque, struct vt_ctier_mover **out)
 {
 	struct vt_ctier_mover *m = g_new0(struct vt_ctier_mover, 1);
-	g_autoptr(GError) e = NULL;
+	int ret;
 
-	m->pager = *pager;
+	vt_pager_move(&m->pager, pager);
 	m->store = store;
 	m->fill_node = fill_node;
 	m->store_threads = CLAMP(g_get_num_processors() / 4, 1, STORE_THREADS_MAX);
@@ -239,38 +311,54 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	m->opaque = opaque;
 	g_mutex_init(&m->lock);
 	g_cond_init(&m->discard_done);
+	g_mutex_init(&m->range_lock);
+	g_cond_init(&m->range_cv);
 	m->orders = g_new0(struct mover_order, ORDERS_MAX);
 	m->waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	m->remote_next_ns = 0;	/* the first turn finds out whether there is a remote tier */
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (m->wake_fd < 0) {
-		int ret = -errno;
-
-		vt_pager_close(&m->pager);
-		g_array_free(m->waiting, TRUE);
-		g_free(m->orders);
-		g_free(m);
+	m->fault_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (m->wake_fd < 0 || m->fault_wake_fd < 0) {
+		ret = -errno;
+		mover_free(m);
 		return ret;
 	}
-	m->thread = g_thread_try_new("vtier-ctier", mover_thread, m, &e);
+	vt_pager_set_ring_efd(&m->pager, m->fault_wake_fd);
+	m->fault_thread = g_thread_try_new("vtier-fault", fault_thread, m, NULL);
+	if (!m->fault_thread) {
+		mover_free(m);
+		return -EAGAIN;
+	}
+	m->thread = g_thread_try_new("vtier-ctier", mover_thread, m, NULL);
 	if (!m->thread) {
-		close(m->wake_fd);
-		vt_pager_close(&m->pager);
-		g_array_free(m->waiting, TRUE);
-		g_free(m->orders);
-		g_free(m);
+		g_mutex_lock(&m->lock);
+		m->stop = true;
+		g_mutex_unlock(&m->lock);
+		ctm_fault_kick(m);
+		g_thread_join(m->fault_thread);
+		mover_free(m);
 		return -EAGAIN;
 	}
 	*out = m;
 	return 0;
 }
 
-void ctm_kick(struct vt_ctier_mover *m)
+static void efd_kick(int fd)
 {
 	uint64_t one = 1;
 
-	if (write(m->wake_fd, &one, sizeof(one)) < 0)
+	if (write(fd, &one, sizeof(one)) < 0)
 		g_debug("ctier mover: eventfd write: %s", g_strerror(errno));
+}
+
+void ctm_kick(struct vt_ctier_mover *m)
+{
+	efd_kick(m->wake_fd);
+}
+
+void ctm_fault_kick(struct vt_ctier_mover *m)
+{
+	efd_kick(m->fault_wake_fd);
 }
 
 void vt_ctier_mover_stop(struct vt_ctier_mover *m)
@@ -281,16 +369,10 @@ void vt_ctier_mover_stop(struct vt_ctier_mover *m)
 	m->stop = true;
 	g_mutex_unlock(&m->lock);
 	ctm_kick(m);
+	ctm_fault_kick(m);
 	g_thread_join(m->thread);
-	close(m->wake_fd);
-	vt_pager_close(&m->pager);
-	g_cond_clear(&m->discard_done);
-	g_mutex_clear(&m->lock);
-	g_free(m->orders);
-	g_free(m->span_buf);
-	g_array_free(m->waiting, TRUE);
-	vt_prepared_free(m->prepared);
-	g_free(m);
+	g_thread_join(m->fault_thread);
+	mover_free(m);
 }
 
 /* An order (@tier: store tier, -1 fetch) or a discard (TIER_DISCARD: its own ring). */

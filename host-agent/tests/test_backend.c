@@ -1800,7 +1800,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"5a0ec66fd30188a93ee7317cebf788c449719927502d2148d01eee984cba47aa"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"af9dcb3d4bf6fa1961e520cac18f7a722741cd4921cbeee5e298ab90f8a517c5"));
+		"ddcbcda751520e2e60566e9264d80a5239e2448093c189fbd7062badc351239f"));
 }
 
 int main(void)
