@@ -41,7 +41,7 @@ struct vt_rs {
 	struct vt_rs_config cfg;
 	uint8_t hash_key[VT_SEAL_HASH_KEY_BYTES];
 	GHashTable *ns;		/* struct rs_ns * (key and value) */
-	GHashTable *per_addr;	/* IPv4 (network order) -> struct rs_client * (freed with it) */
+	GHashTable *per_addr;	/* IPv4 (vt_rs_peer.addr) -> struct rs_client * (freed with it) */
 	uint64_t used;		/* charged bytes, all namespaces */
 	struct vt_rs_stats st;
 	uint8_t body[VT_RP_BODY_LIMIT];	/* a reply being built */

@@ -40,8 +40,8 @@ struct vt_rs_config {
 
 /* Where a datagram came from and where its replies go (as the transport has it). */
 struct vt_rs_peer {
-	uint32_t addr;	/* IPv4, network order */
-	uint16_t port;	/* network order */
+	uint32_t addr;	/* IPv4, as the transport has it (vtier-memd's: host order) */
+	uint16_t port;	/* likewise */
 };
 
 /* Called once per reply datagram, in order. */
@@ -106,7 +106,7 @@ void vt_rs_foreach_ns(const struct vt_rs *rs,
  * counters go with its last one's BYE).
  */
 struct vt_rs_client_stats {
-	uint32_t addr;			/* IPv4, network order */
+	uint32_t addr;			/* IPv4, as vt_rs_input had it (struct vt_rs_peer) */
 	uint64_t namespaces, pages, bytes, cap;
 	uint64_t over_cap;		/* pages refused ENOSPC by the client cap */
 };

@@ -2,7 +2,8 @@
 /*
  * vtier-memd: a memory server of vtier's remote tier (docs/remote.md). It
  * keeps the sealed pages of its clients' VMs in its own memory, one
- * namespace per VM within a per-namespace and a server cap, and serves
+ * namespace per VM within a per-namespace, a per-client-address and a server
+ * cap, and serves
  * PUT / GET / FREE over AF_XDP (libxdp; its XDP program steers the port to
  * an XSK, all other traffic passes) or, where AF_XDP cannot be set up, a
  * kernel UDP socket. The pages are opaque to it: sealed by the client with a
@@ -108,6 +109,20 @@ static void serve(struct memd *m)
 	g_free(buf);
 }
 
+static void client_json(void *arg, const struct vt_rs_client_stats *s)
+{
+	GString *j = arg;
+	char addr[INET_ADDRSTRLEN];
+	uint32_t a = htonl(s->addr);	/* the transport's peer address: host order */
+
+	inet_ntop(AF_INET, &a, addr, sizeof(addr));
+	g_string_append_printf(j, "%s{\"addr\":\"%s\",\"namespaces\":%" G_GUINT64_FORMAT
+			       ",\"pages\":%" G_GUINT64_FORMAT ",\"bytes\":%" G_GUINT64_FORMAT
+			       ",\"cap\":%" G_GUINT64_FORMAT ",\"over_cap\":%" G_GUINT64_FORMAT "}",
+			       j->str[j->len - 1] == '[' ? "" : ",", addr, s->namespaces, s->pages,
+			       s->bytes, s->cap, s->over_cap);
+}
+
 static void ns_json(void *arg, const struct vt_rs_ns_stats *s)
 {
 	GString *j = arg;
@@ -141,12 +156,15 @@ static char *stats_json(const struct memd *m)
 			       m->tx_lost, t.fallback);
 	g_string_append_printf(j, "\"namespaces\":%" G_GUINT64_FORMAT ",\"pages\":%" G_GUINT64_FORMAT
 			       ",\"bytes\":%" G_GUINT64_FORMAT ",\"server_cap\":%" G_GUINT64_FORMAT
-			       ",\"over_cap\":%" G_GUINT64_FORMAT ",\"hello_ok\":%" G_GUINT64_FORMAT
+			       ",\"client_cap\":%" G_GUINT64_FORMAT ",\"clients\":%" G_GUINT64_FORMAT
+			       ",\"over_cap\":%" G_GUINT64_FORMAT ",\"client_over_cap\":%"
+			       G_GUINT64_FORMAT ",\"hello_ok\":%" G_GUINT64_FORMAT
 			       ",\"hello_refused\":%" G_GUINT64_FORMAT ",\"ns_full\":%"
 			       G_GUINT64_FORMAT ",\"ns_addr_full\":%" G_GUINT64_FORMAT ",\"resets\":%"
 			       G_GUINT64_FORMAT ",\"byes\":%" G_GUINT64_FORMAT ",\"byes_unknown\":%"
 			       G_GUINT64_FORMAT ",\"expired\":%" G_GUINT64_FORMAT ",\"drops\":{",
-			       s.namespaces, s.pages, s.bytes, s.server_cap, s.over_cap, s.hello_ok,
+			       s.namespaces, s.pages, s.bytes, s.server_cap, s.client_cap, s.clients,
+			       s.over_cap, s.client_over_cap, s.hello_ok,
 			       s.hello_refused, s.ns_full, s.ns_addr_full, s.resets, s.byes,
 			       s.byes_unknown, s.expired);
 	for (unsigned int r = 1; r < VT_RP_R_COUNT; r++)
@@ -154,6 +172,8 @@ static char *stats_json(const struct memd *m)
 				       vt_rp_reason_name(r), s.drops[r]);
 	g_string_append(j, "},\"per_namespace\":[");
 	vt_rs_foreach_ns(m->rs, ns_json, j);
+	g_string_append(j, "],\"per_client\":[");
+	vt_rs_foreach_client(m->rs, client_json, j);
 	g_string_append(j, "]}\n");
 	return g_string_free(j, FALSE);
 }
@@ -210,6 +230,21 @@ static uint64_t default_server_cap(void)
 	return g_ascii_strtoull(p + strlen("MemAvailable:"), NULL, 10) * 1024 / 2;
 }
 
+/* --NAME SIZE: a size above 0 (vt_parse_size's grammar); the error names the option. */
+static bool parse_cap(const char *name, const char *text, uint64_t *out, GError **error)
+{
+	if (!vt_parse_size(text, out, error)) {
+		g_prefix_error(error, "--%s: ", name);
+		return false;
+	}
+	if (*out == 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '%s': 0 bytes "
+			    "(accepted: a size above 0, e.g. 4096, 512MiB, 32GiB)", name, text);
+		return false;
+	}
+	return true;
+}
+
 static bool parse_listen(const char *text, uint32_t *addr, uint16_t *port, GError **error)
 {
 	g_autofree char *host = NULL;
@@ -262,7 +297,7 @@ static bool server_key(const char *dir, struct vt_seal_server_key *key, GError *
 int main(int argc, char **argv)
 {
 	g_autofree char *listen = NULL;
-	g_autofree char *ns_cap = NULL, *server_cap = NULL, *state_dir = NULL;
+	g_autofree char *ns_cap = NULL, *server_cap = NULL, *client_cap = NULL, *state_dir = NULL;
 	gboolean show_key = FALSE;
 	g_auto(vt_rt_opt_auto) topt = { 0 };
 	g_autofree char *stats_file = NULL;
@@ -279,6 +314,9 @@ int main(int argc, char **argv)
 		  "namespaces one client address may create, 1-4096 (default 256)", "N" },
 		{ "server-cap", 0, 0, G_OPTION_ARG_STRING, &server_cap,
 		  "bytes all namespaces may hold (default: half of MemAvailable at start)", "SIZE" },
+		{ "client-cap", 0, 0, G_OPTION_ARG_STRING, &client_cap,
+		  "bytes all namespaces one client address created may hold "
+		  "(default: half the server cap)", "SIZE" },
 		{ "state-dir", 0, 0, G_OPTION_ARG_FILENAME, &state_dir,
 		  "where the key pair is kept (default " STATE_DIR_DEFAULT ")", "DIR" },
 		{ "stats-file", 0, 0, G_OPTION_ARG_FILENAME, &stats_file,
@@ -333,7 +371,7 @@ int main(int argc, char **argv)
 	tc.xdp_prog = VT_MEMD_XDP_PROG;
 	if (!vt_rt_opt_apply(&topt, &tc, &e))
 		goto bad;
-	if (ns_cap && !vt_parse_size(ns_cap, &sc.ns_cap_bytes, &e))
+	if (ns_cap && !parse_cap("ns-cap", ns_cap, &sc.ns_cap_bytes, &e))
 		goto bad;
 	if (ns_per_client && (ns_per_client < 1 || ns_per_client > VT_RS_MAX_NS_DEFAULT)) {
 		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--ns-per-client %d: "
@@ -341,7 +379,9 @@ int main(int argc, char **argv)
 		goto bad;
 	}
 	sc.ns_per_addr = (unsigned int)ns_per_client;
-	if (server_cap && !vt_parse_size(server_cap, &sc.server_cap_bytes, &e))
+	if (server_cap && !parse_cap("server-cap", server_cap, &sc.server_cap_bytes, &e))
+		goto bad;
+	if (client_cap && !parse_cap("client-cap", client_cap, &sc.client_cap_bytes, &e))
 		goto bad;
 	if (!server_cap)
 		sc.server_cap_bytes = default_server_cap();
@@ -361,16 +401,18 @@ int main(int argc, char **argv)
 	}
 	{
 		struct vt_rt_stats st;
+		struct vt_rs_stats ss;
 
 		vt_rt_stats(m->rt, &st);
+		vt_rs_get_stats(m->rs, &ss);
 		if (st.fallback[0])
 			g_warning("AF_XDP not used, serving on a UDP socket: %s", st.fallback);
 		g_message("serving %s on %s (%s, %u queue(s)%s%s), namespace cap %" G_GUINT64_FORMAT
-			  " MiB, server cap %" G_GUINT64_FORMAT " MiB", listen, tc.ifname ? tc.ifname :
-			  "its interface", st.mode, st.queues, st.need_wakeup ? ", need_wakeup" : "",
-			  st.busy_poll ? ", busy-poll" : "",
+			  " MiB, client cap %" G_GUINT64_FORMAT " MiB, server cap %" G_GUINT64_FORMAT
+			  " MiB", listen, tc.ifname ? tc.ifname : "its interface", st.mode, st.queues,
+			  st.need_wakeup ? ", need_wakeup" : "", st.busy_poll ? ", busy-poll" : "",
 			  (guint64)(sc.ns_cap_bytes ? sc.ns_cap_bytes : VT_RS_NS_CAP_DEFAULT) >> 20,
-			  sc.server_cap_bytes >> 20);
+			  ss.client_cap >> 20, ss.server_cap >> 20);
 	}
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
