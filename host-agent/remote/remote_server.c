@@ -116,6 +116,7 @@ struct vt_rs *vt_rs_new(const struct vt_rs_config *cfg, char *err, size_t err_le
 	rs->per_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	rs->st.server_cap = rs->cfg.server_cap_bytes;
 	rs->st.client_cap = rs->cfg.client_cap_bytes;
+	rs->st.ns_cap = rs->cfg.ns_cap_bytes;
 	return rs;
 }
 

@@ -83,8 +83,7 @@ struct vt_rs_stats {
 	uint64_t ns_addr_full;		/* HELLOs refused: their address made ns_per_addr already */
 	uint64_t namespaces, pages;
 	uint64_t bytes;			/* charged: blobs + VT_RS_PAGE_OVERHEAD each */
-	uint64_t server_cap;
-	uint64_t client_cap;
+	uint64_t ns_cap, server_cap, client_cap;
 	uint64_t clients;		/* client addresses holding a namespace now */
 	uint64_t reasm_bytes;		/* in partial messages now */
 };

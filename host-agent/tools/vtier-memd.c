@@ -9,6 +9,9 @@
  * kernel UDP socket. The pages are opaque to it: sealed by the client with a
  * key it never sees. One thread: a poll loop over the transport and a
  * signalfd; the server state (host-agent/remote/remote_server.h) is its own.
+ * Its counters go to files, never to a socket of its own: JSON (--stats-file)
+ * and Prometheus text for node_exporter's textfile collector (--metrics-file),
+ * both written whole every second between batches and renamed into place.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include <glib/gstdio.h>
 #include <xdp/libxdp.h>
 
+#include "memd_metrics.h"
 #include "remote_server.h"
 #include "remote_transport.h"
 #include "remote_transport_opt.h"
@@ -50,6 +54,10 @@ struct memd {
 	const struct vt_rt_dgram *req;	/* the request being answered */
 	uint64_t tx_lost;		/* replies the transport did not take */
 	char *stats_file;
+	char *metrics_file;
+	double start_time;		/* Unix seconds */
+	uint64_t start_ns;		/* monotonic */
+	bool stats_failing, metrics_failing;	/* said once until a write works again */
 };
 
 static void flush_tx(struct memd *m)
@@ -178,18 +186,42 @@ static char *stats_json(const struct memd *m)
 	return g_string_free(j, FALSE);
 }
 
-/* Written whole and renamed into place: a reader never sees half of it. */
-static void write_stats(const struct memd *m)
+/*
+ * Written whole and renamed into place: a reader never sees half of it. A
+ * failure is logged when it starts and when it ends, not every second.
+ */
+static void write_whole(const char *path, const char *text, int mode, bool *failing)
 {
-	g_autofree char *json = NULL;
 	g_autoptr(GError) e = NULL;
 
-	if (!m->stats_file)
-		return;
-	json = stats_json(m);
-	if (!g_file_set_contents_full(m->stats_file, json, -1, G_FILE_SET_CONTENTS_CONSISTENT,
-				      0600, &e))
-		g_warning("stats file %s: %s", m->stats_file, e->message);
+	if (!g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, mode, &e)) {
+		if (!*failing)
+			g_warning("%s: %s (said again when it works)", path, e->message);
+		*failing = true;
+	} else if (*failing) {
+		g_message("%s: written again", path);
+		*failing = false;
+	}
+}
+
+static void write_stats(struct memd *m)
+{
+	if (m->stats_file) {
+		g_autofree char *json = stats_json(m);
+
+		write_whole(m->stats_file, json, 0600, &m->stats_failing);
+	}
+	if (m->metrics_file) {
+		/* node_exporter runs as its own user: the file is for others to read */
+		const struct vt_memd_metrics in = {
+			.rs = m->rs, .rt = m->rt, .tx_lost = m->tx_lost,
+			.start_time = m->start_time, .version = VT_VERSION,
+			.uptime = (double)(vt_now_ns() - m->start_ns) / 1e9,
+		};
+		g_autofree char *text = vt_memd_metrics_text(&in);
+
+		write_whole(m->metrics_file, text, 0644, &m->metrics_failing);
+	}
 }
 
 /* libbpf's and libxdp's own words: into our log, warnings as warnings, the rest at debug. */
@@ -300,7 +332,7 @@ int main(int argc, char **argv)
 	g_autofree char *ns_cap = NULL, *server_cap = NULL, *client_cap = NULL, *state_dir = NULL;
 	gboolean show_key = FALSE;
 	g_auto(vt_rt_opt_auto) topt = { 0 };
-	g_autofree char *stats_file = NULL;
+	g_autofree char *stats_file = NULL, *metrics_file = NULL;
 	gint frag_max = 0, ns_per_client = 0;
 	g_autofree struct memd *m = g_new0(struct memd, 1);
 	const GOptionEntry entries[] = {
@@ -321,6 +353,9 @@ int main(int argc, char **argv)
 		  "where the key pair is kept (default " STATE_DIR_DEFAULT ")", "DIR" },
 		{ "stats-file", 0, 0, G_OPTION_ARG_FILENAME, &stats_file,
 		  "write the counters as JSON there every second and at exit", "PATH" },
+		{ "metrics-file", 0, 0, G_OPTION_ARG_FILENAME, &metrics_file,
+		  "write them as Prometheus text there every second and at exit, for "
+		  "node_exporter's textfile collector (a .prom file; empty: none)", "PATH" },
 		{ "show-key", 0, 0, G_OPTION_ARG_NONE, &show_key,
 		  "print the public key clients are configured with, and exit", NULL },
 		{ NULL }
@@ -393,6 +428,9 @@ int main(int argc, char **argv)
 		goto bad;
 	}
 	m->stats_file = stats_file;
+	m->metrics_file = metrics_file && *metrics_file ? metrics_file : NULL;
+	m->start_time = (double)g_get_real_time() / 1e6;
+	m->start_ns = vt_now_ns();
 	r = vt_rt_open(&tc, &m->rt, reason, sizeof(reason));
 	if (r < 0) {
 		g_printerr("vtier-memd: %s\n", reason);
