@@ -209,6 +209,11 @@ char *vt_memd_metrics_text(const struct vt_memd_metrics *in)
 	       "seconds.", in->start_time);
 	single(out, "vtier_memd_uptime_seconds", "gauge", "Seconds since vtier-memd started.",
 	       in->uptime);
+	single(out, "vtier_memd_stats_write_seconds", "gauge", "Time the last write of the stats "
+	       "and metrics files took the serving thread (render, write, rename): requests "
+	       "waited that long.", in->write_seconds);
+	single(out, "vtier_memd_stats_write_max_seconds", "gauge", "The longest such write since "
+	       "vtier-memd started.", in->write_max_seconds);
 	transport(out, &t, in->tx_lost);
 	server(out, &s);
 	for (int f = 0; f < NS_NR; f++) {

@@ -19,6 +19,8 @@ struct vt_memd_metrics {
 	uint64_t tx_lost;		/* replies the transport did not take */
 	double start_time;		/* Unix seconds */
 	double uptime;			/* seconds, monotonic */
+	/* the serving thread's time in the files' last write (render, write, rename), and the most */
+	double write_seconds, write_max_seconds;
 	const char *version;
 };
 

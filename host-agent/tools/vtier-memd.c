@@ -58,6 +58,7 @@ struct memd {
 	double start_time;		/* Unix seconds */
 	uint64_t start_ns;		/* monotonic */
 	bool stats_failing, metrics_failing;	/* said once until a write works again */
+	uint64_t write_ns, write_max_ns;	/* the files' last write and the longest: the loop waited */
 };
 
 static void flush_tx(struct memd *m)
@@ -178,7 +179,8 @@ static char *stats_json(const struct memd *m)
 	for (unsigned int r = 1; r < VT_RP_R_COUNT; r++)
 		g_string_append_printf(j, "%s\"%s\":%" G_GUINT64_FORMAT, r > 1 ? "," : "",
 				       vt_rp_reason_name(r), s.drops[r]);
-	g_string_append(j, "},\"per_namespace\":[");
+	g_string_append_printf(j, "},\"write_ns\":%" G_GUINT64_FORMAT ",\"write_max_ns\":%"
+			       G_GUINT64_FORMAT ",\"per_namespace\":[", m->write_ns, m->write_max_ns);
 	vt_rs_foreach_ns(m->rs, ns_json, j);
 	g_string_append(j, "],\"per_client\":[");
 	vt_rs_foreach_client(m->rs, client_json, j);
@@ -206,6 +208,8 @@ static void write_whole(const char *path, const char *text, int mode, bool *fail
 
 static void write_stats(struct memd *m)
 {
+	uint64_t t0 = vt_now_ns();
+
 	if (m->stats_file) {
 		g_autofree char *json = stats_json(m);
 
@@ -217,11 +221,15 @@ static void write_stats(struct memd *m)
 			.rs = m->rs, .rt = m->rt, .tx_lost = m->tx_lost,
 			.start_time = m->start_time, .version = VT_VERSION,
 			.uptime = (double)(vt_now_ns() - m->start_ns) / 1e9,
+			.write_seconds = (double)m->write_ns / 1e9,
+			.write_max_seconds = (double)m->write_max_ns / 1e9,
 		};
 		g_autofree char *text = vt_memd_metrics_text(&in);
 
 		write_whole(m->metrics_file, text, 0644, &m->metrics_failing);
 	}
+	m->write_ns = vt_now_ns() - t0;	/* shown by the next write */
+	m->write_max_ns = MAX(m->write_max_ns, m->write_ns);
 }
 
 /* libbpf's and libxdp's own words: into our log, warnings as warnings, the rest at debug. */
