@@ -85,7 +85,7 @@ def start(tag, *opts):
                               "--listen", "127.0.0.1:%d" % port, "--transport", "udp",
                               "--stats-file", os.path.join(d, "stats.json"),
                               "--metrics-file", os.path.join(d, "memd.prom"), *opts],
-                             stderr=log)
+                             stderr=log, preexec_fn=lambda: os.umask(0o077))
         deadline = time.time() + 10
         while time.time() < deadline and p.poll() is None:
             if "serving" in open(os.path.join(d, "log")).read():
@@ -111,8 +111,10 @@ def stop(p, d):
        names <= type_ and help_ == type_,
        "%s: %d families, every one vtier_memd_* with HELP and TYPE"
        % (os.path.basename(d), len(help_)))
-    ok(oct(os.stat(os.path.join(d, "memd.prom")).st_mode & 0o777) == "0o644",
-       "the metrics file is readable by node_exporter's user (0644)")
+    modes = {f: os.stat(os.path.join(d, f)).st_mode & 0o777 for f in os.listdir(d)}
+    ok(modes == {"log": modes["log"], "memd.prom": 0o644, "stats.json": 0o600},
+       "under umask 0077 (the unit's) the metrics file is 0644 for node_exporter's user, "
+       "the JSON 0600, no temporary file left: %s" % {f: oct(m) for f, m in modes.items()})
     return samples, json.load(open(os.path.join(d, "stats.json")))
 
 
