@@ -46,39 +46,31 @@ static const struct family {
 			  "namespace." },
 };
 
-struct per {
-	GString *out;
-	int family;
-};
-
-static void ns_sample(void *arg, const struct vt_rs_ns_stats *s)
+static void ns_sample(GString *out, int family, const struct vt_rs_ns_stats *s)
 {
-	const struct per *p = arg;
-	const char *name = ns_families[p->family].name;
+	const char *name = ns_families[family].name;
 	char hex[2 * VT_RP_NS_BYTES + 1];
 	const uint64_t v[NS_DROPS] = { s->pages, s->bytes, s->puts, s->gets, s->frees };
 
 	for (unsigned int i = 0; i < VT_RP_NS_BYTES; i++)
 		g_snprintf(hex + 2 * i, 3, "%02x", s->ns[i]);
-	if (p->family != NS_DROPS) {
-		vt_prom_line(p->out, name, (double)v[p->family], "namespace", hex, NULL);
+	if (family != NS_DROPS) {
+		vt_prom_line(out, name, (double)v[family], "namespace", hex, NULL);
 		return;
 	}
 	for (unsigned int r = 0; r < VT_RP_DROP_COUNT; r++)
-		vt_prom_line(p->out, name, (double)s->drops[r], "namespace", hex, "reason",
+		vt_prom_line(out, name, (double)s->drops[r], "namespace", hex, "reason",
 			     ns_drop_name[r], NULL);
 }
 
-static void client_sample(void *arg, const struct vt_rs_client_stats *s)
+static void client_sample(GString *out, int family, const struct vt_rs_client_stats *s)
 {
-	const struct per *p = arg;
 	const uint64_t v[CL_NR] = { s->namespaces, s->pages, s->bytes, s->over_cap };
 	char addr[INET_ADDRSTRLEN];
 	uint32_t a = htonl(s->addr);	/* the transport's peer address: host order */
 
 	inet_ntop(AF_INET, &a, addr, sizeof(addr));
-	vt_prom_line(p->out, cl_families[p->family].name, (double)v[p->family], "client", addr,
-		     NULL);
+	vt_prom_line(out, cl_families[family].name, (double)v[family], "client", addr, NULL);
 }
 
 /* A family of one sample without labels. */
@@ -195,38 +187,38 @@ static void server(GString *out, const struct vt_rs_stats *s)
 			     "reason", vt_rp_reason_name(r), NULL);
 }
 
-char *vt_memd_metrics_text(const struct vt_memd_metrics *in)
+char *vt_memd_metrics_text(const struct vt_memd_snapshot *snap, const char *version)
 {
 	GString *out = g_string_new(NULL);
-	struct vt_rs_stats s;
-	struct vt_rt_stats t;
 
-	vt_rs_get_stats(in->rs, &s);
-	vt_rt_stats(in->rt, &t);
 	vt_prom_family(out, "vtier_memd_build_info", "gauge", "vtier-memd's version.");
-	vt_prom_line(out, "vtier_memd_build_info", 1, "version", in->version, NULL);
+	vt_prom_line(out, "vtier_memd_build_info", 1, "version", version, NULL);
 	single(out, "vtier_memd_start_time_seconds", "gauge", "When vtier-memd started, Unix "
-	       "seconds.", in->start_time);
+	       "seconds.", snap->start_time);
 	single(out, "vtier_memd_uptime_seconds", "gauge", "Seconds since vtier-memd started.",
-	       in->uptime);
-	single(out, "vtier_memd_stats_write_seconds", "gauge", "Time the last write of the stats "
-	       "and metrics files took the serving thread (render, write, rename): requests "
-	       "waited that long.", in->write_seconds);
+	       snap->uptime);
+	single(out, "vtier_memd_stats_snapshot_seconds", "gauge", "Time the serving thread spent "
+	       "copying the counters for the files' last write: requests waited that long.",
+	       (double)snap->take_ns / 1e9);
+	single(out, "vtier_memd_stats_snapshot_max_seconds", "gauge", "The longest such copy "
+	       "since vtier-memd started.", (double)snap->take_max_ns / 1e9);
+	single(out, "vtier_memd_stats_write_seconds", "gauge", "Time the writer thread took for "
+	       "the files' last write (render, write, rename); requests do not wait for it.",
+	       (double)snap->write_ns / 1e9);
 	single(out, "vtier_memd_stats_write_max_seconds", "gauge", "The longest such write since "
-	       "vtier-memd started.", in->write_max_seconds);
-	transport(out, &t, in->tx_lost);
-	server(out, &s);
+	       "vtier-memd started.", (double)snap->write_max_ns / 1e9);
+	transport(out, &snap->t, snap->tx_lost);
+	server(out, &snap->s);
 	for (int f = 0; f < NS_NR; f++) {
-		struct per p = { out, f };
-
 		vt_prom_family(out, ns_families[f].name, ns_families[f].type, ns_families[f].help);
-		vt_rs_foreach_ns(in->rs, ns_sample, &p);
+		for (guint i = 0; i < snap->ns->len; i++)
+			ns_sample(out, f, &g_array_index(snap->ns, struct vt_rs_ns_stats, i));
 	}
 	for (int f = 0; f < CL_NR; f++) {
-		struct per p = { out, f };
-
 		vt_prom_family(out, cl_families[f].name, cl_families[f].type, cl_families[f].help);
-		vt_rs_foreach_client(in->rs, client_sample, &p);
+		for (guint i = 0; i < snap->clients->len; i++)
+			client_sample(out, f,
+				      &g_array_index(snap->clients, struct vt_rs_client_stats, i));
 	}
 	return g_string_free(out, FALSE);
 }

@@ -3,15 +3,16 @@
  * vtier-memd: a memory server of vtier's remote tier (docs/remote.md). It
  * keeps the sealed pages of its clients' VMs in its own memory, one
  * namespace per VM within a per-namespace, a per-client-address and a server
- * cap, and serves
- * PUT / GET / FREE over AF_XDP (libxdp; its XDP program steers the port to
- * an XSK, all other traffic passes) or, where AF_XDP cannot be set up, a
- * kernel UDP socket. The pages are opaque to it: sealed by the client with a
- * key it never sees. One thread: a poll loop over the transport and a
- * signalfd; the server state (host-agent/remote/remote_server.h) is its own.
- * Its counters go to files, never to a socket of its own: JSON (--stats-file)
- * and Prometheus text for node_exporter's textfile collector (--metrics-file),
- * both written whole every second between batches and renamed into place.
+ * cap, and serves PUT / GET / FREE over AF_XDP (libxdp; its XDP program
+ * steers the port to an XSK, all other traffic passes) or, where AF_XDP
+ * cannot be set up, a kernel UDP socket. The pages are opaque to it: sealed
+ * by the client with a key it never sees. One serving thread: a poll loop
+ * over the transport and a signalfd; the server state
+ * (host-agent/remote/remote_server.h) is its own. Its counters go to files,
+ * never to a socket of its own: JSON (--stats-file) and Prometheus text for
+ * node_exporter's textfile collector (--metrics-file): every second the loop
+ * copies them between batches and a writer thread (memd_writer.h) renders
+ * and writes the files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,7 @@
 #include <glib/gstdio.h>
 #include <xdp/libxdp.h>
 
-#include "memd_metrics.h"
+#include "memd_writer.h"
 #include "remote_server.h"
 #include "remote_transport.h"
 #include "remote_transport_opt.h"
@@ -53,12 +54,10 @@ struct memd {
 	unsigned int ntx;
 	const struct vt_rt_dgram *req;	/* the request being answered */
 	uint64_t tx_lost;		/* replies the transport did not take */
-	char *stats_file;
-	char *metrics_file;
+	struct vt_memd_writer *writer;
 	double start_time;		/* Unix seconds */
 	uint64_t start_ns;		/* monotonic */
-	bool stats_failing, metrics_failing;	/* said once until a write works again */
-	uint64_t write_ns, write_max_ns;	/* the files' last write and the longest: the loop waited */
+	uint64_t take_ns, take_max_ns;	/* the last snapshot's copy and the longest: the loop waited */
 };
 
 static void flush_tx(struct memd *m)
@@ -118,158 +117,29 @@ static void serve(struct memd *m)
 	g_free(buf);
 }
 
-static void client_json(void *arg, const struct vt_rs_client_stats *s)
-{
-	GString *j = arg;
-	char addr[INET_ADDRSTRLEN];
-	uint32_t a = htonl(s->addr);	/* the transport's peer address: host order */
-
-	inet_ntop(AF_INET, &a, addr, sizeof(addr));
-	g_string_append_printf(j, "%s{\"addr\":\"%s\",\"namespaces\":%" G_GUINT64_FORMAT
-			       ",\"pages\":%" G_GUINT64_FORMAT ",\"bytes\":%" G_GUINT64_FORMAT
-			       ",\"cap\":%" G_GUINT64_FORMAT ",\"over_cap\":%" G_GUINT64_FORMAT "}",
-			       j->str[j->len - 1] == '[' ? "" : ",", addr, s->namespaces, s->pages,
-			       s->bytes, s->cap, s->over_cap);
-}
-
-static void ns_json(void *arg, const struct vt_rs_ns_stats *s)
-{
-	GString *j = arg;
-	char hex[2 * VT_RP_NS_BYTES + 1];
-
-	for (unsigned int i = 0; i < VT_RP_NS_BYTES; i++)
-		g_snprintf(hex + 2 * i, 3, "%02x", s->ns[i]);
-	g_string_append_printf(j, "%s{\"ns\":\"%s\",\"pages\":%" G_GUINT64_FORMAT ",\"bytes\":%"
-			       G_GUINT64_FORMAT ",\"cap\":%" G_GUINT64_FORMAT ",\"puts\":%"
-			       G_GUINT64_FORMAT ",\"gets\":%" G_GUINT64_FORMAT ",\"frees\":%"
-			       G_GUINT64_FORMAT "}", j->str[j->len - 1] == '[' ? "" : ",",
-			       hex, s->pages, s->bytes, s->cap, s->puts, s->gets, s->frees);
-}
-
-/* The server's and the transport's counters, one JSON object (the stats file, SIGUSR1). */
-static char *stats_json(const struct memd *m)
-{
-	struct vt_rs_stats s;
-	struct vt_rt_stats t;
-	GString *j = g_string_new("{");
-
-	vt_rs_get_stats(m->rs, &s);
-	vt_rt_stats(m->rt, &t);
-	g_string_append_printf(j, "\"transport\":{\"mode\":\"%s\",\"queues\":%u,\"need_wakeup\":%s,"
-			       "\"busy_poll\":%s,\"xdp_native\":%s,\"rx\":%" G_GUINT64_FORMAT
-			       ",\"tx\":%" G_GUINT64_FORMAT ",\"rx_dropped\":%" G_GUINT64_FORMAT
-			       ",\"tx_busy\":%" G_GUINT64_FORMAT ",\"tx_lost\":%" G_GUINT64_FORMAT
-			       ",\"fallback\":\"%s\"},", t.mode, t.queues,
-			       t.need_wakeup ? "true" : "false", t.busy_poll ? "true" : "false",
-			       t.xdp_native ? "true" : "false", t.rx, t.tx, t.rx_dropped, t.tx_busy,
-			       m->tx_lost, t.fallback);
-	g_string_append_printf(j, "\"namespaces\":%" G_GUINT64_FORMAT ",\"pages\":%" G_GUINT64_FORMAT
-			       ",\"bytes\":%" G_GUINT64_FORMAT ",\"server_cap\":%" G_GUINT64_FORMAT
-			       ",\"client_cap\":%" G_GUINT64_FORMAT ",\"clients\":%" G_GUINT64_FORMAT
-			       ",\"over_cap\":%" G_GUINT64_FORMAT ",\"client_over_cap\":%"
-			       G_GUINT64_FORMAT ",\"hello_ok\":%" G_GUINT64_FORMAT
-			       ",\"hello_refused\":%" G_GUINT64_FORMAT ",\"ns_full\":%"
-			       G_GUINT64_FORMAT ",\"ns_addr_full\":%" G_GUINT64_FORMAT ",\"resets\":%"
-			       G_GUINT64_FORMAT ",\"byes\":%" G_GUINT64_FORMAT ",\"byes_unknown\":%"
-			       G_GUINT64_FORMAT ",\"expired\":%" G_GUINT64_FORMAT ",\"drops\":{",
-			       s.namespaces, s.pages, s.bytes, s.server_cap, s.client_cap, s.clients,
-			       s.over_cap, s.client_over_cap, s.hello_ok,
-			       s.hello_refused, s.ns_full, s.ns_addr_full, s.resets, s.byes,
-			       s.byes_unknown, s.expired);
-	for (unsigned int r = 1; r < VT_RP_R_COUNT; r++)
-		g_string_append_printf(j, "%s\"%s\":%" G_GUINT64_FORMAT, r > 1 ? "," : "",
-				       vt_rp_reason_name(r), s.drops[r]);
-	g_string_append_printf(j, "},\"write_ns\":%" G_GUINT64_FORMAT ",\"write_max_ns\":%"
-			       G_GUINT64_FORMAT ",\"per_namespace\":[", m->write_ns, m->write_max_ns);
-	vt_rs_foreach_ns(m->rs, ns_json, j);
-	g_string_append(j, "],\"per_client\":[");
-	vt_rs_foreach_client(m->rs, client_json, j);
-	g_string_append(j, "]}\n");
-	return g_string_free(j, FALSE);
-}
-
-/*
- * @text into PATH.tmp, then renamed over @path: a reader never sees half of
- * it. No fsync (g_file_set_contents' CONSISTENT does one per replace: 2-24
- * ms of the serving thread each second on ext4): the files are rewritten
- * every second and mean nothing after a crash. @mode is set whatever the
- * umask (the unit's is 0077; node_exporter reads the metrics as its own
- * user). 0, or -errno with what failed in @what.
- */
-static int replace_file(const char *path, const char *text, mode_t mode, const char **what)
-{
-	g_autofree char *tmp = g_strconcat(path, ".tmp", NULL);
-	size_t len = strlen(text), done = 0;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-	int err = 0;
-
-	*what = "open";
-	if (fd < 0)
-		return -errno;
-	*what = "fchmod";
-	if (fchmod(fd, mode) < 0)
-		err = -errno;
-	*what = "write";
-	while (!err && done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno != EINTR)
-			err = -errno;
-		done += n > 0 ? (size_t)n : 0;
-	}
-	if (close(fd) < 0 && !err) {
-		*what = "close";
-		err = -errno;
-	}
-	if (!err && rename(tmp, path) < 0) {
-		*what = "rename";
-		err = -errno;
-	}
-	if (err)
-		unlink(tmp);
-	return err;
-}
-
-/* A failure is logged when it starts and when it ends, not every second. */
-static void write_whole(const char *path, const char *text, mode_t mode, bool *failing)
-{
-	const char *what;
-	int r = replace_file(path, text, mode, &what);
-
-	if (r < 0) {
-		if (!*failing)
-			g_warning("%s: %s: %s (said again when it works)", path, what, g_strerror(-r));
-		*failing = true;
-	} else if (*failing) {
-		g_message("%s: written again", path);
-		*failing = false;
-	}
-}
-
-static void write_stats(struct memd *m)
+/* The counters now, with the program's own (the serving thread's time for it too). */
+static struct vt_memd_snapshot *snapshot(struct memd *m)
 {
 	uint64_t t0 = vt_now_ns();
+	struct vt_memd_snapshot *snap = vt_memd_snapshot_take(m->rs, m->rt);
 
-	if (m->stats_file) {
-		g_autofree char *json = stats_json(m);
+	snap->tx_lost = m->tx_lost;
+	snap->start_time = m->start_time;
+	snap->uptime = (double)(t0 - m->start_ns) / 1e9;
+	snap->take_ns = m->take_ns;	/* the one before: this one is still being taken */
+	snap->take_max_ns = m->take_max_ns;
+	m->take_ns = vt_now_ns() - t0;
+	m->take_max_ns = MAX(m->take_max_ns, m->take_ns);
+	return snap;
+}
 
-		write_whole(m->stats_file, json, 0600, &m->stats_failing);
-	}
-	if (m->metrics_file) {
-		/* node_exporter runs as its own user: the file is for others to read */
-		const struct vt_memd_metrics in = {
-			.rs = m->rs, .rt = m->rt, .tx_lost = m->tx_lost,
-			.start_time = m->start_time, .version = VT_VERSION,
-			.uptime = (double)(vt_now_ns() - m->start_ns) / 1e9,
-			.write_seconds = (double)m->write_ns / 1e9,
-			.write_max_seconds = (double)m->write_max_ns / 1e9,
-		};
-		g_autofree char *text = vt_memd_metrics_text(&in);
+static void log_stats(struct memd *m, const char *what)
+{
+	struct vt_memd_snapshot *snap = snapshot(m);
+	g_autofree char *json = vt_memd_stats_json(snap);
 
-		write_whole(m->metrics_file, text, 0644, &m->metrics_failing);
-	}
-	m->write_ns = vt_now_ns() - t0;	/* shown by the next write */
-	m->write_max_ns = MAX(m->write_max_ns, m->write_ns);
+	g_message("%s: %s", what, json);
+	vt_memd_snapshot_free(snap);
 }
 
 /* libbpf's and libxdp's own words: into our log, warnings as warnings, the rest at debug. */
@@ -475,8 +345,6 @@ int main(int argc, char **argv)
 		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s", reason);
 		goto bad;
 	}
-	m->stats_file = stats_file;
-	m->metrics_file = metrics_file && *metrics_file ? metrics_file : NULL;
 	m->start_time = (double)g_get_real_time() / 1e6;
 	m->start_ns = vt_now_ns();
 	r = vt_rt_open(&tc, &m->rt, reason, sizeof(reason));
@@ -497,14 +365,16 @@ int main(int argc, char **argv)
 			  " MiB, client cap %" G_GUINT64_FORMAT " MiB, server cap %" G_GUINT64_FORMAT
 			  " MiB", listen, tc.ifname ? tc.ifname : "its interface", st.mode, st.queues,
 			  st.need_wakeup ? ", need_wakeup" : "", st.busy_poll ? ", busy-poll" : "",
-			  (guint64)(sc.ns_cap_bytes ? sc.ns_cap_bytes : VT_RS_NS_CAP_DEFAULT) >> 20,
-			  ss.client_cap >> 20, ss.server_cap >> 20);
+			  ss.ns_cap >> 20, ss.client_cap >> 20, ss.server_cap >> 20);
 	}
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* after the mask: the writer thread inherits it, the signals stay the loop's */
+	m->writer = vt_memd_writer_start(stats_file,
+					 metrics_file && *metrics_file ? metrics_file : NULL);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	pfd[0] = (struct pollfd){ .fd = vt_rt_fd(m->rt), .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -521,29 +391,24 @@ int main(int argc, char **argv)
 			next_tick = now + TICK_NS;
 		}
 		if (now >= next_stats) {
-			write_stats(m);
+			vt_memd_writer_post(m->writer, snapshot(m));
 			next_stats = now + 1000000000ull;
 		}
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGUSR1) {
-					g_autofree char *json = stats_json(m);
-
-					g_message("stats: %s", json);
-				} else {
+				if (si.ssi_signo == SIGUSR1)
+					log_stats(m, "stats");
+				else
 					quit = true;
-				}
 			}
 		}
 	}
-	write_stats(m);
-	{
-		g_autofree char *json = stats_json(m);
-
-		g_message("exiting: %s", json);
-	}
+	/* the files' last write: the state the server ends with */
+	vt_memd_writer_post(m->writer, snapshot(m));
+	vt_memd_writer_stop(m->writer);
+	log_stats(m, "exiting");
 	vt_rt_close(m->rt);
 	vt_rs_free(m->rs);
 	return 0;

@@ -1,10 +1,13 @@
 #!/bin/sh
-# What writing the stats and metrics files costs vtier-memd's serving thread
-# as the namespaces grow: a vtier-memd on UDP on 127.0.0.1 (no root), N VMs'
-# clients (remote_pages, one namespace each, 4 pages) made one after the
-# other, then ROUNDS seconds of idle writes; prints the file sizes and the
-# server's own figures, vtier_memd_stats_write_seconds (last write) and
-# _max_seconds (the longest since start, namespaces being made meanwhile).
+# What writing the stats and metrics files costs vtier-memd as the namespaces
+# grow: a vtier-memd on UDP on 127.0.0.1 (no root), N VMs' clients
+# (remote_pages, one namespace each, 4 pages; at most 256 distinct: its VM
+# key is seeded by a byte) made one after the other, then ROUNDS seconds of
+# idle writes; prints the file sizes and the server's own figures:
+# vtier_memd_stats_snapshot_seconds, the serving thread's copy of the
+# counters (requests wait for it), and vtier_memd_stats_write_seconds, the
+# render and write (the writer thread's); each the last and the most since
+# start (namespaces being made meanwhile). The files go to TMPDIR.
 # Not part of make check (docs/results/2026-11-30-memd-metrics-cost.md).
 # usage: bench-memd-metrics.sh VTIER_MEMD REMOTE_PAGES N [ROUNDS]
 set -e
@@ -26,9 +29,12 @@ while [ "$i" -le "$n" ]; do
 done
 sleep "$rounds"
 get() { awk -v k="$1" '$1 == k { print $2 }' "$dir/memd.prom"; }
+ms() { get "$1" | awk '{ printf "%.3f", $1 * 1000 }'; }
 echo "RESULT-MEMD-METRICS namespaces=$(get vtier_memd_namespaces)" \
 	"pages=$(get vtier_memd_pages) json_bytes=$(stat -c %s "$dir/stats.json")" \
 	"prom_bytes=$(stat -c %s "$dir/memd.prom")" \
 	"prom_lines=$(grep -vc '^#' "$dir/memd.prom")" \
-	"write_ms=$(get vtier_memd_stats_write_seconds | awk '{ printf "%.3f", $1 * 1000 }')" \
-	"write_max_ms=$(get vtier_memd_stats_write_max_seconds | awk '{ printf "%.3f", $1 * 1000 }')"
+	"snapshot_ms=$(ms vtier_memd_stats_snapshot_seconds)" \
+	"snapshot_max_ms=$(ms vtier_memd_stats_snapshot_max_seconds)" \
+	"write_ms=$(ms vtier_memd_stats_write_seconds)" \
+	"write_max_ms=$(ms vtier_memd_stats_write_max_seconds)"

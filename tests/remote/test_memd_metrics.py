@@ -154,8 +154,8 @@ def same_as_json(samples, js, ns):
                t["tx_busy"]),
               ("vtier_memd_transport_tx_lost_replies_total", {"mode": t["mode"]},
                t["tx_lost"])]
-    pairs += [("vtier_memd_stats_write_seconds", {}, js["write_ns"] / 1e9),
-              ("vtier_memd_stats_write_max_seconds", {}, js["write_max_ns"] / 1e9)]
+    pairs += [("vtier_memd_stats_%s_seconds" % k, {}, js[k + "_ns"] / 1e9)
+              for k in ("write", "write_max", "snapshot", "snapshot_max")]
     for reason, v in js["drops"].items():
         pairs.append(("vtier_memd_dropped_datagrams_total", {"reason": reason}, v))
     for n in js["per_namespace"]:
