@@ -98,9 +98,9 @@ char *vt_memd_stats_json(const struct vt_memd_snapshot *snap)
  * @text into PATH.tmp, then renamed over @path: a reader never sees half of
  * it. No fsync (g_file_set_contents' CONSISTENT does one per replace: 2-24
  * ms each second on ext4): the files are rewritten every second and mean
- * nothing after a crash. @mode is set whatever the
- * umask (the unit's is 0077; node_exporter reads the metrics as its own
- * user). 0, or -errno with what failed in @what.
+ * nothing after a crash. @mode is set whatever the umask (the unit's is
+ * 0077; node_exporter reads the metrics as its own user). 0, or -errno with
+ * what failed in @what.
  */
 static int replace_file(const char *path, const char *text, mode_t mode, const char **what)
 {
@@ -121,6 +121,8 @@ static int replace_file(const char *path, const char *text, mode_t mode, const c
 
 		if (n < 0 && errno != EINTR)
 			err = -errno;
+		else if (n == 0)
+			err = -EIO;	/* no progress: never loop on it */
 		done += n > 0 ? (size_t)n : 0;
 	}
 	if (close(fd) < 0 && !err) {
