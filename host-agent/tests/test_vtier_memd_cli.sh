@@ -25,7 +25,7 @@ expect() {
 	fi
 }
 
-echo "1..21"
+echo "1..22"
 expect "listen ADDR:PORT is required"
 expect "'10.0.0.1': expected IPV4:PORT" --listen 10.0.0.1
 expect "'10.0.0.1:0': expected IPV4:PORT (port 1-65535)" --listen 10.0.0.1:0
@@ -37,6 +37,7 @@ expect "invalid size" --listen 127.0.0.1:7500 --ns-cap lots
 expect "frag max 100" --listen 127.0.0.1:7500 --frag-max 100
 expect "client-cap '0': 0 bytes (accepted: a size above 0" --listen 127.0.0.1:7500 --client-cap 0
 expect "client-cap: invalid size 'lots'" --listen 127.0.0.1:7500 --client-cap lots
+expect "client-cap '': empty (accepted: a size above 0" --listen 127.0.0.1:7500 --client-cap ''
 expect "client-cap: invalid size '-1GiB': negative" --listen 127.0.0.1:7500 --client-cap -1GiB
 expect "client-cap: invalid size '3 parsecs': unknown unit" --listen 127.0.0.1:7500 --client-cap '3 parsecs'
 expect "ns-cap '0x0': 0 bytes" --listen 127.0.0.1:7500 --ns-cap 0x0

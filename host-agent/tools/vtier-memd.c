@@ -183,13 +183,20 @@ static uint64_t default_server_cap(void)
 /* --NAME SIZE: a size above 0 (vt_parse_size's grammar); the error names the option. */
 static bool parse_cap(const char *name, const char *text, uint64_t *out, GError **error)
 {
+	const char *accepted = "(accepted: a size above 0, e.g. 4096, 512MiB, 32GiB)";
+
+	if (!*text) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '': empty %s",
+			    name, accepted);
+		return false;
+	}
 	if (!vt_parse_size(text, out, error)) {
 		g_prefix_error(error, "--%s: ", name);
 		return false;
 	}
 	if (*out == 0) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '%s': 0 bytes "
-			    "(accepted: a size above 0, e.g. 4096, 512MiB, 32GiB)", name, text);
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '%s': 0 bytes %s",
+			    name, text, accepted);
 		return false;
 	}
 	return true;
