@@ -8,6 +8,7 @@
 #include "libvirt_domains.h"
 #include "metrics.h"
 #include "metrics_text.h"
+#include "prom_text.h"
 #include "vm_json.h"
 
 struct family;
@@ -358,8 +359,7 @@ char *vt_metrics_write(const struct vt_metrics_daemon *dm, const struct vt_metri
 	for (unsigned int i = 0; i < G_N_ELEMENTS(families); i++) {
 		const struct family *f = &families[i];
 
-		g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
-				       f->name, f->type);
+		vt_prom_family(out, f->name, f->type, f->help);
 		for (unsigned int k = 0; k < n; k++) {
 			double value;
 

@@ -4,11 +4,7 @@
 #include <string.h>
 
 #include "metrics_host.h"
-
-static void head(GString *out, const char *name, const char *type, const char *help)
-{
-	g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
+#include "prom_text.h"
 
 static void nodes_of(const struct vt_tier *t, char *buf, size_t len)
 {
@@ -61,13 +57,13 @@ void vt_metrics_host_write(GString *out, const struct vt_metrics_host *h,
 	double cost = 0, all = 0;
 	char nodes[64];
 
-	head(out, "vtier_host_info", "gauge", "The host vtierd runs on, by name (join with "
-	     "node_exporter's node_uname_info{nodename} or a scheduler's node name).");
+	vt_prom_family(out, "vtier_host_info", "gauge", "The host vtierd runs on, by name (join with "
+		       "node_exporter's node_uname_info{nodename} or a scheduler's node name).");
 	vt_prom_sample(out, "vtier_host_info", NULL, 1, "host", h->name, NULL);
 
-	head(out, "vtier_host_tier_capacity_bytes", "gauge", "Each tier's capacity, bytes: a "
-	     "NUMA tier's MemTotal, a compressed or remote tier's configured capacity (none "
-	     "configured: no sample).");
+	vt_prom_family(out, "vtier_host_tier_capacity_bytes", "gauge", "Each tier's capacity, bytes: a "
+		       "NUMA tier's MemTotal, a compressed or remote tier's configured capacity (none "
+		       "configured: no sample).");
 	for (unsigned int i = 0; i < t->nr; i++) {
 		nodes_of(&t->tier[i], nodes, sizeof(nodes));
 		vt_prom_sample(out, "vtier_host_tier_capacity_bytes", NULL,
@@ -87,16 +83,16 @@ void vt_metrics_host_write(GString *out, const struct vt_metrics_host *h,
 			       "tier", c->name, "kind", ctier_kind(c), "nodes", nodes, NULL);
 	}
 
-	head(out, "vtier_host_tier_free_bytes", "gauge", "Free memory (MemFree) of each NUMA "
-	     "tier's nodes, bytes, read for this scrape.");
+	vt_prom_family(out, "vtier_host_tier_free_bytes", "gauge", "Free memory (MemFree) of each NUMA "
+		       "tier's nodes, bytes, read for this scrape.");
 	for (unsigned int i = 0; i < t->nr; i++) {
 		nodes_of(&t->tier[i], nodes, sizeof(nodes));
 		vt_prom_sample(out, "vtier_host_tier_free_bytes", NULL, (double)t->tier[i].free_bytes,
 			       "tier", t->tier[i].name, "kind", "numa", "nodes", nodes, NULL);
 	}
 
-	head(out, "vtier_host_tier_vm_bytes", "gauge", "Guest memory of all attached VMs on each "
-	     "tier, bytes (the sum of vtier_vm_memory_bytes).");
+	vt_prom_family(out, "vtier_host_tier_vm_bytes", "gauge", "Guest memory of all attached VMs on each "
+		       "tier, bytes (the sum of vtier_vm_memory_bytes).");
 	for (unsigned int i = 0; i < t->nr; i++)
 		vt_prom_sample(out, "vtier_host_tier_vm_bytes", NULL,
 			       vms_sum(vms, n, t->tier[i].name, "bytes", false), "tier",
@@ -106,9 +102,9 @@ void vt_metrics_host_write(GString *out, const struct vt_metrics_host *h,
 			       vms_sum(vms, n, h->ctier[i].name, "bytes", false), "tier",
 			       h->ctier[i].name, "kind", ctier_kind(&h->ctier[i]), NULL);
 
-	head(out, "vtier_host_ctier_pool_bytes", "gauge", "Memory each compressed or remote "
-	     "tier's pools take for all attached VMs, bytes (the sum of "
-	     "vtier_vm_ctier_pool_bytes).");
+	vt_prom_family(out, "vtier_host_ctier_pool_bytes", "gauge", "Memory each compressed or remote "
+		       "tier's pools take for all attached VMs, bytes (the sum of "
+		       "vtier_vm_ctier_pool_bytes).");
 	for (unsigned int i = 0; i < h->nr_ctier; i++)
 		vt_prom_sample(out, "vtier_host_ctier_pool_bytes", NULL,
 			       vms_sum(vms, n, h->ctier[i].name, "pool_bytes", true), "tier",
@@ -126,29 +122,29 @@ void vt_metrics_host_write(GString *out, const struct vt_metrics_host *h,
 			all += a;
 		}
 	}
-	head(out, "vtier_host_cost_usd_per_hour", "gauge", "What the attached VMs' memory costs "
-	     "as placed, USD per hour (the sum of the VMs' reports; docs/tco.md).");
+	vt_prom_family(out, "vtier_host_cost_usd_per_hour", "gauge", "What the attached VMs' memory costs "
+		       "as placed, USD per hour (the sum of the VMs' reports; docs/tco.md).");
 	vt_prom_sample(out, "vtier_host_cost_usd_per_hour", NULL, cost, NULL);
-	head(out, "vtier_host_all_dram_cost_usd_per_hour", "gauge", "The same memory all in "
-	     "DRAM, USD per hour.");
+	vt_prom_family(out, "vtier_host_all_dram_cost_usd_per_hour", "gauge", "The same memory all in "
+		       "DRAM, USD per hour.");
 	vt_prom_sample(out, "vtier_host_all_dram_cost_usd_per_hour", NULL, all, NULL);
 	if (h->share_on) {
-		head(out, "vtier_host_dram_share_bytes", "gauge", "The DRAM the host shares between "
-		     "its VMs ([host] dram_budget): the budget, what the last round granted, what "
-		     "VMs not in it hold.");
+		vt_prom_family(out, "vtier_host_dram_share_bytes", "gauge", "The DRAM the host shares between "
+			       "its VMs ([host] dram_budget): the budget, what the last round granted, what "
+			       "VMs not in it hold.");
 		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_budget,
 			       "kind", "budget", NULL);
 		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_granted,
 			       "kind", "granted", NULL);
 		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_waiting,
 			       "kind", "waiting", NULL);
-		head(out, "vtier_host_dram_share_rounds_total", "counter", "Rounds of the DRAM "
-		     "sharing between VMs.");
+		vt_prom_family(out, "vtier_host_dram_share_rounds_total", "counter", "Rounds of the DRAM "
+			       "sharing between VMs.");
 		vt_prom_sample(out, "vtier_host_dram_share_rounds_total", NULL,
 			       (double)h->share_rounds, NULL);
 	}
-	head(out, "vtier_host_saving_ratio", "gauge", "The host's saving against all-DRAM, 0..1 "
-	     "(no sample before a VM has a report).");
+	vt_prom_family(out, "vtier_host_saving_ratio", "gauge", "The host's saving against all-DRAM, 0..1 "
+		       "(no sample before a VM has a report).");
 	if (all > 0)
 		vt_prom_sample(out, "vtier_host_saving_ratio", NULL, 1 - cost / all, NULL);
 }

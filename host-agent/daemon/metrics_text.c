@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Prometheus text exposition: samples, labels, escaping (metrics_text.h). */
+/* Prometheus text exposition of a VM's figures (metrics_text.h); the format: util/prom_text.h. */
 #include <stdarg.h>
 #include <string.h>
 
 #include "metrics_text.h"
+#include "prom_text.h"
 
 bool vt_prom_number(JsonNode *n, double *out)
 {
@@ -18,46 +19,24 @@ bool vt_prom_number(JsonNode *n, double *out)
 	return true;
 }
 
-static void escaped(GString *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			g_string_append_c(out, '\\');
-		if (*s == '\n')
-			g_string_append(out, "\\n");
-		else
-			g_string_append_c(out, *s);
-	}
-}
-
-static void label(GString *out, bool *first, const char *key, const char *value)
-{
-	g_string_append_printf(out, "%s%s=\"", *first ? "{" : ",", key);
-	escaped(out, value);
-	g_string_append_c(out, '"');
-	*first = false;
-}
-
 /* name{domain="",uuid=""[,key="value"]...} value; @...: key, value pairs, NULL-ended. */
 void vt_prom_sample(GString *out, const char *name, const struct vt_metrics_vm *v, double value,
 		   ...)
 {
-	char num[G_ASCII_DTOSTR_BUF_SIZE];
 	bool first = true;
 	const char *k;
 	va_list ap;
 
 	g_string_append(out, name);
 	if (v) {
-		label(out, &first, "domain", v->domain);
-		label(out, &first, "uuid", v->uuid);
+		vt_prom_label(out, &first, "domain", v->domain);
+		vt_prom_label(out, &first, "uuid", v->uuid);
 	}
 	va_start(ap, value);
 	while ((k = va_arg(ap, const char *)))
-		label(out, &first, k, va_arg(ap, const char *));
+		vt_prom_label(out, &first, k, va_arg(ap, const char *));
 	va_end(ap);
-	g_string_append_printf(out, "%s %s\n", first ? "" : "}",
-			       g_ascii_dtostr(num, sizeof(num), value));
+	vt_prom_value(out, first, value);
 }
 
 JsonArray *vt_prom_array(JsonObject *o, const char *name)

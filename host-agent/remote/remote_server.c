@@ -20,6 +20,11 @@ struct rs_page {
 	uint8_t blob[];
 };
 
+/* A client address: what its namespaces hold, against the client cap. */
+struct rs_client {
+	struct vt_rs_client_stats st;	/* .namespaces: those it created, alive */
+};
+
 struct rs_ns {
 	uint64_t hash;		/* first, as in rs_page */
 	uint8_t id[VT_RP_NS_BYTES];
@@ -28,7 +33,7 @@ struct rs_ns {
 	struct vt_rp_window window;
 	struct vt_rp_reasm reasm;
 	uint64_t reasm_bytes;
-	uint32_t creator;	/* IPv4 (network order) whose HELLO made it: its share */
+	struct rs_client *client;	/* whose HELLO made it: its share, its bytes */
 	struct vt_rs_ns_stats st;
 };
 
@@ -36,7 +41,7 @@ struct vt_rs {
 	struct vt_rs_config cfg;
 	uint8_t hash_key[VT_SEAL_HASH_KEY_BYTES];
 	GHashTable *ns;		/* struct rs_ns * (key and value) */
-	GHashTable *per_addr;	/* IPv4 (network order) -> namespaces it created */
+	GHashTable *per_addr;	/* IPv4 (vt_rs_peer.addr) -> struct rs_client * (freed with it) */
 	uint64_t used;		/* charged bytes, all namespaces */
 	struct vt_rs_stats st;
 	uint8_t body[VT_RP_BODY_LIMIT];	/* a reply being built */
@@ -96,6 +101,8 @@ struct vt_rs *vt_rs_new(const struct vt_rs_config *cfg, char *err, size_t err_le
 		rs->cfg.frag_max = VT_RP_FRAG_DEFAULT;
 	if (!rs->cfg.max_namespaces)
 		rs->cfg.max_namespaces = VT_RS_MAX_NS_DEFAULT;
+	if (!rs->cfg.client_cap_bytes)
+		rs->cfg.client_cap_bytes = MAX(rs->cfg.server_cap_bytes / VT_RS_CLIENT_CAP_DIV, 1);
 	if (!rs->cfg.ns_per_addr)
 		rs->cfg.ns_per_addr = VT_RS_NS_PER_ADDR_DEFAULT;
 	if (!rs->cfg.reasm_max_bytes)
@@ -106,8 +113,10 @@ struct vt_rs *vt_rs_new(const struct vt_rs_config *cfg, char *err, size_t err_le
 		return NULL;
 	}
 	rs->ns = g_hash_table_new_full(entry_hash, ns_equal, NULL, ns_free);
-	rs->per_addr = g_hash_table_new(g_direct_hash, g_direct_equal);
+	rs->per_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	rs->st.server_cap = rs->cfg.server_cap_bytes;
+	rs->st.client_cap = rs->cfg.client_cap_bytes;
+	rs->st.ns_cap = rs->cfg.ns_cap_bytes;
 	return rs;
 }
 
@@ -144,6 +153,27 @@ static uint64_t server_free(const struct vt_rs *rs)
 	return rs->used < rs->cfg.server_cap_bytes ? rs->cfg.server_cap_bytes - rs->used : 0;
 }
 
+/* What @ns's client may still store here: the server's room within its own cap. */
+static uint64_t room_for(const struct vt_rs *rs, const struct rs_ns *ns)
+{
+	uint64_t mine = 0;
+
+	if (ns && ns->client->st.bytes < rs->cfg.client_cap_bytes)
+		mine = rs->cfg.client_cap_bytes - ns->client->st.bytes;
+	return ns ? MIN(server_free(rs), mine) : server_free(rs);
+}
+
+/* @pages pages of @bytes (charged) come to @ns (negative: leave it), its client and the server. */
+static void charge(struct vt_rs *rs, struct rs_ns *ns, int64_t pages, int64_t bytes)
+{
+	ns->st.pages += (uint64_t)pages;
+	ns->st.bytes += (uint64_t)bytes;
+	ns->client->st.pages += (uint64_t)pages;
+	ns->client->st.bytes += (uint64_t)bytes;
+	rs->st.pages += (uint64_t)pages;
+	rs->used += (uint64_t)bytes;
+}
+
 /* Encodes a reply to @req and hands its datagrams to @emit. */
 static void reply(struct vt_rs *rs, const struct vt_rs_peer *peer, const struct vt_rp_hdr *req,
 		  const uint8_t access_key[VT_SEAL_KEY_BYTES], uint16_t status, size_t body_len,
@@ -175,7 +205,7 @@ static size_t caps_body(struct vt_rs *rs, const struct rs_ns *ns)
 {
 	struct vt_rp_caps c = {
 		.ns_cap = rs->cfg.ns_cap_bytes, .ns_used = ns ? ns->st.bytes : 0,
-		.server_free = server_free(rs),
+		.server_free = room_for(rs, ns),
 	};
 
 	return vt_rp_caps_encode(&c, rs->body);
@@ -187,27 +217,21 @@ static size_t caps_body(struct vt_rs *rs, const struct rs_ns *ns)
  */
 static void ns_empty(struct vt_rs *rs, struct rs_ns *ns)
 {
-	rs->used -= ns->st.bytes;
-	rs->st.pages -= ns->st.pages;
 	ns->st.frees += ns->st.pages;
-	ns->st.bytes = 0;
-	ns->st.pages = 0;
+	charge(rs, ns, -(int64_t)ns->st.pages, -(int64_t)ns->st.bytes);
 	g_hash_table_remove_all(ns->pages);
 }
 
 /* A BYE: the namespace, its pages and partial messages gone; its creator's share back. */
 static void ns_forget(struct vt_rs *rs, struct rs_ns *ns)
 {
-	gpointer who = GUINT_TO_POINTER(ns->creator);
-	unsigned int made = GPOINTER_TO_UINT(g_hash_table_lookup(rs->per_addr, who));
+	struct rs_client *cl = ns->client;
 
 	ns_empty(rs, ns);
 	rs->st.reasm_bytes -= ns->reasm_bytes;
-	if (made > 1)
-		g_hash_table_insert(rs->per_addr, who, GUINT_TO_POINTER(made - 1));
-	else
-		g_hash_table_remove(rs->per_addr, who);
 	g_hash_table_remove(rs->ns, ns);	/* frees it */
+	if (--cl->st.namespaces == 0)
+		g_hash_table_remove(rs->per_addr, GUINT_TO_POINTER(cl->st.addr));	/* frees it */
 	rs->st.byes++;
 }
 
@@ -250,7 +274,7 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 		rs->st.byes_unknown++;
 	} else {
 		gpointer who = GUINT_TO_POINTER(peer->addr);
-		unsigned int made = GPOINTER_TO_UINT(g_hash_table_lookup(rs->per_addr, who));
+		struct rs_client *cl = g_hash_table_lookup(rs->per_addr, who);
 
 		if (g_hash_table_size(rs->ns) >= rs->cfg.max_namespaces) {
 			rs->st.ns_full++;
@@ -258,14 +282,19 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 			return VT_RP_OK;
 		}
 		/* one host (or one rogue) cannot take every namespace: its own share */
-		if (made >= rs->cfg.ns_per_addr) {
+		if (cl && cl->st.namespaces >= rs->cfg.ns_per_addr) {
 			rs->st.ns_addr_full++;
 			reply(rs, peer, &d->hdr, key, ENOSPC, 0, emit, arg);
 			return VT_RP_OK;
 		}
-		g_hash_table_insert(rs->per_addr, who, GUINT_TO_POINTER(made + 1));
+		if (!cl) {
+			cl = g_new0(struct rs_client, 1);
+			cl->st.addr = peer->addr;
+			g_hash_table_insert(rs->per_addr, who, cl);
+		}
+		cl->st.namespaces++;
 		ns = g_new0(struct rs_ns, 1);
-		ns->creator = peer->addr;
+		ns->client = cl;
 		ns->hash = vt_seal_hash(rs->hash_key, id, VT_RP_NS_BYTES);
 		memcpy(ns->id, id, VT_RP_NS_BYTES);
 		memcpy(ns->st.ns, id, VT_RP_NS_BYTES);
@@ -283,18 +312,25 @@ static enum vt_rp_reason do_hello(struct vt_rs *rs, const struct vt_rs_peer *pee
 static uint16_t put_one(struct vt_rs *rs, struct rs_ns *ns, const struct vt_rp_put_item *it)
 {
 	struct rs_page *old, *pg;
-	uint64_t charge, old_charge;
+	uint64_t new_charge, old_charge, more;
 
 	if (it->blob_len > VT_RP_BLOB_MAX)
 		return E2BIG;
 	if (it->blob_len == 0)
 		return EINVAL;
 	old = page_find(rs, ns, it->page_id);
-	charge = page_charge(it->blob_len);
+	new_charge = page_charge(it->blob_len);
 	old_charge = old ? page_charge(old->len) : 0;
-	if (charge > old_charge &&
-	    (ns->st.bytes + (charge - old_charge) > rs->cfg.ns_cap_bytes ||
-	     rs->used + (charge - old_charge) > rs->cfg.server_cap_bytes)) {
+	more = new_charge > old_charge ? new_charge - old_charge : 0;
+	if (more && (ns->st.bytes + more > rs->cfg.ns_cap_bytes ||
+		     ns->client->st.bytes + more > rs->cfg.client_cap_bytes ||
+		     rs->used + more > rs->cfg.server_cap_bytes)) {
+		/* the client cap's own count: the namespace's and the server's allowed it */
+		if (ns->st.bytes + more <= rs->cfg.ns_cap_bytes &&
+		    rs->used + more <= rs->cfg.server_cap_bytes) {
+			rs->st.client_over_cap++;
+			ns->client->st.over_cap++;
+		}
 		rs->st.over_cap++;
 		ns->st.drops[VT_RP_DROP_OVER_CAP]++;
 		return ENOSPC;
@@ -306,17 +342,10 @@ static uint16_t put_one(struct vt_rs *rs, struct rs_ns *ns, const struct vt_rp_p
 	pg->id = it->page_id;
 	pg->len = it->blob_len;
 	memcpy(pg->blob, it->blob, it->blob_len);
-	if (old) {
-		ns->st.bytes -= old_charge;
-		rs->used -= old_charge;
-		ns->st.pages--;
-		rs->st.pages--;
-	}
+	if (old)
+		charge(rs, ns, -1, -(int64_t)old_charge);
 	g_hash_table_replace(ns->pages, pg, pg);	/* frees the old entry */
-	ns->st.bytes += charge;
-	rs->used += charge;
-	ns->st.pages++;
-	rs->st.pages++;
+	charge(rs, ns, 1, (int64_t)new_charge);
 	ns->st.puts++;
 	return 0;
 }
@@ -376,10 +405,7 @@ static size_t do_free(struct vt_rs *rs, struct rs_ns *ns, const struct vt_rp_msg
 		status[i] = pg ? 0 : ENOENT;
 		if (!pg)
 			continue;
-		ns->st.bytes -= page_charge(pg->len);
-		rs->used -= page_charge(pg->len);
-		ns->st.pages--;
-		rs->st.pages--;
+		charge(rs, ns, -1, -(int64_t)page_charge(pg->len));
 		ns->st.frees++;
 		g_hash_table_remove(ns->pages, pg);
 	}
@@ -390,7 +416,7 @@ static size_t do_stat(struct vt_rs *rs, struct rs_ns *ns, const struct vt_rp_msg
 {
 	struct vt_rp_stat s = {
 		.pages = ns->st.pages, .bytes = ns->st.bytes, .cap = rs->cfg.ns_cap_bytes,
-		.server_free = server_free(rs),
+		.server_free = room_for(rs, ns),
 	};
 
 	if (m->len != 0)
@@ -506,7 +532,23 @@ void vt_rs_get_stats(const struct vt_rs *rs, struct vt_rs_stats *out)
 {
 	*out = rs->st;
 	out->namespaces = g_hash_table_size(rs->ns);
+	out->clients = g_hash_table_size(rs->per_addr);
 	out->bytes = rs->used;
+}
+
+void vt_rs_foreach_client(const struct vt_rs *rs,
+			  void (*fn)(void *arg, const struct vt_rs_client_stats *s), void *arg)
+{
+	GHashTableIter it;
+	gpointer p;
+
+	g_hash_table_iter_init(&it, rs->per_addr);
+	while (g_hash_table_iter_next(&it, NULL, &p)) {
+		struct vt_rs_client_stats s = ((const struct rs_client *)p)->st;
+
+		s.cap = rs->cfg.client_cap_bytes;
+		fn(arg, &s);
+	}
 }
 
 void vt_rs_foreach_ns(const struct vt_rs *rs,

@@ -21,6 +21,8 @@
 #define VT_RS_MAX_NS_DEFAULT 4096
 #define VT_RS_NS_PER_ADDR_DEFAULT 256	/* namespaces one client address may create */
 #define VT_RS_REASM_BYTES_DEFAULT (64ull << 20)
+/* The client cap when none is given: 1/VT_RS_CLIENT_CAP_DIV of the server cap. */
+#define VT_RS_CLIENT_CAP_DIV 2
 /* What a page costs against the caps besides its blob: its entry and hash slot. */
 #define VT_RS_PAGE_OVERHEAD 64
 
@@ -28,6 +30,8 @@ struct vt_rs_config {
 	struct vt_seal_server_key key;	/* the HELLO box's key pair */
 	uint64_t ns_cap_bytes;		/* per namespace; 0: VT_RS_NS_CAP_DEFAULT */
 	uint64_t server_cap_bytes;	/* all namespaces; required (> 0) */
+	/* all namespaces one client address created; 0: server cap / VT_RS_CLIENT_CAP_DIV */
+	uint64_t client_cap_bytes;
 	size_t frag_max;		/* 0: VT_RP_FRAG_DEFAULT; else FRAG_MIN..FRAG_LIMIT */
 	unsigned int max_namespaces;	/* 0: VT_RS_MAX_NS_DEFAULT */
 	unsigned int ns_per_addr;	/* created by one IPv4 address; 0: VT_RS_NS_PER_ADDR_DEFAULT */
@@ -36,8 +40,8 @@ struct vt_rs_config {
 
 /* Where a datagram came from and where its replies go (as the transport has it). */
 struct vt_rs_peer {
-	uint32_t addr;	/* IPv4, network order */
-	uint16_t port;	/* network order */
+	uint32_t addr;	/* IPv4, as the transport has it (vtier-memd's: host order) */
+	uint16_t port;	/* likewise */
 };
 
 /* Called once per reply datagram, in order. */
@@ -68,7 +72,8 @@ struct vt_rs_stats {
 	uint64_t tx;			/* reply datagrams emitted */
 	uint64_t drops[VT_RP_R_COUNT];	/* by reason: forged, replayed, unknown_ns, magic, ... */
 	uint64_t expired;		/* partial messages expired */
-	uint64_t over_cap;		/* pages refused ENOSPC (namespace or server cap) */
+	uint64_t over_cap;		/* pages refused ENOSPC (namespace, client or server cap) */
+	uint64_t client_over_cap;	/* ... of them, those the client cap refused */
 	uint64_t hello_ok;		/* HELLOs answered with the caps */
 	uint64_t hello_refused;		/* HELLOs for a known namespace with another key */
 	uint64_t resets;		/* HELLOs with VT_RP_HELLO_RESET: a namespace emptied */
@@ -78,7 +83,8 @@ struct vt_rs_stats {
 	uint64_t ns_addr_full;		/* HELLOs refused: their address made ns_per_addr already */
 	uint64_t namespaces, pages;
 	uint64_t bytes;			/* charged: blobs + VT_RS_PAGE_OVERHEAD each */
-	uint64_t server_cap;
+	uint64_t ns_cap, server_cap, client_cap;
+	uint64_t clients;		/* client addresses holding a namespace now */
 	uint64_t reasm_bytes;		/* in partial messages now */
 };
 void vt_rs_get_stats(const struct vt_rs *rs, struct vt_rs_stats *out);
@@ -92,5 +98,19 @@ struct vt_rs_ns_stats {
 /* Calls @fn for each namespace (in no particular order). */
 void vt_rs_foreach_ns(const struct vt_rs *rs,
 		      void (*fn)(void *arg, const struct vt_rs_ns_stats *s), void *arg);
+
+/*
+ * One client address: the namespaces its HELLOs created and what they hold,
+ * charged against the client cap. Kept while it has a namespace (its
+ * counters go with its last one's BYE).
+ */
+struct vt_rs_client_stats {
+	uint32_t addr;			/* IPv4, as vt_rs_input had it (struct vt_rs_peer) */
+	uint64_t namespaces, pages, bytes, cap;
+	uint64_t over_cap;		/* pages refused ENOSPC by the client cap */
+};
+/* Calls @fn for each client address holding a namespace (in no particular order). */
+void vt_rs_foreach_client(const struct vt_rs *rs,
+			  void (*fn)(void *arg, const struct vt_rs_client_stats *s), void *arg);
 
 #endif /* VTIER_REMOTE_SERVER_H */

@@ -96,10 +96,12 @@ static struct fixture *fixture_new_cfg(struct vt_rs_config cfg)
 	return f;
 }
 
+/* The namespace and server caps; the client cap out of the way (test_client_cap has it). */
 static struct fixture *fixture_new(uint64_t ns_cap, uint64_t server_cap)
 {
 	return fixture_new_cfg((struct vt_rs_config) {
-		.ns_cap_bytes = ns_cap, .server_cap_bytes = server_cap });
+		.ns_cap_bytes = ns_cap, .server_cap_bytes = server_cap,
+		.client_cap_bytes = server_cap });
 }
 
 static void fixture_free(struct fixture *f)
@@ -861,6 +863,146 @@ static void test_ns_per_addr(void **state)
 	fixture_free(f);
 }
 
+struct client_find {
+	uint32_t addr;
+	struct vt_rs_client_stats st;
+	int found, clients;
+};
+
+static void client_find_cb(void *arg, const struct vt_rs_client_stats *s)
+{
+	struct client_find *q = arg;
+
+	q->clients++;
+	if (s->addr == q->addr) {
+		q->st = *s;
+		q->found++;
+	}
+}
+
+/* The client address of @c as the server counts it; found: 0 when it holds no namespace. */
+static struct client_find client_stats(struct fixture *f, const struct client *c)
+{
+	struct client_find q = { .addr = c->peer.addr };
+
+	vt_rs_foreach_client(f->rs, client_find_cb, &q);
+	return q;
+}
+
+/* What the server counts for @c's address: its namespaces, pages (charged each) and refusals. */
+static void assert_client(struct fixture *f, const struct client *c, uint64_t namespaces,
+			  uint64_t pages, uint64_t over_cap)
+{
+	struct client_find q = client_stats(f, c);
+
+	assert_int_equal(q.found, 1);
+	assert_int_equal(q.st.namespaces, namespaces);
+	assert_int_equal(q.st.pages, pages);
+	assert_int_equal(q.st.bytes, pages * CHARGE);
+	assert_int_equal(q.st.over_cap, over_cap);
+}
+
+/*
+ * All namespaces of one address within the client cap: the second VM of a
+ * host gets ENOSPC where the first took its share, counted for that address;
+ * another address is not affected and nobody's page is evicted; a FREE gives
+ * room back; BYE of its last namespace forgets the address.
+ */
+static void test_client_cap(void **state)
+{
+	/* a namespace may hold 10 pages, one address 6, the server 16 */
+	struct fixture *f = fixture_new_cfg((struct vt_rs_config) {
+		.ns_cap_bytes = 10 * CHARGE, .server_cap_bytes = 16 * CHARGE,
+		.client_cap_bytes = 6 * CHARGE });
+	struct client a, b, c;
+	struct vt_rp_caps caps;
+	uint16_t st[8];
+	uint64_t id = 0;
+
+	(void)state;
+	client_init(&a, 1);
+	client_init(&b, 2);
+	client_init(&c, 3);
+	b.peer = a.peer;	/* two VMs of one host */
+	assert_int_equal(hello(f, &a, &caps), 0);
+	assert_int_equal(caps.server_free, 6 * CHARGE);	/* its room: the client cap */
+	assert_int_equal(hello(f, &b, &caps), 0);
+	assert_int_equal(hello(f, &c, &caps), 0);
+	assert_int_equal(caps.server_free, 6 * CHARGE);
+	put_pages(f, &a, 0, 4, 1, st);
+	all_status(st, 4, 0);
+	/* b's namespace has room (10) and so has the server (16): its address has 2 */
+	put_pages(f, &b, 0, 4, 1, st);
+	assert_int_equal(st[0], 0);
+	assert_int_equal(st[1], 0);
+	assert_int_equal(st[2], ENOSPC);
+	assert_int_equal(st[3], ENOSPC);
+	assert_int_equal(stats(f).over_cap, 2);
+	assert_int_equal(stats(f).client_over_cap, 2);
+	assert_int_equal(ns_stats(f, &b).drops[VT_RP_DROP_OVER_CAP], 2);
+	assert_client(f, &a, 2, 6, 2);
+	assert_int_equal(client_stats(f, &a).st.cap, 6 * CHARGE);
+	assert_int_equal(stats(f).clients, 2);
+	assert_int_equal(hello(f, &b, &caps), 0);
+	assert_int_equal(caps.server_free, 0);
+	/* replacing a page at the cap is fine (same charge) */
+	put_pages(f, &b, 0, 1, 2, st);
+	assert_int_equal(st[0], 0);
+	/* another address is not held back: 6 pages of it, its count apart */
+	put_pages(f, &c, 0, 6, 1, st);
+	all_status(st, 6, 0);
+	put_pages(f, &c, 6, 1, 1, st);
+	assert_int_equal(st[0], ENOSPC);
+	assert_client(f, &c, 1, 6, 1);
+	assert_client(f, &a, 2, 6, 2);
+	assert_int_equal(stats(f).client_over_cap, 3);
+	/* nothing evicted: every stored page reads back */
+	assert_int_equal(get_pages(f, &a, 0, 4, 1, st), 4);
+	assert_int_equal(get_pages(f, &b, 0, 1, 2, st), 1);
+	assert_int_equal(get_pages(f, &b, 1, 1, 1, st), 1);
+	assert_int_equal(get_pages(f, &c, 0, 6, 1, st), 6);
+	/* a FREE in one namespace gives its address room in the other */
+	free_pages(f, &a, &id, 1, st);
+	put_pages(f, &b, 2, 1, 1, st);
+	assert_int_equal(st[0], 0);
+	assert_client(f, &a, 2, 6, 2);
+	/* a BYE takes its namespace's pages off its address; the last one forgets it */
+	assert_int_equal(hello_flags(f, &a, VT_RP_HELLO_BYE, &caps), 0);
+	assert_client(f, &b, 1, 3, 2);
+	assert_int_equal(hello_flags(f, &b, VT_RP_HELLO_BYE, &caps), 0);
+	assert_int_equal(client_stats(f, &b).found, 0);
+	assert_int_equal(client_stats(f, &b).clients, 1);
+	assert_int_equal(stats(f).bytes, 6 * CHARGE);
+	client_fini(&a);
+	client_fini(&b);
+	client_fini(&c);
+	fixture_free(f);
+}
+
+/* The client cap's default: half the server cap; the namespace cap's refusals are not its. */
+static void test_client_cap_default(void **state)
+{
+	struct fixture *f = fixture_new_cfg((struct vt_rs_config) {
+		.ns_cap_bytes = 2 * CHARGE, .server_cap_bytes = 16 * CHARGE });
+	struct vt_rp_caps caps;
+	struct client a;
+	uint16_t st[4];
+
+	(void)state;
+	assert_int_equal(stats(f).client_cap, 16 * CHARGE / VT_RS_CLIENT_CAP_DIV);
+	assert_int_equal(VT_RS_CLIENT_CAP_DIV, 2);
+	client_init(&a, 1);
+	assert_int_equal(hello(f, &a, &caps), 0);
+	put_pages(f, &a, 0, 4, 1, st);
+	assert_int_equal(st[2], ENOSPC);
+	assert_int_equal(st[3], ENOSPC);
+	assert_int_equal(stats(f).over_cap, 2);
+	assert_int_equal(stats(f).client_over_cap, 0);
+	assert_client(f, &a, 1, 2, 0);
+	client_fini(&a);
+	fixture_free(f);
+}
+
 static void test_garbage(void **state)
 {
 	struct fixture *f = fixture_new(0, 1ull << 30);
@@ -1021,6 +1163,8 @@ int main(void)
 		cmocka_unit_test(test_hello_bye),
 		cmocka_unit_test(test_max_namespaces),
 		cmocka_unit_test(test_ns_per_addr),
+		cmocka_unit_test(test_client_cap),
+		cmocka_unit_test(test_client_cap_default),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_reasm_bound),

@@ -25,7 +25,7 @@ expect() {
 	fi
 }
 
-echo "1..15"
+echo "1..22"
 expect "listen ADDR:PORT is required"
 expect "'10.0.0.1': expected IPV4:PORT" --listen 10.0.0.1
 expect "'10.0.0.1:0': expected IPV4:PORT (port 1-65535)" --listen 10.0.0.1:0
@@ -35,6 +35,13 @@ expect "transport 'rdma': expected auto, afxdp or udp" --listen 127.0.0.1:7500 -
 expect "xdp-bind 'fast': expected auto, copy or zerocopy" --listen 127.0.0.1:7500 --xdp-bind fast
 expect "invalid size" --listen 127.0.0.1:7500 --ns-cap lots
 expect "frag max 100" --listen 127.0.0.1:7500 --frag-max 100
+expect "client-cap '0': 0 bytes (accepted: a size above 0" --listen 127.0.0.1:7500 --client-cap 0
+expect "client-cap: invalid size 'lots'" --listen 127.0.0.1:7500 --client-cap lots
+expect "client-cap '': empty (accepted: a size above 0" --listen 127.0.0.1:7500 --client-cap ''
+expect "client-cap: invalid size '-1GiB': negative" --listen 127.0.0.1:7500 --client-cap -1GiB
+expect "client-cap: invalid size '3 parsecs': unknown unit" --listen 127.0.0.1:7500 --client-cap '3 parsecs'
+expect "ns-cap '0x0': 0 bytes" --listen 127.0.0.1:7500 --ns-cap 0x0
+expect "server-cap: invalid size" --listen 127.0.0.1:7500 --server-cap 1.5GiB
 expect "ns-per-client -1: 1-4096 accepted" --listen 127.0.0.1:7500 --ns-per-client -1
 expect "ns-per-client 5000: 1-4096 accepted" --listen 127.0.0.1:7500 --ns-per-client 5000
 expect "unexpected argument 'extra'" --listen 127.0.0.1:7500 extra

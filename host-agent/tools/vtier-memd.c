@@ -2,12 +2,17 @@
 /*
  * vtier-memd: a memory server of vtier's remote tier (docs/remote.md). It
  * keeps the sealed pages of its clients' VMs in its own memory, one
- * namespace per VM within a per-namespace and a server cap, and serves
- * PUT / GET / FREE over AF_XDP (libxdp; its XDP program steers the port to
- * an XSK, all other traffic passes) or, where AF_XDP cannot be set up, a
- * kernel UDP socket. The pages are opaque to it: sealed by the client with a
- * key it never sees. One thread: a poll loop over the transport and a
- * signalfd; the server state (host-agent/remote/remote_server.h) is its own.
+ * namespace per VM within a per-namespace, a per-client-address and a server
+ * cap, and serves PUT / GET / FREE over AF_XDP (libxdp; its XDP program
+ * steers the port to an XSK, all other traffic passes) or, where AF_XDP
+ * cannot be set up, a kernel UDP socket. The pages are opaque to it: sealed
+ * by the client with a key it never sees. One serving thread: a poll loop
+ * over the transport and a signalfd; the server state
+ * (host-agent/remote/remote_server.h) is its own. Its counters go to files,
+ * never to a socket of its own: JSON (--stats-file) and Prometheus text for
+ * node_exporter's textfile collector (--metrics-file): every second the loop
+ * copies them between batches and a writer thread (memd_writer.h) renders
+ * and writes the files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +33,7 @@
 #include <glib/gstdio.h>
 #include <xdp/libxdp.h>
 
+#include "memd_writer.h"
 #include "remote_server.h"
 #include "remote_transport.h"
 #include "remote_transport_opt.h"
@@ -48,7 +54,10 @@ struct memd {
 	unsigned int ntx;
 	const struct vt_rt_dgram *req;	/* the request being answered */
 	uint64_t tx_lost;		/* replies the transport did not take */
-	char *stats_file;
+	struct vt_memd_writer *writer;
+	double start_time;		/* Unix seconds */
+	uint64_t start_ns;		/* monotonic */
+	uint64_t take_ns, take_max_ns;	/* the last snapshot's copy and the longest: the loop waited */
 };
 
 static void flush_tx(struct memd *m)
@@ -108,68 +117,29 @@ static void serve(struct memd *m)
 	g_free(buf);
 }
 
-static void ns_json(void *arg, const struct vt_rs_ns_stats *s)
+/* The counters now, with the program's own (the serving thread's time for it too). */
+static struct vt_memd_snapshot *snapshot(struct memd *m)
 {
-	GString *j = arg;
-	char hex[2 * VT_RP_NS_BYTES + 1];
+	uint64_t t0 = vt_now_ns();
+	struct vt_memd_snapshot *snap = vt_memd_snapshot_take(m->rs, m->rt);
 
-	for (unsigned int i = 0; i < VT_RP_NS_BYTES; i++)
-		g_snprintf(hex + 2 * i, 3, "%02x", s->ns[i]);
-	g_string_append_printf(j, "%s{\"ns\":\"%s\",\"pages\":%" G_GUINT64_FORMAT ",\"bytes\":%"
-			       G_GUINT64_FORMAT ",\"cap\":%" G_GUINT64_FORMAT ",\"puts\":%"
-			       G_GUINT64_FORMAT ",\"gets\":%" G_GUINT64_FORMAT ",\"frees\":%"
-			       G_GUINT64_FORMAT "}", j->str[j->len - 1] == '[' ? "" : ",",
-			       hex, s->pages, s->bytes, s->cap, s->puts, s->gets, s->frees);
+	snap->tx_lost = m->tx_lost;
+	snap->start_time = m->start_time;
+	snap->uptime = (double)(t0 - m->start_ns) / 1e9;
+	snap->take_ns = m->take_ns;	/* the one before: this one is still being taken */
+	snap->take_max_ns = m->take_max_ns;
+	m->take_ns = vt_now_ns() - t0;
+	m->take_max_ns = MAX(m->take_max_ns, m->take_ns);
+	return snap;
 }
 
-/* The server's and the transport's counters, one JSON object (the stats file, SIGUSR1). */
-static char *stats_json(const struct memd *m)
+static void log_stats(struct memd *m, const char *what)
 {
-	struct vt_rs_stats s;
-	struct vt_rt_stats t;
-	GString *j = g_string_new("{");
+	struct vt_memd_snapshot *snap = snapshot(m);
+	g_autofree char *json = vt_memd_stats_json(snap);
 
-	vt_rs_get_stats(m->rs, &s);
-	vt_rt_stats(m->rt, &t);
-	g_string_append_printf(j, "\"transport\":{\"mode\":\"%s\",\"queues\":%u,\"need_wakeup\":%s,"
-			       "\"busy_poll\":%s,\"xdp_native\":%s,\"rx\":%" G_GUINT64_FORMAT
-			       ",\"tx\":%" G_GUINT64_FORMAT ",\"rx_dropped\":%" G_GUINT64_FORMAT
-			       ",\"tx_busy\":%" G_GUINT64_FORMAT ",\"tx_lost\":%" G_GUINT64_FORMAT
-			       ",\"fallback\":\"%s\"},", t.mode, t.queues,
-			       t.need_wakeup ? "true" : "false", t.busy_poll ? "true" : "false",
-			       t.xdp_native ? "true" : "false", t.rx, t.tx, t.rx_dropped, t.tx_busy,
-			       m->tx_lost, t.fallback);
-	g_string_append_printf(j, "\"namespaces\":%" G_GUINT64_FORMAT ",\"pages\":%" G_GUINT64_FORMAT
-			       ",\"bytes\":%" G_GUINT64_FORMAT ",\"server_cap\":%" G_GUINT64_FORMAT
-			       ",\"over_cap\":%" G_GUINT64_FORMAT ",\"hello_ok\":%" G_GUINT64_FORMAT
-			       ",\"hello_refused\":%" G_GUINT64_FORMAT ",\"ns_full\":%"
-			       G_GUINT64_FORMAT ",\"ns_addr_full\":%" G_GUINT64_FORMAT ",\"resets\":%"
-			       G_GUINT64_FORMAT ",\"byes\":%" G_GUINT64_FORMAT ",\"byes_unknown\":%"
-			       G_GUINT64_FORMAT ",\"expired\":%" G_GUINT64_FORMAT ",\"drops\":{",
-			       s.namespaces, s.pages, s.bytes, s.server_cap, s.over_cap, s.hello_ok,
-			       s.hello_refused, s.ns_full, s.ns_addr_full, s.resets, s.byes,
-			       s.byes_unknown, s.expired);
-	for (unsigned int r = 1; r < VT_RP_R_COUNT; r++)
-		g_string_append_printf(j, "%s\"%s\":%" G_GUINT64_FORMAT, r > 1 ? "," : "",
-				       vt_rp_reason_name(r), s.drops[r]);
-	g_string_append(j, "},\"per_namespace\":[");
-	vt_rs_foreach_ns(m->rs, ns_json, j);
-	g_string_append(j, "]}\n");
-	return g_string_free(j, FALSE);
-}
-
-/* Written whole and renamed into place: a reader never sees half of it. */
-static void write_stats(const struct memd *m)
-{
-	g_autofree char *json = NULL;
-	g_autoptr(GError) e = NULL;
-
-	if (!m->stats_file)
-		return;
-	json = stats_json(m);
-	if (!g_file_set_contents_full(m->stats_file, json, -1, G_FILE_SET_CONTENTS_CONSISTENT,
-				      0600, &e))
-		g_warning("stats file %s: %s", m->stats_file, e->message);
+	g_message("%s: %s", what, json);
+	vt_memd_snapshot_free(snap);
 }
 
 /* libbpf's and libxdp's own words: into our log, warnings as warnings, the rest at debug. */
@@ -208,6 +178,28 @@ static uint64_t default_server_cap(void)
 	if (!p)
 		return 0;
 	return g_ascii_strtoull(p + strlen("MemAvailable:"), NULL, 10) * 1024 / 2;
+}
+
+/* --NAME SIZE: a size above 0 (vt_parse_size's grammar); the error names the option. */
+static bool parse_cap(const char *name, const char *text, uint64_t *out, GError **error)
+{
+	const char *accepted = "(accepted: a size above 0, e.g. 4096, 512MiB, 32GiB)";
+
+	if (!*text) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '': empty %s",
+			    name, accepted);
+		return false;
+	}
+	if (!vt_parse_size(text, out, error)) {
+		g_prefix_error(error, "--%s: ", name);
+		return false;
+	}
+	if (*out == 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--%s '%s': 0 bytes %s",
+			    name, text, accepted);
+		return false;
+	}
+	return true;
 }
 
 static bool parse_listen(const char *text, uint32_t *addr, uint16_t *port, GError **error)
@@ -262,10 +254,10 @@ static bool server_key(const char *dir, struct vt_seal_server_key *key, GError *
 int main(int argc, char **argv)
 {
 	g_autofree char *listen = NULL;
-	g_autofree char *ns_cap = NULL, *server_cap = NULL, *state_dir = NULL;
+	g_autofree char *ns_cap = NULL, *server_cap = NULL, *client_cap = NULL, *state_dir = NULL;
 	gboolean show_key = FALSE;
 	g_auto(vt_rt_opt_auto) topt = { 0 };
-	g_autofree char *stats_file = NULL;
+	g_autofree char *stats_file = NULL, *metrics_file = NULL;
 	gint frag_max = 0, ns_per_client = 0;
 	g_autofree struct memd *m = g_new0(struct memd, 1);
 	const GOptionEntry entries[] = {
@@ -279,10 +271,16 @@ int main(int argc, char **argv)
 		  "namespaces one client address may create, 1-4096 (default 256)", "N" },
 		{ "server-cap", 0, 0, G_OPTION_ARG_STRING, &server_cap,
 		  "bytes all namespaces may hold (default: half of MemAvailable at start)", "SIZE" },
+		{ "client-cap", 0, 0, G_OPTION_ARG_STRING, &client_cap,
+		  "bytes all namespaces one client address created may hold "
+		  "(default: half the server cap)", "SIZE" },
 		{ "state-dir", 0, 0, G_OPTION_ARG_FILENAME, &state_dir,
 		  "where the key pair is kept (default " STATE_DIR_DEFAULT ")", "DIR" },
 		{ "stats-file", 0, 0, G_OPTION_ARG_FILENAME, &stats_file,
 		  "write the counters as JSON there every second and at exit", "PATH" },
+		{ "metrics-file", 0, 0, G_OPTION_ARG_FILENAME, &metrics_file,
+		  "write them as Prometheus text there every second and at exit, for "
+		  "node_exporter's textfile collector (a .prom file; empty: none)", "PATH" },
 		{ "show-key", 0, 0, G_OPTION_ARG_NONE, &show_key,
 		  "print the public key clients are configured with, and exit", NULL },
 		{ NULL }
@@ -333,7 +331,7 @@ int main(int argc, char **argv)
 	tc.xdp_prog = VT_MEMD_XDP_PROG;
 	if (!vt_rt_opt_apply(&topt, &tc, &e))
 		goto bad;
-	if (ns_cap && !vt_parse_size(ns_cap, &sc.ns_cap_bytes, &e))
+	if (ns_cap && !parse_cap("ns-cap", ns_cap, &sc.ns_cap_bytes, &e))
 		goto bad;
 	if (ns_per_client && (ns_per_client < 1 || ns_per_client > VT_RS_MAX_NS_DEFAULT)) {
 		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--ns-per-client %d: "
@@ -341,7 +339,9 @@ int main(int argc, char **argv)
 		goto bad;
 	}
 	sc.ns_per_addr = (unsigned int)ns_per_client;
-	if (server_cap && !vt_parse_size(server_cap, &sc.server_cap_bytes, &e))
+	if (server_cap && !parse_cap("server-cap", server_cap, &sc.server_cap_bytes, &e))
+		goto bad;
+	if (client_cap && !parse_cap("client-cap", client_cap, &sc.client_cap_bytes, &e))
 		goto bad;
 	if (!server_cap)
 		sc.server_cap_bytes = default_server_cap();
@@ -352,7 +352,8 @@ int main(int argc, char **argv)
 		g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s", reason);
 		goto bad;
 	}
-	m->stats_file = stats_file;
+	m->start_time = (double)g_get_real_time() / 1e6;
+	m->start_ns = vt_now_ns();
 	r = vt_rt_open(&tc, &m->rt, reason, sizeof(reason));
 	if (r < 0) {
 		g_printerr("vtier-memd: %s\n", reason);
@@ -361,22 +362,26 @@ int main(int argc, char **argv)
 	}
 	{
 		struct vt_rt_stats st;
+		struct vt_rs_stats ss;
 
 		vt_rt_stats(m->rt, &st);
+		vt_rs_get_stats(m->rs, &ss);
 		if (st.fallback[0])
 			g_warning("AF_XDP not used, serving on a UDP socket: %s", st.fallback);
 		g_message("serving %s on %s (%s, %u queue(s)%s%s), namespace cap %" G_GUINT64_FORMAT
-			  " MiB, server cap %" G_GUINT64_FORMAT " MiB", listen, tc.ifname ? tc.ifname :
-			  "its interface", st.mode, st.queues, st.need_wakeup ? ", need_wakeup" : "",
-			  st.busy_poll ? ", busy-poll" : "",
-			  (guint64)(sc.ns_cap_bytes ? sc.ns_cap_bytes : VT_RS_NS_CAP_DEFAULT) >> 20,
-			  sc.server_cap_bytes >> 20);
+			  " MiB, client cap %" G_GUINT64_FORMAT " MiB, server cap %" G_GUINT64_FORMAT
+			  " MiB", listen, tc.ifname ? tc.ifname : "its interface", st.mode, st.queues,
+			  st.need_wakeup ? ", need_wakeup" : "", st.busy_poll ? ", busy-poll" : "",
+			  ss.ns_cap >> 20, ss.client_cap >> 20, ss.server_cap >> 20);
 	}
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* after the mask: the writer thread inherits it, the signals stay the loop's */
+	m->writer = vt_memd_writer_start(stats_file,
+					 metrics_file && *metrics_file ? metrics_file : NULL);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	pfd[0] = (struct pollfd){ .fd = vt_rt_fd(m->rt), .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -393,29 +398,24 @@ int main(int argc, char **argv)
 			next_tick = now + TICK_NS;
 		}
 		if (now >= next_stats) {
-			write_stats(m);
+			vt_memd_writer_post(m->writer, snapshot(m));
 			next_stats = now + 1000000000ull;
 		}
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGUSR1) {
-					g_autofree char *json = stats_json(m);
-
-					g_message("stats: %s", json);
-				} else {
+				if (si.ssi_signo == SIGUSR1)
+					log_stats(m, "stats");
+				else
 					quit = true;
-				}
 			}
 		}
 	}
-	write_stats(m);
-	{
-		g_autofree char *json = stats_json(m);
-
-		g_message("exiting: %s", json);
-	}
+	/* the files' last write: the state the server ends with */
+	vt_memd_writer_post(m->writer, snapshot(m));
+	vt_memd_writer_stop(m->writer);
+	log_stats(m, "exiting");
 	vt_rt_close(m->rt);
 	vt_rs_free(m->rs);
 	return 0;

@@ -18,7 +18,8 @@
  *               bit 3: right magic, version and reserved; bits 4-7: time
  *               passing before it, in 200 ms steps
  * Every reply must be a well-formed reply, tagged with the client's key
- * when it answers the client's namespace; the caps always hold.
+ * when it answers the client's namespace; the caps always hold (the client
+ * cap, below the namespace cap, binds first: the HELLOs' address is charged).
  */
 #include <assert.h>
 #include <errno.h>
@@ -35,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NS_CAP (16u << 10)
 #define SERVER_CAP (24u << 10)
+#define CLIENT_CAP (12u << 10)
 
 struct harness {
 	struct vt_seal_keys client, hijacker;
@@ -61,6 +63,25 @@ static void check_reply(void *arg, const struct vt_rs_peer *peer, const uint8_t 
 	free(copy);
 }
 
+/* Each address within the client cap; all of them hold what the server holds. */
+static void check_client(void *arg, const struct vt_rs_client_stats *s)
+{
+	uint64_t *sum = arg;
+
+	assert(s->cap == CLIENT_CAP && s->bytes <= CLIENT_CAP && s->namespaces > 0);
+	*sum += s->bytes;
+}
+
+static void check_caps(const struct vt_rs *rs)
+{
+	struct vt_rs_stats st;
+	uint64_t sum = 0;
+
+	vt_rs_get_stats(rs, &st);
+	vt_rs_foreach_client(rs, check_client, &sum);
+	assert(st.bytes <= SERVER_CAP && sum == st.bytes);
+}
+
 static void send_hello(struct vt_rs *rs, struct harness *h, const struct vt_seal_keys *k,
 		       const uint8_t pk[VT_SEAL_PK_BYTES], uint64_t seq, uint64_t now, uint32_t flags)
 {
@@ -79,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct vt_rs_peer peer = { 0x0200000a, 0x3412 };
 	uint8_t vm_key[VT_SEAL_KEY_BYTES], seed[crypto_box_SEEDBYTES];
-	struct vt_rs_config cfg = { .ns_cap_bytes = NS_CAP, .server_cap_bytes = SERVER_CAP };
+	struct vt_rs_config cfg = { .ns_cap_bytes = NS_CAP, .server_cap_bytes = SERVER_CAP,
+				    .client_cap_bytes = CLIENT_CAP };
 	uint64_t now = 1000000000ull, seq = 1700000000000000000ull;
 	struct harness h = { 0 };
 	struct vt_rs_stats st;
@@ -141,14 +163,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		now += (uint64_t)(flags >> 4) * 200000000ull;
 		vt_rs_input(rs, &peer, d, len, now, check_reply, &h);
 		free(d);
-		vt_rs_get_stats(rs, &st);
-		assert(st.bytes <= SERVER_CAP);
+		check_caps(rs);
 	}
 	if (conf & 8) {
 		/* far past every seq the records used: the window takes it */
 		send_hello(rs, &h, h.owner, cfg.key.pk, seq + (1ull << 32), now, VT_RP_HELLO_BYE);
 		vt_rs_get_stats(rs, &st);
-		assert(st.namespaces == 0 && st.pages == 0 && st.bytes == 0 && st.reasm_bytes == 0);
+		assert(st.namespaces == 0 && st.pages == 0 && st.bytes == 0 && st.reasm_bytes == 0 &&
+		       st.clients == 0);
 	}
 	vt_rs_tick(rs, now + 2 * VT_RP_REASM_TIMEOUT_NS);
 	vt_rs_get_stats(rs, &st);

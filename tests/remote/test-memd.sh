@@ -4,7 +4,8 @@
 # by a veth pair; remote_pages plays one VM's client (remote_client.h) with
 # copies = 2:
 #   1 servers          each serves on AF_XDP (its stats say afxdp-copy: a silent
-#                      fall back to UDP fails)
+#                      fall back to UDP fails; so does its metrics file, which
+#                      promtool check metrics takes)
 #   2 victim           2048 pages stored on two servers each and read back; a read
 #                      storm during which one server is killed -9; its copies
 #                      re-created on the live ones; the server restarted (empty)
@@ -68,7 +69,7 @@ print(v if not isinstance(v, dict) else sum(v.values()))' "$LOGS/s$1.json" "$2" 
 memd_cmd() {
 	echo "nsenter --net=/run/netns/${NS[$1]} $MEMD --listen 10.79.$1.2:$PORT --interface vs$1" \
 		"--transport afxdp --xdp-prog $PROG --state-dir $LOGS/state$1" \
-		"--stats-file $LOGS/s$1.json"
+		"--stats-file $LOGS/s$1.json --metrics-file $LOGS/m$1.prom"
 }
 start_memd() {
 	rm -f "$LOGS/s$1.json"
@@ -83,19 +84,30 @@ wait_serving() {
 	done
 	return 1
 }
+# server K's metrics file: written, its transport AF_XDP copy mode, promtool takes it
+metrics_ok() {
+	for _ in $(seq 50); do
+		[ -s "$LOGS/m$1.prom" ] && break
+		sleep 0.1
+	done
+	grep -q '^vtier_memd_transport_info{mode="afxdp-copy",' "$LOGS/m$1.prom" &&
+		promtool check metrics <"$LOGS/m$1.prom" >"$LOGS/promtool$1.log" 2>&1
+}
 
 # 1: three servers on AF_XDP
 up=0
 for k in 1 2 3; do
 	PK[k]=$("$MEMD" --state-dir "$LOGS/state$k" --show-key) || break
 	start_memd "$k"
-	wait_serving "$k" && [ "$(jget "$k" transport.mode)" = afxdp-copy ] && up=$((up + 1))
+	wait_serving "$k" && [ "$(jget "$k" transport.mode)" = afxdp-copy ] && metrics_ok "$k" &&
+		up=$((up + 1))
 done
 if [ "$up" = 3 ]; then
-	ok "servers: three vtier-memd on AF_XDP (afxdp-copy), keys made at first start"
+	ok "servers: three vtier-memd on AF_XDP (afxdp-copy in the stats and the metrics," \
+		"promtool check metrics passes), keys made at first start"
 else
-	not_ok "servers: $up of 3 serving on AF_XDP"
-	for k in 1 2 3; do sed 's/^/# /' "$LOGS/memd$k.log"; done
+	not_ok "servers: $up of 3 serving on AF_XDP with their metrics"
+	for k in 1 2 3; do sed 's/^/# /' "$LOGS/memd$k.log" "$LOGS/promtool$k.log" 2>/dev/null; done
 	exit 1
 fi
 SERVERS=()
