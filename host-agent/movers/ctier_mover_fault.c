@@ -205,16 +205,6 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	return ret;
 }
 
-bool ctm_reads_over(struct vt_ctier_mover *m)
-{
-	bool over;
-
-	g_mutex_lock(&m->lock);
-	over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
-	g_mutex_unlock(&m->lock);
-	return over;
-}
-
 /*
  * Serve every queued fault outside the fence (those inside stay queued: they
  * wait for the mover thread's commit), or until the migration's fills are

@@ -204,8 +204,6 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf);
  * in *@due_ms (-1: no limit).
  */
 int ctm_remote_waiting(struct vt_ctier_mover *m, void *buf, int *due_ms);
-/* Over the bound of an outgoing migration's fills: no fault is taken. */
-bool ctm_reads_over(struct vt_ctier_mover *m);
 /* The mover thread: the remote tiers' upkeep when due; the ms until the next, -1: none. */
 int ctm_remote_upkeep(struct vt_ctier_mover *m);
 
@@ -226,6 +224,8 @@ uint64_t ctm_read_tracked_span(const struct vt_ctier_mover *m, uint64_t offset, 
 int64_t ctm_read_around(struct vt_ctier_mover *m, uint64_t at, uint64_t stop, uint64_t served,
 			void *buf, uint64_t base, uint64_t *mask);
 int ctm_repunch_slice(struct vt_ctier_mover *m, int *err);
+/* Over the bound of an outgoing migration's fills: no fault is taken, punches come first. */
+bool ctm_reads_over(struct vt_ctier_mover *m);
 
 /* ctier_mover_precopy.c */
 void ctm_prepared_drop_idle(struct vt_ctier_mover *m);

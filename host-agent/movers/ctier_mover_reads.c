@@ -203,6 +203,16 @@ int ctm_repunch_slice(struct vt_ctier_mover *m, int *err)
 	return 0;
 }
 
+bool ctm_reads_over(struct vt_ctier_mover *m)
+{
+	bool over;
+
+	g_mutex_lock(&m->lock);
+	over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
+	g_mutex_unlock(&m->lock);
+	return over;
+}
+
 void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound)
 {
 	g_mutex_lock(&m->lock);

@@ -250,6 +250,21 @@ static gpointer mover_thread(gpointer data)
 		ctm_background_apply(m, &nice_now);
 		/* the remote tiers' copies re-created, a few at a time */
 		remote_ms = ctm_remote_upkeep(m);
+		/*
+		 * Over the bound of an outgoing migration's fills the fault thread
+		 * takes no fault: punches come before any other work (the migration
+		 * thread waits for them, and an eviction's flushes would delay them),
+		 * as soon as the oldest range is due.
+		 */
+		if (ctm_reads_over(m)) {
+			due_ms = ctm_repunch_slice(m, &err);
+			if (err)
+				break;
+			if (due_ms >= 0) {
+				more = due_ms == 0;
+				continue;
+			}
+		}
 		/* discards first: a guest waits for them */
 		more = ctm_discard_slice(m, &err);
 		if (err)
