@@ -119,6 +119,13 @@ static void merge_into(struct vt_region *left, const struct vt_region *right)
 		left->prepared[left->nr_prepared++] = right->prepared[k];
 }
 
+/* Left to the caller: cold regions whose union's cover would not be primed. */
+static bool join_after_sweep(const struct vt_region *a, const struct vt_region *b)
+{
+	return (a->swept || b->swept) && !vt_region_seen(a) && !vt_region_seen(b) &&
+	       vt_region_size(a) + vt_region_size(b) >= VT_REGION_JOIN_SWEPT;
+}
+
 void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bool zero_apart)
 {
 	unsigned int out = 0;
@@ -128,7 +135,7 @@ void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bo
 		struct vt_region *prev = out ? &g_array_index(regions, struct vt_region, out - 1) : NULL;
 
 		if (prev && !prev->fresh && !r->fresh && !prev->waited && !r->waited &&
-		    !prev->nr_thin && !r->nr_thin &&
+		    !prev->nr_thin && !r->nr_thin && !join_after_sweep(prev, r) &&
 		    prev->end == r->start &&
 		    (fabs(prev->accesses - r->accesses) <= threshold || hot_resolved(prev, r)) &&
 		    !(prev->resolved && !r->warm) && !(r->resolved && !prev->warm) &&

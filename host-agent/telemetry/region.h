@@ -15,6 +15,13 @@
 #define VT_REGION_THIN_PROBES 4
 /* accesses at which a region reads hot: the scoring rule's (sim/eval.h) */
 #define VT_REGION_HOT 0.5
+/*
+ * Two cold regions, one of them swept, this large together are not merged by
+ * vt_regions_merge() but after the sweep (telescope), which reads their
+ * covers first: a union's cover is not primed, and a large cold region that
+ * took in a piece every window end was blind window after window.
+ */
+#define VT_REGION_JOIN_SWEPT (64ULL << 20)
 
 struct vt_region {
 	uint64_t start;
@@ -43,6 +50,8 @@ struct vt_region {
 					 * (telescope, cleared after the sweep) */
 	bool joined;			/* took in a cold piece after the sweep: its cover is
 					 * cleared at once (telescope) */
+	bool precleared;		/* its entries one level below its highest were cleared
+					 * when it was cut: its split scan reads there (telescope) */
 	/* entries whose children were cleared to tell lukewarm from hot (telescope) */
 	unsigned int nr_thin;
 	unsigned int thin_level;
@@ -91,7 +100,8 @@ void vt_regions_split_at(GArray *regions, unsigned int i, uint64_t addr);
  * overshooting flex sample reads hot. Fresh regions, regions waiting for a split the
  * budget put off, and regions whose texture is being tested (nr_thin) do not merge. With @zero_apart, a region
  * where no access was seen (by samples or by a scan: warm) never merges with
- * one where some was.
+ * one where some was. Two regions where nothing was seen, one of them swept,
+ * of VT_REGION_JOIN_SWEPT or more together, are left to the caller.
  */
 void vt_regions_merge(GArray *regions, double threshold, uint64_t size_limit, bool zero_apart);
 /*

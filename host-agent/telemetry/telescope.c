@@ -37,6 +37,7 @@
 #define TELESCOPE_SWEEP_STRIDE 8
 #define TELESCOPE_SWEEP_WHOLE_PMDS 4096
 #define TELESCOPE_TEXTURE_MEAN 8
+#define TELESCOPE_COLD_CHECKS 16
 
 struct telescope {
 	bool flex;
@@ -147,6 +148,31 @@ static void preclear_children(struct vt_profiler *p, const struct vt_region *r)
 		vt_source_scan(p->src, r->start, r->end, l - 1, l - 1, NULL, NULL);
 }
 
+/*
+ * Clear the entries one level below the highest of @r, a young run the sweep
+ * found, when there are at most TELESCOPE_MAX_SPLIT_ENTRIES of them and they
+ * are above the leaf: the next window's split scans them (not the run's own
+ * entries, which the sweep has just read young), so a run of a few PUDs is cut
+ * along its PMDs one window after it was found instead of three (a PUD scan,
+ * a cut at every PUD, then their PMD scans). Islands that moved by GiBs were
+ * found in 7 windows, now 3-5. A run whose level below is the leaf is left as
+ * it is (its split scans its own level, or the leaf when it is one entry,
+ * reading the bits the leaf collected since it was last scanned): clearing
+ * its pages as well, as preclear_children() did, made vm-lukewarm's flex
+ * settle in 13 windows instead of 3 after its move, measured, not explained.
+ */
+static void preclear_run(struct vt_profiler *p, struct vt_region *r)
+{
+	uint64_t nr_full;
+	unsigned int l = fit_level(p->src, r->start, r->end, &nr_full);
+
+	if (l > p->src->leaf_level + 1 &&
+	    nr_full * (vt_level_size(l) / vt_level_size(l - 1)) <= TELESCOPE_MAX_SPLIT_ENTRIES &&
+	    vt_source_scan(p->src, align_up(r->start, vt_level_size(l - 1)),
+			   vt_entry_start(r->end, l - 1), l - 1, l - 1, NULL, NULL) >= 0)
+		r->precleared = true;
+}
+
 static void push_piece(GArray *out, const struct vt_region *parent, uint64_t start, uint64_t end,
 		       bool warm)
 {
@@ -164,6 +190,7 @@ static void push_piece(GArray *out, const struct vt_region *parent, uint64_t sta
 	piece.fine = false;
 	piece.cold_cut = false;
 	piece.joined = false;
+	piece.precleared = false;
 	piece.nr_prepared = 0;
 	for (unsigned int k = 0; k < parent->nr_prepared; k++)
 		if (parent->prepared[k].addr >= start && parent->prepared[k].addr < end)
@@ -321,10 +348,16 @@ static bool push_run(struct vt_profiler *p, GArray *out, const struct vt_region 
  * run become pieces of their own where the run borders colder memory: an old
  * run inside @r, or a colder neighbour region (@left_colder, @right_colder).
  * With @descend (@r is new or changed), runs are cut finer (push_run()).
+ * Without @peel (near the region cap), no edge entries are peeled: a young
+ * run is one piece and its cold surround another, the two cuts that tell
+ * most bytes; the edges descend once the regions are there. When all 150
+ * islands of islands-moved moved at once, their edge pieces (four or five
+ * regions an island) filled the cap, and the moved ends waited up to ten
+ * windows for room.
  */
 static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned int s,
 		     uint64_t lo, uint64_t hi, GArray *young, bool left_colder, bool right_colder,
-		     bool descend, GArray *out)
+		     bool descend, bool peel, GArray *out)
 {
 	uint64_t size = vt_level_size(s);
 	unsigned int before = out->len;
@@ -394,7 +427,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 	for (unsigned int i = 0; i < young->len;) {
 		uint64_t run_start = g_array_index(young, uint64_t, i);
 		uint64_t run_end = run_start + size;
-		bool peel_left = run_start > lo || left_colder;
+		bool peel_left = peel && (run_start > lo || left_colder);
 		bool peel_right = run_end < hi || right_colder;
 		unsigned int j = i + 1;
 
@@ -402,7 +435,7 @@ static void cut_runs(struct vt_profiler *p, const struct vt_region *r, unsigned 
 			run_end += size;
 			j++;
 		}
-		peel_right = run_end < hi || right_colder;
+		peel_right = peel && (run_end < hi || right_colder);
 		if (run_start > lo) {	/* the old run before this one */
 			push_cold(p, out, r, s, cut, run_start);
 			cut = run_start;
@@ -656,6 +689,43 @@ static void prime_joined(struct vt_profiler *p)
 }
 
 /*
+ * Merge the cold regions vt_regions_merge() left alone (VT_REGION_JOIN_SWEPT):
+ * after the sweep, which has read the covers of their parts, as absorb_cold()
+ * joins cold pieces; prime_joined() clears the union's cover at once.
+ */
+static void join_swept(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+	uint64_t limit = MAX(t->total / p->attrs.min_regions, vt_level_size(p->src->leaf_level));
+	unsigned int out = 0;
+
+	for (unsigned int i = 0; i < t->regions->len; i++) {
+		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+		struct vt_region *prev = out ? &g_array_index(t->regions, struct vt_region, out - 1) : NULL;
+
+		if (prev && prev->end == r->start && (prev->swept || r->swept) &&
+		    !vt_region_seen(prev) && !vt_region_seen(r) && !prev->fresh && !r->fresh &&
+		    !prev->waited && !r->waited && !prev->nr_thin && !r->nr_thin &&
+		    !prev->cold_cut && !r->cold_cut &&
+		    vt_region_size(prev) + vt_region_size(r) >= VT_REGION_JOIN_SWEPT &&
+		    vt_region_size(prev) + vt_region_size(r) <= limit) {
+			double ls = (double)vt_region_size(prev), rs = (double)vt_region_size(r);
+
+			prev->age = (unsigned int)((prev->age * ls + r->age * rs) / (ls + rs));
+			prev->end = r->end;
+			prev->texture = false;
+			prev->bounded_only |= r->bounded_only;
+			prev->joined = true;
+			continue;
+		}
+		if (out != i)
+			g_array_index(t->regions, struct vt_region, out) = *r;
+		out++;
+	}
+	g_array_set_size(t->regions, out);
+}
+
+/*
  * Re-cut the regions after a window. Candidates are regions where accesses
  * were seen; under a budget (half of it for splits) they are served in order
  * of need, as MTM shares its budget: most first where accesses moved most,
@@ -674,10 +744,27 @@ static void telescope_split(struct vt_profiler *p)
 	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(struct split_candidate));
 	g_autofree bool *moved = g_new0(bool, n);
 	g_autofree bool *news = g_new0(bool, n);	/* fresh or changed */
-	unsigned int total = n, joining = 0;
-	bool absorb;
+	g_autofree bool *below = g_new0(bool, n);	/* scan one level below (preclear_run()) */
+	unsigned int total = n, joining = 0, nr_changed = 0;
+	bool absorb, upheaval;
 
 	check_edges(p, moved);
+
+	/*
+	 * When an eighth of the regions or more changed at once (the hot data
+	 * moved), lukewarm-edged regions do not rest either: their samples
+	 * read the part that moved out only as a few percent less (an island
+	 * of 880 MiB that moved 41 MiB read 0.95), and it read hot in them
+	 * until their next re-examination, up to TELESCOPE_STABLE_PERIOD
+	 * windows later.
+	 */
+	for (unsigned int i = 0; i < n; i++) {
+		const struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
+
+		nr_changed += vt_region_seen(r) &&
+			      (fabs(r->accesses - r->last_accesses) > 2 * thr || moved[i]);
+	}
+	upheaval = 8 * nr_changed >= n;
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct vt_region *r = &g_array_index(t->regions, struct vt_region, i);
@@ -694,7 +781,7 @@ static void telescope_split(struct vt_profiler *p)
 		bool changed = fabs(r->accesses - r->last_accesses) > 2 * thr || moved[i] ||
 			       (!r->resolved && !r->fine && (r->accesses > 0) != (r->last_accesses > 0));
 
-		bool rest = !changed && !r->nr_thin && !overshot(p, r) &&
+		bool rest = !changed && !r->nr_thin && !overshot(p, r) && !(upheaval && r->texture) &&
 			    (r->resolved || (r->age >= TELESCOPE_STABLE_AGE &&
 					     p->windows % TELESCOPE_STABLE_PERIOD));
 
@@ -705,10 +792,15 @@ static void telescope_split(struct vt_profiler *p)
 			g_array_append_val(order, c);
 		}
 		news[i] = changed || r->fresh;
+		below[i] = r->fresh && r->warm && r->precleared;
+		r->precleared = false;
 		r->fresh = false;
 	}
 	g_array_sort(order, by_priority);
-	/* a cut makes up to 4 regions more a candidate: near the cap, cold pieces join */
+	/*
+	 * a cut makes up to 4 regions more a candidate: near the cap, cold
+	 * pieces join, and runs are cut without their edge entries (cut_runs())
+	 */
 	absorb = n + 4 * order->len > p->attrs.max_regions;
 	g_array_set_size(t->next, 0);	/* collects the pieces */
 	for (unsigned int k = 0; k < order->len; k++) {
@@ -727,7 +819,7 @@ static void telescope_split(struct vt_profiler *p)
 		if (total + 5 > p->attrs.max_regions)
 			break;
 		l = fit_level(p->src, r->start, r->end, &nr_full);
-		s = nr_full >= 2 || l == leaf ? l : l - 1;
+		s = (nr_full >= 2 && !below[i]) || l == leaf ? l : l - 1;
 		size = vt_level_size(s);
 		lo = align_up(r->start, size);
 		hi = vt_entry_start(r->end, s);
@@ -765,7 +857,8 @@ static void telescope_split(struct vt_profiler *p)
 			cut_runs(p, r, s, lo, hi, t->young,
 				 colder(r, i ? r - 1 : NULL, thr),
 				 colder(r, i + 1 < n ? r + 1 : NULL, thr),
-				 news[i] && total + 20 * runs + 1 <= p->attrs.max_regions, t->next);
+				 news[i] && total + 20 * runs + 1 <= p->attrs.max_regions, !absorb,
+				 t->next);
 		}
 		first[i] = before;
 		count[i] = t->next->len - before;
@@ -850,7 +943,8 @@ static uint64_t sweep_whole_limit(struct vt_profiler *p)
  * odds of its bytes, so a 128 MiB range appearing in a 60 GiB region waited
  * tens of windows. Young runs of the cover become regions of their own,
  * fresh and warm, sampled from the next interval and split as usual; a run
- * of one entry has its children cleared for the next window's split scan.
+ * of up to 8 entries above the PMD has the level below cleared for the next
+ * window's split scan (preclear_run()).
  * A region not swept at the last window end (new, or grown by a merge) has
  * its cover cleared first, and what it reads is not trusted.
  */
@@ -901,11 +995,15 @@ static void telescope_sweep(struct vt_profiler *p)
 		if (tested)
 			vt_cover_read(&plans[i], (const struct vt_probe *)(void *)t->probes->data, t->runs);
 		if (!primed || !t->runs->len || total + 2 * t->runs->len > p->attrs.max_regions) {
-			if (primed && t->runs->len) {
-				/* no room to cut: the split will look at it */
-				r->warm = true;
-				r->swept = false;
-			}
+			/*
+			 * No room to cut: it stays swept (its cover was just
+			 * cleared), and the next sweep finds the runs again. Taken
+			 * for warm, it went to the split, whose scan of its whole
+			 * entries did not see a run in a partial end (the 41 MiB
+			 * an island moved into the gap beside it): it was
+			 * found cold, re-primed and re-found for up to six
+			 * windows.
+			 */
 			g_array_append_val(out, *r);
 			continue;
 		}
@@ -920,7 +1018,7 @@ static void telescope_sweep(struct vt_profiler *p)
 				piece->swept = true;
 			}
 			push_piece(out, r, run->start, run->end, true);
-			preclear_children(p, &g_array_index(out, struct vt_region, out->len - 1));
+			preclear_run(p, &g_array_index(out, struct vt_region, out->len - 1));
 			cut = run->end;
 			total += 2;
 		}
@@ -932,10 +1030,10 @@ static void telescope_sweep(struct vt_profiler *p)
 	}
 	g_array_free(t->regions, TRUE);
 	t->regions = out;
-	if (t->absorb) {
+	if (t->absorb)
 		absorb_cold(t->regions);
-		prime_joined(p);
-	}
+	join_swept(p);
+	prime_joined(p);
 	vt_for_each_region(r, t->regions)
 		r->cold_cut = false;
 	t->absorb = false;
@@ -990,6 +1088,33 @@ static int telescope_sample(struct vt_profiler *p)
 	return vt_sampler_prepare(&t->sampler, p->src, t->regions, p->rng, telescope_pick, &arg);
 }
 
+/*
+ * A warm region whose every check this window, at least
+ * TELESCOPE_COLD_CHECKS of them, read old at its own highest level is taken
+ * for cold, not scanned: the scan reads the entries of that level, and those
+ * the samples did not clear hold bits set before the data moved away (the
+ * place an island left read young, and was cut into pieces, up to hundreds
+ * when all islands moved at once, and the region cap held back finding
+ * where they went). Hot data in an entry in ten is missed by 16 checks once
+ * in 5, by a window's 40 once in 70; the sweep, which watches a region where
+ * nothing was seen, finds it at the next window end.
+ */
+static void cool_unseen(struct vt_profiler *p)
+{
+	struct telescope *t = to_tel(p);
+
+	vt_for_each_region(r, t->regions) {
+		uint64_t nr_full;
+
+		if (r->warm && !r->nr_young && r->nr_checks >= TELESCOPE_COLD_CHECKS && !r->nr_thin &&
+		    r->level > p->src->leaf_level &&
+		    fit_level(p->src, r->start, r->end, &nr_full) == r->level) {
+			r->warm = false;
+			r->resolved = false;
+		}
+	}
+}
+
 static int telescope_window(struct vt_profiler *p, struct vt_snapshot *snap)
 {
 	struct telescope *t = to_tel(p);
@@ -997,6 +1122,7 @@ static int telescope_window(struct vt_profiler *p, struct vt_snapshot *snap)
 	double thr = p->attrs.merge_threshold;
 	uint64_t before;
 
+	cool_unseen(p);
 	vt_regions_end_window(t->regions, thr);
 	vt_regions_snapshot(t->regions, snap);
 	/* zero apart: warm leaf-level edges must not hide inside cold regions */

@@ -299,6 +299,36 @@ static void test_sampler_many_regions(void **state)
 	g_array_free(r, TRUE);
 }
 
+/*
+ * Cold regions of VT_REGION_JOIN_SWEPT or more together, one of them swept,
+ * are left to the caller (telescope joins them after its sweep has read
+ * their covers); smaller ones, and unswept ones, merge as before.
+ */
+static void test_merge_leaves_swept_cold(void **state)
+{
+	const struct vt_range ranges[] = { { 0, 4 * GiB } };
+	GArray *r = vt_regions_new();
+
+	(void)state;
+	vt_regions_from_ranges(r, ranges, 1, GiB);
+	at(r, 1)->swept = true;
+	vt_regions_merge(r, 0.1, 100 * GiB, true);
+	/* {0} {1 swept} {2, 3}: nothing joins the swept region */
+	assert_int_equal(r->len, 3);
+	assert_true(at(r, 1)->swept);
+	assert_int_equal(at(r, 2)->start, 2 * GiB);
+	assert_regions_ok(r, ranges, 1);
+
+	/* below the size, a swept region merges (and its union is not swept) */
+	g_array_set_size(r, 0);
+	vt_regions_from_ranges(r, (const struct vt_range[]){ { 0, 32 * MiB } }, 1, 8 * MiB);
+	at(r, 1)->swept = true;
+	vt_regions_merge(r, 0.1, 100 * GiB, true);
+	assert_int_equal(r->len, 1);
+	assert_false(at(r, 0)->swept);
+	g_array_free(r, TRUE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_split_at_moves_probes),
 		cmocka_unit_test(test_merge_rules),
 		cmocka_unit_test(test_merge_keeps_resolved_edges),
+		cmocka_unit_test(test_merge_leaves_swept_cold),
 		cmocka_unit_test(test_end_window_age),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_sampler_many_regions),

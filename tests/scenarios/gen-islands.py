@@ -10,6 +10,9 @@ stable for 20 s and then moved by an unaligned distance:
                       islands' size: their new place overlaps the old), then
                       all by +3 GiB 517 MiB 44 KiB
   islands-some-moved  50 of the 150 move by +7 GiB 301 MiB 20 KiB, then back
+  islands-scattered   each of the 150 moves by a distance of its own, three
+                      times (6 s apart), up or down by 4 KiB to 6 GiB
+                      (the 5-window bar of make check-telemetry)
 
 Each island gets an equal share of the accesses (small islands are denser),
 2e8 page walks a second in all. Deterministic (seeded): run it again and the
@@ -67,19 +70,34 @@ def islands(rng):
     return out
 
 
-def phase(name, isl):
+def phase(name, isl, duration=20):
     hot = [{"start": size_str(s), "size": size_str(n)} for s, n in sorted(isl)]
     ends = sorted(isl)
     for (s0, n0), (s1, _) in zip(ends, ends[1:]):
         assert s0 + n0 <= s1, "islands overlap"
     assert all(s + n <= FOOTPRINT for s, n in isl)
-    return {"name": name, "duration_s": 20, "access_rate": RATE, "hot": hot}
+    return {"name": name, "duration_s": duration, "access_rate": RATE, "hot": hot}
 
 
 def moved(isl, dist, which=None):
     out = [(s + dist, n) if which is None or i in which else (s, n)
            for i, (s, n) in enumerate(isl)]
     assert all(unaligned(s, n) for s, n in out)
+    return out
+
+
+def scattered(rng, isl):
+    """Each island moved by a distance of its own, within its slot (one
+    island per FOOTPRINT / 160), both ends still on no 2 MiB boundary."""
+    slot = FOOTPRINT // 160 // (4 * KIB) * 4 * KIB
+    out = []
+    for s, n in isl:
+        lo, hi = s // slot * slot, s // slot * slot + slot - n
+        while True:
+            d = rng.randrange(1, 6 * GIB // (4 * KIB)) * 4 * KIB * rng.choice((-1, 1))
+            if lo <= s + d <= hi and unaligned(s + d, n):
+                break
+        out.append((s + d, n))
     return out
 
 
@@ -98,6 +116,12 @@ def main():
     specs["islands-some-moved"] = [phase("150 islands", isl),
                                    phase("50 moved by 7 GiB 301 MiB 20 KiB", moved(isl, d3, some)),
                                    phase("moved back", isl)]
+    rng3 = random.Random(335)
+    sc = [isl]
+    for _ in range(3):
+        sc.append(scattered(rng3, sc[-1]))
+    specs["islands-scattered"] = [phase("150 islands", sc[0], 6)] + [
+        phase(f"each moved by its own distance ({k})", sc[k], 6) for k in (1, 2, 3)]
     for name, phases in specs.items():
         with open(os.path.join(outdir, name + ".json"), "w") as f:
             json.dump({"name": name, "footprint": size_str(FOOTPRINT), "phases": phases}, f,
