@@ -12,11 +12,13 @@
  * was written. One line:
  *   RESULT-MOVER-FAULTS codec=... idle_p50_us=... idle_p99_us=...
  *     busy_p50_us=... busy_p99_us=... p50_x=... p99_x=... busy_evicted=...
- *     busy_rounds=... bad_pages=0 busy_faults_beside=...
+ *     busy_rounds=... bad_pages=0 busy_faults_beside=... busy_fence_waits=...
+ *     busy_fence_wait_ms=... busy_evict_ms=... busy_s=...
  * (p50_x, p99_x: busy over idle; busy_evicted, busy_rounds: B's pages evicted
- * and B's evict-fetch rounds done while A's faults were timed;
+ * and B's evict-fetch rounds done while A's faults were timed, busy_s long;
  * busy_faults_beside: faults served while the mover worked on a range, the
- * mover's span_faults.)
+ * mover's span_faults; busy_fence_waits, _ms: the mover waiting for a fault's
+ * service to leave a range; busy_evict_ms: the mover's time evicting.)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -140,7 +142,8 @@ int vt_bench_mover(int argc, char **argv)
 	struct fake_qemu_ram r;
 	pthread_t th;
 	char why[300] = "";
-	uint64_t total, bad;
+	uint64_t total, bad, t0;
+	double busy_s;
 	GRand *rng;
 	int ret;
 
@@ -223,7 +226,9 @@ int vt_bench_mover(int argc, char **argv)
 	vt_ctier_mover_get_stats(m, &st0);
 	pthread_create(&th, NULL, busy_run, &b);
 	g_usleep(20000);	/* B's first orders under way */
+	t0 = vt_now_ns();
 	touch(&r, order, (unsigned int)faults, gap_us * 1000ull, busy_ns);
+	busy_s = (vt_now_ns() - t0) / 1e9;
 	vt_ctier_mover_get_stats(m, &st1);
 	atomic_store(&b.stop, true);
 	pthread_join(th, NULL);
@@ -242,10 +247,14 @@ int vt_bench_mover(int argc, char **argv)
 		printf("RESULT-MOVER-FAULTS codec=%s idle_p50_us=%.1f idle_p99_us=%.1f "
 		       "busy_p50_us=%.1f busy_p99_us=%.1f p50_x=%.2f p99_x=%.2f "
 		       "busy_evicted=%" G_GUINT64_FORMAT " busy_rounds=%" G_GUINT64_FORMAT
-		       " bad_pages=%" G_GUINT64_FORMAT " busy_faults_beside=%" G_GUINT64_FORMAT "\n",
+		       " bad_pages=%" G_GUINT64_FORMAT " busy_faults_beside=%" G_GUINT64_FORMAT
+		       " busy_fence_waits=%" G_GUINT64_FORMAT " busy_fence_wait_ms=%.1f"
+		       " busy_evict_ms=%.1f busy_s=%.2f\n",
 		       codec ? codec : "lz4", ip50, ip99, bp50, bp99, ip50 > 0 ? bp50 / ip50 : 0,
 		       ip99 > 0 ? bp99 / ip99 : 0, st1.evicted - st0.evicted, b.rounds, bad,
-		       st1.span_faults - st0.span_faults);
+		       st1.span_faults - st0.span_faults, st1.fence_waits - st0.fence_waits,
+		       (st1.fence_wait_ns - st0.fence_wait_ns) / 1e6,
+		       (st1.evict_ns - st0.evict_ns) / 1e6, busy_s);
 	}
 	vt_ctier_mover_stop(m);
 	vt_store_close(store);
