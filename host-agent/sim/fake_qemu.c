@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The tests' QEMU: a memfd mapped shared, a userfaultfd on it (fake_qemu.h). */
+/* A stand-in for QEMU: a memfd mapped shared, a userfaultfd on it (fake_qemu.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The tests' QEMU: guest RAM as QEMU hands it to an agent, a memfd mapped
+ * A stand-in for QEMU, for the tests and vtier-bench mover (never vtierd):
+ * guest RAM as QEMU hands it to an agent, a memfd mapped
  * shared in this process with a userfaultfd registered on the mapping
  * (missing + write-protect, as the patched QEMU registers it).
  */
-#ifndef VTIER_TESTS_FAKE_QEMU_H
-#define VTIER_TESTS_FAKE_QEMU_H
+#ifndef VTIER_SIM_FAKE_QEMU_H
+#define VTIER_SIM_FAKE_QEMU_H
 
 #include <stdbool.h>
 #include <stddef.h>
