@@ -223,8 +223,8 @@ struct row {
 	unsigned int b_pages;
 };
 
-static int tier_spec(const char *codec, const char *pool, const char *medium,
-		     struct vt_ctier_spec *out, char *why, size_t wl)
+int vt_bench_tier_spec(const char *codec, const char *pool, const char *medium,
+		       struct vt_ctier_spec *out, char *why, size_t wl)
 {
 	g_autofree char *text = g_strdup_printf("[ctier.bench]\ncodec=%s\npool=%s\nmedium=%s\n",
 						codec, pool, medium);
@@ -566,7 +566,7 @@ static int run_1tib(const struct options *o, const uint8_t *data, uint64_t data_
 	int r;
 
 	snprintf(key.backend_id, sizeof(key.backend_id), "bench-1tib");
-	r = tier_spec("lz4", "zsmalloc", "node:0", &spec, why, wl);
+	r = vt_bench_tier_spec("lz4", "zsmalloc", "node:0", &spec, why, wl);
 	if (!r)
 		r = vt_store_open(o->dir, &key, &spec, 1, true, &s, why, wl);
 	if (r < 0)
@@ -698,7 +698,7 @@ int vt_bench_ctier(int argc, char **argv)
 				struct vt_ctier_spec spec;
 				struct row row = { 0 };
 
-				r = tier_spec(*c, *p, *m, &spec, why, sizeof(why));
+				r = vt_bench_tier_spec(*c, *p, *m, &spec, why, sizeof(why));
 				if (!r)
 					r = run_tier(&o, &spec, &mix, data, &row, why, sizeof(why));
 				if (r < 0) {

@@ -125,9 +125,6 @@ int vt_bench_mover(int argc, char **argv)
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- faults on stored pages while "
 							     "the mover works elsewhere");
-	g_autofree char *text = NULL;
-	g_autoptr(GKeyFile) kf = g_key_file_new();
-	g_autoptr(GError) e = NULL;
 	g_autofree uint8_t *want = NULL;
 	g_autofree uint64_t *order = NULL, *idle = NULL, *busy_ns = NULL;
 	struct vt_ctier_spec spec;
@@ -155,11 +152,9 @@ int vt_bench_mover(int argc, char **argv)
 		return 2;
 	}
 	faults = MIN(faults, pages);
-	text = g_strdup_printf("[ctier.bench]\ncodec=%s\npool=zsmalloc\nmedium=node:0\n",
-			       codec ? codec : "lz4");
-	if (!g_key_file_load_from_data(kf, text, strlen(text), G_KEY_FILE_NONE, &e) ||
-	    !vt_ctier_spec_parse(kf, "ctier.bench", &spec, &e)) {
-		fprintf(stderr, "vtier-bench mover: --codec: %s\n", e->message);
+	if (vt_bench_tier_spec(codec ? codec : "lz4", "zsmalloc", "node:0", &spec, why,
+			       sizeof(why))) {
+		fprintf(stderr, "vtier-bench mover: --codec: %s\n", why);
 		return 2;
 	}
 	if (vt_mix_init(&mix, mixspec, 1, why, sizeof(why)) < 0) {

@@ -412,17 +412,11 @@ static int bench_open(struct bench *b, const struct opts *o, char *why, size_t w
 		/* the backend twice the pages and 64 MiB more: room for the pool's first segments */
 		struct vt_store_key key = { .page_size = PAGE,
 					    .size_bytes = 2ull * b->pg->n * PAGE + (64ull << 20) };
-		const char *text = "[ctier.bench]\ncodec=lz4\npool=zsmalloc\nmedium=node:0\n";
-		g_autoptr(GKeyFile) kf = g_key_file_new();
-		g_autoptr(GError) e = NULL;
 		struct vt_ctier_spec spec;
 
 		snprintf(key.backend_id, sizeof(key.backend_id), "bench-remote");
-		if (!g_key_file_load_from_data(kf, text, strlen(text), G_KEY_FILE_NONE, &e) ||
-		    !vt_ctier_spec_parse(kf, "ctier.bench", &spec, &e)) {
-			snprintf(why, wl, "%s", e->message);
+		if (vt_bench_tier_spec("lz4", "zsmalloc", "node:0", &spec, why, wl))
 			return -EINVAL;
-		}
 		b->store_dir = o->store_dir ? g_strdup(o->store_dir) :
 			       g_strdup_printf("/dev/shm/vtier-bench-remote-%d", (int)getpid());
 		return vt_store_open(b->store_dir, &key, &spec, 1, true, &b->store, why, wl);

@@ -23,6 +23,15 @@ int vt_bench_mover(int argc, char **argv);
 bool vt_bench_options(GOptionContext *ctx, const GOptionEntry *entries, int *argc,
 		      char ***argv, const char *cmd);
 
+/*
+ * A compressed tier's spec from its codec, pool and medium as a [ctier.NAME]
+ * group of vtierd's config spells them (vt_ctier_spec_parse()). 0, or -EINVAL
+ * with the parser's message in @why.
+ */
+struct vt_ctier_spec;
+int vt_bench_tier_spec(const char *codec, const char *pool, const char *medium,
+		       struct vt_ctier_spec *out, char *why, size_t wl);
+
 /* The median of the doubles in @v (0 if empty); its least and greatest in @lo, @hi if not NULL. */
 double vt_bench_median(const GArray *v, double *lo, double *hi);
 
