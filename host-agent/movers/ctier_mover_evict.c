@@ -26,7 +26,6 @@ struct span_store {
 	const uint64_t *present, *reads;
 	uint64_t *keep;			/* set atomically: slices share its words */
 	unsigned int next;		/* atomic: the next slice */
-	unsigned int helpers;		/* atomic: helpers still storing */
 };
 
 _Static_assert(SPAN_FAULT_PAGES <= VT_STORE_BATCH_MAX, "a slice is one batch at most");
@@ -124,7 +123,6 @@ static gpointer store_helper(gpointer data)
 
 	while (store_slice(ss))
 		;
-	__atomic_fetch_sub(&ss->helpers, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -144,12 +142,9 @@ static void store_span(struct vt_ctier_mover *m, struct span_store *ss, bool bul
 	}
 	/* a helper per two slices at least: a short span is not worth a thread */
 	for (; nh + 1 < want && (nh + 1) * 2 * SPAN_FAULT_PAGES < ss->n; nh++) {
-		__atomic_fetch_add(&ss->helpers, 1, __ATOMIC_RELAXED);
 		helpers[nh] = g_thread_try_new("vtier-store", store_helper, ss, NULL);
-		if (!helpers[nh]) {
-			__atomic_fetch_sub(&ss->helpers, 1, __ATOMIC_RELAXED);
+		if (!helpers[nh])
 			break;
-		}
 	}
 	while (store_slice(ss))
 		;
@@ -172,8 +167,8 @@ static void store_span(struct vt_ctier_mover *m, struct span_store *ss, bool bul
  * fault thread; a @bulk span is stored by several threads. 0 or -errno when
  * the backend is lost.
  */
-int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
-		  const uint8_t *tiers, uint8_t *buf, bool bulk)
+static int evict_fenced(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
+			const uint8_t *tiers, uint8_t *buf, bool bulk)
 {
 	uint64_t ps = m->pager.page_size, n = len / ps, t0, t1, t2, busy = 0, out, absent;
 	uint64_t by_tier[VT_CTIER_MAX] = { 0 };
@@ -183,7 +178,6 @@ int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 	uint64_t reads[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	int ret;
 
-	ctm_fence(m, offset, len);
 	/* the migration's fills are punched again by their ranges: not stored twice */
 	g_mutex_lock(&m->lock);
 	m->stats.evict_read_held += ctm_read_tracked_span(m, offset, n, reads);
@@ -194,19 +188,15 @@ int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 		/* down to a colder tier; a page in a colder one already stays there */
 		if (cur >= 0 && cur < (int)tiers[i] && !vt_pager_mask_has(reads, i)) {
 			ret = ctm_fetch_page(m, offset + i * ps, buf);
-			if (ret < 0) {
-				ctm_unfence(m);
+			if (ret < 0)
 				return ret;
-			}
 		}
 	}
 	t0 = vt_now_ns();
 	ret = vt_pager_evict_begin_span(&m->pager, offset, len, buf, present);
 	t1 = vt_now_ns();
-	if (ret < 0) {
-		ctm_unfence(m);
+	if (ret < 0)
 		return ret;
-	}
 	store_span(m, &(struct span_store){ .m = m, .first_page = offset / ps, .n = n,
 					    .tiers = tiers, .buf = buf, .present = present,
 					    .reads = reads, .keep = keep },
@@ -222,7 +212,6 @@ int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 		if (vt_pager_mask_has(punched, i) && tiers[i] < VT_CTIER_MAX)
 			by_tier[tiers[i]]++;
 	}
-	ctm_unfence(m);
 	out = pages_of(punched, n);
 	absent = n - pages_of(present, n);
 	g_mutex_lock(&m->lock);
@@ -236,6 +225,18 @@ int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
 	m->stats.evict_store_ns += t2 - t1;
 	m->stats.evict_punch_ns += vt_now_ns() - t2;
 	g_mutex_unlock(&m->lock);
+	return ret;
+}
+
+/* evict_fenced() with the fence up over the run from start to end */
+int ctm_evict_run(struct vt_ctier_mover *m, uint64_t offset, uint64_t len,
+		  const uint8_t *tiers, uint8_t *buf, bool bulk)
+{
+	int ret;
+
+	ctm_fence(m, offset, len);
+	ret = evict_fenced(m, offset, len, tiers, buf, bulk);
+	ctm_unfence(m);
 	return ret;
 }
 
