@@ -621,6 +621,7 @@ static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_even
 		g_mutex_lock(&b->lock);
 		was = b->precopy;
 		b->precopy = false;
+		b->arrived_sweep = was;
 		if (was && b->mover)
 			vt_ctier_mover_set_background(b->mover, false);
 		g_mutex_unlock(&b->lock);

@@ -66,6 +66,13 @@ struct vt_backend {
 	 * Main loop writes, under lock.
 	 */
 	bool precopy;
+	/*
+	 * ARRIVED ended the precopy and the plan has not been swept since: what
+	 * the migration wrote after the precopy's last sweep of a chunk (its
+	 * last iterations, the pages it sent again) is still in DRAM. Main loop
+	 * sets, the VM's worker clears, under lock.
+	 */
+	bool arrived_sweep;
 	GArray *ranges;			/* struct vtier_handoff_range */
 	char store_dir[512];
 	struct vt_store *store;

@@ -280,13 +280,14 @@ bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct v
 
 	for (unsigned int i = 0; backends && i < backends->len; i++) {
 		struct vt_backend *b = g_ptr_array_index(backends, i);
-		bool precopy;
+		bool precopy, sweep;
 		unsigned int n;
 
 		g_mutex_lock(&b->lock);
 		if (b->precopy && s->migration.precopy_windows >= VT_MIGRATION_PRECOPY_WINDOWS_MAX) {
 			/* a QEMU that never says ARRIVED does not keep its VM unprofiled */
 			b->precopy = false;
+			b->arrived_sweep = true;
 			if (b->mover)
 				vt_ctier_mover_set_background(b->mover, false);
 			vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "migration: no ARRIVED "
@@ -294,7 +295,20 @@ bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct v
 				      VT_MIGRATION_PRECOPY_WINDOWS_MAX);
 		}
 		precopy = b->precopy;
+		sweep = b->arrived_sweep;
+		b->arrived_sweep = false;
 		g_mutex_unlock(&b->lock);
+		if (sweep && vm->mtm && vm->migration.plan) {
+			/*
+			 * the guest runs: the plan's compressed chunks once more,
+			 * whatever the mover's backlog, before a window's residency
+			 * takes a chunk mostly evicted for placed and drops it from
+			 * the plan with what arrived after its last sweep in DRAM
+			 */
+			n = place_at_handoff(vm, b, 0);
+			s->migration.plan_orders += n;
+			s->migration.arrival_orders += n;
+		}
 		if (!precopy)
 			continue;
 		any = true;
@@ -525,6 +539,7 @@ void vt_migration_stats_to_json(const struct vt_migration_stats *s, JsonBuilder 
 	vt_json_add_u64(b, "precopy_windows", s->precopy_windows);
 	vt_json_add_u64(b, "precopy_orders", s->precopy_orders);
 	vt_json_add_u64(b, "handoff_orders", s->handoff_orders);
+	vt_json_add_u64(b, "arrival_orders", s->arrival_orders);
 	vt_json_add_u64(b, "plan_chunks", s->plan_chunks);
 	vt_json_add_u64(b, "keep_chunks", s->keep_chunks);
 	vt_json_add_u64(b, "reevict_orders", s->reevict_orders);

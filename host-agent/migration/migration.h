@@ -77,7 +77,9 @@ void vt_migration_seed(struct vt_vm *vm);
  * guest does not run: the seeded EMAs stay), no residency, no MTM decision;
  * the plan's chunks that go to a compressed tier are queued again as bulk
  * evictions to each such backend whose mover is idle, so that what arrived
- * since is evicted too. False: an ordinary window.
+ * since is evicted too. False: an ordinary window; the first one after a
+ * backend's ARRIVED queues those chunks once more, whatever its mover's
+ * backlog (what the migration wrote after their last sweep).
  */
 bool vt_migration_precopy_window(struct vt_vm *vm, GPtrArray *backends, struct vt_vm_stats *s);
 /*

@@ -37,6 +37,7 @@ struct vt_migration_stats {
 	uint64_t handoff_orders;	/* ... queued when the hand-off was accepted */
 	uint64_t precopy_windows;	/* windows while the migration still wrote guest RAM */
 	uint64_t precopy_orders;	/* ... and the plan's orders they queued */
+	uint64_t arrival_orders;	/* ... queued again when the guest ran (ARRIVED) */
 	uint64_t plan_chunks;		/* chunks the profile's placement still has to move */
 	/* outgoing: pages the migration faulted back from the compressed tiers */
 	uint64_t keep_chunks;		/* cold compressed chunks at the start, still cold */
