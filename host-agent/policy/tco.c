@@ -118,6 +118,8 @@ static bool next_step(const struct solver *s, unsigned int i, int at, struct ste
 		if (c.dcost <= 0 && c.dslow <= 0)
 			continue;
 		c.slope = c.dcost <= 0 ? HUGE_VAL : c.dslow / c.dcost;
+		if ((int)b == it->tier && it->stay > 1)
+			c.slope *= it->stay;
 		if (!found || before(&c, out))
 			*out = c, found = true;
 	}
@@ -337,6 +339,7 @@ int vt_tco_decide(struct vt_mtm *m, const struct vt_tco_params *p, uint64_t *roo
 		items[i].bytes = c->end - c->start;
 		items[i].rate = MAX(c->ema, 0.0) * (double)items[i].bytes / PAGE;
 		items[i].tier = c->tier < (int)nt ? c->tier : -1;
+		items[i].stay = VT_TCO_STAY;
 		/* never its own tier: it is there */
 		items[i].refused = items[i].tier >= 0 ? c->refused & ~(1U << items[i].tier) : c->refused;
 		if (items[i].tier >= 0)

@@ -40,7 +40,23 @@ struct vt_tco_item {
 	uint64_t bytes;
 	int tier;			/* where it is now (only for the orders; -1: nowhere) */
 	uint32_t refused;		/* bit t: tier t will not take it (vt_mtm_arrivals) */
+	/*
+	 * Where it is counts this many times for it (> 1): a step onto @tier
+	 * is taken as if its slope were that much steeper, so a chunk leaves
+	 * its tier only for one hotter by more than the factor. 0 or 1: none.
+	 */
+	double stay;
 };
+
+/*
+ * vt_tco_decide()'s stay factor. The EMAs of chunks as hot as each other
+ * wobble window to window; without a margin the chunks at a tier's edge
+ * swapped sides every window (test_decide_steady: ~10 moves a window at
+ * +-15 % noise; bench-slowdown tco-05 moved 1920 MiB while measuring). A
+ * chunk kept in the place of one up to 1.5x hotter costs at most that much
+ * of their two accesses' latency difference.
+ */
+#define VT_TCO_STAY 1.5
 
 struct vt_tco_solution {
 	double tco_min;			/* USD per hour, the cheapest placement */
