@@ -45,7 +45,10 @@
 #   RESULT-SLOWDOWN case=... slowdown_pct=... se_pct=... noise_pct=... tlb_flushes_per_gib=...
 #     ratios=R,R,... moved_mib=... kvm_flushes=... store_faults_per_s=... stored_mib=...
 #     agent_cpu_pct=...
-#     pinned=yes kvm_flushes_per_window=... tco_saving_pct=... bad_pages=0
+#     pinned=yes kvm_flushes_per_window=... tco_saving_pct=...
+#     l1_swap_pages=... l1_nodes_free_mib=A/B/C,... bad_pages=0
+# (l1_swap_pages: L1's swap-ins and -outs over the measured seconds of all
+# rounds; l1_nodes_free_mib: each node's free MiB as each round started)
 # Fails on a bad page, a placement that never settles, or a missing result;
 # the targets (profiling <= 1 %, 25 % off DRAM <= 5 %, noise <= 2 points) are
 # reported, not asserted (a benchmark); slowdown-check.sh, its short variant in
@@ -319,17 +322,28 @@ case_end() {
     esac
 }
 cpu_ticks() { awk '{print $14 + $15}' /proc/"$vtierd_pid"/stat; }
+# L1's swap-ins + swap-outs so far, pages (/proc/vmstat): a guest's shmem
+# paged out by L1's reclaim faults in behind vtierd's back
+l1_swap() { awk '$1 == "pswpin" || $1 == "pswpout" {n += $2} END {print n + 0}' /proc/vmstat; }
+# each NUMA node's free MiB, "A/B/C"
+nodes_free() {
+    local f out=""
+    for f in /sys/devices/system/node/node*/meminfo; do
+        out="$out${out:+/}$(awk '/MemFree:/ {print int($4 / 1024)}' "$f")"
+    done
+    echo "$out"
+}
 
 # run the cases $2 of group $1 (stock, handoff) on the twins
 run_cases() {
     local group=$1 c name round t u f0 f1 m0 m1 q0 q1 k0 k1 s0 s1 rt ru rr ratios flushes mb faults
-    local ticks secs slow se fpg cpu fpw sv savings tsave
+    local ticks secs slow se fpg cpu fpw sv savings tsave w0 w1 swaps free
     NOISE=""
     for c in $2; do
         name=$c
         [ "$group" = handoff ] && [ "$c" = aa ] && name=aa-handoff
         tb_step "case $name"
-        ratios="" flushes=0 mb=0 faults=0 ticks=0 secs=0 stored=0 savings=""
+        ratios="" flushes=0 mb=0 faults=0 ticks=0 secs=0 stored=0 savings="" swaps=0 free=""
         for round in $(seq 0 $((ROUNDS - 1))); do
             t=tw$((round % 2))
             u=$(other "$t")
@@ -343,10 +357,12 @@ run_cases() {
                     stored=$((stored + $(vget "$t" backends.0.ctiers.0.pages)))
                 fi
             fi
-            k0=$(cpu_ticks) s0=$(ms_now)
+            free="$free${free:+,}$(nodes_free)"
+            k0=$(cpu_ticks) s0=$(ms_now) w0=$(l1_swap)
             measure
             set -- $(cat /tmp/rates)
-            k1=$(cpu_ticks) s1=$(ms_now)
+            k1=$(cpu_ticks) s1=$(ms_now) w1=$(l1_swap)
+            swaps=$((swaps + w1 - w0))
             [ -n "$1" ] && [ -n "$2" ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] ||
                 fail "$c: no rates ($*)"
             # tw0's rate is $1, tw1's $2: the tiered one over the other
@@ -387,7 +403,8 @@ run_cases() {
             "tlb_flushes_per_gib=$fpg ratios=$ratios moved_mib=$((mb / MIB)) kvm_flushes=$flushes" \
             "store_faults_per_s=$((faults * 1000 / (secs > 0 ? secs : 1)))" \
             "stored_mib=$((stored / 256 / ROUNDS)) agent_cpu_pct=$cpu" \
-            "pinned=$PINNED kvm_flushes_per_window=$fpw tco_saving_pct=$tsave" | tee -a /tmp/results
+            "pinned=$PINNED kvm_flushes_per_window=$fpw tco_saving_pct=$tsave" \
+            "l1_swap_pages=$swaps l1_nodes_free_mib=$free" | tee -a /tmp/results
     done
 }
 
