@@ -98,16 +98,66 @@ static gboolean sample_cb(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+static void drop_source(GSource **src)
+{
+	if (*src) {
+		g_source_destroy(*src);
+		g_source_unref(*src);
+		*src = NULL;
+	}
+}
+
 void vt_engine_stop(struct vt_vm *vm)
 {
-	for (GSource **src = &vm->window_src; src <= &vm->sample_src; src++) {
-		if (*src) {
-			g_source_destroy(*src);
-			g_source_unref(*src);
-			*src = NULL;
-		}
-	}
+	drop_source(&vm->window_src);
+	drop_source(&vm->sample_src);
+	drop_source(&vm->engine_retry_src);
 	vt_observe_stop(vm);
+}
+
+/*
+ * A start whose profiler failed tries again every VT_ENGINE_RETRY_MS on the
+ * VM's worker, until a start works or another start or stop takes over.
+ * The failures pass: a VM handed over as its migration ends has no
+ * second-level page table for the tdp source until a vCPU runs, and DAMON
+ * may be held for a while by a killed predecessor's kdamond. Without it the
+ * VM stayed in "error" for good: migrate-tiered's destination without a
+ * profile (vtierd C) never ran a window in 480 polls.
+ */
+static gboolean retry_cb(gpointer data)
+{
+	struct vt_vm *vm = data;
+	g_autoptr(GError) e = NULL;
+	unsigned int tries;
+	bool ok;
+
+	g_mutex_lock(&vm->lock);
+	tries = vm->engine_retries;
+	/* stops this source first, and arms another if it fails again */
+	ok = vt_engine_start(vm, vm->engine_failed, vm->engine_failed_opaque, &e);
+	if (!ok) {
+		g_strlcpy(vm->state, "error", sizeof(vm->state));
+		g_strlcpy(vm->last_error, e->message, sizeof(vm->last_error));
+	}
+	g_mutex_unlock(&vm->lock);
+	if (ok)
+		vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name,
+				"engine: started on try %u: profiler %s", tries + 1, vm->profiler_name);
+	else if (tries % VT_ENGINE_RETRY_LOG == 0)
+		vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name,
+				"engine: not started after %u tries, trying on: %s", tries + 1,
+				e->message);
+	return G_SOURCE_REMOVE;
+}
+
+static void arm_retry(struct vt_vm *vm)
+{
+	if (!vm->ctx)
+		return;
+	vm->engine_retries++;
+	vm->engine_retry_src = g_timeout_source_new(VT_ENGINE_RETRY_MS);
+	g_source_set_callback(vm->engine_retry_src, retry_cb, vm, NULL);
+	g_source_attach(vm->engine_retry_src, vm->ctx);
 }
 
 bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
@@ -128,6 +178,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		vm->mtm = NULL;
 	}
 	if (vm->policy.mode == VT_MODE_OFF) {
+		vm->engine_retries = 0;	/* no profiler to start */
 		/* no windows: a guest waiting for an ack gets it now */
 		vt_vm_hints_close(vm);
 		vt_migration_seed(vm);	/* no state to seed: an incoming profile is let go */
@@ -151,8 +202,11 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 			ranges[j] = ranges[j - 1];
 			ranges[j - 1] = t;
 		}
-	if (!vt_observe_start(vm, ranges, error))
+	if (!vt_observe_start(vm, ranges, error)) {
+		arm_retry(vm);
 		return false;
+	}
+	vm->engine_retries = 0;
 	if (!vm->mtm || vm->mtm->chunk_bytes != vm->policy.chunk_bytes) {
 		vt_mtm_free(vm->mtm);
 		vm->mtm = vt_mtm_new(ranges, vm->ram->len, vm->policy.chunk_bytes, VT_RESIDENCY_STRIDE,

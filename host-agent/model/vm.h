@@ -220,6 +220,9 @@ struct vt_vm {
 	/* the engine's owner, told of a failed window (set by vt_engine_start) */
 	vt_engine_failed_fn engine_failed;
 	void *engine_failed_opaque;
+	/* on ctx: a start whose profiler failed, tried again (engine.c) */
+	GSource *engine_retry_src;
+	unsigned int engine_retries;	/* tries since the last start that worked */
 	vt_engine_window_fn engine_window;	/* optional, set by the owner */
 	/* live migration (migration/migration.h): the worker writes under lock */
 	struct vt_vm_migration migration;

@@ -35,6 +35,7 @@
 #include "handoff_proto.h"
 #include "json_pin.h"
 #include "daemon.h"
+#include "engine.h"
 #include "fake_qemu.h"
 #include "migration.h"
 #include "proc_self.h"
@@ -1807,6 +1808,68 @@ static void test_views_pinned(void **state)
 		"453eca884424781e5d1619f82ee36ab52cebe584c2023f1b771f53659433253b"));
 }
 
+/*
+ * A VM whose profiler cannot start when it is attached (here: the tdp
+ * device missing) is not left in "error" for good: its engine tries again
+ * every VT_ENGINE_RETRY_MS on the worker (a VM handed over as its migration
+ * ends has no second-level page table until a vCPU runs). A start of its
+ * own (a policy) takes over and ends the retries.
+ */
+static void test_engine_start_retried(void **state)
+{
+	struct fixture *f = *state;
+	char *const off[] = { "mode=off" };
+	g_autoptr(GError) e = NULL;
+	struct vt_vm *vm;
+	char msg[128], state_now[32], err_now[256];
+	unsigned int tries;
+	bool armed;
+	int s;
+
+	g_setenv("VTIER_TDP_DEVICE", "/nonexistent/vtier-tdp", TRUE);
+	f->d->defaults.mode = VT_MODE_OBSERVE;
+	g_strlcpy(f->d->defaults.profiler, "telescope-flex", sizeof(f->d->defaults.profiler));
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	/* the first start failed; two more tries at least, each failing again */
+	assert_true(SPIN_UNTIL(({
+		g_mutex_lock(&vm->lock);
+		tries = vm->engine_retries;
+		g_mutex_unlock(&vm->lock);
+		tries >= 3;
+	}), 5000 + 3 * VT_ENGINE_RETRY_MS));
+	g_mutex_lock(&vm->lock);
+	g_strlcpy(state_now, vm->state, sizeof(state_now));
+	g_strlcpy(err_now, vm->last_error, sizeof(err_now));
+	armed = vm->engine_retry_src != NULL;
+	g_mutex_unlock(&vm->lock);
+	fprintf(stderr, "# after %u tries: state %s, armed %d, last error: %s\n", tries, state_now,
+		armed, err_now);
+	assert_string_equal(state_now, "error");
+	assert_non_null(strstr(err_now, "/nonexistent/vtier-tdp"));
+	assert_true(armed);
+	/* a policy's start takes over: no more tries */
+	assert_true(vt_daemon_set_policy(f->d, vm, off, 1, NULL, &e));
+	assert_true(SPIN_UNTIL(({
+		bool done;
+
+		g_mutex_lock(&vm->lock);
+		done = !strcmp(vm->state, "off");
+		g_mutex_unlock(&vm->lock);
+		done;
+	}), 5000));
+	g_mutex_lock(&vm->lock);
+	armed = vm->engine_retry_src != NULL;
+	tries = vm->engine_retries;
+	g_mutex_unlock(&vm->lock);
+	assert_false(armed);
+	assert_int_equal(tries, 0);
+	g_unsetenv("VTIER_TDP_DEVICE");
+	close(s);
+	spin(50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1821,6 +1884,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_closed_during_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_carry_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_views_pinned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_engine_start_retried, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
