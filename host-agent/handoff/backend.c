@@ -569,9 +569,10 @@ void vt_backend_cancel_openings(struct vt_handoffs *d)
 	}
 }
 
-static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *p,
+static int policy_cb(struct vt_handoff_conn *conn, const struct vt_handoff_policy *policy,
 		     char *msg, void *opaque)
 {
+	const struct vtier_handoff_policy *p = policy->fixed;
 	struct vt_backend *b = vt_handoff_conn_get_user(conn);
 	g_autoptr(GPtrArray) set = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GError) e = NULL;
