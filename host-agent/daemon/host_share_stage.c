@@ -235,6 +235,7 @@ bool vt_host_share_check_policy(struct vt_host_share_stage *st, struct vt_vm *vm
 					.dram_min = policy->dram_min_bytes };
 	if (vt_host_share_check_mins(st->cfg->budget, in, k, err, sizeof(err)) == 0)
 		return true;
-	g_set_error(error, VT_CORE_ERROR, ERANGE, "dram_min: %s", err);
+	/* @err names the key already: it reaches QEMU's 127-byte policy-message too */
+	g_set_error(error, VT_CORE_ERROR, ERANGE, "%s", err);
 	return false;
 }

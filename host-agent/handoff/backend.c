@@ -569,9 +569,14 @@ void vt_backend_cancel_openings(struct vt_handoffs *d)
 	}
 }
 
-static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *p,
+/*
+ * QEMU's policy as the KEY=VALUE words of `vtierctl policy`, through the
+ * one path that checks and applies them (vt_daemon_set_policy()).
+ */
+static int policy_cb(struct vt_handoff_conn *conn, const struct vt_handoff_policy *policy,
 		     char *msg, void *opaque)
 {
+	const struct vtier_handoff_policy *p = policy->fixed;
 	struct vt_backend *b = vt_handoff_conn_get_user(conn);
 	g_autoptr(GPtrArray) set = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GError) e = NULL;
@@ -598,6 +603,12 @@ static int policy_cb(struct vt_handoff_conn *conn, const struct vtier_handoff_po
 	}
 	if (p->flags & VTIER_POLICY_F_TIERS)
 		g_ptr_array_add(set, g_strdup_printf("tiers=%s", p->tiers));
+	/* host sharing (docs/host-share.md): a min over the host's budget is refused there */
+	if (policy->min)
+		g_ptr_array_add(set, g_strdup_printf("dram_min=%" G_GUINT64_FORMAT,
+						     (guint64)policy->min->dram_min_bytes));
+	if (p->flags & VTIER_POLICY_F_WEIGHT)
+		g_ptr_array_add(set, g_strdup_printf("weight=%u", p->weight));
 	if (!b->d->reg->ops->set_policy(b->d->reg->opaque, b->vm, (char *const *)set->pdata, set->len,
 					&e)) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "%s", e->message);

@@ -626,7 +626,7 @@ static void conn_dispatch(struct vt_handoff_conn *c)
 	if (msg.hdr.type == VTIER_HANDOFF_POLICY) {
 		char text[VTIER_HANDOFF_MESSAGE_LEN] = "";
 
-		ret = srv->ops->policy ? srv->ops->policy(c, msg.policy, text, srv->opaque) : -ENOTSUP;
+		ret = srv->ops->policy ? srv->ops->policy(c, &msg.policy, text, srv->opaque) : -ENOTSUP;
 		if (ret > 0)
 			ret = -EINVAL;
 		if (conn_reply(c, VTIER_HANDOFF_POLICY_REPLY, msg.hdr.seq, ret,

@@ -66,7 +66,9 @@ int vt_handoff_check_hdr(const struct vtier_handoff_hdr *hdr, char *err, size_t 
 		max = HELLO_SIZE_MAX;
 		break;
 	case VTIER_HANDOFF_POLICY:
-		min = max = sizeof(struct vtier_handoff_policy);
+		/* the dram min follows with VTIER_POLICY_F_DRAM_MIN: checked against the flags */
+		min = sizeof(struct vtier_handoff_policy);
+		max = min + sizeof(struct vtier_handoff_policy_min);
 		break;
 	case VTIER_HANDOFF_MIGRATION:
 		min = max = sizeof(struct vtier_handoff_migration);
@@ -193,12 +195,30 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 	return 0;
 }
 
-static int check_policy(const struct vtier_handoff_policy *p, char *err, size_t err_len)
+static int check_policy(const void *payload, size_t size, struct vt_handoff_policy *out,
+			char *err, size_t err_len)
 {
+	const struct vtier_handoff_policy *p = payload;
+	bool has_min = p->flags & VTIER_POLICY_F_DRAM_MIN;
+	size_t want = sizeof(*p) + (has_min ? sizeof(struct vtier_handoff_policy_min) : 0);
+
 	if (p->mode > VTIER_POLICY_MODE_AUTO)
 		return vt_err_set(-EBADMSG, err, err_len, "POLICY: mode %u", p->mode);
-	if (p->flags & ~VTIER_POLICY_F_KNOWN || p->reserved)
-		return vt_err_set(-EBADMSG, err, err_len, "POLICY: unknown flags 0x%x", p->flags);
+	if (p->flags & ~VTIER_POLICY_F_KNOWN)
+		return vt_err_set(-EBADMSG, err, err_len, "POLICY: unknown flags 0x%x (known 0x%x)",
+			          p->flags, VTIER_POLICY_F_KNOWN);
+	if (size != want)
+		return vt_err_set(-EBADMSG, err, err_len, "POLICY of %zu bytes, its flags 0x%x say %zu "
+			          "(the dram min follows only with flag 0x%x)", size, p->flags, want,
+			          VTIER_POLICY_F_DRAM_MIN);
+	if (p->flags & VTIER_POLICY_F_WEIGHT) {
+		if (p->weight < 1 || p->weight > VTIER_POLICY_WEIGHT_MAX)
+			return vt_err_set(-ERANGE, err, err_len, "POLICY: weight %u (must be 1..%u)",
+				          p->weight, VTIER_POLICY_WEIGHT_MAX);
+	} else if (p->weight) {
+		return vt_err_set(-EBADMSG, err, err_len, "POLICY: weight %u without flag 0x%x "
+			          "(must be 0)", p->weight, VTIER_POLICY_F_WEIGHT);
+	}
 	if (!terminated(p->tiers, sizeof(p->tiers)))
 		return vt_err_set(-EBADMSG, err, err_len, "POLICY: tier list not a string");
 	if (p->flags & VTIER_POLICY_F_TIERS) {
@@ -211,6 +231,8 @@ static int check_policy(const struct vtier_handoff_policy *p, char *err, size_t 
 					          "POLICY: tier list has character 0x%02x", (unsigned char)*c);
 		}
 	}
+	out->fixed = p;
+	out->min = has_min ? (const void *)(p + 1) : NULL;
 	return 0;
 }
 
@@ -240,8 +262,7 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 	case VTIER_HANDOFF_HELLO:
 		return check_hello(payload, size, &msg->hello, err, err_len);
 	case VTIER_HANDOFF_POLICY:
-		msg->policy = payload;
-		return check_policy(payload, err, err_len);
+		return check_policy(payload, size, &msg->policy, err, err_len);
 	case VTIER_HANDOFF_MIGRATION:
 		msg->migration = payload;
 		if (msg->migration->event < VTIER_MIGRATION_START ||

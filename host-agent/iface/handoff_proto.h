@@ -42,12 +42,21 @@ struct vt_handoff_stats {
 	const struct vtier_handoff_migration_stats *migration;
 };
 
+/*
+ * A checked POLICY: @min is the dram min that follows the policy with
+ * VTIER_POLICY_F_DRAM_MIN, else NULL.
+ */
+struct vt_handoff_policy {
+	const struct vtier_handoff_policy *fixed;
+	const struct vtier_handoff_policy_min *min;
+};
+
 /* Any checked message QEMU may send to an agent. */
 struct vt_handoff_msg {
 	struct vtier_handoff_hdr hdr;
 	union {
 		struct vt_handoff_hello hello;
-		const struct vtier_handoff_policy *policy;
+		struct vt_handoff_policy policy;
 		const struct vtier_handoff_migration *migration;
 		struct {
 			const struct vtier_handoff_ranges *fixed;

@@ -63,8 +63,11 @@ struct vt_handoff_ops {
 	 */
 	bool (*prepare)(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello,
 			int memfd, void *opaque);
-	/* A checked POLICY arrived; return 0 or a negative errno with @msg. */
-	int (*policy)(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
+	/*
+	 * A checked POLICY arrived (policy->min with VTIER_POLICY_F_DRAM_MIN);
+	 * return 0 or a negative errno with @msg.
+	 */
+	int (*policy)(struct vt_handoff_conn *conn, const struct vt_handoff_policy *policy,
 		      char *msg, void *opaque);
 	/*
 	 * The backend's guest-physical ranges changed (checked to lie inside the

@@ -312,7 +312,7 @@ static void test_header_bad(void **state)
 	hdr.size = 0xffffffffu;
 	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EMSGSIZE);
 	hdr.type = VTIER_HANDOFF_POLICY;
-	hdr.size = sizeof(struct vtier_handoff_policy) + 1;
+	hdr.size = sizeof(struct vtier_handoff_policy) + sizeof(struct vtier_handoff_policy_min) + 1;
 	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EMSGSIZE);
 	hdr.type = VTIER_HANDOFF_MIGRATION;
 	hdr.size = 0;
@@ -335,7 +335,8 @@ static void test_policy(void **state)
 
 	(void)state;
 	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), 0);
-	assert_ptr_equal(msg.policy, &p);
+	assert_ptr_equal(msg.policy.fixed, &p);
+	assert_null(msg.policy.min);
 	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 1, &msg, err), -EBADMSG);
 
 	p.mode = 3;
@@ -343,16 +344,78 @@ static void test_policy(void **state)
 	p.mode = VTIER_POLICY_MODE_OFF;
 	p.flags = 1u << 9;
 	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+	assert_non_null(strstr(err, "unknown flags 0x200"));
 	p.flags = VTIER_POLICY_F_TIERS;
-	p.reserved = 1;
+	p.weight = 1;
 	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
-	p.reserved = 0;
+	assert_non_null(strstr(err, "weight 1 without flag"));
+	p.weight = 0;
 	strcpy(p.tiers, "dram;rm -rf");
 	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
 	p.tiers[0] = '\0';
 	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
 	memset(p.tiers, 'a', sizeof(p.tiers));
 	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &p, sizeof(p), 0, &msg, err), -EBADMSG);
+}
+
+/* The POLICY's host-sharing fields: the weight, and the dram min that follows the policy. */
+static void test_policy_share(void **state)
+{
+	struct {
+		struct vtier_handoff_policy p;
+		struct vtier_handoff_policy_min min;
+	} m = {
+		.p = {
+			.mode = VTIER_POLICY_MODE_AUTO,
+			.flags = VTIER_POLICY_F_DRAM_MIN | VTIER_POLICY_F_WEIGHT,
+			.weight = 300,
+		},
+		.min = { .dram_min_bytes = 256ull << 20 },
+	};
+	struct vt_handoff_msg msg;
+	char err[VT_HANDOFF_ERR_LEN];
+
+	(void)state;
+	_Static_assert(sizeof(m) == 168, "the long POLICY");
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m), 0, &msg, err), 0);
+	assert_ptr_equal(msg.policy.fixed, &m.p);
+	assert_ptr_equal(msg.policy.min, &m.min);
+	assert_int_equal(msg.policy.min->dram_min_bytes, 256ull << 20);
+	assert_int_equal(msg.policy.fixed->weight, 300);
+
+	/* the size must be the one the flags say, both ways */
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m.p), 0, &msg, err), -EBADMSG);
+	assert_non_null(strstr(err, "POLICY of 160 bytes, its flags 0x30 say 168"));
+	m.p.flags = VTIER_POLICY_F_WEIGHT;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	assert_non_null(strstr(err, "POLICY of 168 bytes, its flags 0x20 say 160"));
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m.p), 0, &msg, err), 0);
+	assert_null(msg.policy.min);
+
+	/* the weight: 1..10000 with its flag */
+	m.p.weight = 0;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m.p), 0, &msg, err), -ERANGE);
+	assert_non_null(strstr(err, "weight 0 (must be 1..10000)"));
+	m.p.weight = VTIER_POLICY_WEIGHT_MAX + 1;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m.p), 0, &msg, err), -ERANGE);
+	assert_non_null(strstr(err, "weight 10001 (must be 1..10000)"));
+	m.p.weight = 1;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m.p), 0, &msg, err), 0);
+	m.p.weight = VTIER_POLICY_WEIGHT_MAX;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m.p), 0, &msg, err), 0);
+
+	/* the first flag past the known ones */
+	m.p.flags = VTIER_POLICY_F_WEIGHT | (VTIER_POLICY_F_WEIGHT << 1);
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m.p), 0, &msg, err), -EBADMSG);
+	assert_non_null(strstr(err, "unknown flags 0x60 (known 0x3f)"));
+
+	/* a dram min alone (0 is a value: no min) */
+	m.p.flags = VTIER_POLICY_F_DRAM_MIN;
+	m.p.weight = 0;
+	m.min.dram_min_bytes = 0;
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m), 0, &msg, err), 0);
+	assert_ptr_equal(msg.policy.min, &m.min);
+	assert_int_equal(parse(VTIER_HANDOFF_POLICY, &m, sizeof(m) - 1, 0, &msg, err), -EBADMSG);
 }
 
 static void test_migration(void **state)
@@ -756,6 +819,7 @@ int main(void)
 		cmocka_unit_test(test_header_bad),
 		cmocka_unit_test(test_name_safe),
 		cmocka_unit_test(test_policy),
+		cmocka_unit_test(test_policy_share),
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_profile),

@@ -153,15 +153,15 @@ static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	return a->defer ? VT_HANDOFF_HELLO_PENDING : 0;
 }
 
-static int on_policy(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
+static int on_policy(struct vt_handoff_conn *conn, const struct vt_handoff_policy *policy,
 		     char *msg, void *opaque)
 {
 	struct agent *a = opaque;
 
 	(void)conn;
 	a->policies++;
-	a->policy_mode = policy->mode;
-	if (policy->mode == VTIER_POLICY_MODE_OFF) {
+	a->policy_mode = policy->fixed->mode;
+	if (policy->fixed->mode == VTIER_POLICY_MODE_OFF) {
 		strcpy(msg, "mode off not supported here");
 		return -EOPNOTSUPP;
 	}

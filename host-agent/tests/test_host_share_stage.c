@@ -145,7 +145,8 @@ static void test_check_policy(void **state)
 	assert_true(vt_host_share_check_policy(&f->st, b, &p, &e));
 	p.dram_min_bytes = 400 * MIB;
 	assert_false(vt_host_share_check_policy(&f->st, b, &p, &e));
-	assert_non_null(strstr(e->message, "dram_min"));
+	/* the key once, then the sum and the budget */
+	assert_true(g_str_has_prefix(e->message, "dram_min: the VMs' mins sum to 1153433600 bytes"));
 	assert_non_null(strstr(e->message, "a"));
 	assert_non_null(strstr(e->message, "b"));
 	/* without a host budget, any min goes */

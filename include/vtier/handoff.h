@@ -13,7 +13,7 @@
  * identical copy as include/system/vtier-handoff.h; docs live in
  * docs/abi-handoff.md. Changes are additive: one that extends a message
  * behind a flag of that message (VTIER_STATS_F_TIER_V2, VTIER_STATS_F_TCO,
- * VTIER_STATS_F_MIGRATION)
+ * VTIER_STATS_F_MIGRATION, VTIER_POLICY_F_DRAM_MIN)
  * keeps the version, others bump VTIER_HANDOFF_VERSION; a receiver refuses
  * versions it does not know.
  */
@@ -292,7 +292,10 @@ enum vtier_policy_mode {
 #define VTIER_POLICY_F_TCO_ALPHA    (1u << 1)
 #define VTIER_POLICY_F_MOVE_BUDGET  (1u << 2)
 #define VTIER_POLICY_F_TIERS        (1u << 3)
-#define VTIER_POLICY_F_KNOWN        0xfu
+#define VTIER_POLICY_F_DRAM_MIN     (1u << 4) /* vtier_handoff_policy_min follows */
+#define VTIER_POLICY_F_WEIGHT       (1u << 5)
+#define VTIER_POLICY_F_KNOWN        0x3fu
+#define VTIER_POLICY_WEIGHT_MAX     10000u
 
 struct vtier_handoff_policy {
     uint32_t mode;              /* enum vtier_policy_mode */
@@ -300,8 +303,16 @@ struct vtier_handoff_policy {
     uint64_t dram_limit_bytes;
     uint64_t move_budget_bytes; /* per profiling window */
     uint32_t tco_alpha_milli;   /* TierScape alpha x 1000 */
-    uint32_t reserved;          /* 0 */
+    uint32_t weight;            /* F_WEIGHT: 1..VTIER_POLICY_WEIGHT_MAX, else 0 */
     char tiers[VTIER_HANDOFF_TIER_LIST_LEN];    /* "a,b,c", NUL-terminated */
+};
+
+/*
+ * With VTIER_POLICY_F_DRAM_MIN the POLICY is struct vtier_handoff_policy
+ * then this (168 bytes); without it, the policy alone (160 bytes).
+ */
+struct vtier_handoff_policy_min {
+    uint64_t dram_min_bytes;    /* DRAM kept for the VM when contended */
 };
 
 struct vtier_handoff_policy_reply {
@@ -354,6 +365,7 @@ _Static_assert(sizeof(struct vtier_handoff_tco_tier) == 80, "tco tier ABI");
 _Static_assert(sizeof(struct vtier_handoff_migration_stats) == 88,
                "migration stats ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy) == 160, "policy ABI");
+_Static_assert(sizeof(struct vtier_handoff_policy_min) == 8, "policy min ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy_reply) == 136,
                "policy reply ABI");
 _Static_assert(sizeof(struct vtier_handoff_migration) == 8, "migration ABI");

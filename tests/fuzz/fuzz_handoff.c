@@ -67,6 +67,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			assert(memchr(h->backend_id, 0, sizeof(h->backend_id)));
 			assert(vt_handoff_name_safe(h->backend_id));	/* never a path */
 		}
+		if (!ret && hdr.type == VTIER_HANDOFF_POLICY) {
+			const struct vtier_handoff_policy *p = msg.policy.fixed;
+
+			check_inside(p, sizeof(*p), payload, len);
+			/* the dram min is there exactly when its flag says so, inside the payload */
+			assert(!(p->flags & VTIER_POLICY_F_DRAM_MIN) == !msg.policy.min);
+			if (msg.policy.min)
+				check_inside(msg.policy.min, sizeof(*msg.policy.min), payload, len);
+			assert(p->flags & VTIER_POLICY_F_WEIGHT ?
+			       p->weight >= 1 && p->weight <= VTIER_POLICY_WEIGHT_MAX : !p->weight);
+		}
 		if (!ret && hdr.type == VTIER_HANDOFF_RANGES)
 			check_inside(msg.ranges.ranges,
 				     msg.ranges.fixed->n_ranges * sizeof(msg.ranges.ranges[0]),

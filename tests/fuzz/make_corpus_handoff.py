@@ -32,8 +32,11 @@ def profile(size=64 << 20, shift=21):
     return struct.pack("<IHBBQII", 0x46505456, 1, shift, 0, size, n, 0) + bytes(range(n))
 
 
-def policy(mode=2, flags=0xF, tiers=b"dram,lz4"):
-    return struct.pack("<IIQQII128s", mode, flags, 1 << 30, 64 << 20, 500, 0, tiers)
+def policy(mode=2, flags=0xF, tiers=b"dram,lz4", weight=0, dram_min=None):
+    """A POLICY; with flag 0x10 (dram min) the u64 dram min follows (168 bytes),
+    @dram_min says what follows regardless (None: nothing), so that the size can lie."""
+    body = struct.pack("<IIQQII128s", mode, flags, 1 << 30, 64 << 20, 500, weight, tiers)
+    return body + (b"" if dram_min is None else struct.pack("<Q", dram_min))
 
 
 def stats(tco_tiers=2, total=None, flags=0x3, short=0, mig=(1, 0, 3, 1, 1)):
@@ -83,6 +86,19 @@ seeds = {
     "hello-huge-count": msg(HELLO, hello()[:4] + struct.pack("<I", 0xFFFFFFFF) + hello()[8:], nfds=2),
     "policy": msg(POLICY, policy()),
     "policy-bad-tiers": msg(POLICY, policy(tiers=b"dram;x")),
+    # host sharing: the weight (flag 0x20) and the dram min after the policy (flag 0x10)
+    "policy-share": msg(POLICY, policy(flags=0x3F, weight=300, dram_min=256 << 20)),
+    "policy-weight": msg(POLICY, policy(flags=0x20, weight=10000)),
+    "policy-dram-min": msg(POLICY, policy(flags=0x10, dram_min=0)),
+    "policy-weight-zero": msg(POLICY, policy(flags=0x20, weight=0)),
+    "policy-weight-over": msg(POLICY, policy(flags=0x20, weight=10001)),
+    "policy-weight-no-flag": msg(POLICY, policy(flags=0x1, weight=100)),
+    "policy-min-no-flag": msg(POLICY, policy(flags=0x1, dram_min=1 << 30)),
+    "policy-flag-no-min": msg(POLICY, policy(flags=0x10)),
+    "policy-min-short": msg(POLICY, policy(flags=0x10, dram_min=1 << 30)[:-3]),
+    "policy-unknown-flag": msg(POLICY, policy(flags=0x40)),
+    "stream-share": msg(HELLO, hello(), nfds=2) + msg(POLICY, policy(flags=0x30, weight=7, dram_min=2 << 20)) +
+        msg(POLICY, policy(flags=0x0)),
     "migration": msg(MIGRATION, struct.pack("<II", 1, 0)),
     # every MIGRATION event (START, COMPLETED, FAILED, ARRIVED) and one past them
     "migration-completed": msg(MIGRATION, struct.pack("<II", 2, 0)),

@@ -160,12 +160,13 @@ def flip_bytes(places):
 
 
 def test():
-    t = Tap(32)
+    t = Tap(38)
     with Harness("vtierd") as h:
         d = Vtierd(h)
         try:
             run_test(t, h, d)
             run_poison(t, h, d)
+            run_host_share(t, h)
         except Exception:
             print(d.logs())
             raise
@@ -481,6 +482,77 @@ def run_poison(t, h, d):
     t.ok(ended and gone and d.proc.poll() is None,
          f"vtierd keeps running, the dead QEMU's store {store2} is removed: "
          f"{ended[-1] if ended else '?'}")
+
+
+def policy_reply(q, what):
+    """set-memory-tier-policy's answer from the agent, as query-memory-tiers shows it."""
+    info = wait_for(f"the agent's answer to {what}", lambda: (
+        (i := q.tiers()["mem0"]) and "policy-status" in i and i), 20)
+    return info["policy-status"], info["policy-message"]
+
+
+def run_host_share(t, h):
+    """dram-min and weight over QMP reach a vtierd with a host DRAM budget through
+    the hand-off's POLICY, checked as `vtierctl policy` checks them."""
+    budget = 64 << 20
+    d = Vtierd(h, name="share", extra_config=f"[host]\ndram_budget = {budget}\n")
+    d.start()
+    try:
+        q = h.qemu("vm3", d.agent, extra=["-uuid", "5a1e0000-1111-4222-8333-aaaabbbbcccc"])
+        q.connect()
+        q.wait_ready()
+        vm = wait_for("the third VM attached", lambda: next(
+            (v["name"] for v in d.run("list") if v["pid"] == q.proc.pid), None), 20)
+        q.command("set-memory-tier-policy", id="mem0", mode="off",
+                  **{"dram-min": 32 << 20, "weight": 300})
+        status, message = policy_reply(q, "dram-min 32 MiB, weight 300")
+        pol = d.run("status", vm)["policy"]
+        t.ok(status == 0 and pol["dram_min"] == 32 << 20 and pol["weight"] == 300 and
+             pol["mode"] == "off",
+             f"QMP's dram-min and weight are the VM's policy: {status} '{message}', vtierctl "
+             f"status: dram_min {pol['dram_min']} weight {pol['weight']} mode {pol['mode']}")
+
+        # Above the host's budget: refused by vtierd, its reason back over QMP.
+        q.command("set-memory-tier-policy", id="mem0", mode="off", **{"dram-min": 96 << 20})
+        status, message = policy_reply(q, "dram-min 96 MiB")
+        t.ok(status < 0 and message.startswith("dram_min") and str(96 << 20) in message and
+             "dram_budget" in message,
+             f"a dram-min above the host's dram_budget of {budget} is refused naming the "
+             f"key: {status} '{message}'")
+        pol = d.run("status", vm)["policy"]
+        t.ok(pol["dram_min"] == 32 << 20 and pol["weight"] == 300,
+             f"the refused policy changed nothing: dram_min {pol['dram_min']} weight "
+             f"{pol['weight']}")
+        # ... the same refusal as vtierctl's, by the same path
+        r = subprocess.run([os.path.join(d.bin, "vtierctl"), "--socket", d.ctl, "policy", vm,
+                            f"dram_min={96 << 20}"], capture_output=True, text=True, timeout=10)
+        t.ok(r.returncode != 0 and message in r.stderr,
+             f"vtierctl policy {vm} dram_min={96 << 20} is refused with the same words: "
+             f"{r.stderr.strip()}")
+
+        # The weight is checked on both sides: QMP refuses one out of 1..10000.
+        refused = []
+        for w in (0, 10001):
+            try:
+                q.command("set-memory-tier-policy", id="mem0", mode="off", weight=w)
+            except TestFailure as e:
+                refused.append(str(e))
+        t.ok(len(refused) == 2 and all("weight must be between 1 and 10000" in e
+                                       for e in refused),
+             f"weights 0 and 10001 refused by QMP: {refused}")
+        q.command("set-memory-tier-policy", id="mem0", mode="off", weight=10000,
+                  **{"dram-min": 0})
+        status, message = policy_reply(q, "weight 10000, dram-min 0")
+        pol = d.run("status", vm)["policy"]
+        t.ok(status == 0 and pol["dram_min"] == 0 and pol["weight"] == 10000,
+             f"weight 10000 and dram-min 0 (no min) taken: {status} '{message}', dram_min "
+             f"{pol['dram_min']} weight {pol['weight']}")
+        q.command("quit")
+        q.proc.wait(timeout=30)
+        wait_for("the third VM detached", lambda: d.run("list") == [], 10)
+    except Exception:
+        print(d.logs())
+        raise
 
 
 if __name__ == "__main__":

@@ -513,9 +513,10 @@ static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 	return 0;
 }
 
-static int on_policy(struct vt_handoff_conn *conn, const struct vtier_handoff_policy *policy,
+static int on_policy(struct vt_handoff_conn *conn, const struct vt_handoff_policy *checked,
 		     char *msg, void *opaque)
 {
+	const struct vtier_handoff_policy *policy = checked->fixed;
 	struct backend *b = vt_handoff_conn_get_user(conn);
 
 	(void)opaque;
