@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "error_domain.h"
 #include "migration.h"
 #include "migration_stage.h"
 #include "target.h"
@@ -135,6 +136,8 @@ static gboolean retry_cb(gpointer data)
 	tries = vm->engine_retries;
 	/* stops this source first, and arms another if it fails again */
 	ok = vt_engine_start(vm, vm->engine_failed, vm->engine_failed_opaque, &e);
+	if (!ok && !e)
+		g_set_error(&e, VT_CORE_ERROR, EIO, "the profiler did not start (no reason given)");
 	if (!ok) {
 		g_strlcpy(vm->state, "error", sizeof(vm->state));
 		g_strlcpy(vm->last_error, e->message, sizeof(vm->last_error));
