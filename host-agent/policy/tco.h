@@ -38,7 +38,7 @@ struct vt_tco_tier {
 struct vt_tco_item {
 	double rate;			/* accesses per window, relative (EMA x bytes / 4 KiB) */
 	uint64_t bytes;
-	int tier;			/* where it is now (only for the orders; -1: nowhere) */
+	int tier;			/* where it is now (the orders, @stay; -1: nowhere) */
 	uint32_t refused;		/* bit t: tier t will not take it (vt_mtm_arrivals) */
 	/*
 	 * Where it is counts this many times for it (> 1): a step onto @tier
