@@ -241,7 +241,9 @@ tb_vtier_procs() {
     local p c out
     out=""
     for p in /proc/[0-9]*; do
-        read -r c < "$p/comm" 2>/dev/null || continue
+        # a process that exits meanwhile: the shell's own "can't open" goes to
+        # the group's stderr (a redirection fails before 2> of the same command)
+        { read -r c < "$p/comm"; } 2>/dev/null || continue
         case "$c" in
             vtierd|vtier-bench|vtier-bench-b) out="$out ${p#/proc/}:$c" ;;
         esac
