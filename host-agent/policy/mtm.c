@@ -112,6 +112,22 @@ uint32_t vt_mtm_cold_windows(const struct vt_mtm *m, const struct vt_mtm_chunk *
 	       c->cold_windows + (uint32_t)(m->observed - c->idle_since);
 }
 
+/* @c's long-run rate as of window @at: decayed over the windows since its update */
+static double rate_as_of(const struct vt_mtm_chunk *c, uint64_t at)
+{
+	double r = c->rate;
+
+	if (r <= 0 || at <= c->rate_at)
+		return MAX(r, 0.0);
+	r *= pow(1 - VT_MTM_RATE_ALPHA, (double)(at - c->rate_at));
+	return r < VT_MTM_EMA_MIN ? 0 : r;
+}
+
+double vt_mtm_rate(const struct vt_mtm *m, const struct vt_mtm_chunk *c)
+{
+	return rate_as_of(c, m->observed);
+}
+
 static void activate(struct vt_mtm *m, unsigned int i)
 {
 	struct vt_mtm_chunk *c = chunk(m, i);
@@ -128,6 +144,8 @@ void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema)
 	if (i >= m->chunks->len)
 		return;
 	chunk(m, i)->ema = ema;
+	chunk(m, i)->rate = ema;
+	chunk(m, i)->rate_at = m->observed;
 	if (ema > 0)
 		activate(m, i);
 }
@@ -236,8 +254,15 @@ void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsig
 		ai += v == j;
 		if (!c->active)
 			c->cold_windows += (uint32_t)(m->observed - 1 - c->idle_since);
-		c->ema = EMA_ALPHA * (m->acc[j] / (double)(c->end - c->start)) +
-			 (1 - EMA_ALPHA) * c->ema;
+		{
+			double x = m->acc[j] / (double)(c->end - c->start);
+
+			c->ema = EMA_ALPHA * x + (1 - EMA_ALPHA) * c->ema;
+			/* the windows it was idle decay it first, up to the last one */
+			c->rate = VT_MTM_RATE_ALPHA * x +
+				  (1 - VT_MTM_RATE_ALPHA) * rate_as_of(c, m->observed - 1);
+			c->rate_at = m->observed;
+		}
 		m->acc[j] = 0;
 		if (c->ema < VT_MTM_EMA_MIN)
 			c->ema = 0;

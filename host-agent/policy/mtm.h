@@ -32,6 +32,9 @@ struct vt_mtm_chunk {
 	uint64_t start;			/* address (space of the snapshots) */
 	uint64_t end;
 	double ema;
+	/* the long-run EMA of the same (VT_MTM_RATE_ALPHA) as of window rate_at: read vt_mtm_rate() */
+	double rate;
+	uint64_t rate_at;		/* m->observed of its last update */
 	double penalty;			/* added to the promotion threshold (thrash) */
 	uint32_t samples[VT_MTM_MAX_TIERS];	/* present pages seen on each tier */
 	uint32_t nr_samples;		/* pages sampled, present or not */
@@ -60,6 +63,16 @@ struct vt_mtm_chunk {
  * windows, then try again (its content may have changed).
  */
 #define VT_MTM_REFUSED_WINDOWS 64
+
+/*
+ * The weight of a window in a chunk's long-run rate (vt_mtm_rate): 1/16, a
+ * memory of about 16 windows where the EMA's (alpha 0.5) is about 2. The EMA
+ * answers "is it hot now" for MTM's moves; a lukewarm chunk's EMA jumps with
+ * each window its few accesses fall in and halves in each one they do not,
+ * and a model that prices every chunk by its rate (policy/tco.h) moved
+ * chunks every window on that noise (test_decide_sampled).
+ */
+#define VT_MTM_RATE_ALPHA (1.0 / 16)
 
 /* An EMA below this is a cold window for the waterfall (policy/waterfall.h). */
 #define VT_MTM_COLD 0.01
@@ -174,6 +187,11 @@ void vt_mtm_observe(struct vt_mtm *m, const struct vt_mtm_region *regions, unsig
 /* Windows in a row with EMA below VT_MTM_COLD, since the chunk last moved. */
 uint32_t vt_mtm_cold_windows(const struct vt_mtm *m, const struct vt_mtm_chunk *c);
 /*
+ * The chunk's long-run rate (VT_MTM_RATE_ALPHA) as of the last observe: the
+ * windows since its last update (an idle chunk is not visited) had no access.
+ */
+double vt_mtm_rate(const struct vt_mtm *m, const struct vt_mtm_chunk *c);
+/*
  * Marks the chunks @orders (struct vt_mtm_order) name, and no other, for
  * vt_mtm_ordered(): a policy stage that adds orders after another one's
  * calls it first and skips the chunks already ordered (one order per chunk
@@ -184,7 +202,7 @@ static inline bool vt_mtm_ordered(const struct vt_mtm *m, unsigned int chunk)
 {
 	return (m->ordered[chunk / 64] >> (chunk % 64)) & 1;
 }
-/* Set chunk @i's EMA as if observed (a profile from elsewhere; tests). */
+/* Set chunk @i's EMA, and its long-run rate, as if observed (a profile from elsewhere; tests). */
 void vt_mtm_set_ema(struct vt_mtm *m, unsigned int i, double ema);
 /*
  * Seed chunk @i from another host's profile (an incoming live migration):

@@ -337,7 +337,8 @@ int vt_tco_decide(struct vt_mtm *m, const struct vt_tco_params *p, uint64_t *roo
 		const struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
 
 		items[i].bytes = c->end - c->start;
-		items[i].rate = MAX(c->ema, 0.0) * (double)items[i].bytes / PAGE;
+		/* its long-run rate: the EMA of a lukewarm chunk is noise (mtm.h) */
+		items[i].rate = vt_mtm_rate(m, c) * (double)items[i].bytes / PAGE;
 		items[i].tier = c->tier < (int)nt ? c->tier : -1;
 		items[i].stay = VT_TCO_STAY;
 		/* never its own tier: it is there */

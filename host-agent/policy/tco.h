@@ -49,14 +49,15 @@ struct vt_tco_item {
 };
 
 /*
- * vt_tco_decide()'s stay factor. The EMAs of chunks as hot as each other
+ * vt_tco_decide()'s stay factor. The rates of chunks as hot as each other
  * wobble window to window; without a margin the chunks at a tier's edge
  * swapped sides every window (test_decide_steady: ~10 moves a window at
- * +-15 % noise; bench-slowdown tco-05 moved 1920 MiB while measuring). A
- * chunk kept in the place of one up to 1.5x hotter costs at most that much
- * of their two accesses' latency difference.
+ * +-15 % noise; bench-slowdown tco-05 moved 1920 MiB while measuring). With
+ * rates from sampled accessed bits (test_decide_sampled), 2 halves the
+ * moves 1.5 leaves. A chunk kept in the place of one up to 2x hotter costs
+ * at most that much of their two accesses' latency difference.
  */
-#define VT_TCO_STAY 1.5
+#define VT_TCO_STAY 2.0
 
 struct vt_tco_solution {
 	double tco_min;			/* USD per hour, the cheapest placement */
