@@ -46,9 +46,13 @@
 #     ratios=R,R,... moved_mib=... kvm_flushes=... store_faults_per_s=... stored_mib=...
 #     agent_cpu_pct=...
 #     pinned=yes kvm_flushes_per_window=... tco_saving_pct=...
-#     l1_swap_pages=... l1_nodes_free_mib=A/B/C,... bad_pages=0
+#     l1_swap_pages=... l1_nodes_free_mib=A/B/C,... promotions=... demotions=...
+#     max_moves_per_chunk=... bad_pages=0
 # (l1_swap_pages: L1's swap-ins and -outs over the measured seconds of all
-# rounds; l1_nodes_free_mib: each node's free MiB as each round started)
+# rounds; l1_nodes_free_mib: each node's free MiB as each round started;
+# promotions, demotions: the tiered VM's chunk orders carried out over the
+# measured seconds; max_moves_per_chunk: the most any one chunk of it moved,
+# since it was attached, at the end of the last round)
 # Fails on a bad page, a placement that never settles, or a missing result;
 # the targets (profiling <= 1 %, 25 % off DRAM <= 5 %, noise <= 2 points) are
 # reported, not asserted (a benchmark); slowdown-check.sh, its short variant in
@@ -344,14 +348,16 @@ run_cases() {
         [ "$group" = handoff ] && [ "$c" = aa ] && name=aa-handoff
         tb_step "case $name"
         ratios="" flushes=0 mb=0 faults=0 ticks=0 secs=0 stored=0 savings="" swaps=0 free=""
+        ups=0 downs=0 most=0
         for round in $(seq 0 $((ROUNDS - 1))); do
             t=tw$((round % 2))
             u=$(other "$t")
             case_start "$c" "$t"
-            f0=0 m0=0 q0=0
+            f0=0 m0=0 q0=0 p0=0 d0=0
             if [ "$c" != aa ]; then
                 f0=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f0=0
                 m0=$(vget "$t" bytes_moved)
+                p0=$(vget "$t" promotions) d0=$(vget "$t" demotions)
                 if [ "$group" = handoff ]; then
                     q0=$(vget "$t" backends.0.faults_stored)
                     stored=$((stored + $(vget "$t" backends.0.ctiers.0.pages)))
@@ -376,6 +382,9 @@ run_cases() {
             if [ "$c" != aa ]; then
                 f1=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f1=$f0
                 m1=$(vget "$t" bytes_moved)
+                ups=$((ups + $(vget "$t" promotions) - p0))
+                downs=$((downs + $(vget "$t" demotions) - d0))
+                most=$(vget "$t" max_moves_per_chunk)
                 q1=$q0
                 [ "$group" = stock ] || q1=$(vget "$t" backends.0.faults_stored)
                 flushes=$((flushes + f1 - f0)) mb=$((mb + m1 - m0)) faults=$((faults + q1 - q0))
@@ -404,7 +413,8 @@ run_cases() {
             "store_faults_per_s=$((faults * 1000 / (secs > 0 ? secs : 1)))" \
             "stored_mib=$((stored / 256 / ROUNDS)) agent_cpu_pct=$cpu" \
             "pinned=$PINNED kvm_flushes_per_window=$fpw tco_saving_pct=$tsave" \
-            "l1_swap_pages=$swaps l1_nodes_free_mib=$free" | tee -a /tmp/results
+            "l1_swap_pages=$swaps l1_nodes_free_mib=$free promotions=$ups demotions=$downs" \
+            "max_moves_per_chunk=$most" | tee -a /tmp/results
     done
 }
 
