@@ -47,15 +47,15 @@
 #     agent_cpu_pct=...
 #     pinned=yes kvm_flushes_per_window=... tco_saving_pct=...
 #     l1_swap_pages=... l1_nodes_free_mib=A/B/C,... promotions=... demotions=...
-#     max_moves_per_chunk=... thp_mib=T/U,... agent_stage_ms=P/R/D/M,... bad_pages=0
+#     max_moves_per_chunk=... thp_mib=T/U,... agent_window_us=P/R/D/M,... bad_pages=0
 # (l1_swap_pages: L1's swap-ins and -outs over the measured seconds of all
 # rounds; l1_nodes_free_mib: each node's free MiB as each round started;
 # promotions, demotions: the tiered VM's chunk orders carried out over the
 # measured seconds; max_moves_per_chunk: the most any one chunk of it moved,
 # since it was attached, at the end of the last round; thp_mib: per round, the
 # tiered and the untiered twin's MiB on huge pages in L1 as it ended;
-# agent_stage_ms: per round, vtierd's CPU ms for the tiered VM while measuring,
-# profiler/residency/policy/mover)
+# agent_window_us: per round, vtierd's CPU for the tiered VM in its last window
+# as the round ended, us: profiler/residency/policy/mover)
 # Fails on a bad page, a placement that never settles, or a missing result;
 # the targets (profiling <= 1 %, 25 % off DRAM <= 5 %, noise <= 2 points) are
 # reported, not asserted (a benchmark); slowdown-check.sh, its short variant in
@@ -341,11 +341,12 @@ thp_mib() {
     [ -r "$f" ] || { echo na; return; }
     awk '/^(AnonHugePages|ShmemPmdMapped|FilePmdMapped):/ {k += $2} END {print int(k / 1024)}' "$f"
 }
-# vtierd's own CPU by stage for VM $1, ms so far: profiler/residency/policy/mover
-stage_ms() {
+# vtierd's CPU for VM $1 in its last window by stage, us (the stats' *_cpu_ns
+# are the last window's): profiler/residency/policy/mover
+stage_us() {
     local k out=""
     for k in profiler_cpu_ns residency_cpu_ns policy_cpu_ns mover_cpu_ns; do
-        out="$out${out:+/}$(($(vget "$1" "$k") / 1000000))"
+        out="$out${out:+/}$(($(vget "$1" "$k") / 1000))"
     done
     echo "$out"
 }
@@ -378,7 +379,6 @@ run_cases() {
                 f0=$(vget "$t" tlb.kvm_remote_tlb_flushes.total) || f0=0
                 m0=$(vget "$t" bytes_moved)
                 p0=$(vget "$t" promotions) d0=$(vget "$t" demotions)
-                g0=$(stage_ms "$t")
                 if [ "$group" = handoff ]; then
                     q0=$(vget "$t" backends.0.faults_stored)
                     stored=$((stored + $(vget "$t" backends.0.ctiers.0.pages)))
@@ -406,9 +406,7 @@ run_cases() {
                 ups=$((ups + $(vget "$t" promotions) - p0))
                 downs=$((downs + $(vget "$t" demotions) - d0))
                 most=$(vget "$t" max_moves_per_chunk)
-                g1=$(stage_ms "$t")
-                stages="$stages${stages:+,}$(echo "$g0 $g1" | tr / ' ' |
-                    awk '{printf "%d/%d/%d/%d", $5 - $1, $6 - $2, $7 - $3, $8 - $4}')"
+                stages="$stages${stages:+,}$(stage_us "$t")"
                 thp="$thp${thp:+,}$(thp_mib "$t")/$(thp_mib "$u")"
                 q1=$q0
                 [ "$group" = stock ] || q1=$(vget "$t" backends.0.faults_stored)
@@ -439,7 +437,7 @@ run_cases() {
             "stored_mib=$((stored / 256 / ROUNDS)) agent_cpu_pct=$cpu" \
             "pinned=$PINNED kvm_flushes_per_window=$fpw tco_saving_pct=$tsave" \
             "l1_swap_pages=$swaps l1_nodes_free_mib=$free promotions=$ups demotions=$downs" \
-            "max_moves_per_chunk=$most thp_mib=${thp:-na} agent_stage_ms=${stages:-na}" |
+            "max_moves_per_chunk=$most thp_mib=${thp:-na} agent_window_us=${stages:-na}" |
             tee -a /tmp/results
     done
 }
