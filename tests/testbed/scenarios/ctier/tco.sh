@@ -19,9 +19,8 @@
 # whole region into DRAM before the next alpha had to settle.
 # Checks: query-memory-tiers of the patched QEMU shows vtierd's report (the
 # saving within 2 points: a window may pass between the two reads); alpha 1
-# puts at least 90 % of the VM's bytes in DRAM; alpha 0 saves
-# at least 10 points more than alpha 1; the saving does not grow with alpha
-# (2 points of slack: the bytes move a little while the report is read).
+# puts at least 90 % of the VM's bytes in DRAM; alpha 0 and alpha 0.5 each
+# save at least 10 points more than alpha 1 (alpha 0 against 0.5: see below).
 # Needs from vtierd-ctier.sh: lib.sh (ctl, vget, fail, field, MIB), W, WL; the
 # workload and the measurement: ctier/skewed.sh.
 
@@ -85,6 +84,15 @@ awk "BEGIN {d = $qsave - $r_save; exit !(d < 2 && d > -2 && $qalpha == 1)}" ||
 set -- $savings
 awk "BEGIN {exit !($1 >= $3 + 10)}" ||
     fail "alpha=0 saved $1 %, not 10 points more than alpha=1 ($3 %)"
-awk "BEGIN {exit !($1 + 2 >= $2 && $2 + 2 >= $3)}" ||
-    fail "the saving grows with alpha: $savings (alpha 0, 0.5, 1)"
+# alpha 0.5 saves 10 points more than alpha 1 too. Not asserted: alpha 0
+# against 0.5.
+# Their placements' savings are a few points apart on this workload (alpha 0
+# compresses what compresses and leaves the random chunks where the tiers'
+# refusals, learnt one tier and one mover round at a time, have got to within
+# the settle's 40 windows; alpha 0.5 uses the NUMA tiers, which refuse
+# nothing): 50.6-58.9 % against 48.2-48.9 % in three CI runs, 41.8 against
+# 48.8 in a fourth (docs/results/2026-11-30-tco-alpha0-refusals.md). The
+# model's own monotony in alpha is test_monotone_in_alpha's (host-agent/tests).
+awk "BEGIN {exit !($2 >= $3 + 10)}" ||
+    fail "alpha=0.5 saved $2 %, not 10 points more than alpha=1 ($3 %)"
 ctl policy vm0 placement=waterfall > /dev/null
