@@ -36,7 +36,7 @@ struct vt_tco_tier {
 
 /* One chunk as the model sees it. */
 struct vt_tco_item {
-	double rate;			/* accesses per window, relative (EMA x bytes / 4 KiB) */
+	double rate;			/* accesses per window, relative (vt_mtm_rate x bytes / 4 KiB) */
 	uint64_t bytes;
 	int tier;			/* where it is now (the orders, @stay; -1: nowhere) */
 	uint32_t refused;		/* bit t: tier t will not take it (vt_mtm_arrivals) */
