@@ -84,15 +84,39 @@ static bool parse_server(const char *text, struct vt_rc_server *s)
 	return true;
 }
 
-/* Reads page @id back and compares it: 0 ok, 1 wrong bytes, 2 zeros, 3 not read. */
-static int check_page(struct vt_rc *rc, uint64_t id, uint32_t version)
+/* How pages are read back: the client, and how long a read may wait. */
+struct reader {
+	struct vt_rc *rc;
+	unsigned int wait_ms;	/* -EAGAIN asked again for up to this long (0: never) */
+	uint64_t waited;	/* reads that were asked again at least once */
+};
+
+/*
+ * Reads page @id back and compares it: 0 ok, 1 wrong bytes, 2 zeros, 3 not
+ * read. A read whose holders did not answer (-EAGAIN: every try of the
+ * request lost) is asked again every WAIT_RETRY_MS up to the reader's
+ * wait_ms, as vtierd's fault service asks a waiting fault again
+ * (WAITING_RETRY_MS in movers/ctier_mover_int.h); any other error is final.
+ */
+#define WAIT_RETRY_MS 10
+
+static int check_page(struct reader *rd, uint64_t id, uint32_t version)
 {
 	uint8_t want[PAGE], got[PAGE];
 	size_t wlen, glen = 0;
 	static const uint8_t zero[PAGE];
+	uint64_t end = vt_now_ns() + (uint64_t)rd->wait_ms * 1000000;
+	int r;
 
 	content(id, version, want, &wlen);
-	if (vt_rc_get(rc, id, got, sizeof(got), &glen) < 0)
+	for (bool again = false;; again = true) {
+		r = vt_rc_get(rd->rc, id, got, sizeof(got), &glen);
+		if (r != -EAGAIN || vt_now_ns() >= end)
+			break;
+		rd->waited += !again;
+		g_usleep(WAIT_RETRY_MS * 1000);
+	}
+	if (r < 0)
 		return 3;
 	if (glen == wlen && !memcmp(got, want, wlen))
 		return 0;
@@ -199,10 +223,10 @@ static int put_all(struct vt_rc *rc, uint64_t first, unsigned int n, uint32_t ve
 	return ret;
 }
 
-static void all_read(struct vt_rc *rc, unsigned int n, struct tally *t)
+static void all_read(struct reader *rd, unsigned int n, struct tally *t)
 {
 	for (unsigned int i = 0; i < n; i++)
-		tally(t, check_page(rc, i, 1));
+		tally(t, check_page(rd, i, 1));
 }
 
 /* Repairs until every page has its copies again and @up servers answer, within @ms. */
@@ -227,6 +251,7 @@ int main(int argc, char **argv)
 	g_autofree char *restart = NULL, *victim_ns = NULL, *client = NULL, *client_if = NULL;
 	g_autofree char *client_xdp = NULL;
 	gint copies = 2, pages = 1024, kill_pid = 0, storm_ms = 3000, key_seed = 1, put_again = 0;
+	gint wait_ms = 0;
 	const GOptionEntry entries[] = {
 		{ "server", 0, 0, G_OPTION_ARG_STRING_ARRAY, &servers, "a memory server", "A:P/PK" },
 		{ "copies", 0, 0, G_OPTION_ARG_INT, &copies, "copies of each page", "N" },
@@ -236,6 +261,7 @@ int main(int argc, char **argv)
 		{ "restart", 0, 0, G_OPTION_ARG_STRING, &restart, "restarts the killed server", "CMD" },
 		{ "key-seed", 0, 0, G_OPTION_ARG_INT, &key_seed, "the VM key's seed", "S" },
 		{ "put-again", 0, 0, G_OPTION_ARG_INT, &put_again, "store a failed page again", "N" },
+		{ "wait-ms", 0, 0, G_OPTION_ARG_INT, &wait_ms, "a silent read asked again", "MS" },
 		{ "victim-ns", 0, 0, G_OPTION_ARG_STRING, &victim_ns, "rogue: the victim's ns", "HEX" },
 		{ "client", 0, 0, G_OPTION_ARG_STRING, &client, "AF_XDP: our end", "A:P" },
 		{ "client-if", 0, 0, G_OPTION_ARG_STRING, &client_if, "AF_XDP: our interface", "IF" },
@@ -248,6 +274,7 @@ int main(int argc, char **argv)
 	struct vt_rc *rc;
 	struct vt_rc_stats st;
 	struct tally before = { 0 }, storm = { 0 }, after = { 0 };
+	struct reader rd;
 	char err[256];
 	bool rogue;
 
@@ -281,6 +308,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "remote_pages: %s\n", err);
 		return 2;
 	}
+	rd = (struct reader){ .rc = rc, .wait_ms = (unsigned int)MAX(wait_ms, 0) };
 	CHECK(vt_rc_connect(rc) == (int)cfg.nr_servers, "not every server answered HELLO");
 	if (rogue) {
 		uint8_t ns[VT_RP_NS_BYTES] = { 0 };
@@ -326,7 +354,7 @@ int main(int argc, char **argv)
 	}
 	/* 1. stored with all copies, every page read back */
 	CHECK(put_all(rc, 0, (unsigned int)pages, 1, (unsigned int)put_again) == 0, "put: not every page got its copies");
-	all_read(rc, (unsigned int)pages, &before);
+	all_read(&rd, (unsigned int)pages, &before);
 	/* 2. a read storm; one server killed a third of the way in */
 	if (kill_pid) {
 		uint64_t start = vt_now_ns(), end = start + (uint64_t)storm_ms * 1000000;
@@ -339,13 +367,13 @@ int main(int argc, char **argv)
 				      g_strerror(errno));
 				killed = true;
 			}
-			tally(&storm, check_page(rc, (uint64_t)g_rand_int_range(r, 0, pages), 1));
+			tally(&storm, check_page(&rd, (uint64_t)g_rand_int_range(r, 0, pages), 1));
 		}
 		g_rand_free(r);
 		/* 3. the tier takes no page it cannot copy twice... (two live servers: it can) */
 		CHECK(repair_all(rc, 20000, cfg.nr_servers - 1),
 		      "repair: copies not re-created within 20 s");
-		all_read(rc, (unsigned int)pages, &after);
+		all_read(&rd, (unsigned int)pages, &after);
 		/* 4. the killed server restarted empty: back in the pool, its reset asked */
 		if (restart) {
 			struct vt_rc_server_stats s0;
@@ -355,7 +383,7 @@ int main(int argc, char **argv)
 			      "restart: the server not back in the pool within 20 s");
 			CHECK(put_all(rc, (uint64_t)pages, 64, 1, 0) == 0, "put after restart");
 			for (unsigned int i = 0; i < 64; i++)
-				tally(&after, check_page(rc, (uint64_t)pages + i, 1));
+				tally(&after, check_page(&rd, (uint64_t)pages + i, 1));
 			/*
 			 * 5. pages stored again, as a page evicted anew is: version 2 goes
 			 * to the page's servers of now, the old copies elsewhere are freed
@@ -363,7 +391,7 @@ int main(int argc, char **argv)
 			 */
 			CHECK(put_all(rc, 0, (unsigned int)pages / 4, 2, 0) == 0, "put of version 2");
 			for (unsigned int i = 0; i < (unsigned int)pages; i++)
-				tally(&after, check_page(rc, i, i < (unsigned int)pages / 4 ? 2 : 1));
+				tally(&after, check_page(&rd, i, i < (unsigned int)pages / 4 ? 2 : 1));
 			vt_rc_server_stats(rc, 0, &s0);
 			CHECK(s0.regained == 1 && s0.pages > 0, "restart: server 0 regained %"
 			      G_GUINT64_FORMAT " time(s), holds %" G_GUINT64_FORMAT " page(s)",
@@ -387,11 +415,12 @@ int main(int argc, char **argv)
 	       st.get_fallbacks, st.repaired, st.damaged);
 	printf("# victim: pages=%d fetch_p50_us=%.1f fetch_p99_us=%.1f server_kills=%d "
 	       "bad_pages=%" G_GUINT64_FORMAT " zero_pages=%" G_GUINT64_FORMAT " unread=%"
-	       G_GUINT64_FORMAT " repaired=%" G_GUINT64_FORMAT "\n", pages,
+	       G_GUINT64_FORMAT " repaired=%" G_GUINT64_FORMAT " waited=%" G_GUINT64_FORMAT "\n",
+	       pages,
 	       vt_latency_percentile(&st.get_ns, 50) / 1000.0,
 	       vt_latency_percentile(&st.get_ns, 99) / 1000.0, kill_pid ? 1 : 0,
 	       before.bad + storm.bad + after.bad, before.zero + storm.zero + after.zero,
-	       before.unread + storm.unread + after.unread, st.repaired);
+	       before.unread + storm.unread + after.unread, st.repaired, rd.waited);
 	CHECK(!before.bad && !storm.bad && !after.bad, "pages read back wrong");
 	CHECK(!before.zero && !storm.zero && !after.zero, "pages read back as zeros");
 	CHECK(!before.unread && !storm.unread && !after.unread, "pages not read (no copy answered)");
