@@ -7,7 +7,8 @@
  * steers the port to an XSK, all other traffic passes) or, where AF_XDP
  * cannot be set up, a kernel UDP socket. The pages are opaque to it: sealed
  * by the client with a key it never sees. One serving thread: a poll loop
- * over the transport and a signalfd; the server state
+ * over the transport and a signalfd (with --busy-poll it never sleeps: it
+ * spins on the rings, yielding the CPU between looks); the server state
  * (host-agent/remote/remote_server.h) is its own. Its counters go to files,
  * never to a socket of its own: JSON (--stats-file) and Prometheus text for
  * node_exporter's textfile collector (--metrics-file): every second the loop
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +60,7 @@ struct memd {
 	double start_time;		/* Unix seconds */
 	uint64_t start_ns;		/* monotonic */
 	uint64_t take_ns, take_max_ns;	/* the last snapshot's copy and the longest: the loop waited */
+	bool spin;			/* busy-poll: the loop never sleeps in poll() */
 };
 
 static void flush_tx(struct memd *m)
@@ -366,12 +369,14 @@ int main(int argc, char **argv)
 
 		vt_rt_stats(m->rt, &st);
 		vt_rs_get_stats(m->rs, &ss);
+		m->spin = st.busy_poll;
 		if (st.fallback[0])
 			g_warning("AF_XDP not used, serving on a UDP socket: %s", st.fallback);
 		g_message("serving %s on %s (%s, %u queue(s)%s%s), namespace cap %" G_GUINT64_FORMAT
 			  " MiB, client cap %" G_GUINT64_FORMAT " MiB, server cap %" G_GUINT64_FORMAT
 			  " MiB", listen, tc.ifname ? tc.ifname : "its interface", st.mode, st.queues,
-			  st.need_wakeup ? ", need_wakeup" : "", st.busy_poll ? ", busy-poll" : "",
+			  st.need_wakeup ? ", need_wakeup" : "",
+			  st.busy_poll ? ", busy-poll: the serving thread spins, a core of its own" : "",
 			  ss.ns_cap >> 20, ss.client_cap >> 20, ss.server_cap >> 20);
 	}
 	sigemptyset(&sigs);
@@ -389,8 +394,17 @@ int main(int argc, char **argv)
 	while (!quit) {
 		uint64_t now;
 
-		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
+		/*
+		 * busy-poll: the rings are looked at again at once, never a
+		 * sleep (a halted CPU's wake-up is most of a round trip on a
+		 * VM); the CPU goes to whatever else is runnable between looks
+		 */
+		int ready = poll(pfd, 2, m->spin ? 0 : 100);
+
+		if (ready < 0 && errno != EINTR)
 			break;
+		if (!ready && m->spin)
+			sched_yield();
 		serve(m);
 		now = vt_now_ns();
 		if (now >= next_tick) {

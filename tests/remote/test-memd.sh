@@ -23,6 +23,9 @@
 #                      a read whose six tries were all lost (about one in 20000 reads
 #                      here) is asked again, as vtierd's fault service asks a waiting
 #                      fault again, for up to 2 s (the count printed as waited=)
+#   7 busy-poll        a fifth server with --busy-poll (its loop spins, never sleeping in
+#                      poll()): its stats say busy_poll, 256 pages stored and read back,
+#                      and idle it still takes CPU (>= 0.1 s in 0.5 s: it spins)
 # Prints "# RESULT-REMOTE pages=... fetch_p50_us=... fetch_p99_us=...
 # server_kills=... bad_pages=0 zero_pages=0 disclosed=0".
 # Usage: test-memd.sh VTIER_MEMD REMOTE_PAGES MEMD_STEER_BPF_O
@@ -55,7 +58,7 @@ for k in 1 2 3; do
 		exit 1
 	}
 done
-echo "1..6"
+echo "1..7"
 N=0
 FAILED=0
 ok() { N=$((N + 1)); echo "ok $N - $*"; }
@@ -71,11 +74,13 @@ for p in sys.argv[2].split("."): v=v[p]
 print(v if not isinstance(v, dict) else sum(v.values()))' "$LOGS/s$1.json" "$2" 2>/dev/null
 }
 
-# the command that starts server K (its key kept in its state dir across restarts)
+# the command that starts server K (its key kept in its state dir across restarts;
+# MEMD_EXTRA: more options)
+MEMD_EXTRA=
 memd_cmd() {
 	echo "nsenter --net=/run/netns/${NS[$1]} $MEMD --listen 10.79.$1.2:$PORT --interface vs$1" \
 		"--transport afxdp --xdp-prog $PROG --state-dir $LOGS/state$1" \
-		"--stats-file $LOGS/s$1.json --metrics-file $LOGS/m$1.prom"
+		"--stats-file $LOGS/s$1.json --metrics-file $LOGS/m$1.prom $MEMD_EXTRA"
 }
 start_memd() {
 	rm -f "$LOGS/s$1.json"
@@ -248,6 +253,37 @@ if netns_new s4 && NS[4]=$NETNS_NAME && netns_new r && R=$NETNS_NAME &&
 	fi
 else
 	not_ok "loss-reorder: the impaired path could not be set up"
+fi
+
+# 7: a server whose loop spins (--busy-poll)
+if netns_new s5 && NS[5]=$NETNS_NAME &&
+	netns_link "$C" vc5 10.79.5.1/24 "${NS[5]}" vs5 10.79.5.2/24; then
+	PK[5]=$("$MEMD" --state-dir "$LOGS/state5" --show-key 2>/dev/null)
+	MEMD_EXTRA=--busy-poll
+	start_memd 5
+	MEMD_EXTRA=
+	busy=no
+	wait_serving 5 && [ "$(jget 5 transport.busy_poll)" = True ] && busy=yes
+	out=$(nsenter --net="/run/netns/$C" "$PAGES" victim --server "10.79.5.2:$PORT/${PK[5]}" \
+		--copies 1 --pages 256 --key-seed 7 2>&1)
+	rc=$?
+	sed 's/^\([^#]\)/# \1/' <<<"$out"
+	# its CPU ticks (utime + stime) over half a second with no client
+	t0=$(awk '{print $14 + $15}' "/proc/${PID[5]}/stat" 2>/dev/null)
+	sleep 0.5
+	t1=$(awk '{print $14 + $15}' "/proc/${PID[5]}/stat" 2>/dev/null)
+	spun=$(( (${t1:-0} - ${t0:-0}) * 1000 / $(getconf CLK_TCK) ))
+	kill "${PID[5]}" 2>/dev/null
+	if [ "$rc" = 0 ] && [ "$busy" = yes ] && [ "$spun" -ge 100 ]; then
+		ok "busy-poll: 256 pages stored and read back from a server whose loop spins" \
+			"($spun ms of CPU in 500 ms idle)"
+	else
+		not_ok "busy-poll: exit $rc, busy_poll in its stats: $busy, $spun ms of CPU in" \
+			"500 ms idle (>= 100 when it spins); $(why "$out")" \
+			"$(tail -3 "$LOGS/memd5.log" | tr '\n' ' ')"
+	fi
+else
+	not_ok "busy-poll: the fifth server's link could not be set up"
 fi
 
 echo "# RESULT-REMOTE pages=$NPAGES fetch_p50_us=$(kv "$victim" fetch_p50_us)" \
