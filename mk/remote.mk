@@ -15,7 +15,8 @@ check-remote: build
 
 # make bench-remote      the remote tier's 4 KiB page fetch side by side on one
 #                        veth pair between two network namespaces: vtier-memd on
-#                        AF_XDP (copy mode) and on UDP, a TCP baseline, a local
+#                        AF_XDP (copy mode) and on UDP, a TCP baseline asleep
+#                        and spinning (tcp, tcp-busy), a local
 #                        compressed tier, both ends on AF_XDP (afxdp2) and with
 #                        busy-poll (afxdp2-busy) (tests/remote/bench-remote.sh;
 #                        p50/p99, pages/s, pages per server core-second, client

@@ -26,7 +26,7 @@ printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"s
 printf '{"footprint":' >"$dir/truncated.json"
 printf '\377\376garbage' >"$dir/binary.json"
 
-echo "1..35"
+echo "1..36"
 expect 2 "unknown subcommand" frobnicate
 expect 2 "give --scenario" telemetry
 expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
@@ -47,7 +47,7 @@ expect 2 "'0' is not a size in GiB" agent --sizes 1,0
 expect 2 "--refresh: full, round-robin or both" agent --refresh some
 expect 2 "unknown profiler 'nope'" agent --profiler nope
 expect 2 "must be positive" agent --windows 0
-expect 2 "--transport afxdp|udp|afxdp2|afxdp2-busy|tcp|local is required" remote
+expect 2 "--transport afxdp|udp|afxdp2|afxdp2-busy|tcp|tcp-busy|local is required" remote
 # the client's own end: AF_XDP only in afxdp2 and afxdp2-busy, each option named
 srv="10.0.0.1:7500/6f5b82310968323f30da1a1f3cc3bfdfb63fc15068dc710af3523a66df3d723b"
 expect 1 "--client-busy-poll: only with --transport afxdp2 or afxdp2-busy" remote \
@@ -119,6 +119,27 @@ PY
 else
 	echo "not ok $n - remote tcp: $(head -c 300 "$dir/tcp-bad") $(head -c 300 "$dir/err")" \
 		"$(head -c 600 "$dir/tcp")"
+	fail=1
+fi
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+
+# tcp-busy: both ends' reads spin (the server --tcp-busy-poll); a round served, every page intact
+n=$((n + 1))
+port=$((port + 1))
+"$bench" remote --tcp-serve "127.0.0.1:$port" --tcp-busy-poll >"$dir/tcp-busy-server" 2>&1 &
+spid=$!
+for _ in $(seq 50); do
+	grep -q '^serving' "$dir/tcp-busy-server" && break
+	sleep 0.1
+done
+if "$bench" remote --transport tcp-busy --server "127.0.0.1:$port" --server-pid "$spid" \
+	--pages 64 --fetches 200 --warmup 10 --batch-ms 50 >"$dir/tcp-busy" 2>"$dir/err" &&
+   grep -q '^ROUND transport=tcp-busy p50_us=[0-9.]* .* bad_pages=0 lz4_bytes=[0-9]*$' \
+	"$dir/tcp-busy"; then
+	echo "ok $n - remote --transport tcp-busy: a round served with both ends spinning"
+else
+	echo "not ok $n - remote tcp-busy: $(head -c 300 "$dir/err") $(head -c 600 "$dir/tcp-busy")"
 	fail=1
 fi
 kill "$spid" 2>/dev/null

@@ -15,10 +15,15 @@
  *               and the --client-* options of its transport, as vtier-memd's);
  *   afxdp2-busy the same with busy-poll on the client's XSK (the client spins on
  *               its ring while it waits for a reply, yielding the CPU between
- *               looks, remote_client.h): the server is then run with --busy-poll;
+ *               looks, remote_client.h): the server is then run with --busy-poll
+ *               (it spins on its rings too);
  *   tcp         the same GET request and reply bodies (remote_proto.h) and the
  *               same sealed blobs over one TCP connection (TCP_NODELAY, blocking
  *               I/O) to `vtier-bench remote --tcp-serve`;
+ *   tcp-busy    the same with both ends spinning on their socket instead of
+ *               sleeping in read() (recv MSG_DONTWAIT, the CPU yielded between
+ *               looks; the server with --tcp-busy-poll): what the busy datagram
+ *               ends' spin gains, given to TCP as well;
  *   local       vt_store_get() of the page from a compressed tier (lz4 x
  *               zsmalloc x node:0), which decompresses and checks it.
  * Each page fetched is compared with its original byte for byte.
@@ -39,6 +44,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +68,15 @@
 #define PAGE 4096U
 #define STORED_MAX (PAGE * 75 / 100)	/* the compressed tiers' default max_stored_pct */
 
-enum kind { K_AFXDP, K_UDP, K_TCP, K_LOCAL, K_AFXDP2, K_AFXDP2_BUSY, K_NR };
+enum kind { K_AFXDP, K_UDP, K_TCP, K_LOCAL, K_AFXDP2, K_AFXDP2_BUSY, K_TCP_BUSY, K_NR };
 static const char *const kind_name[K_NR] = { "afxdp", "udp", "tcp", "local", "afxdp2",
-					     "afxdp2-busy" };
+					     "afxdp2-busy", "tcp-busy" };
+
+/* tcp and tcp-busy: the TCP baseline (tcp-busy: both ends spin instead of sleeping) */
+static bool is_tcp(enum kind k)
+{
+	return k == K_TCP || k == K_TCP_BUSY;
+}
 
 struct opts {
 	const char *transport, *server, *store_dir, *client_listen;	/* the options' strings */
@@ -191,13 +203,22 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int read_all(int fd, void *buf, size_t len)
+/*
+ * @spin: never a sleep in read(): the socket is asked again at once
+ * (MSG_DONTWAIT), the CPU yielded between looks, as the busy-polling
+ * datagram ends do (remote_client.h)
+ */
+static int read_all(int fd, void *buf, size_t len, bool spin)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t r = read(fd, p, len);
+		ssize_t r = spin ? recv(fd, p, len, MSG_DONTWAIT) : read(fd, p, len);
 
+		if (r < 0 && spin && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			sched_yield();
+			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -217,21 +238,22 @@ static int tcp_send(int fd, uint8_t *buf, uint8_t op, uint16_t status, size_t le
 }
 
 /* A frame into @buf (its body after the header): the body's length, or -errno. */
-static long tcp_recv(int fd, uint8_t *buf, struct vt_bt_hdr *h)
+static long tcp_recv(int fd, uint8_t *buf, struct vt_bt_hdr *h, bool spin)
 {
-	int r = read_all(fd, buf, VT_BT_HDR_BYTES);
+	int r = read_all(fd, buf, VT_BT_HDR_BYTES, spin);
 
 	if (r < 0 || (r = vt_bt_hdr_read(buf, h)) < 0)
 		return r;
-	r = read_all(fd, buf + VT_BT_HDR_BYTES, h->len);
+	r = read_all(fd, buf + VT_BT_HDR_BYTES, h->len, spin);
 	return r < 0 ? r : (long)h->len;
 }
 
 /*
- * The TCP baseline's server: one connection at a time, blocking; it runs until
- * a signal ends it (nothing to flush: the pages are the run's only).
+ * The TCP baseline's server: one connection at a time, blocking (@spin: its
+ * reads spin instead, read_all()); it runs until a signal ends it (nothing
+ * to flush: the pages are the run's only).
  */
-static int tcp_serve(const char *where)
+static int tcp_serve(const char *where, bool spin)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct vt_bt_store *pages = vt_bt_store_new();
@@ -270,7 +292,7 @@ static int tcp_serve(const char *where)
 		for (;;) {
 			struct vt_bt_hdr h;
 			uint16_t status;
-			long len = tcp_recv(fd, in, &h);
+			long len = tcp_recv(fd, in, &h, spin);
 			size_t olen;
 
 			if (len < 0)
@@ -295,7 +317,7 @@ static long tcp_call(struct bench *b, uint8_t op, size_t len)
 
 	if (r < 0)
 		return r;
-	r = tcp_recv(b->fd, b->tbuf, &h);
+	r = tcp_recv(b->fd, b->tbuf, &h, b->kind == K_TCP_BUSY);
 	if (r < 0)
 		return r;
 	if (h.op != (op | VT_RP_REPLY))
@@ -325,7 +347,7 @@ static int client_end(enum kind k, const struct opts *o, struct vt_rt_config *tc
 			snprintf(why, wl, "--%s: only with --transport afxdp2 or afxdp2-busy (%s's "
 				 "client end is %s)", given, kind_name[k],
 				 k == K_AFXDP || k == K_UDP ? "a kernel UDP socket" :
-				 k == K_TCP ? "a TCP socket" : "none");
+				 is_tcp(k) ? "a TCP socket" : "none");
 			return -EINVAL;
 		}
 		return 0;
@@ -388,7 +410,7 @@ static int bench_open(struct bench *b, const struct opts *o, char *why, size_t w
 			snprintf(why, wl, "no answer to the HELLO from %s", o->server);
 			return -ETIMEDOUT;
 		}
-	} else if (b->kind == K_TCP) {
+	} else if (is_tcp(b->kind)) {
 		struct sockaddr_in sa = { .sin_family = AF_INET };
 		uint32_t addr;
 		uint16_t port;
@@ -447,7 +469,7 @@ static int bench_store(struct bench *b, unsigned int batch, char *why, size_t wl
 {
 	const struct pages *pg = b->pg;
 
-	if (b->kind == K_TCP)
+	if (is_tcp(b->kind))
 		batch = MIN(batch, 4u);
 	for (unsigned int a = 0; a < pg->n; a += batch) {
 		unsigned int m = MIN(batch, pg->n - a);
@@ -456,7 +478,7 @@ static int bench_store(struct bench *b, unsigned int batch, char *why, size_t wl
 		if (b->kind == K_LOCAL) {
 			for (unsigned int i = a; i < a + m && !r; i++)
 				r = vt_store_put(b->store, i, 0, pg->orig + (size_t)i * PAGE);
-		} else if (b->kind == K_TCP) {
+		} else if (is_tcp(b->kind)) {
 			struct vt_rp_put_item it[VT_RP_BATCH_MAX];
 			uint8_t *blobs = g_malloc((size_t)m * VT_RP_BLOB_MAX);
 			uint16_t st[VT_RP_BATCH_MAX];
@@ -509,7 +531,7 @@ static bool open_page(struct bench *b, uint64_t id, const uint8_t *blob, size_t 
 	uint8_t lz[VT_RP_BLOB_MAX];
 	size_t lzlen = 0;
 
-	if (b->kind == K_TCP) {
+	if (is_tcp(b->kind)) {
 		if (vt_seal_page_open(b->keys.page_key, b->keys.ns, id, 1, blob, len, lz,
 				      sizeof(lz), &lzlen) < 0)
 			return false;
@@ -531,7 +553,7 @@ static void bench_fetch(struct bench *b, const uint64_t *ids, unsigned int n, ui
 	if (b->kind == K_LOCAL) {
 		for (unsigned int i = 0; i < n; i++)
 			vt_store_get(b->store, ids[i], out + (size_t)i * PAGE);
-	} else if (b->kind == K_TCP) {
+	} else if (is_tcp(b->kind)) {
 		struct vt_rp_get_item it[VT_RP_BATCH_MAX];
 		uint8_t *body = b->tbuf + VT_BT_HDR_BYTES;
 		long len = vt_rp_ids_encode(ids, n, body, VT_BT_BODY_MAX);
@@ -597,13 +619,15 @@ int vt_bench_remote(int argc, char **argv)
 {
 	g_autofree char *transport = NULL, *server = NULL, *tcp_serve_at = NULL, *store_dir = NULL;
 	g_autofree char *client_listen = NULL;
+	gboolean tcp_spin = FALSE;
 	g_auto(vt_rt_opt_auto) client = { 0 };
 	struct opts o = { .pages = 1024, .fetches = 4000, .warmup = 500, .batch = 32,
 			  .batch_ms = 1000, .seed = 1 };
 	const GOptionEntry entries[] = {
 		{ "transport", 't', 0, G_OPTION_ARG_STRING, &transport,
 		  "afxdp, udp (vtier-memd at --server), afxdp2, afxdp2-busy (the same, the "
-		  "client's end on AF_XDP too), tcp (--tcp-serve at --server), local", "T" },
+		  "client's end on AF_XDP too), tcp, tcp-busy (--tcp-serve at --server; "
+		  "tcp-busy: the client's reads spin), local", "T" },
 		{ "server", 's', 0, G_OPTION_ARG_STRING, &server,
 		  "the server: IPV4:PORT/PUBKEYHEX (afxdp, udp), IPV4:PORT (tcp)", "ADDR" },
 		{ "server-pid", 0, 0, G_OPTION_ARG_INT, &o.server_pid,
@@ -627,6 +651,8 @@ int vt_bench_remote(int argc, char **argv)
 		  "afxdp2, afxdp2-busy: the client's own end, IPV4:PORT", "ADDR" },
 		{ "tcp-serve", 0, 0, G_OPTION_ARG_STRING, &tcp_serve_at,
 		  "be the TCP baseline's server on IPV4:PORT until a signal ends it", "ADDR" },
+		{ "tcp-busy-poll", 0, 0, G_OPTION_ARG_NONE, &tcp_spin,
+		  "--tcp-serve: the server's reads spin instead of sleeping (for tcp-busy)", NULL },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new(
@@ -647,7 +673,7 @@ int vt_bench_remote(int argc, char **argv)
 	if (!vt_bench_options(ctx, entries, &argc, &argv, "remote"))
 		return 2;
 	if (tcp_serve_at)
-		return tcp_serve(tcp_serve_at);
+		return tcp_serve(tcp_serve_at, tcp_spin);
 	o.transport = transport;
 	o.server = server;
 	o.store_dir = store_dir;
@@ -658,7 +684,7 @@ int vt_bench_remote(int argc, char **argv)
 	if (r == K_NR || o.pages < 1 || o.fetches < 1 || o.warmup < 0 || o.batch < 1 ||
 	    o.batch > VT_RP_BATCH_MAX || o.batch_ms < 1) {
 		fprintf(stderr, "vtier-bench remote: --transport afxdp|udp|afxdp2|afxdp2-busy|tcp|"
-			"local is required "
+			"tcp-busy|local is required "
 			"(given '%s'); --pages, --fetches >= 1, --warmup >= 0, --batch 1-%d, "
 			"--batch-ms >= 1\n", o.transport ? o.transport : "", VT_RP_BATCH_MAX);
 		return 2;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # make bench-remote: the remote tier's 4 KiB page fetch over each transport,
 # side by side on one veth pair between two network namespaces (docs/remote.md,
-# "Benchmark"). Per round, in turn (afxdp udp tcp local afxdp2 afxdp2-busy, afxdp
+# "Benchmark"). Per round, in turn (afxdp udp tcp tcp-busy local afxdp2 afxdp2-busy, afxdp
 # udp ... so the machine's drift hits each alike), the transport's server is
 # started in the server namespace, `vtier-bench remote` runs one round as the
 # client in the client namespace, and the server is stopped (so no XDP program is
@@ -11,14 +11,17 @@
 #   udp    vtier-memd on its UDP socket (--transport udp), the same client
 #   tcp    `vtier-bench remote --tcp-serve`: the same GET bodies and sealed blobs
 #          over one TCP connection (TCP_NODELAY, blocking I/O)
+#   tcp-busy the same with both ends spinning on their socket (recv MSG_DONTWAIT,
+#          the CPU yielded between looks; the server --tcp-busy-poll) instead of
+#          sleeping in read(): the spin of afxdp2-busy, given to TCP too
 #   local  the same pages from a compressed tier (lz4 x zsmalloc x node:0)
 #   afxdp2 both ends on AF_XDP (copy mode): vtier-memd as in afxdp, the client
 #          library's own end an XSK on the client's veth with the same XDP program
 #   afxdp2-busy  the same with busy-poll at both ends: vtier-memd --busy-poll
-#          (preferred busy polling on its XSK; it still sleeps in poll() between
-#          requests), the client --client-busy-poll (the same socket options, and
-#          it spins on its rx ring while it waits for a reply instead of poll(),
-#          yielding the CPU between looks)
+#          (preferred busy polling on its XSK, and its loop spins on its rings,
+#          never sleeping in poll(), yielding the CPU between looks), the client
+#          --client-busy-poll (the same socket options, and it spins on its rx ring
+#          while it waits for a reply instead of poll(), yielding the CPU too)
 # Prints each round ("# round K: ROUND ..."), then per transport the median of
 # the rounds:
 #   RESULT-REMOTE-BENCH transport=T p50_us= p99_us= pages_per_s=
@@ -33,7 +36,7 @@
 # BENCH_REMOTE_BATCH_MS (the batched phase per round, 1000), BENCH_REMOTE_BATCH (32),
 # BENCH_REMOTE_PAGES (1024), BENCH_REMOTE_MTU (1500; datagram bodies of MTU - 100
 # bytes, at most 3968, on both ends), BENCH_REMOTE_TRANSPORTS
-# ("afxdp udp tcp local afxdp2 afxdp2-busy"), BENCH_REMOTE_MEMD_OPTS (more options for
+# ("afxdp udp tcp tcp-busy local afxdp2 afxdp2-busy"), BENCH_REMOTE_MEMD_OPTS (more options for
 # vtier-memd, e.g. "--busy-poll" or "--no-need-wakeup"), BENCH_REMOTE_CLIENT_OPTS (more
 # options for the client's AF_XDP end in afxdp2 and afxdp2-busy, e.g.
 # "--client-no-need-wakeup"), BENCH_REMOTE_NICE (a prefix for every process, e.g.
@@ -57,7 +60,7 @@ MTU=${BENCH_REMOTE_MTU:-1500}
 # the largest datagram body, both ends: what the MTU holds past IPv4, UDP and the
 # protocol's header and tag (1400 at MTU 1500), at most one 4 KiB AF_XDP frame's
 FRAG=$(( MTU - 100 > 3968 ? 3968 : MTU - 100 ))
-TRANSPORTS=${BENCH_REMOTE_TRANSPORTS:-afxdp udp tcp local afxdp2 afxdp2-busy}
+TRANSPORTS=${BENCH_REMOTE_TRANSPORTS:-afxdp udp tcp tcp-busy local afxdp2 afxdp2-busy}
 read -r -a NICE <<<"${BENCH_REMOTE_NICE:-}"
 read -r -a MEMD_OPTS <<<"${BENCH_REMOTE_MEMD_OPTS:-}"
 read -r -a CLIENT_OPTS <<<"${BENCH_REMOTE_CLIENT_OPTS:-}"
@@ -127,10 +130,12 @@ print(t["mode"], t["busy_poll"])' "$LOGS/stats.json" 2>/dev/null)
 		[ -z "$bwant" ] || [ "${mode#* }" = "$bwant" ] ||
 			fail "vtier-memd --busy-poll ($t): its stats say busy_poll ${mode#* }"
 		;;
-	tcp)
+	tcp | tcp-busy)
+		local spin=()
+		[ "$t" = tcp-busy ] && spin=(--tcp-busy-poll)
 		: >"$LOGS/tcp.log"
 		netns_spawn "$S" "${NICE[@]}" "$BENCH" remote --tcp-serve "$SRV:$TCP_PORT" \
-			>>"$LOGS/tcp.log" 2>&1
+			"${spin[@]}" >>"$LOGS/tcp.log" 2>&1
 		SPID=$NETNS_PID
 		for i in $(seq 100); do
 			grep -q "^serving" "$LOGS/tcp.log" && break
@@ -164,7 +169,7 @@ for k in $(seq "$ROUNDS"); do
 				--client-listen "$CLI:$CLI_PORT" --client-interface vc
 				--client-xdp-prog "$PROG" --client-xdp-bind copy "${CLIENT_OPTS[@]}")
 			;;
-		tcp) args+=(--server "$SRV:$TCP_PORT" --server-pid "$SPID") ;;
+		tcp | tcp-busy) args+=(--server "$SRV:$TCP_PORT" --server-pid "$SPID") ;;
 		esac
 		out=$(netns_run "$C" "${NICE[@]}" "$BENCH" "${args[@]}" 2>"$LOGS/client.log")
 		rc=$?
@@ -225,6 +230,11 @@ for name in ("afxdp", "afxdp2", "afxdp2-busy"):
         ok = a["p99_us"] <= 3 * a["p50_us"]
         print("# target: %s p99 within 3x its p50: %s (%.1f us, 3 x %.1f us = %.1f us)" %
               (name, "met" if ok else "not met", a["p99_us"], a["p50_us"], 3 * a["p50_us"]))
+tb = med.get("tcp-busy")
+a = med.get("afxdp2-busy")
+if a and tb and a["p50_us"] and tb["p50_us"]:
+    print("# beside: afxdp2-busy p50 against tcp-busy's (both ends spinning in both): "
+          "%.1f us against %.1f us (%.2fx)" % (a["p50_us"], tb["p50_us"], a["p50_us"] / tb["p50_us"]))
 print("# median of %d rounds each; veth runs AF_XDP in copy mode (zero-copy needs a real NIC); "
       "the client is a kernel UDP socket in afxdp and udp, AF_XDP in afxdp2 and afxdp2-busy" %
       max(len(r) for r in rows.values()))
