@@ -26,7 +26,7 @@ printf '{"footprint":"1GiB","phases":[{"duration_s":1,"access_rate":1,"hot":[{"s
 printf '{"footprint":' >"$dir/truncated.json"
 printf '\377\376garbage' >"$dir/binary.json"
 
-echo "1..36"
+echo "1..37"
 expect 2 "unknown subcommand" frobnicate
 expect 2 "give --scenario" telemetry
 expect 2 "unknown profiler 'nope'" telemetry --scenario subtb-1g --profiler nope
@@ -67,6 +67,7 @@ expect 2 "--batch 1-64" remote --transport udp --batch 65
 expect 1 "expected IPV4:PORT/PUBKEYHEX" remote --transport udp --server 10.0.0.1:7500 --pages 8
 expect 1 "TCP to 127.0.0.1:1: Connection refused" remote --transport tcp --server 127.0.0.1:1 --pages 8
 expect 2 "--tcp-serve '127.0.0.1': expected IPV4:PORT" remote --tcp-serve 127.0.0.1
+expect 2 "--tcp-busy-poll: only with --tcp-serve" remote --transport tcp-busy --tcp-busy-poll
 
 # the engine itself, 1 GiB, both refreshes: one RESULT-AGENT line each
 n=$((n + 1))

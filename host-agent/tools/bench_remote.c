@@ -674,6 +674,11 @@ int vt_bench_remote(int argc, char **argv)
 		return 2;
 	if (tcp_serve_at)
 		return tcp_serve(tcp_serve_at, tcp_spin);
+	if (tcp_spin) {
+		fprintf(stderr, "vtier-bench remote: --tcp-busy-poll: only with --tcp-serve (the "
+			"client of tcp-busy spins by its --transport)\n");
+		return 2;
+	}
 	o.transport = transport;
 	o.server = server;
 	o.store_dir = store_dir;
