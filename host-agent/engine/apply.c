@@ -24,6 +24,18 @@ static const struct vt_target_ops *target_of(const struct vt_vm *vm, const struc
 	return NULL;
 }
 
+void vt_target_commit(struct vt_vm *vm, const struct vt_mtm_order *o,
+		      const struct vt_mtm_params *mp)
+{
+	const struct vt_mtm_chunk *c = &g_array_index(vm->mtm->chunks, struct vt_mtm_chunk, o->chunk);
+
+	g_debug("%s: window %" G_GUINT64_FORMAT ": %s chunk %u (0x%" G_GINT64_MODIFIER "x) tier %d -> %d, "
+		"ema %.3f penalty %.2f", vm->name, vm->mtm->window ? vm->mtm->window - 1 : 0,
+		o->promote ? "promoted" : "demoted", o->chunk, c->start, o->from_tier, o->to_tier,
+		c->ema, c->penalty);
+	vt_mtm_commit(vm->mtm, o, mp);
+}
+
 void vt_target_order_done(struct vt_target_window *w, const struct vt_mtm_order *o,
 			  const struct vt_mtm_chunk *c, int ret)
 {
@@ -37,7 +49,7 @@ void vt_target_order_done(struct vt_target_window *w, const struct vt_mtm_order 
 		s->orders_failed++;
 		return;
 	}
-	vt_mtm_commit(w->vm->mtm, o, w->mp);
+	vt_target_commit(w->vm, o, w->mp);
 	s->tier[MIN(o->to_tier, VT_MAX_TIERS - 1)].bytes_in += c->end - c->start;
 	if (o->promote)
 		s->promotions++;

@@ -56,6 +56,13 @@ extern const struct vt_target_ops vt_target_ctier;
 extern const struct vt_target_ops vt_target_zswap;
 
 /*
+ * Record order @o as carried out in the VM's placement history (thrash
+ * control, hold, moves per chunk); vtierd -v logs it with the chunk's EMA.
+ */
+void vt_target_commit(struct vt_vm *vm, const struct vt_mtm_order *o,
+		      const struct vt_mtm_params *mp);
+
+/*
  * For targets that queue one order at a time: count order @o on chunk @c with
  * the target's outcome @ret (0: done, -EAGAIN: deferred to the next window,
  * other -errno: failed) and commit it when done.

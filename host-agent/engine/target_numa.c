@@ -70,7 +70,7 @@ static int numa_orders(struct vt_vm *vm, GArray *orders, unsigned int i, unsigne
 			s->orders_failed++;
 			continue;
 		}
-		vt_mtm_commit(vm->mtm, x, mp);
+		vt_target_commit(vm, x, mp);
 		if (x->promote) {
 			s->promotions++;
 			s->tier[x->to_tier].promoted_in++;
