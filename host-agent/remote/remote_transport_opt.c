@@ -37,7 +37,9 @@ const GOptionEntry *vt_rt_opt_entries(struct vt_rt_opt *o, const char *prefix,
 						   "AF_XDP: without the need_wakeup flag", NULL };
 	o->entries[O_BUSY] = (GOptionEntry){ o->names[O_BUSY], 0, 0, G_OPTION_ARG_NONE,
 					     &o->busy_poll,
-					     "AF_XDP: preferred busy polling on the socket", NULL };
+					     "AF_XDP: preferred busy polling on the socket, and the "
+					     "waiting end spins (takes a core) instead of sleeping",
+					     NULL };
 	o->entries[O_SKB] = (GOptionEntry){ o->names[O_SKB], 0, 0, G_OPTION_ARG_NONE, &o->skb_mode,
 					    "AF_XDP: attach the XDP program in generic (skb) mode",
 					    NULL };
