@@ -283,6 +283,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "remote_pages: %s\n", e ? e->message : "victim|rogue and --server");
 		return 2;
 	}
+	if (wait_ms < 0 || wait_ms > 600000) {
+		fprintf(stderr, "remote_pages: --wait-ms %d: takes 0 (never) .. 600000\n", wait_ms);
+		return 2;
+	}
 	rogue = !strcmp(argv[1], "rogue");
 	if (client) {
 		/* the client's own end on AF_XDP (the servers on one interface) */
@@ -308,7 +312,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "remote_pages: %s\n", err);
 		return 2;
 	}
-	rd = (struct reader){ .rc = rc, .wait_ms = (unsigned int)MAX(wait_ms, 0) };
+	rd = (struct reader){ .rc = rc, .wait_ms = (unsigned int)wait_ms };
 	CHECK(vt_rc_connect(rc) == (int)cfg.nr_servers, "not every server answered HELLO");
 	if (rogue) {
 		uint8_t ns[VT_RP_NS_BYTES] = { 0 };
