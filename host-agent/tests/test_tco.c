@@ -396,6 +396,27 @@ static void test_decide(void **state)
 }
 
 /*
+ * The churn tests' VM: @n chunks all on tier 0 (128 pages sampled each), and
+ * the model's parameters for it: DRAM for a quarter, 64 chunks of budget.
+ */
+static struct vt_mtm *churn_vm(unsigned int n, double alpha, struct vt_tco_params *p)
+{
+	struct vt_range range = { 0, n * CHUNK };
+	struct vt_mtm *m = vt_mtm_new(&range, 1, CHUNK, 16384, 3);
+
+	*p = (struct vt_tco_params){ .alpha = alpha, .allowance_bytes = n / 4 * CHUNK,
+				     .budget_bytes = 64 * CHUNK, .nr_tiers = 3 };
+	memcpy(p->tier, three, sizeof(three));
+	for (unsigned int i = 0; i < n; i++) {
+		struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
+
+		c->tier = 0;
+		c->samples[0] = 128;
+	}
+	return m;
+}
+
+/*
  * A steady workload whose chunks' EMAs wobble window to window (+-15 %, as
  * a real guest's accesses do under a shared host's CPU): once placed, the
  * model keeps its placement. Without a margin for where a chunk is, chunks
@@ -407,25 +428,17 @@ static void test_decide(void **state)
 static unsigned int churn(double alpha, unsigned int *first_moves, int *hot_tier, int *fastest)
 {
 	const unsigned int n = 256;
-	struct vt_range range = { 0, n * CHUNK };
-	struct vt_mtm *m = vt_mtm_new(&range, 1, CHUNK, 16384, 3);
+	struct vt_tco_params p;
+	struct vt_mtm *m = churn_vm(n, alpha, &p);
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	g_autoptr(GRand) r = g_rand_new_with_seed(7);
-	struct vt_tco_params p = { .alpha = alpha, .allowance_bytes = n / 4 * CHUNK,
-				   .budget_bytes = 64 * CHUNK, .nr_tiers = 3 };
 	struct vt_tco_window_stats st;
 	double base[256];
 	unsigned int moves = 0;
 
-	memcpy(p.tier, three, sizeof(three));
 	/* a skewed workload: a few hot chunks, a long lukewarm tail, the rest idle */
-	for (unsigned int i = 0; i < n; i++) {
-		struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-
+	for (unsigned int i = 0; i < n; i++)
 		base[i] = i < 192 ? 0.9 / (1.0 + i / 8.0) : 0;
-		c->tier = 0;
-		c->samples[0] = 128;
-	}
 	*first_moves = 0;
 	for (unsigned int w = 0; w < 253; w++) {
 		uint64_t room[3] = { UNLIMITED / 4, UNLIMITED / 4, UNLIMITED / 4 };
@@ -495,24 +508,15 @@ static void test_decide_steady(void **state)
 static unsigned int churn_sampled(double alpha, int *hot_tier, unsigned int *passed)
 {
 	const unsigned int n = 256, pages = 32;
-	struct vt_range range = { 0, n * CHUNK };
-	struct vt_mtm *m = vt_mtm_new(&range, 1, CHUNK, 16384, 3);
+	struct vt_tco_params p;
+	struct vt_mtm *m = churn_vm(n, alpha, &p);
 	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(struct vt_mtm_order));
 	g_autoptr(GRand) r = g_rand_new_with_seed(11);
-	struct vt_tco_params p = { .alpha = alpha, .allowance_bytes = n / 4 * CHUNK,
-				   .budget_bytes = 64 * CHUNK, .nr_tiers = 3 };
 	struct vt_mtm_params mp = { 0 };
 	struct vt_mtm_region regions[256];
 	struct vt_tco_window_stats st;
 	unsigned int moves = 0;
 
-	memcpy(p.tier, three, sizeof(three));
-	for (unsigned int i = 0; i < n; i++) {
-		struct vt_mtm_chunk *c = &g_array_index(m->chunks, struct vt_mtm_chunk, i);
-
-		c->tier = 0;
-		c->samples[0] = 128;
-	}
 	for (unsigned int w = 0; w < 260; w++) {
 		uint64_t room[3] = { UNLIMITED / 4, UNLIMITED / 4, UNLIMITED / 4 };
 
