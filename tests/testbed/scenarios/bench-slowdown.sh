@@ -23,6 +23,7 @@
 #                    placement settles)
 #     numa-25-hold   numa-25 with move_hold=10 (a chunk moved on or off DRAM
 #                    stays 10 windows)
+#     numa-25-holdN  numa-25 with move_hold=N (numa-25-hold4: 4 windows)
 #     numa-50        the same at 50 %
 #     burst          a demotion burst: dram_limit drops from all of it to 50 %
 #                    as the measurement starts (moved in its first windows)
@@ -217,7 +218,7 @@ case_start() {
         observe-tdp-flush) ctl attach "/run/tb/$t.agent.qmp" --name "$t" mode=observe \
             window_ms="$W" profiler=telescope-flex tdp_flush=window > /dev/null ||
             fail "attach $t" ;;
-        numa-25|numa-25-hold|numa-50|burst)
+        numa-25|numa-25-hold|numa-25-hold[0-9]*|numa-50|burst)
             # the share of what the VM holds (present pages), not of -m
             ctl attach "/run/tb/$t.agent.qmp" --name "$t" mode=off window_ms="$W" > /dev/null ||
                 fail "attach $t"
@@ -226,7 +227,11 @@ case_start() {
             case $c in numa-25*) lim=$((HELD * 3 / 4)) ;; *) lim=$((HELD / 2)) ;; esac
             [ "$c" = burst ] && lim=$((HELD + 64))
             hold=0
-            [ "$c" = numa-25-hold ] && hold=10
+            case $c in
+                numa-25-hold) hold=10 ;;
+                numa-25-hold[0-9]*) hold=${c#numa-25-hold}
+                    case $hold in *[!0-9]*) tb_fail "case $c: the hold is not a number of windows" ;; esac ;;
+            esac
             echo "$c: $t holds $HELD MiB, $(node0_mib "$t" "$HVA") MiB on node 0; dram_limit=${lim}MiB"
             # the NUMA tiers only (the lz4 tier is the hand-off group's)
             # the waterfall's aging off: dram_limit alone decides what leaves
@@ -249,7 +254,7 @@ case_start() {
             echo "$c: $t holds $(held_mib "$t" "$HVA") MiB; placement=tco tco_alpha=$a"
             ctl policy "$t" mode=auto placement=tco tco_alpha="$a" > /dev/null ||
                 fail "policy $t" ;;
-        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp observe-tdp-flush numa-25 numa-25-hold numa-50 burst;" \
+        *) tb_fail "unknown case $c (cases: aa observe-damon observe-tdp observe-tdp-flush numa-25 numa-25-hold numa-25-holdN numa-50 burst;" \
             "hand-off group: aa ctier-25 ctier-50 tco-0 tco-05)" ;;
     esac
     [ -n "$HVA" ] || HVA=$(ctl status "$t" --get ram.0.hva) || fail "status $t: $HVA"
