@@ -185,8 +185,17 @@ class Qemu:
 
     def connect(self):
         self.qmp = LineSocket(self.qmp_path)
-        greeting = json.loads(self.qmp.readline(10))
-        assert "QMP" in greeting
+        line = self.qmp.readline(10)
+        if line is None:
+            raise TestFailure(f"{self.qmp_path}: no QMP greeting within 10 s")
+        try:
+            greeting = json.loads(line)
+        except ValueError:
+            greeting = None
+        if not isinstance(greeting, dict) or "QMP" not in greeting:
+            # a CI run once read something else first here: say what
+            raise TestFailure(f"{self.qmp_path}: the first line is not QMP's greeting: "
+                              f"{line[:400]!r}")
         self.command("qmp_capabilities")
         self.serial = LineSocket(self.serial_path)
 
