@@ -68,7 +68,7 @@ static int read_v1(const uint8_t *buf, size_t size, uint64_t backend_size, struc
 		return vt_err_set(-EBADMSG, err, err_len, "profile v1: chunk shift %u (want %u..%u), "
 				  "reserved fields %u/%u", h.chunk_shift, VTIER_PROFILE_SHIFT_MIN,
 				  VTIER_PROFILE_SHIFT_MAX, h.reserved, h.reserved2);
-	if (h.size_bytes != backend_size)
+	if (!h.size_bytes || h.size_bytes != backend_size)
 		return vt_err_set(-ERANGE, err, err_len, "profile v1 of a %llu-byte backend, this "
 				  "one has %llu", (unsigned long long)h.size_bytes,
 				  (unsigned long long)backend_size);

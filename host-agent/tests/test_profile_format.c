@@ -129,6 +129,12 @@ static void test_v1_fallback(void **state)
 	assert_int_equal(vt_profile_read(&b, sizeof(b) - 1, BACKEND, &p, err, sizeof(err)), -EBADMSG);
 	b.h.chunk_shift = 31;
 	assert_int_equal(vt_profile_read(&b, sizeof(b), BACKEND, &p, err, sizeof(err)), -EBADMSG);
+	/* found by the fuzzer: a header alone claiming a 0-byte backend, read for one */
+	b.h.chunk_shift = SHIFT;
+	b.h.size_bytes = 0;
+	b.h.n_chunks = 0;
+	assert_int_equal(vt_profile_read(&b, sizeof(b.h), 0, &p, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "backend"));
 }
 
 static void test_shift_for(void **state)

@@ -45,6 +45,8 @@ seeds = {
     "v2-no-tier-chunks": FIXED + v2(chunks=[chunk()] * 32),
     "v1": FIXED + v1(),
     "v1-own-size": OWN + v1(size=3 << 20, shift=12),
+    # found by the fuzzer: a v1 header alone, of a 0-byte backend, read for one
+    "v1-size-0": OWN + v1(size=0),
     # garbled and foreign
     "v2-other-backend": FIXED + v2(size=128 << 20),
     "v2-tier-index": FIXED + v2(chunks=[chunk(1, 3)] * 32),
