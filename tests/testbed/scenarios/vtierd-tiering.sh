@@ -242,23 +242,21 @@ done
 [ -n "$ok_b" ] || fail "phase change: B not promoted / A not demoted within 20+ windows" \
     "(hot set B $(phase_running B && echo running || echo stopped))"
 [ "$ok_b" -le 20 ] || fail "phase change took $ok_b windows (> 20)"
-# lines alternate A, B: count node changes per chunk position over the checks
-flips=$(awk 'NR % 2 { set = "A" } !(NR % 2) { set = "B" }
-    { n = length($0); for (i = 1; i <= n; i++) { c = substr($0, i, 1); k = set i
-        if (k in last && last[k] != c && c != "-" && last[k] != "-") f[k]++
-        if (c != "-") last[k] = c } }
-    END { m = 0; for (k in f) if (f[k] > m) m = f[k]; print m }' "$TB_OUT/chunks.log")
+# lines alternate A, B (chunks.log): per chunk position over the checks,
+# its node changes and its nodes check by check ("-", none present, skipped)
+awk 'NR % 2 { set = "A" } !(NR % 2) { set = "B" }
+    { n = length($0); for (i = 1; i <= n; i++) if (substr($0, i, 1) != "-")
+        seq[set " " i] = seq[set " " i] substr($0, i, 1) }
+    END { for (k in seq) { s = seq[k]; c = 0
+        for (j = 2; j <= length(s); j++) if (substr(s, j, 1) != substr(s, j - 1, 1)) c++
+        print c, k, s } }' "$TB_OUT/chunks.log" > "$TB_OUT/chunk-changes.log"
+flips=$(awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }' "$TB_OUT/chunk-changes.log")
 moves=$(vget vm0 max_moves_per_chunk)
 echo "RESULT $PROF phase_change_windows=$ok_b max_node_changes_per_chunk=$flips" \
     "agent_max_moves_per_chunk_since_attach=$moves"
 if [ "$flips" -gt 1 ]; then
     # which chunks, their nodes check by check, and vtierd's moves of them (-v)
-    awk 'NR % 2 { set = "A" } !(NR % 2) { set = "B" }
-        { n = length($0); for (i = 1; i <= n; i++) if (substr($0, i, 1) != "-")
-            seq[set " " i] = seq[set " " i] substr($0, i, 1) }
-        END { for (k in seq) { s = seq[k]; c = 0
-            for (j = 2; j <= length(s); j++) if (substr(s, j, 1) != substr(s, j - 1, 1)) c++
-            if (c > 1) print k, s } }' "$TB_OUT/chunks.log" |
+    awk '$1 > 1 { print $2, $3, $4 }' "$TB_OUT/chunk-changes.log" |
     while read -r set i s; do
         gpa=$(k=0; sed -n 's/^gpa=\(0x[0-9a-f]*\) bytes=\(0x[0-9a-f]*\).*/\1 \2/p' /tmp/hot$set.txt |
             while read -r g n; do
