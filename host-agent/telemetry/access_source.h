@@ -12,6 +12,7 @@
 #ifndef VTIER_TELEMETRY_ACCESS_SOURCE_H
 #define VTIER_TELEMETRY_ACCESS_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -88,7 +89,9 @@ struct vt_access_source {
 	unsigned int levels;		/* 4 or 5 */
 	unsigned int leaf_level;	/* 0 for 4 KiB pages, 1 for 2 MiB pages */
 	uint64_t checks[VT_MAX_LEVELS];	/* accessed-bit tests done, per level */
-	uint64_t cost_ns;		/* thread CPU time spent inside the source */
+	uint64_t calls;			/* test_clear, batch and scan calls */
+	bool timed;			/* keep cost_ns (benches: two clock reads a call) */
+	uint64_t cost_ns;		/* thread CPU time spent inside the source, when timed */
 };
 
 static inline unsigned int vt_level_shift(unsigned int level)
@@ -123,5 +126,12 @@ int vt_source_batch(struct vt_access_source *src, struct vt_probe *probes, size_
 long vt_source_scan(struct vt_access_source *src, uint64_t start, uint64_t end,
 		    unsigned int level, unsigned int skip_from, vt_young_fn fn, void *arg);
 void vt_source_destroy(struct vt_access_source *src);
+/*
+ * What one read of the thread CPU clock costs (ns; the cheapest of five
+ * batches of 1000). A timed call's cost_ns holds about one read beyond the
+ * source's own time and its caller's time about one more: benches subtract
+ * this per call from each.
+ */
+uint64_t vt_source_clock_ns(void);
 
 #endif

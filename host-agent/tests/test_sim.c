@@ -210,6 +210,40 @@ static void test_poisson_state_is_sparse(void **state)
 	vt_source_destroy(s);
 }
 
+/*
+ * The wrappers count every call; only a timed source (a bench's) reads the
+ * thread CPU clock around it: vtierd's sources pay no system call for it.
+ */
+static void test_timing_opt_in(void **state)
+{
+	g_autoptr(vt_workload) w = spec("uniform", "", 1e6);
+	struct vt_access_source *s = vt_sim_new(w, 1);
+	struct vt_probe probe = { .addr = GiB + 300 * MiB, .level = VT_LEVEL_PTE };
+	uint64_t c = vt_source_clock_ns();
+
+	(void)state;
+	assert_true(c > 0 && c < 1000000);
+	assert_false(s->timed);
+	for (int i = 0; i < 2000; i++) {
+		assert_true(vt_source_test_clear(s, GiB + 300 * MiB, VT_LEVEL_PTE) >= 0);
+		assert_int_equal(vt_source_batch(s, &probe, 1), 0);
+	}
+	assert_true(vt_source_scan(s, GiB, 2 * GiB, VT_LEVEL_PMD, VT_LEVEL_PMD, NULL, NULL) >= 0);
+	assert_int_equal(s->calls, 4001);
+	assert_int_equal(s->cost_ns, 0);
+	/* refused calls are not calls into the source */
+	assert_int_equal(vt_source_test_clear(s, GiB, 4), -EINVAL);
+	assert_int_equal(vt_source_batch(s, &probe, 0), 0);
+	assert_int_equal(s->calls, 4001);
+	s->timed = true;
+	for (int i = 0; i < 2000; i++)
+		assert_true(vt_source_test_clear(s, GiB + 300 * MiB, VT_LEVEL_PTE) >= 0);
+	assert_int_equal(s->calls, 6001);
+	/* each timed call holds at least part of a clock read */
+	assert_true(s->cost_ns > 0);
+	vt_source_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_scan_skips_cold_subtrees),
 		cmocka_unit_test(test_poisson_matches_exact),
 		cmocka_unit_test(test_poisson_state_is_sparse),
+		cmocka_unit_test(test_timing_opt_in),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
