@@ -11,7 +11,7 @@
 # -max_len per target: tests/fuzz/fuzz-pass.
 
 FUZZ_SECONDS ?= 60
-# 17 targets x 5 s (+ 1-2 s each to start): about 2 min here (make fuzz for long runs)
+# 23 targets x 5 s (+ 1-2 s each to start): about 3 min here (make fuzz for long runs)
 FUZZ_CHECK_SECONDS ?= 5
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TARGETS ?=

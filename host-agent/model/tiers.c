@@ -356,6 +356,60 @@ int vt_tiers_roomiest_node(const struct vt_tiers *t, unsigned int tier)
 	return node;
 }
 
+int vt_tiers_roomiest_node_in(const struct vt_tiers *t, unsigned int tier, uint64_t mask)
+{
+	const struct vt_tier *tr = &t->tier[tier];
+	uint64_t best = 0;
+	int node = -1;
+
+	for (unsigned int j = 0; j < tr->nr_nodes; j++) {
+		int n = tr->nodes[j];
+
+		if (n < 0 || n >= VT_MAX_NODES || !(mask & (1ULL << n)))
+			continue;
+		if (node < 0 || t->node_free_bytes[n] > best) {
+			best = t->node_free_bytes[n];
+			node = n;
+		}
+	}
+	return node;
+}
+
+uint64_t vt_tiers_node_mask(const struct vt_tiers *t, unsigned int tier)
+{
+	uint64_t mask = 0;
+
+	for (unsigned int j = 0; tier < t->nr && j < t->tier[tier].nr_nodes; j++)
+		if (t->tier[tier].nodes[j] >= 0 && t->tier[tier].nodes[j] < VT_MAX_NODES)
+			mask |= 1ULL << t->tier[tier].nodes[j];
+	return mask;
+}
+
+bool vt_parse_mems_allowed(const char *status, uint64_t *mask)
+{
+	static const char key[] = "Mems_allowed_list:";
+	int nodes[VT_MAX_NODES];
+	unsigned int nr = 0;
+	const char *line = status;
+	g_autofree char *list = NULL;
+
+	/* the key at the start of a line */
+	while (line && strncmp(line, key, sizeof(key) - 1) != 0) {
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+	if (!line)
+		return false;
+	line += sizeof(key) - 1;
+	list = g_strndup(line, strcspn(line, "\n"));
+	if (!vt_parse_nodelist(list, nodes, &nr) || nr == 0)
+		return false;
+	*mask = 0;
+	for (unsigned int i = 0; i < nr; i++)
+		*mask |= 1ULL << nodes[i];
+	return true;
+}
+
 int vt_tiers_of_node(const struct vt_tiers *t, int node)
 {
 	return node >= 0 && node < VT_MAX_NODES ? t->node_tier[node] : -1;

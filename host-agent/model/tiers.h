@@ -47,16 +47,30 @@ bool vt_tiers_discover(struct vt_tiers *t, const char *root, GKeyFile *config, G
 void vt_tiers_refresh(struct vt_tiers *t);
 /* The node of tier @t with the most free memory at the last refresh. */
 int vt_tiers_roomiest_node(const struct vt_tiers *t, unsigned int tier);
+/*
+ * The same among the tier's nodes in @mask (bit n: node n; the first of them
+ * when none has memory free); -1 when none of the tier's nodes is in @mask.
+ */
+int vt_tiers_roomiest_node_in(const struct vt_tiers *t, unsigned int tier, uint64_t mask);
+/* Bit n for each node of tier @tier. */
+uint64_t vt_tiers_node_mask(const struct vt_tiers *t, unsigned int tier);
+/*
+ * The nodes a process may allocate on (its cpuset's mems), as a mask, from
+ * the text of its /proc/PID/status: the "Mems_allowed_list:" line. False
+ * when there is no such line, or its list is not a node list of nodes
+ * 0..VT_MAX_NODES-1, or empty.
+ */
+bool vt_parse_mems_allowed(const char *status, uint64_t *mask);
 int vt_tiers_of_node(const struct vt_tiers *t, int node);
 void vt_tiers_to_json(const struct vt_tiers *t, JsonBuilder *b);
 /* The same objects, inside an array the caller opened (to add more tiers). */
 void vt_tiers_members_to_json(const struct vt_tiers *t, JsonBuilder *b);
-/* Parse a node list "0-2,5" into @nodes; false on malformed or > VT_MAX_NODES. */
 /*
  * A tier name safe in JSON replies, logs, STATS and comma-separated tier
  * lists: the one rule of util/tier_name.h, VT_TIER_NAME_RULE.
  */
 bool vt_tier_name_valid(const char *name);
+/* Parse a node list "0-2,5" into @nodes; false on malformed or > VT_MAX_NODES. */
 bool vt_parse_nodelist(const char *text, int *nodes, unsigned int *nr);
 
 #endif

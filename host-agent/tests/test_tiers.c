@@ -163,9 +163,43 @@ static void test_roomiest_node(void **state)
 	vt_tiers_refresh(&t);
 	assert_int_equal(vt_tiers_roomiest_node(&t, 1), 2);
 	assert_int_equal(t.tier[1].free_bytes, 6040ULL << 20);
+	/* within a mask (QEMU's cpuset, a home node): the roomiest of those, -1 for none */
+	assert_int_equal(vt_tiers_node_mask(&t, 1), 0x6);
+	assert_int_equal(vt_tiers_node_mask(&t, 5), 0);
+	assert_int_equal(vt_tiers_roomiest_node_in(&t, 1, 0x6), 2);
+	assert_int_equal(vt_tiers_roomiest_node_in(&t, 1, 0x3), 1);
+	assert_int_equal(vt_tiers_roomiest_node_in(&t, 1, 0x1), -1);
+	assert_int_equal(vt_tiers_roomiest_node_in(&t, 0, UINT64_MAX), 0);
 	/* sysfs gone: the answer is still the last refresh's (no read of its own) */
 	rm_tree(root);
 	assert_int_equal(vt_tiers_roomiest_node(&t, 1), 2);
+}
+
+/* QEMU's cpuset mems from /proc/PID/status, and every text that is not one. */
+static void test_mems_allowed(void **state)
+{
+	uint64_t m = 42;
+
+	(void)state;
+	assert_true(vt_parse_mems_allowed("Name:\tqemu\nMems_allowed:\t00000000,00000003\n"
+					  "Mems_allowed_list:\t0-1\nvoluntary_ctxt_switches:\t1\n",
+					  &m));
+	assert_int_equal(m, 0x3);
+	assert_true(vt_parse_mems_allowed("Mems_allowed_list:\t2,5-6", &m));
+	assert_int_equal(m, 0x64);
+	assert_true(vt_parse_mems_allowed("Mems_allowed_list:\t63\n", &m));
+	assert_int_equal(m, 1ULL << 63);
+	m = 42;
+	/* no line, the key not at a line's start, an empty list, a node past 63, garbage */
+	assert_false(vt_parse_mems_allowed("", &m));
+	assert_false(vt_parse_mems_allowed("Name:\tqemu\n", &m));
+	assert_false(vt_parse_mems_allowed("x Mems_allowed_list:\t0\n", &m));
+	assert_false(vt_parse_mems_allowed("Mems_allowed_list:\t\n", &m));
+	assert_false(vt_parse_mems_allowed("Mems_allowed_list:\t0-64\n", &m));
+	assert_false(vt_parse_mems_allowed("Mems_allowed_list:\t0-1023\n", &m));
+	assert_false(vt_parse_mems_allowed("Mems_allowed_list:\tzero\n", &m));
+	assert_false(vt_parse_mems_allowed("Mems_allowed_list:\t1-0\n", &m));
+	assert_int_equal(m, 42);
 }
 
 static void test_config_groups(void **state)
@@ -301,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_no_tiering_no_hmat),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_roomiest_node),
+		cmocka_unit_test(test_mems_allowed),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_config_groups),
 		cmocka_unit_test(test_nodelist),
