@@ -70,6 +70,7 @@ bool vt_apply_orders(struct vt_window *win)
 		.mp = &win->mp,
 		.s = s,
 		.movers_busy = win->movers_busy,
+		.node_mask = win->node_mask,
 		.err = win->err,
 		.err_len = win->err_len,
 	};

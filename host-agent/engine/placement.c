@@ -7,12 +7,45 @@
  */
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "backend.h"
 #include "migration_stage.h"
 #include "placement.h"
 #include "waterfall.h"
 
 #define TIER_RESERVE (32ULL << 20)	/* never fill a tier's last 32 MiB */
+
+/* QEMU's cpuset mems, from /proc/PID/status (0: unknown, every node). */
+static uint64_t mems_allowed(pid_t pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)pid);
+	g_autofree char *text = NULL;
+	uint64_t mask = 0;
+
+	if (pid > 0 && g_file_get_contents(path, &text, NULL, NULL) &&
+	    vt_parse_mems_allowed(text, &mask))
+		return mask;
+	return 0;
+}
+
+void vt_placement_node_room(struct vt_window *w, uint64_t *room)
+{
+	struct vt_tiers *tiers = &w->vm->tiers;
+	uint64_t mems = w->s->mems_allowed ? w->s->mems_allowed : UINT64_MAX;
+
+	for (unsigned int t = 0; t < tiers->nr && t < VT_MTM_MAX_TIERS; t++) {
+		uint64_t mask = vt_tiers_node_mask(tiers, t) & mems, free_bytes = 0;
+
+		if (t == 0 && w->share.homed && (mask & (1ULL << w->share.node)))
+			mask = 1ULL << w->share.node;
+		w->node_mask[t] = mask;
+		for (int n = 0; n < VT_MAX_NODES; n++)
+			if (mask & (1ULL << n))
+				free_bytes += tiers->node_free_bytes[n];
+		room[t] = free_bytes > TIER_RESERVE ? free_bytes - TIER_RESERVE : 0;
+	}
+}
 
 /*
  * The VM's tier model from what its backends measured (store stats, fault
@@ -219,9 +252,8 @@ void vt_placement_decide(struct vt_window *w)
 	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
 
 	vt_tiers_refresh(tiers);
-	for (unsigned int t = 0; t < tiers->nr && t < VT_MTM_MAX_TIERS; t++)
-		room[t] = tiers->tier[t].free_bytes > TIER_RESERVE ?
-			  tiers->tier[t].free_bytes - TIER_RESERVE : 0;
+	s->mems_allowed = mems_allowed(vm->pid);
+	vt_placement_node_room(w, room);
 	*mp = (struct vt_mtm_params){
 		.allowance_bytes = vt_placement_dram_allowance(w),
 		/* a host grant splits a bin by design and moves: MTM's rules for it (policy/mtm.h) */

@@ -30,6 +30,14 @@ unsigned int vt_placement_waterfall_age(const struct vt_vm *vm);
  */
 uint64_t vt_placement_dram_allowance(const struct vt_window *w);
 /*
+ * Each NUMA tier's nodes the window's moves may target (w->node_mask) and the
+ * room on them (@room, less a reserve), from the last refresh's free bytes:
+ * the tier's nodes within QEMU's cpuset (w->s->mems_allowed; move_pages(2)
+ * refuses the others: none of them, no room), DRAM's narrowed to the VM's
+ * home node under a per-node host budget (its grant is that node's).
+ */
+void vt_placement_node_room(struct vt_window *w, uint64_t *room);
+/*
  * The windows a chunk moved on or off the fastest tier stays (policy/mtm.h
  * move_hold): the policy's move_hold, or under a host grant the host's
  * share_hold when longer.

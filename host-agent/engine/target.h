@@ -28,6 +28,7 @@ struct vt_target_window {
 	const struct vt_mtm_params *mp;	/* the policy's, for vt_mtm_commit() */
 	struct vt_vm_stats *s;		/* the window's stats, counted in place */
 	bool movers_busy;		/* a hand-off's mover had a backlog when the window began */
+	const uint64_t *node_mask;	/* per NUMA tier, the nodes moves may target (0: any) */
 	char *err;			/* the VM's last_error when a target stops the window */
 	size_t err_len;
 };

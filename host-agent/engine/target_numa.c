@@ -30,18 +30,25 @@ static unsigned int numa_run(struct vt_vm *vm, GArray *orders, unsigned int i)
 }
 
 /*
- * Move the @n chunks of orders[@i..] to their tier's node (the one with the
- * most free memory, as for a single order) with one page list, then
- * count and commit each order as if alone. 0, or the -errno that stopped it.
+ * Move the @n chunks of orders[@i..] to their tier's node (of the nodes the
+ * window allows, @node_mask: the one with the most free memory, as for a
+ * single order) with one page list, then count and commit each order as if
+ * alone. 0, or the -errno that stopped it.
  */
 static int numa_orders(struct vt_vm *vm, GArray *orders, unsigned int i, unsigned int n,
-		       const struct vt_mtm_params *mp, struct vt_vm_stats *s)
+		       const uint64_t *node_mask, const struct vt_mtm_params *mp,
+		       struct vt_vm_stats *s)
 {
 	struct vt_numa_range r[VT_NUMA_RANGES_MAX] = { 0 };
 	struct vt_move_result total = { 0 };
 	const struct vt_mtm_order *o = &g_array_index(orders, struct vt_mtm_order, i);
+	unsigned int tier = (unsigned int)o->to_tier;
 	/* free memory as read once for the window (vt_tiers_refresh in placement.c) */
-	int node = vt_tiers_roomiest_node(&vm->tiers, (unsigned int)o->to_tier), ret;
+	int node = node_mask && node_mask[tier] ?
+		   vt_tiers_roomiest_node_in(&vm->tiers, tier, node_mask[tier]) : -1, ret;
+
+	if (node < 0)
+		node = vt_tiers_roomiest_node(&vm->tiers, tier);
 
 	for (unsigned int k = 0; k < n; k++) {
 		const struct vt_mtm_order *x = &g_array_index(orders, struct vt_mtm_order, i + k);
@@ -93,7 +100,7 @@ static int numa_apply(struct vt_target_window *w, GArray *orders, unsigned int i
 	int ret;
 
 	*n = numa_run(vm, orders, i);
-	ret = numa_orders(vm, orders, i, *n, w->mp, w->s);
+	ret = numa_orders(vm, orders, i, *n, w->node_mask, w->mp, w->s);
 	if (ret == -ESRCH) {
 		g_snprintf(w->err, w->err_len,
 			   "move_pages: QEMU pid %d is gone", (int)vm->pid);

@@ -44,6 +44,9 @@ struct vt_window {
 	unsigned int cold_age;		/* hints: the waterfall's age (placement's rule, */
 					/* ... read before the stages; 0: no waterfall) */
 	struct vt_vm_share share;	/* the host's DRAM sharing, as the window began */
+	/* placement: per NUMA tier, the nodes its moves may target (its nodes */
+	/* ... within QEMU's cpuset; DRAM: the home node of a per-node budget) */
+	uint64_t node_mask[VT_MAX_TIERS];
 	struct vt_mtm_params mp;	/* placement: this window's MTM parameters */
 	struct vt_mtm_window_stats ws;	/* ... and what MTM decided */
 	GArray *orders;			/* placement: struct vt_mtm_order, in move order */

@@ -128,6 +128,9 @@ struct vt_vm_stats {
 	/* ... the demand the host's DRAM sharing reads; hist_window: 0 before one */
 	uint64_t hist_bytes[VT_MTM_BINS];
 	uint64_t hist_window;
+	/* the nodes QEMU may allocate on (its cpuset's mems, bit n: node n), read */
+	/* ... each placed window; 0: not read (every node) */
+	uint64_t mems_allowed;
 };
 
 struct vt_vm;

@@ -42,6 +42,15 @@ struct vt_vm_share {
 	uint32_t hold;
 	uint64_t rounds;		/* rounds the VM took part in */
 	/*
+	 * Per-node budgets: the DRAM node whose budget the VM's DRAM counts
+	 * against and where its worker promotes (homed), chosen once among the
+	 * budgeted nodes of its DRAM tier that its cpuset allows. Not homed
+	 * with per-node budgets: none of its nodes has one (state OFF).
+	 */
+	bool homed;
+	int node;
+	bool unhomed_logged;
+	/*
 	 * The demand the rounds read: the VM's published histograms averaged
 	 * over its windows (faster up than down: VT_VM_SHARE_DEMAND_RISE,
 	 * _FALL), and the stats' hist_window it last took in (0: none, start

@@ -68,6 +68,45 @@ static void test_dram_allowance(void **state)
 	assert_int_equal(vt_placement_dram_allowance(&w), 300ULL << 20);
 }
 
+/* The nodes a window may move to: the cpuset's, DRAM's home node; the room on them. */
+static void test_node_room(void **state)
+{
+	struct vt_vm vm = { 0 };
+	struct vt_vm_stats s = { 0 };
+	struct vt_window w = { .vm = &vm, .s = &s };
+	uint64_t room[VT_MTM_MAX_TIERS] = { 0 };
+	const uint64_t mib = 1ULL << 20;
+
+	(void)state;
+	vm.tiers.nr = 2;
+	vm.tiers.tier[0].nr_nodes = 2;
+	vm.tiers.tier[0].nodes[0] = 0;
+	vm.tiers.tier[0].nodes[1] = 1;
+	vm.tiers.tier[1].nr_nodes = 1;
+	vm.tiers.tier[1].nodes[0] = 2;
+	vm.tiers.node_free_bytes[0] = 1000 * mib;
+	vm.tiers.node_free_bytes[1] = 500 * mib;
+	vm.tiers.node_free_bytes[2] = 4000 * mib;
+	/* cpuset not read, no home: every node of each tier, the room less 32 MiB */
+	vt_placement_node_room(&w, room);
+	assert_int_equal(w.node_mask[0], 0x3);
+	assert_int_equal(w.node_mask[1], 0x4);
+	assert_int_equal(room[0], 1468 * mib);
+	assert_int_equal(room[1], 3968 * mib);
+	/* homed on node 1 under a per-node budget: DRAM is node 1 alone */
+	w.share = (struct vt_vm_share){ .state = VT_VM_SHARE_GRANTED, .homed = true, .node = 1 };
+	vt_placement_node_room(&w, room);
+	assert_int_equal(w.node_mask[0], 0x2);
+	assert_int_equal(room[0], 468 * mib);
+	/* a cpuset of node 0 only: no CXL, and a home it no longer allows is not used */
+	s.mems_allowed = 0x1;
+	vt_placement_node_room(&w, room);
+	assert_int_equal(w.node_mask[0], 0x1);
+	assert_int_equal(room[0], 968 * mib);
+	assert_int_equal(w.node_mask[1], 0);
+	assert_int_equal(room[1], 0);
+}
+
 static void test_move_hold(void **state)
 {
 	struct vt_vm vm = { .ram_bytes = 1024ULL << 20 };
@@ -95,6 +134,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waterfall_age),
 		cmocka_unit_test(test_dram_allowance),
+		cmocka_unit_test(test_node_room),
 		cmocka_unit_test(test_move_hold),
 	};
 
