@@ -4,7 +4,10 @@
  * per-VM engines, on the daemon's main loop, once a second while the host
  * has a budget ([host] dram_budget), the budget is divided between the
  * attached VMs (policy/host_share.h) and each VM's grant written into it
- * (model/vm_share.h) for its next window.
+ * (model/vm_share.h) for its next window. With a budget per DRAM node,
+ * each VM is homed on one budgeted node of its DRAM tier (its cpuset's
+ * mems allowing) and each node's round divides that node's budget between
+ * the VMs homed there.
  */
 #ifndef VTIER_DAEMON_HOST_SHARE_STAGE_H
 #define VTIER_DAEMON_HOST_SHARE_STAGE_H
@@ -27,8 +30,11 @@ struct vt_host_share_stage {
 	const struct vt_registry *reg;		/* where it logs */
 	guint timer;
 	uint64_t rounds;
-	struct vt_share_round last;		/* the last round's sums */
+	struct vt_share_round last;		/* the last round's sums (over the nodes) */
 	uint64_t waiting;			/* DRAM of the VMs not in the last round */
+	/* per-node budgets: the same per entry of cfg->node[] */
+	struct vt_share_round node_last[VT_MAX_NODES];
+	uint64_t node_waiting[VT_MAX_NODES];
 };
 
 /* Starts the rounds when the host has a budget (logged once); nothing otherwise. */
@@ -39,7 +45,8 @@ void vt_host_share_round_now(struct vt_host_share_stage *st);
 /*
  * @policy about to become @vm's: false with @error when the host has a
  * budget and the VMs' dram_min would then add up to more than it (naming the
- * VMs, the sum and the budget).
+ * VMs, the sum and the budget): per node, the VMs homed there (a VM not homed
+ * yet is checked on the node it would be homed on).
  */
 bool vt_host_share_check_policy(struct vt_host_share_stage *st, struct vt_vm *vm,
 				const struct vt_vm_policy *policy, GError **error);

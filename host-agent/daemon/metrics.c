@@ -206,19 +206,34 @@ static void emit_fault_hist(GString *out, const struct family *f, const struct v
 	}
 }
 
-/* stats.share (a host budget only): granted, wanted and protected bytes, by why */
+/*
+ * stats.share (a host budget only): granted, wanted and protected bytes, by
+ * why, and by node when the budgets are per node
+ */
 static void emit_share(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
 	JsonObject *sh = vt_prom_object(v->stats, "share");
+	char node[16];
 
 	if (!sh)
 		return;
+	if (!json_object_has_member(sh, "node")) {
+		vt_prom_sample(out, f->name, v, vt_prom_num(sh, "granted"), "kind", "granted",
+			       "why", vt_prom_str(sh, "why"), NULL);
+		vt_prom_sample(out, f->name, v, vt_prom_num(sh, "wanted"), "kind", "wanted", "why",
+			       vt_prom_str(sh, "why"), NULL);
+		vt_prom_sample(out, f->name, v, vt_prom_num(sh, "protected"), "kind", "protected",
+			       "why", vt_prom_str(sh, "why"), NULL);
+		return;
+	}
+	/* per-node budgets: the node whose budget the VM's DRAM counts against */
+	g_snprintf(node, sizeof(node), "%.0f", vt_prom_num(sh, "node"));
 	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "granted"), "kind", "granted", "why",
-		       vt_prom_str(sh, "why"), NULL);
+		       vt_prom_str(sh, "why"), "node", node, NULL);
 	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "wanted"), "kind", "wanted", "why",
-		       vt_prom_str(sh, "why"), NULL);
+		       vt_prom_str(sh, "why"), "node", node, NULL);
 	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "protected"), "kind", "protected", "why",
-		       vt_prom_str(sh, "why"), NULL);
+		       vt_prom_str(sh, "why"), "node", node, NULL);
 }
 
 /*
@@ -392,6 +407,7 @@ char *vt_metrics_collect(struct vt_daemon *d)
 		.nr_ctier = d->host.nr_ctier, .share_on = d->host.share.on,
 		.share_budget = d->host.share.budget, .share_granted = d->share.last.sum,
 		.share_waiting = d->share.waiting, .share_rounds = d->share.rounds,
+		.share_nodes = d->host.share.nr_nodes,
 	};
 	struct vt_metrics_daemon dm = {
 		.libvirt = d->libvirt != NULL,
@@ -399,6 +415,12 @@ char *vt_metrics_collect(struct vt_daemon *d)
 		.host = &mh,
 	};
 
+	for (unsigned int k = 0; k < mh.share_nodes; k++) {
+		mh.share_node[k] = d->host.share.node[k];
+		mh.share_node_budget[k] = d->host.share.node_budget[k];
+		mh.share_node_granted[k] = d->share.node_last[k].sum;
+		mh.share_node_waiting[k] = d->share.node_waiting[k];
+	}
 	/* MemFree of each node, read as `vtierctl tiers` reads it */
 	vt_tiers_refresh(&now);
 

@@ -131,13 +131,29 @@ void vt_metrics_host_write(GString *out, const struct vt_metrics_host *h,
 	if (h->share_on) {
 		vt_prom_family(out, "vtier_host_dram_share_bytes", "gauge", "The DRAM the host shares between "
 			       "its VMs ([host] dram_budget): the budget, what the last round granted, what "
-			       "VMs not in it hold.");
-		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_budget,
-			       "kind", "budget", NULL);
-		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_granted,
-			       "kind", "granted", NULL);
-		vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL, (double)h->share_waiting,
-			       "kind", "waiting", NULL);
+			       "VMs not in it hold; per DRAM node (label node) with a budget per node.");
+		if (!h->share_nodes) {
+			vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL,
+				       (double)h->share_budget, "kind", "budget", NULL);
+			vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL,
+				       (double)h->share_granted, "kind", "granted", NULL);
+			vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL,
+				       (double)h->share_waiting, "kind", "waiting", NULL);
+		}
+		for (unsigned int i = 0; i < h->share_nodes; i++) {
+			char node[16];
+
+			g_snprintf(node, sizeof(node), "%d", h->share_node[i]);
+			vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL,
+				       (double)h->share_node_budget[i], "kind", "budget", "node", node,
+				       NULL);
+			vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL,
+				       (double)h->share_node_granted[i], "kind", "granted", "node",
+				       node, NULL);
+			vt_prom_sample(out, "vtier_host_dram_share_bytes", NULL,
+				       (double)h->share_node_waiting[i], "kind", "waiting", "node",
+				       node, NULL);
+		}
 		vt_prom_family(out, "vtier_host_dram_share_rounds_total", "counter", "Rounds of the DRAM "
 			       "sharing between VMs.");
 		vt_prom_sample(out, "vtier_host_dram_share_rounds_total", NULL,

@@ -29,6 +29,12 @@ struct vt_metrics_host {
 	uint64_t share_granted;			/* granted in the last round */
 	uint64_t share_waiting;			/* held by VMs not in it */
 	uint64_t share_rounds;
+	/* per-node budgets (share_nodes 0: one for the host): the same per node */
+	unsigned int share_nodes;
+	int share_node[VT_MAX_NODES];
+	uint64_t share_node_budget[VT_MAX_NODES];
+	uint64_t share_node_granted[VT_MAX_NODES];
+	uint64_t share_node_waiting[VT_MAX_NODES];
 };
 
 /* The host's families into @out, the VMs' figures summed per tier. */

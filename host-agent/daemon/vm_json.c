@@ -18,12 +18,15 @@
 /*
  * The host's DRAM sharing as the VM's last round left it (present only with
  * a host budget): granted, wanted before the rate limit, its protected min,
- * and why (earned, protected, capped, rate-limited; waiting: not in a round).
+ * and why (earned, protected, capped, rate-limited; waiting: not in a round);
+ * with per-node budgets, the node whose budget it is.
  */
 static void share_to_json(const struct vt_vm_share *sh, JsonBuilder *b)
 {
 	vt_json_begin_obj(b, "share");
 	vt_json_add_str(b, "state", sh->state == VT_VM_SHARE_GRANTED ? "granted" : "waiting");
+	if (sh->homed)
+		vt_json_add_int(b, "node", sh->node);
 	vt_json_add_u64(b, "granted", sh->granted);
 	vt_json_add_u64(b, "wanted", sh->wanted);
 	vt_json_add_u64(b, "protected", sh->protected_bytes);

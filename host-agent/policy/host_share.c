@@ -301,7 +301,7 @@ int vt_host_share_round(const struct vt_share_params *p, const struct vt_share_v
 	return 0;
 }
 
-int vt_host_share_check_mins(uint64_t budget, const struct vt_share_vm *vms, size_t n,
+int vt_host_share_check_mins(uint64_t budget, int node, const struct vt_share_vm *vms, size_t n,
 			     char *err, size_t err_len)
 {
 	uint64_t sum = 0;
@@ -332,11 +332,18 @@ int vt_host_share_check_mins(uint64_t budget, const struct vt_share_vm *vms, siz
 	}
 	if (with > shown)
 		g_string_append_printf(names, " and %u more", with - shown);
-	ret = vt_err_set(-ERANGE, err, err_len,
-			 "dram_min: the VMs' mins sum to %" G_GUINT64_FORMAT " bytes, above the "
-			 "host's dram_budget of %" G_GUINT64_FORMAT " bytes (%s): lower a "
-			 "dram_min or raise [host] dram_budget", (guint64)sum, (guint64)budget,
-			 names->str);
+	if (node >= 0)
+		ret = vt_err_set(-ERANGE, err, err_len,
+				 "dram_min: the mins of the VMs on node %d sum to %" G_GUINT64_FORMAT
+				 " bytes, above its dram_budget of %" G_GUINT64_FORMAT " bytes (%s): "
+				 "lower a dram_min or raise [host] dram_budget", node, (guint64)sum,
+				 (guint64)budget, names->str);
+	else
+		ret = vt_err_set(-ERANGE, err, err_len,
+				 "dram_min: the VMs' mins sum to %" G_GUINT64_FORMAT " bytes, above the "
+				 "host's dram_budget of %" G_GUINT64_FORMAT " bytes (%s): lower a "
+				 "dram_min or raise [host] dram_budget", (guint64)sum, (guint64)budget,
+				 names->str);
 	g_string_free(names, TRUE);
 	return ret;
 }

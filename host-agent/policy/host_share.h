@@ -85,10 +85,11 @@ int vt_host_share_round(const struct vt_share_params *p, const struct vt_share_v
 			size_t n, struct vt_share_out *out, struct vt_share_round *info);
 
 /*
- * The operator's dram_min of @n VMs against @budget: 0, or -ERANGE with
- * @err naming the VMs that have a min, their sum and the budget.
+ * The operator's dram_min of @n VMs against @budget (node @node's, or the
+ * host's when @node is -1): 0, or -ERANGE with @err naming the VMs that have
+ * a min, their sum, the budget and its node.
  */
-int vt_host_share_check_mins(uint64_t budget, const struct vt_share_vm *vms, size_t n,
+int vt_host_share_check_mins(uint64_t budget, int node, const struct vt_share_vm *vms, size_t n,
 			     char *err, size_t err_len);
 
 /* "earned", "protected", "capped", "rate-limited". */

@@ -199,16 +199,16 @@ static void test_mins_above_budget_refused(void **state)
 	v[1].name = "db";
 	v[1].dram_min = 4 * GIB;
 	v[2].name = "batch";
-	assert_int_equal(vt_host_share_check_mins(8 * GIB, v, 3, err, sizeof(err)), -ERANGE);
+	assert_int_equal(vt_host_share_check_mins(8 * GIB, -1, v, 3, err, sizeof(err)), -ERANGE);
 	assert_non_null(strstr(err, "web 6442450944"));
 	assert_non_null(strstr(err, "db 4294967296"));
 	assert_null(strstr(err, "batch"));
 	assert_non_null(strstr(err, "sum to 10737418240 bytes"));
 	assert_non_null(strstr(err, "dram_budget of 8589934592 bytes"));
-	assert_int_equal(vt_host_share_check_mins(10 * GIB, v, 3, err, sizeof(err)), 0);
+	assert_int_equal(vt_host_share_check_mins(10 * GIB, -1, v, 3, err, sizeof(err)), 0);
 	/* a sum past 2^64 does not wrap into a small one */
 	v[0].dram_min = UINT64_MAX - GIB;
-	assert_int_equal(vt_host_share_check_mins(10 * GIB, v, 3, err, sizeof(err)), -ERANGE);
+	assert_int_equal(vt_host_share_check_mins(10 * GIB, -1, v, 3, err, sizeof(err)), -ERANGE);
 	v[0].dram_min = 6 * GIB;
 	/* the round, given it anyway, stays within the budget and says so */
 	for (int i = 0; i < 3; i++)
@@ -478,7 +478,7 @@ static void test_random_rounds_hold_budget_and_mins(void **state)
 		/* the operator's mins fit (the daemon refuses others): drop the newest min */
 		for (size_t i = 0; i < n; i++)
 			mins += v[i].dram_min;
-		for (size_t i = n; i-- > 0 && vt_host_share_check_mins(p.budget, v, n, NULL, 0);)
+		for (size_t i = n; i-- > 0 && vt_host_share_check_mins(p.budget, -1, v, n, NULL, 0);)
 			v[i].dram_min = 0;
 		round_ok(&p, v, n, out, &info);
 		assert_false(info.mins_scaled);

@@ -327,6 +327,149 @@ static void test_hold_counts_windows(void **state)
 	assert_int_equal(a->share.last_change, 1);
 }
 
+/* A host with DRAM on nodes 0 and 1 (tier 0) and CXL on node 2 (tier 1). */
+static void two_dram_nodes(struct vt_vm *vm)
+{
+	vm->tiers.nr = 2;
+	vm->tiers.tier[0].nr_nodes = 2;
+	vm->tiers.tier[0].nodes[0] = 0;
+	vm->tiers.tier[0].nodes[1] = 1;
+	vm->tiers.tier[1].nr_nodes = 1;
+	vm->tiers.tier[1].nodes[0] = 2;
+}
+
+static void per_node(struct fixture *f, uint64_t node0, uint64_t node1)
+{
+	f->cfg.nr_nodes = 2;
+	f->cfg.node[0] = 0;
+	f->cfg.node_budget[0] = node0;
+	f->cfg.node[1] = 1;
+	f->cfg.node_budget[1] = node1;
+	f->cfg.budget = node0 + node1;
+}
+
+/*
+ * Per-node budgets: each VM is homed on one budgeted DRAM node (within its
+ * cpuset, the node its RAM fills least, in serial order) and each node's
+ * round divides that node's budget between its VMs alone: a VM cooling on
+ * node 0 gives its DRAM to no VM of node 1, however hot.
+ */
+static void test_per_node_rounds(void **state)
+{
+	struct fixture *f = *state;
+	/* a pinned to node 1 by its cpuset; b and c free to go anywhere */
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 1024 * MIB, 0, 19, 900 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 1024 * MIB, 0, 19, 500 * MIB);
+	struct vt_vm *c = vm_new(f->vms, "c", 3, VT_MODE_AUTO, 1024 * MIB, 0, 10, 500 * MIB);
+
+	per_node(f, 512 * MIB, 768 * MIB);
+	two_dram_nodes(a);
+	two_dram_nodes(b);
+	two_dram_nodes(c);
+	a->stats.mems_allowed = (1ULL << 1) | (1ULL << 2);
+	vt_host_share_round_now(&f->st);
+	assert_true(a->share.homed && b->share.homed && c->share.homed);
+	assert_int_equal(a->share.node, 1);
+	/* b: 1 GiB in node 0's 512 MiB (2x) beats 2 GiB in node 1's 768 (2.7x); c: 4x, 2.7x */
+	assert_int_equal(b->share.node, 0);
+	assert_int_equal(c->share.node, 1);
+	/* node 1: a's hottest 768 MiB of its 900 before c's lukewarm bytes */
+	assert_int_equal(a->share.granted, 768 * MIB);
+	assert_int_equal(c->share.granted, 0);
+	assert_int_equal(f->st.node_last[1].sum, 768 * MIB);
+	/* node 0: b alone, its 500 MiB and the rest (nobody else wants it) */
+	assert_int_equal(b->share.granted, 512 * MIB);
+	assert_int_equal(f->st.node_last[0].sum, 512 * MIB);
+	assert_int_equal(f->st.last.sum, 1280 * MIB);
+	/* the homes hold: b going idle leaves node 0's budget to node 0 */
+	for (int w = 0; w < 12; w++) {
+		window(b, 0, 0);
+		window(a, 19, 900 * MIB);
+		window(c, 10, 500 * MIB);
+		vt_host_share_round_now(&f->st);
+		assert_true(a->share.granted + c->share.granted <= 768 * MIB);
+		assert_true(b->share.granted <= 512 * MIB);
+	}
+	assert_int_equal(c->share.node, 1);
+	assert_int_equal(c->share.granted, 0);
+	/*
+	 * c's cpuset moving to node 0: c is homed again there and takes the
+	 * budget b leaves (b's claim still falls by an eighth a window)
+	 */
+	c->stats.mems_allowed = 1ULL << 0;
+	for (int w = 0; w < 4; w++) {
+		window(b, 0, 0);
+		window(c, 10, 500 * MIB);
+		vt_host_share_round_now(&f->st);
+		assert_int_equal(c->share.node, 0);
+		assert_true(b->share.granted + c->share.granted <= 512 * MIB);
+	}
+	assert_true(c->share.granted >= 440 * MIB);
+}
+
+/*
+ * Per-node budgets: a VM none of whose DRAM nodes has a budget is outside
+ * the rounds (its policy alone); waiting VMs come off their own node's budget.
+ */
+static void test_per_node_unbudgeted_and_waiting(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 1024 * MIB, 0, 19, 600 * MIB);
+	struct vt_vm *off = vm_new(f->vms, "off", 2, VT_MODE_OFF, 512 * MIB, 200 * MIB, 19,
+				   400 * MIB);
+	struct vt_vm *lone = vm_new(f->vms, "lone", 3, VT_MODE_AUTO, 512 * MIB, 0, 19, 400 * MIB);
+
+	f->cfg.nr_nodes = 1;
+	f->cfg.node[0] = 0;
+	f->cfg.node_budget[0] = 512 * MIB;
+	f->cfg.budget = 512 * MIB;
+	two_dram_nodes(a);
+	two_dram_nodes(off);
+	two_dram_nodes(lone);
+	lone->stats.mems_allowed = 1ULL << 1;
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(a->share.node, 0);
+	assert_int_equal(off->share.node, 0);
+	assert_false(lone->share.homed);
+	assert_int_equal(lone->share.state, VT_VM_SHARE_OFF);
+	assert_true(lone->share.unhomed_logged);
+	assert_int_equal(off->share.state, VT_VM_SHARE_WAITING);
+	assert_int_equal(f->st.node_waiting[0], 200 * MIB);
+	assert_int_equal(a->share.granted, 312 * MIB);
+}
+
+/* Per-node budgets: a dram_min is checked against its node's budget and VMs. */
+static void test_per_node_check_policy(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_vm *a = vm_new(f->vms, "a", 1, VT_MODE_AUTO, 1024 * MIB, 0, 19, 600 * MIB);
+	struct vt_vm *b = vm_new(f->vms, "b", 2, VT_MODE_AUTO, 1024 * MIB, 0, 19, 600 * MIB);
+	struct vt_vm_policy p = b->policy;
+	g_autoptr(GError) e = NULL;
+
+	per_node(f, 512 * MIB, 512 * MIB);
+	two_dram_nodes(a);
+	two_dram_nodes(b);
+	a->stats.mems_allowed = 1ULL << 0;
+	b->stats.mems_allowed = 1ULL << 0;
+	a->policy.dram_min_bytes = 400 * MIB;
+	vt_host_share_round_now(&f->st);
+	assert_int_equal(a->share.node, 0);
+	assert_int_equal(b->share.node, 0);
+	/* 400 + 100 MiB fit node 0's 512; 400 + 200 do not, whatever node 1 has */
+	p.dram_min_bytes = 100 * MIB;
+	assert_true(vt_host_share_check_policy(&f->st, b, &p, &e));
+	p.dram_min_bytes = 200 * MIB;
+	assert_false(vt_host_share_check_policy(&f->st, b, &p, &e));
+	assert_true(g_str_has_prefix(e->message, "dram_min: the mins of the VMs on node 0 sum to "
+				     "629145600 bytes, above its dram_budget of 536870912 bytes"));
+	/* b free to go to node 1 and not homed yet: checked where it would be homed */
+	g_clear_error(&e);
+	b->share.homed = false;
+	b->stats.mems_allowed = 0;
+	assert_true(vt_host_share_check_policy(&f->st, b, &p, &e));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +482,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_held_counts_the_grant_in_progress, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hold_counts_windows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_node_rounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_node_unbudgeted_and_waiting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_node_check_policy, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

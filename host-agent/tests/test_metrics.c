@@ -82,6 +82,22 @@ static int promtool(const char *text, char **why)
 	return g_spawn_check_wait_status(status, NULL) ? 0 : 1;
 }
 
+/* Every line of @want in @text, and promtool's check of @text (skipped without promtool). */
+static void assert_metrics(const char *text, const char *const *want, size_t n)
+{
+	g_autofree char *why = NULL;
+	int ret;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strstr(text, want[i]))
+			fail_msg("no '%s' in:\n%s", want[i], text);
+	ret = promtool(text, &why);
+	if (ret < 0)
+		skip();
+	if (ret)
+		fail_msg("promtool check metrics refused:\n%s\n%s", why, text);
+}
+
 static void test_writer(void **state)
 {
 	g_autoptr(JsonParser) p1 = json_parser_new(), p2 = json_parser_new();
@@ -115,7 +131,7 @@ static void test_writer(void **state)
 					 .share_waiting = 1ULL << 29, .share_rounds = 77 };
 	struct vt_metrics_daemon dm = { .libvirt = true, .libvirt_connected = true,
 					.host = &host };
-	g_autofree char *text = vt_metrics_write(&dm, vms, 2), *why = NULL;
+	g_autofree char *text = vt_metrics_write(&dm, vms, 2);
 	static const char *const want[] = {
 		"# TYPE vtier_vm_memory_bytes gauge\n",
 		"vtier_vm_memory_bytes{domain=\"web\",uuid=\"4dea22b3-1d52-"
@@ -182,12 +198,7 @@ static void test_writer(void **state)
 		"vtier_vm_tdp_tlb_flush_seconds_total{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
 		"782e98ab3fa0\"} 2.5\n",
 	};
-	int ret;
-
 	(void)state;
-	for (unsigned int i = 0; i < G_N_ELEMENTS(want); i++)
-		if (!strstr(text, want[i]))
-			fail_msg("no '%s' in:\n%s", want[i], text);
 	/* a VM without a host budget's share has no share sample */
 	assert_null(strstr(text, "vtier_vm_dram_share_bytes{domain=\"db"));
 	/* a remote tier without a configured capacity has no capacity sample */
@@ -202,11 +213,46 @@ static void test_writer(void **state)
 	/* a VM not over tdp (now) has no tdp flush sample, whatever its count */
 	assert_null(strstr(text, "vtier_vm_tdp_tlb_flushes_total{domain=\"db"));
 	assert_null(strstr(text, "vtier_vm_tdp_tlb_flush_seconds_total{domain=\"db"));
-	ret = promtool(text, &why);
-	if (ret < 0)
-		skip();
-	if (ret)
-		fail_msg("promtool check metrics refused:\n%s\n%s", why, text);
+	assert_metrics(text, want, G_N_ELEMENTS(want));
+}
+
+/*
+ * Per-node budgets: the host's share samples per node (label node), none
+ * without it; a VM's share samples carry the node its DRAM counts against.
+ */
+static void test_share_per_node(void **state)
+{
+	g_autoptr(JsonParser) p1 = json_parser_new(), p2 = json_parser_new();
+	struct vt_metrics_vm vms[1] = {
+		{ .vm = "web", .domain = "web", .uuid = "", .ram_bytes = 1ULL << 30,
+		  .stats = object(p1, "{\"mode\":\"auto\",\"windows\":3,\"share\":{\"state\":"
+				  "\"granted\",\"node\":1,\"granted\":1048576,\"wanted\":2097152,"
+				  "\"protected\":0,\"why\":\"earned\",\"rounds\":2}}"),
+		  .report = object(p2, "{\"tiers\":[]}") },
+	};
+	struct vt_tiers tiers = { .nr = 1, .tier = { { .name = "dram", .nodes = { 0, 1 },
+						      .nr_nodes = 2 } } };
+	struct vt_metrics_host host = {
+		.name = "h", .tiers = &tiers, .share_on = true, .share_budget = 3ULL << 30,
+		.share_granted = 5ULL << 20, .share_rounds = 2, .share_nodes = 2,
+		.share_node = { 0, 1 }, .share_node_budget = { 1ULL << 30, 2ULL << 30 },
+		.share_node_granted = { 4ULL << 20, 1ULL << 20 }, .share_node_waiting = { 7, 0 },
+	};
+	struct vt_metrics_daemon dm = { .host = &host };
+	g_autofree char *text = vt_metrics_write(&dm, vms, 1);
+	static const char *const want[] = {
+		"vtier_host_dram_share_bytes{kind=\"budget\",node=\"0\"} 1073741824\n",
+		"vtier_host_dram_share_bytes{kind=\"granted\",node=\"0\"} 4194304\n",
+		"vtier_host_dram_share_bytes{kind=\"waiting\",node=\"0\"} 7\n",
+		"vtier_host_dram_share_bytes{kind=\"budget\",node=\"1\"} 2147483648\n",
+		"vtier_host_dram_share_bytes{kind=\"granted\",node=\"1\"} 1048576\n",
+		"vtier_vm_dram_share_bytes{domain=\"web\",uuid=\"\",kind=\"granted\",why=\"earned\","
+		"node=\"1\"} 1048576\n",
+	};
+	(void)state;
+	/* the host's sums are not samples of their own: a sum over node would count twice */
+	assert_null(strstr(text, "vtier_host_dram_share_bytes{kind=\"budget\"}"));
+	assert_metrics(text, want, G_N_ELEMENTS(want));
 }
 
 /* promtool does refuse what is wrong: the check above can fail. */
@@ -377,6 +423,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writer),
+		cmocka_unit_test(test_share_per_node),
 		cmocka_unit_test(test_promtool_refuses),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_http_free_in_flight),

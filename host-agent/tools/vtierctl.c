@@ -112,8 +112,12 @@ static void print_status(JsonObject *o)
 		g_autofree char *wanted = mib(iget(sh, "wanted"));
 		g_autofree char *prot = mib(iget(sh, "protected"));
 
-		printf("host DRAM share: %s MiB (%s; wanted %s MiB, protected %s MiB)\n", granted,
-		       sget(sh, "why"), wanted, prot);
+		g_autofree char *node = json_object_has_member(sh, "node") ?
+			g_strdup_printf(" of node %" G_GINT64_FORMAT,
+					json_object_get_int_member(sh, "node")) : g_strdup("");
+
+		printf("host DRAM share: %s MiB%s (%s; wanted %s MiB, protected %s MiB)\n", granted,
+		       node, sget(sh, "why"), wanted, prot);
 	}
 	printf("%-12s %-22s %9s %18s %7s %-6s %s\n", "BACKEND", "TYPE", "MiB", "HVA", "PAGE",
 	       "SHARE", "MAPPING");
