@@ -213,27 +213,21 @@ static void emit_fault_hist(GString *out, const struct family *f, const struct v
 static void emit_share(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
 	JsonObject *sh = vt_prom_object(v->stats, "share");
+	const char *node_label;
 	char node[16];
 
 	if (!sh)
 		return;
-	if (!json_object_has_member(sh, "node")) {
-		vt_prom_sample(out, f->name, v, vt_prom_num(sh, "granted"), "kind", "granted",
-			       "why", vt_prom_str(sh, "why"), NULL);
-		vt_prom_sample(out, f->name, v, vt_prom_num(sh, "wanted"), "kind", "wanted", "why",
-			       vt_prom_str(sh, "why"), NULL);
-		vt_prom_sample(out, f->name, v, vt_prom_num(sh, "protected"), "kind", "protected",
-			       "why", vt_prom_str(sh, "why"), NULL);
-		return;
-	}
-	/* per-node budgets: the node whose budget the VM's DRAM counts against */
+	/* per-node budgets: the node whose budget the VM's DRAM counts against (a NULL */
+	/* ... label name ends the list: no node label for a host-wide budget) */
+	node_label = json_object_has_member(sh, "node") ? "node" : NULL;
 	g_snprintf(node, sizeof(node), "%.0f", vt_prom_num(sh, "node"));
 	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "granted"), "kind", "granted", "why",
-		       vt_prom_str(sh, "why"), "node", node, NULL);
+		       vt_prom_str(sh, "why"), node_label, node, NULL);
 	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "wanted"), "kind", "wanted", "why",
-		       vt_prom_str(sh, "why"), "node", node, NULL);
+		       vt_prom_str(sh, "why"), node_label, node, NULL);
 	vt_prom_sample(out, f->name, v, vt_prom_num(sh, "protected"), "kind", "protected", "why",
-		       vt_prom_str(sh, "why"), "node", node, NULL);
+		       vt_prom_str(sh, "why"), node_label, node, NULL);
 }
 
 /*
