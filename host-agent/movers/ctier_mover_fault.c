@@ -121,14 +121,18 @@ static void log_poisoned(struct vt_ctier_mover *m, uint64_t offset, int ret, uin
 /*
  * A MISSING fault at @offset: from the store, else zeros; never garbage.
  * 1 filled, 0 nothing to do (already there, or poisoned / left waiting),
- * negative errno when the backend is lost.
+ * negative errno when the backend is lost. *@read_through: the page was read
+ * through (its copy kept); the caller counts it with the fault itself, so that
+ * a reader of the stats never sees one without the other.
  */
-static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
+static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf,
+			 bool *read_through)
 {
 	uint64_t page = offset / m->pager.page_size, n;
 	int ret = vt_store_get(m->store, page, buf);
 	bool through, reads;
 
+	*read_through = false;
 	if (ret == -EAGAIN) {
 		/* a remote page whose holders are silent: the vCPU waits, never zeros */
 		bool known = false;
@@ -194,8 +198,7 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 
 		if (around < 0)
 			return around;
-		if (through)
-			STAT_ADD(m, read_through, 1);
+		*read_through = through;
 	}
 	if (through)
 		return ret;
@@ -213,7 +216,7 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 {
 	struct vt_pager_fault f;
-	bool over, fenced;
+	bool over, fenced, through;
 	int ret;
 
 	for (;;) {
@@ -239,11 +242,12 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 			continue;
 		}
 		tier = vt_store_tier_of(m->store, f.offset / m->pager.page_size);
-		ret = serve_missing(m, f.offset, buf);
+		ret = serve_missing(m, f.offset, buf, &through);
 		ctm_serve_end(m);
 		if (ret < 0)
 			return ret;
 		g_mutex_lock(&m->lock);
+		m->stats.read_through += through;
 		if (ret == 1 && tier >= 0) {
 			uint64_t ns = vt_now_ns() - t0;
 
@@ -292,6 +296,7 @@ int ctm_remote_waiting(struct vt_ctier_mover *m, void *buf, int *due_ms)
 		m->waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 		for (unsigned int i = 0; i < again->len; i++) {
 			uint64_t offset = g_array_index(again, uint64_t, i);
+			bool through;
 			int r;
 
 			if (!ctm_serve_begin(m, offset)) {
@@ -299,10 +304,12 @@ int ctm_remote_waiting(struct vt_ctier_mover *m, void *buf, int *due_ms)
 				g_array_append_val(m->waiting, offset);
 				continue;
 			}
-			r = serve_missing(m, offset, buf);
+			r = serve_missing(m, offset, buf, &through);
 			ctm_serve_end(m);
 			if (r < 0)
 				return r;
+			if (through)
+				STAT_ADD(m, read_through, 1);
 		}
 		g_mutex_lock(&m->lock);
 		m->stats.waiting_now = m->waiting->len;
