@@ -223,25 +223,16 @@ char *vt_regions_check(GArray *regions, const struct vt_range *ranges, size_t n)
 
 void vt_sampler_init(struct vt_sampler *s)
 {
-	s->batch = g_array_new(FALSE, FALSE, sizeof(struct vt_probe));
-	s->slot = g_array_new(FALSE, FALSE, sizeof(guint));
-	s->keys = NULL;
-	s->index = NULL;
-	s->stamp = NULL;
-	s->cap = 0;
+	memset(s, 0, sizeof(*s));
 	s->cur = 1;
 	s->every = 1;
 }
 
 void vt_sampler_fini(struct vt_sampler *s)
 {
-	if (s->batch)
-		g_array_free(s->batch, TRUE);
-	if (s->slot)
-		g_array_free(s->slot, TRUE);
-	g_free(s->keys);
-	g_free(s->index);
-	g_free(s->stamp);
+	g_free(s->batch);
+	g_free(s->slot);
+	g_free(s->seen);
 }
 
 static uint64_t entry_key(uint64_t addr, unsigned int level)
@@ -253,88 +244,94 @@ static uint64_t entry_key(uint64_t addr, unsigned int level)
 static void seen_clear(struct vt_sampler *s)
 {
 	if (++s->cur == 0) {
-		memset(s->stamp, 0, s->cap * sizeof(*s->stamp));
+		for (size_t i = 0; i < s->cap; i++)
+			s->seen[i].stamp = 0;
 		s->cur = 1;
 	}
 }
 
 /* The slot of @key: its own, or the free one where it would go. */
-static size_t seen_slot(const struct vt_sampler *s, uint64_t key)
+static struct vt_seen *seen_slot(const struct vt_sampler *s, uint64_t key)
 {
 	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 20) & (s->cap - 1);
 
-	while (s->stamp[i] == s->cur && s->keys[i] != key)
+	while (s->seen[i].stamp == s->cur && s->seen[i].key != key)
 		i = (i + 1) & (s->cap - 1);
-	return i;
+	return &s->seen[i];
 }
 
-/* Keep the table at most half full: grow, and enter the batch's entries again. */
-static void seen_reserve(struct vt_sampler *s)
+/*
+ * Room for @more entries beyond the batch's: the batch array, and a table at
+ * most half full (grown, the batch's entries entered again). Once per step,
+ * not per probe: batch_add() then neither allocates nor calls out.
+ */
+static void sampler_reserve(struct vt_sampler *s, size_t more)
 {
-	if (2 * (s->batch->len + 1) <= s->cap)
-		return;
-	s->cap = MAX(1024, 2 * s->cap);
-	g_free(s->keys);
-	g_free(s->index);
-	g_free(s->stamp);
-	s->keys = g_new(uint64_t, s->cap);
-	s->index = g_new(unsigned int, s->cap);
-	s->stamp = g_new0(unsigned int, s->cap);
-	s->cur = 1;
-	for (unsigned int b = 0; b < s->batch->len; b++) {
-		const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe, b);
-		uint64_t key = entry_key(p->addr, p->level);
-		size_t i = seen_slot(s, key);
+	size_t want = s->len + more;
 
-		if (s->stamp[i] == s->cur)
+	if (want > s->alloc) {
+		s->alloc = MAX(want, 2 * s->alloc);
+		s->batch = g_renew(struct vt_probe, s->batch, s->alloc);
+	}
+	if (2 * want <= s->cap)
+		return;
+	s->cap = MAX(1024, s->cap);
+	while (2 * want > s->cap)
+		s->cap *= 2;
+	g_free(s->seen);
+	s->seen = g_new0(struct vt_seen, s->cap);
+	s->cur = 1;
+	for (unsigned int b = 0; b < s->len; b++) {
+		struct vt_seen *e = seen_slot(s, entry_key(s->batch[b].addr, s->batch[b].level));
+
+		if (e->stamp == s->cur)
 			continue;	/* an entry twice in the batch: keep the first */
-		s->keys[i] = key;
-		s->index[i] = b;
-		s->stamp[i] = s->cur;
+		e->key = entry_key(s->batch[b].addr, s->batch[b].level);
+		e->index = b;
+		e->stamp = s->cur;
 	}
 }
 
 /* Add a probe to the batch unless its entry is already there; return its index. */
-static unsigned int batch_add(struct vt_sampler *s, uint64_t addr, unsigned int level)
+static inline unsigned int batch_add(struct vt_sampler *s, uint64_t addr, unsigned int level)
 {
 	uint64_t key = entry_key(addr, level);
-	struct vt_probe p = { .addr = addr, .level = (uint8_t)level };
-	size_t i;
+	struct vt_seen *e = seen_slot(s, key);
 
-	seen_reserve(s);
-	i = seen_slot(s, key);
-	if (s->stamp[i] == s->cur)
-		return s->index[i];
-	g_array_append_val(s->batch, p);
-	s->keys[i] = key;
-	s->index[i] = s->batch->len - 1;
-	s->stamp[i] = s->cur;
-	return s->batch->len - 1;
+	if (e->stamp == s->cur)
+		return e->index;
+	s->batch[s->len] = (struct vt_probe){ .addr = addr, .level = (uint8_t)level };
+	e->key = key;
+	e->index = (unsigned int)s->len;
+	e->stamp = s->cur;
+	return (unsigned int)s->len++;
 }
 
 int vt_sampler_check(struct vt_sampler *s, struct vt_access_source *src, GArray *regions)
 {
-	unsigned int next = 0;
+	size_t nr = 0, next = 0;
 	int ret;
 
-	g_array_set_size(s->batch, 0);
-	g_array_set_size(s->slot, 0);
+	vt_for_each_region(r, regions)
+		nr += r->nr_prepared;
+	s->len = 0;
 	seen_clear(s);
-	vt_for_each_region(r, regions) {
-		for (unsigned int k = 0; k < r->nr_prepared; k++) {
-			guint idx = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
-
-			g_array_append_val(s->slot, idx);
-		}
+	sampler_reserve(s, nr);
+	if (nr > s->slot_alloc) {
+		s->slot_alloc = MAX(nr, 2 * s->slot_alloc);
+		s->slot = g_renew(unsigned int, s->slot, s->slot_alloc);
 	}
-	s->checked = s->batch->len;
-	ret = vt_source_batch(src, (struct vt_probe *)(void *)s->batch->data, s->batch->len);
+	vt_for_each_region(r, regions)
+		for (unsigned int k = 0; k < r->nr_prepared; k++)
+			s->slot[next++] = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
+	s->checked = (unsigned int)s->len;
+	ret = vt_source_batch(src, s->batch, s->len);
 	if (ret < 0)
 		return ret;
+	next = 0;
 	vt_for_each_region(r, regions) {
 		for (unsigned int k = 0; k < r->nr_prepared; k++) {
-			guint idx = g_array_index(s->slot, guint, next++);
-			const struct vt_probe *p = &g_array_index(s->batch, struct vt_probe, idx);
+			const struct vt_probe *p = &s->batch[s->slot[next++]];
 
 			r->checked[k] = *p;
 			if (p->result == VT_BIT_ABSENT)
@@ -354,10 +351,14 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 {
 	unsigned int every = s->every ? s->every : 1;
 	unsigned int checked = s->checked, i = 0;
+	size_t nr = 0;
 	int ret = 0;
 
 	/* the batch still holds (and the table indexes) the entries just checked */
-	g_array_set_size(s->batch, checked);
+	s->len = checked;
+	vt_for_each_region(r, regions)
+		nr += MIN(r->nr_probes, VT_REGION_MAX_PROBES);
+	sampler_reserve(s, nr);
 	vt_for_each_region(r, regions) {
 		if ((s->interval + i++) % every || r->nr_prepared || r->swept)
 			continue;
@@ -376,13 +377,12 @@ int vt_sampler_prepare(struct vt_sampler *s, struct vt_access_source *src, GArra
 		}
 	}
 	s->interval++;
-	if (s->batch->len > checked)
-		ret = vt_source_batch(src, &g_array_index(s->batch, struct vt_probe, checked),
-				      s->batch->len - checked);
+	if (s->len > checked)
+		ret = vt_source_batch(src, &s->batch[checked], s->len - checked);
 	/* later prepares in this interval must not take these for checked ones */
 	seen_clear(s);
 	s->checked = 0;
-	g_array_set_size(s->batch, 0);
+	s->len = 0;
 	return ret < 0 ? ret : 0;
 }
 

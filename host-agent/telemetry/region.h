@@ -120,13 +120,19 @@ char *vt_regions_check(GArray *regions, const struct vt_range *ranges, size_t n)
 /* Picks the page-table level to sample at *@addr inside @r; may move *@addr within @r. */
 typedef unsigned int (*vt_pick_level_fn)(const struct vt_region *r, uint64_t *addr, void *arg);
 
+/* One slot of the sampler's entry table (open addressing, one cache line touch). */
+struct vt_seen {
+	uint64_t key;
+	unsigned int index;	/* batch index of the entry */
+	unsigned int stamp;	/* in use when it is the table's current stamp */
+};
+
 struct vt_sampler {
-	GArray *batch;		/* struct vt_probe */
-	GArray *slot;		/* guint: batch index of each region's prepared probe, in order */
-	/* entries in the batch this interval: open addressing, key -> batch index */
-	uint64_t *keys;
-	unsigned int *index;
-	unsigned int *stamp;	/* a slot is in use when its stamp is the current one */
+	struct vt_probe *batch;	/* this step's entries, each once */
+	size_t len, alloc;
+	unsigned int *slot;	/* batch index of each region's prepared probe, in order */
+	size_t slot_alloc;
+	struct vt_seen *seen;	/* entries in the batch this interval: key -> batch index */
 	unsigned int cur;	/* current stamp; bumped to forget every entry at once */
 	size_t cap;		/* slots, a power of two */
 	unsigned int every;	/* sample each region every N intervals (budget) */
