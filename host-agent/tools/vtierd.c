@@ -5,6 +5,7 @@
  * foreground; under systemd (Type=notify) it reports READY=1 once serving.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,14 @@ int main(int argc, char **argv)
 	struct vt_budget_limits limits;
 	struct vt_daemon *d;
 
+	/*
+	 * A peer that closes its end must cost an EPIPE, not the daemon: libvirt's
+	 * client writes its socket with write(2), so a libvirtd that dropped us
+	 * (its keepalive timed out while we were stopped) would kill every VM's
+	 * tiering with SIGPIPE at our next RPC, as virsh and libvirtd themselves
+	 * ignore it. Our own sockets use MSG_NOSIGNAL; this covers the libraries.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_add_group(ctx, budget_group(&bopts));
 	g_option_context_set_description(ctx, "Control it with vtierctl. See docs/vtierd.md.");
