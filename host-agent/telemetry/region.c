@@ -260,6 +260,16 @@ static struct vt_seen *seen_slot(const struct vt_sampler *s, uint64_t key)
 	return &s->seen[i];
 }
 
+/* @p holding at least @want elements of @size bytes; *@alloc is its room. */
+static void *reserve_elems(void *p, size_t *alloc, size_t want, size_t size)
+{
+	if (want > *alloc) {
+		*alloc = MAX(want, 2 * *alloc);
+		p = g_realloc_n(p, *alloc, size);
+	}
+	return p;
+}
+
 /*
  * Room for @more entries beyond the batch's: the batch array, and a table at
  * most half full (grown, the batch's entries entered again). Once per step,
@@ -269,10 +279,7 @@ static void sampler_reserve(struct vt_sampler *s, size_t more)
 {
 	size_t want = s->len + more;
 
-	if (want > s->alloc) {
-		s->alloc = MAX(want, 2 * s->alloc);
-		s->batch = g_renew(struct vt_probe, s->batch, s->alloc);
-	}
+	s->batch = reserve_elems(s->batch, &s->alloc, want, sizeof(*s->batch));
 	if (2 * want <= s->cap)
 		return;
 	s->cap = MAX(1024, s->cap);
@@ -282,11 +289,12 @@ static void sampler_reserve(struct vt_sampler *s, size_t more)
 	s->seen = g_new0(struct vt_seen, s->cap);
 	s->cur = 1;
 	for (unsigned int b = 0; b < s->len; b++) {
-		struct vt_seen *e = seen_slot(s, entry_key(s->batch[b].addr, s->batch[b].level));
+		uint64_t key = entry_key(s->batch[b].addr, s->batch[b].level);
+		struct vt_seen *e = seen_slot(s, key);
 
 		if (e->stamp == s->cur)
 			continue;	/* an entry twice in the batch: keep the first */
-		e->key = entry_key(s->batch[b].addr, s->batch[b].level);
+		e->key = key;
 		e->index = b;
 		e->stamp = s->cur;
 	}
@@ -317,10 +325,7 @@ int vt_sampler_check(struct vt_sampler *s, struct vt_access_source *src, GArray 
 	s->len = 0;
 	seen_clear(s);
 	sampler_reserve(s, nr);
-	if (nr > s->slot_alloc) {
-		s->slot_alloc = MAX(nr, 2 * s->slot_alloc);
-		s->slot = g_renew(unsigned int, s->slot, s->slot_alloc);
-	}
+	s->slot = reserve_elems(s->slot, &s->slot_alloc, nr, sizeof(*s->slot));
 	vt_for_each_region(r, regions)
 		for (unsigned int k = 0; k < r->nr_prepared; k++)
 			s->slot[next++] = batch_add(s, r->prepared[k].addr, r->prepared[k].level);
