@@ -23,6 +23,9 @@
  *   kinds [from=SIZE]                      pages holding zeros, random bytes, text
  *   verify [report=N]                      check every page; "fail" when any is bad
  *   corrupt pages=N [seed=S]               fault injection for the checker's tests
+ *   progress                               the progress page: its guest-physical
+ *                                          and virtual address, cookie and count
+ *                                          (needs root)
  *   info | quit
  * Every reply ends with one line starting "ok", "fail" or "err".
  */
@@ -304,6 +307,20 @@ static int execute(struct wl_state *st, char *line, FILE *out)
         }
         wl_region_kinds(r, off / WL_PAGE_SIZE, &zero, &random, &corpus);
         return reply(out, RC_OK, "kinds zero=%zu random=%zu corpus=%zu", zero, random, corpus);
+    }
+    if (!strcmp(argv[0], "progress")) {
+        uint64_t gpa;
+        int rc = wl_gpa_of(r->progress, &gpa);
+
+        if (rc) {
+            return reply(out, RC_ERR, "progress: %s", rc == -EPERM ?
+                         "/proc/self/pagemap hides PFNs: run as root" : strerror(-rc));
+        }
+        return reply(out, RC_OK, "progress gpa=0x%llx addr=%p cookie=0x%llx accesses=%llu",
+                     (unsigned long long)gpa, (void *)r->progress,
+                     (unsigned long long)r->progress->cookie,
+                     (unsigned long long)__atomic_load_n(&r->progress->accesses,
+                                                         __ATOMIC_RELAXED));
     }
     if (!strcmp(argv[0], "info")) {
         return reply(out, RC_OK, "info pages=%zu bytes=%zu base=%p seed=%llu pid=%d", r->npages,

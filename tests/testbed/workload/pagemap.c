@@ -205,3 +205,27 @@ int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t 
     free(pfn);
     return 0;
 }
+
+int wl_gpa_of(const void *addr, uint64_t *gpa)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    uint64_t e;
+    ssize_t got;
+
+    if (fd < 0) {
+        return -errno;
+    }
+    got = pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr / WL_PAGE_SIZE * 8));
+    close(fd);
+    if (got != sizeof(e)) {
+        return got < 0 ? -errno : -EIO;
+    }
+    if (!(e & PM_PRESENT) || (e & PM_SWAPPED)) {
+        return -ENOENT;
+    }
+    if (!(e & PM_PFN_MASK)) {
+        return -EPERM;   /* PFNs hidden: not CAP_SYS_ADMIN */
+    }
+    *gpa = (e & PM_PFN_MASK) * WL_PAGE_SIZE + (uintptr_t)addr % WL_PAGE_SIZE;
+    return 0;
+}

@@ -254,7 +254,7 @@ static size_t slot_to_page(const struct wl_phase *p, uint64_t k)
 int wl_phase_run(struct wl_region *r, const struct wl_phase *p, struct wl_phase_result *res)
 {
     uint64_t total = 0, rng = wl_mix64(p->seed) | 1, perm_a = 1, perm_b = 0, seq = 0;
-    uint64_t t0, deadline, sink = 0;
+    uint64_t t0, deadline, sink = 0, done0;
     double *cdf = NULL;
 
     memset(res, 0, sizeof(*res));
@@ -288,6 +288,7 @@ int wl_phase_run(struct wl_region *r, const struct wl_phase *p, struct wl_phase_
             cdf[k] /= sum;
         }
     }
+    done0 = __atomic_load_n(&r->progress->accesses, __ATOMIC_RELAXED);
     t0 = now_us();
     deadline = p->duration_ms ? t0 + p->duration_ms * 1000 : UINT64_MAX;
     for (;;) {
@@ -298,8 +299,11 @@ int wl_phase_run(struct wl_region *r, const struct wl_phase *p, struct wl_phase_
         if (p->accesses && res->accesses >= p->accesses) {
             break;
         }
-        if ((res->accesses & 1023) == 0 && now_us() >= deadline) {
-            break;
+        if ((res->accesses & 1023) == 0) {
+            __atomic_store_n(&r->progress->accesses, done0 + res->accesses, __ATOMIC_RELAXED);
+            if (now_us() >= deadline) {
+                break;
+            }
         }
         switch (p->dist) {
         case WL_DIST_UNIFORM:
@@ -362,6 +366,7 @@ int wl_phase_run(struct wl_region *r, const struct wl_phase *p, struct wl_phase_
         }
         res->accesses++;
     }
+    __atomic_store_n(&r->progress->accesses, done0 + res->accesses, __ATOMIC_RELAXED);
     res->elapsed_us = now_us() - t0;
     res->sink = sink;
     free(cdf);

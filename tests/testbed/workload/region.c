@@ -11,6 +11,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "workload.h"
 
@@ -69,6 +70,16 @@ int wl_region_init(struct wl_region *r, size_t size_bytes, uint64_t seed, const 
     } else if (thp && !strcmp(thp, "always")) {
         madvise(base, len, MADV_HUGEPAGE);
     }
+    /* the progress page: locked, so that its guest-physical address holds */
+    r->progress = mmap(NULL, WL_PAGE_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (r->progress == MAP_FAILED) {
+        r->progress = NULL;
+        return -errno;
+    }
+    mlock(r->progress, WL_PAGE_SIZE);
+    r->progress->magic = WL_PROGRESS_MAGIC;
+    r->progress->cookie = wl_mix64(seed ^ (uint64_t)getpid() ^ (uint64_t)(uintptr_t)base) | 1;
     r->base = base;
     r->npages = len / WL_PAGE_SIZE;
     r->seed = seed;

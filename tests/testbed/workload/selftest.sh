@@ -84,8 +84,15 @@ if [ "$(id -u)" -eq 0 ]; then
     fi
     check "pagemap dump" 0 'ok pagemap pages=256 present=256' -- \
         "$wl" run --size 1M "pagemap out=$tmp/pm"
+    # the progress page counts every access of every phase, at a real address
+    check "progress counts every phase's accesses" 0 'ok progress gpa=0x[0-9a-f]*[1-9a-f][0-9a-f]* addr=0x[0-9a-f]+ cookie=0x[0-9a-f]+ accesses=7000$' -- \
+        "$wl" run --size 1M "phase accesses=5000" "phase dist=zipf accesses=2000 write_pct=10" progress
+    check "progress before any phase counts nothing" 0 'ok progress gpa=0x[0-9a-f]+ addr=0x[0-9a-f]+ cookie=0x[0-9a-f]+ accesses=0$' -- \
+        "$wl" run --size 1M progress
 else
     echo "skip hotset/pagemap checks: PFNs need root (CAP_SYS_ADMIN)"
+    check "progress needs root for its address" 2 'err progress: /proc/self/pagemap hides PFNs' -- \
+        "$wl" run --size 1M progress
 fi
 
 # server + client

@@ -32,6 +32,20 @@ int wl_region_set_mix(struct wl_region *r, const char *corpus_path, unsigned int
  */
 enum wl_content { WL_CONTENT_RANDOM, WL_CONTENT_MIX };
 
+/*
+ * The progress page: one locked page holding the count of every access of
+ * every phase so far, stored every 1024 accesses. "ctl progress" gives its
+ * guest-physical address and cookie, so that L1 reads two guests' counts at
+ * the same instant from their QEMUs' memory (tests/vtierd/tbprogress.c)
+ * instead of asking each guest in turn, a command's latency apart.
+ */
+#define WL_PROGRESS_MAGIC 0x7674696572707267ULL   /* "vtierprg" */
+struct wl_progress {
+    uint64_t magic;       /* WL_PROGRESS_MAGIC */
+    uint64_t cookie;      /* random, per server */
+    uint64_t accesses;    /* stored with __atomic_store_n, relaxed */
+};
+
 struct wl_region {
     uint8_t *base;
     size_t npages;
@@ -42,6 +56,7 @@ struct wl_region {
     size_t corpus_len;
     uint32_t *version;    /* per page; 0: never written */
     uint32_t *accesses;   /* per page, counted by the last phase */
+    struct wl_progress *progress;   /* a page of its own, locked */
 };
 
 struct wl_range {
@@ -116,5 +131,7 @@ int wl_hotset(const struct wl_region *r, const struct wl_phase *last,
 int wl_extents(const struct wl_region *r, size_t from, FILE *out, char *summary,
                size_t summary_len);
 int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t summary_len);
+/* The guest-physical address of the page at @addr (present, needs root); 0 or -errno. */
+int wl_gpa_of(const void *addr, uint64_t *gpa);
 
 #endif
