@@ -7,7 +7,8 @@
 # whatever favours one VM cancels: $ROUNDS rounds, tw0 tiered in the even
 # ones, tw1 in the odd ones, and
 #   slowdown = 1 - geometric mean over the rounds of (tiered rate / untiered rate)
-# (rates: accesses per second of the phases both ran in the same $MEASURE_S s),
+# (rates: accesses per second between two instants $MEASURE_S s apart, both
+# twins' counts read at each instant from L1: measure, below),
 # with the standard error of the mean ratio. The A/A case (neither tiered),
 # computed the same way, is the method's noise floor; every line quotes it.
 # Two groups, each on its own twins, each with its A/A case first:
@@ -158,32 +159,59 @@ held_mib() { # VM HVA: MiB of its guest RAM present on any node
     w=$(vtier-tbnuma where "$(tb_l2_pid "$1")" "$2" $((MEM * MIB))) || fail "where: $w"
     echo $(( ($(field "$w" node0) + $(field "$w" node1) + $(field "$w" node2)) / 256 ))
 }
-# both VMs run zipf phases of $PHASE_MS until $MEASURE_S s have passed;
-# writes "RATE_tw0 RATE_tw1" to /tmp/rates: accesses per second of each one's
-# phases (no subshell: a failure here fails the scenario)
+# each twin's progress page as vtier-tbprogress reads it: "PID:HVA:COOKIE"
+# (the guest RAM's address in QEMU plus the page's guest-physical address)
+progress_spec() {
+    local pid p base gpa cookie
+    pid=$(tb_l2_pid "$1")
+    p=$(tb_l2 "$1" 'vtier-workload ctl progress') || fail "$1: progress: $p"
+    gpa=$(echo "$p" | sed -n 's/.* gpa=\(0x[0-9a-f]*\) .*/\1/p')
+    cookie=$(echo "$p" | sed -n 's/.* cookie=\(0x[0-9a-f]*\) .*/\1/p')
+    base=$(vtier-tbprogress ram "$pid" $((MEM * MIB))) || fail "$1: guest RAM of QEMU $pid: $base"
+    [ -n "$gpa" ] && [ -n "$cookie" ] || fail "$1: progress: $p"
+    echo "$pid:$((base + gpa)):$cookie"
+}
+# both VMs run zipf phases of $PHASE_MS back to back; their access counts are
+# read from L1 at one instant once both run, and again $MEASURE_S s later
+# (vtier-tbprogress: the two reads of a pair are microseconds apart); writes
+# "RATE_tw0 RATE_tw1" to /tmp/rates: each one's accesses per second between
+# the two instants. (Rates from each guest's own phase log covered spans a
+# guest command's latency apart, 0.2-1 s under TCG, while the host's speed
+# swung 2-4x within seconds: A/A rounds off by up to 14 %.)
+qemu_ticks() { awk '{print $14 + $15}' "/proc/$(tb_l2_pid "$1")/stat"; }
 measure() {
-    local vm
+    local vm spec s0 s1 c0 c1
+    spec="$(progress_spec tw0) $(progress_spec tw1)"
     for vm in tw0 tw1; do
         tb_l2 "$vm" "rm -f /run/S.stop; (while [ ! -e /run/S.stop ]; do
             vtier-workload ctl phase dist=zipf zipf_s=1.0 ranges=0-${RANGE}M \
                 duration_ms=$PHASE_MS write_pct=5 || { echo FAILED; exit 1; }; done; echo done) \
             > /run/S.log 2>&1 &"
     done
+    # both in their first phase (a phase's set-up, the zipf table, is part of the work)
+    sleep 1
+    # shellcheck disable=SC2086
+    s0=$(vtier-tbprogress read $spec) || fail "reading the twins' progress: $s0"
+    c0="$(qemu_ticks tw0) $(qemu_ticks tw1)"
     sleep "$MEASURE_S"
+    # shellcheck disable=SC2086
+    s1=$(vtier-tbprogress read $spec) || fail "reading the twins' progress: $s1"
+    c1="$(qemu_ticks tw0) $(qemu_ticks tw1)"
     for vm in tw0 tw1; do tb_l2 "$vm" 'touch /run/S.stop'; done
     for vm in tw0 tw1; do
         tb_l2 "$vm" -t 120 'while ! grep -q "^done\|^FAILED" /run/S.log; do sleep 0.2; done
             ! grep -q FAILED /run/S.log' || fail "$vm: phases failed: $(tb_l2 "$vm" 'tail -3 /run/S.log')"
     done
-    # the phases that ended while both ran: drop each one's last (it ran on
-    # alone after the other's stop) and first (its start was not together)
-    : > /tmp/rates
-    for vm in tw0 tw1; do
-        tb_l2 "$vm" 'grep "^ok phase" /run/S.log' > /tmp/phases || fail "$vm: no phase log"
-        sed '1d;$d' /tmp/phases |
-            awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); if (kv[1] == "accesses") a += kv[2];
-                 if (kv[1] == "ms") m += kv[2]}} END {printf "%.0f ", (m > 0 ? a * 1000 / m : 0)}' >> /tmp/rates
-    done
+    # the CPU each twin's QEMU got meanwhile (L1's clock ticks, 10 ms): a
+    # round's ratio beside the twins' shares of their CPU
+    set -- $c0 $c1
+    echo "progress: $s0 -> $s1; QEMU CPU ticks tw0 $(($3 - $1)), tw1 $(($4 - $2))"
+    # both counts moved on (a twin whose count stood still did not run)
+    echo "$s0 $s1" | awk '{split($1, t0, "="); split($3, a, "[=,]"); split($4, u1, "="); split($6, b, "[=,]")
+        ms = (u1[2] - t0[2]) / 1e6
+        if (ms <= 0 || b[2] <= a[2] || b[3] <= a[3]) exit 1
+        printf "%.0f %.0f ", (b[2] - a[2]) * 1000 / ms, (b[3] - a[3]) * 1000 / ms}' > /tmp/rates ||
+        fail "a twin did not progress between the reads ($s0 -> $s1)"
 }
 ratio() { awk "BEGIN {printf \"%.4f\", ($2 > 0 ? $1 / $2 : 0)}"; }
 # "SLOWDOWN SE" of the comma-separated ratios $1, in %: 100 * (1 - their
