@@ -27,7 +27,8 @@
 #     placement has settled, moves the cache to node 0 (move_pages, not
 #     vtierd: both start alike), uses it over and over for 6 s
 #     (vtier-tbrewrite: one byte a page, stored through a shared mapping;
-#     used on node 0) and syncs it, then counts vtierd's windows from
+#     used on node 0; in the telemetry round with the aging off until the
+#     sync) and syncs it, then counts vtierd's windows from
 #     that sync until half of the cache pages have left node 0 (their extents from the
 #     guest's /proc/kpageflags, their place from move_pages).
 #     Asserted: the COLD hints are accepted, age chunks, and the cache leaves
@@ -274,6 +275,17 @@ cold_round() {
 }
 cold_round_once() {
     local n0 i where d prev same w0
+    # telemetry: the waterfall's aging off while the round is set up, back at
+    # $AGE from the sync on. A cache chunk's idle windows count from the
+    # cache's write (dd) until the first pass of rewrites reaches it: the
+    # extents read, the cache moved to node 0, then a first pass of 3-10 s
+    # (2.9 and 10.0 s in the two rounds of one run in an L1 of its own), more
+    # on a slow day, and chunks late in the pass aged out before it reached
+    # them (5 starts in a row in one CI run on a slow host). What the round
+    # measures starts at the sync.
+    if [ "$1" = telemetry ]; then
+        ctl policy vm0 ctier_age_windows=0 > /dev/null || fail "policy ctier_age_windows=0"
+    fi
     tb_l2 vm0 "sync; echo 3 > /proc/sys/vm/drop_caches" || fail "drop_caches"
     # settled: 3 windows in a row that moved less than 16 chunks (32 MiB)
     prev=$(moves)
@@ -307,6 +319,9 @@ cold_round_once() {
         echo \$3 > dirty_expire_centisecs; echo \$4 > dirty_writeback_centisecs
         rm /run/cache.src && [ \$rc = 0 ] &&
         echo \"$1: rewritten (\$r), synced in \$((\$(date +%s) - mid)) s\"" || fail "rewriting the cache"
+    if [ "$1" = telemetry ]; then
+        ctl policy vm0 ctier_age_windows="$AGE" > /dev/null || fail "policy ctier_age_windows=$AGE"
+    fi
     w0=$(windows)
     where=$(vtier-tbnuma where-gpa "$pid" "$hva" /run/cache.ext) || fail "where-gpa: $where"
     n0=$(field "$where" node0)
