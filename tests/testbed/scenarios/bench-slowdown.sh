@@ -178,7 +178,15 @@ progress_spec() {
 # the two instants. (Rates from each guest's own phase log covered spans a
 # guest command's latency apart, 0.2-1 s under TCG, while the host's speed
 # swung 2-4x within seconds: A/A rounds off by up to 14 %.)
-qemu_ticks() { awk '{print $14 + $15}' "/proc/$(tb_l2_pid "$1")/stat"; }
+# "PROCESS VCPU": CPU ticks of VM $1's QEMU and of its vCPU thread ("CPU 0/KVM")
+qemu_ticks() {
+    local p t v=0
+    p=/proc/$(tb_l2_pid "$1")
+    for t in "$p"/task/*; do
+        case $(cat "$t/comm" 2> /dev/null) in "CPU "*) v=$(awk '{print $14 + $15}' "$t/stat") ;; esac
+    done
+    echo "$(awk '{print $14 + $15}' "$p/stat") $v"
+}
 measure() {
     local vm spec s0 s1 c0 c1
     spec="$(progress_spec tw0) $(progress_spec tw1)"
@@ -202,10 +210,12 @@ measure() {
         tb_l2 "$vm" -t 120 'while ! grep -q "^done\|^FAILED" /run/S.log; do sleep 0.2; done
             ! grep -q FAILED /run/S.log' || fail "$vm: phases failed: $(tb_l2 "$vm" 'tail -3 /run/S.log')"
     done
-    # the CPU each twin's QEMU got meanwhile (L1's clock ticks, 10 ms): a
-    # round's ratio beside the twins' shares of their CPU
+    # the CPU each twin's QEMU and its vCPU thread got meanwhile (L1's clock
+    # ticks, 10 ms): a round's ratio beside the twins' shares of their CPU
+    # shellcheck disable=SC2086
     set -- $c0 $c1
-    echo "progress: $s0 -> $s1; QEMU CPU ticks tw0 $(($3 - $1)), tw1 $(($4 - $2))"
+    echo "progress: $s0 -> $s1; QEMU CPU ticks tw0 $(($5 - $1)) (vCPU $(($6 - $2)))," \
+        "tw1 $(($7 - $3)) (vCPU $(($8 - $4)))"
     # both counts moved on (a twin whose count stood still did not run)
     echo "$s0 $s1" | awk '{split($1, t0, "="); split($3, a, "[=,]"); split($4, u1, "="); split($6, b, "[=,]")
         ms = (u1[2] - t0[2]) / 1e6
