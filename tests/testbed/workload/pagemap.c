@@ -16,11 +16,11 @@
 #define PM_SWAPPED (1ULL << 62)
 #define PM_PFN_MASK ((1ULL << 55) - 1)
 
-/* Fills pfn[0..n) for pages first..first+n; 0 for a page not present. */
-static int read_pfns(const struct wl_region *r, size_t first, size_t n, uint64_t *pfn)
+/* Fills pfn[0..n) for the n pages from @start on; 0 for a page not present. */
+static int read_pfns(const void *start, size_t n, uint64_t *pfn)
 {
     int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    off_t off = (off_t)((uintptr_t)(r->base + first * WL_PAGE_SIZE) / WL_PAGE_SIZE * 8);
+    off_t off = (off_t)((uintptr_t)start / WL_PAGE_SIZE * 8);
     size_t done = 0;
     bool any_present = false, any_pfn = false;
 
@@ -120,7 +120,7 @@ static int write_extents(const struct wl_region *r, bool (*want)(size_t page, co
     if (!pfn) {
         return -ENOMEM;
     }
-    rc = read_pfns(r, 0, r->npages, pfn);
+    rc = read_pfns(r->base, r->npages, pfn);
     if (rc) {
         free(pfn);
         return rc;
@@ -190,7 +190,7 @@ int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t 
     if (!pfn) {
         return -ENOMEM;
     }
-    rc = read_pfns(r, 0, r->npages, pfn);
+    rc = read_pfns(r->base, r->npages, pfn);
     if (rc) {
         free(pfn);
         return rc;
@@ -208,24 +208,15 @@ int wl_pagemap_dump(const struct wl_region *r, FILE *out, char *summary, size_t 
 
 int wl_gpa_of(const void *addr, uint64_t *gpa)
 {
-    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    uint64_t e;
-    ssize_t got;
+    uint64_t pfn;
+    int rc = read_pfns(addr, 1, &pfn);
 
-    if (fd < 0) {
-        return -errno;
+    if (rc) {
+        return rc;
     }
-    got = pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr / WL_PAGE_SIZE * 8));
-    close(fd);
-    if (got != sizeof(e)) {
-        return got < 0 ? -errno : -EIO;
+    if (!pfn) {
+        return -ENOENT;   /* not present */
     }
-    if (!(e & PM_PRESENT) || (e & PM_SWAPPED)) {
-        return -ENOENT;
-    }
-    if (!(e & PM_PFN_MASK)) {
-        return -EPERM;   /* PFNs hidden: not CAP_SYS_ADMIN */
-    }
-    *gpa = (e & PM_PFN_MASK) * WL_PAGE_SIZE + (uintptr_t)addr % WL_PAGE_SIZE;
+    *gpa = pfn * WL_PAGE_SIZE + (uintptr_t)addr % WL_PAGE_SIZE;
     return 0;
 }
