@@ -171,13 +171,6 @@ progress_spec() {
     [ -n "$gpa" ] && [ -n "$cookie" ] || fail "$1: progress: $p"
     echo "$pid:$((base + gpa)):$cookie"
 }
-# both VMs run zipf phases of $PHASE_MS back to back; their access counts are
-# read from L1 at one instant once both run, and again $MEASURE_S s later
-# (vtier-tbprogress: the two reads of a pair are microseconds apart); writes
-# "RATE_tw0 RATE_tw1" to /tmp/rates: each one's accesses per second between
-# the two instants. (Rates from each guest's own phase log covered spans a
-# guest command's latency apart, 0.2-1 s under TCG, while the host's speed
-# swung 2-4x within seconds: A/A rounds off by up to 14 %.)
 # "PROCESS VCPU": CPU ticks of VM $1's QEMU and of its vCPU thread ("CPU 0/KVM")
 qemu_ticks() {
     local p t v=0
@@ -187,6 +180,13 @@ qemu_ticks() {
     done
     echo "$(awk '{print $14 + $15}' "$p/stat") $v"
 }
+# both VMs run zipf phases of $PHASE_MS back to back; their access counts are
+# read from L1 at one instant once both run, and again $MEASURE_S s later
+# (vtier-tbprogress: the two reads of a pair are microseconds apart); writes
+# "RATE_tw0 RATE_tw1" to /tmp/rates: each one's accesses per second between
+# the two instants. (Rates from each guest's own phase log covered spans a
+# guest command's latency apart, 0.2-1 s under TCG, while the host's speed
+# swung 2-4x within seconds: A/A rounds off by up to 14 %.)
 measure() {
     local vm spec s0 s1 c0 c1
     spec="$(progress_spec tw0) $(progress_spec tw1)"
