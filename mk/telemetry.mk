@@ -15,7 +15,8 @@ check-telemetry: build
 	tests/scenarios/telemetry-bars.sh $(VTIER_BENCH)
 
 # the same bars at several seeds (the sampler's and the simulator's random
-# streams): how often they hold; about 3 min a seed
+# streams): how often they hold; about 3 min a seed. TELEMETRY_BARS="NAME ..."
+# runs only those bars (their names: tests/scenarios/telemetry-bars.sh)
 TELEMETRY_SEEDS ?= 1 2 3 4 5 6 7 8 9 10
 bench-telemetry-seeds: build
 	tests/scenarios/telemetry-bars.sh --report $(VTIER_BENCH) $(TELEMETRY_SEEDS)

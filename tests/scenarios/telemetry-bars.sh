@@ -7,7 +7,8 @@
 # bench-telemetry-seeds` at several seeds, which the bars do not all hold
 # (docs/telemetry.md, "Seeds").
 #
-# usage: telemetry-bars.sh [--report] VTIER_BENCH [SEED...]     (default: seed 1)
+# usage: [TELEMETRY_BARS="NAME..."] telemetry-bars.sh [--report] VTIER_BENCH [SEED...]
+# (default: every bar, seed 1)
 # Every line runs at every seed: one summary line each, then the tally. Exit 1
 # if a run failed its bars, unless --report (a benchmark: the tally is the
 # result); exit 2 if vtier-bench could not run.
@@ -41,6 +42,7 @@ runs=0 failed=0
 bar() {
     local name=$1 conv=$2 pr=$3 checks=$4 seed out rc
     shift 4
+    case " ${TELEMETRY_BARS:-$name} " in *" $name "*) ;; *) return 0 ;; esac
     for seed in "${seeds[@]}"; do
         out=$("$bench" telemetry --seed "$seed" "${both[@]}" "$@" --expect-converge "$conv" \
             --expect-pr "$pr" --expect-checks "$checks" 2>&1)
