@@ -138,7 +138,10 @@ done
 # tags ab-a1, ab-b1, ab-a2, ab-b2: a is this tree). Then the main run's
 # protocol for each, alternately, twice each (tags ab-main-a1 ...): both
 # workloads stopped (an idle guest) for the warm-up, A continued at window 0,
-# stopped and B continued after window TDP_SWITCH.
+# stopped and B continued after window TDP_SWITCH. TB_TDP_AB_PROFILER names
+# the profiler both sides run (telescope-bounded unless set; a change to
+# telescope-flex alone is measured with telescope-flex).
+AB_PROFILER=${TB_TDP_AB_PROFILER:-telescope-bounded}
 if [ -x /opt/vtier/bin/vtier-bench-b ]; then
     cat > /tmp/ab-start.sh <<EOS
 . /tb/in/config.env; . /tb/in/tb.sh
@@ -148,13 +151,13 @@ EOS
 . /tb/in/config.env; . /tb/in/tb.sh
 tb_l2 vm0 'kill -STOP \$(cat /run/a.pid); kill -CONT \$(cat /run/b.pid)'
 EOS
-    tb_step "A/B: this tree's vtier-bench (a) and vtier-bench-b (b), telescope-bounded on hot set B, $TDP_FLUSH_WINDOWS windows, alternately"
+    tb_step "A/B: this tree's vtier-bench (a) and vtier-bench-b (b), $AB_PROFILER on hot set B, $TDP_FLUSH_WINDOWS windows, alternately"
     for round in 1 2; do
         for side in a b; do
             bin=/opt/vtier/bin/vtier-bench
             [ $side = b ] && bin=/opt/vtier/bin/vtier-bench-b
             env LD_LIBRARY_PATH=/opt/vtier/lib "$bin" tdp --qmp "/run/tb/vm0.qmp" \
-                --profiler telescope-bounded --windows "$TDP_FLUSH_WINDOWS" \
+                --profiler "$AB_PROFILER" --windows "$TDP_FLUSH_WINDOWS" \
                 --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
                 --hotset /tmp/hot-b.txt --result-tag "ab-$side$round" \
                 > "/tmp/bench-ab-$side$round.txt" 2>&1 || tb_fail "vtier-bench tdp (A/B, $side$round): exit status $?"
@@ -168,7 +171,7 @@ EOS
             [ $side = b ] && bin=/opt/vtier/bin/vtier-bench-b
             tb_l2 vm0 'kill -STOP $(cat /run/a.pid) $(cat /run/b.pid)'
             env LD_LIBRARY_PATH=/opt/vtier/lib "$bin" tdp --qmp "/run/tb/vm0.qmp" \
-                --profiler telescope-bounded --windows "$TDP_WINDOWS" \
+                --profiler "$AB_PROFILER" --windows "$TDP_WINDOWS" \
                 --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
                 --hotset /tmp/hot-a.txt --hotset /tmp/hot-b.txt \
                 --warmup "$TDP_WARMUP" --start-cmd "sh /tmp/ab-start.sh" \
