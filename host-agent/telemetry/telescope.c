@@ -105,9 +105,9 @@ struct pick_arg {
  * Nor does a lukewarm region (texture) overshoot: memory touched thinly
  * everywhere sets the bit of every entry above it, so the overshooting entry
  * read it young in every probe. vm-lukewarm's 6 MiB of thin kernel memory,
- * kept as pieces of 1.8-2 MiB, read hot at accesses 1.000 in 20-36 windows of
- * 30 at each of ten seeds, and flex settled in 8-15 windows, or never, at
- * eight of them.
+ * kept as pieces of 1.8-2 MiB, read hot at accesses 1.000 (18-36 region-windows
+ * of 30 windows a seed, bounded's and flex's runs together, at seeds 1-10),
+ * and flex settled in 8-15 windows, or never, at eight of the ten seeds.
  */
 static unsigned int telescope_pick(const struct vt_region *r, uint64_t *addr, void *arg)
 {
