@@ -19,8 +19,8 @@ static char *reply_error(const GError *e);
 
 /*
  * A policy request waiting for the VM's worker to apply it: the control
- * reply goes out once the engine restarted (or refused), without the main
- * loop waiting.
+ * reply goes out once the worker took it (or the engine refused it), without
+ * the main loop waiting.
  */
 struct policy_wait {
 	struct vt_control_deferred *reply;	/* NULL once the client is gone */
@@ -154,7 +154,8 @@ static int set_policy(struct vt_daemon *d, struct vt_vm *vm, const struct vt_vm_
 		*out = p;
 	if (memcmp(&old, &p, sizeof(old)) == 0)
 		return 0;
-	/* the worker restarts the engine; a refusal there keeps the old policy
+	/* the worker takes it, restarting the engine unless only live keys
+	 * changed (vt_vm_policy_live()); a refusal there keeps the old policy
 	 * and says why in the log and in vtierctl status (policy_refused) */
 	w = defer && d->ctl ? g_new0(struct policy_wait, 1) : NULL;
 	if (w) {

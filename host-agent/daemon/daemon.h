@@ -115,8 +115,9 @@ void vt_daemon_backend_gone(struct vt_daemon *d, struct vt_vm *vm, struct vt_bac
 /* A backend came, went or moved: the VM's engine restarts on its RAM and tiers. */
 void vt_daemon_backend_ranges_changed(struct vt_daemon *d, struct vt_vm *vm);
 /*
- * Apply "KEY=VALUE" assignments to @vm's policy (all or nothing) and have its
- * worker restart the engine; @out (may be NULL) gets the new policy.
+ * Apply "KEY=VALUE" assignments to @vm's policy (all or nothing) and hand it
+ * to its worker (vt_vm_worker_post_policy()); @out (may be NULL) gets the new
+ * policy.
  */
 bool vt_daemon_set_policy(struct vt_daemon *d, struct vt_vm *vm, char *const *set, unsigned int n,
 			  struct vt_vm_policy *out, GError **error);

@@ -72,6 +72,7 @@ void vt_vm_status_to_json(struct vt_vm *vm, JsonBuilder *b)
 	}
 	vt_json_add_u64(b, "ram_bytes", vm->ram_bytes);
 	vt_json_add_u64(b, "windows", vm->stats.windows);
+	vt_json_add_u64(b, "engine_starts", vm->engine_starts);
 	vt_json_add_str(b, "last_error", vm->last_error);
 	vt_json_add_str(b, "policy_refused", vm->policy_refused);
 	vt_json_key(b, "migration");

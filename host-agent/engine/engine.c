@@ -189,6 +189,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		g_strlcpy(vm->profiler_name, "none", sizeof(vm->profiler_name));
 		g_strlcpy(vm->profiler_why, "mode=off: profiling detached",
 			  sizeof(vm->profiler_why));
+		vm->engine_starts++;
 		return true;
 	}
 	ranges = g_new0(struct vt_range, vm->ram->len);
@@ -233,6 +234,7 @@ bool vt_engine_start(struct vt_vm *vm, vt_engine_failed_fn failed, void *opaque,
 		g_source_set_callback(vm->window_src, window_cb, vm, NULL);
 		g_source_attach(vm->window_src, vm->ctx);
 	}
+	vm->engine_starts++;
 	return true;
 }
 

@@ -66,7 +66,13 @@ static gboolean apply_policy(gpointer data)
 	g_mutex_lock(&vm->lock);
 	old = vm->policy;
 	vm->policy = m->policy;
-	if (!vt_vm_worker_engine_start(vm, &e)) {
+	if (vt_vm_policy_live(&old, &m->policy)) {
+		/* read afresh at the next window: the profiler keeps its regions */
+		vm->policy_refused[0] = '\0';
+		g_mutex_unlock(&vm->lock);
+		vt_registry_log(vm->reg, G_LOG_LEVEL_MESSAGE, vm->name,
+				"policy: applied at the next window (engine not restarted)");
+	} else if (!vt_vm_worker_engine_start(vm, &e)) {
 		/* the old policy stays; the reason is where the operator looks */
 		vm->policy = old;
 		vt_vm_worker_engine_start(vm, NULL);

@@ -15,8 +15,9 @@
 /* Run the VM's engine on its own thread from now on. 0 or -errno. */
 int vt_vm_worker_start(struct vt_vm *vm);
 /*
- * Ask the worker to apply @policy and restart the engine (on failure it keeps
- * the old one); @done (may be NULL) then runs on the main loop with NULL or
+ * Ask the worker to apply @policy: at the next window when only live keys
+ * changed (vt_vm_policy_live()), else by restarting the engine (on failure it
+ * keeps the old one); @done (may be NULL) then runs on the main loop with NULL or
  * the reason of the refusal.
  */
 typedef void (*vt_vm_policy_done_fn)(void *arg, const char *error);

@@ -226,6 +226,8 @@ struct vt_vm {
 	/* on ctx: a start whose profiler failed, tried again (engine.c) */
 	GSource *engine_retry_src;
 	unsigned int engine_retries;	/* tries since the last start that worked */
+	uint64_t engine_starts;		/* starts that worked: attach, new RAM, a policy
+					 * key that is not live (vt_vm_policy_live()) */
 	vt_engine_window_fn engine_window;	/* optional, set by the owner */
 	/* live migration (migration/migration.h): the worker writes under lock */
 	struct vt_vm_migration migration;

@@ -482,6 +482,22 @@ uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_
 	return share;
 }
 
+/*
+ * A key added to struct vt_vm_policy must be sorted into one of
+ * vt_vm_policy_live()'s two kinds; this size (LP64) stops the build until it is.
+ */
+_Static_assert(sizeof(struct vt_vm_policy) == 312,
+	       "struct vt_vm_policy changed: does the new key restart the engine?");
+
+bool vt_vm_policy_live(const struct vt_vm_policy *a, const struct vt_vm_policy *b)
+{
+	/* the keys the engine reads only when it starts: observe.c, engine.c */
+	return a->mode == b->mode && a->window_ms == b->window_ms &&
+	       a->sample_ms == b->sample_ms && a->chunk_bytes == b->chunk_bytes &&
+	       strcmp(a->profiler, b->profiler) == 0 && a->tdp_flush == b->tdp_flush &&
+	       strcmp(a->tiers, b->tiers) == 0 && a->hints == b->hints;
+}
+
 void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
 {
 	json_builder_begin_object(b);

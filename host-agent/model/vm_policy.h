@@ -82,6 +82,15 @@ bool vt_vm_policy_set(struct vt_vm_policy *p, const char *key, const char *value
  */
 bool vt_vm_policy_apply(struct vt_vm_policy *p, char *const *assignments, unsigned int n,
 			GError **error);
+/*
+ * Do @a and @b differ only in keys the engine reads afresh each window: the
+ * placement's (budget, hot_threshold, thrash_windows, thrash_step, move_hold,
+ * ctier_age_windows, placement, tco_alpha), the DRAM limits (dram_limit,
+ * dram_share, dram_min, weight), balloon and migration_extra? Such a change
+ * takes effect at the next window without restarting the engine: the profiler
+ * keeps what it learnt. Any other key, and any key added later, restarts it.
+ */
+bool vt_vm_policy_live(const struct vt_vm_policy *a, const struct vt_vm_policy *b);
 /* The constraints between keys; false with @error naming them. */
 bool vt_vm_policy_check(const struct vt_vm_policy *p, GError **error);
 const char *vt_mode_name(enum vt_mode mode);

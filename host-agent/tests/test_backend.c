@@ -1803,7 +1803,7 @@ static void test_views_pinned(void **state)
 	stats_shape = json_pin_shape(stats);
 	close(s);
 	assert_true(json_pin_matches("status", status_shape,
-		"5a0ec66fd30188a93ee7317cebf788c449719927502d2148d01eee984cba47aa"));
+		"7c855740165480811c35672a2cd4ecfe035d3c27b45d9ca52a6d3930fcbd3e21"));
 	assert_true(json_pin_matches("stats", stats_shape,
 		"453eca884424781e5d1619f82ee36ab52cebe584c2023f1b771f53659433253b"));
 }
@@ -1870,6 +1870,60 @@ static void test_engine_start_retried(void **state)
 	spin(50);
 }
 
+/* The VM's engine starts so far, and whether its policy's budget is @budget. */
+static uint64_t engine_starts(struct vt_vm *vm, uint64_t budget, bool *has_budget)
+{
+	uint64_t n;
+
+	g_mutex_lock(&vm->lock);
+	n = vm->engine_starts;
+	*has_budget = vm->policy.budget_bytes == budget;
+	g_mutex_unlock(&vm->lock);
+	return n;
+}
+
+/*
+ * A key the engine reads each window is taken without a restart (the
+ * profiler keeps its state); a key it reads only when it starts restarts it.
+ */
+static void test_policy_live_keys(void **state)
+{
+	struct fixture *f = *state;
+	char *const live[] = { "budget=64MiB", "placement=tco", "hot_threshold=0.2" };
+	char *const restart[] = { "budget=32MiB", "window_ms=500" };
+	g_autoptr(GError) e = NULL;
+	struct vt_vm *vm;
+	uint64_t starts, now;
+	char msg[128];
+	bool has;
+	int s;
+
+	assert_int_equal(hello(f, (uint32_t)getpid(), 0, 1, "mem0", &s, msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	/* the worker starts the engine after the attach */
+	assert_true(SPIN_UNTIL(engine_starts(vm, 0, &has) >= 1, 5000));
+	spin(100);
+	starts = engine_starts(vm, 0, &has);
+	assert_true(vt_daemon_set_policy(f->d, vm, live, G_N_ELEMENTS(live), NULL, &e));
+	assert_true(SPIN_UNTIL((engine_starts(vm, 64ULL << 20, &has), has), 5000));
+	spin(50);
+	now = engine_starts(vm, 64ULL << 20, &has);
+	assert_int_equal(now, starts);
+	g_mutex_lock(&vm->lock);
+	assert_int_equal(vm->policy.placement, VT_PLACEMENT_TCO);
+	assert_string_equal(vm->policy_refused, "");
+	g_mutex_unlock(&vm->lock);
+	/* with a key that is not live among them, the engine restarts once */
+	assert_true(vt_daemon_set_policy(f->d, vm, restart, G_N_ELEMENTS(restart), NULL, &e));
+	assert_true(SPIN_UNTIL((engine_starts(vm, 32ULL << 20, &has), has), 5000));
+	spin(50);
+	now = engine_starts(vm, 32ULL << 20, &has);
+	assert_int_equal(now, starts + 1);
+	close(s);
+	spin(50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1885,6 +1939,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats_carry_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_views_pinned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_start_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_policy_live_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),

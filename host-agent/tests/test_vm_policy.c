@@ -437,6 +437,65 @@ static void test_apply(void **state)
 	assert_int_equal(vt_vm_policy_dram_allowance(&p, 1ULL << 30), 100ULL << 20);
 }
 
+/*
+ * Which keys a running engine takes at its next window (vt_vm_policy_live())
+ * and which restart it: every key once, each from a base it is valid on.
+ */
+static void test_live_keys(void **state)
+{
+	static const struct {
+		const char *base;	/* assignments first, or NULL */
+		const char *set;
+		bool live;
+	} cases[] = {
+		{ NULL, "mode=observe", false },
+		{ NULL, "dram_limit=1GiB", true },
+		{ NULL, "dram_max=1GiB", true },
+		{ "dram_max=1GiB", "dram_min=256MiB", true },
+		{ NULL, "weight=300", true },
+		{ NULL, "dram_share=0.5", true },
+		{ NULL, "budget=64MiB", true },
+		{ NULL, "window_ms=500", false },
+		{ NULL, "sample_ms=10", false },
+		{ NULL, "hot_threshold=0.2", true },
+		{ NULL, "thrash_windows=8", true },
+		{ NULL, "thrash_step=0.1", true },
+		{ NULL, "move_hold=2", true },
+		{ NULL, "chunk=4MiB", false },
+		{ NULL, "profiler=damon-kernel", false },
+		{ NULL, "tdp_flush=window", false },
+		{ NULL, "ctier_age_windows=5", true },
+		{ NULL, "placement=tco", true },
+		{ NULL, "tco_alpha=0.3", true },
+		{ NULL, "tiers=lz4", false },
+		{ NULL, "hints=on", false },
+		{ "hints=on", "balloon=256MiB", true },
+		{ NULL, "migration_extra=64MiB", true },
+	};
+	const char *const *k;
+	unsigned int nr_keys = 0;
+
+	(void)state;
+	for (k = vt_vm_policy_keys(); *k; k++)
+		nr_keys++;
+	assert_int_equal(G_N_ELEMENTS(cases), nr_keys);	/* a new key gets its case */
+	for (unsigned int i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct vt_vm_policy a, b;
+		char *base[] = { (char *)cases[i].base }, *set[] = { (char *)cases[i].set };
+		g_autoptr(GError) e = NULL;
+
+		vt_vm_policy_default(&a);
+		if (cases[i].base)
+			assert_true(vt_vm_policy_apply(&a, base, 1, &e));
+		b = a;
+		assert_true(vt_vm_policy_apply(&b, set, 1, &e));
+		assert_true(memcmp(&a, &b, sizeof(a)) != 0);
+		if (vt_vm_policy_live(&a, &b) != cases[i].live)
+			fail_msg("%s: live %d, want %d", cases[i].set, !cases[i].live, cases[i].live);
+		assert_true(vt_vm_policy_live(&a, &a));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_apply_order),
 		cmocka_unit_test(test_size_errors),
 		cmocka_unit_test(test_tdp_flush),
+		cmocka_unit_test(test_live_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
