@@ -70,12 +70,31 @@ static void add_young(GArray *young, uint64_t start, uint64_t end, unsigned int 
 	g_array_append_val(young, ((struct vt_cover_span){ start, end, level }));
 }
 
+/*
+ * The entries of span @i the plan tests: the first (*@e), the end (*@last)
+ * and the step (*@k), in entry indexes of the span's level: those whose index
+ * is @phase modulo k, without visiting the others. Returns their number.
+ */
+static uint64_t span_entries(const struct vt_cover_plan *plan, unsigned int i, uint64_t phase,
+			     uint64_t *e, uint64_t *last, uint64_t *k)
+{
+	unsigned int shift = vt_level_shift(plan->spans[i].level);
+	uint64_t first = plan->spans[i].start >> shift;
+
+	*k = plan->spans[i].level == plan->top || plan->stride < 2 ? 1 : plan->stride;
+	*last = plan->spans[i].end >> shift;
+	*e = first + (phase % *k + *k - first % *k) % *k;
+	return *e < *last ? (*last - *e + *k - 1) / *k : 0;
+}
+
 void vt_cover_plan(const struct vt_access_source *src, uint64_t start, uint64_t end,
 		   unsigned int min_level, unsigned int stride, bool stride_top, uint64_t phase,
 		   struct vt_cover_plan *plan, GArray *probes)
 {
 	struct vt_cover_span spans[VT_COVER_MAX_SPANS];
 	unsigned int n = vt_cover_spans(src, start, end, spans), top = 0;
+	struct vt_probe *out;
+	uint64_t total = 0;
 
 	plan->n = 0;
 	plan->stride = stride;
@@ -89,16 +108,20 @@ void vt_cover_plan(const struct vt_access_source *src, uint64_t start, uint64_t 
 	plan->top = top;
 	plan->first = probes->len;
 	for (unsigned int i = 0; i < plan->n; i++) {
-		unsigned int shift = vt_level_shift(plan->spans[i].level);
-		uint64_t k = plan->spans[i].level == top || stride < 2 ? 1 : stride;
-		uint64_t first = plan->spans[i].start >> shift, last = plan->spans[i].end >> shift;
+		uint64_t e, last, k;
 
-		/* the entries whose index is @phase modulo k, without visiting the others */
-		for (uint64_t e = first + (phase % k + k - first % k) % k; e < last; e += k) {
-			struct vt_probe pr = { .addr = e << shift, .level = (uint8_t)plan->spans[i].level };
+		total += span_entries(plan, i, phase, &e, &last, &k);
+	}
+	/* grown once, then written: one append per entry cost an eighth of the profiler */
+	g_array_set_size(probes, plan->first + total);
+	out = &g_array_index(probes, struct vt_probe, plan->first);
+	for (unsigned int i = 0; i < plan->n; i++) {
+		unsigned int level = plan->spans[i].level, shift = vt_level_shift(level);
+		uint64_t e, last, k;
 
-			g_array_append_val(probes, pr);
-		}
+		span_entries(plan, i, phase, &e, &last, &k);
+		for (; e < last; e += k)
+			*out++ = (struct vt_probe){ .addr = e << shift, .level = (uint8_t)level };
 	}
 	plan->nr_probes = probes->len - plan->first;
 }
