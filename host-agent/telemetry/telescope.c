@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 
 #include "cover.h"
 #include "region.h"
@@ -494,26 +495,48 @@ static gint cmp_u64(gconstpointer a, gconstpointer b)
 /*
  * The entries the sampler checked at the window's last interval were cleared
  * at the instant of the scan, which reads them old: take the sampler's result
- * for them. Returns whether any entry is young.
+ * for them. Returns whether any entry is young. A scan reports its entries in
+ * address order, so the few checked ones are merged in rather than the whole
+ * list sorted again (a sort of up to 4096 entries cost a tenth of the
+ * profiler's instructions in islands-moved).
  */
 static bool add_checked(const struct vt_region *r, unsigned int s, uint64_t lo, uint64_t hi,
 			GArray *young)
 {
-	unsigned int n = young->len, out = 0;
+	uint64_t add[VT_REGION_MAX_PROBES], *y;
+	unsigned int n = young->len, m = 0, out = 0;
+	bool sorted = true;
 
 	for (unsigned int k = 0; k < r->nr_checked; k++) {
 		uint64_t e = vt_entry_start(r->checked[k].addr, s);
 
 		if (r->checked[k].level == s && r->checked[k].result == VT_BIT_YOUNG &&
-		    e >= lo && e < hi)
-			g_array_append_val(young, e);
+		    e >= lo && e < hi) {
+			unsigned int j = m++;
+
+			for (; j > 0 && add[j - 1] > e; j--)
+				add[j] = add[j - 1];
+			add[j] = e;
+		}
 	}
-	if (young->len == n)
+	if (m == 0)
 		return n > 0;
-	g_array_sort(young, cmp_u64);
+	y = (uint64_t *)(void *)young->data;
+	for (unsigned int i = 1; i < n && sorted; i++)
+		sorted = y[i - 1] <= y[i];
+	g_array_set_size(young, n + m);
+	y = (uint64_t *)(void *)young->data;
+	if (sorted) {
+		/* merge from the back: each slot is written after it was read */
+		for (unsigned int i = n, j = m, o = n + m; j > 0;)
+			y[--o] = i > 0 && y[i - 1] > add[j - 1] ? y[--i] : add[--j];
+	} else {
+		memcpy(y + n, add, m * sizeof(*add));
+		g_array_sort(young, cmp_u64);
+	}
 	for (unsigned int i = 0; i < young->len; i++)
-		if (!out || g_array_index(young, uint64_t, out - 1) != g_array_index(young, uint64_t, i))
-			g_array_index(young, uint64_t, out++) = g_array_index(young, uint64_t, i);
+		if (!out || y[out - 1] != y[i])
+			y[out++] = y[i];
 	g_array_set_size(young, out);
 	return out > 0;
 }
