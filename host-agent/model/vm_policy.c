@@ -484,10 +484,13 @@ uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_
 
 /*
  * A key added to struct vt_vm_policy must be sorted into one of
- * vt_vm_policy_live()'s two kinds; this size (LP64) stops the build until it is.
+ * vt_vm_policy_live()'s two kinds; this size stops the build until it is
+ * (the layout of LP64 targets: x86-64, arm64).
  */
+#ifdef __LP64__
 _Static_assert(sizeof(struct vt_vm_policy) == 312,
 	       "struct vt_vm_policy changed: does the new key restart the engine?");
+#endif
 
 bool vt_vm_policy_live(const struct vt_vm_policy *a, const struct vt_vm_policy *b)
 {
