@@ -482,23 +482,34 @@ uint64_t vt_vm_policy_dram_allowance(const struct vt_vm_policy *p, uint64_t ram_
 	return share;
 }
 
-/*
- * A key added to struct vt_vm_policy must be sorted into one of
- * vt_vm_policy_live()'s two kinds; this size stops the build until it is
- * (the layout of LP64 targets: x86-64, arm64).
- */
-#ifdef __LP64__
-_Static_assert(sizeof(struct vt_vm_policy) == 312,
-	       "struct vt_vm_policy changed: does the new key restart the engine?");
-#endif
-
 bool vt_vm_policy_live(const struct vt_vm_policy *a, const struct vt_vm_policy *b)
 {
-	/* the keys the engine reads only when it starts: observe.c, engine.c */
-	return a->mode == b->mode && a->window_ms == b->window_ms &&
-	       a->sample_ms == b->sample_ms && a->chunk_bytes == b->chunk_bytes &&
-	       strcmp(a->profiler, b->profiler) == 0 && a->tdp_flush == b->tdp_flush &&
-	       strcmp(a->tiers, b->tiers) == 0 && a->hints == b->hints;
+	struct vt_vm_policy x = *a;
+
+	/*
+	 * @b's live keys, and its strings (compared as strings: bytes past the
+	 * end may differ), over a copy of @a; whatever else differs, a key added
+	 * later among it, restarts the engine.
+	 */
+	if (strcmp(a->profiler, b->profiler) != 0 || strcmp(a->tiers, b->tiers) != 0)
+		return false;
+	memcpy(x.profiler, b->profiler, sizeof(x.profiler));
+	memcpy(x.tiers, b->tiers, sizeof(x.tiers));
+	x.dram_limit_bytes = b->dram_limit_bytes;
+	x.dram_min_bytes = b->dram_min_bytes;
+	x.weight = b->weight;
+	x.dram_share = b->dram_share;
+	x.budget_bytes = b->budget_bytes;
+	x.hot_threshold = b->hot_threshold;
+	x.thrash_windows = b->thrash_windows;
+	x.thrash_step = b->thrash_step;
+	x.move_hold = b->move_hold;
+	x.ctier_age_windows = b->ctier_age_windows;
+	x.placement = b->placement;
+	x.tco_alpha = b->tco_alpha;
+	x.balloon_bytes = b->balloon_bytes;
+	x.migration_extra_bytes = b->migration_extra_bytes;
+	return memcmp(&x, b, sizeof(x)) == 0;
 }
 
 void vt_vm_policy_to_json(const struct vt_vm_policy *p, JsonBuilder *b)
