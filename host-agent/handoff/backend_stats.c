@@ -173,6 +173,7 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "faults_stored", ms.faults_stored);
 	vt_json_add_u64(j, "faults_zero", ms.faults_zero);
 	vt_json_add_u64(j, "zero_filled_around", ms.zero_filled_around);
+	vt_json_add_u64(j, "stored_ahead", ms.stored_ahead);
 	vt_json_add_u64(j, "faults_wp", ms.faults_wp);
 	vt_json_add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
 	vt_json_add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));

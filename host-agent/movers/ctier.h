@@ -161,6 +161,12 @@ int vt_store_put_batch(struct vt_store *s, const uint64_t *pages, unsigned int t
  * -EBADMSG (checksum or decompression failed: @out must not be used).
  */
 int vt_store_get(struct vt_store *s, uint64_t page, void *out);
+/*
+ * The same for a page read ahead of its fault (store-ahead): a damaged copy
+ * is -EBADMSG but not counted in the tier's bad_checksum, which counts the
+ * damaged copies a fault met (the page's own fault meets it and counts it).
+ */
+int vt_store_get_ahead(struct vt_store *s, uint64_t page, void *out);
 /* Forget the page (after the kernel took it back with UFFDIO_COPY). */
 int vt_store_drop(struct vt_store *s, uint64_t page);
 /* Is @page stored, and where: tier index (>= nr: a tier kept for its pages), or -ENOENT */

@@ -32,6 +32,7 @@ struct vt_ctier_mover_stats {
 	uint64_t zero_filled_around;	/* pages zero-filled with them (fault-around) */
 	uint64_t faults_wp;		/* write-protect faults resolved */
 	uint64_t faults_already;	/* a fault raised twice: the page was there */
+	uint64_t stored_ahead;		/* stored pages served after a stored fault in order */
 	uint64_t poisoned;		/* checksum failed: the page was poisoned */
 	uint64_t poison_unsupported;	/* ... and the uffd could not poison: left waiting */
 	uint64_t faults_waited;		/* faults on a remote page no server answered for yet:

@@ -2,8 +2,10 @@
 /*
  * The compressed-tier mover's fault service, on its fault thread: a MISSING
  * fault served from the store (checked; a damaged copy poisons the page),
- * else with zeros and its neighbours (fault-around); write-protect faults
- * resolved. Never inside the mover thread's fence (ctier_mover_fence.c).
+ * with the stored pages after it when the faults come in order
+ * (store-ahead), else with zeros and its neighbours (fault-around);
+ * write-protect faults resolved. Never inside the mover thread's fence
+ * (ctier_mover_fence.c).
  */
 #include "ctier_mover_int.h"
 
@@ -209,6 +211,108 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf,
 }
 
 /*
+ * Is the stored fault at @offset in order: at or after the page following
+ * the last one, and no stored page between the end of the window served
+ * ahead of that one and it (a guest reading a range back faults only on its
+ * stored pages; the others are there, or zeros on their own fault), less
+ * than a largest window past that end.
+ */
+static bool ahead_in_order(struct vt_ctier_mover *m, uint64_t offset)
+{
+	uint64_t ps = m->pager.page_size;
+
+	if (!m->ahead_next || offset < m->ahead_next ||
+	    (offset > m->ahead_end && offset - m->ahead_end >= AHEAD_WIN_MAX))
+		return false;
+	/* a look per page between them (16 at most), not a walk of the index */
+	for (uint64_t at = m->ahead_end; at < offset; at += ps)
+		if (vt_store_tier_of(m->store, at / ps) >= 0)
+			return false;
+	return true;
+}
+
+/*
+ * After the stored fault at @offset was served (and timed; its vCPU runs
+ * again): when it is in order with the last one, the stored pages after it
+ * go back into the memfd with it ("store-ahead"), a window of 16 KiB that
+ * doubles up to 64 KiB while the faults stay in order and starts again at
+ * 16 KiB when one is not: a guest reading a stored range back pays a fault
+ * a window, not a page (in L1 under TCG, milliseconds each). Pages not
+ * stored are skipped (never copied over). It stops at a page on a remote
+ * tier (each a round trip to the servers), at a copy that fails its
+ * checksum (it stays stored: its own fault poisons it, as ever), at the
+ * mover thread's fence (a span being stored: its pages are still in the
+ * memfd until its commit punches them) and at the end of the backend; the
+ * fault's service window holds it (the fence is not raised there
+ * meanwhile). Off while a migration's reads are tracked (fault_around reads
+ * their copies through) or their ranges wait for their punch. A copy goes
+ * only once UFFDIO_COPY took its page (or found one there: the memfd's page
+ * wins), as for a fault; a fill that fails ends the window and leaves the
+ * copy. 0, or -ESRCH when the backend is lost.
+ */
+static int store_ahead(struct vt_ctier_mover *m, uint64_t offset, void *buf)
+{
+	uint64_t ps = m->pager.page_size, at = offset + ps, end, served = 0, fence_lo, fence_hi;
+	bool in_order = ahead_in_order(m, offset), reads;
+	int ret = 0;
+
+	m->ahead_next = m->ahead_end = at;
+	if (!in_order || ps != 4096) {
+		m->ahead_win = AHEAD_WIN_MIN;
+		return 0;
+	}
+	g_mutex_lock(&m->lock);
+	reads = m->track_reads || m->rr_n;
+	g_mutex_unlock(&m->lock);
+	if (reads)
+		return 0;
+	m->ahead_win = CLAMP(m->ahead_win, AHEAD_WIN_MIN, AHEAD_WIN_MAX);
+	end = MIN(at + m->ahead_win, m->pager.size);
+	m->ahead_win = MIN(m->ahead_win * 2, AHEAD_WIN_MAX);
+	ctm_fence_get(m, &fence_lo, &fence_hi);
+	if (fence_hi > fence_lo && at < fence_hi && end > fence_lo)
+		end = MAX(at, fence_lo);
+	/* a damaged copy met before, still stored: left to its own fault, read once */
+	if (m->ahead_bad && vt_store_tier_of(m->store, (m->ahead_bad - 1) / ps) < 0)
+		m->ahead_bad = 0;
+	if (m->ahead_bad && m->ahead_bad - 1 >= at && m->ahead_bad - 1 < end)
+		end = m->ahead_bad - 1;
+	for (; at + ps <= end; at += ps) {
+		uint64_t page = at / ps;
+		int tier = vt_store_tier_of(m->store, page);
+
+		if (tier < 0)
+			continue;
+		if (vt_store_tier_remote(m->store, tier))
+			break;
+		/* a damaged copy is counted by its own fault, not here */
+		ret = vt_store_get_ahead(m->store, page, buf);
+		if (ret < 0) {
+			if (ret == -EBADMSG)
+				m->ahead_bad = at + 1;
+			ret = 0;
+			break;
+		}
+		ret = vt_pager_fill(&m->pager, at, buf);
+		if (ret < 0) {
+			/*
+			 * the page stays stored, its copy kept: its own fault
+			 * tries again. Only a lost backend ends the service; a
+			 * fill nobody asked for must not (-ENOMEM at a limit).
+			 */
+			ret = ret == -ESRCH ? ret : 0;
+			break;
+		}
+		vt_store_drop(m->store, page);
+		served += (uint64_t)ret;
+	}
+	m->ahead_end = at;
+	if (served)
+		STAT_ADD(m, stored_ahead, served);
+	return ret < 0 ? ret : 0;
+}
+
+/*
  * Serve every queued fault outside the fence (those inside stay queued: they
  * wait for the mover thread's commit), or until the migration's fills are
  * over their bound. 0, or -errno when the backend is lost.
@@ -243,9 +347,10 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 		}
 		tier = vt_store_tier_of(m->store, f.offset / m->pager.page_size);
 		ret = serve_missing(m, f.offset, buf, &through);
-		ctm_serve_end(m);
-		if (ret < 0)
+		if (ret < 0) {
+			ctm_serve_end(m);
 			return ret;
+		}
 		g_mutex_lock(&m->lock);
 		m->stats.read_through += through;
 		if (ret == 1 && tier >= 0) {
@@ -266,6 +371,12 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 		/* over the bound: the next fault waits for punches */
 		over = m->track_reads && m->read_bound && m->rr_bytes > m->read_bound;
 		g_mutex_unlock(&m->lock);
+		/* after its time was taken, in its service window still */
+		if (ret == 1 && tier >= 0)
+			ret = store_ahead(m, f.offset, buf);
+		ctm_serve_end(m);
+		if (ret < 0)
+			return ret;
 		if (over)
 			return 0;
 	}

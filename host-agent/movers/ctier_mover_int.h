@@ -9,7 +9,7 @@
  * otherwise:
  *   ctier_mover_thread.c      the two threads, their loops and the order queue
  *   ctier_mover_fence.c       the fence between them
- *   ctier_mover_fault.c       fault service and fault-around (the fault thread)
+ *   ctier_mover_fault.c       fault service, store-ahead and fault-around (the fault thread)
  *   ctier_mover_evict.c       eviction runs, bulk spans and their store helpers, fetches
  *   ctier_mover_discard.c     the guest discards' queue
  *   ctier_mover_reads.c       an outgoing migration's read-through and re-punch
@@ -87,6 +87,16 @@ G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
 #define READS_EARLY_NS (50ull * 1000 * 1000)
 #define ZERO_WIN_MIN (64u << 10)	/* first-touch fault-around, grows while sequential */
 #define ZERO_WIN_MAX (2u << 20)
+/*
+ * Store-ahead: a stored fault that follows the last one serves the stored
+ * pages after it too, a window that grows while the faults stay in order.
+ * Smaller than fault-around's: each page is a checked decompression on the
+ * fault thread, and the other faults wait meanwhile. Inside the fault's
+ * service window (ctier_mover_fence.c), which reaches ZERO_WIN_MAX past it.
+ */
+#define AHEAD_WIN_MIN (16u << 10)
+#define AHEAD_WIN_MAX (64u << 10)
+G_STATIC_ASSERT(2 * AHEAD_WIN_MAX <= ZERO_WIN_MAX);
 
 struct mover_order {
 	uint64_t offset;
@@ -126,6 +136,10 @@ struct vt_ctier_mover {
 	GCond discard_done;		/* signalled when a discard slice ends */
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: the fault thread's */
+	/* store-ahead (the fault thread's): the page after the last stored fault, the end */
+	uint64_t ahead_next, ahead_end, ahead_win;	/* of its window, the next window */
+	/* a damaged copy store-ahead met, + 1 (0: none): no window reads it again */
+	uint64_t ahead_bad;
 	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
 	uint64_t span_cap;		/* its bytes */
 	unsigned int store_threads;	/* lock: threads storing a bulk span, the mover's included */

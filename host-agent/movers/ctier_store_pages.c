@@ -431,7 +431,7 @@ static int fill_remote(struct vt_store *s, struct tier *t, uint64_t page, struct
 	return n == (int)PAGE ? 0 : -EBADMSG;
 }
 
-int vt_store_get(struct vt_store *s, uint64_t page, void *out)
+static int store_get(struct vt_store *s, uint64_t page, void *out, bool count_bad)
 {
 	struct tier *t = NULL;
 	struct entry *e;
@@ -467,12 +467,22 @@ int vt_store_get(struct vt_store *s, uint64_t page, void *out)
 	if (!r && crc(out, PAGE) != e->crc)
 		r = -EBADMSG;
 	if (r < 0) {
-		t->st.bad_checksum++;
+		t->st.bad_checksum += count_bad;
 		memset(out, 0, PAGE);
 	}
 out:
 	pthread_mutex_unlock(&s->lock);
 	return r;
+}
+
+int vt_store_get(struct vt_store *s, uint64_t page, void *out)
+{
+	return store_get(s, page, out, true);
+}
+
+int vt_store_get_ahead(struct vt_store *s, uint64_t page, void *out)
+{
+	return store_get(s, page, out, false);
 }
 
 int vt_store_drop(struct vt_store *s, uint64_t page)

@@ -1805,7 +1805,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"7c855740165480811c35672a2cd4ecfe035d3c27b45d9ca52a6d3930fcbd3e21"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"453eca884424781e5d1619f82ee36ab52cebe584c2023f1b771f53659433253b"));
+		"05c73741429483826130bcb545924e1e831245dd17a98ffa379cd8dddc351ecd"));
 }
 
 /*

@@ -2,7 +2,8 @@
 /*
  * The compressed-tier mover with real parts: a memfd mapped shared (QEMU's
  * guest RAM), a userfaultfd registered on it, a page store in a temporary
- * directory. The test's own threads play the vCPUs and check every page.
+ * directory (for one test with a remote tier, on memory servers of this
+ * process). The test's own threads play the vCPUs and check every page.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,6 +31,7 @@
 #include "ctier_csum.h"
 #include "ctier_mover.h"
 #include "fake_qemu.h"
+#include "remote_servers.h"
 
 #define PAGE 4096ul
 #define NPAGES 1024ul		/* 4 MiB */
@@ -161,6 +163,20 @@ static uint64_t present_pages(struct fixture *f)
 	return n;
 }
 
+/*
+ * Stats once @want stored pages came back, by their fault or ahead of one
+ * (30 s at most): the mover counts them after the copy went.
+ */
+static void wait_stored_back(struct fixture *f, struct vt_ctier_mover_stats *st, uint64_t want)
+{
+	for (int i = 0; i < 30000; i++) {
+		vt_ctier_mover_get_stats(f->mover, st);
+		if (st->faults_stored + st->stored_ahead >= want)
+			return;
+		g_usleep(1000);
+	}
+}
+
 /* Evict everything, read everything back: every page as it was, random pages never left. */
 static void test_evict_and_fault_back(void **state)
 {
@@ -181,14 +197,12 @@ static void test_evict_and_fault_back(void **state)
 	assert_int_equal(ts.same_pages, NPAGES / 4);
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
-	/* the mover counts a fault just after it woke the faulting thread */
-	for (int i = 0; i < 30000; i++) {
-		vt_ctier_mover_get_stats(f->mover, &st);
-		if (st.faults_stored >= NPAGES * 3 / 4)
-			break;
-		g_usleep(1000);
-	}
-	assert_int_equal(st.faults_stored, NPAGES * 3 / 4);
+	/*
+	 * each stored page came back by its fault or ahead of it (read in
+	 * order), counted just after the faulting thread was woken
+	 */
+	wait_stored_back(f, &st, NPAGES * 3 / 4);
+	assert_int_equal(st.faults_stored + st.stored_ahead, NPAGES * 3 / 4);
 	assert_int_equal(st.faults_zero, 0);
 	assert_true(vt_latency_percentile(&st.fault_ns, 50) > 0);
 	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);	/* tier 0 */
@@ -310,10 +324,11 @@ static void test_bulk_span_threads(void **state)
 	assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, NPAGES * PAGE, 1), 0);
 	wait_idle(f);
 	assert_int_equal(present_pages(f), NPAGES / 4);
-	for (uint64_t p = 0; p < NPAGES; p++) {
+	/* every tier first: reading a page in order serves the stored ones after it */
+	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_int_equal(vt_store_tier_of(f->store, p), p % 4 == 3 ? -ENOENT : 1);
+	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
-	}
 }
 
 /*
@@ -378,11 +393,12 @@ static void test_bulk_span_of_tiers(void **state)
 	assert_int_equal(st.evicted, NPAGES * 3 / 4);
 	assert_int_equal(st.evicted_by_tier[0], NPAGES * 3 / 8);
 	assert_int_equal(st.evicted_by_tier[1], NPAGES * 3 / 8);
-	for (uint64_t p = 0; p < NPAGES; p++) {
+	/* every tier first: reading a page in order serves the stored ones after it */
+	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_int_equal(vt_store_tier_of(f->store, p),
 				 p % 4 == 3 ? -ENOENT : (int)(p / order % 2));
+	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_true(page_ok(f, p));
-	}
 }
 
 struct reader {
@@ -408,6 +424,33 @@ static void *reader_main(void *opaque)
 }
 
 /*
+ * @r reads while a bulk span of pages [@from, @from + @len) is stored into
+ * tier 1: its thread runs before the span starts and goes at the span's
+ * first page stored. The stats once the span is done, in one run.
+ */
+static void read_during_span(struct fixture *f, struct reader *r, uint64_t from, uint64_t len,
+			     struct vt_ctier_mover_stats *st)
+{
+	uint64_t runs;
+	pthread_t t;
+
+	vt_ctier_mover_get_stats(f->mover, st);
+	runs = st->evict_runs;
+	assert_int_equal(pthread_create(&t, NULL, reader_main, r), 0);
+	assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, from * PAGE, len * PAGE, 1), 0);
+	for (int i = 0; i < 50000000 && vt_store_tier_of(f->store, from) != 1; i++)
+		if (i % 64 == 63)
+			sched_yield();
+	assert_int_equal(vt_store_tier_of(f->store, from), 1);
+	__atomic_store_n(&r->go, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	wait_idle(f);
+	assert_int_equal(r->bad, 0);
+	vt_ctier_mover_get_stats(f->mover, st);
+	assert_int_equal(st->evict_runs, runs + 1);	/* one span */
+}
+
+/*
  * While a bulk span is stored, a vCPU reading evicted pages elsewhere gets
  * them (the faults are served between the span's pages, not after it); every
  * page as it was. The reader starts once the span stores its first page; on
@@ -419,32 +462,17 @@ static void test_span_serves_faults_elsewhere(void **state)
 {
 	struct fixture *f = *state;
 	struct vt_ctier_mover_stats st;
-	uint64_t span = NPAGES * 3 / 4, runs;
+	uint64_t span = NPAGES * 3 / 4;
 	int attempt;
 
 	for (attempt = 0; attempt < 50; attempt++) {
 		struct reader r = { .f = f, .from = span, .to = NPAGES };
-		pthread_t t;
 
 		assert_int_equal(vt_ctier_mover_fetch(f->mover, 0, span * PAGE), 0);
 		assert_int_equal(vt_ctier_mover_evict(f->mover, span * PAGE, (NPAGES - span) * PAGE,
 						      0), 0);
 		wait_idle(f);
-		vt_ctier_mover_get_stats(f->mover, &st);
-		runs = st.evict_runs;
-		/* the reader is running before the span starts: it goes at the span's first page */
-		assert_int_equal(pthread_create(&t, NULL, reader_main, &r), 0);
-		assert_int_equal(vt_ctier_mover_evict_bulk(f->mover, 0, span * PAGE, 1), 0);
-		for (int i = 0; i < 50000000 && vt_store_tier_of(f->store, 0) != 1; i++)
-			if (i % 64 == 63)
-				sched_yield();
-		assert_int_equal(vt_store_tier_of(f->store, 0), 1);
-		__atomic_store_n(&r.go, true, __ATOMIC_RELEASE);
-		pthread_join(t, NULL);
-		wait_idle(f);
-		assert_int_equal(r.bad, 0);
-		vt_ctier_mover_get_stats(f->mover, &st);
-		assert_int_equal(st.evict_runs, runs + 1);	/* one span */
+		read_during_span(f, &r, 0, span, &st);
 		assert_int_equal(st.evicted_by_tier[1], (attempt + 1) * span * 3 / 4);
 		if (st.span_faults)
 			break;
@@ -1151,9 +1179,239 @@ static void test_churn(void **state)
 	assert_true(st.faults_stored > 0);	/* the vCPUs met the store */
 	fprintf(stderr, "# churn: sweeps %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
 		", evicted %" PRIu64 ", faults_stored %" PRIu64 ", faults_zero %" PRIu64
-		", span_faults %" PRIu64 ", evict_busy %" PRIu64 "\n", c[0].sweeps, c[1].sweeps,
-		c[2].sweeps, c[3].sweeps, st.evicted, st.faults_stored, st.faults_zero,
-		st.span_faults, st.evict_busy);
+		", span_faults %" PRIu64 ", evict_busy %" PRIu64 ", stored_ahead %" PRIu64 "\n",
+		c[0].sweeps, c[1].sweeps, c[2].sweeps, c[3].sweeps, st.evicted, st.faults_stored,
+		st.faults_zero, st.span_faults, st.evict_busy, st.stored_ahead);
+}
+
+/*
+ * A guest reading a stored range back in order (verifying its memory after
+ * tiering): each fault in order serves the stored pages after it too
+ * (store-ahead), so far fewer faults than pages, and every page reads back
+ * with the checksum it had before it was stored.
+ */
+static void test_stored_read_ahead(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	struct vt_store_tier_stats ts;
+	static uint32_t crc[NPAGES];
+	uint64_t stored = NPAGES * 3 / 4;	/* the random quarter stays */
+
+	for (uint64_t p = 0; p < NPAGES; p++)
+		crc[p] = vt_crc32c(f->map + p * PAGE, PAGE);
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	assert_int_equal(present_pages(f), NPAGES - stored);
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		assert_int_equal(vt_crc32c(f->map + p * PAGE, PAGE), crc[p]);
+		assert_true(page_ok(f, p));
+	}
+	wait_stored_back(f, &st, stored);
+	assert_int_equal(st.faults_stored + st.stored_ahead, stored);
+	/* windows of 16, 32, then 64 KiB: about a fault in 16 pages, not one a page */
+	assert_true(st.stored_ahead > 0);
+	assert_in_range(st.faults_stored, 2, stored / 8);
+	assert_int_equal(present_pages(f), NPAGES);
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_int_equal(ts.pages, 0);
+	assert_int_equal(ts.bad_checksum, 0);
+}
+
+/*
+ * A damaged copy inside a read-ahead window: the window stops there (the
+ * stored pages after it stay stored), the damaged page is not served and
+ * stays stored, and its own fault reports the damage as ever (a memory
+ * error); every page before it and after it reads back right.
+ */
+static void test_read_ahead_stops_at_damaged(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	struct vt_store_tier_stats ts;
+	static uint32_t crc[NPAGES];
+	uint64_t bad = 10, n = 64;	/* text-like: compressed, alone in the pool first */
+	uint8_t byte = 0xee;
+
+	for (uint64_t p = 0; p < n; p++)
+		crc[p] = vt_crc32c(f->map + p * PAGE, PAGE);
+	assert_int_equal(vt_ctier_mover_evict(f->mover, bad * PAGE, PAGE, 0), 0);
+	wait_idle(f);
+	corrupt_pool(f, "pool-0");
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, n * PAGE, 0), 0);
+	wait_idle(f);
+	/*
+	 * read in order up to it: faults at 0 (not in order), 1 (2..5 ahead) and
+	 * 6, whose 32 KiB window (7..14) reaches page 10
+	 */
+	for (uint64_t p = 0; p < bad; p++) {
+		assert_int_equal(vt_crc32c(f->map + p * PAGE, PAGE), crc[p]);
+		assert_true(page_ok(f, p));
+	}
+	wait_stored_back(f, &st, bad - bad / 4);
+	assert_int_equal(st.faults_stored + st.stored_ahead, bad - bad / 4);
+	assert_true(st.stored_ahead > 0);
+	/*
+	 * the window read its copy, found it damaged and left it where it was,
+	 * uncounted: bad_checksum counts the damaged copies faults met
+	 */
+	assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+	assert_true(ts.gets > 0);
+	assert_int_equal(ts.bad_checksum, 0);
+	assert_int_equal(vt_store_tier_of(f->store, bad), 0);
+	assert_false(present(f, bad));
+	assert_int_equal(st.poisoned, 0);
+	/* and went no further: the stored pages after it wait for their faults */
+	for (uint64_t p = bad + 2; p < bad + 5; p++) {
+		assert_int_equal(vt_store_tier_of(f->store, p), 0);
+		assert_false(present(f, p));
+	}
+	if (f->ram.ioctls & (1ull << 0x08)) {	/* _UFFDIO_POISON: else the vCPU would wait */
+		assert_true(memory_error(touch_page(f, bad, &byte)));
+		assert_int_equal(byte, 0xee);
+		for (int i = 0; i < 30000 && !st.poisoned; i++) {
+			g_usleep(1000);
+			vt_ctier_mover_get_stats(f->mover, &st);
+		}
+		assert_int_equal(st.poisoned, 1);
+		assert_int_equal(vt_store_tier_of(f->store, bad), 0);	/* kept: never zero-filled */
+		/* its own fault met it: counted once */
+		assert_int_equal(vt_store_stats(f->store, &ts, 1), 1);
+		assert_int_equal(ts.bad_checksum, 1);
+	} else {
+		fprintf(stderr, "# no UFFDIO_POISON: the damaged page's own fault not tried\n");
+	}
+	for (uint64_t p = bad + 1; p < NPAGES; p++) {
+		if (p < n)
+			assert_int_equal(vt_crc32c(f->map + p * PAGE, PAGE), crc[p]);
+		assert_true(page_ok(f, p));
+	}
+}
+
+/*
+ * A read-ahead window that reaches a bulk span being stored stops at its
+ * start: the span's pages are still there until its commit punches them, so
+ * a copy taken out of the store there would leave the page with nothing
+ * once punched. A vCPU reads the stored pages just before the span, in
+ * order, while the span is stored (again, as in
+ * test_span_serves_faults_elsewhere, until its faults were served during
+ * the span); every page of the span is in its tier, every page reads right.
+ */
+static void test_read_ahead_stops_at_span(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint64_t q = NPAGES / 4, span = NPAGES - q, faults;
+	int attempt;
+
+	for (attempt = 0; attempt < 50; attempt++) {
+		/* its windows: 16, 32, 64, then 64 KiB reaching 2 pages into the span (5 faults) */
+		struct reader r = { .f = f, .from = q - 48, .to = q };
+
+		assert_int_equal(vt_ctier_mover_fetch(f->mover, q * PAGE, span * PAGE), 0);
+		assert_int_equal(vt_ctier_mover_evict(f->mover, 0, q * PAGE, 0), 0);
+		wait_idle(f);
+		vt_ctier_mover_get_stats(f->mover, &st);
+		faults = st.span_faults;
+		read_during_span(f, &r, q, span, &st);
+		assert_true(st.stored_ahead > 0);
+		/*
+		 * before any read of the span: each of its pages in the store, or
+		 * back in the memfd (a window that came after the commit), never
+		 * neither (a copy taken out before the commit punched its page)
+		 */
+		for (uint64_t p = q; p < NPAGES; p++) {
+			int tier = vt_store_tier_of(f->store, p);
+
+			assert_true(tier == (p % 4 == 3 ? -ENOENT : 1) || (tier < 0 && p < q + 16));
+			assert_true(tier >= 0 || present(f, p));
+		}
+		if (st.span_faults - faults >= 5)
+			break;
+	}
+	assert_true(attempt < 50);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(page_ok(f, p));
+}
+
+/*
+ * A read-ahead window that reaches a page on a remote tier stops there
+ * (reading it is a round trip to a server): the remote pages wait for their
+ * own faults, which serve them from the servers as ever. The fixture's
+ * mover and store are replaced by a store whose tier 1 is on two memory
+ * servers of this process.
+ */
+static void test_read_ahead_stops_at_remote(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_spec spec[2] = {
+		{ .name = "lz4", .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC,
+		  .medium = VT_MEDIUM_NODE, .node = 0, .max_stored_pct = 75 },
+		{ .name = "far", .codec = VT_CODEC_LZ4, .pool = VT_POOL_ZSMALLOC,
+		  .medium = VT_MEDIUM_REMOTE, .node = -1, .max_stored_pct = 75 },
+	};
+	struct vt_store_key key = { .backend_id = "mem0", .size_bytes = NPAGES * PAGE,
+				    .page_size = PAGE };
+	struct vtier_handoff_hello hello = fake_qemu_hello(&f->ram, "mem0", 1);
+	struct vt_ctier_mover_stats st;
+	struct server srv[2];
+	struct vt_rc_config cfg;
+	struct vt_pager pager;
+	static uint32_t crc[NPAGES];
+	uint64_t near = 12, far = 32, ahead;	/* pages [0, 12) near, [12, 32) far */
+	char why[300];
+
+	vt_ctier_mover_stop(f->mover);
+	vt_store_close(f->store);
+	vt_store_destroy(f->dir);
+	for (unsigned int k = 0; k < 2; k++)
+		server_start(&srv[k], k);
+	servers_config(srv, 2, &cfg);
+	assert_int_equal(vt_store_open(f->dir, &key, spec, 2, true, &f->store, why, sizeof(why)),
+			 0);
+	if (vt_store_remote_attach(f->store, 1, &cfg, NULL, why, sizeof(why)))
+		fail_msg("vt_store_remote_attach: %s", why);
+	assert_int_equal(vt_pager_open(&pager, &hello, dup(f->memfd), dup(f->ram.uffd)), 0);
+	assert_int_equal(vt_ctier_mover_start(&pager, f->store, -1, NULL, NULL, &f->mover), 0);
+
+	for (uint64_t p = 0; p < far; p++)
+		crc[p] = vt_crc32c(f->map + p * PAGE, PAGE);
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, near * PAGE, 0), 0);
+	assert_int_equal(vt_ctier_mover_evict(f->mover, near * PAGE, (far - near) * PAGE, 1), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.evicted, far * 3 / 4);
+	/* faults at 0, 1 (2..5 ahead) and 6, whose 32 KiB window (7..14) reaches page 12 */
+	for (uint64_t p = 0; p < near; p++) {
+		assert_int_equal(vt_crc32c(f->map + p * PAGE, PAGE), crc[p]);
+		assert_true(page_ok(f, p));
+	}
+	wait_stored_back(f, &st, near * 3 / 4);
+	assert_int_equal(st.faults_stored + st.stored_ahead, near * 3 / 4);
+	assert_true(st.stored_ahead > 0);
+	/* it stopped at the first remote page: those in the window wait for their faults */
+	for (uint64_t p = near; p < near + 3; p++) {
+		assert_int_equal(vt_store_tier_of(f->store, p), 1);
+		assert_false(present(f, p));
+	}
+	/* which the servers answer, a fault each: none is served ahead */
+	ahead = st.stored_ahead;
+	for (uint64_t p = near; p < NPAGES; p++) {
+		if (p < far)
+			assert_int_equal(vt_crc32c(f->map + p * PAGE, PAGE), crc[p]);
+		assert_true(page_ok(f, p));
+	}
+	for (uint64_t p = near; p < far; p++) {	/* dropped after the reader was woken */
+		for (int i = 0; i < 10000 && vt_store_tier_of(f->store, p) >= 0; i++)
+			g_usleep(1000);
+		assert_int_equal(vt_store_tier_of(f->store, p), -ENOENT);
+	}
+	vt_ctier_mover_get_stats(f->mover, &st);
+	assert_int_equal(st.stored_ahead, ahead);
+	vt_ctier_mover_stop(f->mover);
+	f->mover = NULL;
+	for (unsigned int k = 0; k < 2; k++)
+		server_stop(&srv[k]);
 }
 
 /* Orders outside the backend or unaligned are refused. */
@@ -1189,6 +1447,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retier, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poison_outlives_fault_around, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stored_read_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_damaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_span, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_remote, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_churn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discard_bad_and_cancel, setup, teardown),

@@ -278,8 +278,8 @@ def run_test(t, h, d):
          "the VM is untouched by the hostile hand-offs")
 
     # kill -9 while faults are being served: nothing lost, the guest waits.
-    # The guest reads last page first: a fault a page, whatever an agent may
-    # serve ahead of faults in order (the verify must not end before the kill).
+    # The guest reads last page first: a fault a page (in order, store-ahead
+    # serves up to 64 KiB a fault and the verify could end before the kill).
     d.run("demote", vm, "tier=lz4")
     time.sleep(0.5)
     b = wait_for("pages evicted again", idle, 120)
