@@ -4,7 +4,8 @@
  * compressed-tier mover is busy elsewhere. The real mover (movers/ctier_mover.h)
  * over a real userfaultfd on a shared memfd (QEMU's guest RAM, this process
  * playing QEMU and its vCPU): region A is evicted into the store, then a vCPU
- * thread touches A's pages in a random order, computing (spinning) --gap-us
+ * thread touches A's pages in a random order (--in-order: in address order,
+ * a read-back that store-ahead serves a window a fault), computing (spinning) --gap-us
  * between two touches as a guest does, and times each touch (the guest's
  * view: the fault's wait in the queue included) twice, once with the mover
  * idle and once while it evicts and fetches region B back and forth (the
@@ -13,12 +14,16 @@
  *   RESULT-MOVER-FAULTS codec=... idle_p50_us=... idle_p99_us=...
  *     busy_p50_us=... busy_p99_us=... p50_x=... p99_x=... busy_evicted=...
  *     busy_rounds=... bad_pages=0 busy_faults_beside=... busy_fence_waits=...
- *     busy_fence_wait_ms=... busy_evict_ms=... busy_s=...
+ *     busy_fence_wait_ms=... busy_evict_ms=... busy_s=... order=random|address
+ *     idle_faults=... idle_ahead=... idle_s=... busy_faults=... busy_ahead=...
  * (p50_x, p99_x: busy over idle; busy_evicted, busy_rounds: B's pages evicted
  * and B's evict-fetch rounds done while A's faults were timed, busy_s long;
  * busy_faults_beside: faults served while the mover worked on a range, the
  * mover's span_faults; busy_fence_waits, _ms: the mover waiting for a fault's
- * service to leave a range; busy_evict_ms: the mover's time evicting.)
+ * service to leave a range; busy_evict_ms: the mover's time evicting;
+ * idle_faults, busy_faults: the stored faults each round took, idle_ahead,
+ * busy_ahead: the pages store-ahead served ahead of theirs; idle_s: the
+ * idle round's length.)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -109,6 +114,7 @@ static uint64_t bad_pages(const struct fake_qemu_ram *r, const uint8_t *want, ui
 int vt_bench_mover(int argc, char **argv)
 {
 	int pages = 16384, faults = 16384, gap_us = 50;
+	gboolean in_order = FALSE;
 	g_autofree char *codec = NULL, *mixspec = NULL, *dir = NULL;
 	GOptionEntry entries[] = {
 		{ "pages", 0, 0, G_OPTION_ARG_INT, &pages,
@@ -118,6 +124,8 @@ int vt_bench_mover(int argc, char **argv)
 		{ "gap-us", 0, 0, G_OPTION_ARG_INT, &gap_us,
 		  "the vCPU's work between two touches, spinning (50)", "US" },
 		{ "codec", 0, 0, G_OPTION_ARG_STRING, &codec, "the tier's codec (lz4)", "CODEC" },
+		{ "in-order", 0, 0, G_OPTION_ARG_NONE, &in_order,
+		  "touch A's pages in address order (a read-back), not at random", NULL },
 		{ "mix", 0, 0, G_OPTION_ARG_STRING, &mixspec,
 		  "page mix (ctier's default: zero=30,same=5,text=25,binary=25,random=15)",
 		  "KIND=W,..." },
@@ -131,7 +139,7 @@ int vt_bench_mover(int argc, char **argv)
 	struct vt_store_key key = { .backend_id = "bench", .page_size = PAGE };
 	struct vt_store *store = NULL;
 	struct vt_ctier_mover *m = NULL;
-	struct vt_ctier_mover_stats st0, st1;
+	struct vt_ctier_mover_stats st0, st1, sti0, sti1;
 	struct vtier_handoff_hello hello;
 	struct vt_pager pager;
 	struct busy b = { 0 };
@@ -140,7 +148,7 @@ int vt_bench_mover(int argc, char **argv)
 	pthread_t th;
 	char why[300] = "";
 	uint64_t total, bad, t0;
-	double busy_s;
+	double busy_s, idle_s;
 	GRand *rng;
 	int ret;
 
@@ -202,7 +210,7 @@ int vt_bench_mover(int argc, char **argv)
 	rng = g_rand_new_with_seed(7);
 	for (int i = 0; i < pages; i++)
 		order[i] = (uint64_t)i;
-	for (int i = pages - 1; i > 0; i--) {
+	for (int i = pages - 1; i > 0 && !in_order; i--) {
 		int j = g_rand_int_range(rng, 0, i + 1);
 		uint64_t t = order[i];
 
@@ -213,7 +221,11 @@ int vt_bench_mover(int argc, char **argv)
 
 	vt_ctier_mover_evict(m, 0, (uint64_t)pages * PAGE, 0);
 	wait_idle(m);
+	vt_ctier_mover_get_stats(m, &sti0);
+	t0 = vt_now_ns();
 	touch(&r, order, (unsigned int)faults, gap_us * 1000ull, idle);
+	idle_s = (vt_now_ns() - t0) / 1e9;
+	vt_ctier_mover_get_stats(m, &sti1);
 	b = (struct busy){ .m = m, .offset = (uint64_t)pages * PAGE,
 			   .len = (uint64_t)pages * PAGE };
 	vt_ctier_mover_evict(m, 0, (uint64_t)pages * PAGE, 0);	/* A again, before B starts */
@@ -244,12 +256,17 @@ int vt_bench_mover(int argc, char **argv)
 		       "busy_evicted=%" G_GUINT64_FORMAT " busy_rounds=%" G_GUINT64_FORMAT
 		       " bad_pages=%" G_GUINT64_FORMAT " busy_faults_beside=%" G_GUINT64_FORMAT
 		       " busy_fence_waits=%" G_GUINT64_FORMAT " busy_fence_wait_ms=%.1f"
-		       " busy_evict_ms=%.1f busy_s=%.2f\n",
+		       " busy_evict_ms=%.1f busy_s=%.2f order=%s idle_faults=%" G_GUINT64_FORMAT
+		       " idle_ahead=%" G_GUINT64_FORMAT " idle_s=%.2f busy_faults=%"
+		       G_GUINT64_FORMAT " busy_ahead=%" G_GUINT64_FORMAT "\n",
 		       codec ? codec : "lz4", ip50, ip99, bp50, bp99, ip50 > 0 ? bp50 / ip50 : 0,
 		       ip99 > 0 ? bp99 / ip99 : 0, st1.evicted - st0.evicted, b.rounds, bad,
 		       st1.span_faults - st0.span_faults, st1.fence_waits - st0.fence_waits,
 		       (st1.fence_wait_ns - st0.fence_wait_ns) / 1e6,
-		       (st1.evict_ns - st0.evict_ns) / 1e6, busy_s);
+		       (st1.evict_ns - st0.evict_ns) / 1e6, busy_s, in_order ? "address" : "random",
+		       sti1.faults_stored - sti0.faults_stored, sti1.stored_ahead - sti0.stored_ahead,
+		       idle_s, st1.faults_stored - st0.faults_stored,
+		       st1.stored_ahead - st0.stored_ahead);
 	}
 	vt_ctier_mover_stop(m);
 	vt_store_close(store);
