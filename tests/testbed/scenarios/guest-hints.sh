@@ -387,8 +387,13 @@ if echo "$PARTS" | grep -q cold; then
     # workload, untouched since the balloon part, is read back from the store
     tb_step "cold: the kept workload verifies every page"
     echo "kept workload: $(vget vm0 backends.0.ctiers.lz4.pages 2>&1) pages of vm0 in the lz4 tier"
+    s0=$(vget vm0 backends.0.faults_stored backends.0.stored_ahead 2>&1)
     v=$(tb_l2 vm0 -t 900 'vtier-workload ctl --socket /run/keep.sock verify report=5') || true
     echo "kept workload: $v" | tail -3
+    # shellcheck disable=SC2086
+    echo "kept workload: stored faults and pages served ahead (store-ahead):" \
+        "$(echo $s0 $(vget vm0 backends.0.faults_stored backends.0.stored_ahead 2>&1) |
+            awk 'NF == 4 {print $3 - $1, $4 - $2}')"
     [ "$(field "$v" bad)" = 0 ] || fail "kept workload after the cold part: $v"
 fi
 tb_l2_stop vm0

@@ -16,7 +16,8 @@
 #     stored_faults= beside_span_faults= (faults served from the store in the VM's
 #     life, and those of them served while the mover stored a span)
 #     readback_stored_bytes= readback_pool_bytes= (what the tiers hold after the
-#     read-back, which brought most pages home)
+#     read-back, which brought most pages home) stored_ahead= (stored pages
+#     served ahead of their fault in the VM's life: store-ahead, docs/vtierd.md)
 #     (ratio and host_bytes_saved: guest bytes stored / host bytes their pools use,
 #     and their difference, when the cold memory is in the tiers, before the
 #     read-back; fault latency:
@@ -192,13 +193,13 @@ if has_part compress; then
     bad=$(field "$v" bad)
     [ -n "$bad" ] || fail "no verify result: $v"
     s=$(vget vm0 $B.fault_p50_ns $B.fault_p99_ns "$B.ctiers.*.stored_bytes" \
-        "$B.ctiers.*.pool_bytes" "backends.*.poisoned" $B.faults_stored $B.span_faults) ||
-        fail "stats vm0: $s"
+        "$B.ctiers.*.pool_bytes" "backends.*.poisoned" $B.faults_stored $B.span_faults \
+        $B.stored_ahead) || fail "stats vm0: $s"
     set -- $s
     # the ratio is the compression phase's (stored, pool above): after the
     # read-back the tiers hold what was not read back, in pools the frees
     # left sparse (1.70 in a CI run: 11 MiB stored in 6.6 MiB of pool)
-    p50=$1 p99=$2 rb_stored=$3 rb_pool=$4 poisoned=$5 nstored=$6 beside=$7
+    p50=$1 p99=$2 rb_stored=$3 rb_pool=$4 poisoned=$5 nstored=$6 beside=$7 ahead=$8
     bare=$(vtier-tbuffd bare-copy 20000) || fail "bare UFFDIO_COPY loop failed"
     echo "baseline: $bare"
     [ "$poisoned" = 0 ] || fail "pages poisoned: checksum failures"
@@ -209,7 +210,7 @@ if has_part compress; then
         "bare_copy_p50_us=$(field "$bare" bare_copy_p50_us) bad_pages=$bad" \
         "bare_copy_p99_us=$(field "$bare" bare_copy_p99_us)" \
         "stored_faults=$nstored beside_span_faults=$beside" \
-        "readback_stored_bytes=$rb_stored readback_pool_bytes=$rb_pool"
+        "readback_stored_bytes=$rb_stored readback_pool_bytes=$rb_pool stored_ahead=$ahead"
     [ "$bad" = 0 ] || fail "$bad guest pages bad after compression"
     # The figures the docs quote, each with a bound set from the RESULT-COMPRESS
     # lines recorded in docs/results/2026-11-24-vtierd-ctier.md and
