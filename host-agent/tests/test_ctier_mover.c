@@ -1219,6 +1219,27 @@ static void test_stored_read_ahead(void **state)
 }
 
 /*
+ * Faults that do not follow one another fill nothing ahead, though the
+ * pages after each are stored: the two halves read back in turn (0, 512, 1,
+ * 513, ...) take a fault for every stored page, none served ahead, and
+ * every page reads back as it was.
+ */
+static void test_read_back_interleaved(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint64_t stored = NPAGES * 3 / 4;	/* the random quarter stays */
+
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, NPAGES * PAGE, 0), 0);
+	wait_idle(f);
+	for (uint64_t i = 0; i < NPAGES; i++)
+		assert_true(page_ok(f, i / 2 + (i % 2) * (NPAGES / 2)));
+	wait_stored_back(f, &st, stored);
+	assert_int_equal(st.faults_stored, stored);
+	assert_int_equal(st.stored_ahead, 0);
+}
+
+/*
  * A damaged copy inside a read-ahead window: the window stops there (the
  * stored pages after it stay stored), the damaged page is not served and
  * stays stored, and its own fault reports the damage as ever (a memory
@@ -1448,6 +1469,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_poison, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poison_outlives_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stored_read_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_back_interleaved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_span, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_remote, setup, teardown),
