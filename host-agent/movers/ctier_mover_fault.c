@@ -211,29 +211,54 @@ static int serve_missing(struct vt_ctier_mover *m, uint64_t offset, void *buf,
 }
 
 /*
- * Is the stored fault at @offset in order: at or after the page following
- * the last one, and no stored page between the end of the window served
- * ahead of that one and it (a guest reading a range back faults only on its
- * stored pages; the others are there, or zeros on their own fault), less
- * than a largest window past that end.
+ * Is the stored fault at @offset in order with stream @s: at or after the
+ * page following its last one, and no stored page between the end of the
+ * window served ahead of that one and it (a guest reading a range back
+ * faults only on its stored pages; the others are there, or zeros on their
+ * own fault), less than a largest window past that end.
  */
-static bool ahead_in_order(struct vt_ctier_mover *m, uint64_t offset)
+static bool ahead_in_order(struct vt_ctier_mover *m, const struct ahead_stream *s,
+			   uint64_t offset)
 {
 	uint64_t ps = m->pager.page_size;
 
-	if (!m->ahead_next || offset < m->ahead_next ||
-	    (offset > m->ahead_end && offset - m->ahead_end >= AHEAD_WIN_MAX))
+	if (!s->next || offset < s->next ||
+	    (offset > s->end && offset - s->end >= AHEAD_WIN_MAX))
 		return false;
 	/* a look per page between them (16 at most), not a walk of the index */
-	for (uint64_t at = m->ahead_end; at < offset; at += ps)
+	for (uint64_t at = s->end; at < offset; at += ps)
 		if (vt_store_tier_of(m->store, at / ps) >= 0)
 			return false;
 	return true;
 }
 
 /*
+ * The stream the stored fault at @offset follows, *@in_order set; else the
+ * one used longest ago, taken over by it.
+ */
+static struct ahead_stream *ahead_stream(struct vt_ctier_mover *m, uint64_t offset,
+					 bool *in_order)
+{
+	struct ahead_stream *oldest = &m->ahead[0];
+
+	*in_order = false;
+	for (unsigned int i = 0; i < AHEAD_STREAMS; i++) {
+		if (ahead_in_order(m, &m->ahead[i], offset)) {
+			*in_order = true;
+			oldest = &m->ahead[i];
+			break;
+		}
+		if (m->ahead[i].used < oldest->used)
+			oldest = &m->ahead[i];
+	}
+	oldest->used = ++m->ahead_tick;
+	return oldest;
+}
+
+/*
  * After the stored fault at @offset was served (and timed; its vCPU runs
- * again): when it is in order with the last one, the stored pages after it
+ * again): when it is in order with one of the last streams' faults (up to
+ * AHEAD_STREAMS read in turn, a stream each), the stored pages after it
  * go back into the memfd with it ("store-ahead"), a window of 16 KiB that
  * doubles up to 64 KiB while the faults stay in order and starts again at
  * 16 KiB when one is not: a guest reading a stored range back pays a fault
@@ -253,12 +278,13 @@ static bool ahead_in_order(struct vt_ctier_mover *m, uint64_t offset)
 static int store_ahead(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 {
 	uint64_t ps = m->pager.page_size, at = offset + ps, end, served = 0, fence_lo, fence_hi;
-	bool in_order = ahead_in_order(m, offset), reads;
+	bool in_order, reads;
+	struct ahead_stream *s = ahead_stream(m, offset, &in_order);
 	int ret = 0;
 
-	m->ahead_next = m->ahead_end = at;
+	s->next = s->end = at;
 	if (!in_order || ps != 4096) {
-		m->ahead_win = AHEAD_WIN_MIN;
+		s->win = AHEAD_WIN_MIN;
 		return 0;
 	}
 	g_mutex_lock(&m->lock);
@@ -266,9 +292,9 @@ static int store_ahead(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 	g_mutex_unlock(&m->lock);
 	if (reads)
 		return 0;
-	m->ahead_win = CLAMP(m->ahead_win, AHEAD_WIN_MIN, AHEAD_WIN_MAX);
-	end = MIN(at + m->ahead_win, m->pager.size);
-	m->ahead_win = MIN(m->ahead_win * 2, AHEAD_WIN_MAX);
+	s->win = CLAMP(s->win, AHEAD_WIN_MIN, AHEAD_WIN_MAX);
+	end = MIN(at + s->win, m->pager.size);
+	s->win = MIN(s->win * 2, AHEAD_WIN_MAX);
 	ctm_fence_get(m, &fence_lo, &fence_hi);
 	if (fence_hi > fence_lo && at < fence_hi && end > fence_lo)
 		end = MAX(at, fence_lo);
@@ -306,7 +332,7 @@ static int store_ahead(struct vt_ctier_mover *m, uint64_t offset, void *buf)
 		vt_store_drop(m->store, page);
 		served += (uint64_t)ret;
 	}
-	m->ahead_end = at;
+	s->end = at;
 	if (served)
 		STAT_ADD(m, stored_ahead, served);
 	return ret < 0 ? ret : 0;

@@ -96,6 +96,12 @@ G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
  */
 #define AHEAD_WIN_MIN (16u << 10)
 #define AHEAD_WIN_MAX (64u << 10)
+/*
+ * Streams store-ahead follows at once: a guest's vCPUs (or threads) each
+ * reading a range back, their faults in turn; a fault that follows none of
+ * them takes the one used longest ago.
+ */
+#define AHEAD_STREAMS 4
 G_STATIC_ASSERT(2 * AHEAD_WIN_MAX <= ZERO_WIN_MAX);
 
 struct mover_order {
@@ -136,8 +142,15 @@ struct vt_ctier_mover {
 	GCond discard_done;		/* signalled when a discard slice ends */
 	bool stop;
 	uint64_t zero_next, zero_win;	/* fault-around: the fault thread's */
-	/* store-ahead (the fault thread's): the page after the last stored fault, the end */
-	uint64_t ahead_next, ahead_end, ahead_win;	/* of its window, the next window */
+	/*
+	 * store-ahead (the fault thread's), per stream: the page after its last
+	 * stored fault, the end of that one's window, the next window, and when
+	 * it was last used (ahead_tick counts the stored faults)
+	 */
+	struct ahead_stream {
+		uint64_t next, end, win, used;
+	} ahead[AHEAD_STREAMS];
+	uint64_t ahead_tick;
 	/* a damaged copy store-ahead met, + 1 (0: none): no window reads it again */
 	uint64_t ahead_bad;
 	uint8_t *span_buf;		/* copies of a span: thread-only, while bulk work lasts */
