@@ -5,7 +5,9 @@
  * over a real userfaultfd on a shared memfd (QEMU's guest RAM, this process
  * playing QEMU and its vCPU): region A is evicted into the store, then a vCPU
  * thread touches A's pages in a random order (--in-order: in address order,
- * a read-back that store-ahead serves a window a fault), computing (spinning) --gap-us
+ * a read-back that store-ahead serves a window a fault; --streams N with it:
+ * N readers in turn, one page each, each reading its Nth of A in address
+ * order, as a guest reading N files at once does), computing (spinning) --gap-us
  * between two touches as a guest does, and times each touch (the guest's
  * view: the fault's wait in the queue included) twice, once with the mover
  * idle and once while it evicts and fetches region B back and forth (the
@@ -16,6 +18,7 @@
  *     busy_rounds=... bad_pages=0 busy_faults_beside=... busy_fence_waits=...
  *     busy_fence_wait_ms=... busy_evict_ms=... busy_s=... order=random|address
  *     idle_faults=... idle_ahead=... idle_s=... busy_faults=... busy_ahead=...
+ *     streams=...
  * (p50_x, p99_x: busy over idle; busy_evicted, busy_rounds: B's pages evicted
  * and B's evict-fetch rounds done while A's faults were timed, busy_s long;
  * busy_faults_beside: faults served while the mover worked on a range, the
@@ -113,7 +116,7 @@ static uint64_t bad_pages(const struct fake_qemu_ram *r, const uint8_t *want, ui
 
 int vt_bench_mover(int argc, char **argv)
 {
-	int pages = 16384, faults = 16384, gap_us = 50;
+	int pages = 16384, faults = 16384, gap_us = 50, streams = 1;
 	gboolean in_order = FALSE;
 	g_autofree char *codec = NULL, *mixspec = NULL, *dir = NULL;
 	GOptionEntry entries[] = {
@@ -126,6 +129,9 @@ int vt_bench_mover(int argc, char **argv)
 		{ "codec", 0, 0, G_OPTION_ARG_STRING, &codec, "the tier's codec (lz4)", "CODEC" },
 		{ "in-order", 0, 0, G_OPTION_ARG_NONE, &in_order,
 		  "touch A's pages in address order (a read-back), not at random", NULL },
+		{ "streams", 0, 0, G_OPTION_ARG_INT, &streams,
+		  "with --in-order: N readers in turn, each reading its Nth of A in order (1)",
+		  "N" },
 		{ "mix", 0, 0, G_OPTION_ARG_STRING, &mixspec,
 		  "page mix (ctier's default: zero=30,same=5,text=25,binary=25,random=15)",
 		  "KIND=W,..." },
@@ -157,6 +163,12 @@ int vt_bench_mover(int argc, char **argv)
 	if (pages < 64 || faults < 1 || gap_us < 0) {
 		fprintf(stderr, "vtier-bench mover: --pages must be >= 64 (got %d), --faults >= 1 "
 			"(got %d), --gap-us >= 0 (got %d)\n", pages, faults, gap_us);
+		return 2;
+	}
+	if (streams < 1 || streams > pages / 64 || (streams > 1 && !in_order)) {
+		fprintf(stderr, "vtier-bench mover: --streams must be 1 to --pages / 64 (%d) and "
+			"above 1 only with --in-order (got %d%s)\n", pages / 64, streams,
+			in_order ? "" : ", no --in-order");
 		return 2;
 	}
 	faults = MIN(faults, pages);
@@ -208,8 +220,16 @@ int vt_bench_mover(int argc, char **argv)
 	idle = g_new(uint64_t, faults);
 	busy_ns = g_new(uint64_t, faults);
 	rng = g_rand_new_with_seed(7);
-	for (int i = 0; i < pages; i++)
-		order[i] = (uint64_t)i;
+	/* the streams' slices in turn, a page of each; the rest of A after them */
+	{
+		int slice = pages / streams, k = 0;
+
+		for (int i = 0; i < slice; i++)
+			for (int st = 0; st < streams; st++)
+				order[k++] = (uint64_t)st * slice + i;
+		for (; k < pages; k++)
+			order[k] = (uint64_t)k;
+	}
 	for (int i = pages - 1; i > 0 && !in_order; i--) {
 		int j = g_rand_int_range(rng, 0, i + 1);
 		uint64_t t = order[i];
@@ -258,7 +278,7 @@ int vt_bench_mover(int argc, char **argv)
 		       " busy_fence_waits=%" G_GUINT64_FORMAT " busy_fence_wait_ms=%.1f"
 		       " busy_evict_ms=%.1f busy_s=%.2f order=%s idle_faults=%" G_GUINT64_FORMAT
 		       " idle_ahead=%" G_GUINT64_FORMAT " idle_s=%.2f busy_faults=%"
-		       G_GUINT64_FORMAT " busy_ahead=%" G_GUINT64_FORMAT "\n",
+		       G_GUINT64_FORMAT " busy_ahead=%" G_GUINT64_FORMAT " streams=%d\n",
 		       codec ? codec : "lz4", ip50, ip99, bp50, bp99, ip50 > 0 ? bp50 / ip50 : 0,
 		       ip99 > 0 ? bp99 / ip99 : 0, st1.evicted - st0.evicted, b.rounds, bad,
 		       st1.span_faults - st0.span_faults, st1.fence_waits - st0.fence_waits,
@@ -266,7 +286,7 @@ int vt_bench_mover(int argc, char **argv)
 		       (st1.evict_ns - st0.evict_ns) / 1e6, busy_s, in_order ? "address" : "random",
 		       sti1.faults_stored - sti0.faults_stored, sti1.stored_ahead - sti0.stored_ahead,
 		       idle_s, st1.faults_stored - st0.faults_stored,
-		       st1.stored_ahead - st0.stored_ahead);
+		       st1.stored_ahead - st0.stored_ahead, streams);
 	}
 	vt_ctier_mover_stop(m);
 	vt_store_close(store);
