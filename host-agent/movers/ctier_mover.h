@@ -26,6 +26,15 @@
 #include "handoff_pager.h"
 #include "latency_hist.h"
 
+/*
+ * Streams store-ahead follows at once (stored_ahead): a guest's vCPUs (or
+ * threads) each reading a range back, their faults in turn; a fault that
+ * follows none of them takes the one used longest ago. A fault tries each (a
+ * compare or two for a stream it is far from): 16 cost nothing next to a
+ * decompression.
+ */
+#define VT_CTIER_AHEAD_STREAMS 16
+
 struct vt_ctier_mover_stats {
 	uint64_t faults_stored;		/* MISSING faults served from the store */
 	uint64_t faults_zero;		/* MISSING faults on pages never evicted: zeros */

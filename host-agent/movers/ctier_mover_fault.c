@@ -242,7 +242,7 @@ static struct ahead_stream *ahead_stream(struct vt_ctier_mover *m, uint64_t offs
 	struct ahead_stream *oldest = &m->ahead[0];
 
 	*in_order = false;
-	for (unsigned int i = 0; i < AHEAD_STREAMS; i++) {
+	for (unsigned int i = 0; i < VT_CTIER_AHEAD_STREAMS; i++) {
 		if (ahead_in_order(m, &m->ahead[i], offset)) {
 			*in_order = true;
 			oldest = &m->ahead[i];

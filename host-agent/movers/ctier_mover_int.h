@@ -96,12 +96,6 @@ G_STATIC_ASSERT(BULK_SPAN_PAGES <= VT_PAGER_SPAN_MAX);
  */
 #define AHEAD_WIN_MIN (16u << 10)
 #define AHEAD_WIN_MAX (64u << 10)
-/*
- * Streams store-ahead follows at once: a guest's vCPUs (or threads) each
- * reading a range back, their faults in turn; a fault that follows none of
- * them takes the one used longest ago.
- */
-#define AHEAD_STREAMS 4
 G_STATIC_ASSERT(2 * AHEAD_WIN_MAX <= ZERO_WIN_MAX);
 
 struct mover_order {
@@ -149,7 +143,7 @@ struct vt_ctier_mover {
 	 */
 	struct ahead_stream {
 		uint64_t next, end, win, used;
-	} ahead[AHEAD_STREAMS];
+	} ahead[VT_CTIER_AHEAD_STREAMS];
 	uint64_t ahead_tick;
 	/* a damaged copy store-ahead met, + 1 (0: none): no window reads it again */
 	uint64_t ahead_bad;

@@ -1240,9 +1240,18 @@ static uint64_t interleaved_page(uint64_t i)
 	return i / 2 + (i % 2) * (NPAGES / 2);
 }
 
+/* 0, 64, 128, ..., 960, 1, 65, ...: VT_CTIER_AHEAD_STREAMS readers, each its share */
+static uint64_t streams_page(uint64_t i)
+{
+	G_STATIC_ASSERT(NPAGES % VT_CTIER_AHEAD_STREAMS == 0);
+	return i / VT_CTIER_AHEAD_STREAMS +
+	       (i % VT_CTIER_AHEAD_STREAMS) * (NPAGES / VT_CTIER_AHEAD_STREAMS);
+}
+
 /* 992, 960, ..., 0, 993, 961, ...: 32 pages apart from the top down, then one further */
 static uint64_t out_of_order_page(uint64_t i)
 {
+	G_STATIC_ASSERT(NPAGES / 32 > VT_CTIER_AHEAD_STREAMS);
 	return (NPAGES / 32 - 1 - i % (NPAGES / 32)) * 32 + i / (NPAGES / 32);
 }
 
@@ -1259,8 +1268,22 @@ static void test_read_back_interleaved(void **state)
 }
 
 /*
+ * As many streams in turn as are followed: each fault follows its own
+ * stream's last one, so every stream is served ahead.
+ */
+static void test_read_back_streams(void **state)
+{
+	struct vt_ctier_mover_stats st;
+
+	read_back(*state, streams_page, &st);
+	assert_in_range(st.faults_stored, VT_CTIER_AHEAD_STREAMS, NPAGES * 3 / 4 / 4);
+}
+
+/*
  * Faults that follow no stream fill nothing ahead, though the pages after
- * each are stored: a fault for every stored page, none served ahead.
+ * each are stored: a fault for every stored page, none served ahead. (32
+ * readers in turn, more than VT_CTIER_AHEAD_STREAMS: each stream was taken
+ * over by others before its next fault.)
  */
 static void test_read_back_out_of_order(void **state)
 {
@@ -1501,6 +1524,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_poison_outlives_fault_around, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stored_read_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_back_interleaved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_back_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_back_out_of_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_ahead_stops_at_span, setup, teardown),
