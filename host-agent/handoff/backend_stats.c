@@ -178,6 +178,9 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "fault_p50_ns", vt_latency_percentile(&ms.fault_ns, 50));
 	vt_json_add_u64(j, "fault_p99_ns", vt_latency_percentile(&ms.fault_ns, 99));
 	vt_json_add_u64(j, "zero_fault_p50_ns", vt_latency_percentile(&ms.zero_ns, 50));
+	vt_json_add_u64(j, "idle_faults", ms.idle_fault_ns.count);
+	vt_json_add_u64(j, "idle_fault_p50_ns", vt_latency_percentile(&ms.idle_fault_ns, 50));
+	vt_json_add_u64(j, "idle_fault_p99_ns", vt_latency_percentile(&ms.idle_fault_ns, 99));
 	fault_histogram(j, "fault_hist", &ms.fault_ns);
 	fault_histogram(j, "zero_fault_hist", &ms.zero_ns);
 	vt_json_add_u64(j, "poisoned", ms.poisoned);

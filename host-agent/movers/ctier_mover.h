@@ -90,6 +90,9 @@ struct vt_ctier_mover_stats {
 	uint64_t orders_dropped;	/* the queue was full */
 	uint64_t errors;		/* uffd errors other than a gone QEMU */
 	struct vt_latency_hist fault_ns;	/* store faults: read to UFFDIO_COPY done */
+	struct vt_latency_hist idle_fault_ns;	/* ... those served with the mover idle: no
+						   fence when taken, and no order, discard
+						   or slice under way when done */
 	struct vt_latency_hist zero_ns;		/* zero faults */
 	/* by store tier: pages evicted into it, served back from it, and how fast */
 	uint64_t evicted_by_tier[VT_CTIER_MAX];

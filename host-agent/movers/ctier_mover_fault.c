@@ -384,6 +384,8 @@ int ctm_serve_faults(struct vt_ctier_mover *m, void *buf)
 
 			m->stats.faults_stored++;
 			vt_latency_add(&m->stats.fault_ns, ns);
+			if (!fenced && !m->n && !m->working && !m->d_n && !m->discarding)
+				vt_latency_add(&m->stats.idle_fault_ns, ns);
 			if (tier < VT_CTIER_MAX) {
 				m->stats.faults_by_tier[tier]++;
 				vt_latency_add(&m->stats.tier_ns[tier], ns);
