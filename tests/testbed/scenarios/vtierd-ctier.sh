@@ -18,6 +18,9 @@
 #     readback_stored_bytes= readback_pool_bytes= (what the tiers hold after the
 #     read-back, which brought most pages home) stored_ahead= (stored pages
 #     served ahead of their fault in the VM's life: store-ahead, docs/vtierd.md)
+#     idle_faults= idle_fault_p50_us= idle_fault_p99_us= (the stored faults
+#     served while the mover had no work, the read-back's among them, and
+#     their p50 and p99: the fault path without compression beside it)
 #     (ratio and host_bytes_saved: guest bytes stored / host bytes their pools use,
 #     and their difference, when the cold memory is in the tiers, before the
 #     read-back; fault latency:
@@ -194,12 +197,14 @@ if has_part compress; then
     [ -n "$bad" ] || fail "no verify result: $v"
     s=$(vget vm0 $B.fault_p50_ns $B.fault_p99_ns "$B.ctiers.*.stored_bytes" \
         "$B.ctiers.*.pool_bytes" "backends.*.poisoned" $B.faults_stored $B.span_faults \
-        $B.stored_ahead) || fail "stats vm0: $s"
+        $B.stored_ahead $B.idle_faults $B.idle_fault_p50_ns $B.idle_fault_p99_ns) ||
+        fail "stats vm0: $s"
     set -- $s
     # the ratio is the compression phase's (stored, pool above): after the
     # read-back the tiers hold what was not read back, in pools the frees
     # left sparse (1.70 in a CI run: 11 MiB stored in 6.6 MiB of pool)
     p50=$1 p99=$2 rb_stored=$3 rb_pool=$4 poisoned=$5 nstored=$6 beside=$7 ahead=$8
+    nidle=$9 ip50=${10} ip99=${11}
     bare=$(vtier-tbuffd bare-copy 20000) || fail "bare UFFDIO_COPY loop failed"
     echo "baseline: $bare"
     [ "$poisoned" = 0 ] || fail "pages poisoned: checksum failures"
@@ -210,7 +215,9 @@ if has_part compress; then
         "bare_copy_p50_us=$(field "$bare" bare_copy_p50_us) bad_pages=$bad" \
         "bare_copy_p99_us=$(field "$bare" bare_copy_p99_us)" \
         "stored_faults=$nstored beside_span_faults=$beside" \
-        "readback_stored_bytes=$rb_stored readback_pool_bytes=$rb_pool stored_ahead=$ahead"
+        "readback_stored_bytes=$rb_stored readback_pool_bytes=$rb_pool stored_ahead=$ahead" \
+        "idle_faults=$nidle idle_fault_p50_us=$(awk "BEGIN {printf \"%.1f\", $ip50 / 1000}")" \
+        "idle_fault_p99_us=$(awk "BEGIN {printf \"%.1f\", $ip99 / 1000}")"
     [ "$bad" = 0 ] || fail "$bad guest pages bad after compression"
     # The figures the docs quote, each with a bound set from the RESULT-COMPRESS
     # lines recorded in docs/results/2026-11-24-vtierd-ctier.md and
