@@ -224,12 +224,19 @@ if has_part compress; then
     # 2026-11-29-isolation.md (quiet runs, and make check under load with the
     # scenario 3.5x slower): ratio 2.64-3.00; fault p50 1.6-3.9x the bare
     # UFFDIO_COPY loop's p50; fault p99 1.5-15.2 ms. The bounds leave room for
-    # that noise: ratio >= 2.0, p50 <= 6x bare, p99 <= 40 ms.
+    # that noise: ratio >= 2.0, p50 <= 6x bare, p99 <= 40 ms. Since
+    # store-ahead the read-back takes ~1 100 faults, not ~18 000, and the
+    # lifetime p50 weighs the compression phase's; the idle mover's p50 (the
+    # read-back's faults and those between orders) is held to the same 6x:
+    # 1.33-2.35x in four runs (docs/results/2026-12-03-store-ahead-streams.md).
     awk "BEGIN {exit !($ratio >= 2.0)}" ||
         fail "compression ratio $ratio (stored / pool bytes) below its bound 2.0"
     b50=$(field "$bare" bare_copy_p50_us)
     awk "BEGIN {exit !($b50 > 0 && $p50 / 1000 <= 6 * $b50)}" ||
         fail "fault p50 $((p50 / 1000)) us over its bound 6x the bare copy's p50 $b50 us"
+    [ "$nidle" -gt 0 ] || fail "no stored fault served with the mover idle (the read-back's)"
+    awk "BEGIN {exit !($ip50 / 1000 <= 6 * $b50)}" ||
+        fail "idle mover's fault p50 $((ip50 / 1000)) us over its bound 6x the bare copy's p50 $b50 us"
     [ "$p99" -le 40000000 ] || fail "fault p99 $((p99 / 1000)) us over its bound 40000 us"
     # the operator's views of this VM: its TCO report and its heatmap
     ctl report vm0 || fail "vtierctl report vm0"
