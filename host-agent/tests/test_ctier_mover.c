@@ -453,10 +453,11 @@ static void read_during_span(struct fixture *f, struct reader *r, uint64_t from,
 /*
  * While a bulk span is stored, a vCPU reading evicted pages elsewhere gets
  * them (the faults are served between the span's pages, not after it) and
- * those faults are not counted as the idle mover's; every page as it was. The reader starts once the span stores its first page; on
- * a loaded machine the span may end before its first fault: then again, with
- * the span's pages fetched back and the reader's evicted again (50 times at
- * most; a mover that holds faults until the commit never gets there).
+ * those faults are not counted as the idle mover's; every page as it was.
+ * The reader starts once the span stores its first page; on a loaded machine
+ * the span may end before its first fault: then again, with the span's pages
+ * fetched back and the reader's evicted again (50 times at most; a mover
+ * that holds faults until the commit never gets there).
  */
 static void test_span_serves_faults_elsewhere(void **state)
 {
