@@ -209,15 +209,14 @@ if has_part compress; then
     echo "baseline: $bare"
     [ "$poisoned" = 0 ] || fail "pages poisoned: checksum failures"
     ratio=$(awk "BEGIN {printf \"%.2f\", $stored / ($pool > 0 ? $pool : 1)}")
+    us() { awk "BEGIN {printf \"%.1f\", $1 / 1000}"; }	# ns -> us, one decimal
     echo "RESULT-COMPRESS cold_in_ctier_pct=$pct host_bytes_saved=$((stored - pool))" \
-        "ratio=$ratio fault_p50_us=$(awk "BEGIN {printf \"%.1f\", $p50 / 1000}")" \
-        "fault_p99_us=$(awk "BEGIN {printf \"%.1f\", $p99 / 1000}")" \
+        "ratio=$ratio fault_p50_us=$(us "$p50") fault_p99_us=$(us "$p99")" \
         "bare_copy_p50_us=$(field "$bare" bare_copy_p50_us) bad_pages=$bad" \
         "bare_copy_p99_us=$(field "$bare" bare_copy_p99_us)" \
         "stored_faults=$nstored beside_span_faults=$beside" \
         "readback_stored_bytes=$rb_stored readback_pool_bytes=$rb_pool stored_ahead=$ahead" \
-        "idle_faults=$nidle idle_fault_p50_us=$(awk "BEGIN {printf \"%.1f\", $ip50 / 1000}")" \
-        "idle_fault_p99_us=$(awk "BEGIN {printf \"%.1f\", $ip99 / 1000}")"
+        "idle_faults=$nidle idle_fault_p50_us=$(us "$ip50") idle_fault_p99_us=$(us "$ip99")"
     [ "$bad" = 0 ] || fail "$bad guest pages bad after compression"
     # The figures the docs quote, each with a bound set from the RESULT-COMPRESS
     # lines recorded in docs/results/2026-11-24-vtierd-ctier.md and
