@@ -227,7 +227,7 @@ if has_part compress; then
     # store-ahead the read-back takes ~1 100 faults, not ~18 000, and the
     # lifetime p50 weighs the compression phase's; the idle mover's p50 (the
     # read-back's faults and those between orders) is held to the same 6x:
-    # 1.33-2.35x in four runs (docs/results/2026-12-03-store-ahead-streams.md).
+    # 1.33-2.97x in five runs (docs/results/2026-12-03-store-ahead-streams.md).
     awk "BEGIN {exit !($ratio >= 2.0)}" ||
         fail "compression ratio $ratio (stored / pool bytes) below its bound 2.0"
     b50=$(field "$bare" bare_copy_p50_us)
