@@ -102,7 +102,10 @@ static void emit_hints(GString *out, const struct family *f, const struct vt_met
 		       strcmp(f->member, "accepted") == 0 ? "kind" : "reason", l->data, NULL);
 }
 
-/* backends[]: faults by kind, latency quantiles, and each compressed tier's bytes */
+/*
+ * backends[]: faults by kind (member "faults"), a backend's own number times
+ * @scale ("b:KEY"), or each compressed tier's member KEY
+ */
 static void emit_backends(GString *out, const struct family *f, const struct vt_metrics_vm *v)
 {
 	JsonArray *a = vt_prom_array(v->stats, "backends");
@@ -119,8 +122,9 @@ static void emit_backends(GString *out, const struct family *f, const struct vt_
 			       "zero", NULL);
 			vt_prom_sample(out, f->name, v, vt_prom_num(b, "faults_wp"), "backend", be, "kind",
 			       "write_protect", NULL);
-		} else if (g_str_has_suffix(f->member, "_ns")) {
-			vt_prom_sample(out, f->name, v, vt_prom_num(b, f->member) * 1e-9, "backend", be, NULL);
+		} else if (g_str_has_prefix(f->member, "b:")) {
+			vt_prom_sample(out, f->name, v, vt_prom_num(b, f->member + 2) * f->scale, "backend", be,
+				       NULL);
 		} else {
 			for (unsigned int k = 0; c && k < json_array_get_length(c); k++) {
 				JsonObject *t = json_array_get_object_element(c, k);
@@ -332,9 +336,17 @@ static const struct family families[] = {
 	  "vtierd's store, by kind (stored page, zero page); _sum from bucket midpoints.", NULL, 1,
 	  emit_fault_hist },
 	{ "vtier_vm_fault_latency_p50_seconds", "gauge", "Median service time of a stored-page "
-	  "fault.", "fault_p50_ns", 1, emit_backends },
+	  "fault.", "b:fault_p50_ns", 1e-9, emit_backends },
 	{ "vtier_vm_fault_latency_p99_seconds", "gauge", "99th percentile service time of a "
-	  "stored-page fault.", "fault_p99_ns", 1, emit_backends },
+	  "stored-page fault.", "b:fault_p99_ns", 1e-9, emit_backends },
+	{ "vtier_vm_idle_faults_total", "counter", "Stored-page faults served while the backend's "
+	  "mover had no order, discard or slice under way.", "b:idle_faults", 1, emit_backends },
+	{ "vtier_vm_idle_fault_latency_p50_seconds", "gauge", "Median service time of a stored-page "
+	  "fault served while the mover was idle: the fault path apart from the mover's work.",
+	  "b:idle_fault_p50_ns", 1e-9, emit_backends },
+	{ "vtier_vm_idle_fault_latency_p99_seconds", "gauge", "99th percentile service time of a "
+	  "stored-page fault served while the mover was idle.", "b:idle_fault_p99_ns", 1e-9,
+	  emit_backends },
 	{ "vtier_vm_ctier_stored_bytes", "gauge", "Guest data in each compressed tier, bytes.",
 	  "stored_bytes", 1, emit_backends },
 	{ "vtier_vm_ctier_pool_bytes", "gauge", "Memory each compressed tier's pool takes, bytes.",

@@ -39,7 +39,8 @@ static const char stats_json[] =
 	"\"share\":{\"state\":\"granted\",\"granted\":536870912,\"wanted\":805306368,"
 	"\"protected\":67108864,\"why\":\"rate-limited\",\"rounds\":9},"
 	"\"backends\":[{\"backend\":\"pc.ram\",\"faults_stored\":100,\"faults_zero\":5,"
-	"\"faults_wp\":1,\"fault_p50_ns\":4000,\"fault_p99_ns\":90000,"
+	"\"faults_wp\":1,\"fault_p50_ns\":4000,\"fault_p99_ns\":90000,\"idle_faults\":70,"
+	"\"idle_fault_p50_ns\":3000,\"idle_fault_p99_ns\":25000,"
 	"\"fault_hist\":{\"le_ns\":[1000,5000,100000],\"count\":[0,60,99],\"total\":100,"
 	"\"sum_ns\":1200000},"
 	"\"ctiers\":[{\"name\":\"lz4\",\"stored_bytes\":1048576,\"pool_bytes\":400000},"
@@ -141,6 +142,14 @@ static void test_writer(void **state)
 		"stage=\"profiler\"} 0.0015\n",
 		"vtier_vm_saving_ratio{domain=\"web\"",
 		"backend=\"pc.ram\"} 9.0000000000000006e-05\n",
+		/* the faults served with the mover idle: apart from every stored fault */
+		"# TYPE vtier_vm_idle_faults_total counter\n",
+		"vtier_vm_idle_faults_total{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-782e98ab3fa0\","
+		"backend=\"pc.ram\"} 70\n",
+		"vtier_vm_idle_fault_latency_p50_seconds{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
+		"782e98ab3fa0\",backend=\"pc.ram\"} 3.0000000000000001e-06\n",
+		"vtier_vm_idle_fault_latency_p99_seconds{domain=\"web\",uuid=\"4dea22b3-1d52-d8f3-2516-"
+		"782e98ab3fa0\",backend=\"pc.ram\"} 2.5000000000000001e-05\n",
 		"vtier_vm_info{domain=\"db \\\"2\\\"\\\\\\n\xc3\xa9\",uuid=\"\","
 		"vm=\"vm1\",mode=\"off\",profiler=\"\"} 1\n",
 		"# TYPE vtier_vm_fault_latency_seconds histogram\n",
