@@ -1880,7 +1880,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"7c855740165480811c35672a2cd4ecfe035d3c27b45d9ca52a6d3930fcbd3e21"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"c71d6dc72216c08ce89bd882f97d59e60e6ba85c159e405961175007284691aa"));
+		"af786343e10cb4fdb8a5fc562b8caf48d31c653458233775cb85a46def3ce8ea"));
 }
 
 /*
