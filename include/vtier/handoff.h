@@ -77,7 +77,8 @@ struct vtier_handoff_hdr {
 #define VTIER_HELLO_F_EARLY     (1u << 5) /* PREPARE: hand over now if asked */
 #define VTIER_HELLO_F_PRECOPY   (1u << 6) /* HELLO while RAM still arrives */
 #define VTIER_HELLO_F_ZERO_MAP  (1u << 7) /* a third fd: the zero map, below */
-#define VTIER_HELLO_F_KNOWN     0xffu
+#define VTIER_HELLO_F_NO_PROFILE (1u << 8) /* takes an empty PROFILE: below */
+#define VTIER_HELLO_F_KNOWN     0x1ffu
 
 /*
  * VTIER_HELLO_F_ZERO_MAP: QEMU reads a zero map. With the memfd and the
@@ -358,7 +359,10 @@ struct vtier_handoff_migration {
  * PROFILE payload: opaque to QEMU, 1..VTIER_HANDOFF_PROFILE_MAX bytes. The
  * format vtier agents write is this header followed by n_chunks heat bytes
  * (0 cold .. 255 hottest) for consecutive 1 << chunk_shift byte chunks of
- * the backend.
+ * the backend. To a QEMU whose HELLO said VTIER_HELLO_F_NO_PROFILE, the
+ * agent may answer MIGRATION started with a PROFILE of 0 bytes: it has no
+ * profile (its engine has no state), the migration carries none, and QEMU
+ * stops waiting for one.
  */
 #define VTIER_PROFILE_MAGIC     0x46505456u /* "VTPF" */
 #define VTIER_PROFILE_VERSION   1
