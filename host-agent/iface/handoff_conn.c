@@ -398,9 +398,11 @@ int vt_handoff_conn_send_profile(struct vt_handoff_conn *c, const void *profile,
 
 	if (!c->accepted)
 		return -ENOTCONN;
-	if (!size || size > VTIER_HANDOFF_PROFILE_MAX)
+	if (size > VTIER_HANDOFF_PROFILE_MAX)
 		return -EMSGSIZE;
-	return conn_send(c, VTIER_HANDOFF_PROFILE, ++c->seq, &part, 1);
+	if (!size && !c->no_profile_ok)
+		return -EOPNOTSUPP;
+	return conn_send(c, VTIER_HANDOFF_PROFILE, ++c->seq, &part, size ? 1 : 0);
 }
 
 static int conn_reply_flags(struct vt_handoff_conn *c, uint16_t type, uint32_t seq, int status,
@@ -453,6 +455,7 @@ static void conn_take_hello(struct vt_handoff_conn *c, const struct vtier_handof
 	g_strlcpy(c->backend_id, h->backend_id, sizeof(c->backend_id));
 	vt_text_printable(c->vm_name, sizeof(c->vm_name), h->vm_name, sizeof(h->vm_name));
 	c->size_bytes = h->size_bytes;
+	c->no_profile_ok = h->flags & VTIER_HELLO_F_NO_PROFILE;
 	c->nfds = 0;
 }
 

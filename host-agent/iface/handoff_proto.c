@@ -159,9 +159,11 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 		if (h->hva || h->uffd_features || h->uffd_ioctls)
 			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with a mapping or "
 				          "userfaultfd features (it hands over the memfd alone)");
-		if (h->flags & (VTIER_HELLO_F_PRECOPY | VTIER_HELLO_F_ZERO_MAP))
+		if (h->flags & (VTIER_HELLO_F_PRECOPY | VTIER_HELLO_F_ZERO_MAP |
+				VTIER_HELLO_F_NO_PROFILE))
 			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with flag %s (a HELLO's)",
-				          h->flags & VTIER_HELLO_F_PRECOPY ? "PRECOPY" : "ZERO_MAP");
+				          h->flags & VTIER_HELLO_F_PRECOPY ? "PRECOPY" :
+				          h->flags & VTIER_HELLO_F_ZERO_MAP ? "ZERO_MAP" : "NO_PROFILE");
 	} else if (!(h->flags & VTIER_HELLO_F_WP)) {
 		return vt_err_set(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
 	} else if (h->flags & VTIER_HELLO_F_EARLY) {

@@ -101,6 +101,7 @@ struct vt_handoff_conn {
 	char backend_id[VTIER_HANDOFF_ID_LEN];
 	char vm_name[VTIER_HANDOFF_ID_LEN];
 	uint64_t size_bytes;	/* of the backend, from the HELLO */
+	bool no_profile_ok;	/* the HELLO said NO_PROFILE: an empty PROFILE is understood */
 	void *user;
 	uint32_t seq;
 

@@ -987,6 +987,36 @@ static void test_migration_source(void **state)
 	close(s);
 }
 
+/*
+ * A QEMU whose HELLO says NO_PROFILE hears at once that there is no profile
+ * (the engine has no state): a PROFILE of 0 bytes, so that its migration's
+ * setup need not wait for one. Without the flag nothing is sent
+ * (test_migration_source: the first PROFILE it reads is the real one).
+ */
+static void test_migration_no_profile(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree uint8_t *buf = g_malloc(1 << 20);
+	struct vt_vm *vm;
+	char msg[128];
+	int s;
+
+	/* one memory tier, then the compressed one */
+	f->d->host.tiers.nr = 1;
+	f->d->host.tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_NO_PROFILE, 1, "mem0", &s,
+			       msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	wait_engine(vm);
+	send_migration(s, VTIER_MIGRATION_START);
+	assert_int_equal(next_msg(s, VTIER_HANDOFF_PROFILE, buf, 1 << 20), 0);
+	assert_int_equal(migration_of(vm, NULL, NULL, 0).profile_errors, 1);
+	send_migration(s, VTIER_MIGRATION_FAILED);
+	wait_state(vm, VT_MIGRATION_NONE, 1);
+	close(s);
+}
+
 /* A v2 profile of the test's backend: one chunk on a tier of @tier_name. */
 static size_t good_profile(uint8_t *buf, const char *tier_name)
 {
@@ -2016,6 +2046,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_engine_start_retried, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_live_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migration_no_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_map_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),

@@ -124,7 +124,8 @@ static void test_prepare(void **state)
 		{ "PRECOPY", VTIER_HELLO_F_PRECOPY, 0, 0, 0, 0, 1 },
 		{ "ZERO_MAP", VTIER_HELLO_F_ZERO_MAP, 0, 0, 0, 0, 1 },
 		{ "ZERO_MAP and its fd", VTIER_HELLO_F_ZERO_MAP, 0, 0, 0, 0, 3 },
-		{ "an unknown flag", 1u << 8, 0, 0, 0, 0, 1 },
+		{ "NO_PROFILE", VTIER_HELLO_F_NO_PROFILE, 0, 0, 0, 0, 1 },
+		{ "an unknown flag", 1u << 9, 0, 0, 0, 0, 1 },
 	};
 
 	(void)state;
