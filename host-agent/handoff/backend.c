@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +69,8 @@ void vt_backend_unref(struct vt_backend *b)
 	if (!b || !g_atomic_int_dec_and_test(&b->refs))
 		return;
 	backend_shut(b);
+	if (b->zero_map)	/* after the mover that wrote it stopped */
+		munmap(b->zero_map, b->zero_map_bytes);
 	if (b->ranges)
 		g_array_free(b->ranges, TRUE);
 	g_free(b->profile_buf);
@@ -370,6 +373,8 @@ static void opening_done(void *arg)
 	}
 	if (d->host->placement_threads)
 		vt_ctier_mover_set_store_threads(b->mover, d->host->placement_threads);
+	if (b->zero_map)
+		vt_ctier_mover_set_zero_map(b->mover, b->zero_map);
 	if (b->precopy)
 		vt_ctier_mover_set_background(b->mover, true);
 	if (o->prepared) {
@@ -424,6 +429,27 @@ out:
 	g_free(o);
 }
 
+/* The HELLO's zero map, if QEMU sent one (checked by the server), mapped into @b. */
+static int map_zero_map(struct vt_backend *b, struct vt_handoff_conn *conn, char *msg)
+{
+	int fd = vt_handoff_conn_take_zero_map(conn), ret = 0;
+	void *p;
+
+	if (fd < 0)
+		return 0;
+	b->zero_map_bytes = vtier_zero_map_bytes(b->size, b->page_size);
+	p = mmap(NULL, b->zero_map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "cannot map the zero map: %s",
+			   g_strerror(-ret));
+	} else {
+		b->zero_map = p;
+	}
+	close(fd);
+	return ret;
+}
+
 static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello *hello, int memfd,
 		    int uffd, char *msg, void *opaque)
 {
@@ -466,6 +492,9 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		b->profile_buf = g_memdup2(hello->profile, h->profile_size);
 		b->profile_len = h->profile_size;
 	}
+	ret = map_zero_map(b, conn, msg);
+	if (ret)
+		goto refuse;
 	if (peer < 0 || peer != b->pid) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "HELLO claims qemu_pid %u but the "
 			   "socket's peer is pid %d: refused", h->qemu_pid, (int)peer);

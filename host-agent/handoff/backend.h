@@ -103,6 +103,9 @@ struct vt_backend {
 	 */
 	uint8_t *profile_buf;
 	size_t profile_len;
+	/* QEMU's zero map (VTIER_HELLO_F_ZERO_MAP), mapped shared; NULL: none */
+	uint64_t *zero_map;
+	size_t zero_map_bytes;
 	struct vt_profile profile;
 	char profile_why[VT_PROFILE_ERR_LEN];	/* why it was refused, "" if not */
 	bool profile_counted;		/* in the VM's stats already */

@@ -44,6 +44,8 @@ static void conn_unref(struct vt_handoff_conn *c)
 		close(c->fds[i]);
 	if (c->prep_fd >= 0)
 		close(c->prep_fd);
+	if (c->zero_map_fd >= 0)
+		close(c->zero_map_fd);
 	g_free(c->payload);
 	vt_handoff_peer_clear(&c->peer);
 	if (c->out)
@@ -396,9 +398,11 @@ int vt_handoff_conn_send_profile(struct vt_handoff_conn *c, const void *profile,
 
 	if (!c->accepted)
 		return -ENOTCONN;
-	if (!size || size > VTIER_HANDOFF_PROFILE_MAX)
+	if (size > VTIER_HANDOFF_PROFILE_MAX)
 		return -EMSGSIZE;
-	return conn_send(c, VTIER_HANDOFF_PROFILE, ++c->seq, &part, 1);
+	if (!size && !c->no_profile_ok)
+		return -EOPNOTSUPP;
+	return conn_send(c, VTIER_HANDOFF_PROFILE, ++c->seq, &part, size ? 1 : 0);
 }
 
 static int conn_reply_flags(struct vt_handoff_conn *c, uint16_t type, uint32_t seq, int status,
@@ -451,6 +455,7 @@ static void conn_take_hello(struct vt_handoff_conn *c, const struct vtier_handof
 	g_strlcpy(c->backend_id, h->backend_id, sizeof(c->backend_id));
 	vt_text_printable(c->vm_name, sizeof(c->vm_name), h->vm_name, sizeof(h->vm_name));
 	c->size_bytes = h->size_bytes;
+	c->no_profile_ok = h->flags & VTIER_HELLO_F_NO_PROFILE;
 	c->nfds = 0;
 }
 
@@ -460,6 +465,8 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 	char text[VTIER_HANDOFF_MESSAGE_LEN] = "";
 	int memfd = c->fds[VTIER_HANDOFF_FD_MEMFD];
 	int uffd = c->fds[VTIER_HANDOFF_FD_UFFD];
+	int zmap = msg->hello.fixed->flags & VTIER_HELLO_F_ZERO_MAP ?
+		   c->fds[VTIER_HANDOFF_FD_ZERO_MAP] : -1;
 	int ret;
 
 	conn_take_hello(c, msg->hello.fixed);
@@ -472,10 +479,15 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 	if (!ret)
 		ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, uffd, text,
 					   sizeof(text));
+	if (!ret && zmap >= 0)
+		ret = vt_handoff_check_zero_map(msg->hello.fixed, zmap, text, sizeof(text));
 	if (ret) {
 		close(memfd);
 		close(uffd);
+		if (zmap >= 0)
+			close(zmap);
 	} else {
+		c->zero_map_fd = zmap;	/* the callee takes it, or it goes with the connection */
 		ret = srv->ops->hello(c, &msg->hello, memfd, uffd, text, srv->opaque);
 		if (ret == VT_HANDOFF_HELLO_PENDING) {
 			/* QEMU waits for the reply anyway; the HELLO deadline no longer applies */
@@ -852,4 +864,12 @@ void vt_hs_conn_watch(struct vt_handoff_conn *c)
 	g_source_set_callback(c->src, G_SOURCE_FUNC(conn_ready), c, NULL);
 	g_source_attach(c->src, c->srv->ctx);
 	conn_arm_timer(c);
+}
+
+int vt_handoff_conn_take_zero_map(struct vt_handoff_conn *c)
+{
+	int fd = c->zero_map_fd;
+
+	c->zero_map_fd = -1;
+	return fd;
 }

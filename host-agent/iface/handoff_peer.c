@@ -241,3 +241,25 @@ int vt_handoff_check_fds(const struct vtier_handoff_hello *h, const struct vt_ha
 	}
 	return 0;
 }
+
+int vt_handoff_check_zero_map(const struct vtier_handoff_hello *h, int fd, char *err,
+			      size_t err_len)
+{
+	const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	uint64_t bytes = vtier_zero_map_bytes(h->size_bytes, h->page_size);
+	struct stat st;
+	int seals;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return vt_err_set(-EBADF, err, err_len, "fd 2 (the zero map) is not a memfd");
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & want) != want)
+		return vt_err_set(-EBADF, err, err_len, "the zero map is not sealed against "
+			          "shrinking, growing and new seals (seals 0x%x, want 0x%x)",
+			          seals < 0 ? 0 : seals, want);
+	if (st.st_size < 0 || (uint64_t)st.st_size != bytes)
+		return vt_err_set(-ERANGE, err, err_len, "the zero map has %lld bytes; a backend of "
+			          "%" PRIu64 " bytes in %" PRIu64 "-byte pages needs %" PRIu64,
+			          (long long)st.st_size, h->size_bytes, h->page_size, bytes);
+	return 0;
+}

@@ -64,5 +64,14 @@ char *vt_proc_cgroup(pid_t pid, int *err);
 int vt_handoff_check_fds(const struct vtier_handoff_hello *hello,
 			 const struct vt_handoff_peer *peer, int memfd, int uffd, char *err,
 			 size_t err_len);
+/*
+ * A HELLO's zero map (VTIER_HELLO_F_ZERO_MAP): @fd is a memfd of exactly
+ * vtier_zero_map_bytes() bytes for the HELLO's backend, sealed against
+ * shrinking, growing and further seals (the agent writes it through a shared
+ * mapping: a peer that could shrink it would make those writes fault).
+ * Returns 0, or -EBADF / -ERANGE with a one-line reason in @err.
+ */
+int vt_handoff_check_zero_map(const struct vtier_handoff_hello *hello, int fd, char *err,
+			      size_t err_len);
 
 #endif /* VTIER_IFACE_HANDOFF_PEER_H */

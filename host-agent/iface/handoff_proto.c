@@ -159,8 +159,11 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 		if (h->hva || h->uffd_features || h->uffd_ioctls)
 			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with a mapping or "
 				          "userfaultfd features (it hands over the memfd alone)");
-		if (h->flags & VTIER_HELLO_F_PRECOPY)
-			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with flag PRECOPY (a HELLO's)");
+		if (h->flags & (VTIER_HELLO_F_PRECOPY | VTIER_HELLO_F_ZERO_MAP |
+				VTIER_HELLO_F_NO_PROFILE))
+			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with flag %s (a HELLO's)",
+				          h->flags & VTIER_HELLO_F_PRECOPY ? "PRECOPY" :
+				          h->flags & VTIER_HELLO_F_ZERO_MAP ? "ZERO_MAP" : "NO_PROFILE");
 	} else if (!(h->flags & VTIER_HELLO_F_WP)) {
 		return vt_err_set(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
 	} else if (h->flags & VTIER_HELLO_F_EARLY) {
@@ -248,10 +251,14 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 	if (size != hdr->size)
 		return vt_err_set(-EBADMSG, err, err_len, "%s truncated: %zu of %u bytes",
 			          vt_handoff_type_name(hdr->type), size, hdr->size);
-	if (hdr->type == VTIER_HANDOFF_HELLO)
-		want_fds = size >= sizeof(struct vtier_handoff_hello) &&
-			   ((const struct vtier_handoff_hello *)payload)->flags & VTIER_HELLO_F_PREPARE ?
-			   VTIER_HANDOFF_PREPARE_NFDS : VTIER_HANDOFF_HELLO_NFDS;
+	if (hdr->type == VTIER_HANDOFF_HELLO) {
+		uint32_t flags = size >= sizeof(struct vtier_handoff_hello) ?
+				 ((const struct vtier_handoff_hello *)payload)->flags : 0;
+
+		want_fds = flags & VTIER_HELLO_F_PREPARE ? VTIER_HANDOFF_PREPARE_NFDS :
+			   flags & VTIER_HELLO_F_ZERO_MAP ? VTIER_HANDOFF_ZERO_MAP_NFDS :
+			   VTIER_HANDOFF_HELLO_NFDS;
+	}
 	if (nfds != want_fds)
 		return vt_err_set(-EBADMSG, err, err_len, "%s with %u fds (want %u)",
 			          vt_handoff_type_name(hdr->type), nfds, want_fds);

@@ -208,8 +208,18 @@ int vt_handoff_conn_send_stats_tco(struct vt_handoff_conn *conn,
 				   const struct vtier_handoff_tco *tco,
 				   const struct vtier_handoff_tco_tier *tco_tiers,
 				   const struct vtier_handoff_migration_stats *mig);
-/* Send the agent's hotness profile (1..VTIER_HANDOFF_PROFILE_MAX bytes). */
+/*
+ * Send the agent's hotness profile (1..VTIER_HANDOFF_PROFILE_MAX bytes), or
+ * with @size 0 the answer that there is none (-EOPNOTSUPP unless the HELLO
+ * said VTIER_HELLO_F_NO_PROFILE).
+ */
 int vt_handoff_conn_send_profile(struct vt_handoff_conn *conn, const void *profile, size_t size);
+/*
+ * In ops->hello: the HELLO's zero map (VTIER_HELLO_F_ZERO_MAP), checked by
+ * vt_handoff_check_zero_map(), now the caller's to close; -1 without one (or
+ * once taken). Not taken, it is closed with the connection.
+ */
+int vt_handoff_conn_take_zero_map(struct vt_handoff_conn *conn);
 /*
  * Answer a HELLO that ops->hello left pending, on the server's context:
  * @status 0 accepts (ops->closed is owed from now on), a negative errno

@@ -92,6 +92,7 @@ struct vt_handoff_conn {
 	gint64 last_rx;
 	gint64 last_tx;
 	int prep_fd;		/* a PREPARE's memfd (dup): guest RAM must keep arriving */
+	int zero_map_fd;	/* the HELLO's checked zero map until ops->hello takes it; -1 */
 	uint64_t prep_blocks;	/* its st_blocks at the last check */
 	gint64 prep_check;	/* next check: no growth since the last one closes */
 	GByteArray *out;	/* queued output, from out_off */
@@ -100,6 +101,7 @@ struct vt_handoff_conn {
 	char backend_id[VTIER_HANDOFF_ID_LEN];
 	char vm_name[VTIER_HANDOFF_ID_LEN];
 	uint64_t size_bytes;	/* of the backend, from the HELLO */
+	bool no_profile_ok;	/* the HELLO said NO_PROFILE: an empty PROFILE is understood */
 	void *user;
 	uint32_t seq;
 

@@ -48,17 +48,28 @@ static gboolean send_profile(gpointer data)
 	struct profile_msg *m = data;
 	int ret = m->b->conn ? vt_handoff_conn_send_profile(m->b->conn, m->buf, m->len) : -ENOTCONN;
 
-	if (ret)
+	if (ret == -EOPNOTSUPP && !m->len)
+		vt_registry_log(m->b->d->reg, G_LOG_LEVEL_MESSAGE, m->vm, "migration: QEMU of '%s' "
+			      "did not say NO_PROFILE in its HELLO: it waits its timeout for a profile",
+			      m->b->id);
+	else if (ret)
 		vt_registry_log(m->b->d->reg, G_LOG_LEVEL_WARNING, m->vm, "migration: profile of '%s' not "
 			      "sent: %s (the destination profiles from scratch)", m->b->id,
 			      g_strerror(-ret));
+	else if (!m->len)
+		vt_registry_log(m->b->d->reg, G_LOG_LEVEL_MESSAGE, m->vm, "migration: QEMU of '%s' "
+			      "told there is no profile (it need not wait for one)", m->b->id);
 	else
 		vt_registry_log(m->b->d->reg, G_LOG_LEVEL_MESSAGE, m->vm, "migration: profile of '%s' sent "
 			      "(%zu bytes)", m->b->id, m->len);
 	return G_SOURCE_REMOVE;
 }
 
-/* On the worker: @b's profile from the VM's state, to the main loop. */
+/*
+ * On the worker: @b's profile from the VM's state, to the main loop. Without
+ * one (the engine has no state), the answer that there is none: a QEMU that
+ * understands it stops waiting for a profile at the migration's setup.
+ */
 static void write_profile(struct vt_vm *vm, struct vt_backend *b)
 {
 	struct vt_profile_tier tiers[VTIER_PROFILE_TIERS_MAX];
@@ -95,7 +106,9 @@ static void write_profile(struct vt_vm *vm, struct vt_backend *b)
 	if (ret) {
 		vt_registry_log(vm->reg, G_LOG_LEVEL_WARNING, vm->name, "migration: %s",
 			      vm->migration.note);
-		return;
+		g_free(buf);
+		buf = NULL;
+		len = 0;
 	}
 	m = g_new0(struct profile_msg, 1);
 	m->b = vt_backend_ref(b);

@@ -66,6 +66,7 @@ struct vt_ctier_mover_stats {
 	uint64_t reads_untracked;	/* fills past the tracked ranges: not punched */
 	uint64_t read_around;		/* of read_through: filled ahead of their fault */
 	uint64_t evict_read_held;	/* pages an eviction left to their range's punch */
+	uint64_t zero_map_set;		/* zero-map bits set (vt_ctier_mover_set_zero_map) */
 	uint64_t discard_runs;		/* discard slices done (guest FREE/INFLATE hints) */
 	uint64_t discarded_resident_bytes;	/* ... memfd bytes they punched that held data */
 	uint64_t discarded_stored_pages;	/* ... stored copies they dropped */
@@ -180,6 +181,17 @@ void vt_ctier_mover_set_background(struct vt_ctier_mover *m, bool on);
 void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound);
 /* Bytes of the ranges tracked and not punched again yet (the source's extra). */
 uint64_t vt_ctier_mover_reads_held(struct vt_ctier_mover *m);
+/*
+ * The zero map (@map: a bit per page of the backend, zeroed, the caller's,
+ * to outlive the mover; set once): while reads are tracked, a bit set says
+ * the page was a hole without a copy, all zeros, when it was read, and that
+ * what it held since the guest wrote; a clear bit says nothing. Set by a
+ * scan of the backend's holes when tracking starts and by the zero pages
+ * punched again; the fault thread clears a page's bit before it fills it;
+ * all cleared when tracking ends. For an outgoing migration's reader, which
+ * then sends the page as zeros without reading it (ctier_mover_zero_map.c).
+ */
+void vt_ctier_mover_set_zero_map(struct vt_ctier_mover *m, uint64_t *map);
 /* Queue: bring the stored pages of [@offset, @offset + @len) back into the memfd. */
 int vt_ctier_mover_fetch(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
 /*

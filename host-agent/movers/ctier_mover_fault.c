@@ -59,6 +59,8 @@ static int fault_around(struct vt_ctier_mover *m, uint64_t offset, uint64_t serv
 
 		stop = next == UINT64_MAX ? end : MIN(end, next * ps);
 		if (stop > at) {
+			/* out of the zero map before anything can read the page */
+			ctm_zero_map_clear(m, at, stop - at);
 			n = vt_pager_zero_range(&m->pager, at, stop - at, false);
 			if (n < 0)
 				return (int)n;

@@ -157,6 +157,9 @@ struct vt_ctier_mover {
 	} rr[READ_RANGES_MAX];		/* lock: fills while tracking, oldest first */
 	unsigned int rr_head, rr_n;
 	uint64_t rr_bytes;		/* lock: their length */
+	/* the zero map (ctier_mover_zero_map.c): set once, atomic; NULL: none */
+	uint64_t *zero_map;
+	uint64_t zero_scan_next;	/* lock: where its scan goes on; UINT64_MAX: done */
 	/*
 	 * A destination's copies made during precopy (ctier_prepared.h): read by
 	 * the span's storing threads; released by the mover thread as spans are
@@ -247,6 +250,12 @@ int64_t ctm_read_around(struct vt_ctier_mover *m, uint64_t at, uint64_t stop, ui
 int ctm_repunch_slice(struct vt_ctier_mover *m, int *err);
 /* Over the bound of an outgoing migration's fills: no fault is taken, punches come first. */
 bool ctm_reads_over(struct vt_ctier_mover *m);
+/* ctier_mover_zero_map.c */
+void ctm_zero_map_clear(struct vt_ctier_mover *m, uint64_t offset, uint64_t len);
+void ctm_zero_map_set_mask(struct vt_ctier_mover *m, uint64_t offset, uint64_t n,
+			   const uint64_t *mask);
+bool ctm_zero_map_scan_slice(struct vt_ctier_mover *m, int *err);
+void ctm_zero_map_tracking(struct vt_ctier_mover *m, bool on);
 
 /* ctier_mover_precopy.c */
 void ctm_prepared_drop_idle(struct vt_ctier_mover *m);

@@ -124,6 +124,7 @@ static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 	uint64_t present[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
 	uint64_t keep[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	uint64_t punched[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)];
+	uint64_t zeroed[VT_PAGER_SPAN_WORDS(VT_PAGER_SPAN_MAX)] = { 0 };
 	g_autofree uint8_t *copy = g_malloc(ps);
 	int ret;
 
@@ -155,11 +156,16 @@ static int repunch_reads(struct vt_ctier_mover *m, uint64_t offset, uint64_t len
 	for (uint64_t i = 0; i < n; i++) {
 		if (!vt_pager_mask_has(punched, i))
 			continue;
-		if (vt_store_tier_of(m->store, offset / ps + i) < 0)
+		if (vt_store_tier_of(m->store, offset / ps + i) < 0) {
+			vt_pager_mask_set(zeroed, i);
 			zeros++;
-		else
+		} else {
 			copies++;
+		}
 	}
+	/* holes without a copy now: in the zero map while the fence holds faults off */
+	if (ret == 0)
+		ctm_zero_map_set_mask(m, offset, n, zeroed);
 	ctm_unfence(m);	/* wakes the fault thread: it may be held over the bound */
 	g_mutex_lock(&m->lock);
 	m->stats.zero_repunched += zeros;
@@ -215,10 +221,17 @@ bool ctm_reads_over(struct vt_ctier_mover *m)
 
 void vt_ctier_mover_track_reads(struct vt_ctier_mover *m, bool on, uint64_t bound)
 {
+	bool was;
+
 	g_mutex_lock(&m->lock);
+	was = m->track_reads;
 	m->track_reads = on;
 	m->read_bound = bound;
+	if (on != was)
+		ctm_zero_map_tracking(m, on);
 	g_mutex_unlock(&m->lock);
+	if (was && !on)
+		ctm_zero_map_clear(m, 0, m->pager.size);
 	ctm_kick(m);
 	ctm_fault_kick(m);
 }

@@ -265,8 +265,12 @@ static gpointer mover_thread(gpointer data)
 				continue;
 			}
 		}
+		/* a migration's reader is told where the holes are before it reads there */
+		more = ctm_zero_map_scan_slice(m, &err);
+		if (err)
+			break;
 		/* discards first: a guest waits for them */
-		more = ctm_discard_slice(m, &err);
+		more |= ctm_discard_slice(m, &err);
 		if (err)
 			break;
 		more |= work_slice(m, buf, &err);
@@ -331,6 +335,7 @@ int vt_ctier_mover_start(struct vt_pager *pager, struct vt_store *store, int fil
 	m->orders = g_new0(struct mover_order, ORDERS_MAX);
 	m->waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	m->remote_next_ns = 0;	/* the first turn finds out whether there is a remote tier */
+	m->zero_scan_next = UINT64_MAX;
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	m->fault_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (m->wake_fd < 0 || m->fault_wake_fd < 0) {

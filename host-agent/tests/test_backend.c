@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <linux/falloc.h>
 #include <linux/userfaultfd.h>
 #include <math.h>
 #include <pthread.h>
@@ -62,7 +64,7 @@ static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
  */
 static void hello_send_ram(int s, const struct fake_qemu_ram *q, const uint8_t *vm_uuid,
 			   uint32_t pid, uint32_t flags, uint64_t generation, const char *backend_id,
-			   const void *profile, size_t profile_len)
+			   const void *profile, size_t profile_len, int zero_map_fd)
 {
 	struct {
 		struct vtier_handoff_hdr hdr;
@@ -75,16 +77,17 @@ static void hello_send_ram(int s, const struct fake_qemu_ram *q, const uint8_t *
 		.h = fake_qemu_hello(q, backend_id, generation),
 		.r = { .gpa = 1ull << 32, .offset = 0, .size = NPAGES * PAGE },
 	};
-	int fds[2] = { q->memfd, q->uffd };
-	/* a PREPARE hands the memfd over alone */
-	unsigned int nfds = flags & VTIER_HELLO_F_PREPARE ? 1 : 2;
+	int fds[3] = { q->memfd, q->uffd, zero_map_fd };
+	/* a PREPARE hands the memfd over alone; a zero map comes third */
+	unsigned int nfds = flags & VTIER_HELLO_F_PREPARE ? 1 : zero_map_fd >= 0 ? 3 : 2;
 	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
 	struct iovec iov[2] = { { &m, sizeof(m) }, { (void *)profile, profile_len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = profile_len ? 2 : 1,
 			     .msg_control = cbuf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
-	m.h.flags |= (vm_uuid ? VTIER_HELLO_F_UUID : 0) | flags;
+	m.h.flags |= (vm_uuid ? VTIER_HELLO_F_UUID : 0) | flags |
+		     (zero_map_fd >= 0 ? VTIER_HELLO_F_ZERO_MAP : 0);
 	if (flags & VTIER_HELLO_F_PREPARE) {
 		m.h.flags &= ~VTIER_HELLO_F_WP;
 		m.h.hva = m.h.uffd_features = m.h.uffd_ioctls = 0;
@@ -106,7 +109,8 @@ static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags
 			  uint64_t generation, const char *backend_id, const void *profile,
 			  size_t profile_len)
 {
-	hello_send_ram(s, &f->q, uuid, pid, flags, generation, backend_id, profile, profile_len);
+	hello_send_ram(s, &f->q, uuid, pid, flags, generation, backend_id, profile, profile_len,
+		       -1);
 }
 
 static int agent_connect(struct fixture *f)
@@ -838,6 +842,77 @@ static void wait_state(struct vt_vm *vm, enum vt_migration_state want, uint64_t 
  * back here as the destination reads it) and hold promotions until the
  * migration ends, which status and stats say; failed and completed end it.
  */
+/* A zero map as QEMU makes one for the test's backend: sealed, @seals added. */
+static int zero_map_memfd(int seals)
+{
+	int fd = memfd_create("zero-map", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)vtier_zero_map_bytes(NPAGES * PAGE, PAGE)), 0);
+	assert_int_equal(fcntl(fd, F_ADD_SEALS, seals), 0);
+	return fd;
+}
+
+/* QEMU's read of page @p's bit in its read-only mapping @map. */
+static bool zero_bit_of(const uint64_t *map, uint64_t p)
+{
+	return __atomic_load_n(&map[p / 64], __ATOMIC_ACQUIRE) >> (p % 64) & 1;
+}
+
+/*
+ * The zero map QEMU sends with its HELLO: while an outgoing migration reads,
+ * the holes of the memfd with no copy are marked (not the pages with data,
+ * not the ones stored); the end of the migration clears them; a map QEMU
+ * could shrink is refused with the reason.
+ */
+static void test_zero_map_handoff(void **state)
+{
+	struct fixture *f = *state;
+	size_t bytes = vtier_zero_map_bytes(NPAGES * PAGE, PAGE);
+	uint64_t hole = NPAGES / 2, marked = 0;
+	const uint64_t *map;
+	char msg[128];
+	int s, fd;
+
+	/* one memory tier, then the compressed one */
+	f->d->host.tiers.nr = 1;
+	f->d->host.tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
+	fd = zero_map_memfd(F_SEAL_GROW | F_SEAL_SEAL);
+	s = agent_connect(f);
+	hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, fd);
+	assert_int_equal(hello_wait(s, NULL, msg), -EBADF);
+	assert_non_null(strstr(msg, "not sealed"));
+	close(fd);
+
+	fd = zero_map_memfd(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(fallocate(f->q.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(hole * PAGE), (off_t)(hole * PAGE)), 0);
+	s = agent_connect(f);
+	hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, fd);
+	close(fd);
+	assert_int_equal(hello_wait(s, &s, msg), 0);
+	wait_engine(the_vm(f->d));
+	spin(200);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_false(zero_bit_of(map, p));	/* no migration reads */
+	send_migration(s, VTIER_MIGRATION_START);
+	assert_true(SPIN_UNTIL(zero_bit_of(map, NPAGES - 1) && zero_bit_of(map, hole), 10000));
+	for (uint64_t p = 0; p < NPAGES; p++) {
+		marked += zero_bit_of(map, p);
+		if (zero_bit_of(map, p) != (p >= hole))
+			fail_msg("page %" PRIu64 ": zero bit %d", p, zero_bit_of(map, p));
+	}
+	assert_int_equal(marked, hole);
+	send_migration(s, VTIER_MIGRATION_COMPLETED);
+	assert_true(SPIN_UNTIL(!zero_bit_of(map, hole), 10000));
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_false(zero_bit_of(map, p));
+	munmap((void *)map, bytes);
+	close(s);
+}
+
 static void test_migration_source(void **state)
 {
 	struct fixture *f = *state;
@@ -909,6 +984,36 @@ static void test_migration_source(void **state)
 	ms = migration_of(vm, NULL, NULL, 0);
 	assert_int_equal(ms.completed, 1);
 	assert_int_equal(ms.failed, 1);
+	close(s);
+}
+
+/*
+ * A QEMU whose HELLO says NO_PROFILE hears at once that there is no profile
+ * (the engine has no state): a PROFILE of 0 bytes, so that its migration's
+ * setup need not wait for one. Without the flag nothing is sent
+ * (test_migration_source: the first PROFILE it reads is the real one).
+ */
+static void test_migration_no_profile(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree uint8_t *buf = g_malloc(1 << 20);
+	struct vt_vm *vm;
+	char msg[128];
+	int s;
+
+	/* one memory tier, then the compressed one */
+	f->d->host.tiers.nr = 1;
+	f->d->host.tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
+	assert_int_equal(hello(f, (uint32_t)getpid(), VTIER_HELLO_F_NO_PROFILE, 1, "mem0", &s,
+			       msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	wait_engine(vm);
+	send_migration(s, VTIER_MIGRATION_START);
+	assert_int_equal(next_msg(s, VTIER_HANDOFF_PROFILE, buf, 1 << 20), 0);
+	assert_int_equal(migration_of(vm, NULL, NULL, 0).profile_errors, 1);
+	send_migration(s, VTIER_MIGRATION_FAILED);
+	wait_state(vm, VT_MIGRATION_NONE, 1);
 	close(s);
 }
 
@@ -1473,7 +1578,7 @@ static G_NORETURN void flood_child(const char *agent, uint64_t size, uint64_t mi
 			break;
 		}
 		g_snprintf(id, sizeof(id), "flood%u", r.tries++);
-		hello_send_ram(s, &q, NULL, (uint32_t)getpid(), 0, 1, id, NULL, 0);
+		hello_send_ram(s, &q, NULL, (uint32_t)getpid(), 0, 1, id, NULL, 0, -1);
 		st = child_reply(s, msg);
 		/* the agent has its own fds now: this process's mapping is not needed */
 		fake_qemu_ram_close(&q);
@@ -1605,7 +1710,7 @@ static void test_reserve_after_restart(void **state)
 	assert_true(vt_daemon_listen_handoff(f->d, f->agent, NULL));
 	assert_int_equal(fake_qemu_ram_open(&q, NPAGES * PAGE, true), 0);
 	s = agent_connect(f);
-	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0);
+	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0, -1);
 	assert_int_equal(hello_wait(s, NULL, msg), -EDQUOT);
 	assert_non_null(strstr(msg, "host backends would be 2 (1 kept for reconnects), over its "
 			       "bound of 1 (--max-backends)"));
@@ -1624,7 +1729,7 @@ static void honest_served(struct fixture *f)
 	assert_int_equal(fake_qemu_ram_open(&q, NPAGES * PAGE, true), 0);
 	t0 = g_get_monotonic_time();
 	s = agent_connect(f);
-	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0);
+	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0, -1);
 	ret = hello_wait(s, &s, msg);
 	if (ret)
 		fail_msg("an honest hand-off refused: %s", msg);
@@ -1805,7 +1910,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"7c855740165480811c35672a2cd4ecfe035d3c27b45d9ca52a6d3930fcbd3e21"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"c71d6dc72216c08ce89bd882f97d59e60e6ba85c159e405961175007284691aa"));
+		"af786343e10cb4fdb8a5fc562b8caf48d31c653458233775cb85a46def3ce8ea"));
 }
 
 /*
@@ -1941,6 +2046,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_engine_start_retried, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_live_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migration_no_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_map_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepared_placement, setup, teardown),

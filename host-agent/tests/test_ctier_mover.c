@@ -44,6 +44,7 @@ struct fixture {
 	struct vt_store *store;
 	struct vt_ctier_mover *mover;
 	uint32_t version[NPAGES];	/* what each page must hold */
+	uint64_t zero_map[NPAGES / 64];	/* the mover's zero map: outlives it */
 };
 
 /* Page content by kind (index % 4): zeros, one repeated word, text-like, random. */
@@ -812,6 +813,172 @@ static void test_reads_same_crc(void **state)
 }
 
 /* Fetch brings stored pages back without a fault. */
+static bool zero_bit(struct fixture *f, uint64_t page)
+{
+	return __atomic_load_n(&f->zero_map[page / 64], __ATOMIC_ACQUIRE) >> (page % 64) & 1;
+}
+
+static uint64_t zero_bits(struct fixture *f)
+{
+	uint64_t n = 0;
+
+	for (uint64_t w = 0; w < NPAGES / 64; w++)
+		n += (uint64_t)__builtin_popcountll(__atomic_load_n(&f->zero_map[w],
+								    __ATOMIC_ACQUIRE));
+	return n;
+}
+
+/*
+ * The zero map while a migration reads: the scan at its start marks the
+ * memfd's holes that have no copy (not the pages with data, not the stored
+ * ones), a fault clears a page's bit before the page is filled, the zero
+ * pages punched again are marked again, and the end of the migration
+ * clears every bit.
+ */
+static void test_zero_map(void **state)
+{
+	struct fixture *f = *state;
+	struct vt_ctier_mover_stats st;
+	uint64_t hole = NPAGES / 2, stored, marked = 0;
+
+	vt_ctier_mover_set_zero_map(f->mover, f->zero_map);
+	/* the first 64 pages evicted (the random quarter stays), the second half a hole */
+	assert_int_equal(vt_ctier_mover_evict(f->mover, 0, 64 * PAGE, 0), 0);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	stored = st.evicted;
+	assert_int_equal(stored, 48);
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(hole * PAGE), (off_t)(hole * PAGE)), 0);
+	/* nothing is marked while no migration reads */
+	g_usleep(100 * 1000);
+	assert_int_equal(zero_bits(f), 0);
+	vt_ctier_mover_track_reads(f->mover, true, 0);
+	wait_stat(f, &st, offsetof(struct vt_ctier_mover_stats, zero_map_set), hole);
+	assert_int_equal(st.zero_map_set, hole);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		if (zero_bit(f, p) != (p >= hole))
+			fail_msg("page %" PRIu64 ": zero bit %d", p, zero_bit(f, p));
+	/* a read of a hole: its fault-around window is filled, its bits cleared first */
+	assert_true(zeros_at(f, hole + 200));
+	assert_false(zero_bit(f, hole + 200));
+	/* a write to one (not of zeros): cleared before the fill, so before the write */
+	write_page(f, hole + 301, 7);
+	assert_false(zero_bit(f, hole + 301));
+	/* a stored page read through keeps no bit */
+	assert_true(page_ok(f, 5));
+	assert_false(zero_bit(f, 5));
+	/* the filled zeros punched again: marked again; the written page is not */
+	wait_repunch_quiet(f, &st);
+	assert_true(st.zero_repunched > 0);
+	assert_false(zero_bit(f, hole + 301));
+	for (uint64_t p = hole; p < NPAGES; p++)
+		marked += zero_bit(f, p);
+	assert_int_equal(marked, hole - 1);
+	/* the migration ends: no bit stays */
+	vt_ctier_mover_track_reads(f->mover, false, 0);
+	assert_int_equal(zero_bits(f), 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(p >= hole && p != hole + 301 ? zeros_at(f, p) : page_ok(f, p));
+}
+
+/* The guest of test_zero_map_never_lies: writes[p] is odd while page p is written. */
+struct zero_guest {
+	struct fixture *f;
+	bool stop;
+	uint64_t writes[NPAGES];
+	uint64_t rounds;
+};
+
+static void *zero_guest_main(void *opaque)
+{
+	struct zero_guest *g = opaque;
+	uint32_t v = 10;
+
+	for (uint64_t x = 1; !__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE); v++) {
+		for (unsigned int i = 0; i < 64; i++) {
+			uint64_t p = NPAGES / 2 + (x = x * 6364136223846793005ull + 1) % (NPAGES / 2);
+
+			if (p % 4 == 0)
+				continue;	/* a zero page: content alone shows no write */
+			__atomic_add_fetch(&g->writes[p], 1, __ATOMIC_SEQ_CST);
+			write_page(g->f, p, v);
+			__atomic_add_fetch(&g->writes[p], 1, __ATOMIC_SEQ_CST);
+		}
+		__atomic_add_fetch(&g->rounds, 1, __ATOMIC_RELEASE);
+		g_usleep(2000);
+	}
+	return NULL;
+}
+
+/*
+ * What a migration's reader relies on, checked against everything that
+ * moves pages at once: a guest writing into what was a hole, the pages
+ * evicted again and again, the migration reading every page (zero fills,
+ * read-through, punches). The reader of the map reads a page's bit and then
+ * the page with pread(2) (which fills no hole): a bit set over a page that
+ * holds data no write of the guest put there since is the lie.
+ */
+static void test_zero_map_never_lies(void **state)
+{
+	struct fixture *f = *state;
+	struct zero_guest *g = g_new0(struct zero_guest, 1);
+	struct vt_ctier_mover_stats st;
+	uint64_t hole = NPAGES / 2, checked = 0, set_seen = 0, buf[PAGE / 8];
+	uint64_t t_end = (uint64_t)g_get_monotonic_time() + 3 * G_USEC_PER_SEC;
+	pthread_t t;
+
+	g->f = f;
+	vt_ctier_mover_set_zero_map(f->mover, f->zero_map);
+	assert_int_equal(fallocate(f->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(hole * PAGE), (off_t)(hole * PAGE)), 0);
+	for (uint64_t p = hole; p < NPAGES; p++)
+		f->version[p] = 0;
+	vt_ctier_mover_track_reads(f->mover, true, 128 * PAGE);
+	assert_int_equal(pthread_create(&t, NULL, zero_guest_main, g), 0);
+	for (uint64_t round = 0; (uint64_t)g_get_monotonic_time() < t_end; round++) {
+		/* evict the hole's half again: what the guest wrote goes to the store */
+		if (!vt_ctier_mover_backlog(f->mover))
+			assert_int_equal(vt_ctier_mover_evict(f->mover, hole * PAGE, hole * PAGE,
+							      round % 2), 0);
+		for (uint64_t p = hole; p < NPAGES; p++) {
+			uint64_t w0 = __atomic_load_n(&g->writes[p], __ATOMIC_SEQ_CST), w1;
+			bool bit;
+
+			if (w0 % 2)
+				continue;	/* being written */
+			bit = zero_bit(f, p);
+			assert_int_equal(pread(f->memfd, buf, PAGE, (off_t)(p * PAGE)), (ssize_t)PAGE);
+			w1 = __atomic_load_n(&g->writes[p], __ATOMIC_SEQ_CST);
+			set_seen += bit;
+			checked++;
+			if (bit && w1 == w0 && (buf[0] | buf[1] | buf[PAGE / 16] | buf[PAGE / 8 - 1]))
+				fail_msg("page %" PRIu64 " is marked zero and holds data the guest did "
+					 "not write since (writes %" PRIu64 ")", p, w0);
+			/* the migration reads every other page of the round (faults) */
+			if ((p + round) % 2 == 0)
+				(void)*(volatile uint8_t *)(f->map + p * PAGE);
+		}
+	}
+	__atomic_store_n(&g->stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	wait_idle(f);
+	vt_ctier_mover_get_stats(f->mover, &st);
+	/* the map was in use: set bits were seen, pages were punched again and evicted */
+	assert_true(set_seen > 0);
+	assert_true(st.zero_map_set > hole);
+	assert_true(st.zero_repunched > 0);
+	assert_true(st.evicted > 0);
+	assert_true(__atomic_load_n(&g->rounds, __ATOMIC_ACQUIRE) > 10);
+	vt_ctier_mover_track_reads(f->mover, false, 0);
+	for (uint64_t p = 0; p < NPAGES; p++)
+		assert_true(p >= hole && !f->version[p] ? zeros_at(f, p) : page_ok(f, p));
+	printf("# %" PRIu64 " pages checked, %" PRIu64 " marked zero; bits set %" PRIu64
+	       ", zero pages punched again %" PRIu64 ", evicted %" PRIu64 "\n", checked,
+	       set_seen, st.zero_map_set, st.zero_repunched, st.evicted);
+	g_free(g);
+}
+
 static void test_fetch(void **state)
 {
 	struct fixture *f = *state;
@@ -1520,6 +1687,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reads_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_same_crc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_not_evicted_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_map, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_map_never_lies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_orders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_fault_around, setup, teardown),

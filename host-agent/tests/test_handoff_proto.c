@@ -6,16 +6,20 @@
  * reason.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <glib.h>
 
+#include "handoff_peer.h"
 #include "handoff_proto.h"
 
 #define BACKEND_SIZE (64ull << 20)
@@ -78,6 +82,11 @@ static void test_hello_ok(void **state)
 	assert_int_equal(vt_handoff_check_profile(msg.hello.profile, b.h.profile_size,
 						  BACKEND_SIZE, err, sizeof(err)), 0);
 
+	/* a zero map comes as a third fd */
+	b.h.flags |= VTIER_HELLO_F_ZERO_MAP;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 3, &msg, err), 0);
+	b.h.flags &= ~VTIER_HELLO_F_ZERO_MAP;
+
 	/* No ranges and no profile (a backend not yet mapped) is fine too. */
 	b.h.n_ranges = 0;
 	b.h.profile_size = 0;
@@ -113,7 +122,10 @@ static void test_prepare(void **state)
 		{ "uffd features", 0, 0, 0, 1, 0, 1 },
 		{ "uffd ioctls", 0, 0, 0, 0, 1, 1 },
 		{ "PRECOPY", VTIER_HELLO_F_PRECOPY, 0, 0, 0, 0, 1 },
-		{ "an unknown flag", 1u << 7, 0, 0, 0, 0, 1 },
+		{ "ZERO_MAP", VTIER_HELLO_F_ZERO_MAP, 0, 0, 0, 0, 1 },
+		{ "ZERO_MAP and its fd", VTIER_HELLO_F_ZERO_MAP, 0, 0, 0, 0, 3 },
+		{ "NO_PROFILE", VTIER_HELLO_F_NO_PROFILE, 0, 0, 0, 0, 1 },
+		{ "an unknown flag", 1u << 9, 0, 0, 0, 0, 1 },
 	};
 
 	(void)state;
@@ -176,6 +188,8 @@ MUTATOR(m_many_ranges, b->h.n_ranges = VTIER_HANDOFF_RANGES_MAX + 1)
 MUTATOR(m_huge_profile, b->h.profile_size = VTIER_HANDOFF_PROFILE_MAX + 1)
 MUTATOR(m_ranges_overflow, b->h.n_ranges = 0xffffffffu)
 MUTATOR(m_flags, b->h.flags |= 1u << 31)
+MUTATOR(m_zero_map_two_fds, b->h.flags |= VTIER_HELLO_F_ZERO_MAP)
+MUTATOR(m_zero_map_four_fds, b->h.flags |= VTIER_HELLO_F_ZERO_MAP; *nfds = 4)
 MUTATOR(m_no_wp, b->h.flags &= ~VTIER_HELLO_F_WP)
 MUTATOR(m_name, memset(b->h.vm_name, 'x', sizeof(b->h.vm_name)))
 MUTATOR(m_id_unterminated, memset(b->h.backend_id, 'x', sizeof(b->h.backend_id)))
@@ -204,6 +218,8 @@ static const struct hello_case hello_cases[] = {
 	{ "payload longer than its counts", m_longer, -EBADMSG },
 	{ "no fds", m_no_fds, -EBADMSG },
 	{ "three fds", m_three_fds, -EBADMSG },
+	{ "ZERO_MAP without its fd", m_zero_map_two_fds, -EBADMSG },
+	{ "ZERO_MAP with four fds", m_zero_map_four_fds, -EBADMSG },
 	{ "too many ranges", m_many_ranges, -EMSGSIZE },
 	{ "oversized profile", m_huge_profile, -EMSGSIZE },
 	{ "range count overflow", m_ranges_overflow, -EMSGSIZE },
@@ -257,6 +273,65 @@ static void test_hello_bad(void **state)
 		if (!err[0])
 			fail_msg("%s: no reason given", c->name);
 	}
+}
+
+/* A memfd of @bytes bytes with @seals added. */
+static int zero_map_fd(uint64_t bytes, int seals)
+{
+	int fd = memfd_create("zero-map", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
+	if (seals)
+		assert_int_equal(fcntl(fd, F_ADD_SEALS, seals), 0);
+	return fd;
+}
+
+/*
+ * The zero map's fd: a memfd of a bit per page, sealed against shrinking
+ * (the agent writes it through a mapping), growing and new seals; anything
+ * else refused with the reason.
+ */
+static void test_zero_map_fd(void **state)
+{
+	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	struct hello_buf b;
+	char err[VT_HANDOFF_ERR_LEN];
+	uint64_t bytes;
+	int fd, pfd[2];
+
+	(void)state;
+	make_hello(&b);
+	bytes = vtier_zero_map_bytes(b.h.size_bytes, b.h.page_size);
+	assert_int_equal(bytes, BACKEND_SIZE / 4096 / 8);
+	fd = zero_map_fd(bytes, seals);
+	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), 0);
+	close(fd);
+	/* a page count not a multiple of 64 rounds up to a whole word */
+	b.h.size_bytes = 65 * 4096;
+	assert_int_equal(vtier_zero_map_bytes(b.h.size_bytes, b.h.page_size), 16);
+	b.h.size_bytes = BACKEND_SIZE;
+	/* not sealed against shrinking: QEMU could make the agent's writes fault */
+	fd = zero_map_fd(bytes, F_SEAL_GROW | F_SEAL_SEAL);
+	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -EBADF);
+	assert_non_null(strstr(err, "not sealed"));
+	close(fd);
+	fd = zero_map_fd(bytes, 0);
+	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -EBADF);
+	close(fd);
+	/* sealed, but the size of another backend */
+	fd = zero_map_fd(bytes / 2, seals);
+	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "needs 2048"));
+	close(fd);
+	fd = zero_map_fd(bytes + 8, seals);
+	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -ERANGE);
+	close(fd);
+	/* not a file */
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(vt_handoff_check_zero_map(&b.h, pfd[0], err, sizeof(err)), -EBADF);
+	close(pfd[0]);
+	close(pfd[1]);
 }
 
 static void test_name_safe(void **state)
@@ -815,6 +890,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_ok),
 		cmocka_unit_test(test_hello_bad),
+		cmocka_unit_test(test_zero_map_fd),
 		cmocka_unit_test(test_prepare),
 		cmocka_unit_test(test_header_bad),
 		cmocka_unit_test(test_name_safe),

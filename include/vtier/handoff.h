@@ -76,7 +76,29 @@ struct vtier_handoff_hdr {
 #define VTIER_HELLO_F_PREPARE   (1u << 4) /* early, during precopy: see below */
 #define VTIER_HELLO_F_EARLY     (1u << 5) /* PREPARE: hand over now if asked */
 #define VTIER_HELLO_F_PRECOPY   (1u << 6) /* HELLO while RAM still arrives */
-#define VTIER_HELLO_F_KNOWN     0x7fu
+#define VTIER_HELLO_F_ZERO_MAP  (1u << 7) /* a third fd: the zero map, below */
+#define VTIER_HELLO_F_NO_PROFILE (1u << 8) /* takes an empty PROFILE: below */
+#define VTIER_HELLO_F_KNOWN     0x1ffu
+
+/*
+ * VTIER_HELLO_F_ZERO_MAP: QEMU reads a zero map. With the memfd and the
+ * userfaultfd comes a third fd (VTIER_HANDOFF_FD_ZERO_MAP): a memfd of
+ * vtier_zero_map_bytes() bytes, zeroed, sealed F_SEAL_SHRINK | F_SEAL_GROW |
+ * F_SEAL_SEAL, a bit per page of the backend (page i: bit i % 64 of u64 word
+ * i / 64). While an outgoing migration reads, the agent sets a page's bit
+ * only when the page is zeros and anything it holds later comes from a
+ * guest write (which the dirty log sees): QEMU may send a page whose bit is
+ * set as a zero page without reading it. A clear bit says nothing. Every
+ * HELLO brings a fresh map; QEMU reads only the map of the agent that holds
+ * the userfaultfd.
+ */
+#define VTIER_HANDOFF_ZERO_MAP_NFDS 3
+#define VTIER_HANDOFF_FD_ZERO_MAP   2
+
+static inline uint64_t vtier_zero_map_bytes(uint64_t size_bytes, uint64_t page_size)
+{
+    return (size_bytes / page_size + 63) / 64 * 8;
+}
 
 /*
  * VTIER_HELLO_F_PREPARE: a destination's early HELLO, sent while an
@@ -337,7 +359,10 @@ struct vtier_handoff_migration {
  * PROFILE payload: opaque to QEMU, 1..VTIER_HANDOFF_PROFILE_MAX bytes. The
  * format vtier agents write is this header followed by n_chunks heat bytes
  * (0 cold .. 255 hottest) for consecutive 1 << chunk_shift byte chunks of
- * the backend.
+ * the backend. To a QEMU whose HELLO said VTIER_HELLO_F_NO_PROFILE, the
+ * agent may answer MIGRATION started with a PROFILE of 0 bytes: it has no
+ * profile (its engine has no state), the migration carries none, and QEMU
+ * stops waiting for one.
  */
 #define VTIER_PROFILE_MAGIC     0x46505456u /* "VTPF" */
 #define VTIER_PROFILE_VERSION   1

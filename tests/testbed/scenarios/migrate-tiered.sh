@@ -308,7 +308,8 @@ echo "migration 1: total ${total_ms} ms, downtime ${down_ms} ms; vm0's memfd ${b
     "before, ${peak} at most during it ($(wc -l < /run/memfd.samples) samples)"
 on a vshow vm0 migration "$B.faults_zero" "$B.zero_filled_around" "$B.faults_stored" \
     "$B.zero_repunched" "$B.read_through" "$B.read_repunched" "$B.read_dirtied" "$B.read_around" \
-    "$B.reads_early" "$B.reads_waits" "$B.reads_untracked" "$B.repunch_runs" || true
+    "$B.reads_early" "$B.reads_waits" "$B.reads_untracked" "$B.repunch_runs" \
+    "$B.zero_map_set" || true
 adopted b vm1
 # the first look right after the switch-over: the placement is read from
 # QEMU's mapping (move_pages), not from the guest, so it need not wait for the
