@@ -89,11 +89,19 @@ static int scan_span(struct vt_ctier_mover *m, uint64_t *map, uint64_t offset, u
 			return -errno;
 		/* ENXIO: nothing but a hole from @at to the file's end */
 		hole_end = data < 0 ? end : MIN(end, (uint64_t)data - base);
-		for (uint64_t p = at; p < hole_end; p += ps) {
-			if (vt_store_tier_of(m->store, p / ps) < 0) {
-				zero_map_change(map, p / ps, 1, true);
-				set++;
+		/* as fault_around(): runs of pages not stored, between the stored ones */
+		for (uint64_t p = at; p < hole_end;) {
+			uint64_t stored = vt_store_next(m->store, p / ps);
+			uint64_t stop = stored == UINT64_MAX ? hole_end : MIN(hole_end, stored * ps);
+
+			if (stop > p) {
+				zero_map_change(map, p / ps, (stop - p) / ps, true);
+				set += (stop - p) / ps;
 			}
+			for (p = stop; p < hole_end && vt_store_tier_of(m->store, p / ps) >= 0;)
+				p += ps;
+			if (p == stop && stop < hole_end)
+				p += ps;	/* stored a moment ago, not now: left unmarked */
 		}
 		if (data < 0 || hole_end >= end)
 			break;
