@@ -492,9 +492,6 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		b->profile_buf = g_memdup2(hello->profile, h->profile_size);
 		b->profile_len = h->profile_size;
 	}
-	ret = map_zero_map(b, conn, msg);
-	if (ret)
-		goto refuse;
 	if (peer < 0 || peer != b->pid) {
 		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "HELLO claims qemu_pid %u but the "
 			   "socket's peer is pid %d: refused", h->qemu_pid, (int)peer);
@@ -522,6 +519,10 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		ret = -ENOTSUP;
 		goto refuse;
 	}
+	/* mapped once the HELLO is the kernel-named peer's and well formed */
+	ret = map_zero_map(b, conn, msg);
+	if (ret)
+		goto refuse;
 	backend_key(b);
 	other = g_hash_table_lookup(d->backends, b->key);
 	opening = g_hash_table_lookup(d->opening, b->key);
