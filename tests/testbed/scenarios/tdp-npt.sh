@@ -11,7 +11,9 @@
 # RESULT-TDP line per profiler and run (vtier-bench tdp --result-tag).
 # Knobs (defaults below): windows per profiler, the window after which the hot
 # set moves, windows allowed to converge, hot set size, guest RAM, sampling
-# interval and window, windows per profiler of the flush comparison. Sampling is 10x the paper's (50 ms / 1 s) because L2 runs
+# interval and window, windows per profiler of the flush comparison (its
+# figures are the flush's count and cost a window: 10 windows measure them)
+# and of the A/B below. Sampling is 10x the paper's (50 ms / 1 s) because L2 runs
 # nested under TCG, ~1-2 M accesses/s over the hot set (measured each run).
 TDP_WINDOWS=${TDP_WINDOWS:-30}
 TDP_SWITCH=${TDP_SWITCH:-15}
@@ -22,7 +24,8 @@ TDP_MEM=${TDP_MEM:-2G}
 TDP_SAMPLE_US=${TDP_SAMPLE_US:-50000}
 TDP_WINDOW_US=${TDP_WINDOW_US:-1000000}
 TDP_BENCH_ARGS=${TDP_BENCH_ARGS:---regions}
-TDP_FLUSH_WINDOWS=${TDP_FLUSH_WINDOWS:-20}
+TDP_FLUSH_WINDOWS=${TDP_FLUSH_WINDOWS:-10}
+TDP_AB_WINDOWS=${TDP_AB_WINDOWS:-20}
 KO=/opt/vtier/vtier_tdp.ko
 BENCH="env LD_LIBRARY_PATH=/opt/vtier/lib /opt/vtier/bin/vtier-bench"
 
@@ -151,13 +154,13 @@ EOS
 . /tb/in/config.env; . /tb/in/tb.sh
 tb_l2 vm0 'kill -STOP \$(cat /run/a.pid); kill -CONT \$(cat /run/b.pid)'
 EOS
-    tb_step "A/B: this tree's vtier-bench (a) and vtier-bench-b (b), $AB_PROFILER on hot set B, $TDP_FLUSH_WINDOWS windows, alternately"
+    tb_step "A/B: this tree's vtier-bench (a) and vtier-bench-b (b), $AB_PROFILER on hot set B, $TDP_AB_WINDOWS windows, alternately"
     for round in 1 2; do
         for side in a b; do
             bin=/opt/vtier/bin/vtier-bench
             [ $side = b ] && bin=/opt/vtier/bin/vtier-bench-b
             env LD_LIBRARY_PATH=/opt/vtier/lib "$bin" tdp --qmp "/run/tb/vm0.qmp" \
-                --profiler "$AB_PROFILER" --windows "$TDP_FLUSH_WINDOWS" \
+                --profiler "$AB_PROFILER" --windows "$TDP_AB_WINDOWS" \
                 --sample-us "$TDP_SAMPLE_US" --window-us "$TDP_WINDOW_US" \
                 --hotset /tmp/hot-b.txt --result-tag "ab-$side$round" \
                 > "/tmp/bench-ab-$side$round.txt" 2>&1 || tb_fail "vtier-bench tdp (A/B, $side$round): exit status $?"
