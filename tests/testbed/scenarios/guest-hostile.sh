@@ -2,14 +2,14 @@
 # honest one, both under L1's stock QEMU (anonymous RAM, attached by QMP with
 # hints=on). vm0 (honest) runs vtier_guest.ko and keeps a 128 MiB workload;
 # vm1 has the hint device and no module: vtier-tbhostile writes its ring for
-# GUEST_HOSTILE_SECONDS (60) at up to GUEST_HOSTILE_RATE (1000000) records/s:
+# GUEST_HOSTILE_SECONDS (30) at up to GUEST_HOSTILE_RATE (1000000) records/s:
 # garbage, stale sequence numbers, ranges outside RAM, unaligned and huge
 # ranges, unknown kinds, DEFLATEs of no balloon, a producer index far ahead,
 # and FREE hints for its own pages in use. vtierd must stay within its caps
 # (records read per second, CPU per window), vm0's windows go on at their
 # pace and every page of vm0 verifies; vm1's lies may cost vm1 alone. Then
 # the same lies at a pace the ring holds (GUEST_HOSTILE_PACED_RATE (2000)
-# records/s for GUEST_HOSTILE_PACED_SECONDS (20)): read one by one, each kind
+# records/s for GUEST_HOSTILE_PACED_SECONDS (10)): read one by one, each kind
 # refused for its own reason, and the FREE lies page vm1's own memory out.
 #   RESULT-HOSTILE records= rejected= agent_cpu_pct= agent_rss_mib= other_vm_bad_pages=
 #   (records: what vm1 wrote in both phases; rejected: what vtierd refused by reason (what
@@ -17,12 +17,13 @@
 #   vtierd's CPU over the flood, % of one core, all of it (both VMs'
 #   profiling too; the figure without the flood is printed next to it);
 #   agent_rss_mib: its peak RSS; asserted: CPU at most 20 points over the figure
-#   without the flood, RSS <= 32 MiB)
+#   without the flood (GUEST_HOSTILE_BASE_SECONDS (10) before it), RSS <= 32 MiB)
 W=1000
-SECS=${GUEST_HOSTILE_SECONDS:-60}
+SECS=${GUEST_HOSTILE_SECONDS:-30}
+BASE_SECS=${GUEST_HOSTILE_BASE_SECONDS:-10}
 RATE=${GUEST_HOSTILE_RATE:-1000000}
 PACED=${GUEST_HOSTILE_PACED_RATE:-2000}
-PACED_SECS=${GUEST_HOSTILE_PACED_SECONDS:-20}
+PACED_SECS=${GUEST_HOSTILE_PACED_SECONDS:-10}
 . /src/tests/testbed/scenarios/lib.sh
 # the reasons vtier-tbhostile's paced lies must each be refused for
 REASONS="seq kind align size range arg"
@@ -78,10 +79,10 @@ dev=$(hint_dev vm1) || true
 [ -n "$dev" ] || fail "no ivshmem device in vm1"
 tb_l2 vm1 "echo 1 > $dev/enable" || true
 
-tb_step "baseline: 20 s without the flood"
+tb_step "baseline: $BASE_SECS s without the flood"
 b0=$(cpu_ticks)
-sleep 20
-base_pct=$(awk "BEGIN {printf \"%.1f\", ($(cpu_ticks) - $b0) / 100 / 20 * 100}")
+sleep "$BASE_SECS"
+base_pct=$(awk "BEGIN {printf \"%.1f\", ($(cpu_ticks) - $b0) / 100 / $BASE_SECS * 100}")
 echo "vtierd CPU without the flood: $base_pct % of a core (two VMs' profiling and placement)"
 tb_step "vm1 floods for $SECS s at up to $RATE records/s"
 w0=$(vget vm0 windows) || fail "stats vm0: $w0"
