@@ -125,6 +125,21 @@ placement() {
 }
 # migrate FROM TO SOCKET [may-fail]: until completed; sets mig_total_ms,
 # mig_down_ms, and mig_status (completed, or with may-fail: failed)
+# What the read-through cost the source's vtierd $1 (VM $2): its stored
+# faults, pages read through (and of them read ahead of their fault), its
+# tiers' decompressions and their ns (cumulative counters, one line)
+read_cost() {
+        on "$1" vget "$2" "$B.faults_stored" "$B.read_through" "$B.read_around" \
+        "$B.ctiers.*.gets" "$B.ctiers.*.decompress_ns" | tr '\n' ' '
+}
+# read_cost_print LABEL BEFORE AFTER TOTAL_MS: the differences, one line
+read_cost_print() {
+    echo "$2 $3" | awk -v l="$1" -v ms="$4" 'NF == 10 {
+        f = $6 - $1; rt = $7 - $2; ra = $8 - $3; g = $9 - $4; d = ($10 - $5) / 1e6
+        printf "%s: %d stored faults, %d pages read through (%d of them ahead of their fault),"\
+            " %d decompressions in %.0f ms (%.1f us each); the migration %d ms, %.0f us a page"\
+            " read through\n", l, f, rt, ra, g, d, (g ? d * 1000 / g : 0), ms, (rt ? ms * 1000 / rt : 0) }'
+}
 migrate() {
     local r st
     mig_status=completed mig_total_ms="" mig_down_ms=""
@@ -288,9 +303,17 @@ base=$(memfd_bytes "$pid0")
     echo "$(memfd_bytes "$pid0") $(echo "$s" | tr '\n' ' ')"
     sleep 0.2
 done) > /run/memfd.samples &
+cost0=$(read_cost a vm0)
 MIG_TIERS_LOG=/run/mig1.tiers migrate vm0 vm1 /run/vtier/mig1.sock
 total_ms=$mig_total_ms down_ms=$mig_down_ms
 touch /run/sample.stop
+read_cost_print "migration 1, vtierd A" "$cost0" "$(read_cost a vm0)" "$total_ms"
+# and what the destination's placement during the precopy cost vtierd B (the
+# same L1's two vCPUs as the migration): its stores and their compression
+# shellcheck disable=SC2046
+set -- $(on b vget vm1 "$B.ctiers.*.puts" "$B.ctiers.*.compress_ns" "$B.prepared_ns" 2>/dev/null) 0 0 0
+echo "migration 1, vtierd B: $1 pages stored by the end, $(($2 / 1000000)) ms of compression," \
+    "$(($3 / 1000000)) ms preparing copies"
 # QMP shows the source outgoing, under the bound the policy set (QEMU's
 # query-memory-tiers replies, not vtierctl's: read as text)
 tr -d ' \n' < /run/mig1.tiers | grep -o '"migration":{[^}]*}' | sort | uniq -c | sort -rn | head -3
@@ -335,8 +358,10 @@ start_vtierd_as c /run/vtier/dest.conf --ignore-migration-profiles
 tb_l2_start vm2 $L2OPTS --no-wait --backend-opts ",tier-agent=/run/vtier/c.agent" -- \
     -uuid "$UUID" -incoming unix:/run/vtier/mig2.sock
 for _ in $(seq 100); do [ -S /run/vtier/mig2.sock ] && break; sleep 0.2; done
+cost0=$(read_cost b vm1)
 migrate vm1 vm2 /run/vtier/mig2.sock
 echo "migration 2: total $mig_total_ms ms, downtime $mig_down_ms ms"
+read_cost_print "migration 2, vtierd B" "$cost0" "$(read_cost b vm1)" "$mig_total_ms"
 adopted c vm2
 windows_to_place c vm2 "$MAXW"    # looked at as soon, like vm1
 without=$placed_windows
