@@ -64,11 +64,16 @@ void ctm_zero_map_set_mask(struct vt_ctier_mover *m, uint64_t offset, uint64_t n
 		return;
 	/* under the lock: the end of the migration clears the map after this, or stops it */
 	g_mutex_lock(&m->lock);
-	for (uint64_t i = 0; m->track_reads && i < n; i++) {
-		if (vt_pager_mask_has(mask, i)) {
-			zero_map_change(map, offset / ps + i, 1, true);
-			m->stats.zero_map_set++;
+	/* a run of the mask's pages at a time, a word of bits per atomic */
+	for (uint64_t i = 0, j; m->track_reads && i < n; i = j) {
+		if (!vt_pager_mask_has(mask, i)) {
+			j = i + 1;
+			continue;
 		}
+		for (j = i + 1; j < n && vt_pager_mask_has(mask, j); j++)
+			;
+		zero_map_change(map, offset / ps + i, j - i, true);
+		m->stats.zero_map_set += j - i;
 	}
 	g_mutex_unlock(&m->lock);
 }
