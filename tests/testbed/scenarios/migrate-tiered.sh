@@ -123,13 +123,11 @@ placement() {
     cold_pct=$(( $(field "$c" absent) * 100 / cold_pages ))
     hot_pct=$(( $(field "$h" node0) * 100 / ($(field "$h" pages) - $(field "$h" absent) + 1) ))
 }
-# migrate FROM TO SOCKET [may-fail]: until completed; sets mig_total_ms,
-# mig_down_ms, and mig_status (completed, or with may-fail: failed)
 # What the read-through cost the source's vtierd $1 (VM $2): its stored
 # faults, pages read through (and of them read ahead of their fault), its
 # tiers' decompressions and their ns (cumulative counters, one line)
 read_cost() {
-        on "$1" vget "$2" "$B.faults_stored" "$B.read_through" "$B.read_around" \
+    on "$1" vget "$2" "$B.faults_stored" "$B.read_through" "$B.read_around" \
         "$B.ctiers.*.gets" "$B.ctiers.*.decompress_ns" | tr '\n' ' '
 }
 # read_cost_print LABEL BEFORE AFTER TOTAL_MS: the differences, one line
@@ -138,8 +136,11 @@ read_cost_print() {
         f = $6 - $1; rt = $7 - $2; ra = $8 - $3; g = $9 - $4; d = ($10 - $5) / 1e6
         printf "%s: %d stored faults, %d pages read through (%d of them ahead of their fault),"\
             " %d decompressions in %.0f ms (%.1f us each); the migration %d ms, %.0f us a page"\
-            " read through\n", l, f, rt, ra, g, d, (g ? d * 1000 / g : 0), ms, (rt ? ms * 1000 / rt : 0) }'
+            " read through\n", l, f, rt, ra, g, d, (g ? d * 1000 / g : 0), ms, (rt ? ms * 1000 / rt : 0) }
+        NF != 10 { print l ": counters not read (" $0 ")" }'
 }
+# migrate FROM TO SOCKET [may-fail]: until completed; sets mig_total_ms,
+# mig_down_ms, and mig_status (completed, or with may-fail: failed)
 migrate() {
     local r st
     mig_status=completed mig_total_ms="" mig_down_ms=""
