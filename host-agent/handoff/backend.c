@@ -69,8 +69,11 @@ void vt_backend_unref(struct vt_backend *b)
 	if (!b || !g_atomic_int_dec_and_test(&b->refs))
 		return;
 	backend_shut(b);
-	if (b->zero_map)	/* after the mover that wrote it stopped */
+	/* after the mover that wrote them stopped */
+	if (b->zero_map)
 		munmap(b->zero_map, b->zero_map_bytes);
+	if (b->send_map)
+		munmap(b->send_map, b->send_map_bytes);
 	if (b->ranges)
 		g_array_free(b->ranges, TRUE);
 	g_free(b->profile_buf);
@@ -429,22 +432,26 @@ out:
 	g_free(o);
 }
 
-/* The HELLO's zero map, if QEMU sent one (checked by the server), mapped into @b. */
-static int map_zero_map(struct vt_backend *b, struct vt_handoff_conn *conn, char *msg)
+/*
+ * One of the HELLO's maps (@fd_index: VTIER_HANDOFF_FD_ZERO_MAP or _SEND_MAP),
+ * if QEMU sent it (checked by the server), mapped shared into *@map.
+ */
+static int map_hello_map(struct vt_backend *b, struct vt_handoff_conn *conn,
+			 unsigned int fd_index, uint64_t **map, size_t *bytes, char *msg)
 {
-	int fd = vt_handoff_conn_take_zero_map(conn), ret = 0;
+	int fd = vt_handoff_conn_take_map(conn, fd_index), ret = 0;
 	void *p;
 
 	if (fd < 0)
 		return 0;
-	b->zero_map_bytes = vtier_zero_map_bytes(b->size, b->page_size);
-	p = mmap(NULL, b->zero_map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	*bytes = vtier_zero_map_bytes(b->size, b->page_size);
+	p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
-		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "cannot map the zero map: %s",
-			   g_strerror(-ret));
+		g_snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "cannot map the %s: %s",
+			   vt_handoff_map_name(fd_index), g_strerror(-ret));
 	} else {
-		b->zero_map = p;
+		*map = p;
 	}
 	close(fd);
 	return ret;
@@ -520,7 +527,11 @@ static int hello_cb(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		goto refuse;
 	}
 	/* mapped once the HELLO is the kernel-named peer's and well formed */
-	ret = map_zero_map(b, conn, msg);
+	ret = map_hello_map(b, conn, VTIER_HANDOFF_FD_ZERO_MAP, &b->zero_map, &b->zero_map_bytes,
+			    msg);
+	if (!ret)
+		ret = map_hello_map(b, conn, VTIER_HANDOFF_FD_SEND_MAP, &b->send_map,
+				    &b->send_map_bytes, msg);
 	if (ret)
 		goto refuse;
 	backend_key(b);
@@ -653,6 +664,15 @@ static void migration_cb(struct vt_handoff_conn *conn, enum vtier_migration_even
 	struct vt_handoffs *d = opaque;
 	struct vt_backend *b = vt_handoff_conn_get_user(conn);
 
+	if (event == VTIER_MIGRATION_SEND_END) {
+		/*
+		 * vtierd marks no page in the send map yet (the stream of stored
+		 * pages to the destination's agent is still to come): QEMU's
+		 * migration skipped none of them, there is nothing to deliver
+		 */
+		vt_handoff_conn_send_sent(conn, 0, 0, "no page marked");
+		return;
+	}
 	if (!b)
 		return;
 	if (event == VTIER_MIGRATION_ARRIVED) {

@@ -106,6 +106,12 @@ struct vt_backend {
 	/* QEMU's zero map (VTIER_HELLO_F_ZERO_MAP), mapped shared; NULL: none */
 	uint64_t *zero_map;
 	size_t zero_map_bytes;
+	/*
+	 * ... and its send map (VTIER_HELLO_F_SEND_MAP), the same way; vtierd
+	 * sets no bit in it yet, and answers MIGRATION SEND_END with 0 pages
+	 */
+	uint64_t *send_map;
+	size_t send_map_bytes;
 	struct vt_profile profile;
 	char profile_why[VT_PROFILE_ERR_LEN];	/* why it was refused, "" if not */
 	bool profile_counted;		/* in the VM's stats already */

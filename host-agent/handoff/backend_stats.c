@@ -206,6 +206,7 @@ void vt_backend_stats_to_json(struct vt_backend *b, JsonBuilder *j)
 	vt_json_add_u64(j, "evict_read_held", ms.evict_read_held);
 	vt_json_add_bool(j, "zero_map", b->zero_map != NULL);
 	vt_json_add_u64(j, "zero_map_set", ms.zero_map_set);
+	vt_json_add_bool(j, "send_map", b->send_map != NULL);
 	vt_json_add_u64(j, "evict_runs", ms.evict_runs);
 	vt_json_add_u64(j, "discard_runs", ms.discard_runs);
 	vt_json_add_u64(j, "discarded_resident_bytes", ms.discarded_resident_bytes);

@@ -136,7 +136,8 @@ static gboolean server_accept(gint fd, GIOCondition cond, gpointer data)
 	c->refs = 1;
 	c->fd = cfd;
 	c->prep_fd = -1;
-	c->zero_map_fd = -1;
+	for (unsigned int i = 0; i < CONN_MAPS; i++)
+		c->maps[i] = -1;
 	c->out = g_byte_array_new();
 	c->peer = peer;
 	c->acct = vt_hs_acct_get(srv, &c->peer, true);

@@ -44,8 +44,9 @@ static void conn_unref(struct vt_handoff_conn *c)
 		close(c->fds[i]);
 	if (c->prep_fd >= 0)
 		close(c->prep_fd);
-	if (c->zero_map_fd >= 0)
-		close(c->zero_map_fd);
+	for (unsigned int i = 0; i < CONN_MAPS; i++)
+		if (c->maps[i] >= 0)
+			close(c->maps[i]);
 	g_free(c->payload);
 	vt_handoff_peer_clear(&c->peer);
 	if (c->out)
@@ -405,6 +406,19 @@ int vt_handoff_conn_send_profile(struct vt_handoff_conn *c, const void *profile,
 	return conn_send(c, VTIER_HANDOFF_PROFILE, ++c->seq, &part, size ? 1 : 0);
 }
 
+int vt_handoff_conn_send_sent(struct vt_handoff_conn *c, int status, uint64_t pages,
+			      const char *msg)
+{
+	struct vtier_handoff_sent sent;
+	struct iovec part = { &sent, 0 };
+
+	if (!c->send_end_pending)
+		return -EINVAL;
+	c->send_end_pending = false;
+	part.iov_len = vt_handoff_sent_init(&sent, status, pages, msg);
+	return conn_send(c, VTIER_HANDOFF_SENT, c->send_end_seq, &part, 1);
+}
+
 static int conn_reply_flags(struct vt_handoff_conn *c, uint16_t type, uint32_t seq, int status,
 			    uint32_t flags, const char *msg)
 {
@@ -465,8 +479,8 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 	char text[VTIER_HANDOFF_MESSAGE_LEN] = "";
 	int memfd = c->fds[VTIER_HANDOFF_FD_MEMFD];
 	int uffd = c->fds[VTIER_HANDOFF_FD_UFFD];
-	int zmap = msg->hello.fixed->flags & VTIER_HELLO_F_ZERO_MAP ?
-		   c->fds[VTIER_HANDOFF_FD_ZERO_MAP] : -1;
+	/* the maps, if any, follow the uffd: vt_handoff_parse() matched the count to the flags */
+	unsigned int nfds = c->nfds;
 	int ret;
 
 	conn_take_hello(c, msg->hello.fixed);
@@ -479,15 +493,15 @@ static void conn_hello(struct vt_handoff_conn *c, const struct vt_handoff_msg *m
 	if (!ret)
 		ret = vt_handoff_check_fds(msg->hello.fixed, &c->peer, memfd, uffd, text,
 					   sizeof(text));
-	if (!ret && zmap >= 0)
-		ret = vt_handoff_check_zero_map(msg->hello.fixed, zmap, text, sizeof(text));
+	for (unsigned int i = VTIER_HANDOFF_FD_ZERO_MAP; !ret && i < nfds; i++)
+		ret = vt_handoff_check_map(msg->hello.fixed, i, c->fds[i], text, sizeof(text));
 	if (ret) {
-		close(memfd);
-		close(uffd);
-		if (zmap >= 0)
-			close(zmap);
+		for (unsigned int i = 0; i < nfds; i++)
+			close(c->fds[i]);
 	} else {
-		c->zero_map_fd = zmap;	/* the callee takes it, or it goes with the connection */
+		/* the callee takes them, or they go with the connection */
+		for (unsigned int i = VTIER_HANDOFF_FD_ZERO_MAP; i < nfds; i++)
+			c->maps[i - VTIER_HANDOFF_FD_ZERO_MAP] = c->fds[i];
 		ret = srv->ops->hello(c, &msg->hello, memfd, uffd, text, srv->opaque);
 		if (ret == VT_HANDOFF_HELLO_PENDING) {
 			/* QEMU waits for the reply anyway; the HELLO deadline no longer applies */
@@ -645,8 +659,15 @@ static void conn_dispatch(struct vt_handoff_conn *c)
 			       ret ? (text[0] ? text : g_strerror(-ret)) : "applied"))
 			conn_close_later(c, "cannot send POLICY_REPLY", false);
 	} else if (msg.hdr.type == VTIER_HANDOFF_MIGRATION) {
+		if (msg.migration->event == VTIER_MIGRATION_SEND_END) {
+			/* answered by vt_handoff_conn_send_sent(), with this seq */
+			c->send_end_pending = true;
+			c->send_end_seq = msg.hdr.seq;
+		}
 		if (srv->ops->migration)
 			srv->ops->migration(c, msg.migration->event, srv->opaque);
+		else if (c->send_end_pending)	/* no one delivers pages: QEMU must not wait */
+			vt_handoff_conn_send_sent(c, -EOPNOTSUPP, 0, "this agent delivers no pages");
 	} else if (msg.hdr.type == VTIER_HANDOFF_RANGES) {
 		const struct vtier_handoff_range *r = msg.ranges.ranges;
 
@@ -866,10 +887,14 @@ void vt_hs_conn_watch(struct vt_handoff_conn *c)
 	conn_arm_timer(c);
 }
 
-int vt_handoff_conn_take_zero_map(struct vt_handoff_conn *c)
+int vt_handoff_conn_take_map(struct vt_handoff_conn *c, unsigned int fd_index)
 {
-	int fd = c->zero_map_fd;
+	int fd;
 
-	c->zero_map_fd = -1;
+	if (fd_index < VTIER_HANDOFF_FD_ZERO_MAP ||
+	    fd_index >= VTIER_HANDOFF_FD_ZERO_MAP + CONN_MAPS)
+		return -1;
+	fd = c->maps[fd_index - VTIER_HANDOFF_FD_ZERO_MAP];
+	c->maps[fd_index - VTIER_HANDOFF_FD_ZERO_MAP] = -1;
 	return fd;
 }

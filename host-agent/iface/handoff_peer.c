@@ -242,24 +242,26 @@ int vt_handoff_check_fds(const struct vtier_handoff_hello *h, const struct vt_ha
 	return 0;
 }
 
-int vt_handoff_check_zero_map(const struct vtier_handoff_hello *h, int fd, char *err,
-			      size_t err_len)
+int vt_handoff_check_map(const struct vtier_handoff_hello *h, unsigned int fd_index, int fd,
+			 char *err, size_t err_len)
 {
 	const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	const char *name = vt_handoff_map_name(fd_index);
 	uint64_t bytes = vtier_zero_map_bytes(h->size_bytes, h->page_size);
 	struct stat st;
 	int seals;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return vt_err_set(-EBADF, err, err_len, "fd 2 (the zero map) is not a memfd");
+		return vt_err_set(-EBADF, err, err_len, "fd %u (the %s) is not a memfd", fd_index,
+			          name);
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || (seals & want) != want)
-		return vt_err_set(-EBADF, err, err_len, "the zero map is not sealed against "
-			          "shrinking, growing and new seals (seals 0x%x, want 0x%x)",
+		return vt_err_set(-EBADF, err, err_len, "the %s is not sealed against "
+			          "shrinking, growing and new seals (seals 0x%x, want 0x%x)", name,
 			          seals < 0 ? 0 : seals, want);
 	if (st.st_size < 0 || (uint64_t)st.st_size != bytes)
-		return vt_err_set(-ERANGE, err, err_len, "the zero map has %lld bytes; a backend of "
-			          "%" PRIu64 " bytes in %" PRIu64 "-byte pages needs %" PRIu64,
+		return vt_err_set(-ERANGE, err, err_len, "the %s has %lld bytes; a backend of "
+			          "%" PRIu64 " bytes in %" PRIu64 "-byte pages needs %" PRIu64, name,
 			          (long long)st.st_size, h->size_bytes, h->page_size, bytes);
 	return 0;
 }

@@ -65,13 +65,21 @@ int vt_handoff_check_fds(const struct vtier_handoff_hello *hello,
 			 const struct vt_handoff_peer *peer, int memfd, int uffd, char *err,
 			 size_t err_len);
 /*
- * A HELLO's zero map (VTIER_HELLO_F_ZERO_MAP): @fd is a memfd of exactly
- * vtier_zero_map_bytes() bytes for the HELLO's backend, sealed against
- * shrinking, growing and further seals (the agent writes it through a shared
- * mapping: a peer that could shrink it would make those writes fault).
- * Returns 0, or -EBADF / -ERANGE with a one-line reason in @err.
+ * One of a HELLO's bitmaps, the fd at @fd_index: the zero map
+ * (VTIER_HANDOFF_FD_ZERO_MAP, flag VTIER_HELLO_F_ZERO_MAP) or the send map
+ * (VTIER_HANDOFF_FD_SEND_MAP, flag VTIER_HELLO_F_SEND_MAP). @fd is a memfd of
+ * exactly vtier_zero_map_bytes() bytes for the HELLO's backend, sealed
+ * against shrinking, growing and further seals (the agent writes it through
+ * a shared mapping: a peer that could shrink it would make those writes
+ * fault). Returns 0, or -EBADF / -ERANGE with a one-line reason naming the
+ * map in @err.
  */
-int vt_handoff_check_zero_map(const struct vtier_handoff_hello *hello, int fd, char *err,
-			      size_t err_len);
+int vt_handoff_check_map(const struct vtier_handoff_hello *hello, unsigned int fd_index, int fd,
+			 char *err, size_t err_len);
+/* "zero map" or "send map" for a HELLO's fd index (VTIER_HANDOFF_FD_*_MAP). */
+static inline const char *vt_handoff_map_name(unsigned int fd_index)
+{
+	return fd_index == VTIER_HANDOFF_FD_SEND_MAP ? "send map" : "zero map";
+}
 
 #endif /* VTIER_IFACE_HANDOFF_PEER_H */

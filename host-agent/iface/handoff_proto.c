@@ -34,6 +34,8 @@ const char *vt_handoff_type_name(uint16_t type)
 		return "PROFILE";
 	case VTIER_HANDOFF_RANGES:
 		return "RANGES";
+	case VTIER_HANDOFF_SENT:
+		return "SENT";
 	}
 	return "unknown";
 }
@@ -160,10 +162,11 @@ static int check_hello(const void *payload, size_t size, struct vt_handoff_hello
 			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with a mapping or "
 				          "userfaultfd features (it hands over the memfd alone)");
 		if (h->flags & (VTIER_HELLO_F_PRECOPY | VTIER_HELLO_F_ZERO_MAP |
-				VTIER_HELLO_F_NO_PROFILE))
+				VTIER_HELLO_F_SEND_MAP | VTIER_HELLO_F_NO_PROFILE))
 			return vt_err_set(-EBADMSG, err, err_len, "PREPARE with flag %s (a HELLO's)",
 				          h->flags & VTIER_HELLO_F_PRECOPY ? "PRECOPY" :
-				          h->flags & VTIER_HELLO_F_ZERO_MAP ? "ZERO_MAP" : "NO_PROFILE");
+				          h->flags & VTIER_HELLO_F_ZERO_MAP ? "ZERO_MAP" :
+				          h->flags & VTIER_HELLO_F_SEND_MAP ? "SEND_MAP" : "NO_PROFILE");
 	} else if (!(h->flags & VTIER_HELLO_F_WP)) {
 		return vt_err_set(-EBADMSG, err, err_len, "HELLO: userfaultfd not registered for write-protect");
 	} else if (h->flags & VTIER_HELLO_F_EARLY) {
@@ -239,10 +242,30 @@ static int check_policy(const void *payload, size_t size, struct vt_handoff_poli
 	return 0;
 }
 
+/* The fds a HELLO with @flags carries; @what names them and the flags that say so. */
+static unsigned int hello_fds(uint32_t flags, const char **what)
+{
+	if (flags & VTIER_HELLO_F_PREPARE) {
+		*what = " in a PREPARE: its memfd";
+		return VTIER_HANDOFF_PREPARE_NFDS;
+	}
+	if (flags & VTIER_HELLO_F_SEND_MAP) {
+		*what = " with flags ZERO_MAP | SEND_MAP: memfd, userfaultfd, zero map, send map";
+		return VTIER_HANDOFF_SEND_MAP_NFDS;
+	}
+	if (flags & VTIER_HELLO_F_ZERO_MAP) {
+		*what = " with flag ZERO_MAP: memfd, userfaultfd, zero map";
+		return VTIER_HANDOFF_ZERO_MAP_NFDS;
+	}
+	*what = " without ZERO_MAP: memfd, userfaultfd";
+	return VTIER_HANDOFF_HELLO_NFDS;
+}
+
 int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, size_t size,
 		     unsigned int nfds, struct vt_handoff_msg *msg, char *err, size_t err_len)
 {
 	unsigned int want_fds = 0;
+	const char *fds_what = "";
 	int ret;
 
 	ret = vt_handoff_check_hdr(hdr, err, err_len);
@@ -255,13 +278,16 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 		uint32_t flags = size >= sizeof(struct vtier_handoff_hello) ?
 				 ((const struct vtier_handoff_hello *)payload)->flags : 0;
 
-		want_fds = flags & VTIER_HELLO_F_PREPARE ? VTIER_HANDOFF_PREPARE_NFDS :
-			   flags & VTIER_HELLO_F_ZERO_MAP ? VTIER_HANDOFF_ZERO_MAP_NFDS :
-			   VTIER_HANDOFF_HELLO_NFDS;
+		if ((flags & VTIER_HELLO_F_SEND_MAP) && !(flags & VTIER_HELLO_F_ZERO_MAP))
+			return vt_err_set(-EBADMSG, err, err_len, "HELLO with flags 0x%x: SEND_MAP "
+				          "(0x%x) without ZERO_MAP (0x%x); a send map comes only with "
+				          "a zero map", flags, VTIER_HELLO_F_SEND_MAP,
+				          VTIER_HELLO_F_ZERO_MAP);
+		want_fds = hello_fds(flags, &fds_what);
 	}
 	if (nfds != want_fds)
-		return vt_err_set(-EBADMSG, err, err_len, "%s with %u fds (want %u)",
-			          vt_handoff_type_name(hdr->type), nfds, want_fds);
+		return vt_err_set(-EBADMSG, err, err_len, "%s with %u fds (want %u%s)",
+			          vt_handoff_type_name(hdr->type), nfds, want_fds, fds_what);
 
 	memset(msg, 0, sizeof(*msg));
 	msg->hdr = *hdr;
@@ -273,9 +299,11 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 	case VTIER_HANDOFF_MIGRATION:
 		msg->migration = payload;
 		if (msg->migration->event < VTIER_MIGRATION_START ||
-		    msg->migration->event > VTIER_MIGRATION_ARRIVED || msg->migration->reserved)
-			return vt_err_set(-EBADMSG, err, err_len, "MIGRATION: event %u",
-				          msg->migration->event);
+		    msg->migration->event > VTIER_MIGRATION_SEND_END || msg->migration->reserved)
+			return vt_err_set(-EBADMSG, err, err_len, "MIGRATION: event %u, reserved %u "
+				          "(events %u..%u, reserved 0)", msg->migration->event,
+				          msg->migration->reserved, VTIER_MIGRATION_START,
+				          VTIER_MIGRATION_SEND_END);
 		return 0;
 	case VTIER_HANDOFF_RANGES: {
 		const struct vtier_handoff_ranges *rs = payload;
@@ -290,6 +318,18 @@ int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, s
 	}
 	}
 	return vt_err_set(-EPROTO, err, err_len, "message type %u", hdr->type);
+}
+
+size_t vt_handoff_sent_init(struct vtier_handoff_sent *sent, int status, uint64_t pages,
+			    const char *message)
+{
+	*sent = (struct vtier_handoff_sent) {
+		.status = status > 0 ? -EINVAL : status,
+		.pages = pages,
+	};
+	if (message)
+		snprintf(sent->message, sizeof(sent->message), "%s", message);
+	return sizeof(*sent);
 }
 
 /* A TCO block whose size was checked: its figures must add up. */

@@ -75,8 +75,11 @@ int vt_handoff_check_hdr(const struct vtier_handoff_hdr *hdr, char *err, size_t 
 /*
  * Check a whole message from QEMU: @hdr (already checked or not), its payload
  * of exactly hdr->size bytes (@size is how many were received) and the number
- * of fds that came with it (HELLO needs VTIER_HANDOFF_HELLO_NFDS, others
- * none). On success fills @msg, whose pointers refer into @payload.
+ * of fds that came with it (HELLO needs VTIER_HANDOFF_HELLO_NFDS, with
+ * VTIER_HELLO_F_ZERO_MAP VTIER_HANDOFF_ZERO_MAP_NFDS, with that and
+ * VTIER_HELLO_F_SEND_MAP VTIER_HANDOFF_SEND_MAP_NFDS, a PREPARE
+ * VTIER_HANDOFF_PREPARE_NFDS; others none; SEND_MAP without ZERO_MAP is
+ * refused). On success fills @msg, whose pointers refer into @payload.
  * Returns 0 or -EPROTO / -EMSGSIZE / -EBADMSG / -ERANGE with @err set.
  */
 int vt_handoff_parse(const struct vtier_handoff_hdr *hdr, const void *payload, size_t size,
@@ -108,6 +111,16 @@ bool vt_handoff_name_safe(const char *s);
  */
 int vt_handoff_check_stats(const void *payload, size_t size, struct vt_handoff_stats *out,
 			   char *err, size_t err_len);
+
+/*
+ * Fill a SENT payload, the agent's answer to MIGRATION SEND_END (its header's
+ * seq is the MIGRATION's): @status 0 when every page the agent marked in the
+ * send map was delivered, else a negative errno (a positive one becomes
+ * -EINVAL); @pages delivered in this migration; @message cut to fit its
+ * field, NUL-terminated (NULL: ""). Returns the payload's size.
+ */
+size_t vt_handoff_sent_init(struct vtier_handoff_sent *sent, int status, uint64_t pages,
+			    const char *message);
 
 /* Fill a header for a message of @type with @size payload bytes. */
 void vt_handoff_hdr_init(struct vtier_handoff_hdr *hdr, uint16_t type, uint32_t seq,

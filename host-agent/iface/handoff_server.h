@@ -75,7 +75,11 @@ struct vt_handoff_ops {
 	 */
 	void (*ranges)(struct vt_handoff_conn *conn, const struct vtier_handoff_range *ranges,
 		       uint32_t n_ranges, void *opaque);
-	/* QEMU says a live migration of this VM started or ended. Optional. */
+	/*
+	 * QEMU says a live migration of this VM started or ended, or (SEND_END)
+	 * finished its last pass over RAM and waits for SENT, which the agent
+	 * sends with vt_handoff_conn_send_sent(), now or later. Optional.
+	 */
 	void (*migration)(struct vt_handoff_conn *conn, enum vtier_migration_event event,
 			  void *opaque);
 	/*
@@ -215,11 +219,23 @@ int vt_handoff_conn_send_stats_tco(struct vt_handoff_conn *conn,
  */
 int vt_handoff_conn_send_profile(struct vt_handoff_conn *conn, const void *profile, size_t size);
 /*
- * In ops->hello: the HELLO's zero map (VTIER_HELLO_F_ZERO_MAP), checked by
- * vt_handoff_check_zero_map(), now the caller's to close; -1 without one (or
- * once taken). Not taken, it is closed with the connection.
+ * In ops->hello: one of the HELLO's maps, @fd_index VTIER_HANDOFF_FD_ZERO_MAP
+ * (VTIER_HELLO_F_ZERO_MAP) or VTIER_HANDOFF_FD_SEND_MAP (VTIER_HELLO_F_SEND_MAP),
+ * checked by vt_handoff_check_map(), now the caller's to close; -1 without
+ * one (or once taken, or for another index). Not taken, it is closed with
+ * the connection.
  */
-int vt_handoff_conn_take_zero_map(struct vt_handoff_conn *conn);
+int vt_handoff_conn_take_map(struct vt_handoff_conn *conn, unsigned int fd_index);
+/*
+ * Answer the MIGRATION SEND_END that reached ops->migration (now or later,
+ * from the server's context) with SENT, its seq echoed: @status 0 when every
+ * page the agent marked in the send map reached the destination's agent,
+ * else a negative errno and @msg; @pages delivered. Never blocks. 0 once
+ * queued, -EINVAL when no SEND_END waits for an answer, or as sends above.
+ * Without ops->migration the server answers -EOPNOTSUPP itself.
+ */
+int vt_handoff_conn_send_sent(struct vt_handoff_conn *conn, int status, uint64_t pages,
+			      const char *msg);
 /*
  * Answer a HELLO that ops->hello left pending, on the server's context:
  * @status 0 accepts (ops->closed is owed from now on), a negative errno

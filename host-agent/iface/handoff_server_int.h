@@ -14,7 +14,9 @@
 #include "handoff_server.h"
 
 /* More than a HELLO carries: extra fds are a protocol error, not a leak. */
-#define CONN_MAX_FDS 4
+#define CONN_MAX_FDS (VTIER_HANDOFF_SEND_MAP_NFDS + 1)
+/* A HELLO's bitmaps (zero map, send map): fds VTIER_HANDOFF_FD_ZERO_MAP on. */
+#define CONN_MAPS (VTIER_HANDOFF_SEND_MAP_NFDS - VTIER_HANDOFF_FD_ZERO_MAP)
 /* A payload buffer starts this small and doubles as bytes arrive. */
 #define PAYLOAD_FIRST_ALLOC (64u << 10)
 /* Bytes read from one connection per wakeup: a flooding peer cannot starve others. */
@@ -24,9 +26,10 @@
 /*
  * Fds held in reserve (/dev/null) and closed when accept() fails for lack of
  * fds: the connection then accepted has room for its socket, pidfd, a read
- * of /proc, the HELLO's two fds and the check of its mapping.
+ * of /proc, the HELLO's four fds (memfd, userfaultfd, zero map, send map)
+ * and the check of its mapping.
  */
-#define SPARE_FDS 6
+#define SPARE_FDS 8
 /* A peer as refusals name it: "pid P uid U cgroup C". */
 #define PEER_TEXT_LEN 288
 
@@ -92,7 +95,7 @@ struct vt_handoff_conn {
 	gint64 last_rx;
 	gint64 last_tx;
 	int prep_fd;		/* a PREPARE's memfd (dup): guest RAM must keep arriving */
-	int zero_map_fd;	/* the HELLO's checked zero map until ops->hello takes it; -1 */
+	int maps[CONN_MAPS];	/* the HELLO's checked maps until ops->hello takes them; -1 */
 	uint64_t prep_blocks;	/* its st_blocks at the last check */
 	gint64 prep_check;	/* next check: no growth since the last one closes */
 	GByteArray *out;	/* queued output, from out_off */
@@ -102,6 +105,8 @@ struct vt_handoff_conn {
 	char vm_name[VTIER_HANDOFF_ID_LEN];
 	uint64_t size_bytes;	/* of the backend, from the HELLO */
 	bool no_profile_ok;	/* the HELLO said NO_PROFILE: an empty PROFILE is understood */
+	bool send_end_pending;	/* a MIGRATION SEND_END awaits vt_handoff_conn_send_sent() */
+	uint32_t send_end_seq;	/* ... its seq, which the SENT echoes */
 	void *user;
 	uint32_t seq;
 

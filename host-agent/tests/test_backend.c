@@ -36,6 +36,7 @@
 #include "handoff_peer.h"
 #include "handoff_proto.h"
 #include "json_pin.h"
+#include "map_memfd.h"
 #include "daemon.h"
 #include "engine.h"
 #include "fake_qemu.h"
@@ -60,11 +61,12 @@ static const uint8_t uuid[16] = { 0x5a, 0x1e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
 
 /*
  * Send a HELLO as QEMU does, with @profile_len bytes of @profile after the
- * range (a destination's); returns the socket (non-blocking).
+ * range (a destination's), and with a zero map (flag ZERO_MAP) and a send
+ * map after it (flag SEND_MAP) where their fds are not -1.
  */
 static void hello_send_ram(int s, const struct fake_qemu_ram *q, const uint8_t *vm_uuid,
 			   uint32_t pid, uint32_t flags, uint64_t generation, const char *backend_id,
-			   const void *profile, size_t profile_len, int zero_map_fd)
+			   const void *profile, size_t profile_len, int zero_map_fd, int send_map_fd)
 {
 	struct {
 		struct vtier_handoff_hdr hdr;
@@ -77,9 +79,10 @@ static void hello_send_ram(int s, const struct fake_qemu_ram *q, const uint8_t *
 		.h = fake_qemu_hello(q, backend_id, generation),
 		.r = { .gpa = 1ull << 32, .offset = 0, .size = NPAGES * PAGE },
 	};
-	int fds[3] = { q->memfd, q->uffd, zero_map_fd };
-	/* a PREPARE hands the memfd over alone; a zero map comes third */
-	unsigned int nfds = flags & VTIER_HELLO_F_PREPARE ? 1 : zero_map_fd >= 0 ? 3 : 2;
+	int fds[4] = { q->memfd, q->uffd, zero_map_fd, send_map_fd };
+	/* a PREPARE hands the memfd over alone; a zero map comes third, a send map fourth */
+	unsigned int nfds = flags & VTIER_HELLO_F_PREPARE ? 1 : send_map_fd >= 0 ? 4 :
+			    zero_map_fd >= 0 ? 3 : 2;
 	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
 	struct iovec iov[2] = { { &m, sizeof(m) }, { (void *)profile, profile_len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = profile_len ? 2 : 1,
@@ -87,7 +90,8 @@ static void hello_send_ram(int s, const struct fake_qemu_ram *q, const uint8_t *
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
 	m.h.flags |= (vm_uuid ? VTIER_HELLO_F_UUID : 0) | flags |
-		     (zero_map_fd >= 0 ? VTIER_HELLO_F_ZERO_MAP : 0);
+		     (zero_map_fd >= 0 ? VTIER_HELLO_F_ZERO_MAP : 0) |
+		     (send_map_fd >= 0 ? VTIER_HELLO_F_SEND_MAP : 0);
 	if (flags & VTIER_HELLO_F_PREPARE) {
 		m.h.flags &= ~VTIER_HELLO_F_WP;
 		m.h.hva = m.h.uffd_features = m.h.uffd_ioctls = 0;
@@ -110,7 +114,7 @@ static void hello_send_on(int s, struct fixture *f, uint32_t pid, uint32_t flags
 			  size_t profile_len)
 {
 	hello_send_ram(s, &f->q, uuid, pid, flags, generation, backend_id, profile, profile_len,
-		       -1);
+		       -1, -1);
 }
 
 static int agent_connect(struct fixture *f)
@@ -780,31 +784,46 @@ static void test_stats_carry_report(void **state)
 	close(s);
 }
 
-static void send_migration(int s, uint32_t event)
+static void send_migration_seq(int s, uint32_t event, uint32_t seq)
 {
 	struct {
 		struct vtier_handoff_hdr hdr;
 		struct vtier_handoff_migration m;
 	} msg = {
-		{ VTIER_HANDOFF_MAGIC, VTIER_HANDOFF_VERSION, VTIER_HANDOFF_MIGRATION, 8, 9 },
+		{ VTIER_HANDOFF_MAGIC, VTIER_HANDOFF_VERSION, VTIER_HANDOFF_MIGRATION, 8, seq },
 		{ event, 0 },
 	};
 
 	assert_int_equal(send(s, &msg, sizeof(msg), 0), (ssize_t)sizeof(msg));
 }
 
-/* The next message of @type on @s within 5 s (others skipped); its payload in @buf. */
-static size_t next_msg(int s, uint16_t type, void *buf, size_t cap)
+static void send_migration(int s, uint32_t event)
+{
+	send_migration_seq(s, event, 9);
+}
+
+/*
+ * The next message of @type on @s within 5 s (others skipped); its payload in
+ * @buf, its header in @hdr.
+ */
+static size_t next_msg_hdr(int s, uint16_t type, void *buf, size_t cap,
+			   struct vtier_handoff_hdr *hdr)
 {
 	gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
-	struct vtier_handoff_hdr hdr;
 
 	do {
-		assert_true(recv_all(s, &hdr, sizeof(hdr), deadline));
-		assert_true(hdr.size <= cap);
-		assert_true(recv_all(s, buf, hdr.size, deadline));
-	} while (hdr.type != type);
-	return hdr.size;
+		assert_true(recv_all(s, hdr, sizeof(*hdr), deadline));
+		assert_true(hdr->size <= cap);
+		assert_true(recv_all(s, buf, hdr->size, deadline));
+	} while (hdr->type != type);
+	return hdr->size;
+}
+
+static size_t next_msg(int s, uint16_t type, void *buf, size_t cap)
+{
+	struct vtier_handoff_hdr hdr;
+
+	return next_msg_hdr(s, type, buf, cap, &hdr);
 }
 
 static struct vt_migration_stats migration_of(struct vt_vm *vm, enum vt_migration_state *state,
@@ -845,12 +864,21 @@ static void wait_state(struct vt_vm *vm, enum vt_migration_state want, uint64_t 
 /* A zero map as QEMU makes one for the test's backend: sealed, @seals added. */
 static int zero_map_memfd(int seals)
 {
-	int fd = memfd_create("zero-map", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	return map_memfd(vtier_zero_map_bytes(NPAGES * PAGE, PAGE), seals);
+}
 
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, (off_t)vtier_zero_map_bytes(NPAGES * PAGE, PAGE)), 0);
-	assert_int_equal(fcntl(fd, F_ADD_SEALS, seals), 0);
-	return fd;
+/* The backend's entry of `vtierctl --json stats`, boolean @key. */
+static bool backend_stat_bool(struct vt_vm *vm, const char *key)
+{
+	g_autoptr(JsonBuilder) jb = json_builder_new();
+	g_autoptr(JsonNode) root = NULL;
+	g_autoptr(GPtrArray) bs = vt_vm_backends_ref(vm);
+
+	assert_int_equal(bs->len, 1);
+	vt_backend_stats_to_json(g_ptr_array_index(bs, 0), jb);
+	root = json_builder_get_root(jb);
+	assert_true(json_object_has_member(json_node_get_object(root), key));
+	return json_object_get_boolean_member(json_node_get_object(root), key);
 }
 
 /* QEMU's read of page @p's bit in its read-only mapping @map. */
@@ -879,7 +907,7 @@ static void test_zero_map_handoff(void **state)
 	f->d->host.tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
 	fd = zero_map_memfd(F_SEAL_GROW | F_SEAL_SEAL);
 	s = agent_connect(f);
-	hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, fd);
+	hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, fd, -1);
 	assert_int_equal(hello_wait(s, NULL, msg), -EBADF);
 	assert_non_null(strstr(msg, "not sealed"));
 	close(fd);
@@ -890,10 +918,12 @@ static void test_zero_map_handoff(void **state)
 	assert_int_equal(fallocate(f->q.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				   (off_t)(hole * PAGE), (off_t)(hole * PAGE)), 0);
 	s = agent_connect(f);
-	hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, fd);
+	hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, fd, -1);
 	close(fd);
 	assert_int_equal(hello_wait(s, &s, msg), 0);
 	wait_engine(the_vm(f->d));
+	assert_true(backend_stat_bool(the_vm(f->d), "zero_map"));
+	assert_false(backend_stat_bool(the_vm(f->d), "send_map"));
 	spin(200);
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_false(zero_bit_of(map, p));	/* no migration reads */
@@ -910,6 +940,81 @@ static void test_zero_map_handoff(void **state)
 	for (uint64_t p = 0; p < NPAGES; p++)
 		assert_false(zero_bit_of(map, p));
 	munmap((void *)map, bytes);
+	close(s);
+}
+
+/*
+ * The send map QEMU sends with its zero map (HELLO flags ZERO_MAP | SEND_MAP,
+ * four fds): one of the wrong size or that QEMU could shrink is refused with
+ * the reason; a good one is taken (stats say so). vtierd marks no page in it
+ * yet, so MIGRATION SEND_END is answered at once: SENT, status 0, 0 pages,
+ * the MIGRATION's seq, and the migration goes on until it ends.
+ */
+static void test_send_map_handoff(void **state)
+{
+	struct fixture *f = *state;
+	size_t bytes = vtier_zero_map_bytes(NPAGES * PAGE, PAGE);
+	unsigned int n_bad;
+	const struct bad_map *bad = bad_send_maps(&n_bad);
+	struct vtier_handoff_sent sent;
+	struct vtier_handoff_hdr hdr;
+	struct vt_migration_stats ms;
+	enum vt_migration_state st;
+	const uint64_t *smap;
+	struct vt_vm *vm;
+	char msg[128];
+	int s, zfd, sfd;
+
+	/* one memory tier, then the compressed one */
+	f->d->host.tiers.nr = 1;
+	f->d->host.tiers.tier[0] = (struct vt_tier){ .name = "dram", .nodes = { 0 }, .nr_nodes = 1 };
+	assert_int_equal(NPAGES * PAGE, 1 << 20);	/* the size bad_send_maps() is for */
+	zfd = zero_map_memfd(MAP_SEALS);
+	for (unsigned int i = 0; i < n_bad; i++) {
+		sfd = map_memfd(bad[i].bytes, bad[i].seals);
+		s = agent_connect(f);
+		hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, zfd, sfd);
+		close(sfd);
+		assert_int_equal(hello_wait(s, NULL, msg), bad[i].status);
+		if (!strstr(msg, bad[i].says))
+			fail_msg("refused with '%s', not '%s'", msg, bad[i].says);
+	}
+	assert_null(the_vm(f->d));
+
+	sfd = zero_map_memfd(MAP_SEALS);
+	smap = mmap(NULL, bytes, PROT_READ, MAP_SHARED, sfd, 0);
+	assert_true(smap != MAP_FAILED);
+	s = agent_connect(f);
+	hello_send_ram(s, &f->q, uuid, (uint32_t)getpid(), 0, 1, "mem0", NULL, 0, zfd, sfd);
+	close(zfd);
+	close(sfd);
+	assert_int_equal(hello_wait(s, &s, msg), 0);
+	vm = the_vm(f->d);
+	assert_non_null(vm);
+	wait_engine(vm);
+	assert_true(backend_stat_bool(vm, "zero_map"));
+	assert_true(backend_stat_bool(vm, "send_map"));
+
+	send_migration(s, VTIER_MIGRATION_START);
+	wait_state(vm, VT_MIGRATION_OUTGOING, 0);
+	send_migration_seq(s, VTIER_MIGRATION_SEND_END, 1234);
+	assert_int_equal(next_msg_hdr(s, VTIER_HANDOFF_SENT, &sent, sizeof(sent), &hdr), 144);
+	assert_int_equal(hdr.seq, 1234);
+	assert_int_equal(sent.status, 0);
+	assert_int_equal(sent.reserved, 0);
+	assert_int_equal(sent.pages, 0);
+	assert_non_null(memchr(sent.message, '\0', sizeof(sent.message)));
+	for (size_t w = 0; w < bytes / 8; w++)
+		assert_int_equal(smap[w], 0);	/* nothing marked, nothing to deliver */
+	/* SEND_END ends nothing: the migration is outgoing until QEMU says it ended */
+	spin(100);
+	ms = migration_of(vm, &st, NULL, 0);
+	assert_int_equal(st, VT_MIGRATION_OUTGOING);
+	assert_int_equal(ms.completed + ms.failed, 0);
+	send_migration(s, VTIER_MIGRATION_COMPLETED);
+	wait_state(vm, VT_MIGRATION_NONE, 1);
+	assert_int_equal(migration_of(vm, NULL, NULL, 0).completed, 1);
+	munmap((void *)smap, bytes);
 	close(s);
 }
 
@@ -1578,7 +1683,7 @@ static G_NORETURN void flood_child(const char *agent, uint64_t size, uint64_t mi
 			break;
 		}
 		g_snprintf(id, sizeof(id), "flood%u", r.tries++);
-		hello_send_ram(s, &q, NULL, (uint32_t)getpid(), 0, 1, id, NULL, 0, -1);
+		hello_send_ram(s, &q, NULL, (uint32_t)getpid(), 0, 1, id, NULL, 0, -1, -1);
 		st = child_reply(s, msg);
 		/* the agent has its own fds now: this process's mapping is not needed */
 		fake_qemu_ram_close(&q);
@@ -1710,7 +1815,7 @@ static void test_reserve_after_restart(void **state)
 	assert_true(vt_daemon_listen_handoff(f->d, f->agent, NULL));
 	assert_int_equal(fake_qemu_ram_open(&q, NPAGES * PAGE, true), 0);
 	s = agent_connect(f);
-	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0, -1);
+	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0, -1, -1);
 	assert_int_equal(hello_wait(s, NULL, msg), -EDQUOT);
 	assert_non_null(strstr(msg, "host backends would be 2 (1 kept for reconnects), over its "
 			       "bound of 1 (--max-backends)"));
@@ -1729,7 +1834,7 @@ static void honest_served(struct fixture *f)
 	assert_int_equal(fake_qemu_ram_open(&q, NPAGES * PAGE, true), 0);
 	t0 = g_get_monotonic_time();
 	s = agent_connect(f);
-	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0, -1);
+	hello_send_ram(s, &q, uuid, (uint32_t)getpid(), 0, 1, "mem1", NULL, 0, -1, -1);
 	ret = hello_wait(s, &s, msg);
 	if (ret)
 		fail_msg("an honest hand-off refused: %s", msg);
@@ -1910,7 +2015,7 @@ static void test_views_pinned(void **state)
 	assert_true(json_pin_matches("status", status_shape,
 		"7c855740165480811c35672a2cd4ecfe035d3c27b45d9ca52a6d3930fcbd3e21"));
 	assert_true(json_pin_matches("stats", stats_shape,
-		"af786343e10cb4fdb8a5fc562b8caf48d31c653458233775cb85a46def3ce8ea"));
+		"54f27fecc75e527c392ac7687bef5d088316964a3298db1960b2f160f71092a9"));
 }
 
 /*
@@ -2048,6 +2153,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migration_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_no_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_map_handoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_map_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_incoming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_bulk_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepared_placement, setup, teardown),

@@ -21,6 +21,7 @@
 
 #include "handoff_peer.h"
 #include "handoff_proto.h"
+#include "map_memfd.h"
 
 #define BACKEND_SIZE (64ull << 20)
 
@@ -85,7 +86,15 @@ static void test_hello_ok(void **state)
 	/* a zero map comes as a third fd */
 	b.h.flags |= VTIER_HELLO_F_ZERO_MAP;
 	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 3, &msg, err), 0);
-	b.h.flags &= ~VTIER_HELLO_F_ZERO_MAP;
+	/* ... and a send map with it as a fourth, as the patched QEMU sends every HELLO */
+	b.h.flags |= VTIER_HELLO_F_SEND_MAP;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 4, &msg, err), 0);
+	assert_int_equal(msg.hello.fixed->flags & (VTIER_HELLO_F_ZERO_MAP | VTIER_HELLO_F_SEND_MAP),
+			 VTIER_HELLO_F_ZERO_MAP | VTIER_HELLO_F_SEND_MAP);
+	b.h.flags |= VTIER_HELLO_F_RECONNECT | VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_NO_PROFILE;
+	assert_int_equal(parse(VTIER_HANDOFF_HELLO, &b, sizeof(b), 4, &msg, err), 0);
+	b.h.flags &= ~(VTIER_HELLO_F_ZERO_MAP | VTIER_HELLO_F_SEND_MAP | VTIER_HELLO_F_RECONNECT |
+		       VTIER_HELLO_F_INCOMING | VTIER_HELLO_F_NO_PROFILE);
 
 	/* No ranges and no profile (a backend not yet mapped) is fine too. */
 	b.h.n_ranges = 0;
@@ -124,8 +133,12 @@ static void test_prepare(void **state)
 		{ "PRECOPY", VTIER_HELLO_F_PRECOPY, 0, 0, 0, 0, 1 },
 		{ "ZERO_MAP", VTIER_HELLO_F_ZERO_MAP, 0, 0, 0, 0, 1 },
 		{ "ZERO_MAP and its fd", VTIER_HELLO_F_ZERO_MAP, 0, 0, 0, 0, 3 },
+		{ "SEND_MAP", VTIER_HELLO_F_ZERO_MAP | VTIER_HELLO_F_SEND_MAP, 0, 0, 0, 0, 1 },
+		{ "SEND_MAP and its fds", VTIER_HELLO_F_ZERO_MAP | VTIER_HELLO_F_SEND_MAP, 0, 0, 0, 0,
+		  4 },
+		{ "SEND_MAP alone", VTIER_HELLO_F_SEND_MAP, 0, 0, 0, 0, 1 },
 		{ "NO_PROFILE", VTIER_HELLO_F_NO_PROFILE, 0, 0, 0, 0, 1 },
-		{ "an unknown flag", 1u << 9, 0, 0, 0, 0, 1 },
+		{ "an unknown flag", 1u << 10, 0, 0, 0, 0, 1 },
 	};
 
 	(void)state;
@@ -169,11 +182,12 @@ static void test_prepare(void **state)
 	assert_true(err[0]);
 }
 
-/* One way to break a HELLO, and what the check must say. */
+/* One way to break a HELLO, and what the check must say (@says: in its reason, if set). */
 struct hello_case {
 	const char *name;
 	void (*mutate)(struct hello_buf *b, size_t *size, unsigned int *nfds);
 	int want;
+	const char *says;
 };
 
 #define MUTATOR(fn, body) \
@@ -190,6 +204,12 @@ MUTATOR(m_ranges_overflow, b->h.n_ranges = 0xffffffffu)
 MUTATOR(m_flags, b->h.flags |= 1u << 31)
 MUTATOR(m_zero_map_two_fds, b->h.flags |= VTIER_HELLO_F_ZERO_MAP)
 MUTATOR(m_zero_map_four_fds, b->h.flags |= VTIER_HELLO_F_ZERO_MAP; *nfds = 4)
+#define ZERO_SEND_MAP (VTIER_HELLO_F_ZERO_MAP | VTIER_HELLO_F_SEND_MAP)
+MUTATOR(m_send_map_alone, b->h.flags |= VTIER_HELLO_F_SEND_MAP; *nfds = 4)
+MUTATOR(m_send_map_alone_two_fds, b->h.flags |= VTIER_HELLO_F_SEND_MAP)
+MUTATOR(m_send_map_three_fds, b->h.flags |= ZERO_SEND_MAP; *nfds = 3)
+MUTATOR(m_send_map_five_fds, b->h.flags |= ZERO_SEND_MAP; *nfds = 5)
+MUTATOR(m_send_map_two_fds, b->h.flags |= ZERO_SEND_MAP)
 MUTATOR(m_no_wp, b->h.flags &= ~VTIER_HELLO_F_WP)
 MUTATOR(m_name, memset(b->h.vm_name, 'x', sizeof(b->h.vm_name)))
 MUTATOR(m_id_unterminated, memset(b->h.backend_id, 'x', sizeof(b->h.backend_id)))
@@ -218,8 +238,18 @@ static const struct hello_case hello_cases[] = {
 	{ "payload longer than its counts", m_longer, -EBADMSG },
 	{ "no fds", m_no_fds, -EBADMSG },
 	{ "three fds", m_three_fds, -EBADMSG },
-	{ "ZERO_MAP without its fd", m_zero_map_two_fds, -EBADMSG },
-	{ "ZERO_MAP with four fds", m_zero_map_four_fds, -EBADMSG },
+	{ "ZERO_MAP without its fd", m_zero_map_two_fds, -EBADMSG,
+	  "HELLO with 2 fds (want 3 with flag ZERO_MAP: memfd, userfaultfd, zero map)" },
+	{ "ZERO_MAP with four fds", m_zero_map_four_fds, -EBADMSG, "with 4 fds (want 3" },
+	{ "SEND_MAP without ZERO_MAP", m_send_map_alone, -EBADMSG,
+	  "SEND_MAP (0x200) without ZERO_MAP (0x80)" },
+	{ "SEND_MAP without ZERO_MAP, two fds", m_send_map_alone_two_fds, -EBADMSG,
+	  "SEND_MAP (0x200) without ZERO_MAP (0x80)" },
+	{ "SEND_MAP with three fds", m_send_map_three_fds, -EBADMSG,
+	  "HELLO with 3 fds (want 4 with flags ZERO_MAP | SEND_MAP: memfd, userfaultfd, zero map, "
+	  "send map)" },
+	{ "SEND_MAP with five fds", m_send_map_five_fds, -EBADMSG, "with 5 fds (want 4" },
+	{ "SEND_MAP with two fds", m_send_map_two_fds, -EBADMSG, "with 2 fds (want 4" },
 	{ "too many ranges", m_many_ranges, -EMSGSIZE },
 	{ "oversized profile", m_huge_profile, -EMSGSIZE },
 	{ "range count overflow", m_ranges_overflow, -EMSGSIZE },
@@ -272,31 +302,28 @@ static void test_hello_bad(void **state)
 			fail_msg("%s: got %d (%s), want %d", c->name, ret, err, c->want);
 		if (!err[0])
 			fail_msg("%s: no reason given", c->name);
+		if (c->says && !strstr(err, c->says))
+			fail_msg("%s: says '%s', not '%s'", c->name, err, c->says);
 	}
 }
 
-/* A memfd of @bytes bytes with @seals added. */
-static int zero_map_fd(uint64_t bytes, int seals)
-{
-	int fd = memfd_create("zero-map", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
-	if (seals)
-		assert_int_equal(fcntl(fd, F_ADD_SEALS, seals), 0);
-	return fd;
-}
-
 /*
- * The zero map's fd: a memfd of a bit per page, sealed against shrinking
- * (the agent writes it through a mapping), growing and new seals; anything
- * else refused with the reason.
+ * The zero map's and the send map's fds: a memfd of a bit per page, sealed
+ * against shrinking (the agent writes it through a mapping), growing and new
+ * seals; anything else refused with the reason, naming the map.
  */
-static void test_zero_map_fd(void **state)
+static void test_map_fds(void **state)
 {
-	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	const int seals = MAP_SEALS;
+	static const struct {
+		unsigned int fd_index;
+		const char *name;
+	} maps[] = {
+		{ VTIER_HANDOFF_FD_ZERO_MAP, "zero map" },
+		{ VTIER_HANDOFF_FD_SEND_MAP, "send map" },
+	};
 	struct hello_buf b;
-	char err[VT_HANDOFF_ERR_LEN];
+	char err[VT_HANDOFF_ERR_LEN], *fd_text;
 	uint64_t bytes;
 	int fd, pfd[2];
 
@@ -304,34 +331,45 @@ static void test_zero_map_fd(void **state)
 	make_hello(&b);
 	bytes = vtier_zero_map_bytes(b.h.size_bytes, b.h.page_size);
 	assert_int_equal(bytes, BACKEND_SIZE / 4096 / 8);
-	fd = zero_map_fd(bytes, seals);
-	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), 0);
-	close(fd);
 	/* a page count not a multiple of 64 rounds up to a whole word */
 	b.h.size_bytes = 65 * 4096;
 	assert_int_equal(vtier_zero_map_bytes(b.h.size_bytes, b.h.page_size), 16);
 	b.h.size_bytes = BACKEND_SIZE;
-	/* not sealed against shrinking: QEMU could make the agent's writes fault */
-	fd = zero_map_fd(bytes, F_SEAL_GROW | F_SEAL_SEAL);
-	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -EBADF);
-	assert_non_null(strstr(err, "not sealed"));
-	close(fd);
-	fd = zero_map_fd(bytes, 0);
-	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -EBADF);
-	close(fd);
-	/* sealed, but the size of another backend */
-	fd = zero_map_fd(bytes / 2, seals);
-	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -ERANGE);
-	assert_non_null(strstr(err, "needs 2048"));
-	close(fd);
-	fd = zero_map_fd(bytes + 8, seals);
-	assert_int_equal(vt_handoff_check_zero_map(&b.h, fd, err, sizeof(err)), -ERANGE);
-	close(fd);
-	/* not a file */
-	assert_int_equal(pipe(pfd), 0);
-	assert_int_equal(vt_handoff_check_zero_map(&b.h, pfd[0], err, sizeof(err)), -EBADF);
-	close(pfd[0]);
-	close(pfd[1]);
+	assert_int_equal(VTIER_HANDOFF_FD_SEND_MAP, VTIER_HANDOFF_ZERO_MAP_NFDS);
+	assert_int_equal(VTIER_HANDOFF_SEND_MAP_NFDS, VTIER_HANDOFF_FD_SEND_MAP + 1);
+	for (size_t i = 0; i < G_N_ELEMENTS(maps); i++) {
+		unsigned int at = maps[i].fd_index;
+
+		fd = map_memfd(bytes, seals);
+		assert_int_equal(vt_handoff_check_map(&b.h, at, fd, err, sizeof(err)), 0);
+		close(fd);
+		/* not sealed against shrinking: QEMU could make the agent's writes fault */
+		fd = map_memfd(bytes, F_SEAL_GROW | F_SEAL_SEAL);
+		assert_int_equal(vt_handoff_check_map(&b.h, at, fd, err, sizeof(err)), -EBADF);
+		assert_non_null(strstr(err, "not sealed"));
+		assert_non_null(strstr(err, maps[i].name));
+		close(fd);
+		fd = map_memfd(bytes, 0);
+		assert_int_equal(vt_handoff_check_map(&b.h, at, fd, err, sizeof(err)), -EBADF);
+		close(fd);
+		/* sealed, but the size of another backend */
+		fd = map_memfd(bytes / 2, seals);
+		assert_int_equal(vt_handoff_check_map(&b.h, at, fd, err, sizeof(err)), -ERANGE);
+		assert_non_null(strstr(err, "needs 2048"));
+		assert_non_null(strstr(err, maps[i].name));
+		close(fd);
+		fd = map_memfd(bytes + 8, seals);
+		assert_int_equal(vt_handoff_check_map(&b.h, at, fd, err, sizeof(err)), -ERANGE);
+		close(fd);
+		/* not a file: the reason names the fd's place in the HELLO */
+		assert_int_equal(pipe(pfd), 0);
+		assert_int_equal(vt_handoff_check_map(&b.h, at, pfd[0], err, sizeof(err)), -EBADF);
+		fd_text = g_strdup_printf("fd %u (the %s) is not a memfd", at, maps[i].name);
+		assert_string_equal(err, fd_text);
+		g_free(fd_text);
+		close(pfd[0]);
+		close(pfd[1]);
+	}
 }
 
 static void test_name_safe(void **state)
@@ -371,7 +409,14 @@ static void test_header_bad(void **state)
 	assert_non_null(strstr(err, "version"));
 	hdr.version = VTIER_HANDOFF_VERSION;
 
-	/* Types only the agent sends, and unknown ones. */
+	/* Types only the agent sends (as a SENT would be), and unknown ones. */
+	hdr.type = VTIER_HANDOFF_SENT;
+	hdr.size = sizeof(struct vtier_handoff_sent);
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "message type 9 (SENT) is not one QEMU sends"));
+	hdr.type = VTIER_HANDOFF_HELLO_REPLY;
+	assert_int_equal(vt_handoff_check_hdr(&hdr, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "(HELLO_REPLY) is not one QEMU sends"));
 	for (uint16_t t = 0; t < 20; t++) {
 		if (t == VTIER_HANDOFF_HELLO || t == VTIER_HANDOFF_POLICY ||
 		    t == VTIER_HANDOFF_MIGRATION || t == VTIER_HANDOFF_RANGES)
@@ -506,11 +551,62 @@ static void test_migration(void **state)
 	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
 	m.event = VTIER_MIGRATION_ARRIVED;
 	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), 0);
-	m.event = VTIER_MIGRATION_ARRIVED + 1;
+	/* the source's last pass over RAM is done: QEMU waits for SENT */
+	m.event = VTIER_MIGRATION_SEND_END;
+	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), 0);
+	assert_int_equal(msg.migration->event, VTIER_MIGRATION_SEND_END);
+	assert_int_equal(msg.hdr.seq, 7);
+	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 4, &msg, err), -EBADMSG);
+	m.event = VTIER_MIGRATION_SEND_END + 1;
 	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+	assert_string_equal(err, "MIGRATION: event 6, reserved 0 (events 1..5, reserved 0)");
 	m.event = VTIER_MIGRATION_START;
 	m.reserved = 1;
 	assert_int_equal(parse(VTIER_HANDOFF_MIGRATION, &m, sizeof(m), 0, &msg, err), -EBADMSG);
+}
+
+/* SENT, the agent's answer to SEND_END, as QEMU reads it: 144 bytes, every field in place. */
+static void test_sent(void **state)
+{
+	struct vtier_handoff_sent sent;
+	uint8_t wire[sizeof(sent)];
+	char long_text[300];
+	int32_t status;
+	uint64_t pages;
+	uint32_t reserved;
+
+	(void)state;
+	memset(&sent, 0xa5, sizeof(sent));
+	assert_int_equal(vt_handoff_sent_init(&sent, 0, 0, "no page marked"), 144);
+	memcpy(wire, &sent, sizeof(wire));
+	memcpy(&status, wire, 4);
+	memcpy(&reserved, wire + 4, 4);
+	memcpy(&pages, wire + 8, 8);
+	assert_int_equal(status, 0);
+	assert_int_equal(reserved, 0);
+	assert_int_equal(pages, 0);
+	assert_string_equal((const char *)wire + 16, "no page marked");
+	for (size_t i = 16 + strlen("no page marked"); i < sizeof(wire); i++)
+		assert_int_equal(wire[i], 0);	/* no stale bytes go to QEMU */
+
+	assert_int_equal(vt_handoff_sent_init(&sent, -ETIMEDOUT, 123456789012ull,
+					      "destination's agent did not acknowledge"), 144);
+	memcpy(wire, &sent, sizeof(wire));
+	memcpy(&status, wire, 4);
+	memcpy(&pages, wire + 8, 8);
+	assert_int_equal(status, -ETIMEDOUT);
+	assert_int_equal(pages, 123456789012ull);
+	assert_string_equal((const char *)wire + 16, "destination's agent did not acknowledge");
+
+	/* a status that is no negative errno, a message too long, none at all */
+	memset(long_text, 'x', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = '\0';
+	vt_handoff_sent_init(&sent, EIO, 1, long_text);
+	assert_int_equal(sent.status, -EINVAL);
+	assert_int_equal(strnlen(sent.message, sizeof(sent.message)), VTIER_HANDOFF_MESSAGE_LEN - 1);
+	vt_handoff_sent_init(&sent, 0, 0, NULL);
+	assert_string_equal(sent.message, "");
+	assert_string_equal(vt_handoff_type_name(VTIER_HANDOFF_SENT), "SENT");
 }
 
 static void test_ranges(void **state)
@@ -890,13 +986,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_ok),
 		cmocka_unit_test(test_hello_bad),
-		cmocka_unit_test(test_zero_map_fd),
+		cmocka_unit_test(test_map_fds),
 		cmocka_unit_test(test_prepare),
 		cmocka_unit_test(test_header_bad),
 		cmocka_unit_test(test_name_safe),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_policy_share),
 		cmocka_unit_test(test_migration),
+		cmocka_unit_test(test_sent),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_stats),

@@ -41,6 +41,8 @@
 #include "emfile_child.h"
 #include "handoff_peer.h"
 #include "handoff_server.h"
+#include "map_memfd.h"
+#include "proc_self.h"
 
 #define MEM_SIZE (1u << 20)
 
@@ -58,9 +60,10 @@ struct agent {
 	uint64_t generation;
 	int memfd;
 	int uffd;
+	int maps[2];		/* the last HELLO's zero and send maps, taken; -1 */
 	int policies;
 	uint32_t policy_mode;
-	int migrations[5];
+	int migrations[VTIER_MIGRATION_SEND_END + 1];
 	int ranges_msgs;
 	uint32_t n_ranges;
 	uint64_t first_gpa;
@@ -145,6 +148,11 @@ static int on_hello(struct vt_handoff_conn *conn, const struct vt_handoff_hello 
 		close(a->uffd);
 	a->memfd = memfd;
 	a->uffd = uffd;
+	for (unsigned int i = 0; i < 2; i++) {
+		if (a->maps[i] >= 0)
+			close(a->maps[i]);
+		a->maps[i] = vt_handoff_conn_take_map(conn, VTIER_HANDOFF_FD_ZERO_MAP + i);
+	}
 	if (a->refuse) {
 		snprintf(msg, VTIER_HANDOFF_MESSAGE_LEN, "no room for %s", hello->fixed->backend_id);
 		return -a->refuse;
@@ -235,7 +243,7 @@ static int setup(void **state)
 	close(uffd);
 	a = g_new0(struct agent, 1);
 	a->mems = g_ptr_array_new_with_free_func(g_free);
-	a->memfd = a->uffd = a->prep_memfd = -1;
+	a->memfd = a->uffd = a->prep_memfd = a->maps[0] = a->maps[1] = -1;
 	strcpy(a->dir, "/tmp/test-handoff-XXXXXX");
 	assert_non_null(mkdtemp(a->dir));
 	snprintf(a->path, sizeof(a->path), "%s/agent.sock", a->dir);
@@ -258,6 +266,9 @@ static int teardown(void **state)
 		close(a->uffd);
 	if (a->prep_memfd >= 0)
 		close(a->prep_memfd);
+	for (unsigned int i = 0; i < 2; i++)
+		if (a->maps[i] >= 0)
+			close(a->maps[i]);
 	for (unsigned int i = 0; i < a->mems->len; i++) {
 		struct qemu_mem *m = a->mems->pdata[i];
 
@@ -297,11 +308,12 @@ static bool send_msg(int fd, uint16_t type, uint32_t seq, const void *payload, s
 	struct vtier_handoff_hdr hdr;
 	struct iovec iov[2] = { { &hdr, sizeof(hdr) }, { (void *)payload, size } };
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		char buf[CMSG_SPACE(sizeof(int) * 6)];
 		struct cmsghdr align;
 	} control;
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
+	assert_true(nfds <= 6);
 	vt_handoff_hdr_init(&hdr, type, seq, size);
 	if (nfds) {
 		struct cmsghdr *cm;
@@ -878,6 +890,131 @@ static void test_bad_input_closes(void **state)
 	spin(a, 20);
 	assert_int_equal(a->hellos, 1);
 	assert_int_equal(a->closed, 1);
+}
+
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static const struct vt_handoff_ops ops_no_migration = {
+	.hello = on_hello,
+	.closed = on_closed,
+	.dropped = on_dropped,
+};
+
+/*
+ * The send map (HELLO flags ZERO_MAP | SEND_MAP, a fourth fd): checked like
+ * the zero map and handed to the agent by vt_handoff_conn_take_map(); a bad
+ * one refused with a reply naming it, its fds closed whichever way. MIGRATION
+ * SEND_END reaches ops->migration and the agent answers SENT with its seq
+ * when it is ready, once; an agent without ops->migration answers at once
+ * that it delivers nothing.
+ */
+static void test_send_map(void **state)
+{
+	struct agent *a = *state;
+	const size_t bytes = vtier_zero_map_bytes(MEM_SIZE, 4096);
+	struct vtier_handoff_migration mig = { .event = VTIER_MIGRATION_SEND_END };
+	struct qemu_mem *m = qemu_mem_new(a, MEM_SIZE, true);
+	struct vtier_handoff_hello h = hello_for(m, "mem0", 1);
+	struct vtier_handoff_hello_reply reply;
+	struct vtier_handoff_sent sent;
+	struct vtier_handoff_hdr hdr;
+	const struct bad_map *bad;
+	unsigned int open_fds, n_bad;
+	int fd, zmap, smap;
+
+	assert_int_equal(bytes, 32);
+	h.flags |= VTIER_HELLO_F_ZERO_MAP | VTIER_HELLO_F_SEND_MAP;
+	zmap = map_memfd(bytes, MAP_SEALS);
+	smap = map_memfd(bytes, MAP_SEALS);
+	fd = qemu_connect(a);
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 3, &h, sizeof(h),
+		  (int[]){ m->memfd, m->uffd, zmap, smap }, 4);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_HELLO_REPLY);
+	assert_int_equal(reply.status, 0);
+	/* each map where the agent asks for it, once */
+	assert_true(same_file(a->maps[0], zmap));
+	assert_true(same_file(a->maps[1], smap));
+	assert_int_equal(vt_handoff_conn_take_map(a->conn, VTIER_HANDOFF_FD_SEND_MAP), -1);
+	assert_int_equal(vt_handoff_conn_take_map(a->conn, VTIER_HANDOFF_FD_UFFD), -1);
+	assert_int_equal(vt_handoff_conn_take_map(a->conn, VTIER_HANDOFF_SEND_MAP_NFDS), -1);
+
+	/* SENT answers a SEND_END only, when the agent is ready, with its seq */
+	assert_int_equal(vt_handoff_conn_send_sent(a->conn, 0, 0, NULL), -EINVAL);
+	qemu_send(fd, VTIER_HANDOFF_MIGRATION, 41, &mig, sizeof(mig), NULL, 0);
+	spin(a, 20);
+	assert_int_equal(a->migrations[VTIER_MIGRATION_SEND_END], 1);
+	assert_int_equal(recv(fd, &hdr, sizeof(hdr), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);	/* nothing said yet */
+	assert_int_equal(vt_handoff_conn_send_sent(a->conn, 0, 7, "7 pages delivered"), 0);
+	assert_int_equal(vt_handoff_conn_send_sent(a->conn, 0, 7, NULL), -EINVAL);
+	assert_true(qemu_recv(a, fd, &hdr, &sent, sizeof(sent)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_SENT);
+	assert_int_equal(hdr.seq, 41);
+	assert_int_equal(hdr.size, sizeof(sent));
+	assert_int_equal(sent.status, 0);
+	assert_int_equal(sent.pages, 7);
+	assert_string_equal(sent.message, "7 pages delivered");
+	/* SENT is the agent's to send: from QEMU's side it ends the connection */
+	qemu_send(fd, VTIER_HANDOFF_SENT, 43, &sent, sizeof(sent), NULL, 0);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_non_null(strstr(a->closed_why, "message type 9 (SENT) is not one QEMU sends"));
+	close(fd);
+	spin(a, 20);
+	assert_int_equal(a->closed, 1);
+
+	/* a send map of another size, or one QEMU could shrink: refused, naming it */
+	open_fds = dir_entries("/proc/self/fd");
+	bad = bad_send_maps(&n_bad);
+	for (unsigned int i = 0; i < n_bad; i++) {
+		int bad_map = map_memfd(bad[i].bytes, bad[i].seals);
+
+		fd = qemu_connect(a);
+		qemu_send(fd, VTIER_HANDOFF_HELLO, 4, &h, sizeof(h),
+			  (int[]){ m->memfd, m->uffd, zmap, bad_map }, 4);
+		close(bad_map);
+		assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+		assert_int_equal(reply.status, bad[i].status);
+		if (!strstr(reply.message, bad[i].says))
+			fail_msg("refused with '%s', not '%s'", reply.message, bad[i].says);
+		assert_true(qemu_sees_eof(a, fd));
+		close(fd);
+	}
+	/* with five fds: a protocol error, not a reply */
+	fd = qemu_connect(a);
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 5, &h, sizeof(h),
+		  (int[]){ m->memfd, m->uffd, zmap, smap, smap }, 5);
+	assert_true(qemu_sees_eof(a, fd));
+	assert_non_null(strstr(a->dropped_why, "with 5 fds (want 4"));
+	close(fd);
+	spin(a, 20);
+	assert_int_equal(a->hellos, 1);
+	/* the refused HELLOs' fds are all closed */
+	assert_int_equal(dir_entries("/proc/self/fd"), open_fds);
+
+	/* an agent that follows no migration: QEMU hears at once that nothing is delivered */
+	vt_handoff_server_free(a->srv);
+	assert_int_equal(vt_handoff_server_new(a->path, a->ctx, &ops_no_migration, a, &a->srv), 0);
+	fd = qemu_connect(a);
+	qemu_send(fd, VTIER_HANDOFF_HELLO, 6, &h, sizeof(h),
+		  (int[]){ m->memfd, m->uffd, zmap, smap }, 4);
+	assert_true(qemu_recv(a, fd, &hdr, &reply, sizeof(reply)));
+	assert_int_equal(reply.status, 0);
+	qemu_send(fd, VTIER_HANDOFF_MIGRATION, 42, &mig, sizeof(mig), NULL, 0);
+	assert_true(qemu_recv(a, fd, &hdr, &sent, sizeof(sent)));
+	assert_int_equal(hdr.type, VTIER_HANDOFF_SENT);
+	assert_int_equal(hdr.seq, 42);
+	assert_int_equal(sent.status, -EOPNOTSUPP);
+	assert_int_equal(sent.pages, 0);
+	close(fd);
+	close(zmap);
+	close(smap);
+	spin(a, 20);
 }
 
 static void test_ranges_update(void **state)
@@ -1842,6 +1979,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hello_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_and_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_closes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_map, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranges_update, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_is_a_new_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket_replaced, setup, teardown),

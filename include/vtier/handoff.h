@@ -58,6 +58,8 @@ enum vtier_handoff_type {
     VTIER_HANDOFF_PROFILE = 7,
     /* QEMU -> agent: the backend's guest-physical ranges changed. */
     VTIER_HANDOFF_RANGES = 8,
+    /* agent -> QEMU: answers MIGRATION SEND_END; seq echoes it. */
+    VTIER_HANDOFF_SENT = 9,
 };
 
 struct vtier_handoff_hdr {
@@ -78,7 +80,8 @@ struct vtier_handoff_hdr {
 #define VTIER_HELLO_F_PRECOPY   (1u << 6) /* HELLO while RAM still arrives */
 #define VTIER_HELLO_F_ZERO_MAP  (1u << 7) /* a third fd: the zero map, below */
 #define VTIER_HELLO_F_NO_PROFILE (1u << 8) /* takes an empty PROFILE: below */
-#define VTIER_HELLO_F_KNOWN     0x1ffu
+#define VTIER_HELLO_F_SEND_MAP  (1u << 9) /* a fourth fd: the send map, below */
+#define VTIER_HELLO_F_KNOWN     0x3ffu
 
 /*
  * VTIER_HELLO_F_ZERO_MAP: QEMU reads a zero map. With the memfd and the
@@ -99,6 +102,32 @@ static inline uint64_t vtier_zero_map_bytes(uint64_t size_bytes, uint64_t page_s
 {
     return (size_bytes / page_size + 63) / 64 * 8;
 }
+
+/*
+ * VTIER_HELLO_F_SEND_MAP (only with VTIER_HELLO_F_ZERO_MAP): QEMU reads a
+ * send map too, a fourth fd (VTIER_HANDOFF_FD_SEND_MAP) made as the zero
+ * map (same size, zeroed, same seals, same bit order). While an outgoing
+ * migration reads, the agent sets a page's bit only when it will deliver
+ * the page itself, to the destination's agent, before it answers MIGRATION
+ * SEND_END. QEMU's migration does not send a page whose bit is set: on the
+ * destination the page stays a hole until that agent fills it. The agent
+ * clears a page's bit before it fills the page (a fault), so a page the
+ * guest writes afterwards is sent by the migration as dirty; the agent
+ * still delivers what it marked (the migration's copy wins on the
+ * destination). When the migration ends the agent clears every bit.
+ *
+ * If the migration skipped a page, QEMU sends MIGRATION SEND_END after its
+ * last pass over guest RAM, with the guest stopped, and waits (a bounded
+ * time, VTIER_SEND_END_TIMEOUT_MS) for SENT with the same seq: status 0
+ * when every page the agent marked reached the destination's agent, else a
+ * negative errno and a message, and the migration fails (the guest keeps
+ * running here, with all its pages). The migration fails too when the
+ * agent's connection ends after pages were skipped: its successor gets a
+ * fresh map, and what the lost agent marked would be lost.
+ */
+#define VTIER_HANDOFF_SEND_MAP_NFDS 4
+#define VTIER_HANDOFF_FD_SEND_MAP   3
+#define VTIER_SEND_END_TIMEOUT_MS   10000u
 
 /*
  * VTIER_HELLO_F_PREPARE: a destination's early HELLO, sent while an
@@ -348,11 +377,20 @@ enum vtier_migration_event {
     VTIER_MIGRATION_COMPLETED = 2,  /* source: the guest now runs elsewhere */
     VTIER_MIGRATION_FAILED = 3,     /* failed or cancelled; guest stays */
     VTIER_MIGRATION_ARRIVED = 4,    /* destination: the guest runs here */
+    VTIER_MIGRATION_SEND_END = 5,   /* source: last pass done; answer SENT */
 };
 
 struct vtier_handoff_migration {
     uint32_t event;             /* enum vtier_migration_event */
     uint32_t reserved;          /* 0 */
+};
+
+/* SENT payload (VTIER_HELLO_F_SEND_MAP). */
+struct vtier_handoff_sent {
+    int32_t status;             /* 0: all delivered, or negative errno */
+    uint32_t reserved;          /* 0 */
+    uint64_t pages;             /* pages delivered in this migration */
+    char message[VTIER_HANDOFF_MESSAGE_LEN];    /* NUL-terminated */
 };
 
 /*
@@ -394,6 +432,7 @@ _Static_assert(sizeof(struct vtier_handoff_policy_min) == 8, "policy min ABI");
 _Static_assert(sizeof(struct vtier_handoff_policy_reply) == 136,
                "policy reply ABI");
 _Static_assert(sizeof(struct vtier_handoff_migration) == 8, "migration ABI");
+_Static_assert(sizeof(struct vtier_handoff_sent) == 144, "sent ABI");
 _Static_assert(sizeof(struct vtier_profile_v1) == 24, "profile ABI");
 
 #endif /* VTIER_HANDOFF_H */

@@ -3,12 +3,15 @@
  * Fuzz target of the hand-off message checks (host-agent/iface/handoff_proto.c):
  * the input is a stream of messages as QEMU would write them on the socket,
  * each a header, its payload, and (first byte after the header, consumed)
- * the number of fds that came with it. Every message must be either
+ * the number of fds that came with it (0..5). Every message must be either
  * accepted with all its pointers inside the payload, or refused with a
  * reason; nothing may be read outside the input. STATS, which the agent
- * sends, goes through vt_handoff_check_stats() as well.
+ * sends, goes through vt_handoff_check_stats() as well, and SENT through
+ * vt_handoff_sent_init() (its status, count and text as the agent's).
  */
 #include <assert.h>
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,42 @@ static void check_inside(const void *p, size_t len, const uint8_t *base, size_t 
 	assert(q >= base && len <= size && q - base <= (ptrdiff_t)(size - len));
 }
 
+/* An accepted HELLO: a send map only with a zero map, and each with its fd. */
+static void check_hello_fds(uint32_t flags, unsigned int nfds)
+{
+	unsigned int want = VTIER_HANDOFF_HELLO_NFDS;
+
+	if (flags & VTIER_HELLO_F_PREPARE)
+		want = VTIER_HANDOFF_PREPARE_NFDS;
+	else if (flags & VTIER_HELLO_F_SEND_MAP)
+		want = VTIER_HANDOFF_SEND_MAP_NFDS;
+	else if (flags & VTIER_HELLO_F_ZERO_MAP)
+		want = VTIER_HANDOFF_ZERO_MAP_NFDS;
+	assert(!(flags & VTIER_HELLO_F_SEND_MAP) || (flags & VTIER_HELLO_F_ZERO_MAP));
+	assert(nfds == want);
+}
+
+/* A SENT as the agent builds it from a status, a count and a text of any length. */
+static void check_sent(const uint8_t *payload, size_t len)
+{
+	const size_t at = offsetof(struct vtier_handoff_sent, message);
+	struct vtier_handoff_sent in, out;
+	char *text;
+
+	if (len < at)
+		return;
+	text = malloc(len - at + 1);
+	memcpy(&in, payload, at);
+	memcpy(text, payload + at, len - at);
+	text[len - at] = '\0';
+	assert(vt_handoff_sent_init(&out, in.status, in.pages, text) == sizeof(out));
+	assert(out.status == (in.status > 0 ? -EINVAL : in.status));
+	assert(!out.reserved && out.pages == in.pages);
+	assert(memchr(out.message, 0, sizeof(out.message)));
+	assert(!strncmp(out.message, text, sizeof(out.message) - 1));
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	while (size >= sizeof(struct vtier_handoff_hdr) + 1) {
@@ -36,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int ret;
 
 		memcpy(&hdr, data, sizeof(hdr));
-		nfds = data[sizeof(hdr)] % 4;
+		nfds = data[sizeof(hdr)] % 6;
 		data += sizeof(hdr) + 1;
 		size -= sizeof(hdr) + 1;
 
@@ -66,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				       h->size_bytes);
 			assert(memchr(h->backend_id, 0, sizeof(h->backend_id)));
 			assert(vt_handoff_name_safe(h->backend_id));	/* never a path */
+			check_hello_fds(h->flags, nfds);
 		}
 		if (!ret && hdr.type == VTIER_HANDOFF_POLICY) {
 			const struct vtier_handoff_policy *p = msg.policy.fixed;
@@ -106,6 +146,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				assert(bytes == st.tco->bytes);	/* what QEMU checks too */
 			}
 		}
+		if (hdr.type == VTIER_HANDOFF_SENT)
+			check_sent(payload, len);	/* agent -> QEMU */
+		if (!ret && hdr.type == VTIER_HANDOFF_MIGRATION)
+			assert(msg.migration->event >= VTIER_MIGRATION_START &&
+			       msg.migration->event <= VTIER_MIGRATION_SEND_END);
 		free(payload);
 		data += len;
 		size -= len;

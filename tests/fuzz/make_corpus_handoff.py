@@ -9,7 +9,9 @@ import struct
 import sys
 
 MAGIC = 0x4F485456
-HELLO, POLICY, MIGRATION, RANGES = 1, 4, 6, 8
+HELLO, POLICY, MIGRATION, RANGES, SENT = 1, 4, 6, 8, 9
+# HELLO flags: WP | UUID, ZERO_MAP, SEND_MAP, RECONNECT, NO_PROFILE
+WP_UUID, ZERO_MAP, SEND_MAP, RECONNECT, NO_PROFILE = 0xC, 0x80, 0x200, 0x1, 0x100
 
 
 def msg(mtype, payload, nfds=0, size=None, magic=MAGIC, version=1):
@@ -37,6 +39,15 @@ def policy(mode=2, flags=0xF, tiers=b"dram,lz4", weight=0, dram_min=None):
     @dram_min says what follows regardless (None: nothing), so that the size can lie."""
     body = struct.pack("<IIQQII128s", mode, flags, 1 << 30, 64 << 20, 500, weight, tiers)
     return body + (b"" if dram_min is None else struct.pack("<Q", dram_min))
+
+
+def sent(status=0, pages=0, text=b"no page marked"):
+    """SENT, the agent's answer to MIGRATION SEND_END: status, 0, pages, message[128]."""
+    return struct.pack("<iIQ", status, 0, pages) + text[:128].ljust(128, b"\0")
+
+
+def migration(event, reserved=0):
+    return msg(MIGRATION, struct.pack("<II", event, reserved))
 
 
 def stats(tco_tiers=2, total=None, flags=0x3, short=0, mig=(1, 0, 3, 1, 1)):
@@ -104,7 +115,30 @@ seeds = {
     "migration-completed": msg(MIGRATION, struct.pack("<II", 2, 0)),
     "migration-failed": msg(MIGRATION, struct.pack("<II", 3, 0)),
     "migration-arrived": msg(MIGRATION, struct.pack("<II", 4, 0)),
-    "migration-unknown": msg(MIGRATION, struct.pack("<II", 5, 0)),
+    "migration-unknown": msg(MIGRATION, struct.pack("<II", 6, 0)),
+    # the source's last pass over RAM is done: QEMU waits for SENT
+    "migration-send-end": migration(5),
+    "migration-send-end-reserved": migration(5, 1),
+    # the send map: a fourth fd, only with the zero map; wrong counts refused
+    "hello-send-map": msg(HELLO, hello(flags=WP_UUID | ZERO_MAP | SEND_MAP), nfds=4),
+    "hello-send-map-reconnect": msg(HELLO, hello(flags=WP_UUID | ZERO_MAP | SEND_MAP | RECONNECT |
+                                                 NO_PROFILE, generation=3), nfds=4),
+    "hello-send-map-three-fds": msg(HELLO, hello(flags=WP_UUID | ZERO_MAP | SEND_MAP), nfds=3),
+    "hello-send-map-five-fds": msg(HELLO, hello(flags=WP_UUID | ZERO_MAP | SEND_MAP), nfds=5),
+    "hello-send-map-alone": msg(HELLO, hello(flags=WP_UUID | SEND_MAP), nfds=4),
+    "hello-zero-map-four-fds": msg(HELLO, hello(flags=WP_UUID | ZERO_MAP), nfds=4),
+    "hello-flag-past-send-map": msg(HELLO, hello(flags=WP_UUID | ZERO_MAP | SEND_MAP | 0x400), nfds=4),
+    "prepare-send-map": msg(HELLO, hello(flags=0x16 | ZERO_MAP | SEND_MAP, hva=0, uffd=(0, 0)), nfds=1),
+    # a migration with the send map: started, the last pass, completed
+    "stream-send-end": msg(HELLO, hello(flags=WP_UUID | ZERO_MAP | SEND_MAP), nfds=4) +
+        migration(1) + migration(5) + migration(2),
+    # SENT (agent -> QEMU): what the agent builds, and what QEMU refuses from QEMU's side
+    "sent": msg(SENT, sent()),
+    "sent-error": msg(SENT, sent(-110, 12345, b"the destination's agent did not answer")),
+    "sent-positive-status": msg(SENT, sent(5, 1, b"x")),
+    "sent-unterminated": msg(SENT, sent(0, 7, b"y" * 128)),
+    "sent-long-text": msg(SENT, sent(0, 1)[:16] + b"z" * 300),
+    "sent-short": msg(SENT, sent()[:20]),
     "migration-reserved": msg(MIGRATION, struct.pack("<II", 1, 7)),
     "stream": msg(HELLO, hello(), nfds=2) + msg(POLICY, policy()) + msg(MIGRATION, struct.pack("<II", 2, 0)),
     "bad-magic": msg(HELLO, hello(), nfds=2, magic=0x12345678),

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Writes the seed corpus of fuzz_handoff_server into the directory given:
-scripts of connections, bytes, fds, PREPAREs, closes, waits and limits
-(fuzz_handoff_server.c: op byte % 8, then its arguments), built here so that
+scripts of connections, bytes, fds, PREPAREs, closes, waits, limits and
+HELLOs true to the fuzzing process (fuzz_handoff_server.c: op byte % 8, then
+its arguments), built here so that
 no binary file lives in git. The fds a message carries: one of FD_* below."""
 
 import os
@@ -27,6 +28,17 @@ def send(slot, payload, nfds=0, kind=FD_MEMFD):
 
 def prepare(slot, backend=0, reconnect=False, early=False, fd=FD_MEMFD):
     return bytes([3, slot, (backend << 5) | (fd << 2) | (2 if early else 0) | int(reconnect)])
+
+
+# enum map_kind of fuzz_handoff_server.c; the maps a true HELLO carries; a MIGRATION after it
+MAP_GOOD, MAP_SMALL, MAP_UNSEALED = range(3)
+NO_MAPS, ZERO_MAP, ZERO_SEND_MAP, SEND_MAP_ALONE = range(4)
+NO_EVENT, START, SEND_END, EVENT_6 = range(4)
+
+
+def hello(slot, maps=ZERO_SEND_MAP, kind=MAP_GOOD, event=NO_EVENT, backend=0):
+    """A HELLO true to the fuzzing process (accepted where it has a userfaultfd)."""
+    return bytes([7, slot, (backend << 6) | (event << 4) | (kind << 2) | maps])
 
 
 def close(slot):
@@ -82,6 +94,25 @@ seeds = {
     "buffered-cap": limits(8, 8, 8, 0) + connect(0) + send(0, hdr(1, 4096) + b"\0" * 200) +
         connect(1, True) + send(1, hdr(1, 4096) + b"\0" * 200),
     "close-all": b"".join(connect(s, s % 2 == 1) for s in range(6)) + b"".join(close(s) for s in range(6)),
+    # HELLOs true to this process: no map, a zero map, a zero and a send map (as the patched
+    # QEMU sends every HELLO), then a migration that ends with SEND_END (answered with SENT)
+    "hello-plain": connect(0) + hello(0, NO_MAPS) + wait(2),
+    "hello-zero-map": connect(0) + hello(0, ZERO_MAP) + wait(2),
+    "hello-send-map": connect(0) + hello(0) + wait(2),
+    "hello-send-map-start": connect(0) + hello(0, event=START) + wait(2),
+    "hello-send-map-send-end": connect(0) + hello(0, event=SEND_END) + wait(2) + close(0) +
+        connect(1, True) + hello(1, event=SEND_END, backend=1) + wait(2),
+    "hello-send-map-event-6": connect(0) + hello(0, event=EVENT_6) + wait(2),
+    # ... a bad send map or zero map refused (its fds closed), SEND_MAP without ZERO_MAP
+    "hello-send-map-small": connect(0) + hello(0, kind=MAP_SMALL) + wait(2),
+    "hello-send-map-unsealed": connect(0) + hello(0, kind=MAP_UNSEALED) + wait(2),
+    "hello-zero-map-small": connect(0) + hello(0, ZERO_MAP, MAP_SMALL) + wait(2),
+    "hello-send-map-alone": connect(0) + hello(0, SEND_MAP_ALONE, event=SEND_END) + wait(2),
+    # SEND_END before any HELLO; a send map's four fds on a HELLO whose pid lies
+    "send-end-before-hello": connect(0) + send(0, hdr(6, 8) + struct.pack("<II", 5, 0)),
+    "four-fds-on-hello": connect(0) + send(0, hdr(1, 216) + struct.pack(
+        "<IIQQQQQQQII16s64s64s", 0x288, 0, 64 << 10, 4096, 0, 0, 0, 0, 1, 1, 0, b"", b"", b"m"),
+        nfds=4),
 }
 
 out = sys.argv[1]
