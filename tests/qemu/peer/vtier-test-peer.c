@@ -100,7 +100,7 @@ struct backend {
 	uint32_t profile_in_size, profile_in_crc;
 	bool profile_in_ok;
 	uint32_t profile_out_size, profile_out_crc;
-	int migration[4];
+	int migration[VTIER_MIGRATION_SEND_END + 1];	/* by event */
 	int policies;
 	uint32_t policy_mode;
 
