@@ -98,7 +98,8 @@ struct vtier_handoff_hdr {
 #define VTIER_HANDOFF_ZERO_MAP_NFDS 3
 #define VTIER_HANDOFF_FD_ZERO_MAP   2
 
-static inline uint64_t vtier_zero_map_bytes(uint64_t size_bytes, uint64_t page_size)
+static inline uint64_t vtier_zero_map_bytes(uint64_t size_bytes,
+                                            uint64_t page_size)
 {
     return (size_bytes / page_size + 63) / 64 * 8;
 }
