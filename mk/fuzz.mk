@@ -11,7 +11,7 @@
 # -max_len per target: tests/fuzz/fuzz-pass.
 
 FUZZ_SECONDS ?= 60
-# 23 targets x 5 s (+ 1-2 s each to start), as many at once as the machine has
+# 24 targets x 5 s (+ 1-2 s each to start), as many at once as the machine has
 # cores (FUZZ_JOBS; tests/fuzz/fuzz-pass): about 80 s on 2 cores after the build
 # (make fuzz for long runs)
 FUZZ_CHECK_SECONDS ?= 5
