@@ -5,10 +5,14 @@
  * picks the backend size the destination has (bit 0 set: the size the
  * profile claims, so that the checks past it are reached; else 64 MiB); the
  * rest is the profile. It must be refused with a reason, or accepted with
- * every chunk inside the buffer, every tier index inside its table, and a
- * v2 profile written again from what was read must read back the same.
+ * every chunk inside the buffer, every tier index inside its table, a stream
+ * section (VTIER_PROFILE_F_STREAM) only as the reader's rules allow, and a
+ * v2 profile written again from what was read, its stream section too, must
+ * read back the same, byte for byte. The log string of a section holds
+ * nothing of its secret.
  */
 #include <assert.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +21,38 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* An accepted stream section: the rules of the reader, and a log string without the secret. */
+static void check_stream(const struct vt_profile_stream *s)
+{
+	char text[VT_PROFILE_STREAM_STR_LEN];
+
+	assert(!all_zero(s->secret, sizeof(s->secret)));
+	assert(!all_zero(s->stream_id, sizeof(s->stream_id)));
+	assert(s->port);
+	if (s->family == VTIER_PROFILE_STREAM_IPV4) {
+		assert(all_zero(s->addr + 4, sizeof(s->addr) - 4));
+		assert(!all_zero(s->addr, 4) && (s->addr[0] & 0xf0) != 0xe0);
+	} else {
+		assert(s->family == VTIER_PROFILE_STREAM_IPV6);
+		assert(!all_zero(s->addr, sizeof(s->addr)) && s->addr[0] != 0xff);
+		assert(!(s->addr[0] == 0xfe && (s->addr[1] & 0xc0) == 0x80));
+	}
+	vt_profile_stream_str(s, text, sizeof(text));
+	assert(text[0] && text[0] != '(');
+	assert(!memmem(text, strlen(text), s->secret, sizeof(s->secret)));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[VT_PROFILE_ERR_LEN] = "";
+	char err[VT_PROFILE_ERR_LEN] = "", err2[VT_PROFILE_ERR_LEN] = "";
 	uint64_t backend = 64ull << 20;
 	struct vt_profile p, q;
 	uint8_t *buf, *again;
@@ -44,14 +77,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(p.chunk_shift >= VTIER_PROFILE_SHIFT_MIN && p.chunk_shift <= VTIER_PROFILE_SHIFT_MAX);
 	assert(p.chunks >= buf && p.chunks <= buf + len);
 	assert((size_t)(buf + len - p.chunks) ==
-	       (size_t)p.n_chunks * (p.version == 1 ? 1 : sizeof(struct vtier_profile_chunk)));
+	       (size_t)p.n_chunks * (p.version == 1 ? 1 : sizeof(struct vtier_profile_chunk)) +
+	       (p.has_stream ? sizeof(struct vtier_profile_stream) : 0));
+	assert(!p.has_stream || p.version == 2);
+	if (p.has_stream)
+		check_stream(&p.stream);
 	for (unsigned int t = 0; t < p.n_tiers; t++)
 		assert(vt_profile_tier_name_ok(p.tiers[t].name));
 	if (p.version == 2) {
-		len = vt_profile_v2_bytes(p.size_bytes, p.n_tiers, p.chunk_shift);
+		len = vt_profile_v2_bytes(p.size_bytes, p.n_tiers, p.chunk_shift) +
+		      (p.has_stream ? sizeof(struct vtier_profile_stream) : 0);
 		again = malloc(len);
 		assert(vt_profile_v2_init(again, p.size_bytes, p.chunk_shift, p.tiers, p.n_tiers,
 					  p.windows) == 0);
+		if (p.has_stream)
+			assert(!vt_profile_v2_set_stream(again, len, &p.stream, err2, sizeof(err2)));
 	} else {
 		again = NULL;
 	}
@@ -66,9 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (again) {
 		assert(vt_profile_read(again, len, backend, &q, err, sizeof(err)) == 0);
-		assert(memcmp(again + sizeof(struct vtier_profile_v2),
-			      buf + sizeof(struct vtier_profile_v2),
-			      len - sizeof(struct vtier_profile_v2)) == 0);
+		assert(q.has_stream == p.has_stream);
+		assert(memcmp(again, buf, len) == 0);
 		free(again);
 	}
 	free(buf);
