@@ -192,6 +192,42 @@ enum vt_store_kind { VT_STORE_ZERO, VT_STORE_SAME, VT_STORE_COMPRESSED };
  */
 enum vt_store_kind vt_store_classify(const void *page, uint64_t *word);
 
+/*
+ * A stored page as its store keeps it, for another host's store to take as
+ * it is (compressed travel, docs/migration.md): how it is kept, the codec
+ * of its tier for a compressed page, the crc32c of the uncompressed page,
+ * the word of a ZERO or SAME page, and for a compressed page @len bytes.
+ */
+struct vt_store_encoded {
+	enum vt_store_kind kind;
+	enum vt_codec_kind codec;	/* VT_STORE_COMPRESSED only */
+	uint32_t len;			/* compressed bytes, 1..page size; else 0 */
+	uint32_t crc;			/* vt_crc32c of the page's bytes */
+	uint64_t word;			/* ZERO (0) and SAME: the page's one word */
+};
+/*
+ * The stored @page as kept (@enc; a compressed page's bytes in @out, room
+ * for a page): nothing is decompressed, and nothing checked but the entry.
+ * 0, -ENOENT (not stored), -EOPNOTSUPP (a remote tier's page: its bytes
+ * are on the servers, vt_store_get() them), -EBADMSG (the entry names no
+ * bytes of its pool), -EINVAL.
+ */
+int vt_store_get_encoded(struct vt_store *s, uint64_t page, struct vt_store_encoded *enc,
+			 void *out);
+/*
+ * Store @page in tier @tier as another store kept it (@enc, and @bytes for
+ * a compressed page), without compressing or decompressing: the crc is
+ * the one checked when the page is got, as for any put. A compressed page
+ * only when tier @tier's codec is @enc->codec (the level does not matter:
+ * decompression is the same) and @enc->len fits the tier; otherwise
+ * -EOPNOTSUPP (decompress it, and vt_store_put() the page). Durable when
+ * it returns 0. -EEXIST (already stored), -EOPNOTSUPP (also: a remote
+ * tier), -EINVAL (a malformed @enc: a ZERO page's word not 0, a SAME
+ * page's 0, a length out of range), -ENOSPC (the tier's pool is full).
+ */
+int vt_store_put_encoded(struct vt_store *s, uint64_t page, unsigned int tier,
+			 const struct vt_store_encoded *enc, const void *bytes);
+
 struct vt_store_tier_stats {
 	char name[VT_CTIER_NAME_LEN];
 	uint64_t pages;			/* pages stored in this tier */

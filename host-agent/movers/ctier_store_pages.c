@@ -280,6 +280,60 @@ int vt_store_put_copy(struct vt_store *s, uint64_t page, unsigned int tier, cons
 	return r;
 }
 
+/* @enc against tier @t: 0 when it can be committed as it is. */
+static int encoded_check(const struct tier *t, const struct vt_store_encoded *enc)
+{
+	switch (enc->kind) {
+	case VT_STORE_ZERO:
+		return enc->word || enc->len ? -EINVAL : 0;
+	case VT_STORE_SAME:
+		return !enc->word || enc->len ? -EINVAL : 0;
+	case VT_STORE_COMPRESSED:
+		if (!enc->len || enc->len > PAGE)
+			return -EINVAL;
+		return enc->codec != t->spec.codec || enc->len > t->max_bytes ? -EOPNOTSUPP : 0;
+	}
+	return -EINVAL;
+}
+
+int vt_store_put_encoded(struct vt_store *s, uint64_t page, unsigned int tier,
+			 const struct vt_store_encoded *enc, const void *bytes)
+{
+	struct put_job job, *j = &job;
+	struct tier *t;
+	int r = 0;
+
+	memset(j, 0, offsetof(struct put_job, cbuf));
+	if (!s || !enc || page >= s->nr_pages || (enc->kind == VT_STORE_COMPRESSED && !bytes))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	t = tier_of_api(s, tier);
+	/* tiers kept only for their pages take no new ones */
+	if (!t || tier >= s->nr_specs)
+		r = -EINVAL;
+	else if (tier_remote(t))
+		r = -EOPNOTSUPP;
+	else
+		r = encoded_check(t, enc);
+	if (!r && valid_at(s, page))
+		r = -EEXIST;
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0)
+		return r;
+	j->page = page;
+	j->t = t;
+	j->kind = (int)enc->kind;
+	j->word = enc->word;
+	j->sum = enc->crc;
+	j->slot = (int)(t - s->tier);
+	if (enc->kind == VT_STORE_COMPRESSED) {
+		memcpy(j->cbuf, bytes, enc->len);
+		j->len = enc->len;
+		j->r = (int)enc->len;
+	}
+	return put_commit(s, j);
+}
+
 int vt_store_put_batch(struct vt_store *s, const uint64_t *pages, unsigned int tier,
 		       const void *const *data, unsigned int n, int *status)
 {
@@ -483,6 +537,49 @@ int vt_store_get(struct vt_store *s, uint64_t page, void *out)
 int vt_store_get_ahead(struct vt_store *s, uint64_t page, void *out)
 {
 	return store_get(s, page, out, false);
+}
+
+int vt_store_get_encoded(struct vt_store *s, uint64_t page, struct vt_store_encoded *enc,
+			 void *out)
+{
+	struct tier *t = NULL;
+	struct entry *e;
+	uint32_t st = 0, len;
+	const void *src;
+	uint64_t off;
+	int r = 0;
+
+	if (!s || !enc || !out)
+		return -EINVAL;
+	memset(enc, 0, sizeof(*enc));
+	pthread_mutex_lock(&s->lock);
+	e = lookup(s, page, &st, &t);
+	if (!e) {
+		r = -ENOENT;
+		goto out;
+	}
+	enc->kind = (st >> ST_KIND_SHIFT) & 3;
+	enc->crc = e->crc;
+	len = st & ST_LEN_MASK;
+	if (enc->kind == VT_STORE_ZERO || enc->kind == VT_STORE_SAME) {
+		enc->word = e->loc;
+		goto out;
+	}
+	if (enc->kind != VT_STORE_COMPRESSED || !len || len > PAGE) {
+		r = -EBADMSG;
+	} else if (tier_remote(t)) {
+		r = -EOPNOTSUPP;
+	} else if (t->pool.ops->locate(&t->pool, e->loc, len, &off) < 0 ||
+		   !(src = vt_medium_read(&t->medium, off, len, s->rbuf))) {
+		r = -EBADMSG;
+	} else {
+		memcpy(out, src, len);
+		enc->codec = t->spec.codec;
+		enc->len = len;
+	}
+out:
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
 int vt_store_drop(struct vt_store *s, uint64_t page)

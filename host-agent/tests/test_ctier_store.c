@@ -961,6 +961,118 @@ static uint32_t crc32c_bitwise(const uint8_t *p, size_t len)
 	return ~c;
 }
 
+/* Open (or @create) a store in @dir with @specs[@nr]. */
+static struct vt_store *open_store_at(const char *dir, const struct vt_ctier_spec *specs,
+				      unsigned int nr, bool create)
+{
+	struct vt_store *s = NULL;
+	char why[300];
+	int r = vt_store_open(dir, &env.key, specs, nr, create, &s, why, sizeof(why));
+
+	if (r)
+		fail_msg("vt_store_open %s: %s (%s)", dir, g_strerror(-r), why);
+	return s;
+}
+
+/*
+ * Compressed travel: a page got as its store keeps it goes into another
+ * store as it is and reads back byte for byte, also after a reopen; a tier
+ * of another codec takes the ZERO and SAME pages only; malformed
+ * encodings are refused; a wrong crc is caught when the page is got, as
+ * for any put.
+ */
+static void test_encoded(void **state)
+{
+	g_autofree char *dir_b = g_strdup_printf("%s/store-b", env.base);
+	uint8_t page[PAGE], out[PAGE], bytes[PAGE];
+
+	(void)state;
+	for (unsigned int c = 0; c < G_N_ELEMENTS(combos); c++) {
+		/* lz4 -> zstd -> deflate -> lz4: another codec */
+		const struct combo *other = &combos[(c + 4) % G_N_ELEMENTS(combos)];
+		struct vt_ctier_spec spec = spec_of(&combos[c], "t0");
+		struct vt_ctier_spec specs_b[2] = { spec_of(&combos[c], "t0"), spec_of(other, "t1") };
+		struct vt_store *a = open_store(&spec, 1, true);
+		struct vt_store *b = open_store_at(dir_b, specs_b, 2, true);
+		struct vt_store_encoded enc, bad;
+		uint64_t compressed = UINT64_MAX, word;
+		unsigned int stored, n = 0;
+
+		print_message("# %s\n", describe(&combos[c]));
+		stored = put_mix(a, 0, 300, 0);
+		for (uint64_t p = vt_store_next(a, 0); p != UINT64_MAX; p = vt_store_next(a, p + 1)) {
+			int r;
+
+			vt_mix_page(&env.mix, p, page);
+			assert_int_equal(vt_store_get_encoded(a, p, &enc, bytes), 0);
+			assert_int_equal(enc.kind, vt_store_classify(page, &word));
+			assert_int_equal(enc.crc, vt_crc32c(page, PAGE));
+			if (enc.kind == VT_STORE_COMPRESSED) {
+				assert_int_equal(enc.codec, combos[c].codec);
+				assert_true(enc.len > 0 && enc.len <= PAGE);
+				compressed = compressed == UINT64_MAX ? p : compressed;
+			} else {
+				assert_int_equal(enc.word, word);
+				assert_int_equal(enc.len, 0);
+			}
+			r = vt_store_put_encoded(b, p, 1, &enc, bytes);
+			if (enc.kind == VT_STORE_COMPRESSED) {
+				assert_int_equal(r, -EOPNOTSUPP);
+			} else {
+				assert_int_equal(r, 0);
+				assert_int_equal(vt_store_drop(b, p), 0);
+			}
+			assert_int_equal(vt_store_put_encoded(b, p, 0, &enc, bytes), 0);
+			assert_int_equal(vt_store_put_encoded(b, p, 0, &enc, bytes), -EEXIST);
+			assert_int_equal(vt_store_get(b, p, out), 0);
+			assert_memory_equal(out, page, PAGE);
+			n++;
+		}
+		assert_int_equal(n, stored);
+		assert_true(compressed != UINT64_MAX);
+		assert_int_equal(vt_store_get_encoded(a, 5000, &enc, bytes), -ENOENT);
+
+		/* malformed: each refused, nothing stored */
+		bad = (struct vt_store_encoded){ .kind = VT_STORE_ZERO, .word = 1 };
+		assert_int_equal(vt_store_put_encoded(b, 400, 0, &bad, bytes), -EINVAL);
+		bad = (struct vt_store_encoded){ .kind = VT_STORE_SAME };
+		assert_int_equal(vt_store_put_encoded(b, 400, 0, &bad, bytes), -EINVAL);
+		bad = (struct vt_store_encoded){ .kind = VT_STORE_COMPRESSED,
+						 .codec = combos[c].codec };
+		assert_int_equal(vt_store_put_encoded(b, 400, 0, &bad, bytes), -EINVAL);
+		bad.len = PAGE + 1;
+		assert_int_equal(vt_store_put_encoded(b, 400, 0, &bad, bytes), -EINVAL);
+		bad.len = 100;
+		assert_int_equal(vt_store_put_encoded(b, 400, 0, &bad, NULL), -EINVAL);
+		bad.len = PAGE * 75 / 100 + 1;	/* past the tier's max_stored_pct */
+		assert_int_equal(vt_store_put_encoded(b, 400, 0, &bad, bytes), -EOPNOTSUPP);
+		bad.len = 100;
+		assert_int_equal(vt_store_put_encoded(b, env.key.size_bytes / PAGE, 0, &bad, bytes),
+				 -EINVAL);
+		assert_int_equal(vt_store_put_encoded(b, 400, 2, &bad, bytes), -EINVAL);
+		assert_int_equal(vt_store_tier_of(b, 400), -ENOENT);
+
+		/* a wrong crc goes in, and the get says the copy is bad */
+		assert_int_equal(vt_store_get_encoded(a, compressed, &enc, bytes), 0);
+		enc.crc ^= 1;
+		assert_int_equal(vt_store_put_encoded(b, 401, 0, &enc, bytes), 0);
+		assert_int_equal(vt_store_get(b, 401, out), -EBADMSG);
+
+		/* durable: the copies read back after a reopen */
+		vt_store_close(b);
+		b = open_store_at(dir_b, specs_b, 2, false);
+		for (uint64_t p = vt_store_next(a, 0); p != UINT64_MAX; p = vt_store_next(a, p + 1)) {
+			vt_mix_page(&env.mix, p, page);
+			assert_int_equal(vt_store_get(b, p, out), 0);
+			assert_memory_equal(out, page, PAGE);
+		}
+		vt_store_close(b);
+		assert_int_equal(vt_store_destroy(dir_b), 0);
+		vt_store_close(a);
+	}
+	assert_int_equal(vt_store_destroy(env.store), 0);
+}
+
 /* CRC-32C's check value, by hardware and by table, on odd lengths too. */
 static void test_crc32c(void **state)
 {
@@ -987,6 +1099,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_encoded),
 		cmocka_unit_test(test_refused_memo),
 		cmocka_unit_test(test_checksum),
 		cmocka_unit_test(test_reopen),
